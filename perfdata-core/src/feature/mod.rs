@@ -1,0 +1,329 @@
+//! Header features: the sections indexed after the data section in file mode, and the
+//! payloads of HEADER_FEATURE records in pipe mode (the same bytes).
+//!
+//! Every feature perf defines (bits 1 to 32) is decoded into a typed model; any other bit
+//! (newer perf, simpleperf's own bits from 128) is kept as raw bytes. A section longer
+//! than its layout keeps the extra bytes in [`FeatureSection::trailing`], and a section
+//! whose bytes do not fit its layout is kept whole as [`Feature::Raw`] with a warning, so
+//! encoding always gives back the bytes that were read.
+
+mod simple;
+mod string;
+
+use binrw::Endian;
+use serde::Serialize;
+
+use crate::codec;
+use crate::error::{Error, Result};
+
+pub use simple::{ClockData, Compressed, NrCpus, SampleTime};
+pub use string::{PerfString, StringList};
+
+/// A header feature bit, named as perf's `HEADER_*` constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum FeatureId {
+    TracingData,
+    BuildId,
+    Hostname,
+    OsRelease,
+    Version,
+    Arch,
+    NrCpus,
+    CpuDesc,
+    CpuId,
+    TotalMem,
+    Cmdline,
+    EventDesc,
+    CpuTopology,
+    NumaTopology,
+    BranchStack,
+    PmuMappings,
+    GroupDesc,
+    AuxTrace,
+    Stat,
+    Cache,
+    SampleTime,
+    MemTopology,
+    ClockId,
+    DirFormat,
+    BpfProgInfo,
+    BpfBtf,
+    Compressed,
+    CpuPmuCaps,
+    ClockData,
+    HybridTopology,
+    PmuCaps,
+    CpuDomainInfo,
+    /// Any other bit (0, 33 to 255).
+    Unknown(u32),
+}
+
+/// The known features in bit order (bit = index + 1), with perf's names.
+const KNOWN: [(FeatureId, &str); 32] = [
+    (FeatureId::TracingData, "TRACING_DATA"),
+    (FeatureId::BuildId, "BUILD_ID"),
+    (FeatureId::Hostname, "HOSTNAME"),
+    (FeatureId::OsRelease, "OSRELEASE"),
+    (FeatureId::Version, "VERSION"),
+    (FeatureId::Arch, "ARCH"),
+    (FeatureId::NrCpus, "NRCPUS"),
+    (FeatureId::CpuDesc, "CPUDESC"),
+    (FeatureId::CpuId, "CPUID"),
+    (FeatureId::TotalMem, "TOTAL_MEM"),
+    (FeatureId::Cmdline, "CMDLINE"),
+    (FeatureId::EventDesc, "EVENT_DESC"),
+    (FeatureId::CpuTopology, "CPU_TOPOLOGY"),
+    (FeatureId::NumaTopology, "NUMA_TOPOLOGY"),
+    (FeatureId::BranchStack, "BRANCH_STACK"),
+    (FeatureId::PmuMappings, "PMU_MAPPINGS"),
+    (FeatureId::GroupDesc, "GROUP_DESC"),
+    (FeatureId::AuxTrace, "AUXTRACE"),
+    (FeatureId::Stat, "STAT"),
+    (FeatureId::Cache, "CACHE"),
+    (FeatureId::SampleTime, "SAMPLE_TIME"),
+    (FeatureId::MemTopology, "MEM_TOPOLOGY"),
+    (FeatureId::ClockId, "CLOCKID"),
+    (FeatureId::DirFormat, "DIR_FORMAT"),
+    (FeatureId::BpfProgInfo, "BPF_PROG_INFO"),
+    (FeatureId::BpfBtf, "BPF_BTF"),
+    (FeatureId::Compressed, "COMPRESSED"),
+    (FeatureId::CpuPmuCaps, "CPU_PMU_CAPS"),
+    (FeatureId::ClockData, "CLOCK_DATA"),
+    (FeatureId::HybridTopology, "HYBRID_TOPOLOGY"),
+    (FeatureId::PmuCaps, "PMU_CAPS"),
+    (FeatureId::CpuDomainInfo, "CPU_DOMAIN_INFO"),
+];
+
+impl FeatureId {
+    pub const BUILD_ID: u32 = 2;
+    pub const HOSTNAME: u32 = 3;
+    /// perf 6.1's HEADER_LAST_FEATURE, which it also sends as the pipe-mode end marker.
+    pub const PERF_6_1_LAST: u32 = 32;
+
+    /// The feature's bit in the header bitmap (and its id in HEADER_FEATURE records).
+    pub fn bit(self) -> u32 {
+        match self {
+            FeatureId::Unknown(bit) => bit,
+            known => {
+                KNOWN
+                    .iter()
+                    .position(|(id, _)| *id == known)
+                    .expect("every named variant is in KNOWN") as u32
+                    + 1
+            }
+        }
+    }
+
+    /// The feature for a bit number.
+    pub fn from_bit(bit: u32) -> Self {
+        match bit {
+            1..=32 => KNOWN[(bit - 1) as usize].0,
+            other => FeatureId::Unknown(other),
+        }
+    }
+
+    /// perf's name for the feature ("HOSTNAME"), or "FEATURE_<bit>".
+    pub fn name(self) -> String {
+        match self {
+            FeatureId::Unknown(bit) => format!("FEATURE_{bit}"),
+            known => KNOWN[(known.bit() - 1) as usize].1.to_string(),
+        }
+    }
+
+    /// All the features perf defines, in bit order.
+    pub fn all_known() -> impl Iterator<Item = FeatureId> {
+        KNOWN.iter().map(|(id, _)| *id)
+    }
+}
+
+impl std::fmt::Display for FeatureId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// What a feature decoder may need to know from elsewhere in the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeatureContext {
+    pub endian: Endian,
+    /// From NRCPUS: how many per-CPU entries CPU_TOPOLOGY holds.
+    pub nr_cpus_avail: Option<u32>,
+}
+
+impl FeatureContext {
+    pub fn new(endian: Endian) -> Self {
+        FeatureContext {
+            endian,
+            nr_cpus_avail: None,
+        }
+    }
+}
+
+/// A decoded feature payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Feature {
+    Hostname(PerfString),
+    OsRelease(PerfString),
+    Version(PerfString),
+    Arch(PerfString),
+    NrCpus(NrCpus),
+    CpuDesc(PerfString),
+    CpuId(PerfString),
+    /// Total memory in kB.
+    TotalMem(u64),
+    Cmdline(StringList),
+    /// Empty: the flag says the samples have branch stacks.
+    BranchStack,
+    /// Empty: the data comes from `perf stat record`.
+    Stat,
+    SampleTime(SampleTime),
+    /// Clock resolution in ns.
+    ClockId(u64),
+    /// The directory format version.
+    DirFormat(u64),
+    Compressed(Compressed),
+    ClockData(ClockData),
+    /// A feature kept as its bytes: unknown bits, and known ones whose bytes did not fit
+    /// their layout.
+    Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
+}
+
+/// A feature section: the decoded payload plus any bytes past its layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FeatureSection {
+    pub id: FeatureId,
+    pub feature: Feature,
+    /// Bytes after the payload's layout, kept to be written back.
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub trailing: Vec<u8>,
+}
+
+impl FeatureSection {
+    /// Decode the section bytes of feature `id`; `offset` is where they are in the file.
+    ///
+    /// A known feature whose bytes do not fit its layout is an error here; use
+    /// [`FeatureSection::decode_or_raw`] to keep such a section as bytes instead.
+    pub fn decode(id: FeatureId, bytes: &[u8], ctx: &FeatureContext, offset: u64) -> Result<Self> {
+        let context = format!("feature {id}");
+        let e = ctx.endian;
+        macro_rules! typed {
+            ($variant:expr, $ty:ty) => {{
+                let (v, used) = codec::decode_prefix::<$ty>(bytes, e, (), offset, &context)?;
+                ($variant(v), used)
+            }};
+        }
+        let (feature, used) = match id {
+            FeatureId::Hostname => typed!(Feature::Hostname, PerfString),
+            FeatureId::OsRelease => typed!(Feature::OsRelease, PerfString),
+            FeatureId::Version => typed!(Feature::Version, PerfString),
+            FeatureId::Arch => typed!(Feature::Arch, PerfString),
+            FeatureId::CpuDesc => typed!(Feature::CpuDesc, PerfString),
+            FeatureId::CpuId => typed!(Feature::CpuId, PerfString),
+            FeatureId::NrCpus => typed!(Feature::NrCpus, NrCpus),
+            FeatureId::TotalMem => typed!(Feature::TotalMem, u64),
+            FeatureId::Cmdline => typed!(Feature::Cmdline, StringList),
+            FeatureId::BranchStack => (Feature::BranchStack, 0),
+            FeatureId::Stat => (Feature::Stat, 0),
+            FeatureId::SampleTime => typed!(Feature::SampleTime, SampleTime),
+            FeatureId::ClockId => typed!(Feature::ClockId, u64),
+            FeatureId::DirFormat => typed!(Feature::DirFormat, u64),
+            FeatureId::Compressed => typed!(Feature::Compressed, Compressed),
+            FeatureId::ClockData => typed!(Feature::ClockData, ClockData),
+            _ => (Feature::Raw(bytes.to_vec()), bytes.len()),
+        };
+        Ok(FeatureSection {
+            id,
+            feature,
+            trailing: bytes[used..].to_vec(),
+        })
+    }
+
+    /// Decode, or keep the bytes raw when they do not fit the layout; the error is
+    /// returned beside the section so the caller can warn about it.
+    pub fn decode_or_raw(
+        id: FeatureId,
+        bytes: &[u8],
+        ctx: &FeatureContext,
+        offset: u64,
+    ) -> (Self, Option<Error>) {
+        match Self::decode(id, bytes, ctx, offset) {
+            Ok(section) => (section, None),
+            Err(err) => (
+                FeatureSection {
+                    id,
+                    feature: Feature::Raw(bytes.to_vec()),
+                    trailing: Vec::new(),
+                },
+                Some(err),
+            ),
+        }
+    }
+
+    /// Encode the section: the payload's layout followed by the trailing bytes.
+    pub fn encode(&self, endian: Endian) -> Vec<u8> {
+        let mut out = match &self.feature {
+            Feature::Hostname(s)
+            | Feature::OsRelease(s)
+            | Feature::Version(s)
+            | Feature::Arch(s)
+            | Feature::CpuDesc(s)
+            | Feature::CpuId(s) => codec::encode(s, endian, ()),
+            Feature::NrCpus(v) => codec::encode(v, endian, ()),
+            Feature::TotalMem(v) | Feature::ClockId(v) | Feature::DirFormat(v) => {
+                codec::encode(v, endian, ())
+            }
+            Feature::Cmdline(v) => codec::encode(v, endian, ()),
+            Feature::BranchStack | Feature::Stat => Vec::new(),
+            Feature::SampleTime(v) => codec::encode(v, endian, ()),
+            Feature::Compressed(v) => codec::encode(v, endian, ()),
+            Feature::ClockData(v) => codec::encode(v, endian, ()),
+            Feature::Raw(bytes) => bytes.clone(),
+        };
+        out.extend_from_slice(&self.trailing);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_and_names_match_perf() {
+        assert_eq!(FeatureId::TracingData.bit(), 1);
+        assert_eq!(FeatureId::BuildId.bit(), FeatureId::BUILD_ID);
+        assert_eq!(FeatureId::Hostname.bit(), FeatureId::HOSTNAME);
+        assert_eq!(FeatureId::Compressed.bit(), 27);
+        assert_eq!(FeatureId::PmuCaps.bit(), 31);
+        assert_eq!(FeatureId::CpuDomainInfo.bit(), 32);
+        assert_eq!(FeatureId::from_bit(21), FeatureId::SampleTime);
+        assert_eq!(FeatureId::from_bit(130), FeatureId::Unknown(130));
+        assert_eq!(FeatureId::from_bit(130).name(), "FEATURE_130");
+        assert_eq!(FeatureId::MemTopology.name(), "MEM_TOPOLOGY");
+        for id in FeatureId::all_known() {
+            assert_eq!(FeatureId::from_bit(id.bit()), id);
+        }
+    }
+
+    #[test]
+    fn section_longer_than_layout_keeps_trailing_bytes() {
+        let ctx = FeatureContext::new(Endian::Little);
+        let mut bytes = 5u64.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&[1, 2, 3]);
+        let s = FeatureSection::decode(FeatureId::ClockId, &bytes, &ctx, 0).unwrap();
+        assert_eq!(s.feature, Feature::ClockId(5));
+        assert_eq!(s.trailing, vec![1, 2, 3]);
+        assert_eq!(s.encode(Endian::Little), bytes);
+    }
+
+    #[test]
+    fn section_too_short_is_kept_raw_with_an_error() {
+        let ctx = FeatureContext::new(Endian::Little);
+        let (s, err) = FeatureSection::decode_or_raw(FeatureId::TotalMem, &[1, 2], &ctx, 500);
+        assert_eq!(s.feature, Feature::Raw(vec![1, 2]));
+        let err = err.expect("an error for a 2-byte TOTAL_MEM");
+        assert!(err.to_string().contains("feature TOTAL_MEM"), "{err}");
+        assert_eq!(s.encode(Endian::Little), vec![1, 2]);
+    }
+}

@@ -1,0 +1,44 @@
+//! Fixed-layout features: NRCPUS, SAMPLE_TIME, COMPRESSED, CLOCK_DATA.
+
+use binrw::binrw;
+use serde::Serialize;
+
+/// NRCPUS: CPUs the system has (available) and had online while recording.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct NrCpus {
+    pub nr_cpus_available: u32,
+    pub nr_cpus_online: u32,
+}
+
+/// SAMPLE_TIME: the first and last sample time. Edits that drop samples should update it.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SampleTime {
+    pub first: u64,
+    pub last: u64,
+}
+
+/// COMPRESSED: how the COMPRESSED records of the data were made.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Compressed {
+    pub version: u32,
+    /// 1 = zstd.
+    #[serde(rename = "type")]
+    pub type_: u32,
+    pub level: u32,
+    pub ratio: u32,
+    /// The largest decompressed size of one compressed record.
+    pub mmap_len: u32,
+}
+
+/// CLOCK_DATA: a reference point between the wall clock and the recording clock.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ClockData {
+    pub version: u32,
+    pub clockid: u32,
+    pub wall_clock_ns: u64,
+    pub clockid_time_ns: u64,
+}

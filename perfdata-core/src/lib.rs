@@ -1,0 +1,24 @@
+//! perfdata-core: read Linux `perf.data` files.
+//!
+//! Two layers:
+//! - [`raw`] frames records as byte slices, locating a record's id, time, pid, tid and
+//!   cpu without decoding the rest: the fast path for counting, filtering and copying.
+//! - [`record`], [`feature`], [`attr`] and [`header`] are binrw models that decode every
+//!   record and header feature and encode them back to the same bytes.
+//!
+//! [`reader::PerfReader`] opens files, pipe streams (stdin too) and perf.data
+//! directories, and [`tree::PerfData`] holds a whole file as an owned tree built from
+//! the same record iterator.
+
+pub mod attr;
+pub mod bounded;
+pub mod codec;
+pub mod error;
+pub mod feature;
+pub mod header;
+pub mod raw;
+pub mod record;
+pub mod text;
+
+pub use binrw::Endian;
+pub use error::{Error, Problem, Result};

@@ -1,0 +1,327 @@
+//! The raw layer: records framed as byte slices, with no per-field decoding.
+//!
+//! [`frame`] decides where one record ends (its header size plus, for
+//! HEADER_TRACING_DATA and AUXTRACE, the payload that follows it). [`SliceRecords`] walks
+//! a memory-mapped data section with it, [`StreamRecords`] a `Read` stream (stdin, a
+//! FIFO) with one reused buffer, and [`Decompressor`] expands COMPRESSED and COMPRESSED2
+//! records into the records they hold. [`locate`] finds a record's id, time, pid, tid and
+//! cpu from fixed offsets.
+
+mod decompress;
+mod locate;
+mod stream;
+
+use binrw::Endian;
+
+use crate::codec::{u16_at, u32_at, u64_at};
+use crate::error::{Error, Problem, Result};
+use crate::record::{RecordHeader, RecordType};
+
+pub use decompress::Decompressor;
+pub use locate::{locate, Located};
+pub use stream::StreamRecords;
+
+/// Where a framed record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Read directly from the file or stream.
+    Top,
+    /// Expanded from COMPRESSED/COMPRESSED2 records; `stream_offset` is its position in
+    /// the decompressed byte stream.
+    Decompressed { stream_offset: u64 },
+}
+
+/// One framed record.
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    pub header: RecordHeader,
+    /// File offset of the record; for a decompressed record, of the compressed record
+    /// that holds its first byte.
+    pub offset: u64,
+    /// The `header.size` bytes of the record, header included.
+    pub bytes: &'a [u8],
+    /// Bytes after `header.size` that belong to the record (tracing data, AUX trace).
+    pub payload: &'a [u8],
+    pub origin: Origin,
+    /// 0 for the main data (or the `data` file of a directory), n + 1 for `data.n`.
+    pub stream: usize,
+}
+
+impl<'a> RawRecord<'a> {
+    pub fn record_type(&self) -> RecordType {
+        self.header.record_type()
+    }
+
+    /// Bytes the record takes in its stream: header.size plus the payload.
+    pub fn total_len(&self) -> usize {
+        self.bytes.len() + self.payload.len()
+    }
+
+    /// Whether this record is a compressed container (COMPRESSED or COMPRESSED2).
+    pub fn is_compressed(&self) -> bool {
+        matches!(
+            self.record_type(),
+            RecordType::Compressed | RecordType::Compressed2
+        )
+    }
+}
+
+/// Where a framed record sits in the buffer of the source that framed it: what a source
+/// returns from `advance`, so that callers can take the record out of the buffer
+/// afterwards (see [`Span::record`]) without holding a borrow across calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Index of the record's first byte in the source's buffer.
+    pub pos: usize,
+    pub size: usize,
+    pub payload: usize,
+    pub offset: u64,
+    pub origin: Origin,
+    pub stream: usize,
+}
+
+impl Span {
+    /// The record this span frames in `buf`.
+    #[inline]
+    pub fn record<'a>(&self, buf: &'a [u8], endian: Endian) -> RawRecord<'a> {
+        let bytes = &buf[self.pos..self.pos + self.size];
+        RawRecord {
+            header: header_of(bytes, endian),
+            offset: self.offset,
+            bytes,
+            payload: &buf[self.pos + self.size..self.pos + self.size + self.payload],
+            origin: self.origin,
+            stream: self.stream,
+        }
+    }
+
+    pub fn end(&self) -> usize {
+        self.pos + self.size + self.payload
+    }
+}
+
+/// The result of looking at the bytes where a record should start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A whole record: `size` bytes, then `payload` bytes.
+    Complete { size: usize, payload: usize },
+    /// Not enough bytes: at least `needed` are required in total.
+    Incomplete { needed: u64 },
+    /// The header cannot start a record.
+    Invalid(Problem),
+}
+
+/// Frame the record at the start of `bytes`.
+///
+/// perf rejects a header.size below 8; the payload of HEADER_TRACING_DATA (perf's 16-byte
+/// form: simpleperf puts the data inside the record) and of AUXTRACE follows the record.
+#[inline]
+pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
+    if bytes.len() < RecordHeader::SIZE {
+        return Frame::Incomplete {
+            needed: RecordHeader::SIZE as u64,
+        };
+    }
+    let ty = u32_at(bytes, 0, endian).unwrap_or(0);
+    let size = u16_at(bytes, 6, endian).unwrap_or(0) as usize;
+    if size < RecordHeader::SIZE {
+        return Frame::Invalid(Problem::RecordTooSmall {
+            size: size as u64,
+            min: RecordHeader::SIZE as u64,
+        });
+    }
+    let payload = match RecordType::from_u32(ty) {
+        RecordType::HeaderTracingData if size == 16 => {
+            if bytes.len() < 12 {
+                return Frame::Incomplete { needed: 12 };
+            }
+            u32_at(bytes, 8, endian).unwrap_or(0) as u64
+        }
+        RecordType::Auxtrace => {
+            if size < 16 {
+                return Frame::Invalid(Problem::RecordTooSmall {
+                    size: size as u64,
+                    min: 48,
+                });
+            }
+            if bytes.len() < 16 {
+                return Frame::Incomplete { needed: 16 };
+            }
+            u64_at(bytes, 8, endian).unwrap_or(0)
+        }
+        _ => 0,
+    };
+    let total = size as u64 + payload;
+    if (bytes.len() as u64) < total {
+        return Frame::Incomplete { needed: total };
+    }
+    Frame::Complete {
+        size,
+        payload: payload as usize,
+    }
+}
+
+/// Whether the bytes at a record boundary could start a record at all; used to tell
+/// junk after the last record of a pipe stream (perf's own stderr text, say) from a
+/// corrupt or truncated record. The kernel's types, perf's and simpleperf's (from 32768)
+/// are all below 65536; text read as a u32 is far above.
+pub fn plausible_header(bytes: &[u8], endian: Endian) -> bool {
+    match u32_at(bytes, 0, endian) {
+        Some(ty) => ty < 65536,
+        None => bytes.len() < 4,
+    }
+}
+
+/// Records of a byte slice: a file's data section or a whole in-memory stream.
+pub struct SliceRecords<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// File offset of `data[0]`.
+    base: u64,
+    endian: Endian,
+    stream: usize,
+    done: bool,
+}
+
+impl<'a> SliceRecords<'a> {
+    pub fn new(data: &'a [u8], base: u64, endian: Endian, stream: usize) -> Self {
+        SliceRecords {
+            data,
+            pos: 0,
+            base,
+            endian,
+            stream,
+            done: false,
+        }
+    }
+
+    /// File offset of the next record.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Bytes not yet framed.
+    pub fn remaining(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+}
+
+/// Frame the next record of `data` at `*pos` (the cursor of a slice source), advancing
+/// `*pos` past it; `base` is the file offset of `data[0]`.
+pub fn advance_slice(
+    data: &[u8],
+    pos: &mut usize,
+    base: u64,
+    endian: Endian,
+    stream: usize,
+) -> Result<Option<Span>> {
+    if *pos >= data.len() {
+        return Ok(None);
+    }
+    let rest = &data[*pos..];
+    let offset = base + *pos as u64;
+    match frame(rest, endian) {
+        Frame::Complete { size, payload } => {
+            let span = Span {
+                pos: *pos,
+                size,
+                payload,
+                offset,
+                origin: Origin::Top,
+                stream,
+            };
+            *pos += size + payload;
+            Ok(Some(span))
+        }
+        Frame::Incomplete { needed } => {
+            let context = format!("record {}", header_of(rest, endian).record_type());
+            Err(Error::truncated(offset, context, needed, rest.len() as u64))
+        }
+        Frame::Invalid(problem) => Err(Error::format(offset, "record header", problem)),
+    }
+}
+
+impl<'a> Iterator for SliceRecords<'a> {
+    type Item = Result<RawRecord<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match advance_slice(self.data, &mut self.pos, self.base, self.endian, self.stream) {
+            Ok(Some(span)) => Some(Ok(span.record(self.data, self.endian))),
+            Ok(None) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Decode the 8-byte header of a framed record.
+pub(crate) fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
+    RecordHeader {
+        type_: u32_at(bytes, 0, endian).unwrap_or(0),
+        misc: u16_at(bytes, 4, endian).unwrap_or(0),
+        size: u16_at(bytes, 6, endian).unwrap_or(0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(ty: u32, size: u16) -> Vec<u8> {
+        let mut v = ty.to_le_bytes().to_vec();
+        v.extend_from_slice(&0u16.to_le_bytes());
+        v.extend_from_slice(&size.to_le_bytes());
+        v.resize(size as usize, 0);
+        v
+    }
+
+    #[test]
+    fn frames_records_and_payloads() {
+        let mut data = rec(3, 24);
+        let mut td = rec(66, 16);
+        td[8..12].copy_from_slice(&8u32.to_le_bytes());
+        data.extend_from_slice(&td);
+        data.extend_from_slice(b"TRACEDAT");
+        data.extend_from_slice(&rec(68, 8));
+        let recs: Vec<_> = SliceRecords::new(&data, 100, Endian::Little, 0)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(recs.len(), 3);
+        assert_eq!(recs[1].offset, 124);
+        assert_eq!(recs[1].payload, b"TRACEDAT");
+        assert_eq!(recs[2].offset, 148);
+        assert_eq!(recs[2].record_type(), RecordType::FinishedRound);
+    }
+
+    #[test]
+    fn zero_size_is_an_error_at_its_offset() {
+        let mut data = rec(3, 24);
+        data.extend_from_slice(&[9, 0, 0, 0, 0, 0, 0, 0]);
+        let mut it = SliceRecords::new(&data, 1000, Endian::Little, 0);
+        assert!(it.next().unwrap().is_ok());
+        let e = it.next().unwrap().unwrap_err();
+        assert_eq!(e.offset(), Some(1024));
+        assert!(it.next().is_none());
+    }
+
+    #[test]
+    fn truncated_record_is_an_error() {
+        let data = rec(3, 24);
+        let mut it = SliceRecords::new(&data[..20], 0, Endian::Little, 0);
+        let e = it.next().unwrap().unwrap_err();
+        assert!(matches!(e.problem(), Some(Problem::Truncated { needed: 24, .. })));
+    }
+
+    #[test]
+    fn text_is_not_a_plausible_header() {
+        assert!(!plausible_header(b"[ perf record: Woken", Endian::Little));
+        assert!(plausible_header(&rec(9, 16), Endian::Little));
+        // A SAMPLE header of size 0 is a corrupt record, not junk.
+        assert!(plausible_header(&[9, 0, 0, 0, 1, 0, 0, 0], Endian::Little));
+    }
+}

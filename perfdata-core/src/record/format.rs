@@ -1,0 +1,219 @@
+//! What decides the layout of SAMPLE records and sample_id trailers: the attr of the
+//! event they belong to, and how that attr is found from a record (by its id).
+
+use std::collections::HashMap;
+
+use binrw::Endian;
+
+use crate::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleType};
+use crate::codec::u64_at;
+
+/// The parts of an attr that shape its records. Small and `Copy`, so it can be passed
+/// as a binrw argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EventFormat {
+    pub sample_type: SampleType,
+    pub read_format: ReadFormat,
+    pub branch_sample_type: BranchSampleType,
+    pub sample_regs_user: u64,
+    pub sample_regs_intr: u64,
+    pub sample_id_all: bool,
+}
+
+impl EventFormat {
+    pub fn from_attr(attr: &PerfEventAttr) -> Self {
+        EventFormat {
+            sample_type: attr.sample_type,
+            read_format: attr.read_format,
+            branch_sample_type: attr.branch_sample_type,
+            sample_regs_user: attr.sample_regs_user,
+            sample_regs_intr: attr.sample_regs_intr,
+            sample_id_all: attr.sample_id_all(),
+        }
+    }
+
+    /// Bytes of the sample_id trailer of non-SAMPLE kernel records (0 without
+    /// sample_id_all).
+    pub fn sample_id_len(&self) -> usize {
+        if !self.sample_id_all {
+            return 0;
+        }
+        let st = self.sample_type;
+        [
+            SampleType::TID,
+            SampleType::TIME,
+            SampleType::ID,
+            SampleType::STREAM_ID,
+            SampleType::CPU,
+            SampleType::IDENTIFIER,
+        ]
+        .iter()
+        .filter(|&&bit| st.contains(bit))
+        .count()
+            * 8
+    }
+
+    /// perf's `evsel__calc_id_pos`: index of the id, in u64 words after the header, in a
+    /// SAMPLE record.
+    pub fn id_pos(&self) -> Option<usize> {
+        let st = self.sample_type;
+        if st.contains(SampleType::IDENTIFIER) {
+            return Some(0);
+        }
+        if !st.contains(SampleType::ID) {
+            return None;
+        }
+        Some(
+            [
+                SampleType::IP,
+                SampleType::TID,
+                SampleType::TIME,
+                SampleType::ADDR,
+            ]
+            .iter()
+            .filter(|&&b| st.contains(b))
+            .count(),
+        )
+    }
+
+    /// perf's `__perf_evsel__calc_is_pos`: position of the id in a trailer, counted in
+    /// u64 words back from the end of the record (1 = the last word).
+    pub fn is_pos(&self) -> Option<usize> {
+        let st = self.sample_type;
+        if st.contains(SampleType::IDENTIFIER) {
+            return Some(1);
+        }
+        if !st.contains(SampleType::ID) {
+            return None;
+        }
+        Some(
+            1 + [SampleType::CPU, SampleType::STREAM_ID]
+                .iter()
+                .filter(|&&b| st.contains(b))
+                .count(),
+        )
+    }
+}
+
+/// The events of a recording, and how to find which one a record belongs to.
+///
+/// This is perf's `evlist__event2evsel`: with one event every record is its; otherwise the
+/// id is read at the first event's id position (SAMPLE) or trailer position (others) and
+/// looked up; an id of 0 (synthesized records) or one not found maps to the first event.
+#[derive(Debug, Clone, Default)]
+pub struct EventIndex {
+    formats: Vec<EventFormat>,
+    by_id: HashMap<u64, usize>,
+}
+
+impl EventIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an event with its ids; returns its index.
+    pub fn push(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> usize {
+        let idx = self.formats.len();
+        self.formats.push(EventFormat::from_attr(attr));
+        for &id in ids {
+            self.by_id.entry(id).or_insert(idx);
+        }
+        idx
+    }
+
+    /// Add more ids to an existing event.
+    pub fn add_ids(&mut self, idx: usize, ids: &[u64]) {
+        for &id in ids {
+            self.by_id.entry(id).or_insert(idx);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.formats.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.formats.is_empty()
+    }
+
+    pub fn format(&self, idx: usize) -> Option<&EventFormat> {
+        self.formats.get(idx)
+    }
+
+    /// Which event has this id.
+    pub fn event_of_id(&self, id: u64) -> Option<usize> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// The event a record belongs to, from its bytes (header included). `None` only when
+    /// there are no events at all.
+    pub fn event_of(&self, record: &[u8], is_sample: bool, endian: Endian) -> Option<usize> {
+        let first = self.formats.first()?;
+        if self.formats.len() == 1 {
+            return Some(0);
+        }
+        if !is_sample && !first.sample_id_all {
+            return Some(0);
+        }
+        let words = record.len().saturating_sub(8) / 8;
+        let id = if is_sample {
+            let pos = first.id_pos()?;
+            if pos >= words {
+                return Some(0);
+            }
+            u64_at(record, 8 + pos * 8, endian)?
+        } else {
+            let pos = first.is_pos()?;
+            if pos > words {
+                return Some(0);
+            }
+            u64_at(record, record.len() - pos * 8, endian)?
+        };
+        if id == 0 {
+            return Some(0);
+        }
+        Some(self.event_of_id(id).unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr(st: SampleType, id_all: bool) -> PerfEventAttr {
+        let mut a = PerfEventAttr {
+            sample_type: st,
+            ..Default::default()
+        };
+        a.flags.set(crate::attr::AttrFlags::SAMPLE_ID_ALL, id_all);
+        a
+    }
+
+    #[test]
+    fn positions_follow_perf() {
+        let f = EventFormat::from_attr(&attr(
+            SampleType::IP | SampleType::TID | SampleType::TIME | SampleType::ID | SampleType::CPU,
+            true,
+        ));
+        assert_eq!(f.id_pos(), Some(3));
+        assert_eq!(f.is_pos(), Some(2));
+        assert_eq!(f.sample_id_len(), 32);
+        let g = EventFormat::from_attr(&attr(SampleType::IDENTIFIER | SampleType::IP, true));
+        assert_eq!((g.id_pos(), g.is_pos()), (Some(0), Some(1)));
+    }
+
+    #[test]
+    fn finds_event_by_identifier() {
+        let st = SampleType::IDENTIFIER | SampleType::IP;
+        let mut idx = EventIndex::new();
+        idx.push(&attr(st, true), &[10, 11]);
+        idx.push(&attr(st, true), &[20]);
+        let mut sample = vec![0u8; 8];
+        sample.extend_from_slice(&20u64.to_le_bytes());
+        sample.extend_from_slice(&0xffffu64.to_le_bytes());
+        assert_eq!(idx.event_of(&sample, true, Endian::Little), Some(1));
+        let mut comm = vec![0u8; 24];
+        comm.extend_from_slice(&11u64.to_le_bytes());
+        assert_eq!(idx.event_of(&comm, false, Endian::Little), Some(0));
+    }
+}

@@ -1,0 +1,356 @@
+//! PERF_RECORD_SAMPLE, decoded field by field from the attr's sample_type, and the
+//! sample_id trailer that other kernel records carry with sample_id_all.
+
+use binrw::binrw;
+use serde::Serialize;
+
+use super::format::EventFormat;
+use crate::attr::{BranchSampleType, ReadFormat, SampleType};
+use crate::bounded;
+
+/// `{u32 pid, tid}` as one u64 slot.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct PidTid {
+    pub pid: i32,
+    pub tid: i32,
+}
+
+/// `{u32 cpu, res}` as one u64 slot.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct CpuRes {
+    pub cpu: u32,
+    pub res: u32,
+}
+
+/// The sample_id trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER (present bits only).
+#[binrw]
+#[br(import(st: SampleType))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SampleId {
+    #[br(if(st.contains(SampleType::TID)))]
+    pub tid: Option<PidTid>,
+    #[br(if(st.contains(SampleType::TIME)))]
+    pub time: Option<u64>,
+    #[br(if(st.contains(SampleType::ID)))]
+    pub id: Option<u64>,
+    #[br(if(st.contains(SampleType::STREAM_ID)))]
+    pub stream_id: Option<u64>,
+    #[br(if(st.contains(SampleType::CPU)))]
+    pub cpu: Option<CpuRes>,
+    #[br(if(st.contains(SampleType::IDENTIFIER)))]
+    pub identifier: Option<u64>,
+}
+
+/// One counter of a group read: value, then id and lost when read_format asks.
+#[binrw]
+#[br(import(rf: ReadFormat))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ReadValue {
+    pub value: u64,
+    #[br(if(rf.contains(ReadFormat::ID)))]
+    pub id: Option<u64>,
+    #[br(if(rf.contains(ReadFormat::LOST)))]
+    pub lost: Option<u64>,
+}
+
+/// `struct read_format`, in its single-counter or group form.
+#[binrw]
+#[br(import(rf: ReadFormat))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum ReadData {
+    #[br(pre_assert(!rf.contains(ReadFormat::GROUP)))]
+    Single {
+        value: u64,
+        #[br(if(rf.contains(ReadFormat::TOTAL_TIME_ENABLED)))]
+        time_enabled: Option<u64>,
+        #[br(if(rf.contains(ReadFormat::TOTAL_TIME_RUNNING)))]
+        time_running: Option<u64>,
+        #[br(if(rf.contains(ReadFormat::ID)))]
+        id: Option<u64>,
+        #[br(if(rf.contains(ReadFormat::LOST)))]
+        lost: Option<u64>,
+    },
+    #[br(pre_assert(rf.contains(ReadFormat::GROUP)))]
+    Group {
+        #[br(temp)]
+        #[bw(calc = values.len() as u64)]
+        nr: u64,
+        #[br(if(rf.contains(ReadFormat::TOTAL_TIME_ENABLED)))]
+        time_enabled: Option<u64>,
+        #[br(if(rf.contains(ReadFormat::TOTAL_TIME_RUNNING)))]
+        time_running: Option<u64>,
+        #[br(parse_with = bounded::vec_with, args(nr as usize, 8, (rf,)))]
+        values: Vec<ReadValue>,
+    },
+}
+
+/// `{u64 nr; u64 ips[nr]}`.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Callchain {
+    #[br(temp)]
+    #[bw(calc = ips.len() as u64)]
+    nr: u64,
+    #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    pub ips: Vec<u64>,
+}
+
+impl Callchain {
+    pub fn new(ips: Vec<u64>) -> Self {
+        Callchain { ips }
+    }
+}
+
+/// `{u32 size; char data[size]}`; the kernel pads so that size + 4 is a multiple of 8, and
+/// the padding is part of `data`.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct RawData {
+    #[br(temp)]
+    #[bw(calc = data.len() as u32)]
+    size: u32,
+    #[br(parse_with = bounded::bytes, args(size as usize))]
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub data: Vec<u8>,
+}
+
+impl RawData {
+    pub fn new(data: Vec<u8>) -> Self {
+        RawData { data }
+    }
+}
+
+/// `struct perf_branch_entry`: from, to, and the flags word (mispred, predicted, in_tx,
+/// abort, cycles:16, type:4, spec:2, new_type:4, priv:3, reserved:31).
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct BranchEntry {
+    pub from: u64,
+    pub to: u64,
+    pub flags: u64,
+}
+
+/// The branch stack: nr, hw_idx (with HW_INDEX), entries, counters (with COUNTERS).
+#[binrw]
+#[br(import(bst: BranchSampleType))]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct BranchStack {
+    #[br(temp)]
+    #[bw(calc = entries.len() as u64)]
+    nr: u64,
+    #[br(if(bst.contains(BranchSampleType::HW_INDEX)))]
+    pub hw_idx: Option<u64>,
+    #[br(parse_with = bounded::vec, args(nr as usize, 24))]
+    pub entries: Vec<BranchEntry>,
+    /// One u64 per entry with COUNTERS, else empty.
+    #[br(parse_with = bounded::vec, args(if bst.contains(BranchSampleType::COUNTERS) { nr as usize } else { 0 }, 8))]
+    pub counters: Vec<u64>,
+}
+
+/// REGS_USER / REGS_INTR: the ABI, then one u64 per bit of the attr's register mask
+/// (none when abi is 0, PERF_SAMPLE_REGS_ABI_NONE).
+#[binrw]
+#[br(import(nr_regs: u32))]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Regs {
+    pub abi: u64,
+    #[br(parse_with = bounded::vec, args(if abi != 0 { nr_regs as usize } else { 0 }, 8))]
+    pub regs: Vec<u64>,
+}
+
+/// STACK_USER: `{u64 size; char data[size]; u64 dyn_size if size != 0}`.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct StackUser {
+    #[br(temp)]
+    #[bw(calc = data.len() as u64)]
+    size: u64,
+    #[br(parse_with = bounded::bytes, args(size as usize))]
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub data: Vec<u8>,
+    #[br(if(size != 0))]
+    pub dyn_size: Option<u64>,
+}
+
+/// AUX: `{u64 size; char data[size]}`.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct AuxSample {
+    #[br(temp)]
+    #[bw(calc = data.len() as u64)]
+    size: u64,
+    #[br(parse_with = bounded::bytes, args(size as usize))]
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub data: Vec<u8>,
+}
+
+/// PERF_RECORD_SAMPLE. Each field is present exactly when its PERF_SAMPLE_* bit is set in
+/// the attr the sample belongs to; the order is the kernel's.
+#[binrw]
+#[br(import(f: EventFormat))]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Sample {
+    #[br(if(f.sample_type.contains(SampleType::IDENTIFIER)))]
+    pub identifier: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::IP)))]
+    pub ip: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::TID)))]
+    pub tid: Option<PidTid>,
+    #[br(if(f.sample_type.contains(SampleType::TIME)))]
+    pub time: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::ADDR)))]
+    pub addr: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::ID)))]
+    pub id: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::STREAM_ID)))]
+    pub stream_id: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::CPU)))]
+    pub cpu: Option<CpuRes>,
+    #[br(if(f.sample_type.contains(SampleType::PERIOD)))]
+    pub period: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::READ)), args(f.read_format))]
+    pub read: Option<ReadData>,
+    #[br(if(f.sample_type.contains(SampleType::CALLCHAIN)))]
+    pub callchain: Option<Callchain>,
+    #[br(if(f.sample_type.contains(SampleType::RAW)))]
+    pub raw: Option<RawData>,
+    #[br(if(f.sample_type.contains(SampleType::BRANCH_STACK)), args(f.branch_sample_type))]
+    pub branch_stack: Option<BranchStack>,
+    #[br(if(f.sample_type.contains(SampleType::REGS_USER)), args(f.sample_regs_user.count_ones()))]
+    pub regs_user: Option<Regs>,
+    #[br(if(f.sample_type.contains(SampleType::STACK_USER)))]
+    pub stack_user: Option<StackUser>,
+    /// WEIGHT, or WEIGHT_STRUCT read as the same u64 (perf's union perf_sample_weight is
+    /// declared per byte order so that its `full` u64 is the same on both).
+    #[br(if(f.sample_type.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT)))]
+    pub weight: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::DATA_SRC)))]
+    pub data_src: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::TRANSACTION)))]
+    pub transaction: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::REGS_INTR)), args(f.sample_regs_intr.count_ones()))]
+    pub regs_intr: Option<Regs>,
+    #[br(if(f.sample_type.contains(SampleType::PHYS_ADDR)))]
+    pub phys_addr: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::CGROUP)))]
+    pub cgroup: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::DATA_PAGE_SIZE)))]
+    pub data_page_size: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::CODE_PAGE_SIZE)))]
+    pub code_page_size: Option<u64>,
+    #[br(if(f.sample_type.contains(SampleType::AUX)))]
+    pub aux: Option<AuxSample>,
+}
+
+impl Sample {
+    /// WEIGHT_STRUCT's parts: (var1_dw, var2_w, var3_w) = (weight, ins_lat, p_stage_cyc
+    /// on Intel).
+    pub fn weight_struct(&self) -> Option<(u32, u16, u16)> {
+        self.weight
+            .map(|w| (w as u32, (w >> 32) as u16, (w >> 48) as u16))
+    }
+
+    /// The id this sample names (IDENTIFIER, else ID).
+    pub fn sample_id(&self) -> Option<u64> {
+        self.identifier.or(self.id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{decode, encode};
+    use binrw::Endian;
+
+    fn words(ws: &[u64]) -> Vec<u8> {
+        ws.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn group_read_with_lost_and_callchain() {
+        let f = EventFormat {
+            sample_type: SampleType::IP | SampleType::TID | SampleType::READ | SampleType::CALLCHAIN,
+            read_format: ReadFormat::GROUP | ReadFormat::ID | ReadFormat::LOST,
+            ..Default::default()
+        };
+        let bytes = words(&[
+            0x401000,
+            (7u64 << 32) | 5, // pid 5, tid 7
+            2,                // nr
+            100,
+            11,
+            0, // value, id, lost
+            200,
+            12,
+            1,
+            3, // callchain nr
+            0xffffffffffffff80,
+            0x401000,
+            0x401234,
+        ]);
+        let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
+        assert_eq!(s.ip, Some(0x401000));
+        assert_eq!(s.tid, Some(PidTid { pid: 5, tid: 7 }));
+        match &s.read {
+            Some(ReadData::Group { values, .. }) => {
+                assert_eq!(values.len(), 2);
+                assert_eq!(values[1].value, 200);
+                assert_eq!(values[1].id, Some(12));
+                assert_eq!(values[1].lost, Some(1));
+            }
+            other => panic!("expected a group read, got {other:?}"),
+        }
+        assert_eq!(s.callchain.as_ref().unwrap().ips.len(), 3);
+        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+    }
+
+    #[test]
+    fn regs_abi_none_has_no_values_and_stack_dyn_size() {
+        let f = EventFormat {
+            sample_type: SampleType::REGS_USER | SampleType::STACK_USER,
+            sample_regs_user: 0b1011,
+            ..Default::default()
+        };
+        let mut bytes = words(&[0, 16]);
+        bytes.extend_from_slice(&[0xaa; 16]);
+        bytes.extend_from_slice(&words(&[12]));
+        let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
+        assert!(s.regs_user.as_ref().unwrap().regs.is_empty());
+        assert_eq!(s.stack_user.as_ref().unwrap().dyn_size, Some(12));
+        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+
+        let bytes = words(&[2, 1, 2, 3, 0]);
+        let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
+        assert_eq!(s.regs_user.as_ref().unwrap().regs, vec![1, 2, 3]);
+        assert_eq!(s.stack_user.as_ref().unwrap().dyn_size, None);
+        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+    }
+
+    #[test]
+    fn branch_stack_with_hw_index_and_counters() {
+        let f = EventFormat {
+            sample_type: SampleType::BRANCH_STACK,
+            branch_sample_type: BranchSampleType::HW_INDEX | BranchSampleType::COUNTERS,
+            ..Default::default()
+        };
+        let bytes = words(&[2, 9, 1, 2, 3, 4, 5, 6, 70, 80]);
+        let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
+        let bs = s.branch_stack.as_ref().unwrap();
+        assert_eq!(bs.hw_idx, Some(9));
+        assert_eq!(bs.entries[1], BranchEntry { from: 4, to: 5, flags: 6 });
+        assert_eq!(bs.counters, vec![70, 80]);
+        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+    }
+
+    #[test]
+    fn huge_callchain_nr_is_an_error() {
+        let f = EventFormat {
+            sample_type: SampleType::CALLCHAIN,
+            ..Default::default()
+        };
+        let bytes = words(&[u64::MAX, 1]);
+        assert!(decode::<Sample>(&bytes, Endian::Little, (f,), 0, "SAMPLE").is_err());
+    }
+}

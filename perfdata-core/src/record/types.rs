@@ -1,0 +1,257 @@
+//! Record type numbers and the 8-byte record header.
+
+use binrw::binrw;
+use serde::{Serialize, Serializer};
+
+/// `perf_event_header.type`, named as perf names the records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RecordType {
+    Mmap,
+    Lost,
+    Comm,
+    Exit,
+    Throttle,
+    Unthrottle,
+    Fork,
+    Read,
+    Sample,
+    Mmap2,
+    Aux,
+    ItraceStart,
+    LostSamples,
+    Switch,
+    SwitchCpuWide,
+    Namespaces,
+    Ksymbol,
+    BpfEvent,
+    Cgroup,
+    TextPoke,
+    AuxOutputHwId,
+    CallchainDeferred,
+    HeaderAttr,
+    HeaderEventType,
+    HeaderTracingData,
+    HeaderBuildId,
+    FinishedRound,
+    IdIndex,
+    AuxtraceInfo,
+    Auxtrace,
+    AuxtraceError,
+    ThreadMap,
+    CpuMap,
+    StatConfig,
+    Stat,
+    StatRound,
+    EventUpdate,
+    TimeConv,
+    HeaderFeature,
+    Compressed,
+    FinishedInit,
+    Compressed2,
+    BpfMetadata,
+    SchedstatCpu,
+    SchedstatDomain,
+    /// Any other number (simpleperf's own records start at 32768).
+    Unknown(u32),
+}
+
+/// (type, number, the name `perf report --stats` prints).
+const TABLE: [(RecordType, u32, &str); 45] = [
+    (RecordType::Mmap, 1, "MMAP"),
+    (RecordType::Lost, 2, "LOST"),
+    (RecordType::Comm, 3, "COMM"),
+    (RecordType::Exit, 4, "EXIT"),
+    (RecordType::Throttle, 5, "THROTTLE"),
+    (RecordType::Unthrottle, 6, "UNTHROTTLE"),
+    (RecordType::Fork, 7, "FORK"),
+    (RecordType::Read, 8, "READ"),
+    (RecordType::Sample, 9, "SAMPLE"),
+    (RecordType::Mmap2, 10, "MMAP2"),
+    (RecordType::Aux, 11, "AUX"),
+    (RecordType::ItraceStart, 12, "ITRACE_START"),
+    (RecordType::LostSamples, 13, "LOST_SAMPLES"),
+    (RecordType::Switch, 14, "SWITCH"),
+    (RecordType::SwitchCpuWide, 15, "SWITCH_CPU_WIDE"),
+    (RecordType::Namespaces, 16, "NAMESPACES"),
+    (RecordType::Ksymbol, 17, "KSYMBOL"),
+    (RecordType::BpfEvent, 18, "BPF_EVENT"),
+    (RecordType::Cgroup, 19, "CGROUP"),
+    (RecordType::TextPoke, 20, "TEXT_POKE"),
+    (RecordType::AuxOutputHwId, 21, "AUX_OUTPUT_HW_ID"),
+    (RecordType::CallchainDeferred, 22, "CALLCHAIN_DEFERRED"),
+    (RecordType::HeaderAttr, 64, "ATTR"),
+    (RecordType::HeaderEventType, 65, "EVENT_TYPE"),
+    (RecordType::HeaderTracingData, 66, "TRACING_DATA"),
+    (RecordType::HeaderBuildId, 67, "BUILD_ID"),
+    (RecordType::FinishedRound, 68, "FINISHED_ROUND"),
+    (RecordType::IdIndex, 69, "ID_INDEX"),
+    (RecordType::AuxtraceInfo, 70, "AUXTRACE_INFO"),
+    (RecordType::Auxtrace, 71, "AUXTRACE"),
+    (RecordType::AuxtraceError, 72, "AUXTRACE_ERROR"),
+    (RecordType::ThreadMap, 73, "THREAD_MAP"),
+    (RecordType::CpuMap, 74, "CPU_MAP"),
+    (RecordType::StatConfig, 75, "STAT_CONFIG"),
+    (RecordType::Stat, 76, "STAT"),
+    (RecordType::StatRound, 77, "STAT_ROUND"),
+    (RecordType::EventUpdate, 78, "EVENT_UPDATE"),
+    (RecordType::TimeConv, 79, "TIME_CONV"),
+    (RecordType::HeaderFeature, 80, "FEATURE"),
+    (RecordType::Compressed, 81, "COMPRESSED"),
+    (RecordType::FinishedInit, 82, "FINISHED_INIT"),
+    (RecordType::Compressed2, 83, "COMPRESSED2"),
+    (RecordType::BpfMetadata, 84, "BPF_METADATA"),
+    (RecordType::SchedstatCpu, 85, "SCHEDSTAT_CPU"),
+    (RecordType::SchedstatDomain, 86, "SCHEDSTAT_DOMAIN"),
+];
+
+/// Direct lookup from the number (0..=86) to the table row.
+const fn build_lookup() -> [u8; 87] {
+    let mut out = [u8::MAX; 87];
+    let mut i = 0;
+    while i < TABLE.len() {
+        out[TABLE[i].1 as usize] = i as u8;
+        i += 1;
+    }
+    out
+}
+const LOOKUP: [u8; 87] = build_lookup();
+
+impl RecordType {
+    /// The first number perf uses for its own (user-space synthesized) records.
+    pub const USER_TYPE_START: u32 = 64;
+
+    #[inline]
+    pub fn from_u32(n: u32) -> Self {
+        match LOOKUP.get(n as usize) {
+            Some(&row) if row != u8::MAX => TABLE[row as usize].0,
+            _ => RecordType::Unknown(n),
+        }
+    }
+
+    #[inline]
+    pub fn as_u32(self) -> u32 {
+        match self {
+            RecordType::Unknown(n) => n,
+            known => TABLE[Self::row(known)].1,
+        }
+    }
+
+    fn row(known: RecordType) -> usize {
+        TABLE
+            .iter()
+            .position(|(t, _, _)| *t == known)
+            .expect("every named variant is in TABLE")
+    }
+
+    /// The name `perf report --stats` prints ("MMAP2", "ATTR", "FEATURE"), or
+    /// "UNKNOWN_<n>".
+    pub fn name(self) -> String {
+        match self {
+            RecordType::Unknown(n) => format!("UNKNOWN_{n}"),
+            known => TABLE[Self::row(known)].2.to_string(),
+        }
+    }
+
+    /// A kernel record (1..64): it carries the sample_id trailer when the attr has
+    /// sample_id_all (SAMPLE carries the fields inline instead).
+    pub fn is_kernel(self) -> bool {
+        self.as_u32() < Self::USER_TYPE_START
+    }
+
+    /// Whether non-SAMPLE kernel records of this type end with the sample_id trailer.
+    pub fn has_sample_id_trailer(self) -> bool {
+        self.is_kernel() && self != RecordType::Sample
+    }
+
+    /// All the types perf defines, in number order.
+    pub fn all_known() -> impl Iterator<Item = RecordType> {
+        TABLE.iter().map(|(t, _, _)| *t)
+    }
+}
+
+impl std::fmt::Display for RecordType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for RecordType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// `struct perf_event_header`.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct RecordHeader {
+    #[serde(rename = "type")]
+    pub type_: u32,
+    pub misc: u16,
+    /// Bytes of the record including this header (payloads after it not counted).
+    pub size: u16,
+}
+
+impl RecordHeader {
+    pub const SIZE: usize = 8;
+
+    pub fn new(type_: RecordType, misc: u16, size: u16) -> Self {
+        RecordHeader {
+            type_: type_.as_u32(),
+            misc,
+            size,
+        }
+    }
+
+    pub fn record_type(&self) -> RecordType {
+        RecordType::from_u32(self.type_)
+    }
+
+    /// `misc & PERF_RECORD_MISC_CPUMODE_MASK`: 1 kernel, 2 user, 3 hypervisor,
+    /// 4 guest kernel, 5 guest user.
+    pub fn cpumode(&self) -> u16 {
+        self.misc & 7
+    }
+}
+
+/// `misc` bits that change a record's layout or meaning.
+pub mod misc {
+    pub const CPUMODE_MASK: u16 = 7;
+    pub const KERNEL: u16 = 1;
+    pub const USER: u16 = 2;
+    /// MMAP/MMAP2 of a data (non-executable) mapping; COMM of an exec; SWITCH out.
+    pub const MMAP_DATA: u16 = 1 << 13;
+    pub const COMM_EXEC: u16 = 1 << 13;
+    pub const SWITCH_OUT: u16 = 1 << 13;
+    /// MMAP2 carries a build id instead of maj/min/ino/ino_generation.
+    pub const MMAP_BUILD_ID: u16 = 1 << 14;
+    /// SWITCH out while the task was preempted (still runnable).
+    pub const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+    /// The sample's ip is exact (precise_ip).
+    pub const EXACT_IP: u16 = 1 << 14;
+    /// BUILD_ID feature entries: the size byte is valid.
+    pub const BUILD_ID_SIZE: u16 = 1 << 15;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_names_match_perf() {
+        assert_eq!(RecordType::from_u32(10), RecordType::Mmap2);
+        assert_eq!(RecordType::Mmap2.as_u32(), 10);
+        assert_eq!(RecordType::from_u32(64).name(), "ATTR");
+        assert_eq!(RecordType::from_u32(80).name(), "FEATURE");
+        assert_eq!(RecordType::from_u32(83), RecordType::Compressed2);
+        assert_eq!(RecordType::from_u32(86), RecordType::SchedstatDomain);
+        assert_eq!(RecordType::from_u32(23), RecordType::Unknown(23));
+        assert_eq!(RecordType::from_u32(32768).as_u32(), 32768);
+        for t in RecordType::all_known() {
+            assert_eq!(RecordType::from_u32(t.as_u32()), t);
+        }
+        assert!(RecordType::Mmap.has_sample_id_trailer());
+        assert!(!RecordType::Sample.has_sample_id_trailer());
+        assert!(!RecordType::FinishedRound.has_sample_id_trailer());
+    }
+}

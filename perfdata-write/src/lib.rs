@@ -1,0 +1,1 @@
+//! perfdata-write: turn perfdata-core models back into perf.data files.
