@@ -1,1 +1,104 @@
-fn main() {}
+//! `perfdata`: inspect, edit and convert Linux perf.data files.
+
+mod dump;
+mod info;
+mod stats;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "perfdata", version, about = "Read, edit and write Linux perf.data files")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show the header and every feature, as `perf report --header-only -I` does.
+    Info(InputArgs),
+    /// Count records by type and samples per event, as `perf report --stats` does.
+    Stats(InputArgs),
+    /// Print every record decoded, one per line, with its file offset.
+    Dump(DumpArgs),
+}
+
+#[derive(clap::Args)]
+struct InputArgs {
+    /// A perf.data file, a perf.data directory, or `-` for stdin.
+    file: PathBuf,
+    /// Print JSON instead of text (field names are documented in the README).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct DumpArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Show compressed records as they are stored instead of the records inside them.
+    #[arg(long)]
+    no_decompress: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Info(a) => info::run(&a.file, a.json),
+        Command::Stats(a) => stats::run(&a.file, a.json),
+        Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("perfdata: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Errors the commands report: the core's, and failures to write the output.
+#[derive(Debug)]
+pub enum CliError {
+    Core(perfdata_core::Error),
+    Output(std::io::Error),
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CliError::Core(e) => write!(f, "{e}"),
+            CliError::Output(e) => write!(f, "writing output: {e}"),
+        }
+    }
+}
+
+impl From<perfdata_core::Error> for CliError {
+    fn from(e: perfdata_core::Error) -> Self {
+        CliError::Core(e)
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::Output(e)
+    }
+}
+
+impl From<serde_json::Error> for CliError {
+    fn from(e: serde_json::Error) -> Self {
+        CliError::Output(e.into())
+    }
+}
+
+/// Print the reader's warnings to stderr.
+pub fn print_warnings(meta: &perfdata_core::Metadata) {
+    for w in &meta.warnings {
+        eprintln!("perfdata: warning: {w}");
+    }
+}

@@ -16,9 +16,18 @@ pub mod codec;
 pub mod error;
 pub mod feature;
 pub mod header;
+pub mod input;
+pub mod meta;
+pub mod names;
 pub mod raw;
+pub mod reader;
+pub mod stats;
 pub mod record;
 pub mod text;
+pub mod tracing;
 
 pub use binrw::Endian;
 pub use error::{Error, Problem, Result};
+
+pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
+pub use reader::{Item, PerfReader, ReadOptions};

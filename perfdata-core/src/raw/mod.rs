@@ -19,7 +19,7 @@ use crate::record::{RecordHeader, RecordType};
 
 pub use decompress::Decompressor;
 pub use locate::{locate, Located};
-pub use stream::StreamRecords;
+pub use stream::{StreamEnd, StreamRecords};
 
 /// Where a framed record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +113,10 @@ pub enum Frame {
 
 /// Frame the record at the start of `bytes`.
 ///
-/// perf rejects a header.size below 8; the payload of HEADER_TRACING_DATA (perf's 16-byte
-/// form: simpleperf puts the data inside the record) and of AUXTRACE follows the record.
+/// perf rejects a header.size below 8; the payload of HEADER_TRACING_DATA and of AUXTRACE
+/// follows the record. perf writes HEADER_TRACING_DATA as 16 bytes (12 before perf 4.10,
+/// without the pad word) with the data after it; simpleperf puts the data inside the
+/// record, so a larger record has no payload after it.
 #[inline]
 pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
     if bytes.len() < RecordHeader::SIZE {
@@ -131,7 +133,7 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
         });
     }
     let payload = match RecordType::from_u32(ty) {
-        RecordType::HeaderTracingData if size == 16 => {
+        RecordType::HeaderTracingData if size <= 16 => {
             if bytes.len() < 12 {
                 return Frame::Incomplete { needed: 12 };
             }

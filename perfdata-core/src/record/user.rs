@@ -31,7 +31,8 @@ pub struct HeaderTracingData {
 }
 
 impl HeaderTracingData {
-    /// The record size perf writes; anything larger carries the data inside.
+    /// The record size perf writes (12 before perf 4.10); anything larger carries the data
+    /// inside.
     pub const PERF_RECORD_SIZE: u16 = 16;
 }
 

@@ -1,0 +1,62 @@
+//! `perfdata stats`.
+
+use std::io::Write;
+use std::path::Path;
+
+use perfdata_core::stats::Stats;
+use perfdata_core::PerfReader;
+use serde_json::json;
+
+use crate::{print_warnings, CliError};
+
+pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
+    let mut reader = PerfReader::open(path)?;
+    let (stats, result) = Stats::collect(&mut reader);
+    print_warnings(reader.meta());
+    result?;
+    let aux = reader
+        .meta()
+        .features
+        .contains_key(&perfdata_core::feature::FeatureId::AuxTrace);
+    let mut out = std::io::stdout().lock();
+    if as_json {
+        let value = json!({
+            "records": stats.by_name(),
+            "total": stats.total,
+            "events": stats.events,
+        });
+        serde_json::to_writer_pretty(&mut out, &value)?;
+        writeln!(out)?;
+    } else {
+        write_text(&mut out, &stats, aux)?;
+    }
+    Ok(())
+}
+
+/// The layout of `perf report --stats`.
+fn write_text(out: &mut impl Write, stats: &Stats, aux: bool) -> std::io::Result<()> {
+    let note = if aux {
+        " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)"
+    } else {
+        ""
+    };
+    writeln!(out, "Aggregated stats:{note}")?;
+    writeln!(out, "{:>16} events: {:>10}", "TOTAL", stats.total)?;
+    for (ty, n) in &stats.records {
+        let pct = 100.0 * *n as f64 / stats.total.max(1) as f64;
+        writeln!(out, "{:>16} events: {:>10}  ({:4.1}%)", ty.name(), n, pct)?;
+    }
+    for ev in &stats.events {
+        if ev.samples == 0 && ev.lost_samples == 0 {
+            continue;
+        }
+        writeln!(out, "{} stats:", ev.name)?;
+        if ev.samples > 0 {
+            writeln!(out, "{:>16} events: {:>10}", "SAMPLE", ev.samples)?;
+        }
+        if ev.lost_samples > 0 {
+            writeln!(out, "{:>16} events: {:>10}", "LOST_SAMPLES", ev.lost_samples)?;
+        }
+    }
+    Ok(())
+}

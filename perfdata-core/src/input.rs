@@ -1,0 +1,82 @@
+//! Where the bytes come from: a memory-mapped file, an owned buffer, or a stream.
+
+use std::fs::File;
+use std::io::Read;
+use std::ops::Deref;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+/// The bytes of a whole file: memory-mapped when it is a regular file, owned otherwise.
+pub enum Bytes {
+    Mmap(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mmap(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+impl Bytes {
+    /// Map the regular file at `path`.
+    pub fn map(path: &Path) -> Result<Self> {
+        let file = File::open(path)
+            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(format!("cannot stat {}", path.display()), e))?
+            .len();
+        if len == 0 {
+            // An empty file cannot be mapped; it is simply empty.
+            return Ok(Bytes::Owned(Vec::new()));
+        }
+        // SAFETY: the map is read-only. A concurrent writer truncating the file under us
+        // would be a problem for any reader of perf.data; perf itself maps the same way.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|e| Error::io(format!("cannot map {}", path.display()), e))?;
+        Ok(Bytes::Mmap(map))
+    }
+}
+
+/// Read up to `n` bytes, fewer only at end of input.
+pub(crate) fn read_up_to<R: Read>(r: &mut R, n: usize) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// A `Read` that first returns bytes already read from the stream (the probed header),
+/// then the rest of the stream.
+pub(crate) struct Prefixed<R> {
+    prefix: Vec<u8>,
+    pos: usize,
+    inner: R,
+}
+
+impl<R> Prefixed<R> {
+    pub(crate) fn new(prefix: Vec<u8>, inner: R) -> Self {
+        Prefixed {
+            prefix,
+            pos: 0,
+            inner,
+        }
+    }
+}
+
+impl<R: Read> Read for Prefixed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos < self.prefix.len() {
+            let n = buf.len().min(self.prefix.len() - self.pos);
+            buf[..n].copy_from_slice(&self.prefix[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        self.inner.read(buf)
+    }
+}

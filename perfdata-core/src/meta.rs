@@ -1,0 +1,281 @@
+//! What a recording says about itself: attrs, ids, features, old event types.
+//!
+//! In file mode all of it is in the header and its sections; in pipe mode it arrives as
+//! records (HEADER_ATTR, HEADER_FEATURE, HEADER_TRACING_DATA, HEADER_EVENT_TYPE,
+//! HEADER_BUILD_ID) and is folded into the same structure as the records go by.
+
+use binrw::Endian;
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::attr::{FileAttr, PerfEventAttr};
+use crate::codec;
+use crate::error::{Error, Problem, Result};
+use crate::feature::{Feature, FeatureContext, FeatureId, FeatureSection};
+use crate::header::{EventType, FileHeader, FileSection, Magic, Probe};
+use crate::raw::RawRecord;
+use crate::record::{EventIndex, HeaderAttr, HeaderFeature, RecordHeader, RecordType};
+
+/// Which container the data came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContainerKind {
+    File,
+    Pipe,
+    /// A perf.data directory (`perf record --threads`): `data` plus `data.N` streams.
+    Directory,
+}
+
+/// An event: its attr, its ids, and where they were.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventAttr {
+    pub attr: PerfEventAttr,
+    pub ids: Vec<u64>,
+    /// File mode: the ids section the attr entry points at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ids_section: Option<FileSection>,
+    /// The event's name, from EVENT_DESC or EVENT_UPDATE when the recording has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Something odd that did not stop reading.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "at byte offset {o} ({o:#x}): {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// The metadata of a recording.
+#[derive(Debug, Clone)]
+pub struct Metadata {
+    pub container: ContainerKind,
+    pub endian: Endian,
+    pub magic: Magic,
+    /// File mode: the file header (of `data` in a directory).
+    pub header: Option<FileHeader>,
+    pub attrs: Vec<EventAttr>,
+    /// Finds each record's attr; built from `attrs`.
+    pub events: EventIndex,
+    /// Features in the order they were found (bit order in file mode).
+    pub features: IndexMap<FeatureId, FeatureSection>,
+    /// File mode: where each feature section was.
+    pub feature_sections: IndexMap<FeatureId, FileSection>,
+    /// Old files (perf 3.x): the event_types section or HEADER_EVENT_TYPE records.
+    pub event_types: Vec<EventType>,
+    /// Pipe mode: whether the end-of-features marker (an empty HEADER_FEATURE) was seen.
+    pub saw_feature_end_marker: bool,
+    pub warnings: Vec<Warning>,
+}
+
+impl Metadata {
+    /// Empty metadata for a stream whose records will fill it.
+    pub fn new(container: ContainerKind, probe: &Probe) -> Self {
+        Metadata {
+            container,
+            endian: probe.endian,
+            magic: probe.magic,
+            header: None,
+            attrs: Vec::new(),
+            events: EventIndex::new(),
+            features: IndexMap::new(),
+            feature_sections: IndexMap::new(),
+            event_types: Vec::new(),
+            saw_feature_end_marker: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn warn(&mut self, offset: Option<u64>, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            offset,
+            message: message.into(),
+        });
+    }
+
+    /// A feature, if the recording has it.
+    pub fn feature(&self, id: FeatureId) -> Option<&Feature> {
+        self.features.get(&id).map(|s| &s.feature)
+    }
+
+    fn feature_context(&self) -> FeatureContext {
+        let mut ctx = FeatureContext::new(self.endian);
+        if let Some(Feature::NrCpus(n)) = self.feature(FeatureId::NrCpus) {
+            ctx.nr_cpus_avail = Some(n.nr_cpus_available);
+        }
+        ctx
+    }
+
+    fn add_attr(&mut self, attr: PerfEventAttr, ids: Vec<u64>, ids_section: Option<FileSection>) {
+        self.events.push(&attr, &ids);
+        self.attrs.push(EventAttr {
+            attr,
+            ids,
+            ids_section,
+            name: None,
+        });
+    }
+
+    /// Record a feature section, warning when its bytes do not fit the layout.
+    pub fn add_feature(&mut self, id: FeatureId, bytes: &[u8], offset: u64) {
+        let ctx = self.feature_context();
+        let (section, err) = FeatureSection::decode_or_raw(id, bytes, &ctx, offset);
+        if let Some(err) = err {
+            self.warn(
+                err.offset(),
+                format!("feature {id} kept as raw bytes: {err}"),
+            );
+        }
+        self.features.insert(id, section);
+    }
+
+    /// Load the attrs, ids, event types and features of a file-mode file.
+    pub fn load_file(bytes: &[u8], probe: &Probe, header: FileHeader, container: ContainerKind) -> Result<Self> {
+        let mut meta = Metadata::new(container, probe);
+        let endian = probe.endian;
+        let len = bytes.len() as u64;
+        check_section(&header.attrs, len, "attrs section")?;
+        check_section(&header.data, len, "data section")?;
+        check_section(&header.event_types, len, "event_types section")?;
+
+        if header.attrs.size > 0 {
+            if header.attr_size < 16 + crate::attr::ATTR_SIZE_VER0 as u64 {
+                return Err(Error::format(
+                    16,
+                    "file header attr_size",
+                    Problem::Invalid(format!(
+                        "attr_size {} is smaller than a perf_event_attr and its ids section",
+                        header.attr_size
+                    )),
+                ));
+            }
+            let nr = header.attrs.size / header.attr_size;
+            let attr_len = (header.attr_size - 16) as usize;
+            for i in 0..nr {
+                let at = header.attrs.offset + i * header.attr_size;
+                let entry = &bytes[at as usize..(at + header.attr_size) as usize];
+                let context = format!("attr {i}");
+                let fa: FileAttr = codec::decode(entry, endian, (attr_len,), at, &context)?;
+                check_section(&fa.ids, len, &format!("ids section of attr {i}"))?;
+                let ids_bytes = &bytes[fa.ids.offset as usize..fa.ids.end() as usize];
+                let ids = ids_bytes
+                    .chunks_exact(8)
+                    .map(|c| codec::u64_at(c, 0, endian).expect("8-byte chunk"))
+                    .collect();
+                let declared = fa.attr.size as usize;
+                if declared != 0 && declared != attr_len {
+                    meta.warn(
+                        Some(at + 4),
+                        format!("attr {i} says its size is {declared} but attr_size gives {attr_len}"),
+                    );
+                }
+                meta.add_attr(fa.attr, ids, Some(fa.ids));
+            }
+        }
+
+        let et = header.event_types;
+        for i in 0..et.size / EventType::SIZE {
+            let at = et.offset + i * EventType::SIZE;
+            let entry = &bytes[at as usize..(at + EventType::SIZE) as usize];
+            meta.event_types
+                .push(codec::decode(entry, endian, (), at, "event_types entry")?);
+        }
+
+        let bits = header.feature_bits(endian);
+        let index_at = header.feature_index_offset();
+        let index_len = bits.count() as u64 * 16;
+        check_section(
+            &FileSection {
+                offset: index_at,
+                size: index_len,
+            },
+            len,
+            "feature index",
+        )?;
+        for (i, bit) in bits.iter().enumerate() {
+            let at = index_at + i as u64 * 16;
+            let sec: FileSection = codec::decode(
+                &bytes[at as usize..at as usize + 16],
+                endian,
+                (),
+                at,
+                "feature index entry",
+            )?;
+            let id = FeatureId::from_bit(bit);
+            check_section(&sec, len, &format!("feature {id}"))?;
+            meta.add_feature(id, &bytes[sec.offset as usize..sec.end() as usize], sec.offset);
+            meta.feature_sections.insert(id, sec);
+        }
+        meta.header = Some(header);
+        Ok(meta)
+    }
+
+    /// Fold a metadata record met in the stream (pipe mode mostly; perf inject also
+    /// leaves HEADER_ATTR records in files).
+    pub fn fold(&mut self, raw: &RawRecord<'_>) -> Result<()> {
+        let endian = self.endian;
+        let context = || format!("record {}", raw.record_type());
+        let body = &raw.bytes[RecordHeader::SIZE..];
+        let body_offset = raw.offset + RecordHeader::SIZE as u64;
+        match raw.record_type() {
+            RecordType::HeaderAttr => {
+                let size = codec::u32_at(body, 4, endian).unwrap_or(0) as usize;
+                let attr_len = if size == 0 { crate::attr::ATTR_SIZE_VER0 } else { size };
+                let ha: HeaderAttr = codec::decode(body, endian, (attr_len,), body_offset, &context())?;
+                self.add_attr(ha.attr, ha.ids, None);
+            }
+            RecordType::HeaderFeature => {
+                let hf: HeaderFeature = codec::decode(body, endian, (), body_offset, &context())?;
+                let Ok(bit) = u32::try_from(hf.feat_id) else {
+                    self.warn(Some(raw.offset), format!("HEADER_FEATURE with feature id {}", hf.feat_id));
+                    return Ok(());
+                };
+                if hf.data.is_empty() && bit == FeatureId::PERF_6_1_LAST {
+                    self.saw_feature_end_marker = true;
+                    return Ok(());
+                }
+                self.add_feature(FeatureId::from_bit(bit), &hf.data, body_offset + 8);
+            }
+            RecordType::HeaderTracingData => {
+                // perf's blob follows the record; simpleperf's is inside, after the size.
+                let blob = if raw.payload.is_empty() {
+                    let n = codec::u32_at(body, 0, endian).unwrap_or(0) as usize;
+                    body.get(4..4 + n).unwrap_or(&body[body.len().min(4)..])
+                } else {
+                    raw.payload
+                };
+                self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
+            }
+            RecordType::HeaderEventType => {
+                let et: EventType = codec::decode(body, endian, (), body_offset, &context())?;
+                self.event_types.push(et);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// A section must lie inside the file.
+fn check_section(sec: &FileSection, file_len: u64, what: &str) -> Result<()> {
+    match sec.offset.checked_add(sec.size) {
+        Some(end) if end <= file_len => Ok(()),
+        end => Err(Error::format(
+            sec.offset,
+            what.to_string(),
+            Problem::PastEnd {
+                end: end.unwrap_or(u64::MAX),
+                limit: file_len,
+            },
+        )),
+    }
+}

@@ -1,0 +1,435 @@
+//! Opening a recording and walking its records.
+//!
+//! [`PerfReader::open`] takes a file (memory-mapped), a pipe stream (a file holding one,
+//! or `-` for stdin, read without seeking), or a perf.data directory. Its records come
+//! from [`PerfReader::next_record`] as raw slices together with the metadata known at
+//! that point, which in pipe mode grows as HEADER_* records go by. COMPRESSED and
+//! COMPRESSED2 records are expanded with one zstd stream per data stream; by default
+//! the container is returned first, then the records inside it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use binrw::Endian;
+
+use crate::error::{Error, Problem, Result};
+use crate::header::{self, Container, Probe};
+use crate::input::{read_up_to, Bytes, Prefixed};
+use crate::meta::{ContainerKind, Metadata};
+use crate::raw::{
+    advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span,
+    StreamRecords,
+};
+use crate::record::{DecodeContext, Record};
+
+/// How records are returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Expand COMPRESSED/COMPRESSED2 records into the records they hold.
+    pub decompress: bool,
+    /// Also return the compressed containers themselves (before their contents).
+    pub keep_containers: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            decompress: true,
+            keep_containers: true,
+        }
+    }
+}
+
+enum SourceKind {
+    /// A data section or a whole headerless stream in memory.
+    Slice {
+        bytes: Arc<Bytes>,
+        start: usize,
+        end: usize,
+        pos: usize,
+        /// Pipe-mode streams may end with junk; file data sections may not.
+        junk_allowed: bool,
+    },
+    Stream(StreamRecords<Box<dyn Read>>),
+}
+
+struct Source {
+    kind: SourceKind,
+    decomp: Option<Decompressor>,
+    stream: usize,
+    name: String,
+}
+
+impl Source {
+    fn buffer(&self) -> &[u8] {
+        match &self.kind {
+            SourceKind::Slice {
+                bytes, start, end, ..
+            } => &bytes[*start..*end],
+            SourceKind::Stream(s) => s.buffer(),
+        }
+    }
+}
+
+/// One record and the metadata as of that record.
+pub struct Item<'a> {
+    pub raw: RawRecord<'a>,
+    pub meta: &'a Metadata,
+}
+
+impl Item<'_> {
+    /// The typed record.
+    pub fn decode(&self) -> Result<Record> {
+        let ctx = DecodeContext {
+            endian: self.meta.endian,
+            events: &self.meta.events,
+        };
+        Record::decode(self.raw.bytes, self.raw.payload, self.raw.offset, &ctx)
+    }
+
+    /// The typed record, or the raw bytes with the reason they did not decode.
+    pub fn decode_or_raw(&self) -> (Record, Option<Error>) {
+        let ctx = DecodeContext {
+            endian: self.meta.endian,
+            events: &self.meta.events,
+        };
+        Record::decode_or_raw(self.raw.bytes, self.raw.payload, self.raw.offset, &ctx)
+    }
+
+    /// Event, id, time, pid, tid and cpu, from fixed offsets.
+    pub fn locate(&self) -> Located {
+        locate(&self.raw, &self.meta.events, self.meta.endian)
+    }
+}
+
+/// A recording opened for reading.
+pub struct PerfReader {
+    meta: Metadata,
+    sources: Vec<Source>,
+    current: usize,
+    opts: ReadOptions,
+    failed: bool,
+    path: PathBuf,
+}
+
+impl PerfReader {
+    /// Open a file, a directory, or `-` (stdin), expanding compressed records.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, ReadOptions::default())
+    }
+
+    pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
+        let path = path.as_ref();
+        if path.as_os_str() == "-" {
+            return Self::from_stream(Box::new(std::io::stdin().lock()), opts, "stdin");
+        }
+        let md = std::fs::metadata(path)
+            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+        if md.is_dir() {
+            return Self::open_dir(path, opts);
+        }
+        if !md.is_file() {
+            // A FIFO or a character device: read it as a stream.
+            let f = std::fs::File::open(path)
+                .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
+            return Self::from_stream(Box::new(f), opts, &path.display().to_string());
+        }
+        let bytes = Arc::new(Bytes::map(path)?);
+        let mut r = Self::from_bytes(bytes, opts, &path.display().to_string())?;
+        r.path = path.to_path_buf();
+        Ok(r)
+    }
+
+    /// Read a recording held in memory.
+    pub fn from_vec(bytes: Vec<u8>, opts: ReadOptions) -> Result<Self> {
+        Self::from_bytes(Arc::new(Bytes::Owned(bytes)), opts, "memory")
+    }
+
+    fn from_bytes(bytes: Arc<Bytes>, opts: ReadOptions, name: &str) -> Result<Self> {
+        let probe = header::probe(&bytes)?;
+        match probe.container {
+            Container::Pipe => {
+                let meta = Metadata::new(ContainerKind::Pipe, &probe);
+                let end = bytes.len();
+                let source = Source {
+                    kind: SourceKind::Slice {
+                        bytes,
+                        start: 0,
+                        end,
+                        pos: header::PIPE_HEADER_SIZE as usize,
+                        junk_allowed: true,
+                    },
+                    decomp: None,
+                    stream: 0,
+                    name: name.to_string(),
+                };
+                Ok(Self::new(meta, vec![source], opts))
+            }
+            Container::File => {
+                let (probe, hdr) = header::read_file_header(&bytes)?;
+                let data = hdr.data;
+                let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::File)?;
+                let source = data_section_source(bytes, data, name);
+                Ok(Self::new(meta, vec![source], opts))
+            }
+        }
+    }
+
+    /// Read from a stream that cannot seek (stdin, a FIFO). A pipe-mode stream is read
+    /// as it arrives; a file-mode file arriving this way is read into memory first, since
+    /// its sections are found by offset.
+    pub fn from_stream(mut input: Box<dyn Read>, opts: ReadOptions, name: &str) -> Result<Self> {
+        let first = read_up_to(&mut input, header::PIPE_HEADER_SIZE as usize + 8)
+            .map_err(|e| Error::io(format!("reading {name}"), e))?;
+        let probe: Probe = header::probe(&first)?;
+        match probe.container {
+            Container::Pipe => {
+                let meta = Metadata::new(ContainerKind::Pipe, &probe);
+                let rest = first[header::PIPE_HEADER_SIZE as usize..].to_vec();
+                let reader: Box<dyn Read> = Box::new(Prefixed::new(rest, input));
+                let stream = StreamRecords::new(reader, header::PIPE_HEADER_SIZE, probe.endian, 0);
+                let source = Source {
+                    kind: SourceKind::Stream(stream),
+                    decomp: None,
+                    stream: 0,
+                    name: name.to_string(),
+                };
+                Ok(Self::new(meta, vec![source], opts))
+            }
+            Container::File => {
+                let mut all = first;
+                input
+                    .read_to_end(&mut all)
+                    .map_err(|e| Error::io(format!("reading {name}"), e))?;
+                Self::from_bytes(Arc::new(Bytes::Owned(all)), opts, name)
+            }
+        }
+    }
+
+    /// A perf.data directory: `data` (file mode, with DIR_FORMAT) and `data.N` streams.
+    fn open_dir(dir: &Path, opts: ReadOptions) -> Result<Self> {
+        let main = dir.join("data");
+        let bytes = Arc::new(Bytes::map(&main)?);
+        let (probe, hdr) = header::read_file_header(&bytes)?;
+        let data = hdr.data;
+        let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::Directory)?;
+        let mut sources = vec![data_section_source(bytes, data, &main.display().to_string())];
+        for (n, path) in numbered_streams(dir)? {
+            let bytes = Arc::new(Bytes::map(&path)?);
+            let end = bytes.len();
+            sources.push(Source {
+                kind: SourceKind::Slice {
+                    bytes,
+                    start: 0,
+                    end,
+                    pos: 0,
+                    junk_allowed: false,
+                },
+                decomp: None,
+                stream: n + 1,
+                name: path.display().to_string(),
+            });
+        }
+        let mut r = Self::new(meta, sources, opts);
+        r.path = dir.to_path_buf();
+        Ok(r)
+    }
+
+    fn new(meta: Metadata, sources: Vec<Source>, opts: ReadOptions) -> Self {
+        PerfReader {
+            meta,
+            sources,
+            current: 0,
+            opts,
+            failed: false,
+            path: PathBuf::new(),
+        }
+    }
+
+    /// The metadata known so far (complete for file mode; in pipe mode it grows while
+    /// records are read).
+    pub fn meta(&self) -> &Metadata {
+        &self.meta
+    }
+
+    pub fn into_meta(self) -> Metadata {
+        self.meta
+    }
+
+    pub fn endian(&self) -> Endian {
+        self.meta.endian
+    }
+
+    /// The path this reader was opened from (empty for streams and memory).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Names of the data streams (one, or `data` + `data.N` for a directory).
+    pub fn stream_names(&self) -> Vec<String> {
+        self.sources.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// The next record, with the metadata as of that record; `Ok(None)` at the end.
+    /// After an error, the reader returns `Ok(None)`.
+    pub fn next_record(&mut self) -> Result<Option<Item<'_>>> {
+        if self.failed {
+            return Ok(None);
+        }
+        let (src, inner, span) = match self.advance() {
+            Ok(Some(found)) => found,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                self.failed = true;
+                return Err(e);
+            }
+        };
+        let source = &self.sources[src];
+        let buf = if inner {
+            source.decomp.as_ref().expect("inner records come from a decompressor").buffer()
+        } else {
+            source.buffer()
+        };
+        let raw = span.record(buf, self.meta.endian);
+        if let Err(e) = self.meta.fold(&raw) {
+            self.failed = true;
+            return Err(e);
+        }
+        Ok(Some(Item {
+            raw,
+            meta: &self.meta,
+        }))
+    }
+
+    /// Find the next record: (source index, from the decompressor?, span).
+    fn advance(&mut self) -> Result<Option<(usize, bool, Span)>> {
+        let endian = self.meta.endian;
+        loop {
+            let cur = self.current;
+            let Some(source) = self.sources.get_mut(cur) else {
+                return Ok(None);
+            };
+            let Source {
+                kind,
+                decomp,
+                stream,
+                name,
+            } = source;
+            if self.opts.decompress {
+                if let Some(d) = decomp.as_mut() {
+                    if let Some(span) = d.advance()? {
+                        return Ok(Some((cur, true, span)));
+                    }
+                }
+            }
+            let top = match kind {
+                SourceKind::Slice {
+                    bytes,
+                    start,
+                    end,
+                    pos,
+                    junk_allowed,
+                } => {
+                    let data = &bytes[*start..*end];
+                    match advance_slice(data, pos, *start as u64, endian, *stream) {
+                        Ok(top) => top,
+                        Err(e) if *junk_allowed && !plausible_header(&data[*pos..], endian) => {
+                            let junk = (data.len() - *pos) as u64;
+                            self.meta.warn(
+                                Some((*start + *pos) as u64),
+                                format!("{junk} bytes after the last record are not a record (junk); ignored: {e}"),
+                            );
+                            *pos = data.len();
+                            None
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                SourceKind::Stream(s) => s.advance()?,
+            };
+            let Some(span) = top else {
+                if let Some(d) = decomp.as_ref() {
+                    if d.pending() > 0 && self.opts.decompress {
+                        return Err(Error::format(
+                            d.total_out() - d.pending() as u64,
+                            format!("decompressed stream of {name}"),
+                            Problem::Truncated {
+                                needed: 8,
+                                available: d.pending() as u64,
+                            },
+                        ));
+                    }
+                }
+                if let SourceKind::Stream(s) = kind {
+                    if let Some(crate::raw::StreamEnd::Junk { offset, len }) = s.end() {
+                        let (offset, len) = (*offset, *len);
+                        self.meta.warn(
+                            Some(offset),
+                            format!("{len} bytes after the last record are not a record (junk); ignored"),
+                        );
+                    }
+                }
+                self.current += 1;
+                continue;
+            };
+            let buf = match kind {
+                SourceKind::Slice {
+                    bytes, start, end, ..
+                } => &bytes[*start..*end],
+                SourceKind::Stream(s) => s.buffer(),
+            };
+            let raw = span.record(buf, endian);
+            if raw.is_compressed() && self.opts.decompress {
+                if decomp.is_none() {
+                    *decomp = Some(Decompressor::new(endian, *stream)?);
+                }
+                decomp
+                    .as_mut()
+                    .expect("just created")
+                    .feed(raw.bytes, raw.offset)?;
+                if !self.opts.keep_containers {
+                    continue;
+                }
+            }
+            return Ok(Some((cur, false, span)));
+        }
+    }
+}
+
+/// The data section of a file-mode file as a source.
+fn data_section_source(bytes: Arc<Bytes>, data: crate::header::FileSection, name: &str) -> Source {
+    Source {
+        kind: SourceKind::Slice {
+            bytes,
+            start: data.offset as usize,
+            end: data.end() as usize,
+            pos: 0,
+            junk_allowed: false,
+        },
+        decomp: None,
+        stream: 0,
+        name: name.to_string(),
+    }
+}
+
+/// `data.0`, `data.1`, ... of a perf.data directory, in number order.
+fn numbered_streams(dir: &Path) -> Result<Vec<(usize, PathBuf)>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(format!("cannot list {}", dir.display()), e))?;
+    let mut out = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(format!("cannot list {}", dir.display()), e))?;
+        let name = entry.file_name();
+        let Some(n) = name
+            .to_str()
+            .and_then(|s| s.strip_prefix("data."))
+            .and_then(|s| s.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        out.push((n, entry.path()));
+    }
+    out.sort();
+    Ok(out)
+}

@@ -1,0 +1,126 @@
+//! Record counts as `perf report --stats` gives them.
+//!
+//! perf counts every record it processes, by type: the records inside COMPRESSED
+//! records and the COMPRESSED records themselves, and in pipe mode the ATTR, FEATURE and
+//! TRACING_DATA records too. Per event it counts SAMPLE records and the number of
+//! samples LOST_SAMPLES records say were lost. A sample that carries a READ of its group
+//! counts once for each member whose counter moved since the previous sample (perf's
+//! `deliver_sample_group`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::names::event_name;
+use crate::reader::{Item, PerfReader};
+use crate::record::RecordType;
+
+/// Per-event counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EventCounts {
+    pub name: String,
+    /// SAMPLE records of this event.
+    pub samples: u64,
+    /// Sum of the `lost` field of this event's LOST_SAMPLES records.
+    pub lost_samples: u64,
+}
+
+/// Counts of a whole recording.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Records by type.
+    pub records: BTreeMap<RecordType, u64>,
+    pub total: u64,
+    pub events: Vec<EventCounts>,
+    /// Last READ value seen per id, to tell which group members moved.
+    read_values: HashMap<u64, u64>,
+}
+
+impl Stats {
+    /// Count one record.
+    pub fn add(&mut self, item: &Item<'_>) {
+        let ty = item.raw.record_type();
+        *self.records.entry(ty).or_default() += 1;
+        self.total += 1;
+        if matches!(ty, RecordType::Sample | RecordType::LostSamples) {
+            let Some(event) = item.locate().event else {
+                return;
+            };
+            if self.events.len() <= event {
+                self.events.resize(event + 1, EventCounts::default());
+            }
+            let reads = item.meta.events.format(event).is_some_and(|f| {
+                f.sample_type.contains(crate::attr::SampleType::READ)
+            });
+            if ty == RecordType::Sample && reads {
+                self.add_read_sample(item);
+                return;
+            }
+            let counts = &mut self.events[event];
+            if ty == RecordType::Sample {
+                counts.samples += 1;
+            } else {
+                counts.lost_samples +=
+                    crate::codec::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
+            }
+        }
+    }
+
+    /// perf's `deliver_sample_value` for each value of a sample's READ: the sample goes to
+    /// the event of the value's id when the value changed since the last one seen.
+    fn add_read_sample(&mut self, item: &Item<'_>) {
+        let Ok(record) = item.decode() else {
+            return;
+        };
+        let crate::record::RecordBody::Sample(sample) = record.body else {
+            return;
+        };
+        let values: Vec<(u64, u64)> = match sample.read {
+            Some(crate::record::ReadData::Group { values, .. }) => values
+                .iter()
+                .map(|v| (v.id.unwrap_or(0), v.value))
+                .collect(),
+            Some(crate::record::ReadData::Single { value, id, .. }) => {
+                vec![(id.unwrap_or(0), value)]
+            }
+            None => Vec::new(),
+        };
+        for (id, value) in values {
+            let Some(event) = item.meta.events.event_of_id(id) else {
+                continue;
+            };
+            let prev = self.read_values.insert(id, value).unwrap_or(0);
+            if value.wrapping_sub(prev) == 0 {
+                continue;
+            }
+            if self.events.len() <= event {
+                self.events.resize(event + 1, EventCounts::default());
+            }
+            self.events[event].samples += 1;
+        }
+    }
+
+    /// Count every record of `reader`. On an error, the counts so far come back with it.
+    pub fn collect(reader: &mut PerfReader) -> (Self, Result<()>) {
+        let mut stats = Stats::default();
+        let result = loop {
+            match reader.next_record() {
+                Ok(Some(item)) => stats.add(&item),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        let meta = reader.meta();
+        stats.events.resize(meta.attrs.len().max(stats.events.len()), EventCounts::default());
+        for (i, ev) in stats.events.iter_mut().enumerate() {
+            ev.name = event_name(meta, i);
+        }
+        (stats, result)
+    }
+
+    /// Counts keyed by perf's record names ("SAMPLE", "MMAP2", "ATTR", ...).
+    pub fn by_name(&self) -> BTreeMap<String, u64> {
+        self.records.iter().map(|(t, n)| (t.name(), *n)).collect()
+    }
+}

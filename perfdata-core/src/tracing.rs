@@ -1,0 +1,131 @@
+//! The tracing data blob (TRACING_DATA feature, HEADER_TRACING_DATA payload): only what
+//! naming tracepoints needs, the `name:` and `ID:` lines of each event format.
+//!
+//! Layout (perf's trace-event-info.c): "\x17\x08\x44tracing", a NUL-terminated version,
+//! u8 big_endian, u8 long_size, u32 page_size, "header_page\0" u64 size + text,
+//! "header_event\0" u64 size + text, u32 nr ftrace formats (u64 size + text each), u32 nr
+//! systems each {system name\0, u32 nr, nr x (u64 size + text)}, then kallsyms and
+//! printk formats. Integers are in the order the big_endian byte says.
+
+use crate::feature::{Feature, FeatureId};
+use crate::meta::Metadata;
+
+/// The tracing blob of a recording, if it has one.
+pub fn tracing_blob(meta: &Metadata) -> Option<&[u8]> {
+    match meta.feature(FeatureId::TracingData)? {
+        Feature::Raw(bytes) => Some(bytes),
+        _ => None,
+    }
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+    big: bool,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.b.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+    fn cstr(&mut self) -> Option<&'a [u8]> {
+        let rest = self.b.get(self.pos..)?;
+        let n = rest.iter().position(|&c| c == 0)?;
+        self.pos += n + 1;
+        Some(&rest[..n])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        let b: [u8; 4] = self.take(4)?.try_into().ok()?;
+        Some(if self.big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let b: [u8; 8] = self.take(8)?.try_into().ok()?;
+        Some(if self.big { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+    }
+    fn sized_text(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+}
+
+/// Every (system, name, id) in the blob's event formats.
+pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
+    let mut c = Cursor {
+        b: blob,
+        pos: 0,
+        big: false,
+    };
+    if c.take(10)? != b"\x17\x08\x44tracing" {
+        return None;
+    }
+    c.cstr()?; // version
+    c.big = c.take(1)?[0] != 0;
+    c.take(1)?; // long size
+    c.u32()?; // page size
+    if c.cstr()? != b"header_page" {
+        return None;
+    }
+    c.sized_text()?;
+    if c.cstr()? != b"header_event" {
+        return None;
+    }
+    c.sized_text()?;
+    for _ in 0..c.u32()? {
+        c.sized_text()?;
+    }
+    let mut out = Vec::new();
+    for _ in 0..c.u32()? {
+        let system = String::from_utf8_lossy(c.cstr()?).into_owned();
+        for _ in 0..c.u32()? {
+            let text = String::from_utf8_lossy(c.sized_text()?);
+            let field = |key: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+            };
+            if let (Some(name), Some(id)) = (field("name:"), field("ID:")) {
+                if let Ok(id) = id.parse() {
+                    out.push((system.clone(), name, id));
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// "system:name" of the tracepoint with this id.
+pub fn tracepoint_name(blob: &[u8], id: u64) -> Option<String> {
+    tracepoints(blob)?
+        .into_iter()
+        .find(|(_, _, i)| *i == id)
+        .map(|(sys, name, _)| format!("{sys}:{name}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_tracepoint_ids() {
+        let mut b = b"\x17\x08\x44tracing0.6\0".to_vec();
+        b.push(0); // little endian
+        b.push(8);
+        b.extend_from_slice(&4096u32.to_le_bytes());
+        b.extend_from_slice(b"header_page\0");
+        b.extend_from_slice(&2u64.to_le_bytes());
+        b.extend_from_slice(b"hp");
+        b.extend_from_slice(b"header_event\0");
+        b.extend_from_slice(&0u64.to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes()); // no ftrace formats
+        b.extend_from_slice(&1u32.to_le_bytes()); // one system
+        b.extend_from_slice(b"sched\0");
+        b.extend_from_slice(&1u32.to_le_bytes());
+        let fmt = b"name: sched_switch\nID: 316\nformat:\n";
+        b.extend_from_slice(&(fmt.len() as u64).to_le_bytes());
+        b.extend_from_slice(fmt);
+        assert_eq!(tracepoint_name(&b, 316).as_deref(), Some("sched:sched_switch"));
+        assert_eq!(tracepoint_name(&b, 1), None);
+    }
+}
