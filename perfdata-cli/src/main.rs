@@ -54,6 +54,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // `perfdata dump | head`: the reader went away; that is not a failure.
+        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("perfdata: error: {e}");

@@ -25,9 +25,11 @@ pub mod stats;
 pub mod record;
 pub mod text;
 pub mod tracing;
+pub mod tree;
 
 pub use binrw::Endian;
 pub use error::{Error, Problem, Result};
 
 pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
 pub use reader::{Item, PerfReader, ReadOptions};
+pub use tree::{Entry, PerfData};

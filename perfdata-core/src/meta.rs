@@ -256,8 +256,15 @@ impl Metadata {
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }
             RecordType::HeaderEventType => {
-                let et: EventType = codec::decode(body, endian, (), body_offset, &context())?;
-                self.event_types.push(et);
+                // perf cuts the 64-byte name after its NUL, padded to 8.
+                let Some(event_id) = codec::u64_at(body, 0, endian) else {
+                    return Err(Error::truncated(body_offset, context(), 8, body.len() as u64));
+                };
+                let mut name = [0u8; 64];
+                let src = &body[8..];
+                let n = src.len().min(64);
+                name[..n].copy_from_slice(&src[..n]);
+                self.event_types.push(EventType { event_id, name });
             }
             _ => {}
         }

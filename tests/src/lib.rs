@@ -1,1 +1,136 @@
-//! Shared helpers for the integration tests.
+//! Shared helpers for the integration tests: where the corpus and fixtures are, and
+//! running the real `perf` as an oracle.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The public corpus (`PERFDATA_CORPUS`), if the environment names one that exists.
+/// Tests that need it print why they skip when it is absent.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var_os("PERFDATA_CORPUS")?);
+    dir.is_dir().then_some(dir)
+}
+
+/// Every perf.data in the corpus (MANIFEST.md and other notes left out), sorted.
+pub fn corpus_files() -> Vec<PathBuf> {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("SKIP: PERFDATA_CORPUS is not set (CI sets it to ../shared/corpus)");
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("corpus directory is readable")
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.is_file() && p.extension().is_none_or(|e| e != "md"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The repository's `fixtures/` directory.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+}
+
+/// Every fixture recording: `*.data` files and `*.data` directories, sorted.
+pub fn fixture_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .expect("fixtures directory is readable")
+        .map(|e| e.expect("fixture entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Corpus files and fixtures together.
+pub fn all_inputs() -> Vec<PathBuf> {
+    let mut v = corpus_files();
+    v.extend(fixture_files());
+    v
+}
+
+/// The name of a test input, for messages.
+pub fn name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// The corpus file that is corrupt on purpose, and the offset its reader must name.
+pub const CORRUPT: (&str, u64) = ("google-perf.data.piped.corrupted.zero_size_sample-3.2", 49104);
+
+/// Whether `perf` can be run. Tests that need it print why they skip when it cannot.
+pub fn perf_available() -> bool {
+    let ok = Command::new("perf")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIP: `perf` is not installed here; the perf oracle checks did not run");
+    }
+    ok
+}
+
+/// What `perf report --stats` printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfStats {
+    /// Record counts by perf's names, TOTAL left out.
+    pub records: std::collections::BTreeMap<String, u64>,
+    /// (event name, SAMPLE count) in perf's order.
+    pub samples: Vec<(String, u64)>,
+    /// Whether perf read the whole input without complaint.
+    pub clean: bool,
+}
+
+/// Run `perf report --stats -i path` and parse its output.
+pub fn perf_stats(path: &Path) -> PerfStats {
+    let out = Command::new("perf")
+        .args(["report", "--stats", "-i"])
+        .arg(path)
+        .env("PERF_PAGER", "cat")
+        .output()
+        .expect("perf runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut records = std::collections::BTreeMap::new();
+    let mut samples = Vec::new();
+    let mut current_event: Option<String> = None;
+    let mut in_aggregated = false;
+    for line in stdout.lines() {
+        if line.starts_with("Aggregated stats") {
+            in_aggregated = true;
+            continue;
+        }
+        if let Some(ev) = line.strip_suffix(" stats:") {
+            in_aggregated = false;
+            current_event = Some(ev.to_string());
+            continue;
+        }
+        let Some((name, rest)) = line.split_once(" events:") else {
+            continue;
+        };
+        let name = name.trim().to_string();
+        let count: u64 = rest
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        if in_aggregated {
+            if name != "TOTAL" {
+                records.insert(name, count);
+            }
+        } else if let (Some(ev), "SAMPLE") = (&current_event, name.as_str()) {
+            samples.push((ev.clone(), count));
+        }
+    }
+    let complaint = ["error", "Error", "failed", "unexpected end", "Couldn't"];
+    let clean = out.status.success()
+        && stdout.contains("Aggregated stats")
+        && !complaint.iter().any(|c| stderr.contains(c) || stdout.contains(c));
+    PerfStats {
+        records,
+        samples,
+        clean,
+    }
+}
