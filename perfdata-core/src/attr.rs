@@ -253,7 +253,7 @@ pub struct PerfEventAttr {
     #[bw(if(*encoded_len >= 136))]
     pub config3: u64,
     /// Bytes past the fields known here (attrs from a newer kernel), kept as they were.
-    #[br(count = len.saturating_sub(known_len(len)))]
+    #[br(parse_with = crate::bounded::bytes, args(len.saturating_sub(known_len(len))))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
     pub tail: Vec<u8>,
 }
