@@ -46,9 +46,15 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
         if let Some(event) = item.locate().event {
             obj.insert("event".into(), json!(event));
         }
-        obj.insert("body".into(), without_nulls(serde_json::to_value(&record.body)?));
+        obj.insert(
+            "body".into(),
+            without_nulls(serde_json::to_value(&record.body)?),
+        );
         if let Some(sid) = &record.sample_id {
-            obj.insert("sample_id".into(), without_nulls(serde_json::to_value(sid)?));
+            obj.insert(
+                "sample_id".into(),
+                without_nulls(serde_json::to_value(sid)?),
+            );
         }
         if !record.extra.is_empty() {
             obj.insert("extra_len".into(), json!(record.extra.len()));
@@ -111,7 +117,11 @@ fn write_flat(out: &mut impl Write, key: &str, v: &Value) -> std::io::Result<()>
     match v {
         Value::Object(m) => {
             for (k, v) in m {
-                let key = if key == "body" { k.clone() } else { format!("{key}.{k}") };
+                let key = if key == "body" {
+                    k.clone()
+                } else {
+                    format!("{key}.{k}")
+                };
                 write_flat(out, &key, v)?;
             }
             Ok(())

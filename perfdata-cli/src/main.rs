@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "perfdata", version, about = "Read, edit and write Linux perf.data files")]
+#[command(
+    name = "perfdata",
+    version,
+    about = "Read, edit and write Linux perf.data files"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -55,7 +55,11 @@ fn write_text(out: &mut impl Write, stats: &Stats, aux: bool) -> std::io::Result
             writeln!(out, "{:>16} events: {:>10}", "SAMPLE", ev.samples)?;
         }
         if ev.lost_samples > 0 {
-            writeln!(out, "{:>16} events: {:>10}", "LOST_SAMPLES", ev.lost_samples)?;
+            writeln!(
+                out,
+                "{:>16} events: {:>10}",
+                "LOST_SAMPLES", ev.lost_samples
+            )?;
         }
     }
     Ok(())

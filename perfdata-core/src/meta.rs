@@ -139,7 +139,12 @@ impl Metadata {
     }
 
     /// Load the attrs, ids, event types and features of a file-mode file.
-    pub fn load_file(bytes: &[u8], probe: &Probe, header: FileHeader, container: ContainerKind) -> Result<Self> {
+    pub fn load_file(
+        bytes: &[u8],
+        probe: &Probe,
+        header: FileHeader,
+        container: ContainerKind,
+    ) -> Result<Self> {
         let mut meta = Metadata::new(container, probe);
         let endian = probe.endian;
         let len = bytes.len() as u64;
@@ -175,7 +180,9 @@ impl Metadata {
                 if declared != 0 && declared != attr_len {
                     meta.warn(
                         Some(at + 4),
-                        format!("attr {i} says its size is {declared} but attr_size gives {attr_len}"),
+                        format!(
+                            "attr {i} says its size is {declared} but attr_size gives {attr_len}"
+                        ),
                     );
                 }
                 meta.add_attr(fa.attr, ids, Some(fa.ids));
@@ -212,7 +219,11 @@ impl Metadata {
             )?;
             let id = FeatureId::from_bit(bit);
             check_section(&sec, len, &format!("feature {id}"))?;
-            meta.add_feature(id, &bytes[sec.offset as usize..sec.end() as usize], sec.offset);
+            meta.add_feature(
+                id,
+                &bytes[sec.offset as usize..sec.end() as usize],
+                sec.offset,
+            );
             meta.feature_sections.insert(id, sec);
         }
         meta.header = Some(header);
@@ -229,14 +240,22 @@ impl Metadata {
         match raw.record_type() {
             RecordType::HeaderAttr => {
                 let size = codec::u32_at(body, 4, endian).unwrap_or(0) as usize;
-                let attr_len = if size == 0 { crate::attr::ATTR_SIZE_VER0 } else { size };
-                let ha: HeaderAttr = codec::decode(body, endian, (attr_len,), body_offset, &context())?;
+                let attr_len = if size == 0 {
+                    crate::attr::ATTR_SIZE_VER0
+                } else {
+                    size
+                };
+                let ha: HeaderAttr =
+                    codec::decode(body, endian, (attr_len,), body_offset, &context())?;
                 self.add_attr(ha.attr, ha.ids, None);
             }
             RecordType::HeaderFeature => {
                 let hf: HeaderFeature = codec::decode(body, endian, (), body_offset, &context())?;
                 let Ok(bit) = u32::try_from(hf.feat_id) else {
-                    self.warn(Some(raw.offset), format!("HEADER_FEATURE with feature id {}", hf.feat_id));
+                    self.warn(
+                        Some(raw.offset),
+                        format!("HEADER_FEATURE with feature id {}", hf.feat_id),
+                    );
                     return Ok(());
                 };
                 if hf.data.is_empty() && bit == FeatureId::PERF_6_1_LAST {
@@ -258,7 +277,12 @@ impl Metadata {
             RecordType::HeaderEventType => {
                 // perf cuts the 64-byte name after its NUL, padded to 8.
                 let Some(event_id) = codec::u64_at(body, 0, endian) else {
-                    return Err(Error::truncated(body_offset, context(), 8, body.len() as u64));
+                    return Err(Error::truncated(
+                        body_offset,
+                        context(),
+                        8,
+                        body.len() as u64,
+                    ));
                 };
                 let mut name = [0u8; 64];
                 let src = &body[8..];

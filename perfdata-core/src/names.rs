@@ -33,7 +33,15 @@ const SW: [&str; 12] = [
     "cgroup-switches",
 ];
 
-const HW_CACHE: [&str; 7] = ["L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node"];
+const HW_CACHE: [&str; 7] = [
+    "L1-dcache",
+    "L1-icache",
+    "LLC",
+    "dTLB",
+    "iTLB",
+    "branch",
+    "node",
+];
 const HW_CACHE_OP: [&str; 3] = ["load", "store", "prefetch"];
 const HW_CACHE_RESULT: [&str; 2] = ["refs", "misses"];
 
@@ -80,7 +88,11 @@ fn hw_cache_name(config: u64) -> String {
         ((config >> 8) & 0xff) as usize,
         ((config >> 16) & 0xff) as usize,
     );
-    match (HW_CACHE.get(ty), HW_CACHE_OP.get(op), HW_CACHE_RESULT.get(res)) {
+    match (
+        HW_CACHE.get(ty),
+        HW_CACHE_OP.get(op),
+        HW_CACHE_RESULT.get(res),
+    ) {
         (Some(t), Some(o), Some(r)) => format!("{t}-{o}s-{r}"),
         _ => format!("invalid-cache:{config:#x}"),
     }
@@ -92,7 +104,8 @@ fn modifiers(attr: &PerfEventAttr) -> String {
     let mut out = String::new();
     let mut exclude_guest_default = false;
     let has = |flag: AttrFlags| f.contains(flag);
-    if has(AttrFlags::EXCLUDE_KERNEL) || has(AttrFlags::EXCLUDE_USER) || has(AttrFlags::EXCLUDE_HV) {
+    if has(AttrFlags::EXCLUDE_KERNEL) || has(AttrFlags::EXCLUDE_USER) || has(AttrFlags::EXCLUDE_HV)
+    {
         if !has(AttrFlags::EXCLUDE_KERNEL) {
             out.push('k');
         }

@@ -18,8 +18,7 @@ use crate::header::{self, Container, Probe};
 use crate::input::{read_up_to, Bytes, Prefixed};
 use crate::meta::{ContainerKind, Metadata};
 use crate::raw::{
-    advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span,
-    StreamRecords,
+    advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span, StreamRecords,
 };
 use crate::record::{DecodeContext, Record};
 
@@ -214,7 +213,11 @@ impl PerfReader {
         let (probe, hdr) = header::read_file_header(&bytes)?;
         let data = hdr.data;
         let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::Directory)?;
-        let mut sources = vec![data_section_source(bytes, data, &main.display().to_string())];
+        let mut sources = vec![data_section_source(
+            bytes,
+            data,
+            &main.display().to_string(),
+        )];
         for (n, path) in numbered_streams(dir)? {
             let bytes = Arc::new(Bytes::map(&path)?);
             let end = bytes.len();
@@ -287,7 +290,11 @@ impl PerfReader {
         };
         let source = &self.sources[src];
         let buf = if inner {
-            source.decomp.as_ref().expect("inner records come from a decompressor").buffer()
+            source
+                .decomp
+                .as_ref()
+                .expect("inner records come from a decompressor")
+                .buffer()
         } else {
             source.buffer()
         };

@@ -50,9 +50,11 @@ impl Stats {
             if self.events.len() <= event {
                 self.events.resize(event + 1, EventCounts::default());
             }
-            let reads = item.meta.events.format(event).is_some_and(|f| {
-                f.sample_type.contains(crate::attr::SampleType::READ)
-            });
+            let reads = item
+                .meta
+                .events
+                .format(event)
+                .is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::READ));
             if ty == RecordType::Sample && reads {
                 self.add_read_sample(item);
                 return;
@@ -112,7 +114,10 @@ impl Stats {
             }
         };
         let meta = reader.meta();
-        stats.events.resize(meta.attrs.len().max(stats.events.len()), EventCounts::default());
+        stats.events.resize(
+            meta.attrs.len().max(stats.events.len()),
+            EventCounts::default(),
+        );
         for (i, ev) in stats.events.iter_mut().enumerate() {
             ev.name = event_name(meta, i);
         }

@@ -39,11 +39,19 @@ impl<'a> Cursor<'a> {
     }
     fn u32(&mut self) -> Option<u32> {
         let b: [u8; 4] = self.take(4)?.try_into().ok()?;
-        Some(if self.big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+        Some(if self.big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        })
     }
     fn u64(&mut self) -> Option<u64> {
         let b: [u8; 8] = self.take(8)?.try_into().ok()?;
-        Some(if self.big { u64::from_be_bytes(b) } else { u64::from_le_bytes(b) })
+        Some(if self.big {
+            u64::from_be_bytes(b)
+        } else {
+            u64::from_le_bytes(b)
+        })
     }
     fn sized_text(&mut self) -> Option<&'a [u8]> {
         let n = usize::try_from(self.u64()?).ok()?;
@@ -125,7 +133,10 @@ mod tests {
         let fmt = b"name: sched_switch\nID: 316\nformat:\n";
         b.extend_from_slice(&(fmt.len() as u64).to_le_bytes());
         b.extend_from_slice(fmt);
-        assert_eq!(tracepoint_name(&b, 316).as_deref(), Some("sched:sched_switch"));
+        assert_eq!(
+            tracepoint_name(&b, 316).as_deref(),
+            Some("sched:sched_switch")
+        );
         assert_eq!(tracepoint_name(&b, 1), None);
     }
 }

@@ -57,7 +57,10 @@ pub fn name(p: &Path) -> String {
 }
 
 /// The corpus file that is corrupt on purpose, and the offset its reader must name.
-pub const CORRUPT: (&str, u64) = ("google-perf.data.piped.corrupted.zero_size_sample-3.2", 49104);
+pub const CORRUPT: (&str, u64) = (
+    "google-perf.data.piped.corrupted.zero_size_sample-3.2",
+    49104,
+);
 
 /// Whether `perf` can be run. Tests that need it print why they skip when it cannot.
 pub fn perf_available() -> bool {
@@ -127,7 +130,9 @@ pub fn perf_stats(path: &Path) -> PerfStats {
     let complaint = ["error", "Error", "failed", "unexpected end", "Couldn't"];
     let clean = out.status.success()
         && stdout.contains("Aggregated stats")
-        && !complaint.iter().any(|c| stderr.contains(c) || stdout.contains(c));
+        && !complaint
+            .iter()
+            .any(|c| stderr.contains(c) || stdout.contains(c));
     PerfStats {
         records,
         samples,

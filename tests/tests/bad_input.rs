@@ -49,7 +49,12 @@ fn read_all(bytes: Vec<u8>) -> (Option<perfdata_core::Error>, Vec<String>, usize
             Err(e) => break Some(e),
         }
     };
-    let warnings = reader.meta().warnings.iter().map(|w| w.to_string()).collect();
+    let warnings = reader
+        .meta()
+        .warnings
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
     (err, warnings, n)
 }
 
@@ -64,13 +69,22 @@ fn cuts(len: usize) -> [usize; 4] {
 
 #[test]
 fn truncated_file_mode_inputs_fail_with_an_offset() {
-    for f in ["file-cpu-clock.data", "file-compressed.data", "file-tracepoint.data"] {
+    for f in [
+        "file-cpu-clock.data",
+        "file-compressed.data",
+        "file-tracepoint.data",
+    ] {
         let bytes = fixture(f);
         for cut in cuts(bytes.len()) {
             let (err, _, _) = read_all(bytes[..cut].to_vec());
             let err = err.unwrap_or_else(|| panic!("{f} cut at {cut}: no error"));
-            let offset = err.offset().unwrap_or_else(|| panic!("{f} cut at {cut}: {err} names no offset"));
-            assert!(offset <= bytes.len() as u64, "{f} cut at {cut}: offset {offset}");
+            let offset = err
+                .offset()
+                .unwrap_or_else(|| panic!("{f} cut at {cut}: {err} names no offset"));
+            assert!(
+                offset <= bytes.len() as u64,
+                "{f} cut at {cut}: offset {offset}"
+            );
             println!("{f} cut at {cut}: {err}");
         }
     }
@@ -78,13 +92,16 @@ fn truncated_file_mode_inputs_fail_with_an_offset() {
 
 #[test]
 fn truncated_pipe_inputs_fail_with_an_offset() {
-    for f in ["pipe-cpu-clock.data", "pipe-compressed.data", "pipe-tracepoint.data"] {
+    for f in [
+        "pipe-cpu-clock.data",
+        "pipe-compressed.data",
+        "pipe-tracepoint.data",
+    ] {
         let bytes = fixture(f);
         for cut in cuts(bytes.len()) {
             let (err, warnings, _) = read_all(bytes[..cut].to_vec());
-            let err = err.unwrap_or_else(|| {
-                panic!("{f} cut at {cut}: no error (warnings: {warnings:?})")
-            });
+            let err = err
+                .unwrap_or_else(|| panic!("{f} cut at {cut}: no error (warnings: {warnings:?})"));
             assert!(err.offset().is_some(), "{f} cut at {cut}: {err}");
             assert!(
                 matches!(err.problem(), Some(Problem::Truncated { .. })),
@@ -121,7 +138,10 @@ fn record_of_size_zero_is_an_error_at_its_offset() {
     let err = err.expect("an error");
     assert_eq!(err.offset(), Some(at as u64), "{err}");
     assert_eq!(n, 3, "the three records before it are read");
-    assert!(matches!(err.problem(), Some(Problem::RecordTooSmall { size: 0, .. })));
+    assert!(matches!(
+        err.problem(),
+        Some(Problem::RecordTooSmall { size: 0, .. })
+    ));
 }
 
 #[test]
@@ -146,7 +166,10 @@ fn record_smaller_than_its_type_is_kept_raw_with_a_named_error() {
     let err = err.expect("an MMAP of 16 bytes does not decode");
     assert!(err.to_string().contains("record MMAP"), "{err}");
     assert!(err.offset().unwrap() >= at as u64);
-    assert!(matches!(record.body, perfdata_core::record::RecordBody::Raw(_)));
+    assert!(matches!(
+        record.body,
+        perfdata_core::record::RecordBody::Raw(_)
+    ));
     assert_eq!(record.encode(item.meta.endian).unwrap(), item.raw.bytes);
 }
 
@@ -157,7 +180,10 @@ fn section_past_the_end_is_an_error() {
     bytes[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let (err, _, _) = read_all(bytes);
     let err = err.expect("an error");
-    assert!(matches!(err.problem(), Some(Problem::PastEnd { .. })), "{err}");
+    assert!(
+        matches!(err.problem(), Some(Problem::PastEnd { .. })),
+        "{err}"
+    );
     assert!(err.to_string().contains("data section"), "{err}");
 }
 
@@ -188,8 +214,14 @@ fn huge_counts_do_not_allocate() {
     }
     let largest = LARGEST.load(Ordering::Relaxed);
     assert_eq!(decode_errors.len(), 1, "{decode_errors:?}");
-    assert!(decode_errors[0].contains("record SAMPLE"), "{decode_errors:?}");
-    assert!(largest < len.max(1 << 20), "largest allocation {largest} for a {len}-byte input");
+    assert!(
+        decode_errors[0].contains("record SAMPLE"),
+        "{decode_errors:?}"
+    );
+    assert!(
+        largest < len.max(1 << 20),
+        "largest allocation {largest} for a {len}-byte input"
+    );
 }
 
 #[test]

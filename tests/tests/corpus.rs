@@ -102,7 +102,8 @@ fn check_feature(w: &mut Walk, meta: &Metadata, id: FeatureId, bytes: &[u8], off
     match FeatureSection::decode(id, bytes, &feature_ctx(meta), offset) {
         Ok(section) => {
             if section.encode(meta.endian) != bytes {
-                w.mismatches.push(format!("feature {id} re-encodes differently"));
+                w.mismatches
+                    .push(format!("feature {id} re-encodes differently"));
             }
             if !matches!(id, FeatureId::Unknown(_)) && matches!(section.feature, Feature::Raw(_)) {
                 w.mismatches.push(format!("feature {id} is not modelled"));
@@ -128,7 +129,8 @@ fn check_file_sections(w: &mut Walk, path: &Path, meta: &Metadata) {
         let fa: FileAttr = codec::decode(entry, meta.endian, (attr_len,), at as u64, "attr")
             .expect("attr decodes");
         if codec::encode(&fa, meta.endian, ()) != entry {
-            w.mismatches.push(format!("attr {i} re-encodes differently"));
+            w.mismatches
+                .push(format!("attr {i} re-encodes differently"));
         }
     }
     for (id, sec) in &meta.feature_sections {
@@ -155,7 +157,10 @@ fn every_input_reads_to_its_end_and_round_trips() {
                 Some(e) if e.offset() == Some(CORRUPT.1) => {
                     println!("  stops as it must: {e}")
                 }
-                other => failures.push(format!("{n}: expected an error at {}, got {other:?}", CORRUPT.1)),
+                other => failures.push(format!(
+                    "{n}: expected an error at {}, got {other:?}",
+                    CORRUPT.1
+                )),
             }
             continue;
         }
@@ -179,6 +184,9 @@ fn every_input_reads_to_its_end_and_round_trips() {
         failures.join("\n")
     );
     if !inputs.is_empty() {
-        assert!(total_records > 10_000, "suspiciously few records: {total_records}");
+        assert!(
+            total_records > 10_000,
+            "suspiciously few records: {total_records}"
+        );
     }
 }
