@@ -70,6 +70,10 @@ pub struct Metadata {
     pub features: IndexMap<FeatureId, FeatureSection>,
     /// File mode: where each feature section was.
     pub feature_sections: IndexMap<FeatureId, FileSection>,
+    /// File mode: bytes between the feature index and the first feature payload. perf
+    /// reserves an index entry per feature bit and leaves a zero entry for each feature
+    /// it then fails to write; kept so that a rewrite reproduces the file.
+    pub feature_index_slack: Vec<u8>,
     /// Old files (perf 3.x): the event_types section or HEADER_EVENT_TYPE records.
     pub event_types: Vec<EventType>,
     /// Pipe mode: whether the end-of-features marker (an empty HEADER_FEATURE) was seen.
@@ -89,6 +93,7 @@ impl Metadata {
             events: EventIndex::new(),
             features: IndexMap::new(),
             feature_sections: IndexMap::new(),
+            feature_index_slack: Vec::new(),
             event_types: Vec::new(),
             saw_feature_end_marker: false,
             warnings: Vec::new(),
@@ -225,6 +230,14 @@ impl Metadata {
                 sec.offset,
             );
             meta.feature_sections.insert(id, sec);
+        }
+        // The slack: from the end of the index to the first payload, when the payloads
+        // follow the index (perf's layout) and the gap is a few index entries.
+        let index_end = index_at + index_len;
+        if let Some(first) = meta.feature_sections.values().map(|s| s.offset).min() {
+            if first >= index_end && first - index_end <= 16 * 256 {
+                meta.feature_index_slack = bytes[index_end as usize..first as usize].to_vec();
+            }
         }
         meta.header = Some(header);
         Ok(meta)

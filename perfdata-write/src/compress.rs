@@ -1,0 +1,199 @@
+//! Writing COMPRESSED (81) and COMPRESSED2 (83) records, as `perf record -z` does: one
+//! zstd context for the whole stream, flushed (never ended) after each batch of records,
+//! the compressed bytes cut into records whose size fits the u16 header.size.
+//!
+//! perf 6.1 decompresses each compressed record into a buffer of
+//! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
+
+use binrw::Endian;
+use perfdata_core::codec::encode;
+use perfdata_core::record::{RecordHeader, RecordType};
+use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
+
+use crate::error::{Result, WriteError};
+
+/// Which compressed record type to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CompressFormat {
+    /// PERF_RECORD_COMPRESSED (81): what perf 6.1 reads.
+    #[default]
+    Compressed,
+    /// PERF_RECORD_COMPRESSED2 (83, perf 6.16): a data_size field and 8-byte padding.
+    Compressed2,
+}
+
+/// perf's default mmap size for `perf record` (512 KiB of data pages plus one).
+pub const DEFAULT_MMAP_LEN: usize = 528_384;
+
+/// Largest compressed payload per record, so that header.size fits in a u16 (and, for
+/// COMPRESSED2, the padded size too).
+const MAX_PAYLOAD: usize = u16::MAX as usize - 16 - 7;
+
+/// Batches records and turns them into compressed records.
+pub struct Compressor {
+    enc: Encoder<'static>,
+    endian: Endian,
+    format: CompressFormat,
+    mmap_len: usize,
+    batch: Vec<u8>,
+    /// Totals, for the COMPRESSED feature's ratio.
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+impl Compressor {
+    pub fn new(
+        level: i32,
+        format: CompressFormat,
+        mmap_len: usize,
+        endian: Endian,
+    ) -> Result<Self> {
+        let enc =
+            Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
+        Ok(Compressor {
+            enc,
+            endian,
+            format,
+            mmap_len: mmap_len.max(64 * 1024),
+            batch: Vec::new(),
+            bytes_in: 0,
+            bytes_out: 0,
+        })
+    }
+
+    pub fn mmap_len(&self) -> usize {
+        self.mmap_len
+    }
+
+    /// perf's ratio: decompressed bytes per compressed byte, rounded.
+    pub fn ratio(&self) -> u32 {
+        if self.bytes_out == 0 {
+            0
+        } else {
+            ((self.bytes_in as f64 / self.bytes_out as f64) + 0.5) as u32
+        }
+    }
+
+    /// Add a record to the current batch; full batches are compressed and handed to
+    /// `emit` as finished compressed records.
+    pub fn push(&mut self, record: &[u8], emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        if !self.batch.is_empty() && self.batch.len() + record.len() > self.mmap_len {
+            self.flush(emit)?;
+        }
+        if record.len() > self.mmap_len {
+            return Err(WriteError::unsupported(
+                None,
+                format!(
+                    "a {}-byte record is larger than the {}-byte decompression buffer",
+                    record.len(),
+                    self.mmap_len
+                ),
+            ));
+        }
+        self.batch.extend_from_slice(record);
+        Ok(())
+    }
+
+    /// Compress the current batch (if any) and emit its compressed records.
+    pub fn flush(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let zerr = |e: std::io::Error| WriteError::io("zstd compression", e);
+        let mut compressed = Vec::with_capacity(self.batch.len() / 2 + 1024);
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut input = InBuffer::around(&self.batch);
+        while input.pos() < self.batch.len() {
+            let mut out = OutBuffer::around(&mut chunk[..]);
+            self.enc.run(&mut input, &mut out).map_err(zerr)?;
+            let n = out.pos();
+            compressed.extend_from_slice(&chunk[..n]);
+        }
+        loop {
+            let mut out = OutBuffer::around(&mut chunk[..]);
+            let remaining = self.enc.flush(&mut out).map_err(zerr)?;
+            let n = out.pos();
+            compressed.extend_from_slice(&chunk[..n]);
+            if remaining == 0 {
+                break;
+            }
+        }
+        self.bytes_in += self.batch.len() as u64;
+        self.bytes_out += compressed.len() as u64;
+        self.batch.clear();
+        for piece in compressed.chunks(MAX_PAYLOAD) {
+            emit(&self.record(piece))?;
+        }
+        Ok(())
+    }
+
+    fn record(&self, piece: &[u8]) -> Vec<u8> {
+        let (ty, body_len) = match self.format {
+            CompressFormat::Compressed => (RecordType::Compressed, piece.len()),
+            CompressFormat::Compressed2 => {
+                (RecordType::Compressed2, 8 + piece.len().div_ceil(8) * 8)
+            }
+        };
+        let size = 8 + body_len;
+        let mut rec = encode(&RecordHeader::new(ty, 0, size as u16), self.endian, ());
+        if self.format == CompressFormat::Compressed2 {
+            rec.extend_from_slice(&encode(&(piece.len() as u64), self.endian, ()));
+        }
+        rec.extend_from_slice(piece);
+        rec.resize(size, 0);
+        rec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfdata_core::raw::Decompressor;
+
+    fn record(ty: u32, size: u16, fill: u8) -> Vec<u8> {
+        let mut v = ty.to_le_bytes().to_vec();
+        v.extend_from_slice(&0u16.to_le_bytes());
+        v.extend_from_slice(&size.to_le_bytes());
+        v.resize(size as usize, fill);
+        v
+    }
+
+    #[test]
+    fn compressed_records_decompress_to_the_input_in_both_formats() {
+        for format in [CompressFormat::Compressed, CompressFormat::Compressed2] {
+            let mut c = Compressor::new(3, format, 64 * 1024, Endian::Little).unwrap();
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            let mut input = Vec::new();
+            for i in 0..5000u32 {
+                let r = record(9, 8 + 8 * (i % 40) as u16, (i * 7) as u8);
+                input.extend_from_slice(&r);
+                c.push(&r, &mut |rec| {
+                    out.push(rec.to_vec());
+                    Ok(())
+                })
+                .unwrap();
+            }
+            c.flush(&mut |rec| {
+                out.push(rec.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            assert!(out.len() > 1);
+            let mut d = Decompressor::new(Endian::Little, 0).unwrap();
+            let mut got = Vec::new();
+            for (i, rec) in out.iter().enumerate() {
+                let size = u16::from_le_bytes([rec[6], rec[7]]) as usize;
+                assert_eq!(size, rec.len());
+                if format == CompressFormat::Compressed2 {
+                    assert_eq!(size % 8, 0);
+                }
+                d.feed(rec, i as u64).unwrap();
+                while let Some(r) = d.next_record().unwrap() {
+                    got.extend_from_slice(r.bytes);
+                }
+            }
+            assert_eq!(got, input);
+            assert!(c.ratio() >= 2, "ratio {}", c.ratio());
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! Output files written atomically: to a temp file in the target's directory, renamed
+//! over the target only at the end, so a failed run leaves no half-written file and
+//! never touches its input.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, WriteError};
+
+/// A temp file that becomes `target` on [`AtomicOutput::commit`] and disappears if
+/// dropped before.
+pub struct AtomicOutput {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl AtomicOutput {
+    pub fn create(target: &Path) -> Result<Self> {
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let temp = tempfile::Builder::new()
+            .prefix(".perfdata-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)
+            .map_err(|e| {
+                WriteError::io(format!("cannot create a temp file in {}", dir.display()), e)
+            })?;
+        Ok(AtomicOutput {
+            temp,
+            target: target.to_path_buf(),
+        })
+    }
+
+    /// A buffered writer over the temp file.
+    pub fn writer(&mut self) -> BufWriter<&mut File> {
+        BufWriter::with_capacity(1 << 20, self.temp.as_file_mut())
+    }
+
+    /// Rename the temp file over the target.
+    pub fn commit(self) -> Result<()> {
+        let target = self.target.clone();
+        self.temp
+            .as_file()
+            .sync_all()
+            .map_err(|e| WriteError::io("flushing the output", e))?;
+        self.temp.persist(&target).map_err(|e| {
+            WriteError::io(
+                format!("cannot rename the output to {}", target.display()),
+                e.error,
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// Copy a finished temp file to a stream (file mode to stdout needs seeking while it is
+/// written, so it is written to a temp file first).
+pub fn copy_to<W: Write>(file: &mut File, out: &mut W) -> Result<()> {
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| WriteError::io("rewinding the temp output", e))?;
+    std::io::copy(file, out).map_err(|e| WriteError::io("copying the output", e))?;
+    out.flush()
+        .map_err(|e| WriteError::io("flushing the output", e))?;
+    Ok(())
+}
