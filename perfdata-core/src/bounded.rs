@@ -26,12 +26,7 @@ fn too_large(pos: u64, what: &str, needed: u64, left: u64) -> binrw::Error {
 }
 
 /// Check that `count` elements of at least `min_size` bytes each can fit in what is left.
-pub fn check_fits<R: Seek>(
-    reader: &mut R,
-    what: &str,
-    count: u64,
-    min_size: u64,
-) -> BinResult<()> {
+pub fn check_fits<R: Seek>(reader: &mut R, what: &str, count: u64, min_size: u64) -> BinResult<()> {
     let left = remaining(reader)?;
     let needed = count.saturating_mul(min_size);
     if needed > left {
@@ -64,7 +59,11 @@ pub fn words_to_end<R: Read + Seek>(reader: &mut R, endian: Endian, _: ()) -> Bi
 }
 
 /// `count` values of `T` (which takes no arguments), each at least `min_size` bytes.
-pub fn vec<R, T>(reader: &mut R, endian: Endian, (count, min_size): (usize, u64)) -> BinResult<Vec<T>>
+pub fn vec<R, T>(
+    reader: &mut R,
+    endian: Endian,
+    (count, min_size): (usize, u64),
+) -> BinResult<Vec<T>>
 where
     R: Read + Seek,
     for<'a> T: BinRead<Args<'a> = ()>,

@@ -56,8 +56,8 @@ where
     T: BinRead,
 {
     let mut cursor = Cursor::new(bytes);
-    let value =
-        T::read_options(&mut cursor, endian, args).map_err(|e| Error::decode(offset, context, e))?;
+    let value = T::read_options(&mut cursor, endian, args)
+        .map_err(|e| Error::decode(offset, context, e))?;
     Ok((value, cursor.position() as usize))
 }
 

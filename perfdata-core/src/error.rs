@@ -46,7 +46,11 @@ pub enum Problem {
     /// A section or record points past the end of the file or of its container.
     PastEnd { end: u64, limit: u64 },
     /// A count or size would need more memory than the input could possibly hold.
-    TooLarge { what: &'static str, value: u64, limit: u64 },
+    TooLarge {
+        what: &'static str,
+        value: u64,
+        limit: u64,
+    },
     /// A binrw model refused the bytes.
     Decode(String),
     /// The zstd stream of compressed records is broken.

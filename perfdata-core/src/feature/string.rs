@@ -89,7 +89,8 @@ mod tests {
     #[test]
     fn corrupt_len_does_not_allocate() {
         let raw = u32::MAX.to_le_bytes();
-        let r: crate::Result<PerfString> = decode(&raw, Endian::Little, (), 100, "feature HOSTNAME");
+        let r: crate::Result<PerfString> =
+            decode(&raw, Endian::Little, (), 100, "feature HOSTNAME");
         let e = r.unwrap_err();
         assert_eq!(e.offset(), Some(104));
     }

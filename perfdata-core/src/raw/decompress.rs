@@ -48,8 +48,8 @@ pub struct Decompressor {
 
 impl Decompressor {
     pub fn new(endian: Endian, stream: usize) -> Result<Self> {
-        let dctx = Decoder::new()
-            .map_err(|e| Error::io("creating a zstd decompression context", e))?;
+        let dctx =
+            Decoder::new().map_err(|e| Error::io("creating a zstd decompression context", e))?;
         Ok(Decompressor {
             dctx,
             buf: Vec::new(),
@@ -94,9 +94,9 @@ impl Decompressor {
         let mut chunk = vec![0u8; 128 * 1024];
         loop {
             let mut out = OutBuffer::around(&mut chunk[..]);
-            self.dctx
-                .run(&mut inbuf, &mut out)
-                .map_err(|e| Error::format(offset, context(), Problem::Decompress(e.to_string())))?;
+            self.dctx.run(&mut inbuf, &mut out).map_err(|e| {
+                Error::format(offset, context(), Problem::Decompress(e.to_string()))
+            })?;
             let written = out.pos();
             self.buf.extend_from_slice(&chunk[..written]);
             if self.buf.len() - before > MAX_EXPANSION {
@@ -129,7 +129,9 @@ impl Decompressor {
 
     /// The next whole decompressed record, `Ok(None)` when the rest waits for more input.
     pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self.advance()?.map(|span| span.record(&self.buf, self.endian)))
+        Ok(self
+            .advance()?
+            .map(|span| span.record(&self.buf, self.endian)))
     }
 
     /// The buffer that spans from [`Decompressor::advance`] index into.

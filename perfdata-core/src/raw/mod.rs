@@ -248,7 +248,13 @@ impl<'a> Iterator for SliceRecords<'a> {
         if self.done {
             return None;
         }
-        match advance_slice(self.data, &mut self.pos, self.base, self.endian, self.stream) {
+        match advance_slice(
+            self.data,
+            &mut self.pos,
+            self.base,
+            self.endian,
+            self.stream,
+        ) {
             Ok(Some(span)) => Some(Ok(span.record(self.data, self.endian))),
             Ok(None) => None,
             Err(e) => {
@@ -314,7 +320,10 @@ mod tests {
         let data = rec(3, 24);
         let mut it = SliceRecords::new(&data[..20], 0, Endian::Little, 0);
         let e = it.next().unwrap().unwrap_err();
-        assert!(matches!(e.problem(), Some(Problem::Truncated { needed: 24, .. })));
+        assert!(matches!(
+            e.problem(),
+            Some(Problem::Truncated { needed: 24, .. })
+        ));
     }
 
     #[test]

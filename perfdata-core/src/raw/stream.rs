@@ -88,7 +88,9 @@ impl<R: Read> StreamRecords<R> {
     /// The next record, `Ok(None)` at the end of the stream (or at junk after the last
     /// record: see [`StreamRecords::end`]).
     pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self.advance()?.map(|span| span.record(&self.buf, self.endian)))
+        Ok(self
+            .advance()?
+            .map(|span| span.record(&self.buf, self.endian)))
     }
 
     /// The buffer that the spans returned by [`StreamRecords::advance`] index into; valid
@@ -210,7 +212,13 @@ mod tests {
             offsets.push((r.offset, r.header.type_, r.bytes.len()));
         }
         assert_eq!(offsets, vec![(16, 3, 24), (40, 9, 40)]);
-        assert_eq!(s.end(), Some(&StreamEnd::Junk { offset: 80, len: 34 }));
+        assert_eq!(
+            s.end(),
+            Some(&StreamEnd::Junk {
+                offset: 80,
+                len: 34
+            })
+        );
     }
 
     #[test]

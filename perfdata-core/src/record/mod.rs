@@ -82,7 +82,10 @@ pub struct Record {
     pub header: RecordHeader,
     pub body: RecordBody,
     /// Bytes between the body's layout and the trailer.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::text::serialize_hex")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "crate::text::serialize_hex"
+    )]
     pub extra: Vec<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_id: Option<SampleId>,
@@ -138,7 +141,8 @@ impl Record {
         let body = &bytes[RecordHeader::SIZE..body_end];
         let body_offset = offset + RecordHeader::SIZE as u64;
 
-        let (body_model, used) = decode_body(ty, header, body, body_offset, &context, endian, format)?;
+        let (body_model, used) =
+            decode_body(ty, header, body, body_offset, &context, endian, format)?;
         let sample_id = match (trailer_len, format) {
             (n, Some(f)) if n > 0 => Some(codec::decode::<SampleId>(
                 &bytes[body_end..],
@@ -293,7 +297,11 @@ fn decode_body(
         RecordType::HeaderAttr => {
             // The attr's own size field says how long it is (0 meant VER0, 64 bytes).
             let size = codec::u32_at(body, 4, endian).unwrap_or(0) as usize;
-            let attr_len = if size == 0 { crate::attr::ATTR_SIZE_VER0 } else { size };
+            let attr_len = if size == 0 {
+                crate::attr::ATTR_SIZE_VER0
+            } else {
+                size
+            };
             typed!(RecordBody::HeaderAttr, HeaderAttr, (attr_len,))
         }
         RecordType::HeaderTracingData => {

@@ -271,7 +271,10 @@ mod tests {
     #[test]
     fn group_read_with_lost_and_callchain() {
         let f = EventFormat {
-            sample_type: SampleType::IP | SampleType::TID | SampleType::READ | SampleType::CALLCHAIN,
+            sample_type: SampleType::IP
+                | SampleType::TID
+                | SampleType::READ
+                | SampleType::CALLCHAIN,
             read_format: ReadFormat::GROUP | ReadFormat::ID | ReadFormat::LOST,
             ..Default::default()
         };
@@ -339,7 +342,14 @@ mod tests {
         let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
         let bs = s.branch_stack.as_ref().unwrap();
         assert_eq!(bs.hw_idx, Some(9));
-        assert_eq!(bs.entries[1], BranchEntry { from: 4, to: 5, flags: 6 });
+        assert_eq!(
+            bs.entries[1],
+            BranchEntry {
+                from: 4,
+                to: 5,
+                flags: 6
+            }
+        );
         assert_eq!(bs.counters, vec![70, 80]);
         assert_eq!(encode(&s, Endian::Little, ()), bytes);
     }
