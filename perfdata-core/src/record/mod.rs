@@ -15,6 +15,8 @@ mod schedstat;
 mod stat;
 mod types;
 mod user;
+#[cfg(test)]
+mod user_tests;
 
 use binrw::Endian;
 use serde::Serialize;
