@@ -90,6 +90,49 @@ where
     Ok(out)
 }
 
+/// A `T` when at least `min` bytes are left, else `None` (an optional trailing part whose
+/// presence only the record size tells).
+pub fn optional<R, T>(reader: &mut R, endian: Endian, (min,): (u64,)) -> BinResult<Option<T>>
+where
+    R: Read + Seek,
+    for<'a> T: BinRead<Args<'a> = ()>,
+{
+    if remaining(reader)? < min.max(1) {
+        return Ok(None);
+    }
+    Ok(Some(T::read_options(reader, endian, ())?))
+}
+
+/// `count` values of `T` (each at least `min_size` bytes) when `count` is not zero and they
+/// all fit in what is left, else `None`.
+pub fn optional_vec<R, T>(
+    reader: &mut R,
+    endian: Endian,
+    (count, min_size): (usize, u64),
+) -> BinResult<Option<Vec<T>>>
+where
+    R: Read + Seek,
+    for<'a> T: BinRead<Args<'a> = ()>,
+{
+    let needed = (count as u64).saturating_mul(min_size.max(1));
+    if count == 0 || remaining(reader)? < needed {
+        return Ok(None);
+    }
+    vec(reader, endian, (count, min_size)).map(Some)
+}
+
+/// `count` bytes when `count` is `Some`, else every byte up to the end of the stream.
+pub fn bytes_or_rest<R: Read + Seek>(
+    reader: &mut R,
+    endian: Endian,
+    (count,): (Option<usize>,),
+) -> BinResult<Vec<u8>> {
+    match count {
+        Some(n) => bytes(reader, endian, (n,)),
+        None => rest(reader, endian, ()),
+    }
+}
+
 /// Values of `T` until the stream ends (a trailing partial value is an error).
 pub fn until_end<R, T>(reader: &mut R, endian: Endian, _: ()) -> BinResult<Vec<T>>
 where
@@ -116,5 +159,25 @@ mod tests {
         assert!(r.is_err());
         let ok: Vec<u64> = vec(&mut c, Endian::Little, (2, 8)).unwrap();
         assert_eq!(ok, vec![0, 0]);
+    }
+
+    #[test]
+    fn optional_parts_follow_the_remaining_length() {
+        let mut c = Cursor::new(vec![1u8, 0, 0, 0, 0, 0, 0, 0, 9]);
+        let a: Option<u64> = optional(&mut c, Endian::Little, (8,)).unwrap();
+        assert_eq!(a, Some(1));
+        let b: Option<u64> = optional(&mut c, Endian::Little, (8,)).unwrap();
+        assert_eq!(b, None);
+        assert_eq!(c.position(), 8);
+        let v: Option<Vec<u64>> = optional_vec(&mut c, Endian::Little, (1, 8)).unwrap();
+        assert_eq!(v, None);
+        assert_eq!(
+            bytes_or_rest(&mut c, Endian::Little, (None,)).unwrap(),
+            vec![9]
+        );
+        let mut c = Cursor::new(vec![0u8; 16]);
+        let v: Option<Vec<u64>> = optional_vec(&mut c, Endian::Little, (2, 8)).unwrap();
+        assert_eq!(v, Some(vec![0, 0]));
+        assert!(bytes_or_rest(&mut c, Endian::Little, (Some(1),)).is_err());
     }
 }

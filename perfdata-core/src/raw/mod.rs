@@ -133,7 +133,7 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
         });
     }
     let payload = match RecordType::from_u32(ty) {
-        RecordType::HeaderTracingData if size <= 16 => {
+        RecordType::HeaderTracingData if (12..=16).contains(&size) => {
             if bytes.len() < 12 {
                 return Frame::Incomplete { needed: 12 };
             }
@@ -304,6 +304,31 @@ mod tests {
         assert_eq!(recs[1].payload, b"TRACEDAT");
         assert_eq!(recs[2].offset, 148);
         assert_eq!(recs[2].record_type(), RecordType::FinishedRound);
+    }
+
+    #[test]
+    fn old_12_byte_tracing_data_has_its_payload_after_it() {
+        // perf 4.x: `{header; u32 size}` with no pad word (KDAB-probe.data.stream).
+        let mut td = rec(66, 12);
+        td[8..12].copy_from_slice(&8u32.to_le_bytes());
+        td.extend_from_slice(b"TRACEDAT");
+        td.extend_from_slice(&rec(68, 8));
+        let recs: Vec<_> = SliceRecords::new(&td, 0, Endian::Little, 0)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(
+            (recs[0].bytes.len(), recs[0].payload),
+            (12, &b"TRACEDAT"[..])
+        );
+        assert_eq!(recs[1].offset, 20);
+        // simpleperf's form, with the data inside the record, has no payload after it.
+        let mut sp = rec(66, 24);
+        sp[8..12].copy_from_slice(&8u32.to_le_bytes());
+        let recs: Vec<_> = SliceRecords::new(&sp, 0, Endian::Little, 0)
+            .collect::<Result<_>>()
+            .unwrap();
+        assert!(recs[0].payload.is_empty());
     }
 
     #[test]

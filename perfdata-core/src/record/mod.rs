@@ -11,8 +11,12 @@
 mod format;
 mod kernel;
 mod sample;
+mod schedstat;
+mod stat;
 mod types;
 mod user;
+#[cfg(test)]
+mod user_tests;
 
 use binrw::Endian;
 use serde::Serialize;
@@ -23,6 +27,8 @@ use crate::error::{Error, Problem, Result};
 pub use format::{EventFormat, EventIndex};
 pub use kernel::*;
 pub use sample::*;
+pub use schedstat::*;
+pub use stat::*;
 pub use types::{misc, RecordHeader, RecordType};
 pub use user::*;
 
@@ -62,15 +68,30 @@ pub enum RecordBody {
     AuxOutputHwId(AuxOutputHwId),
     CallchainDeferred(CallchainDeferred),
     HeaderAttr(HeaderAttr),
+    HeaderEventType(HeaderEventType),
     HeaderTracingData(HeaderTracingData),
+    HeaderBuildId(HeaderBuildId),
     /// FINISHED_ROUND has no body.
     FinishedRound,
+    IdIndex(IdIndex),
+    AuxtraceInfo(AuxtraceInfo),
     Auxtrace(Auxtrace),
+    AuxtraceError(AuxtraceError),
+    ThreadMap(ThreadMap),
+    CpuMap(CpuMap),
+    StatConfig(StatConfig),
+    Stat(Stat),
+    StatRound(StatRound),
+    EventUpdate(EventUpdate),
+    TimeConv(TimeConv),
     HeaderFeature(HeaderFeature),
     Compressed(Compressed),
     /// FINISHED_INIT has no body.
     FinishedInit,
     Compressed2(Compressed2),
+    BpfMetadata(Box<BpfMetadata>),
+    SchedstatCpu(SchedstatCpu),
+    SchedstatDomain(Box<SchedstatDomain>),
     /// A body kept as bytes: unknown types, and records whose bytes do not fit their
     /// type's layout.
     Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
@@ -304,23 +325,49 @@ fn decode_body(
             };
             typed!(RecordBody::HeaderAttr, HeaderAttr, (attr_len,))
         }
+        RecordType::HeaderEventType => typed!(RecordBody::HeaderEventType, HeaderEventType),
         RecordType::HeaderTracingData => {
             typed!(RecordBody::HeaderTracingData, HeaderTracingData)
         }
+        RecordType::HeaderBuildId => typed!(RecordBody::HeaderBuildId, HeaderBuildId),
         RecordType::FinishedRound => (RecordBody::FinishedRound, 0),
+        RecordType::IdIndex => typed!(RecordBody::IdIndex, IdIndex),
+        RecordType::AuxtraceInfo => typed!(RecordBody::AuxtraceInfo, AuxtraceInfo),
         RecordType::Auxtrace => typed!(RecordBody::Auxtrace, Auxtrace),
+        RecordType::AuxtraceError => typed!(RecordBody::AuxtraceError, AuxtraceError),
+        RecordType::ThreadMap => typed!(RecordBody::ThreadMap, ThreadMap),
+        RecordType::CpuMap => typed!(RecordBody::CpuMap, CpuMap),
+        RecordType::StatConfig => typed!(RecordBody::StatConfig, StatConfig),
+        RecordType::Stat => typed!(RecordBody::Stat, Stat),
+        RecordType::StatRound => typed!(RecordBody::StatRound, StatRound),
+        RecordType::EventUpdate => typed!(RecordBody::EventUpdate, EventUpdate),
+        RecordType::TimeConv => typed!(RecordBody::TimeConv, TimeConv),
         RecordType::HeaderFeature => typed!(RecordBody::HeaderFeature, HeaderFeature),
         RecordType::Compressed => typed!(RecordBody::Compressed, Compressed),
         RecordType::FinishedInit => (RecordBody::FinishedInit, 0),
         RecordType::Compressed2 => typed!(RecordBody::Compressed2, Compressed2),
-        _ => (RecordBody::Raw(body.to_vec()), body.len()),
+        RecordType::BpfMetadata => {
+            let (v, used) = codec::decode_prefix::<BpfMetadata>(body, endian, (), offset, context)?;
+            (RecordBody::BpfMetadata(Box::new(v)), used)
+        }
+        RecordType::SchedstatCpu => typed!(RecordBody::SchedstatCpu, SchedstatCpu),
+        RecordType::SchedstatDomain => {
+            let (v, used) =
+                codec::decode_prefix::<SchedstatDomain>(body, endian, (), offset, context)?;
+            (RecordBody::SchedstatDomain(Box::new(v)), used)
+        }
+        RecordType::Unknown(_) => (RecordBody::Raw(body.to_vec()), body.len()),
     })
 }
 
 fn encode_body(body: &RecordBody, endian: Endian, out: &mut Vec<u8>) -> Result<()> {
+    // A model's own write checks (a count that no longer fits its field after an edit)
+    // fail the encoding instead of panicking.
     macro_rules! put {
         ($v:expr) => {
-            out.extend_from_slice(&codec::encode($v, endian, ()))
+            out.extend_from_slice(&codec::try_encode($v, endian, ()).map_err(|e| {
+                Error::format(0, "encoding a record body", Problem::Invalid(e.to_string()))
+            })?)
         };
     }
     match body {
@@ -345,11 +392,26 @@ fn encode_body(body: &RecordBody, endian: Endian, out: &mut Vec<u8>) -> Result<(
         RecordBody::AuxOutputHwId(v) => put!(v),
         RecordBody::CallchainDeferred(v) => put!(v),
         RecordBody::HeaderAttr(v) => put!(v),
+        RecordBody::HeaderEventType(v) => put!(v),
         RecordBody::HeaderTracingData(v) => put!(v),
+        RecordBody::HeaderBuildId(v) => put!(v),
+        RecordBody::IdIndex(v) => put!(v),
+        RecordBody::AuxtraceInfo(v) => put!(v),
         RecordBody::Auxtrace(v) => put!(v),
+        RecordBody::AuxtraceError(v) => put!(v),
+        RecordBody::ThreadMap(v) => put!(v),
+        RecordBody::CpuMap(v) => put!(v),
+        RecordBody::StatConfig(v) => put!(v),
+        RecordBody::Stat(v) => put!(v),
+        RecordBody::StatRound(v) => put!(v),
+        RecordBody::EventUpdate(v) => put!(v),
+        RecordBody::TimeConv(v) => put!(v),
         RecordBody::HeaderFeature(v) => put!(v),
         RecordBody::Compressed(v) => put!(v),
         RecordBody::Compressed2(v) => put!(v),
+        RecordBody::BpfMetadata(v) => put!(v.as_ref()),
+        RecordBody::SchedstatCpu(v) => put!(v),
+        RecordBody::SchedstatDomain(v) => put!(v.as_ref()),
         RecordBody::Raw(bytes) => out.extend_from_slice(bytes),
     }
     Ok(())

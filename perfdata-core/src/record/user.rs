@@ -4,6 +4,7 @@
 use binrw::binrw;
 use serde::Serialize;
 
+use super::kernel::PaddedString;
 use crate::attr::PerfEventAttr;
 use crate::bounded;
 
@@ -18,9 +19,10 @@ pub struct HeaderAttr {
     pub ids: Vec<u64>,
 }
 
-/// HEADER_TRACING_DATA (66). perf writes `{u32 size; u32 pad}` and puts the `size` bytes
-/// of tracing data after the record; simpleperf puts them inside the record, after
-/// `size`. `rest` holds what follows `size` inside the record either way.
+/// HEADER_TRACING_DATA (66). perf writes `{u32 size; u32 pad}` (perf 4.x and older:
+/// `{u32 size}`, a 12-byte record) and puts the `size` bytes of tracing data after the
+/// record; simpleperf puts them inside the record, after `size`. `rest` holds what
+/// follows `size` inside the record either way.
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeaderTracingData {
@@ -34,6 +36,8 @@ impl HeaderTracingData {
     /// The record size perf writes (12 before perf 4.10); anything larger carries the data
     /// inside.
     pub const PERF_RECORD_SIZE: u16 = 16;
+    /// The record size of perf before the pad word (4.x); the data follows it too.
+    pub const OLD_PERF_RECORD_SIZE: u16 = 12;
 }
 
 /// AUXTRACE (71): `size` bytes of AUX area trace data follow the record.
@@ -82,4 +86,194 @@ pub struct Compressed2 {
     #[br(parse_with = bounded::bytes, args(data_size as usize))]
     #[serde(skip)]
     pub data: Vec<u8>,
+}
+
+/// HEADER_EVENT_TYPE (65, perf 3.x, deprecated): a tracepoint event's id and name.
+///
+/// perf writes `{u64 event_id; char name[64]}` but cuts the name to its length rounded
+/// up to 8 (so a name of 8, 16, ... bytes has no NUL): `name` takes the rest of the
+/// record, padding included.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct HeaderEventType {
+    pub event_id: u64,
+    pub name: PaddedString,
+}
+
+impl HeaderEventType {
+    /// `MAX_EVENT_NAME`: the longest name perf writes.
+    pub const MAX_NAME: usize = 64;
+}
+
+/// HEADER_BUILD_ID (67): the build id of a DSO, as `perf inject -b` or old pipe-mode
+/// perf writes it into the data. misc has BUILD_ID_SIZE when `size` is valid, and the
+/// cpumode of the DSO.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HeaderBuildId {
+    pub pid: i32,
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub build_id: [u8; 20],
+    /// How many bytes of `build_id` are used (valid only with misc BUILD_ID_SIZE).
+    pub size: u8,
+    pub reserved1: u8,
+    pub reserved2: u16,
+    /// NUL-padded (perf pads to 64 bytes past the name's NUL, aligned to 8).
+    pub filename: PaddedString,
+}
+
+impl HeaderBuildId {
+    /// The used bytes of the build id: `size` bytes when misc says it is valid (and
+    /// sane), else the 20 bytes of a SHA-1.
+    pub fn build_id_bytes(&self, misc: u16) -> &[u8] {
+        if misc & super::misc::BUILD_ID_SIZE != 0 && (self.size as usize) <= 20 {
+            &self.build_id[..self.size as usize]
+        } else {
+            &self.build_id
+        }
+    }
+}
+
+/// One entry of ID_INDEX: where the event with sample id `id` was opened.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct IdIndexEntry {
+    pub id: u64,
+    /// Index of the mmap (ring buffer) the id's records go to.
+    pub idx: u64,
+    pub cpu: u64,
+    pub tid: u64,
+}
+
+/// The second array of ID_INDEX (perf 5.18+, for guest machines), one per entry.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct IdIndexEntry2 {
+    pub machine_pid: u64,
+    pub vcpu: u64,
+}
+
+/// ID_INDEX (69): `u64 nr`, nr entries, then (when the record is long enough for them)
+/// nr `{machine_pid, vcpu}` entries.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct IdIndex {
+    #[br(temp)]
+    #[bw(try_calc = u64::try_from(entries.len()))]
+    nr: u64,
+    #[br(parse_with = bounded::vec, args(nr as usize, 32))]
+    pub entries: Vec<IdIndexEntry>,
+    /// Present when the record size leaves room for nr more 16-byte entries.
+    #[br(parse_with = bounded::optional_vec, args(nr as usize, 16))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries2: Option<Vec<IdIndexEntry2>>,
+}
+
+/// AUXTRACE_INFO (70): what decodes the AUX area trace (type 1 Intel PT, 2 Intel BTS,
+/// 3 CoreSight ETM, 4 Arm SPE, 5 S390 CPUMSF, ...) and its parameters.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct AuxtraceInfo {
+    #[serde(rename = "type")]
+    pub type_: u32,
+    pub reserved: u32,
+    /// The decoder's private u64 words, to the end of the record.
+    #[br(parse_with = bounded::words_to_end)]
+    #[serde(rename = "priv")]
+    pub priv_: Vec<u64>,
+}
+
+/// AUXTRACE_ERROR (72): an error found while decoding AUX area trace.
+///
+/// Its layout depends on `fmt`: 0 (perf before 5.1) has no `time` and the message
+/// follows `ip`; 1 adds `time`; 2 (perf 5.18+, guest errors) makes the message a fixed
+/// 64 bytes followed by `machine_pid` and `vcpu`. With fmt 0 and 1 perf cuts the message
+/// to its length plus the NUL, rounded up to 8, so `msg` takes the rest of the record.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct AuxtraceError {
+    #[serde(rename = "type")]
+    pub type_: u32,
+    pub code: u32,
+    pub cpu: u32,
+    pub pid: i32,
+    pub tid: i32,
+    pub fmt: u32,
+    pub ip: u64,
+    #[br(if(fmt >= 1))]
+    pub time: Option<u64>,
+    #[br(parse_with = bounded::bytes_or_rest, args(if fmt >= 2 { Some(Self::MSG_LEN) } else { None }))]
+    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    pub msg: Vec<u8>,
+    #[br(if(fmt >= 2))]
+    pub machine_pid: Option<i32>,
+    #[br(if(fmt >= 2))]
+    pub vcpu: Option<i32>,
+}
+
+impl AuxtraceError {
+    /// `MAX_AUXTRACE_ERROR_MSG`.
+    pub const MSG_LEN: usize = 64;
+
+    /// The message text (before its NUL).
+    pub fn message(&self) -> String {
+        crate::text::c_str_lossy(&self.msg)
+    }
+}
+
+/// The TIME_CONV fields perf 5.11 added (and the record size tells whether present).
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct TimeConvCycles {
+    pub time_cycles: u64,
+    pub time_mask: u64,
+    pub cap_user_time_zero: u8,
+    pub cap_user_time_short: u8,
+    #[serde(serialize_with = "crate::text::serialize_hex")]
+    pub reserved: [u8; 6],
+}
+
+/// TIME_CONV (79): how to convert TSC values (of AUX trace) to perf time.
+#[binrw]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct TimeConv {
+    pub time_shift: u64,
+    pub time_mult: u64,
+    pub time_zero: u64,
+    /// Present in records of perf 5.11 and later (a 56-byte record instead of 32).
+    #[br(parse_with = bounded::optional, args(TimeConvCycles::SIZE))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<TimeConvCycles>,
+}
+
+impl TimeConvCycles {
+    pub const SIZE: u64 = 24;
+}
+
+/// One `{key, value}` of BPF_METADATA, both NUL-padded fixed-size strings.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BpfMetadataEntry {
+    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    pub key: [u8; 64],
+    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    pub value: [u8; 256],
+}
+
+/// BPF_METADATA (84, perf 6.16): the `bpf_metadata_*` variables of a BPF program.
+///
+/// perf sizes the record for every variable of the program's data section but fills
+/// only `nr_entries`, and appends a zeroed sample_id area: the unused room is kept in
+/// the record's extra bytes.
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BpfMetadata {
+    /// `char prog_name[BPF_PROG_NAME_LEN]` (KSYM_NAME_LEN, 512).
+    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    pub prog_name: [u8; 512],
+    #[br(temp)]
+    #[bw(try_calc = u64::try_from(entries.len()))]
+    nr_entries: u64,
+    #[br(parse_with = bounded::vec, args(nr_entries as usize, 320))]
+    pub entries: Vec<BpfMetadataEntry>,
 }
