@@ -413,4 +413,96 @@ mod tests {
         assert!(err.to_string().contains("feature TOTAL_MEM"), "{err}");
         assert_eq!(s.encode(Endian::Little), vec![1, 2]);
     }
+
+    #[test]
+    fn tracing_data_is_kept_whole_and_serialised_as_its_length() {
+        let ctx = FeatureContext::new(Endian::Little);
+        let blob = b"\x17\x08\x44tracing0.5\0".to_vec();
+        let s = FeatureSection::decode(FeatureId::TracingData, &blob, &ctx, 0).unwrap();
+        assert_eq!(s.feature, Feature::TracingData(blob.clone()));
+        assert!(s.trailing.is_empty());
+        assert_eq!(s.encode(Endian::Big), blob);
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            json["feature"],
+            serde_json::json!({"kind": "tracing_data", "value": 14})
+        );
+    }
+
+    #[test]
+    fn json_has_strings_as_text_and_ids_as_hex() {
+        let list = BuildIdList::new(vec![BuildIdEntry::new(1, -1, &[0xab, 0xcd], "[vdso]")]);
+        let bytes = codec::encode(&list, Endian::Little, ());
+        let ctx = FeatureContext::new(Endian::Little);
+        let s = FeatureSection::decode(FeatureId::BuildId, &bytes, &ctx, 0).unwrap();
+        let json = serde_json::to_value(&s.feature).unwrap();
+        let e = &json["value"]["entries"][0];
+        assert_eq!(e["filename"], "[vdso]");
+        assert_eq!(e["build_id_bytes"], format!("abcd{}", "00".repeat(18)));
+        assert_eq!((e["pid"].as_i64(), e["size"].as_u64()), (Some(-1), Some(2)));
+    }
+
+    #[test]
+    fn cpu_topology_takes_its_cpu_count_from_the_context() {
+        // cores ["0-1"], threads ["0", "1"], then 2 x {core, socket} (16 bytes), which
+        // without the dies would also fit 2 CPUs only if the context says so.
+        let mut b = Vec::new();
+        let string = |b: &mut Vec<u8>, s: &str| {
+            b.extend_from_slice(&8u32.to_le_bytes());
+            let mut v = s.as_bytes().to_vec();
+            v.resize(8, 0);
+            b.extend_from_slice(&v);
+        };
+        b.extend_from_slice(&1u32.to_le_bytes());
+        string(&mut b, "0-1");
+        b.extend_from_slice(&2u32.to_le_bytes());
+        string(&mut b, "0");
+        string(&mut b, "1");
+        for w in [0u32, 0, 1, 0] {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        let mut ctx = FeatureContext::new(Endian::Little);
+        ctx.nr_cpus_avail = Some(1);
+        let s = FeatureSection::decode(FeatureId::CpuTopology, &b, &ctx, 0).unwrap();
+        let Feature::CpuTopology(t) = &s.feature else {
+            panic!("not a CPU_TOPOLOGY: {:?}", s.feature)
+        };
+        // One CPU's pair; the second pair does not parse as dies and stays trailing.
+        assert_eq!(t.cpus.as_ref().map(Vec::len), Some(1));
+        assert!(t.dies.is_none());
+        assert_eq!(s.trailing.len(), 8);
+        assert_eq!(s.encode(Endian::Little), b);
+
+        ctx.nr_cpus_avail = Some(2);
+        let s = FeatureSection::decode(FeatureId::CpuTopology, &b, &ctx, 0).unwrap();
+        let Feature::CpuTopology(t) = &s.feature else {
+            panic!("not a CPU_TOPOLOGY")
+        };
+        assert_eq!(t.cpus.as_ref().unwrap()[1].core_id, 1);
+        assert!(s.trailing.is_empty());
+    }
+
+    #[test]
+    fn no_known_feature_falls_back_to_raw() {
+        // A minimal valid payload of every known feature: zero counts (with the versions
+        // CACHE and MEM_TOPOLOGY require), empty strings; BUILD_ID is empty (a zero entry
+        // header would be an entry of size 0).
+        let ctx = FeatureContext::new(Endian::Little);
+        for id in FeatureId::all_known() {
+            let bytes: Vec<u8> = match id {
+                FeatureId::Cache => [1u32, 0].iter().flat_map(|w| w.to_le_bytes()).collect(),
+                FeatureId::MemTopology => {
+                    [1u64, 0, 0].iter().flat_map(|w| w.to_le_bytes()).collect()
+                }
+                FeatureId::BuildId => Vec::new(),
+                _ => vec![0; 40],
+            };
+            let s =
+                FeatureSection::decode(id, &bytes, &ctx, 0).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert!(!matches!(s.feature, Feature::Raw(_)), "{id} decoded as Raw");
+            assert_eq!(s.encode(Endian::Little), bytes, "{id}");
+        }
+        let s = FeatureSection::decode(FeatureId::Unknown(129), &[1, 2], &ctx, 0).unwrap();
+        assert_eq!(s.feature, Feature::Raw(vec![1, 2]));
+    }
 }

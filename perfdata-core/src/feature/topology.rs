@@ -24,7 +24,7 @@ use super::{PerfString, StringList};
 #[binrw]
 #[br(import(nr_cpus_avail: Option<u32>))]
 #[bw(assert(
-    dies.as_ref().map_or(true, |d| d.die_ids.len() == cpus.as_ref().map_or(usize::MAX, Vec::len)),
+    dies_fit(cpus, dies),
     "CPU_TOPOLOGY needs one die id per CPU of the core/socket list, and dies need that list"
 ))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
@@ -39,6 +39,15 @@ pub struct CpuTopology {
     /// Die siblings and per-CPU die ids.
     #[br(parse_with = parse_dies, args(cpus.as_ref().map(Vec::len)))]
     pub dies: Option<CpuDies>,
+}
+
+/// Whether the die part (if any) has one die id per CPU of the core/socket list.
+fn dies_fit(cpus: &Option<Vec<CpuCoreSocket>>, dies: &Option<CpuDies>) -> bool {
+    match (cpus, dies) {
+        (_, None) => true,
+        (Some(cpus), Some(d)) => d.die_ids.len() == cpus.len(),
+        (None, Some(_)) => false,
+    }
 }
 
 /// A CPU's core and socket id.
