@@ -68,8 +68,9 @@ fn entry_header(h: &RecordHeader, old_abi: bool, filename_len: usize) -> BinResu
 #[brw(import(old_abi: bool))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BuildIdEntry {
-    /// type (HEADER_BUILD_ID, 67, or 0 in some perf versions), misc (cpumode and
-    /// [`misc::BUILD_ID_SIZE`]) and size. The size is recomputed from the filename on write.
+    /// type (0 from perf, which leaves it unset in the feature section; 67,
+    /// HEADER_BUILD_ID, from simpleperf), misc (cpumode and [`misc::BUILD_ID_SIZE`]) and
+    /// size. The size is recomputed from the filename on write.
     #[br(assert(
         header.size as usize >= fixed_len(old_abi),
         "build id entry size {} is below the {} bytes of its fixed part",
@@ -97,8 +98,8 @@ pub struct BuildIdEntry {
 }
 
 impl BuildIdEntry {
-    /// An entry as perf 6.1 writes it: `misc` is the cpumode (BUILD_ID_SIZE is added),
-    /// the filename NUL-padded to a multiple of 64.
+    /// An entry as perf 6.1 writes it: type 0, `misc` the cpumode plus BUILD_ID_SIZE, the
+    /// filename NUL-padded to a multiple of 64.
     pub fn new(cpumode: u16, pid: i32, build_id: &[u8], filename: &str) -> Self {
         let mut build_id_bytes = [0u8; 20];
         let n = build_id.len().min(20);
@@ -107,7 +108,7 @@ impl BuildIdEntry {
         name.resize((filename.len() + 1).div_ceil(64) * 64, 0);
         BuildIdEntry {
             header: RecordHeader {
-                type_: crate::record::RecordType::HeaderBuildId.as_u32(),
+                type_: 0,
                 misc: misc::BUILD_ID_SIZE | (cpumode & misc::CPUMODE_MASK),
                 size: (BUILD_ID_ENTRY_FIXED + name.len()) as u16,
             },
@@ -183,8 +184,17 @@ mod tests {
     use crate::feature::testutil::{round_trip, same_in_big_endian, Bytes};
     use binrw::Endian;
 
+    /// An entry of type 0 (perf) or 67 (simpleperf, chosen by a misc without BUILD_ID_SIZE).
     fn entry(b: &mut Bytes, misc: u16, pid: i32, id: &[u8], size: u8, name: &str, pad: usize) {
-        b.u32(67).u16(misc).u16((36 + pad) as u16).u32(pid as u32);
+        let type_ = if misc & misc::BUILD_ID_SIZE != 0 {
+            0
+        } else {
+            67
+        };
+        b.u32(type_)
+            .u16(misc)
+            .u16((36 + pad) as u16)
+            .u32(pid as u32);
         let mut idb = id.to_vec();
         idb.resize(20, 0);
         b.raw(&idb).u8(size).raw(&[0, 0, 0]);
@@ -212,7 +222,8 @@ mod tests {
         assert!(!list.old_abi);
         assert_eq!(list.entries.len(), 2);
         let k = &list.entries[0];
-        assert_eq!((k.header.size, k.pid, k.cpumode()), (100, -1, 1));
+        assert_eq!((k.header.type_, k.header.size), (0, 100));
+        assert_eq!((k.pid, k.cpumode()), (-1, 1));
         assert_eq!(k.build_id(), &id[..]);
         assert_eq!(k.filename_str(), "[kernel.kallsyms]");
         let u = &list.entries[1];
@@ -229,6 +240,7 @@ mod tests {
         entry(&mut b, 2, -1, &[7; 20], 0, "/system/lib64/libm.so", 24);
         let bytes = b.take();
         let list: BuildIdList = round_trip(&bytes, Endian::Little, ());
+        assert_eq!(list.entries[0].header.type_, 67);
         assert_eq!(list.entries[0].build_id(), &[7; 20]);
         assert_eq!(list.entries[0].header.size, 60);
     }
@@ -264,6 +276,7 @@ mod tests {
         assert_eq!(back.entries[0].header.size, 100);
         assert_eq!(back.entries[0].build_id(), &[1, 2, 3]);
         assert_eq!(back.entries[0].header.misc, 0x8002);
+        assert_eq!(back.entries[0].header.type_, 0);
     }
 
     #[test]
