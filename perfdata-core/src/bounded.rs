@@ -146,6 +146,36 @@ where
     Ok(out)
 }
 
+/// Values of `T`, each read with a clone of `args`, while at least `min_size` bytes are
+/// left. Fewer bytes than that are left unread: writers pad some sections (perf 6.12's
+/// pipe-mode features to 8 bytes), and those bytes belong to whoever reads after.
+///
+/// A value that reads no bytes at all is an error rather than an endless loop.
+pub fn while_fits<R, T, A>(
+    reader: &mut R,
+    endian: Endian,
+    (min_size, args): (u64, A),
+) -> BinResult<Vec<T>>
+where
+    R: Read + Seek,
+    A: Clone,
+    for<'a> T: BinRead<Args<'a> = A>,
+{
+    let min_size = min_size.max(1);
+    let mut out = Vec::new();
+    while remaining(reader)? >= min_size {
+        let pos = reader.stream_position()?;
+        out.push(T::read_options(reader, endian, args.clone())?);
+        if reader.stream_position()? == pos {
+            return Err(binrw::Error::AssertFail {
+                pos,
+                message: "a value of a list read no bytes".into(),
+            });
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +209,13 @@ mod tests {
         let v: Option<Vec<u64>> = optional_vec(&mut c, Endian::Little, (2, 8)).unwrap();
         assert_eq!(v, Some(vec![0, 0]));
         assert!(bytes_or_rest(&mut c, Endian::Little, (Some(1),)).is_err());
+    }
+
+    #[test]
+    fn while_fits_leaves_a_short_tail_unread() {
+        let mut c = Cursor::new(vec![1, 0, 0, 0, 2, 0, 0, 0, 9, 9]);
+        let v: Vec<u32> = while_fits(&mut c, Endian::Little, (4, ())).unwrap();
+        assert_eq!(v, vec![1, 2]);
+        assert_eq!(c.position(), 8);
     }
 }

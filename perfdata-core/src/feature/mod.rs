@@ -7,17 +7,35 @@
 //! whose bytes do not fit its layout is kept whole as [`Feature::Raw`] with a warning, so
 //! encoding always gives back the bytes that were read.
 
+mod auxtrace;
+mod bpf;
+mod build_id;
+mod event_desc;
+mod memory;
+mod pmu;
+mod sched;
 mod simple;
 mod string;
+#[cfg(test)]
+mod testutil;
+mod topology;
 
 use binrw::Endian;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::codec;
 use crate::error::{Error, Result};
 
+pub use auxtrace::{AuxTrace, AuxTraceEntry, AuxTraceLayout};
+pub use bpf::{BpfBtf, BpfProgInfo, BpfProgram, Btf};
+pub use build_id::{BuildIdEntry, BuildIdList, BUILD_ID_ENTRY_FIXED, BUILD_ID_ENTRY_FIXED_OLD_ABI};
+pub use event_desc::{EventDesc, EventDescEntry, Group, GroupDesc};
+pub use memory::{Cache, CacheLevel, MemTopology, MemoryNode, NumaNode, NumaTopology};
+pub use pmu::{CpuPmuCaps, PmuCap, PmuCapList, PmuCaps, PmuCapsEntry, PmuMapping, PmuMappings};
+pub use sched::{CpuDomainInfo, CpuDomains, SchedDomain, SCHEDSTAT_VERSION_NAMED_DOMAINS};
 pub use simple::{ClockData, Compressed, NrCpus, SampleTime};
 pub use string::{PerfString, StringList};
+pub use topology::{CpuCoreSocket, CpuDies, CpuTopology, HybridNode, HybridTopology};
 
 /// A header feature bit, named as perf's `HEADER_*` constants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -163,6 +181,10 @@ impl FeatureContext {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum Feature {
+    /// The tracing blob (ftrace event formats, kallsyms, printk formats...), kept as bytes;
+    /// serialised as its length.
+    TracingData(#[serde(serialize_with = "serialize_len")] Vec<u8>),
+    BuildId(BuildIdList),
     Hostname(PerfString),
     OsRelease(PerfString),
     Version(PerfString),
@@ -173,20 +195,39 @@ pub enum Feature {
     /// Total memory in kB.
     TotalMem(u64),
     Cmdline(StringList),
+    EventDesc(EventDesc),
+    CpuTopology(CpuTopology),
+    NumaTopology(NumaTopology),
     /// Empty: the flag says the samples have branch stacks.
     BranchStack,
+    PmuMappings(PmuMappings),
+    GroupDesc(GroupDesc),
+    AuxTrace(AuxTrace),
     /// Empty: the data comes from `perf stat record`.
     Stat,
+    Cache(Cache),
     SampleTime(SampleTime),
+    MemTopology(MemTopology),
     /// Clock resolution in ns.
     ClockId(u64),
     /// The directory format version.
     DirFormat(u64),
+    BpfProgInfo(BpfProgInfo),
+    BpfBtf(BpfBtf),
     Compressed(Compressed),
+    CpuPmuCaps(CpuPmuCaps),
     ClockData(ClockData),
+    HybridTopology(HybridTopology),
+    PmuCaps(PmuCaps),
+    CpuDomainInfo(CpuDomainInfo),
     /// A feature kept as its bytes: unknown bits, and known ones whose bytes did not fit
     /// their layout.
     Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
+}
+
+/// A blob too large to be useful as text (TRACING_DATA) is serialised as its length.
+fn serialize_len<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(bytes.len() as u64)
 }
 
 /// A feature section: the decoded payload plus any bytes past its layout.
@@ -208,12 +249,17 @@ impl FeatureSection {
         let context = format!("feature {id}");
         let e = ctx.endian;
         macro_rules! typed {
-            ($variant:expr, $ty:ty) => {{
-                let (v, used) = codec::decode_prefix::<$ty>(bytes, e, (), offset, &context)?;
+            ($variant:expr, $ty:ty) => {
+                typed!($variant, $ty, ())
+            };
+            ($variant:expr, $ty:ty, $args:expr) => {{
+                let (v, used) = codec::decode_prefix::<$ty>(bytes, e, $args, offset, &context)?;
                 ($variant(v), used)
             }};
         }
         let (feature, used) = match id {
+            FeatureId::TracingData => (Feature::TracingData(bytes.to_vec()), bytes.len()),
+            FeatureId::BuildId => typed!(Feature::BuildId, BuildIdList),
             FeatureId::Hostname => typed!(Feature::Hostname, PerfString),
             FeatureId::OsRelease => typed!(Feature::OsRelease, PerfString),
             FeatureId::Version => typed!(Feature::Version, PerfString),
@@ -223,14 +269,30 @@ impl FeatureSection {
             FeatureId::NrCpus => typed!(Feature::NrCpus, NrCpus),
             FeatureId::TotalMem => typed!(Feature::TotalMem, u64),
             FeatureId::Cmdline => typed!(Feature::Cmdline, StringList),
+            FeatureId::EventDesc => typed!(Feature::EventDesc, EventDesc),
+            FeatureId::CpuTopology => {
+                typed!(Feature::CpuTopology, CpuTopology, (ctx.nr_cpus_avail,))
+            }
+            FeatureId::NumaTopology => typed!(Feature::NumaTopology, NumaTopology),
             FeatureId::BranchStack => (Feature::BranchStack, 0),
+            FeatureId::PmuMappings => typed!(Feature::PmuMappings, PmuMappings),
+            FeatureId::GroupDesc => typed!(Feature::GroupDesc, GroupDesc),
+            FeatureId::AuxTrace => typed!(Feature::AuxTrace, AuxTrace),
             FeatureId::Stat => (Feature::Stat, 0),
+            FeatureId::Cache => typed!(Feature::Cache, Cache),
             FeatureId::SampleTime => typed!(Feature::SampleTime, SampleTime),
+            FeatureId::MemTopology => typed!(Feature::MemTopology, MemTopology),
             FeatureId::ClockId => typed!(Feature::ClockId, u64),
             FeatureId::DirFormat => typed!(Feature::DirFormat, u64),
+            FeatureId::BpfProgInfo => typed!(Feature::BpfProgInfo, BpfProgInfo),
+            FeatureId::BpfBtf => typed!(Feature::BpfBtf, BpfBtf),
             FeatureId::Compressed => typed!(Feature::Compressed, Compressed),
+            FeatureId::CpuPmuCaps => typed!(Feature::CpuPmuCaps, CpuPmuCaps),
             FeatureId::ClockData => typed!(Feature::ClockData, ClockData),
-            _ => (Feature::Raw(bytes.to_vec()), bytes.len()),
+            FeatureId::HybridTopology => typed!(Feature::HybridTopology, HybridTopology),
+            FeatureId::PmuCaps => typed!(Feature::PmuCaps, PmuCaps),
+            FeatureId::CpuDomainInfo => typed!(Feature::CpuDomainInfo, CpuDomainInfo),
+            FeatureId::Unknown(_) => (Feature::Raw(bytes.to_vec()), bytes.len()),
         };
         Ok(FeatureSection {
             id,
@@ -261,27 +323,52 @@ impl FeatureSection {
     }
 
     /// Encode the section: the payload's layout followed by the trailing bytes.
+    ///
+    /// Panics if a model's own write checks fail (a count that disagrees with its list
+    /// after an edit); [`FeatureSection::try_encode`] returns that as an error.
     pub fn encode(&self, endian: Endian) -> Vec<u8> {
+        self.try_encode(endian)
+            .expect("a feature model that passes its own write checks")
+    }
+
+    /// Encode the section, or say which of the model's write checks failed.
+    pub fn try_encode(&self, endian: Endian) -> binrw::BinResult<Vec<u8>> {
         let mut out = match &self.feature {
+            Feature::TracingData(bytes) => bytes.clone(),
+            Feature::BuildId(v) => codec::try_encode(v, endian, ())?,
             Feature::Hostname(s)
             | Feature::OsRelease(s)
             | Feature::Version(s)
             | Feature::Arch(s)
             | Feature::CpuDesc(s)
-            | Feature::CpuId(s) => codec::encode(s, endian, ()),
-            Feature::NrCpus(v) => codec::encode(v, endian, ()),
+            | Feature::CpuId(s) => codec::try_encode(s, endian, ())?,
+            Feature::NrCpus(v) => codec::try_encode(v, endian, ())?,
             Feature::TotalMem(v) | Feature::ClockId(v) | Feature::DirFormat(v) => {
-                codec::encode(v, endian, ())
+                codec::try_encode(v, endian, ())?
             }
-            Feature::Cmdline(v) => codec::encode(v, endian, ()),
+            Feature::Cmdline(v) => codec::try_encode(v, endian, ())?,
+            Feature::EventDesc(v) => codec::try_encode(v, endian, ())?,
+            Feature::CpuTopology(v) => codec::try_encode(v, endian, ())?,
+            Feature::NumaTopology(v) => codec::try_encode(v, endian, ())?,
             Feature::BranchStack | Feature::Stat => Vec::new(),
-            Feature::SampleTime(v) => codec::encode(v, endian, ()),
-            Feature::Compressed(v) => codec::encode(v, endian, ()),
-            Feature::ClockData(v) => codec::encode(v, endian, ()),
+            Feature::PmuMappings(v) => codec::try_encode(v, endian, ())?,
+            Feature::GroupDesc(v) => codec::try_encode(v, endian, ())?,
+            Feature::AuxTrace(v) => codec::try_encode(v, endian, ())?,
+            Feature::Cache(v) => codec::try_encode(v, endian, ())?,
+            Feature::SampleTime(v) => codec::try_encode(v, endian, ())?,
+            Feature::MemTopology(v) => codec::try_encode(v, endian, ())?,
+            Feature::BpfProgInfo(v) => codec::try_encode(v, endian, ())?,
+            Feature::BpfBtf(v) => codec::try_encode(v, endian, ())?,
+            Feature::Compressed(v) => codec::try_encode(v, endian, ())?,
+            Feature::CpuPmuCaps(v) => codec::try_encode(v, endian, ())?,
+            Feature::ClockData(v) => codec::try_encode(v, endian, ())?,
+            Feature::HybridTopology(v) => codec::try_encode(v, endian, ())?,
+            Feature::PmuCaps(v) => codec::try_encode(v, endian, ())?,
+            Feature::CpuDomainInfo(v) => codec::try_encode(v, endian, ())?,
             Feature::Raw(bytes) => bytes.clone(),
         };
         out.extend_from_slice(&self.trailing);
-        out
+        Ok(out)
     }
 }
 
@@ -325,5 +412,97 @@ mod tests {
         let err = err.expect("an error for a 2-byte TOTAL_MEM");
         assert!(err.to_string().contains("feature TOTAL_MEM"), "{err}");
         assert_eq!(s.encode(Endian::Little), vec![1, 2]);
+    }
+
+    #[test]
+    fn tracing_data_is_kept_whole_and_serialised_as_its_length() {
+        let ctx = FeatureContext::new(Endian::Little);
+        let blob = b"\x17\x08\x44tracing0.5\0".to_vec();
+        let s = FeatureSection::decode(FeatureId::TracingData, &blob, &ctx, 0).unwrap();
+        assert_eq!(s.feature, Feature::TracingData(blob.clone()));
+        assert!(s.trailing.is_empty());
+        assert_eq!(s.encode(Endian::Big), blob);
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            json["feature"],
+            serde_json::json!({"kind": "tracing_data", "value": 14})
+        );
+    }
+
+    #[test]
+    fn json_has_strings_as_text_and_ids_as_hex() {
+        let list = BuildIdList::new(vec![BuildIdEntry::new(1, -1, &[0xab, 0xcd], "[vdso]")]);
+        let bytes = codec::encode(&list, Endian::Little, ());
+        let ctx = FeatureContext::new(Endian::Little);
+        let s = FeatureSection::decode(FeatureId::BuildId, &bytes, &ctx, 0).unwrap();
+        let json = serde_json::to_value(&s.feature).unwrap();
+        let e = &json["value"]["entries"][0];
+        assert_eq!(e["filename"], "[vdso]");
+        assert_eq!(e["build_id_bytes"], format!("abcd{}", "00".repeat(18)));
+        assert_eq!((e["pid"].as_i64(), e["size"].as_u64()), (Some(-1), Some(2)));
+    }
+
+    #[test]
+    fn cpu_topology_takes_its_cpu_count_from_the_context() {
+        // cores ["0-1"], threads ["0", "1"], then 2 x {core, socket} (16 bytes), which
+        // without the dies would also fit 2 CPUs only if the context says so.
+        let mut b = Vec::new();
+        let string = |b: &mut Vec<u8>, s: &str| {
+            b.extend_from_slice(&8u32.to_le_bytes());
+            let mut v = s.as_bytes().to_vec();
+            v.resize(8, 0);
+            b.extend_from_slice(&v);
+        };
+        b.extend_from_slice(&1u32.to_le_bytes());
+        string(&mut b, "0-1");
+        b.extend_from_slice(&2u32.to_le_bytes());
+        string(&mut b, "0");
+        string(&mut b, "1");
+        for w in [0u32, 0, 1, 0] {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        let mut ctx = FeatureContext::new(Endian::Little);
+        ctx.nr_cpus_avail = Some(1);
+        let s = FeatureSection::decode(FeatureId::CpuTopology, &b, &ctx, 0).unwrap();
+        let Feature::CpuTopology(t) = &s.feature else {
+            panic!("not a CPU_TOPOLOGY: {:?}", s.feature)
+        };
+        // One CPU's pair; the second pair does not parse as dies and stays trailing.
+        assert_eq!(t.cpus.as_ref().map(Vec::len), Some(1));
+        assert!(t.dies.is_none());
+        assert_eq!(s.trailing.len(), 8);
+        assert_eq!(s.encode(Endian::Little), b);
+
+        ctx.nr_cpus_avail = Some(2);
+        let s = FeatureSection::decode(FeatureId::CpuTopology, &b, &ctx, 0).unwrap();
+        let Feature::CpuTopology(t) = &s.feature else {
+            panic!("not a CPU_TOPOLOGY")
+        };
+        assert_eq!(t.cpus.as_ref().unwrap()[1].core_id, 1);
+        assert!(s.trailing.is_empty());
+    }
+
+    #[test]
+    fn no_known_feature_falls_back_to_raw() {
+        // A minimal valid payload of every known feature: zero counts (with the versions
+        // CACHE and MEM_TOPOLOGY require), empty strings; BUILD_ID is empty (a zero entry
+        // header would be an entry of size 0).
+        let ctx = FeatureContext::new(Endian::Little);
+        for id in FeatureId::all_known() {
+            let bytes: Vec<u8> = match id {
+                FeatureId::Cache => [1u32, 0].iter().flat_map(|w| w.to_le_bytes()).collect(),
+                FeatureId::MemTopology => {
+                    [1u64, 0, 0].iter().flat_map(|w| w.to_le_bytes()).collect()
+                }
+                FeatureId::BuildId => Vec::new(),
+                _ => vec![0; 40],
+            };
+            let s =
+                FeatureSection::decode(id, &bytes, &ctx, 0).unwrap_or_else(|e| panic!("{id}: {e}"));
+            assert!(!matches!(s.feature, Feature::Raw(_)), "{id} decoded as Raw");
+            assert_eq!(s.encode(Endian::Little), bytes, "{id}");
+        }
+        let s = FeatureSection::decode(FeatureId::Unknown(129), &[1, 2], &ctx, 0).unwrap();
+        assert_eq!(s.feature, Feature::Raw(vec![1, 2]));
     }
 }
