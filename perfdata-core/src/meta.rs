@@ -11,10 +11,13 @@ use serde::Serialize;
 use crate::attr::{FileAttr, PerfEventAttr};
 use crate::codec;
 use crate::error::{Error, Problem, Result};
+use crate::feature::{BuildIdEntry, BuildIdList};
 use crate::feature::{Feature, FeatureContext, FeatureId, FeatureSection};
 use crate::header::{EventType, FileHeader, FileSection, Magic, Probe};
 use crate::raw::RawRecord;
-use crate::record::{EventIndex, HeaderAttr, HeaderFeature, RecordHeader, RecordType};
+use crate::record::{
+    EventIndex, EventUpdate, EventUpdateData, HeaderAttr, HeaderFeature, RecordHeader, RecordType,
+};
 
 /// Which container the data came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -141,6 +144,25 @@ impl Metadata {
             );
         }
         self.features.insert(id, section);
+        if id == FeatureId::EventDesc {
+            self.apply_event_desc();
+        }
+    }
+
+    /// Name events from EVENT_DESC, by position, where they have no name yet (perf's
+    /// `evlist__set_event_name`).
+    fn apply_event_desc(&mut self) {
+        let Some(Feature::EventDesc(desc)) =
+            self.features.get(&FeatureId::EventDesc).map(|s| &s.feature)
+        else {
+            return;
+        };
+        let names: Vec<String> = desc.events.iter().map(|e| e.name.as_str_lossy()).collect();
+        for (attr, name) in self.attrs.iter_mut().zip(names) {
+            if attr.name.is_none() && !name.is_empty() {
+                attr.name = Some(name);
+            }
+        }
     }
 
     /// Load the attrs, ids, event types and features of a file-mode file.
@@ -231,6 +253,7 @@ impl Metadata {
             );
             meta.feature_sections.insert(id, sec);
         }
+        meta.apply_event_desc();
         // The slack: from the end of the index to the first payload, when the payloads
         // follow the index (perf's layout) and the gap is a few index entries.
         let index_end = index_at + index_len;
@@ -286,6 +309,32 @@ impl Metadata {
                     raw.payload
                 };
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
+            }
+            RecordType::HeaderBuildId => {
+                // The same layout as a BUILD_ID feature entry, which perf writes with
+                // type 0.
+                let mut entry: BuildIdEntry =
+                    codec::decode(raw.bytes, endian, (false,), raw.offset, &context())?;
+                entry.header.type_ = 0;
+                let section =
+                    self.features
+                        .entry(FeatureId::BuildId)
+                        .or_insert_with(|| FeatureSection {
+                            id: FeatureId::BuildId,
+                            feature: Feature::BuildId(BuildIdList::new(Vec::new())),
+                            trailing: Vec::new(),
+                        });
+                if let Feature::BuildId(list) = &mut section.feature {
+                    list.entries.push(entry);
+                }
+            }
+            RecordType::EventUpdate => {
+                let ev: EventUpdate = codec::decode(body, endian, (), body_offset, &context())?;
+                if let EventUpdateData::Name(name) = ev.data {
+                    if let Some(i) = self.events.event_of_id(ev.id) {
+                        self.attrs[i].name = Some(name.as_str_lossy());
+                    }
+                }
             }
             RecordType::HeaderEventType => {
                 // perf cuts the 64-byte name after its NUL, padded to 8.

@@ -274,6 +274,30 @@ impl PerfReader {
         self.sources.iter().map(|s| s.name.clone()).collect()
     }
 
+    /// Split a directory reader into one reader per data stream (`data`, then `data.N`),
+    /// each with a copy of the metadata: what merging the streams by time needs. Any
+    /// other reader comes back as the only element.
+    pub fn into_streams(self) -> Vec<PerfReader> {
+        let PerfReader {
+            meta,
+            sources,
+            opts,
+            path,
+            ..
+        } = self;
+        sources
+            .into_iter()
+            .map(|source| PerfReader {
+                meta: meta.clone(),
+                sources: vec![source],
+                current: 0,
+                opts,
+                failed: false,
+                path: path.clone(),
+            })
+            .collect()
+    }
+
     /// The next record, with the metadata as of that record; `Ok(None)` at the end.
     /// After an error, the reader returns `Ok(None)`.
     pub fn next_record(&mut self) -> Result<Option<Item<'_>>> {

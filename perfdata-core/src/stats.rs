@@ -12,13 +12,15 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::names::event_name;
+use crate::names::perf_stats_name;
 use crate::reader::{Item, PerfReader};
 use crate::record::RecordType;
 
 /// Per-event counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct EventCounts {
+    /// The event's name as `perf report --stats` prints it (see
+    /// [`crate::names::perf_stats_name`]).
     pub name: String,
     /// SAMPLE records of this event.
     pub samples: u64,
@@ -119,7 +121,7 @@ impl Stats {
             EventCounts::default(),
         );
         for (i, ev) in stats.events.iter_mut().enumerate() {
-            ev.name = event_name(meta, i);
+            ev.name = perf_stats_name(meta, i);
         }
         (stats, result)
     }

@@ -13,7 +13,7 @@ use crate::meta::Metadata;
 /// The tracing blob of a recording, if it has one.
 pub fn tracing_blob(meta: &Metadata) -> Option<&[u8]> {
     match meta.feature(FeatureId::TracingData)? {
-        Feature::Raw(bytes) => Some(bytes),
+        Feature::TracingData(bytes) | Feature::Raw(bytes) => Some(bytes),
         _ => None,
     }
 }

@@ -268,7 +268,7 @@ impl<'a> Iterator for SliceRecords<'a> {
 }
 
 /// Decode the 8-byte header of a framed record.
-pub(crate) fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
+pub fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
     RecordHeader {
         type_: u32_at(bytes, 0, endian).unwrap_or(0),
         misc: u16_at(bytes, 4, endian).unwrap_or(0),
