@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod convert;
 mod dump;
 mod info;
 mod stats;
@@ -29,6 +30,8 @@ enum Command {
     Stats(InputArgs),
     /// Print every record decoded, one per line, with its file offset.
     Dump(DumpArgs),
+    /// Rewrite a recording: change its container, compression or byte order.
+    Convert(convert::ConvertArgs),
 }
 
 #[derive(clap::Args)]
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Command::Info(a) => info::run(&a.file, a.json),
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
+        Command::Convert(a) => convert::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -72,14 +76,18 @@ fn main() -> ExitCode {
 #[derive(Debug)]
 pub enum CliError {
     Core(perfdata_core::Error),
+    Write(perfdata_write::WriteError),
     Output(std::io::Error),
+    Usage(String),
 }
 
 impl std::fmt::Display for CliError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CliError::Core(e) => write!(f, "{e}"),
+            CliError::Write(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "writing output: {e}"),
+            CliError::Usage(msg) => f.write_str(msg),
         }
     }
 }
@@ -87,6 +95,15 @@ impl std::fmt::Display for CliError {
 impl From<perfdata_core::Error> for CliError {
     fn from(e: perfdata_core::Error) -> Self {
         CliError::Core(e)
+    }
+}
+
+impl From<perfdata_write::WriteError> for CliError {
+    fn from(e: perfdata_write::WriteError) -> Self {
+        match e {
+            perfdata_write::WriteError::Read(e) => CliError::Core(e),
+            other => CliError::Write(other),
+        }
     }
 }
 

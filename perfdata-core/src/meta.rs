@@ -266,9 +266,25 @@ impl Metadata {
         Ok(meta)
     }
 
-    /// Fold a metadata record met in the stream (pipe mode mostly; perf inject also
-    /// leaves HEADER_ATTR records in files).
+    /// Fold a metadata record met in the stream. In pipe mode these records are the
+    /// metadata; in a file (perf inject leaves HEADER_BUILD_ID records in the data,
+    /// simpleperf a HEADER_TRACING_DATA record) the header's own sections win, and a
+    /// record only fills in a feature the header does not have.
     pub fn fold(&mut self, raw: &RawRecord<'_>) -> Result<()> {
+        if self.header.is_some() {
+            let has = |id| self.feature_sections.contains_key(&id);
+            let shadowed = match raw.record_type() {
+                RecordType::HeaderBuildId => has(FeatureId::BuildId),
+                RecordType::HeaderTracingData => has(FeatureId::TracingData),
+                RecordType::HeaderFeature => codec::u64_at(raw.bytes, 8, self.endian)
+                    .and_then(|b| u32::try_from(b).ok())
+                    .is_some_and(|b| has(FeatureId::from_bit(b))),
+                _ => false,
+            };
+            if shadowed {
+                return Ok(());
+            }
+        }
         let endian = self.endian;
         let context = || format!("record {}", raw.record_type());
         let body = &raw.bytes[RecordHeader::SIZE..];

@@ -30,7 +30,7 @@ pub struct AttrEntry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuxtracePosition {
     pub offset: u64,
-    /// header.size plus the trace bytes that follow the record.
+    /// The record's header.size (perf indexes the record, not the trace bytes after it).
     pub size: u64,
 }
 
@@ -145,7 +145,7 @@ impl<W: Write + Seek> FileWriter<W> {
         if u32_at(bytes, 0, self.endian) == Some(RecordType::Auxtrace.as_u32()) {
             self.auxtrace.push(AuxtracePosition {
                 offset: self.pos,
-                size: (bytes.len() + payload.len()) as u64,
+                size: bytes.len() as u64,
             });
         }
         self.out.write_all(bytes).map_err(io_err)?;

@@ -7,6 +7,7 @@
 //!   into place only when everything succeeded.
 
 pub mod compress;
+pub mod convert;
 pub mod error;
 pub mod file;
 pub mod output;

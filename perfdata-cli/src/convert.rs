@@ -1,0 +1,239 @@
+//! `perfdata convert IN -o OUT`: rewrite a recording, changing its container, its
+//! compression or its byte order.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use perfdata_core::ContainerKind;
+use perfdata_write::compress::CompressFormat;
+use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
+use perfdata_write::output::{copy_to, AtomicOutput};
+use perfdata_write::WriteError;
+
+use crate::CliError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EndianArg {
+    Little,
+    Big,
+    Keep,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// PERF_RECORD_COMPRESSED (81), what perf 6.1 reads.
+    Compressed,
+    /// PERF_RECORD_COMPRESSED2 (83), perf 6.16 and later.
+    Compressed2,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompatArg {
+    /// A file perf 6.1 can open: written in file mode (unless --to-pipe), attrs cut to
+    /// 128 bytes, COMPRESSED2 re-encoded as COMPRESSED, simpleperf's in-data tracing
+    /// record moved to the TRACING_DATA feature, compressed pipe streams expanded.
+    #[value(name = "perf6.1")]
+    Perf61,
+}
+
+#[derive(clap::Args)]
+pub struct ConvertArgs {
+    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
+    input: PathBuf,
+    /// Output path, or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Write file mode (a pipe stream's metadata becomes header sections).
+    #[arg(long, conflicts_with = "to_pipe")]
+    to_file: bool,
+    /// Write pipe mode (header sections become HEADER_* records).
+    #[arg(long)]
+    to_pipe: bool,
+    /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
+    #[arg(long, value_name = "LEVEL", num_args = 0..=1, require_equals = true, default_missing_value = "1", conflicts_with = "decompress")]
+    compress: Option<i32>,
+    /// Expand every compressed record and drop the COMPRESSED feature.
+    #[arg(long)]
+    decompress: bool,
+    /// Which compressed record type to write (default: COMPRESSED, what perf 6.1 reads).
+    /// Given alone, re-encodes the input's compressed records in this format.
+    #[arg(long, value_enum)]
+    compress_format: Option<FormatArg>,
+    /// Byte order of the output.
+    #[arg(long, value_enum, default_value_t = EndianArg::Keep)]
+    endian: EndianArg,
+    /// Make the output readable by an older perf.
+    #[arg(long, value_enum)]
+    compat: Option<CompatArg>,
+    /// Allow OUT to be the input file (it is replaced only when the conversion succeeded).
+    #[arg(long)]
+    in_place: bool,
+}
+
+/// Whether two paths name the same file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn options(
+    args: &ConvertArgs,
+    input_container: ContainerKind,
+    input_has_compressed2: bool,
+) -> ConvertOptions {
+    let format = match args.compress_format {
+        Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
+        _ => CompressFormat::Compressed,
+    };
+    let compat = args.compat == Some(CompatArg::Perf61);
+    // perf 6.1 reads files well and pipe streams less so (no decompression, tracing data
+    // trips `report --stats`), so compat writes a file unless told otherwise.
+    let target = if args.to_file || (compat && !args.to_pipe) {
+        Some(Target::File)
+    } else if args.to_pipe {
+        Some(Target::Pipe)
+    } else {
+        None
+    };
+    let mut compression = match (args.compress, args.decompress) {
+        (Some(level), _) => Compression::Compress { level, format },
+        (None, true) => Compression::Decompress,
+        (None, false) => Compression::Keep,
+    };
+    let out_pipe = target == Some(Target::Pipe)
+        || (target.is_none() && input_container == ContainerKind::Pipe);
+    // perf 6.1 cannot decompress records in pipe mode at all (its buffer size comes from
+    // a feature it only reads in file mode), so compat expands them there.
+    if compat && out_pipe && compression == Compression::Keep {
+        compression = Compression::Decompress;
+    }
+    // Keeping compression but in another record format means re-encoding it: perf 6.1
+    // reads only COMPRESSED, and --compress-format alone asks for a format.
+    let keep_format = match (compression, args.compress_format) {
+        (Compression::Keep, Some(_)) => Some(format),
+        (Compression::Keep, None) if compat && input_has_compressed2 => {
+            Some(CompressFormat::Compressed)
+        }
+        _ => None,
+    };
+    ConvertOptions {
+        target,
+        compression,
+        endian: match args.endian {
+            EndianArg::Little => Some(perfdata_core::Endian::Little),
+            EndianArg::Big => Some(perfdata_core::Endian::Big),
+            EndianArg::Keep => None,
+        },
+        compat_perf_6_1: compat,
+        keep_format,
+    }
+}
+
+/// Whether the input holds COMPRESSED2 records (which perf 6.1 does not read).
+fn has_compressed2(path: &Path) -> Result<bool, CliError> {
+    if path.as_os_str() == "-" {
+        return Ok(false);
+    }
+    let mut reader = perfdata_core::PerfReader::open_with(
+        path,
+        perfdata_core::ReadOptions {
+            decompress: false,
+            keep_containers: true,
+        },
+    )?;
+    while let Some(item) = reader.next_record()? {
+        if item.raw.record_type() == perfdata_core::record::RecordType::Compressed2 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
+    let stdout_out = args.output.as_os_str() == "-";
+    if !stdout_out && !args.in_place && same_file(&args.input, &args.output) {
+        return Err(CliError::Usage(format!(
+            "the output {} is the input; pass --in-place to replace it",
+            args.output.display()
+        )));
+    }
+    let compressed2 = if args.compat.is_some() {
+        has_compressed2(&args.input)?
+    } else {
+        false
+    };
+    let probe = if args.input.as_os_str() == "-" {
+        None
+    } else {
+        Some(perfdata_core::PerfReader::open(&args.input)?)
+    };
+    let container = probe
+        .as_ref()
+        .map_or(ContainerKind::Pipe, |r| r.meta().container);
+    drop(probe);
+    let opts = options(args, container, compressed2);
+    let reader = convert::open_input(&args.input, &opts)?;
+    let target = opts.target.unwrap_or(match reader.meta().container {
+        ContainerKind::Pipe => Target::Pipe,
+        ContainerKind::File | ContainerKind::Directory => Target::File,
+    });
+
+    let report = match (target, stdout_out) {
+        (Target::File, false) => {
+            let mut out = AtomicOutput::create(&args.output)?;
+            let report = {
+                let w = out.writer();
+                let (mut w, report) = convert::to_file(reader, w, &opts)?;
+                w.flush()
+                    .map_err(|e| WriteError::io("writing the output", e))?;
+                report
+            };
+            out.commit()?;
+            report
+        }
+        (Target::Pipe, false) => {
+            let mut out = AtomicOutput::create(&args.output)?;
+            let report = {
+                let w = out.writer();
+                let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
+                w.flush()
+                    .map_err(|e| WriteError::io("writing the output", e))?;
+                report
+            };
+            out.commit()?;
+            report
+        }
+        (Target::Pipe, true) => {
+            let stdout = std::io::stdout();
+            let w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
+            w.flush()?;
+            report
+        }
+        (Target::File, true) => {
+            // File mode needs to seek back for the header: build it in an anonymous temp
+            // file, then stream that out.
+            let mut tmp: File = tempfile::tempfile()?;
+            let report = {
+                let w = BufWriter::with_capacity(1 << 20, &mut tmp);
+                let (mut w, report) = convert::to_file(reader, w, &opts)?;
+                w.flush()?;
+                report
+            };
+            let stdout = std::io::stdout();
+            copy_to(&mut tmp, &mut stdout.lock())?;
+            report
+        }
+    };
+    print_report(&report);
+    Ok(())
+}
+
+fn print_report(report: &Report) {
+    for w in &report.warnings {
+        eprintln!("perfdata: warning: {w}");
+    }
+}

@@ -1,0 +1,354 @@
+//! The metadata of a converted recording: its attrs, and its features as file sections
+//! or as pipe-mode records.
+//!
+//! Derived features are recomputed rather than copied stale: AUXTRACE (the file offsets
+//! of the AUXTRACE records), COMPRESSED (how the output was compressed), SAMPLE_TIME
+//! (added from the samples when a pipe stream had none); DIR_FORMAT is dropped when a
+//! directory becomes a file.
+
+use std::io::Write;
+
+use binrw::Endian;
+use perfdata_core::attr::{SampleType, ATTR_SIZE_PERF_6_1};
+use perfdata_core::codec::encode;
+use perfdata_core::feature::{
+    AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
+};
+use perfdata_core::record::{RecordHeader, RecordType};
+use perfdata_core::{ContainerKind, Metadata};
+
+use super::{Compression, ConvertOptions, Converter, Target};
+use crate::compress::DEFAULT_MMAP_LEN;
+use crate::error::{Result, WriteError};
+use crate::file::{AttrEntry, AuxtracePosition};
+use crate::pipe::PipeWriter;
+
+/// The input's COMPRESSED feature.
+fn input_compressed(meta: &Metadata) -> Option<&Compressed> {
+    match meta.feature(FeatureId::Compressed)? {
+        Feature::Compressed(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// The decompression buffer size the input was written for.
+pub(super) fn input_mmap_len(meta: &Metadata) -> Option<usize> {
+    input_compressed(meta)
+        .map(|c| c.mmap_len as usize)
+        .filter(|&n| n > 0)
+}
+
+/// The zstd level the input was compressed with.
+pub(super) fn input_level(meta: &Metadata) -> Option<i32> {
+    input_compressed(meta)
+        .map(|c| c.level as i32)
+        .filter(|&l| l > 0)
+}
+
+/// Whether a file perf reads needs IDENTIFIER added to counting events. `perf stat
+/// record` writes its counting events (no sampling, no sample_id trailers) with
+/// sample_type 0 to a pipe but IDENTIFIER to a file, because perf refuses a file with
+/// several events none of whose sample_type locates an id. Adding the bit to such events
+/// changes no record's layout: they have no samples and no trailers.
+fn needs_identifier(meta: &Metadata, target: Target) -> bool {
+    let id_bits = SampleType::ID | SampleType::IDENTIFIER;
+    target == Target::File
+        && meta.attrs.len() > 1
+        && meta.attrs.iter().all(|ev| {
+            let a = &ev.attr;
+            a.sample_period == 0
+                && !a.freq()
+                && !a.sample_id_all()
+                && !a.sample_type.intersects(id_bits)
+        })
+}
+
+/// The attrs to write. With `compat_perf_6_1`, attrs larger than perf 6.1's 128 bytes are
+/// cut to 128 when nothing but zeros is lost, and refused otherwise.
+pub fn output_attrs(
+    meta: &Metadata,
+    opts: &ConvertOptions,
+    target: Target,
+) -> Result<Vec<AttrEntry>> {
+    let mut out = Vec::with_capacity(meta.attrs.len());
+    let add_identifier = needs_identifier(meta, target);
+    for (i, ev) in meta.attrs.iter().enumerate() {
+        let mut attr = ev.attr.clone();
+        if opts.compat_perf_6_1 && attr.encoded_len > ATTR_SIZE_PERF_6_1 {
+            if !attr.is_zero_past(ATTR_SIZE_PERF_6_1, meta.endian) {
+                return Err(WriteError::unsupported(
+                    None,
+                    format!(
+                        "attr {i} ({}) uses fields past perf 6.1's 128 bytes (config3 = {:#x}); \
+                         cutting it would change the event",
+                        perfdata_core::names::event_name(meta, i),
+                        attr.config3
+                    ),
+                ));
+            }
+            attr.set_encoded_len(ATTR_SIZE_PERF_6_1);
+            attr.size = ATTR_SIZE_PERF_6_1 as u32;
+        }
+        if add_identifier {
+            attr.sample_type |= SampleType::IDENTIFIER;
+        }
+        out.push(AttrEntry {
+            attr,
+            ids: ev.ids.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// Feature changes a conversion implies.
+#[derive(Debug, Default)]
+pub struct FeatureEdits {
+    pub drop: Vec<FeatureId>,
+    pub set: Vec<FeatureSection>,
+    /// Rebuild AUXTRACE from where the records landed.
+    pub recompute_auxtrace: bool,
+    /// Write features that came from records (pipe mode, or a file's data section) and
+    /// not from a file header: always from a pipe, and with compat (whose output drops
+    /// the records).
+    pub include_folded: bool,
+    pub warnings: Vec<String>,
+}
+
+impl FeatureEdits {
+    pub(super) fn for_output(conv: &Converter, meta: &Metadata, target: Target) -> Self {
+        let mut edits = FeatureEdits {
+            include_folded: meta.header.is_none() || conv.opts.compat_perf_6_1,
+            ..Default::default()
+        };
+        if meta.container == ContainerKind::Directory {
+            edits.drop.push(FeatureId::DirFormat);
+        }
+        // Containers copied as they are keep the input's feature; records compressed here
+        // get a feature that says how.
+        match (&conv.opts.compression, conv.wrote_compressed) {
+            (_, false) => {
+                if meta.features.contains_key(&FeatureId::Compressed)
+                    && !matches!(conv.opts.compression, Compression::Keep)
+                {
+                    edits.drop.push(FeatureId::Compressed);
+                }
+            }
+            (_, true) => {
+                let c = conv
+                    .compressor
+                    .as_ref()
+                    .expect("compressed output has a compressor");
+                let level = match conv.opts.compression {
+                    Compression::Compress { level, .. } => level.max(0) as u32,
+                    _ => input_compressed(meta).map_or(1, |c| c.level),
+                };
+                edits.set.push(FeatureSection {
+                    id: FeatureId::Compressed,
+                    feature: Feature::Compressed(Compressed {
+                        version: 0,
+                        type_: 1,
+                        level,
+                        ratio: c.ratio(),
+                        mmap_len: c.mmap_len() as u32,
+                    }),
+                    trailing: Vec::new(),
+                });
+            }
+        }
+        if target == Target::File {
+            if meta.features.contains_key(&FeatureId::AuxTrace) {
+                edits.recompute_auxtrace = true;
+            }
+            // A pipe stream of `perf stat record` has no STAT flag (it sends no
+            // features); the file perf stat record writes has it, and perf script needs
+            // it to show the counts.
+            if conv.saw_stat
+                && !meta.features.contains_key(&FeatureId::Stat)
+                && meta.container == ContainerKind::Pipe
+            {
+                edits.set.push(FeatureSection {
+                    id: FeatureId::Stat,
+                    feature: Feature::Stat,
+                    trailing: Vec::new(),
+                });
+            }
+            if !meta.features.contains_key(&FeatureId::SampleTime)
+                && meta.container == ContainerKind::Pipe
+            {
+                if let Some((first, last)) = conv.sample_time {
+                    edits.set.push(FeatureSection {
+                        id: FeatureId::SampleTime,
+                        feature: Feature::SampleTime(SampleTime { first, last }),
+                        trailing: Vec::new(),
+                    });
+                }
+            }
+        }
+        edits
+    }
+}
+
+/// Encode one feature in `endian`; a feature with no known layout can only be copied in
+/// the byte order it came in.
+fn encode_feature(
+    section: &FeatureSection,
+    in_endian: Endian,
+    out_endian: Endian,
+) -> Result<Vec<u8>> {
+    if in_endian != out_endian {
+        if let Feature::Raw(bytes) = &section.feature {
+            if !bytes.is_empty() {
+                return Err(WriteError::unsupported(
+                    None,
+                    format!(
+                        "feature {} has no known layout, so it cannot be byte-swapped",
+                        section.id
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(section.encode(out_endian))
+}
+
+/// The feature sections of a file, in bit order, encoded.
+pub(super) fn file_features(
+    meta: &Metadata,
+    edits: &FeatureEdits,
+    auxtrace: &[AuxtracePosition],
+    out_endian: Endian,
+) -> Result<Vec<(FeatureId, Vec<u8>)>> {
+    let mut sections: Vec<FeatureSection> = meta
+        .features
+        .values()
+        .filter(|s| edits.include_folded || meta.feature_sections.contains_key(&s.id))
+        .filter(|s| !edits.drop.contains(&s.id) && !edits.set.iter().any(|e| e.id == s.id))
+        .cloned()
+        .collect();
+    sections.extend(edits.set.iter().cloned());
+    sections.retain(|s| s.id.bit() < 256);
+    sections.sort_by_key(|s| s.id.bit());
+    let mut out = Vec::with_capacity(sections.len());
+    for mut section in sections {
+        if section.id == FeatureId::AuxTrace && edits.recompute_auxtrace {
+            if let Feature::AuxTrace(index) = &mut section.feature {
+                index.entries = auxtrace
+                    .iter()
+                    .map(|p| AuxTraceEntry {
+                        file_offset: p.offset,
+                        size: p.size,
+                    })
+                    .collect();
+            }
+        }
+        out.push((
+            section.id,
+            encode_feature(&section, meta.endian, out_endian)?,
+        ));
+    }
+    Ok(out)
+}
+
+/// Features perf 6.1 does not send as HEADER_FEATURE: the tracing data and build ids
+/// travel as their own records, AUXTRACE indexes file offsets a stream does not have,
+/// DIR_FORMAT describes a directory.
+fn sent_as_header_feature(id: FeatureId) -> bool {
+    !matches!(
+        id,
+        FeatureId::TracingData | FeatureId::BuildId | FeatureId::AuxTrace | FeatureId::DirFormat
+    )
+}
+
+/// The records that open a pipe stream made from a file: HEADER_ATTR, HEADER_FEATURE,
+/// the end marker, HEADER_TRACING_DATA, HEADER_BUILD_ID and HEADER_EVENT_TYPE. Returns
+/// warnings for what a stream cannot carry.
+pub(super) fn write_pipe_header<W: Write>(
+    meta: &Metadata,
+    opts: &ConvertOptions,
+    writer: &mut PipeWriter<W>,
+    out_endian: Endian,
+) -> Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    for a in output_attrs(meta, opts, Target::Pipe)? {
+        writer.write_attr(&a.attr, &a.ids)?;
+    }
+    let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
+    sections.sort_by_key(|s| s.id.bit());
+    for mut section in sections {
+        if !sent_as_header_feature(section.id) {
+            continue;
+        }
+        if let FeatureId::Unknown(bit) = section.id {
+            warnings.push(format!(
+                "feature bit {bit} is not perf's; perf's pipe readers reject it, so it is not written"
+            ));
+            continue;
+        }
+        if section.id == FeatureId::Compressed {
+            match opts.compression {
+                Compression::Decompress => continue,
+                Compression::Compress { level, .. } => {
+                    section.feature = Feature::Compressed(Compressed {
+                        version: 0,
+                        type_: 1,
+                        level: level.max(0) as u32,
+                        ratio: 0,
+                        mmap_len: input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN) as u32,
+                    });
+                }
+                Compression::Keep => {}
+            }
+        }
+        writer.write_feature(
+            section.id,
+            &encode_feature(&section, meta.endian, out_endian)?,
+        )?;
+    }
+    if let (Compression::Compress { level, .. }, false) = (
+        opts.compression,
+        meta.features.contains_key(&FeatureId::Compressed),
+    ) {
+        let c = Compressed {
+            version: 0,
+            type_: 1,
+            level: level.max(0) as u32,
+            ratio: 0,
+            mmap_len: DEFAULT_MMAP_LEN as u32,
+        };
+        writer.write_feature(FeatureId::Compressed, &encode(&c, out_endian, ()))?;
+    }
+    writer.write_feature_end()?;
+    match meta.feature(FeatureId::TracingData) {
+        Some(Feature::TracingData(blob)) | Some(Feature::Raw(blob)) => {
+            writer.write_tracing_data(blob)?
+        }
+        _ => {}
+    }
+    if let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) {
+        if list.old_abi {
+            warnings.push("old-ABI build ids (no pid) are written with perf's pid".into());
+        }
+        for entry in &list.entries {
+            let mut entry = entry.clone();
+            entry.header.type_ = RecordType::HeaderBuildId.as_u32();
+            let bytes = encode(&entry, out_endian, (false,));
+            writer.write_record(&bytes, &[])?;
+        }
+    }
+    for et in &meta.event_types {
+        // perf cuts the name after its NUL, padded to 8.
+        let name = perfdata_core::text::c_str_bytes(&et.name);
+        let name_len = (name.len() + 1).div_ceil(8) * 8;
+        let size = RecordHeader::SIZE + 8 + name_len;
+        let mut rec = encode(
+            &RecordHeader::new(RecordType::HeaderEventType, 0, size as u16),
+            out_endian,
+            (),
+        );
+        rec.extend_from_slice(&encode(&et.event_id, out_endian, ()));
+        rec.extend_from_slice(name);
+        rec.resize(size, 0);
+        writer.write_record(&rec, &[])?;
+    }
+    Ok(warnings)
+}

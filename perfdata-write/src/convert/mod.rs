@@ -1,0 +1,412 @@
+//! `perfdata convert`: read a recording and write it again, changing its container (file,
+//! pipe), its compression or its byte order on the way, one record at a time.
+//!
+//! Records are copied as bytes unless a transformation needs them decoded (byte order)
+//! or expanded (compression changes, directory merging). Metadata records of a pipe
+//! stream become header sections of a file and the other way round.
+
+mod features;
+mod merge;
+mod sink;
+
+use std::io::{Seek, Write};
+
+use binrw::Endian;
+use perfdata_core::raw::Origin;
+use perfdata_core::record::{DecodeContext, Record, RecordType};
+use perfdata_core::{ContainerKind, Metadata, PerfReader, ReadOptions};
+
+use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use crate::error::{Result, WriteError};
+use crate::file::{AttrEntry, FileWriter};
+use crate::pipe::PipeWriter;
+
+pub use features::{output_attrs, FeatureEdits};
+use sink::Sink;
+
+/// The container to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    File,
+    Pipe,
+}
+
+/// What to do with compressed records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compression {
+    /// Keep what was compressed compressed, and nothing else.
+    #[default]
+    Keep,
+    /// Compress every data record (after FINISHED_INIT when there is one).
+    Compress { level: i32, format: CompressFormat },
+    /// Expand every compressed record and drop the COMPRESSED feature.
+    Decompress,
+}
+
+/// Options of a conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ConvertOptions {
+    /// `None`: the input's container (a directory becomes a file).
+    pub target: Option<Target>,
+    pub compression: Compression,
+    /// `None`: the input's byte order.
+    pub endian: Option<Endian>,
+    /// Make a file perf 6.1 can open (see [`features::compat_attrs`]).
+    pub compat_perf_6_1: bool,
+    /// Compressed records to write when keeping compression but rewriting records.
+    pub keep_format: Option<CompressFormat>,
+}
+
+/// What a conversion did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub records_in: u64,
+    pub records_out: u64,
+    pub warnings: Vec<String>,
+}
+
+/// Records whose content is metadata: folded into headers when writing a file,
+/// synthesized from headers when writing a pipe.
+fn is_metadata(ty: RecordType) -> bool {
+    matches!(
+        ty,
+        RecordType::HeaderAttr
+            | RecordType::HeaderFeature
+            | RecordType::HeaderTracingData
+            | RecordType::HeaderBuildId
+            | RecordType::HeaderEventType
+    )
+}
+
+/// The conversion state shared by file and pipe output.
+struct Converter {
+    opts: ConvertOptions,
+    in_endian: Endian,
+    out_endian: Endian,
+    compressor: Option<Compressor>,
+    /// Whether any compressed record was written (the COMPRESSED feature says how).
+    wrote_compressed: bool,
+    report: Report,
+    sample_time: Option<(u64, u64)>,
+    /// Whether `perf stat record` data went by (STAT_CONFIG, STAT, STAT_ROUND).
+    saw_stat: bool,
+}
+
+impl Converter {
+    fn new(opts: ConvertOptions, meta: &Metadata) -> Result<Self> {
+        let in_endian = meta.endian;
+        let out_endian = opts.endian.unwrap_or(in_endian);
+        let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
+        let compressor = match opts.compression {
+            Compression::Compress { level, format } => {
+                Some(Compressor::new(level, format, mmap_len, out_endian)?)
+            }
+            Compression::Keep => {
+                let level = features::input_level(meta).unwrap_or(1);
+                let format = opts.keep_format.unwrap_or(CompressFormat::Compressed);
+                Some(Compressor::new(level, format, mmap_len, out_endian)?)
+            }
+            Compression::Decompress => None,
+        };
+        Ok(Converter {
+            opts,
+            in_endian,
+            out_endian,
+            compressor,
+            wrote_compressed: false,
+            report: Report::default(),
+            sample_time: None,
+            saw_stat: false,
+        })
+    }
+
+    /// Whether records must be expanded out of compressed containers.
+    fn expand(opts: &ConvertOptions, meta: &Metadata) -> bool {
+        let endian_change = opts.endian.is_some_and(|e| e != meta.endian);
+        !matches!(opts.compression, Compression::Keep)
+            || endian_change
+            || meta.container == ContainerKind::Directory
+            || opts.keep_format.is_some()
+    }
+
+    /// Re-encode a record in the output byte order (a copy when the order is the same).
+    fn transcode(
+        &self,
+        raw: &perfdata_core::raw::RawRecord<'_>,
+        meta: &Metadata,
+    ) -> Result<Vec<u8>> {
+        if self.in_endian == self.out_endian {
+            let mut v = Vec::with_capacity(raw.total_len());
+            v.extend_from_slice(raw.bytes);
+            v.extend_from_slice(raw.payload);
+            return Ok(v);
+        }
+        let ctx = DecodeContext {
+            endian: self.in_endian,
+            events: &meta.events,
+        };
+        let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
+        if let perfdata_core::record::RecordBody::Sample(sample) = &mut record.body {
+            swap_memory_images(sample);
+        }
+        if let perfdata_core::record::RecordBody::Raw(_) = record.body {
+            return Err(WriteError::unsupported(
+                Some(raw.offset),
+                format!(
+                    "record {} has no known layout, so its fields cannot be byte-swapped",
+                    raw.record_type()
+                ),
+            ));
+        }
+        Ok(record.encode(self.out_endian)?)
+    }
+
+    /// Whether a record goes into the compression stream. Keeping compression puts back
+    /// exactly the records that came out of it; compressing takes the kernel's records
+    /// (what perf's ring buffers hold and `perf record -z` compresses) and leaves perf's
+    /// own records (FINISHED_ROUND, metadata, AUXTRACE with its payload) plain.
+    fn compress_this(&self, ty: RecordType, origin: Origin) -> bool {
+        match self.opts.compression {
+            Compression::Decompress => false,
+            Compression::Keep => matches!(origin, Origin::Decompressed { .. }),
+            Compression::Compress { .. } => ty.is_kernel(),
+        }
+    }
+
+    /// Write one record (already in the output byte order) through compression.
+    fn emit(&mut self, sink: &mut dyn Sink, bytes: &[u8], compressed: bool) -> Result<()> {
+        if compressed {
+            self.wrote_compressed = true;
+            let c = self.compressor.as_mut().expect("compression was set up");
+            let mut out = |rec: &[u8]| sink.write(rec, &[]);
+            c.push(bytes, &mut out)?;
+        } else {
+            if let Some(c) = self.compressor.as_mut() {
+                let mut out = |rec: &[u8]| sink.write(rec, &[]);
+                c.flush(&mut out)?;
+            }
+            let (rec, payload) = split_payload(bytes, self.out_endian);
+            sink.write(rec, payload)?;
+        }
+        self.report.records_out += 1;
+        Ok(())
+    }
+
+    fn finish_compression(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        if let Some(c) = self.compressor.as_mut() {
+            let mut out = |rec: &[u8]| sink.write(rec, &[]);
+            c.flush(&mut out)?;
+        }
+        Ok(())
+    }
+
+    /// Process one input record for a sink.
+    fn record(
+        &mut self,
+        sink: &mut dyn Sink,
+        item: &perfdata_core::Item<'_>,
+        keep_metadata: bool,
+    ) -> Result<()> {
+        let raw = &item.raw;
+        let ty = raw.record_type();
+        self.report.records_in += 1;
+        if ty == RecordType::Sample {
+            if let Some(t) = item.locate().time {
+                self.sample_time = Some(match self.sample_time {
+                    Some((a, b)) => (a.min(t), b.max(t)),
+                    None => (t, t),
+                });
+            }
+        }
+        if matches!(
+            ty,
+            RecordType::StatConfig | RecordType::Stat | RecordType::StatRound
+        ) {
+            self.saw_stat = true;
+        }
+        if is_metadata(ty) && !keep_metadata {
+            return Ok(());
+        }
+        // perf 6.1 cannot read simpleperf's tracing data record inside a file's data;
+        // its content is in the TRACING_DATA feature of the output.
+        if ty == RecordType::HeaderTracingData
+            && self.opts.compat_perf_6_1
+            && item.meta.header.is_some()
+        {
+            return Ok(());
+        }
+        let bytes = self.transcode(raw, item.meta)?;
+        let compressed = self.compress_this(ty, raw.origin);
+        self.emit(sink, &bytes, compressed)
+    }
+}
+
+/// The user stack and AUX snapshot of a sample are memory images: a big-endian machine's
+/// stack holds big-endian words. perf reads a foreign-endian sample by swapping all of it
+/// as u64 words and then undoing that only for RAW data, so to show perf the same memory
+/// after a byte-order change, these images are swapped word by word as well.
+fn swap_memory_images(sample: &mut perfdata_core::record::Sample) {
+    fn swap_words(bytes: &mut [u8]) {
+        for word in bytes.chunks_exact_mut(8) {
+            word.reverse();
+        }
+    }
+    if let Some(stack) = &mut sample.stack_user {
+        swap_words(&mut stack.data);
+    }
+    if let Some(aux) = &mut sample.aux {
+        swap_words(&mut aux.data);
+    }
+}
+
+/// Split an encoded record into its `header.size` bytes and the payload after them.
+fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
+    let size = perfdata_core::codec::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
+    if size >= 8 && size <= bytes.len() {
+        bytes.split_at(size)
+    } else {
+        (bytes, &[])
+    }
+}
+
+fn reader_options(opts: &ConvertOptions, meta: &Metadata) -> ReadOptions {
+    let expand = Converter::expand(opts, meta);
+    ReadOptions {
+        decompress: expand,
+        keep_containers: !expand,
+    }
+}
+
+/// Open `path` for a conversion with `opts`.
+pub fn open_input(path: &std::path::Path, opts: &ConvertOptions) -> Result<PerfReader> {
+    // The metadata decides whether compressed records are expanded; a second open is
+    // cheap (a map and a header parse) and stdin is only read once, with expansion.
+    if path.as_os_str() == "-" {
+        return Ok(PerfReader::open_with(
+            path,
+            ReadOptions {
+                decompress: true,
+                keep_containers: false,
+            },
+        )?);
+    }
+    let probe = PerfReader::open_with(path, ReadOptions::default())?;
+    let ro = reader_options(opts, probe.meta());
+    drop(probe);
+    Ok(PerfReader::open_with(path, ro)?)
+}
+
+/// Convert to file mode on a seekable output.
+pub fn to_file<W: Write + Seek>(
+    reader: PerfReader,
+    out: W,
+    opts: &ConvertOptions,
+) -> Result<(W, Report)> {
+    if reader.meta().container == ContainerKind::Directory {
+        return merge::directory_to_file(reader, out, opts);
+    }
+    let mut reader = reader;
+    let mut conv = Converter::new(*opts, reader.meta())?;
+
+    // In pipe mode the attrs arrive as records before the data: read up to the first
+    // data record before laying out the file, holding that record.
+    let mut held: Option<(Vec<u8>, Vec<u8>, u64, Origin)> = None;
+    if reader.meta().container == ContainerKind::Pipe {
+        while let Some(item) = reader.next_record()? {
+            let ty = item.raw.record_type();
+            if is_metadata(ty) {
+                conv.report.records_in += 1;
+                continue;
+            }
+            held = Some((
+                item.raw.bytes.to_vec(),
+                item.raw.payload.to_vec(),
+                item.raw.offset,
+                item.raw.origin,
+            ));
+            break;
+        }
+    }
+    let attrs: Vec<AttrEntry> = output_attrs(reader.meta(), opts, Target::File)?;
+    let event_types = reader.meta().event_types.clone();
+    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &event_types)?;
+    let nr_attrs = reader.meta().attrs.len();
+    {
+        let mut sink = sink::FileSink(&mut writer);
+        if let Some((bytes, payload, offset, origin)) = held {
+            let raw = perfdata_core::raw::RawRecord {
+                header: perfdata_core::raw::header_of(&bytes, reader.meta().endian),
+                offset,
+                bytes: &bytes,
+                payload: &payload,
+                origin,
+                stream: 0,
+            };
+            let item = perfdata_core::Item {
+                raw,
+                meta: reader.meta(),
+            };
+            conv.record(&mut sink, &item, false)?;
+        }
+        let keep_metadata = reader.meta().container != ContainerKind::Pipe;
+        while let Some(item) = reader.next_record()? {
+            if !keep_metadata
+                && item.raw.record_type() == RecordType::HeaderAttr
+                && item.meta.attrs.len() > nr_attrs
+            {
+                return Err(WriteError::unsupported(
+                    Some(item.raw.offset),
+                    "a HEADER_ATTR record after the first data record: the attrs section \
+                     was already laid out",
+                ));
+            }
+            conv.record(&mut sink, &item, keep_metadata)?;
+        }
+        conv.finish_compression(&mut sink)?;
+    }
+    let edits = FeatureEdits::for_output(&conv, reader.meta(), Target::File);
+    let feats = features::file_features(
+        reader.meta(),
+        &edits,
+        writer.auxtrace_positions(),
+        conv.out_endian,
+    )?;
+    let slack = reader.meta().feature_index_slack.clone();
+    let mut report = std::mem::take(&mut conv.report);
+    report
+        .warnings
+        .extend(reader.meta().warnings.iter().map(|w| w.to_string()));
+    report.warnings.extend(edits.warnings);
+    let out = writer.finish(&feats, &slack)?;
+    Ok((out, report))
+}
+
+/// Convert to pipe mode.
+pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
+    let mut reader = reader;
+    let mut conv = Converter::new(*opts, reader.meta())?;
+    let mut writer = PipeWriter::new(out, conv.out_endian)?;
+    let from_pipe = reader.meta().container == ContainerKind::Pipe;
+    let mut warnings = Vec::new();
+    if !from_pipe {
+        warnings.extend(features::write_pipe_header(
+            reader.meta(),
+            opts,
+            &mut writer,
+            conv.out_endian,
+        )?);
+    }
+    {
+        let mut sink = sink::PipeSink(&mut writer);
+        while let Some(item) = reader.next_record()? {
+            conv.record(&mut sink, &item, from_pipe)?;
+        }
+        conv.finish_compression(&mut sink)?;
+    }
+    let mut report = std::mem::take(&mut conv.report);
+    report
+        .warnings
+        .extend(reader.meta().warnings.iter().map(|w| w.to_string()));
+    report.warnings.extend(warnings);
+    Ok((writer.finish()?, report))
+}

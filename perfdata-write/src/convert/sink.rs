@@ -1,0 +1,29 @@
+//! Where converted records go: a file writer or a pipe writer.
+
+use std::io::{Seek, Write};
+
+use crate::error::Result;
+use crate::file::FileWriter;
+use crate::pipe::PipeWriter;
+
+/// A destination for encoded records.
+pub(crate) trait Sink {
+    /// Write a record (header included, `header.size` bytes) and its payload.
+    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
+}
+
+pub(crate) struct FileSink<'a, W: Write + Seek>(pub &'a mut FileWriter<W>);
+
+impl<W: Write + Seek> Sink for FileSink<'_, W> {
+    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
+        self.0.write_record(bytes, payload)
+    }
+}
+
+pub(crate) struct PipeSink<'a, W: Write>(pub &'a mut PipeWriter<W>);
+
+impl<W: Write> Sink for PipeSink<'_, W> {
+    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
+        self.0.write_record(bytes, payload)
+    }
+}
