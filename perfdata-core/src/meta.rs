@@ -81,6 +81,8 @@ pub struct Metadata {
     pub event_types: Vec<EventType>,
     /// Pipe mode: whether the end-of-features marker (an empty HEADER_FEATURE) was seen.
     pub saw_feature_end_marker: bool,
+    /// The type of the last compressed container expanded (COMPRESSED or COMPRESSED2).
+    pub compression_record: Option<RecordType>,
     pub warnings: Vec<Warning>,
 }
 
@@ -99,6 +101,7 @@ impl Metadata {
             feature_index_slack: Vec::new(),
             event_types: Vec::new(),
             saw_feature_end_marker: false,
+            compression_record: None,
             warnings: Vec::new(),
         }
     }

@@ -412,6 +412,7 @@ impl PerfReader {
             };
             let raw = span.record(buf, endian);
             if raw.is_compressed() && self.opts.decompress {
+                self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
                     *decomp = Some(Decompressor::new(endian, *stream)?);
                 }

@@ -211,6 +211,32 @@ fn encode_feature(
     Ok(section.encode(out_endian))
 }
 
+/// A HEADER_FEATURE payload re-encoded in `out_endian` through its feature model.
+pub(super) fn transcode_section(
+    hf: &perfdata_core::record::HeaderFeature,
+    meta: &Metadata,
+    offset: u64,
+    out_endian: Endian,
+) -> Result<Vec<u8>> {
+    if hf.data.is_empty() {
+        return Ok(Vec::new());
+    }
+    let id = u32::try_from(hf.feat_id)
+        .map(FeatureId::from_bit)
+        .map_err(|_| {
+            WriteError::unsupported(
+                Some(offset),
+                format!("HEADER_FEATURE id {} is not a feature", hf.feat_id),
+            )
+        })?;
+    let mut ctx = perfdata_core::feature::FeatureContext::new(meta.endian);
+    if let Some(Feature::NrCpus(n)) = meta.feature(FeatureId::NrCpus) {
+        ctx.nr_cpus_avail = Some(n.nr_cpus_available);
+    }
+    let section = FeatureSection::decode(id, &hf.data, &ctx, offset + 16)?;
+    encode_feature(&section, meta.endian, out_endian)
+}
+
 /// The feature sections of a file, in bit order, encoded.
 pub(super) fn file_features(
     meta: &Metadata,

@@ -96,28 +96,37 @@ impl Converter {
     fn new(opts: ConvertOptions, meta: &Metadata) -> Result<Self> {
         let in_endian = meta.endian;
         let out_endian = opts.endian.unwrap_or(in_endian);
-        let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
-        let compressor = match opts.compression {
-            Compression::Compress { level, format } => {
-                Some(Compressor::new(level, format, mmap_len, out_endian)?)
-            }
-            Compression::Keep => {
-                let level = features::input_level(meta).unwrap_or(1);
-                let format = opts.keep_format.unwrap_or(CompressFormat::Compressed);
-                Some(Compressor::new(level, format, mmap_len, out_endian)?)
-            }
-            Compression::Decompress => None,
-        };
         Ok(Converter {
             opts,
             in_endian,
             out_endian,
-            compressor,
+            compressor: None,
             wrote_compressed: false,
             report: Report::default(),
             sample_time: None,
             saw_stat: false,
         })
+    }
+
+    /// The compressor, made on first use: keeping compression writes the containers the
+    /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
+    fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
+        if self.compressor.is_none() {
+            let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
+            let (level, format) = match self.opts.compression {
+                Compression::Compress { level, format } => (level, format),
+                _ => {
+                    let seen = match meta.compression_record {
+                        Some(RecordType::Compressed2) => CompressFormat::Compressed2,
+                        _ => CompressFormat::Compressed,
+                    };
+                    let level = features::input_level(meta).unwrap_or(1);
+                    (level, self.opts.keep_format.unwrap_or(seen))
+                }
+            };
+            self.compressor = Some(Compressor::new(level, format, mmap_len, self.out_endian)?);
+        }
+        Ok(self.compressor.as_mut().expect("just made"))
     }
 
     /// Whether records must be expanded out of compressed containers.
@@ -146,8 +155,13 @@ impl Converter {
             events: &meta.events,
         };
         let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
-        if let perfdata_core::record::RecordBody::Sample(sample) = &mut record.body {
-            swap_memory_images(sample);
+        match &mut record.body {
+            perfdata_core::record::RecordBody::Sample(sample) => swap_memory_images(sample),
+            perfdata_core::record::RecordBody::HeaderFeature(hf) => {
+                // The payload is a feature section: swap it through its model.
+                hf.data = features::transcode_section(hf, meta, raw.offset, self.out_endian)?;
+            }
+            _ => {}
         }
         if let perfdata_core::record::RecordBody::Raw(_) = record.body {
             return Err(WriteError::unsupported(
@@ -174,10 +188,16 @@ impl Converter {
     }
 
     /// Write one record (already in the output byte order) through compression.
-    fn emit(&mut self, sink: &mut dyn Sink, bytes: &[u8], compressed: bool) -> Result<()> {
+    fn emit(
+        &mut self,
+        sink: &mut dyn Sink,
+        bytes: &[u8],
+        compressed: bool,
+        meta: &Metadata,
+    ) -> Result<()> {
         if compressed {
             self.wrote_compressed = true;
-            let c = self.compressor.as_mut().expect("compression was set up");
+            let c = self.compressor(meta)?;
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
             c.push(bytes, &mut out)?;
         } else {
@@ -237,7 +257,7 @@ impl Converter {
         }
         let bytes = self.transcode(raw, item.meta)?;
         let compressed = self.compress_this(ty, raw.origin);
-        self.emit(sink, &bytes, compressed)
+        self.emit(sink, &bytes, compressed, item.meta)
     }
 }
 

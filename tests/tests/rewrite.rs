@@ -1,0 +1,256 @@
+//! Rewriting without changes: every file perf laid out its own way comes back byte for
+//! byte; the others come back record for record. Byte-order round trips are identical.
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use perfdata_core::feature::FeatureId;
+use perfdata_core::record::RecordType;
+use perfdata_core::{Endian, PerfReader, ReadOptions};
+use perfdata_tests::{all_inputs, name, CORRUPT};
+use perfdata_write::compress::CompressFormat;
+use perfdata_write::convert::{self, ConvertOptions, Target};
+
+/// Inputs whose layout is not perf's canonical one, and why. Their rewrite is compared
+/// record for record instead of byte for byte.
+const NOT_CANONICAL: &[(&str, &str)] = &[
+    (
+        "KDAB-perf.data.true.v1",
+        "version-1 magic PERFFILE, rewritten as PERFILE2",
+    ),
+    (
+        "google-perf.data.branch_stack_hw_index",
+        "perf inject put the data at offset 4096",
+    ),
+    (
+        "google-perf.data.weight_struct",
+        "quipper: event_types section and 4 bytes after the last feature",
+    ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "simpleperf: feature payloads not in bit order",
+    ),
+    (
+        "jbeich-lbr-perf_lbr.data",
+        "simpleperf: feature payloads not in bit order",
+    ),
+    (
+        "jbeich-perf_with_add_counter.data",
+        "simpleperf: feature payloads not in bit order",
+    ),
+    (
+        "jbeich-perf_with_tracepoint_event.data",
+        "simpleperf: feature payloads not in bit order",
+    ),
+    (
+        "mstange-sleep.compressed2.pipe.data",
+        "perf's stderr text after the last record is junk, not data",
+    ),
+];
+
+/// Inputs that cannot change byte order, and why.
+const NO_BYTE_SWAP: &[(&str, &str)] = &[
+    (
+        "jbeich-etm-perf_etm.data",
+        "simpleperf feature bits 128+ have no known layout",
+    ),
+    (
+        "jbeich-lbr-perf_lbr.data",
+        "simpleperf feature bits 128+ have no known layout",
+    ),
+    (
+        "jbeich-perf_with_add_counter.data",
+        "simpleperf feature bits 128+ have no known layout",
+    ),
+    (
+        "jbeich-perf_with_arm_regs.data",
+        "simpleperf feature bits 128+ have no known layout",
+    ),
+    (
+        "jbeich-perf_with_tracepoint_event.data",
+        "simpleperf feature bits 128+ have no known layout",
+    ),
+];
+
+fn listed(list: &[(&str, &str)], n: &str) -> bool {
+    list.iter().any(|(f, _)| *f == n)
+}
+
+/// Convert `input` (a path, or bytes in memory) to bytes.
+fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
+    let reader = match input {
+        Input::Path(p) => convert::open_input(p, opts).map_err(|e| e.to_string())?,
+        Input::Bytes(b) => {
+            let ro = ReadOptions {
+                decompress: true,
+                keep_containers: false,
+            };
+            PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?
+        }
+    };
+    let container = reader.meta().container;
+    let target = opts.target.unwrap_or(match container {
+        perfdata_core::ContainerKind::Pipe => Target::Pipe,
+        _ => Target::File,
+    });
+    let out = match target {
+        Target::File => {
+            convert::to_file(reader, Cursor::new(Vec::new()), opts).map(|(c, _)| c.into_inner())
+        }
+        Target::Pipe => convert::to_pipe(reader, Vec::new(), opts).map(|(v, _)| v),
+    };
+    out.map_err(|e| e.to_string())
+}
+
+enum Input<'a> {
+    Path(&'a Path),
+    Bytes(Vec<u8>),
+}
+
+/// Every record of a recording as bytes (header + payload), and the features that are
+/// not derived from the layout.
+fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Vec<(FeatureId, Vec<u8>)>) {
+    let ro = ReadOptions {
+        decompress: false,
+        keep_containers: true,
+    };
+    let mut reader = PerfReader::from_vec(bytes, ro).expect("opens");
+    let mut records = Vec::new();
+    while let Some(item) = reader.next_record().expect("reads") {
+        let mut r = item.raw.bytes.to_vec();
+        r.extend_from_slice(item.raw.payload);
+        records.push(r);
+    }
+    let meta = reader.meta();
+    let mut features: Vec<(FeatureId, Vec<u8>)> = meta
+        .features
+        .values()
+        .filter(|s| s.id != FeatureId::AuxTrace)
+        .map(|s| (s.id, s.encode(meta.endian)))
+        .collect();
+    features.sort_by_key(|(id, _)| id.bit());
+    (records, features)
+}
+
+/// The compressed record type an input uses, if any.
+fn compression_format(path: &Path) -> Option<CompressFormat> {
+    let ro = ReadOptions {
+        decompress: false,
+        keep_containers: true,
+    };
+    let mut reader = PerfReader::open_with(path, ro).expect("opens");
+    while let Some(item) = reader.next_record().expect("reads") {
+        match item.raw.record_type() {
+            RecordType::Compressed => return Some(CompressFormat::Compressed),
+            RecordType::Compressed2 => return Some(CompressFormat::Compressed2),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn inputs() -> Vec<PathBuf> {
+    all_inputs()
+        .into_iter()
+        .filter(|p| name(p) != CORRUPT.0 && !p.is_dir())
+        .collect()
+}
+
+#[test]
+fn identity_rewrite_is_byte_identical_or_record_identical() {
+    let mut failures = Vec::new();
+    let (mut identical, mut record_equal) = (Vec::new(), Vec::new());
+    for path in inputs() {
+        let n = name(&path);
+        let original = std::fs::read(&path).unwrap();
+        let out = match convert_bytes(Input::Path(&path), &ConvertOptions::default()) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{n}: {e}"));
+                continue;
+            }
+        };
+        if listed(NOT_CANONICAL, &n) {
+            assert_ne!(
+                out, original,
+                "{n} is listed as not canonical but came back identical"
+            );
+            let (ra, fa) = records_and_features(original);
+            let (rb, fb) = records_and_features(out);
+            if ra != rb {
+                failures.push(format!(
+                    "{n}: records differ ({} vs {})",
+                    ra.len(),
+                    rb.len()
+                ));
+            }
+            if fa != fb {
+                failures.push(format!("{n}: features differ"));
+            }
+            record_equal.push(n);
+        } else if out != original {
+            let at = out.iter().zip(&original).position(|(a, b)| a != b);
+            failures.push(format!(
+                "{n}: rewrite differs (first at byte {at:?}, {} vs {} bytes)",
+                out.len(),
+                original.len()
+            ));
+        } else {
+            identical.push(n);
+        }
+    }
+    println!("byte-identical: {identical:?}");
+    println!("record-identical (not canonical): {record_equal:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn little_big_little_is_byte_identical() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for path in inputs() {
+        let n = name(&path);
+        let big = ConvertOptions {
+            endian: Some(Endian::Big),
+            ..Default::default()
+        };
+        let little = ConvertOptions {
+            endian: Some(Endian::Little),
+            ..Default::default()
+        };
+        let be = convert_bytes(Input::Path(&path), &big);
+        if listed(NO_BYTE_SWAP, &n) {
+            assert!(be.is_err(), "{n} is listed as not swappable but converted");
+            continue;
+        }
+        let be = match be {
+            Ok(b) => b,
+            Err(e) => {
+                failures.push(format!("{n}: to big endian: {e}"));
+                continue;
+            }
+        };
+        assert_eq!(&be[..8], b"2ELIFREP", "{n}: big-endian magic");
+        let le = match convert_bytes(Input::Bytes(be), &little) {
+            Ok(l) => l,
+            Err(e) => {
+                failures.push(format!("{n}: back to little endian: {e}"));
+                continue;
+            }
+        };
+        // A byte-order change re-compresses compressed records, so the reference is the
+        // same re-compression without the detour through big endian.
+        let reference = ConvertOptions {
+            keep_format: compression_format(&path),
+            ..little
+        };
+        let same = convert_bytes(Input::Path(&path), &reference).expect("identity");
+        if le != same {
+            let at = le.iter().zip(&same).position(|(a, b)| a != b);
+            failures.push(format!("{n}: LE->BE->LE differs at byte {at:?}"));
+        }
+        checked += 1;
+    }
+    println!("{checked} inputs round-tripped through big endian");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
