@@ -107,9 +107,12 @@ enum Input<'a> {
     Bytes(Vec<u8>),
 }
 
+/// Encoded feature sections by id.
+type Sections = Vec<(FeatureId, Vec<u8>)>;
+
 /// Every record of a recording as bytes (header + payload), and the features that are
 /// not derived from the layout.
-fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Vec<(FeatureId, Vec<u8>)>) {
+fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Sections) {
     let ro = ReadOptions {
         decompress: false,
         keep_containers: true,
@@ -122,7 +125,7 @@ fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Vec<(FeatureId, Vec<u8
         records.push(r);
     }
     let meta = reader.meta();
-    let mut features: Vec<(FeatureId, Vec<u8>)> = meta
+    let mut features: Sections = meta
         .features
         .values()
         .filter(|s| s.id != FeatureId::AuxTrace)
