@@ -27,6 +27,9 @@ fn io_err(e: std::io::Error) -> WriteError {
 }
 
 impl<W: Write> PipeWriter<W> {
+    /// The largest feature section a HEADER_FEATURE record can carry (its size is a u16).
+    pub const MAX_FEATURE_PAYLOAD: usize = u16::MAX as usize - 16;
+
     /// Write the pipe header.
     pub fn new(mut out: W, endian: Endian) -> Result<Self> {
         out.write_all(&Magic::V2.bytes(endian)).map_err(io_err)?;

@@ -12,7 +12,7 @@ use binrw::Endian;
 use perfdata_core::attr::{SampleType, ATTR_SIZE_PERF_6_1};
 use perfdata_core::codec::encode;
 use perfdata_core::feature::{
-    AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
+    AuxTrace, AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
 };
 use perfdata_core::record::{RecordHeader, RecordType};
 use perfdata_core::{ContainerKind, Metadata};
@@ -63,6 +63,19 @@ fn needs_identifier(meta: &Metadata, target: Target) -> bool {
         })
 }
 
+/// The inverse for a pipe: `perf stat record` streams carry sample_type 0, and perf
+/// script refuses IDENTIFIER-only events there.
+fn drops_identifier(meta: &Metadata, target: Target) -> bool {
+    target == Target::Pipe
+        && meta.attrs.iter().all(|ev| {
+            let a = &ev.attr;
+            a.sample_period == 0
+                && !a.freq()
+                && !a.sample_id_all()
+                && a.sample_type == SampleType::IDENTIFIER
+        })
+}
+
 /// The attrs to write. With `compat_perf_6_1`, attrs larger than perf 6.1's 128 bytes are
 /// cut to 128 when nothing but zeros is lost, and refused otherwise.
 pub fn output_attrs(
@@ -72,6 +85,7 @@ pub fn output_attrs(
 ) -> Result<Vec<AttrEntry>> {
     let mut out = Vec::with_capacity(meta.attrs.len());
     let add_identifier = needs_identifier(meta, target);
+    let drop_identifier = drops_identifier(meta, target);
     for (i, ev) in meta.attrs.iter().enumerate() {
         let mut attr = ev.attr.clone();
         if opts.compat_perf_6_1 && attr.encoded_len > ATTR_SIZE_PERF_6_1 {
@@ -91,6 +105,9 @@ pub fn output_attrs(
         }
         if add_identifier {
             attr.sample_type |= SampleType::IDENTIFIER;
+        }
+        if drop_identifier {
+            attr.sample_type = SampleType::empty();
         }
         out.push(AttrEntry {
             attr,
@@ -158,6 +175,29 @@ impl FeatureEdits {
         if target == Target::File {
             if meta.features.contains_key(&FeatureId::AuxTrace) {
                 edits.recompute_auxtrace = true;
+            } else if conv.saw_auxtrace {
+                // A pipe stream indexes no AUX trace; a file must, for perf to find it.
+                edits.recompute_auxtrace = true;
+                edits.set.push(FeatureSection {
+                    id: FeatureId::AuxTrace,
+                    feature: Feature::AuxTrace(AuxTrace::new(Vec::new())),
+                    trailing: Vec::new(),
+                });
+            }
+            // perf record flags branch stacks in a file header, never in a pipe stream.
+            let branches = meta
+                .attrs
+                .iter()
+                .any(|a| a.attr.sample_type.contains(SampleType::BRANCH_STACK));
+            if branches
+                && !meta.features.contains_key(&FeatureId::BranchStack)
+                && meta.container == ContainerKind::Pipe
+            {
+                edits.set.push(FeatureSection {
+                    id: FeatureId::BranchStack,
+                    feature: Feature::BranchStack,
+                    trailing: Vec::new(),
+                });
             }
             // A pipe stream of `perf stat record` has no STAT flag (it sends no
             // features); the file perf stat record writes has it, and perf script needs
@@ -325,10 +365,21 @@ pub(super) fn write_pipe_header<W: Write>(
                 Compression::Keep => {}
             }
         }
-        writer.write_feature(
-            section.id,
-            &encode_feature(&section, meta.endian, out_endian)?,
-        )?;
+        let payload = encode_feature(&section, meta.endian, out_endian)?;
+        // perf sends no empty feature (an empty HEADER_FEATURE is its end marker), and
+        // a record's size is a u16.
+        if payload.is_empty() {
+            continue;
+        }
+        if payload.len() > PipeWriter::<W>::MAX_FEATURE_PAYLOAD {
+            warnings.push(format!(
+                "feature {} is {} bytes, more than a pipe-mode record can hold; not written",
+                section.id,
+                payload.len()
+            ));
+            continue;
+        }
+        writer.write_feature(section.id, &payload)?;
     }
     if let (Compression::Compress { level, .. }, false) = (
         opts.compression,

@@ -90,6 +90,8 @@ struct Converter {
     sample_time: Option<(u64, u64)>,
     /// Whether `perf stat record` data went by (STAT_CONFIG, STAT, STAT_ROUND).
     saw_stat: bool,
+    /// Whether AUXTRACE records went by.
+    saw_auxtrace: bool,
 }
 
 impl Converter {
@@ -105,6 +107,7 @@ impl Converter {
             report: Report::default(),
             sample_time: None,
             saw_stat: false,
+            saw_auxtrace: false,
         })
     }
 
@@ -244,6 +247,7 @@ impl Converter {
         ) {
             self.saw_stat = true;
         }
+        self.saw_auxtrace |= ty == RecordType::Auxtrace;
         if is_metadata(ty) && !keep_metadata {
             return Ok(());
         }
