@@ -9,7 +9,6 @@ use perfdata_core::ContainerKind;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
 use perfdata_write::output::{copy_to, AtomicOutput};
-use perfdata_write::WriteError;
 
 use crate::CliError;
 
@@ -181,52 +180,39 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         ContainerKind::File | ContainerKind::Directory => Target::File,
     });
 
-    let report = match (target, stdout_out) {
-        (Target::File, false) => {
-            let mut out = AtomicOutput::create(&args.output)?;
-            let report = {
-                let w = out.writer();
-                let (mut w, report) = convert::to_file(reader, w, &opts)?;
-                w.flush()
-                    .map_err(|e| WriteError::io("writing the output", e))?;
-                report
-            };
-            out.commit()?;
-            report
-        }
-        (Target::Pipe, false) => {
-            let mut out = AtomicOutput::create(&args.output)?;
-            let report = {
-                let w = out.writer();
-                let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
-                w.flush()
-                    .map_err(|e| WriteError::io("writing the output", e))?;
-                report
-            };
-            out.commit()?;
-            report
-        }
-        (Target::Pipe, true) => {
-            let stdout = std::io::stdout();
-            let w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
+    let report = if !stdout_out {
+        let mut out = AtomicOutput::create(&args.output)?;
+        let report = {
+            let (mut w, report) = convert::to_target(reader, target, out.writer(), &opts)?;
             w.flush()?;
             report
-        }
-        (Target::File, true) => {
-            // File mode needs to seek back for the header: build it in an anonymous temp
-            // file, then stream that out.
-            let mut tmp: File = tempfile::tempfile()?;
-            let report = {
-                let w = BufWriter::with_capacity(1 << 20, &mut tmp);
-                let (mut w, report) = convert::to_file(reader, w, &opts)?;
-                w.flush()?;
-                report
-            };
-            let stdout = std::io::stdout();
-            copy_to(&mut tmp, &mut stdout.lock())?;
+        };
+        // Keep the input's mtime (perf shows it as "captured on") and permissions.
+        out.commit(
+            Some(&args.input)
+                .filter(|p| p.is_file())
+                .map(|p| p.as_path()),
+        )?;
+        report
+    } else if target == Target::Pipe {
+        let stdout = std::io::stdout();
+        let w = BufWriter::with_capacity(1 << 20, stdout.lock());
+        let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
+        w.flush()?;
+        report
+    } else {
+        // File mode needs to seek back for the header: build it in an anonymous temp
+        // file, then stream that out.
+        let mut tmp: File = tempfile::tempfile()?;
+        let report = {
+            let w = BufWriter::with_capacity(1 << 20, &mut tmp);
+            let (mut w, report) = convert::to_file(reader, w, &opts)?;
+            w.flush()?;
             report
-        }
+        };
+        let stdout = std::io::stdout();
+        copy_to(&mut tmp, &mut stdout.lock())?;
+        report
     };
     print_report(&report);
     Ok(())

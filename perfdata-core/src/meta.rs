@@ -294,12 +294,7 @@ impl Metadata {
         let body_offset = raw.offset + RecordHeader::SIZE as u64;
         match raw.record_type() {
             RecordType::HeaderAttr => {
-                let size = codec::u32_at(body, 4, endian).unwrap_or(0) as usize;
-                let attr_len = if size == 0 {
-                    crate::attr::ATTR_SIZE_VER0
-                } else {
-                    size
-                };
+                let attr_len = HeaderAttr::attr_len(body, endian);
                 let ha: HeaderAttr =
                     codec::decode(body, endian, (attr_len,), body_offset, &context())?;
                 self.add_attr(ha.attr, ha.ids, None);

@@ -39,13 +39,30 @@ impl AtomicOutput {
         BufWriter::with_capacity(1 << 20, self.temp.as_file_mut())
     }
 
-    /// Rename the temp file over the target.
-    pub fn commit(self) -> Result<()> {
+    /// Rename the temp file over the target. With `like`, the output gets that file's
+    /// permissions and modification time (perf shows the latter as "captured on").
+    pub fn commit(self, like: Option<&Path>) -> Result<()> {
         let target = self.target.clone();
-        self.temp
-            .as_file()
-            .sync_all()
+        let file = self.temp.as_file();
+        file.sync_all()
             .map_err(|e| WriteError::io("flushing the output", e))?;
+        match like.map(std::fs::metadata) {
+            Some(Ok(md)) => {
+                file.set_permissions(md.permissions())
+                    .map_err(|e| WriteError::io("setting the output's permissions", e))?;
+                if let Ok(mtime) = md.modified() {
+                    file.set_modified(mtime)
+                        .map_err(|e| WriteError::io("setting the output's time", e))?;
+                }
+            }
+            // A new file, not a copy: the usual permissions rather than the temp file's
+            // private ones.
+            _ => {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                    .map_err(|e| WriteError::io("setting the output's permissions", e))?;
+            }
+        }
         self.temp.persist(&target).map_err(|e| {
             WriteError::io(
                 format!("cannot rename the output to {}", target.display()),

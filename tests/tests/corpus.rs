@@ -1,6 +1,8 @@
 //! Every corpus file and fixture is read to its end, every record of a type perf defines
 //! decodes into its typed model, and decode-then-encode gives back the exact bytes of
-//! every record, feature section and attr.
+//! every record, feature section and attr. Feature sections also survive a trip through
+//! big endian and serialise to JSON; a record of a perf-defined type with non-zero bytes
+//! past its layout counts as not fitting it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,12 +11,26 @@ use perfdata_core::attr::FileAttr;
 use perfdata_core::codec;
 use perfdata_core::feature::{Feature, FeatureContext, FeatureId, FeatureSection};
 use perfdata_core::record::{HeaderFeature, RecordBody, RecordType};
-use perfdata_core::{Metadata, PerfReader};
+use perfdata_core::{Endian, Metadata, PerfReader};
 use perfdata_tests::{all_inputs, name, CORRUPT};
 
 /// Records whose bytes do not fit their type's layout, by (file, type): each is explained
 /// in the README's reading notes. Anything else left raw is a failure.
 const KNOWN_MISFITS: &[(&str, &str)] = &[];
+
+/// The warnings reading must give, by file: everything else reads without one.
+const EXPECTED_WARNINGS: &[(&str, &str)] = &[
+    // perf's own stderr text after the last record of the stream.
+    (
+        "mstange-sleep.compressed2.pipe.data",
+        "at byte offset 31808 (0x7c40): 143 bytes after the last record are not a record (junk)",
+    ),
+    // simpleperf writes 128-byte attr entries whose size field says 120.
+    (
+        "jbeich-perf_with_arm_regs.data",
+        "attr 0 says its size is 120 but attr_size gives 128",
+    ),
+];
 
 /// Whether a type's number is one FORMAT-NOTES lists (kernel 1..=22, perf's 64..=86).
 fn listed(ty: RecordType) -> bool {
@@ -24,6 +40,7 @@ fn listed(ty: RecordType) -> bool {
 #[derive(Default)]
 struct Walk {
     records: u64,
+    warnings: Vec<String>,
     by_type: BTreeMap<String, u64>,
     raw_listed: Vec<String>,
     mismatches: Vec<String>,
@@ -53,6 +70,14 @@ fn walk(path: &Path) -> Walk {
         w.records += 1;
         *w.by_type.entry(raw.record_type().name()).or_default() += 1;
         let (record, err) = item.decode_or_raw();
+        if listed(raw.record_type()) && record.extra.iter().any(|&b| b != 0) {
+            w.raw_listed.push(format!(
+                "{} at {}: {} bytes past its layout are not padding",
+                raw.record_type(),
+                raw.offset,
+                record.extra.len()
+            ));
+        }
         if let (RecordBody::Raw(_), true) = (&record.body, listed(raw.record_type())) {
             w.raw_listed.push(format!(
                 "{} at {}: {}",
@@ -83,6 +108,7 @@ fn walk(path: &Path) -> Walk {
         }
     }
     let meta = reader.meta();
+    w.warnings = meta.warnings.iter().map(|w| w.to_string()).collect();
     if meta.header.is_some() {
         check_file_sections(&mut w, path, meta);
     }
@@ -99,11 +125,28 @@ fn feature_ctx(meta: &Metadata) -> FeatureContext {
 
 fn check_feature(w: &mut Walk, meta: &Metadata, id: FeatureId, bytes: &[u8], offset: u64) {
     w.features_checked += 1;
-    match FeatureSection::decode(id, bytes, &feature_ctx(meta), offset) {
+    let ctx = feature_ctx(meta);
+    match FeatureSection::decode(id, bytes, &ctx, offset) {
         Ok(section) => {
             if section.encode(meta.endian) != bytes {
                 w.mismatches
                     .push(format!("feature {id} re-encodes differently"));
+            }
+            let be = FeatureContext {
+                endian: Endian::Big,
+                ..ctx
+            };
+            match FeatureSection::decode(id, &section.encode(Endian::Big), &be, 0) {
+                Ok(back) if back == section => {}
+                Ok(_) => w
+                    .mismatches
+                    .push(format!("feature {id}: big-endian copy decodes differently")),
+                Err(e) => w
+                    .mismatches
+                    .push(format!("feature {id}: big-endian copy: {e}")),
+            }
+            if let Err(e) = serde_json::to_string(&section) {
+                w.mismatches.push(format!("feature {id}: JSON: {e}"));
             }
             if !matches!(id, FeatureId::Unknown(_)) && matches!(section.feature, Feature::Raw(_)) {
                 w.mismatches.push(format!("feature {id} is not modelled"));
@@ -166,6 +209,22 @@ fn every_input_reads_to_its_end_and_round_trips() {
         }
         if let Some(e) = &w.error {
             failures.push(format!("{n}: {e}"));
+        }
+        let expected: Vec<&str> = EXPECTED_WARNINGS
+            .iter()
+            .filter(|(f, _)| *f == n)
+            .map(|(_, w)| *w)
+            .collect();
+        let matches = w.warnings.len() == expected.len()
+            && w.warnings
+                .iter()
+                .zip(&expected)
+                .all(|(got, want)| got.contains(want));
+        if !matches {
+            failures.push(format!(
+                "{n}: warnings {:?}, expected {expected:?}",
+                w.warnings
+            ));
         }
         for raw in &w.raw_listed {
             let ty = raw.split_whitespace().next().unwrap_or("");

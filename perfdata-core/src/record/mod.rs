@@ -316,13 +316,7 @@ fn decode_body(
             typed!(RecordBody::CallchainDeferred, CallchainDeferred)
         }
         RecordType::HeaderAttr => {
-            // The attr's own size field says how long it is (0 meant VER0, 64 bytes).
-            let size = codec::u32_at(body, 4, endian).unwrap_or(0) as usize;
-            let attr_len = if size == 0 {
-                crate::attr::ATTR_SIZE_VER0
-            } else {
-                size
-            };
+            let attr_len = HeaderAttr::attr_len(body, endian);
             typed!(RecordBody::HeaderAttr, HeaderAttr, (attr_len,))
         }
         RecordType::HeaderEventType => typed!(RecordBody::HeaderEventType, HeaderEventType),

@@ -19,6 +19,17 @@ pub struct HeaderAttr {
     pub ids: Vec<u64>,
 }
 
+impl HeaderAttr {
+    /// How long the attr in a HEADER_ATTR body is: its own size field (perf sizes the
+    /// ids after it from that), 64 bytes (VER0) when the field is 0.
+    pub fn attr_len(body: &[u8], endian: binrw::Endian) -> usize {
+        match crate::codec::u32_at(body, 4, endian).unwrap_or(0) {
+            0 => crate::attr::ATTR_SIZE_VER0,
+            n => n as usize,
+        }
+    }
+}
+
 /// HEADER_TRACING_DATA (66). perf writes `{u32 size; u32 pad}` (perf 4.x and older:
 /// `{u32 size}`, a 12-byte record) and puts the `size` bytes of tracing data after the
 /// record; simpleperf puts them inside the record, after `size`. `rest` holds what

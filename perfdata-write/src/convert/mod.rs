@@ -405,6 +405,19 @@ pub fn to_file<W: Write + Seek>(
     Ok((out, report))
 }
 
+/// Convert to `target` on a seekable output.
+pub fn to_target<W: Write + Seek>(
+    reader: PerfReader,
+    target: Target,
+    out: W,
+    opts: &ConvertOptions,
+) -> Result<(W, Report)> {
+    match target {
+        Target::File => to_file(reader, out, opts),
+        Target::Pipe => to_pipe(reader, out, opts),
+    }
+}
+
 /// Convert to pipe mode.
 pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
     let mut reader = reader;
