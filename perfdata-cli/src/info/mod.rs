@@ -27,8 +27,9 @@
 //!   `attrs`, `data`, `event_types` (each `{offset, size}`) and `feat_offset`; these are
 //!   null in pipe mode;
 //! - `events`: one object per attr (the attrs section, or HEADER_ATTR records), with
-//!   `name`, `ids` and `attr` (the perf_event_attr fields by their C names, flag words as
-//!   arrays of flag names);
+//!   `name`, `ids` and `attr` (the perf_event_attr fields by their C names; the flag
+//!   words `sample_type`, `read_format`, `flags`, `branch_sample_type` as their flag
+//!   names joined by " | ");
 //! - `features`: keyed by perf's feature name in lowercase ("hostname", "cpu_topology",
 //!   "feature_130" for an unknown bit), each the decoded model of the section:
 //!   strings as strings, TRACING_DATA as its length, BRANCH_STACK and STAT as `true`, a
