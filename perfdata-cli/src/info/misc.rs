@@ -275,4 +275,45 @@ mod tests {
              1795324723.716361 (TOD) = 2057.706740512 (monotonic_raw)\n"
         );
     }
+
+    #[test]
+    fn cpu_domain_info_in_newer_perf_layout() {
+        use perfdata_core::feature::{CpuDomains, SchedDomain};
+        let d = CpuDomainInfo {
+            schedstat_version: 17,
+            max_sched_domains: 1,
+            cpus: vec![CpuDomains {
+                cpu: 0,
+                domains: vec![SchedDomain {
+                    domain: 0,
+                    name: Some(PerfString::new("SMT")),
+                    cpumask: PerfString::new("0003"),
+                    cpulist: PerfString::new("0-1"),
+                }],
+            }],
+        };
+        assert_eq!(
+            text(|o| write_cpu_domain_info(o, &d)),
+            "# schedstat version\t: 17\n# Maximum sched domains\t: 1\n# cpu\t\t: 0\n\
+             # nr_domains\t: 1\n# Domain\t\t: 0\n# Domain name      : SMT\n\
+             # Domain cpu map   : 0003\n# Domain cpu list  : 0-1\n"
+        );
+    }
+
+    #[test]
+    fn unreadable_features_print_perfs_empty_defaults() {
+        let t = |id| text(|o| write_unreadable(o, id));
+        assert_eq!(t(FeatureId::Hostname), "# hostname : (null)\n");
+        assert_eq!(t(FeatureId::PmuMappings), "# pmu mappings: not available\n");
+        assert_eq!(t(FeatureId::ClockData), "# reference time disabled\n");
+        assert_eq!(
+            t(FeatureId::MemTopology),
+            "# memory nodes (nr 0, block size 0x0):\n"
+        );
+        assert_eq!(
+            t(FeatureId::CpuTopology),
+            "# Core ID and Socket ID information is not available\n"
+        );
+        assert_eq!(t(FeatureId::NumaTopology), "");
+    }
 }

@@ -15,6 +15,13 @@
 //! - a known feature whose bytes do not fit its layout prints what perf prints for a
 //!   feature it failed to read (its empty defaults, e.g. "# pmu mappings: not available").
 //!   perf then also stops reading the features after it; perfdata does not.
+//! - perf 6.1 refuses a whole EVENT_DESC when an attr has bits it does not know (reserved
+//!   bits, newer sample_type/read_format/branch bits) and prints "# event desc: not
+//!   available or unable to read"; perfdata prints the events.
+//!
+//! - a file-mode file on stdin is read (perf refuses it);
+//! - in pipe mode perf stops at the end-of-features marker and at a feature it cannot
+//!   read; perfdata prints every HEADER_FEATURE of the stream that decodes.
 //!
 //! Feature bits perf does not know (simpleperf's, bits past 32) print nothing, as in perf.
 //!

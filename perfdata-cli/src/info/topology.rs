@@ -262,4 +262,34 @@ mod tests {
         assert_eq!(unit_number(2048), "2K");
         assert_eq!(unit_number(u64::MAX), "17179869183G");
     }
+
+    #[test]
+    fn ids_hidden_when_strings_are_padded_less_than_perf_pads() {
+        use perfdata_core::feature::{PerfString, StringList};
+        let padded = |s: &str, n: usize| {
+            let mut bytes = s.as_bytes().to_vec();
+            bytes.resize(n, 0);
+            PerfString { bytes }
+        };
+        let t = CpuTopology {
+            cores: StringList::new(vec![padded("0-1", 8)]),
+            threads: StringList::new(vec![padded("0", 8), padded("1", 8)]),
+            cpus: Some(vec![CpuCoreSocket::default(); 2]),
+            dies: None,
+        };
+        // 4+12 + 4+12+12 string bytes and 16 of ids: perf's estimate of the strings alone
+        // (3 x 68 + 8) is more than the whole section.
+        let mut v = Vec::new();
+        write_cpu_topology(&mut v, &t, 60).unwrap();
+        let s = String::from_utf8(v).unwrap();
+        assert!(
+            s.ends_with("# Core ID and Socket ID information is not available\n"),
+            "{s}"
+        );
+        let mut v = Vec::new();
+        write_cpu_topology(&mut v, &t, 300).unwrap();
+        assert!(String::from_utf8(v)
+            .unwrap()
+            .contains("# CPU 1: Core ID 0, Socket ID 0"));
+    }
 }
