@@ -1,9 +1,0 @@
-//! `perfdata info`.
-
-use std::path::Path;
-
-use crate::CliError;
-
-pub fn run(_path: &Path, _as_json: bool) -> Result<(), CliError> {
-    Ok(())
-}

@@ -1,0 +1,81 @@
+//! `perfdata info --json`: the fields are documented in the parent module.
+
+use std::io::{self, Write};
+
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::names::event_name;
+use perfdata_core::{ContainerKind, Endian, Metadata};
+use serde_json::{json, Map, Value};
+
+use super::{header_version, time};
+
+pub fn write(out: &mut impl Write, meta: &Metadata, captured_on: Option<i64>) -> io::Result<()> {
+    let value = to_value(meta, captured_on);
+    serde_json::to_writer_pretty(&mut *out, &value)?;
+    writeln!(out)
+}
+
+pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
+    let file = meta
+        .header
+        .as_ref()
+        .filter(|_| meta.container != ContainerKind::Pipe);
+    let header = json!({
+        "version": header_version(meta),
+        "size": file.map_or(16, |h| h.size),
+        "attr_size": file.map(|h| h.attr_size),
+        "attrs": file.map(|h| h.attrs),
+        "data": file.map(|h| h.data),
+        "event_types": file.map(|h| h.event_types),
+        "feat_offset": file.map(|h| h.feature_index_offset()),
+    });
+    let events: Vec<Value> = meta
+        .attrs
+        .iter()
+        .enumerate()
+        .map(|(i, ev)| {
+            json!({
+                "name": event_name(meta, i),
+                "ids": ev.ids,
+                "attr": ev.attr,
+            })
+        })
+        .collect();
+    let mut features = Map::new();
+    for section in meta.features.values() {
+        features.insert(
+            section.id.name().to_lowercase(),
+            feature_value(&section.feature),
+        );
+    }
+    let missing: Vec<String> = FeatureId::all_known()
+        .filter(|id| !meta.features.contains_key(id))
+        .map(FeatureId::name)
+        .collect();
+    json!({
+        "container": meta.container,
+        "endian": match meta.endian {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        },
+        "captured_on": captured_on.map(time::rfc3339),
+        "header": header,
+        "events": events,
+        "features": features,
+        "missing_features": missing,
+        "warnings": meta.warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    })
+}
+
+/// The model's serde form without the enum's `{kind, value}` wrapping.
+fn feature_value(feature: &Feature) -> Value {
+    match feature {
+        Feature::BranchStack | Feature::Stat => Value::Bool(true),
+        Feature::Raw(bytes) => json!({ "raw": perfdata_core::text::hex(bytes) }),
+        other => match serde_json::to_value(other) {
+            Ok(Value::Object(mut m)) => m.remove("value").unwrap_or(Value::Null),
+            Ok(v) => v,
+            Err(e) => json!({ "error": e.to_string() }),
+        },
+    }
+}
