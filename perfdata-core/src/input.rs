@@ -23,7 +23,38 @@ impl Deref for Bytes {
     }
 }
 
+/// How far behind the reading position pages are given back (see [`Bytes::release`]).
+const RELEASE_CHUNK: usize = 16 << 20;
+
 impl Bytes {
+    /// Tell the kernel the mapped pages in `range` are no longer needed. Touched pages of
+    /// a file mapping count in a process's resident memory; giving back what a forward
+    /// walk has passed keeps memory flat however large the file. The mapping is
+    /// read-only and file-backed, so a page touched again is simply read again.
+    pub fn release(&self, start: usize, end: usize) {
+        if let Bytes::Mmap(m) = self {
+            let page = 4096;
+            let from = start.div_ceil(page) * page;
+            let to = end / page * page;
+            if to > from {
+                // SAFETY: DONTNEED on a read-only file mapping drops cached pages only;
+                // no data the mapping shows can change.
+                let _ = unsafe {
+                    m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+                };
+            }
+        }
+    }
+
+    /// Release everything before `pos` once at least [`RELEASE_CHUNK`] bytes have gone by
+    /// since `*released`.
+    pub fn release_behind(&self, released: &mut usize, pos: usize) {
+        if pos >= *released + RELEASE_CHUNK {
+            self.release(*released, pos);
+            *released = pos / 4096 * 4096;
+        }
+    }
+
     /// Map the regular file at `path`.
     pub fn map(path: &Path) -> Result<Self> {
         let file = File::open(path)

@@ -274,6 +274,10 @@ impl Metadata {
     /// simpleperf a HEADER_TRACING_DATA record) the header's own sections win, and a
     /// record only fills in a feature the header does not have.
     pub fn fold(&mut self, raw: &RawRecord<'_>) -> Result<()> {
+        // The kernel's records (below 64) carry no metadata: the per-record fast path.
+        if raw.header.type_ < RecordType::USER_TYPE_START {
+            return Ok(());
+        }
         if self.header.is_some() {
             let has = |id| self.feature_sections.contains_key(&id);
             let shadowed = match raw.record_type() {

@@ -49,6 +49,8 @@ enum SourceKind {
         pos: usize,
         /// Pipe-mode streams may end with junk; file data sections may not.
         junk_allowed: bool,
+        /// Mapped pages before this offset have been given back.
+        released: usize,
     },
     Stream(StreamRecords<Box<dyn Read>>),
 }
@@ -158,6 +160,7 @@ impl PerfReader {
                         end,
                         pos: header::PIPE_HEADER_SIZE as usize,
                         junk_allowed: true,
+                        released: 0,
                     },
                     decomp: None,
                     stream: 0,
@@ -228,6 +231,7 @@ impl PerfReader {
                     end,
                     pos: 0,
                     junk_allowed: false,
+                    released: 0,
                 },
                 decomp: None,
                 stream: n + 1,
@@ -361,7 +365,10 @@ impl PerfReader {
                     end,
                     pos,
                     junk_allowed,
+                    released,
                 } => {
+                    // Records before `pos` have been handed out and dropped.
+                    bytes.release_behind(released, *start + *pos);
                     let data = &bytes[*start..*end];
                     match advance_slice(data, pos, *start as u64, endian, *stream) {
                         Ok(top) => top,
@@ -438,6 +445,7 @@ fn data_section_source(bytes: Arc<Bytes>, data: crate::header::FileSection, name
             end: data.end() as usize,
             pos: 0,
             junk_allowed: false,
+            released: data.offset as usize,
         },
         decomp: None,
         stream: 0,

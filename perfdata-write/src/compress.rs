@@ -76,21 +76,27 @@ impl Compressor {
 
     /// Add a record to the current batch; full batches are compressed and handed to
     /// `emit` as finished compressed records.
-    pub fn push(&mut self, record: &[u8], emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        if !self.batch.is_empty() && self.batch.len() + record.len() > self.mmap_len {
+    pub fn push(
+        &mut self,
+        record: &[u8],
+        payload: &[u8],
+        emit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let len = record.len() + payload.len();
+        if !self.batch.is_empty() && self.batch.len() + len > self.mmap_len {
             self.flush(emit)?;
         }
-        if record.len() > self.mmap_len {
+        if len > self.mmap_len {
             return Err(WriteError::unsupported(
                 None,
                 format!(
                     "a {}-byte record is larger than the {}-byte decompression buffer",
-                    record.len(),
-                    self.mmap_len
+                    len, self.mmap_len
                 ),
             ));
         }
         self.batch.extend_from_slice(record);
+        self.batch.extend_from_slice(payload);
         Ok(())
     }
 
@@ -167,7 +173,7 @@ mod tests {
             for i in 0..5000u32 {
                 let r = record(9, 8 + 8 * (i % 40) as u16, (i * 7) as u8);
                 input.extend_from_slice(&r);
-                c.push(&r, &mut |rec| {
+                c.push(&r, &[], &mut |rec| {
                     out.push(rec.to_vec());
                     Ok(())
                 })

@@ -91,13 +91,9 @@ pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
         write_text(&mut out, meta, captured_on)?;
     }
     out.flush()?;
+    // What was read is printed; a damaged stream still fails the command, as every
+    // command does on bad input.
     match read_error {
-        // The features were complete before the stream went wrong: what was printed is
-        // the whole header, so the damage is only worth a warning.
-        Some(e) if meta.saw_feature_end_marker => {
-            eprintln!("perfdata: warning: {e}");
-            Ok(())
-        }
         Some(e) => Err(e.into()),
         None => Ok(()),
     }

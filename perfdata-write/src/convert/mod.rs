@@ -142,16 +142,14 @@ impl Converter {
     }
 
     /// Re-encode a record in the output byte order (a copy when the order is the same).
+    /// `None` when the record is written as it is (the common, copy-free case).
     fn transcode(
         &self,
         raw: &perfdata_core::raw::RawRecord<'_>,
         meta: &Metadata,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<Option<Vec<u8>>> {
         if self.in_endian == self.out_endian {
-            let mut v = Vec::with_capacity(raw.total_len());
-            v.extend_from_slice(raw.bytes);
-            v.extend_from_slice(raw.payload);
-            return Ok(v);
+            return Ok(None);
         }
         let ctx = DecodeContext {
             endian: self.in_endian,
@@ -175,7 +173,7 @@ impl Converter {
                 ),
             ));
         }
-        Ok(record.encode(self.out_endian)?)
+        Ok(Some(record.encode(self.out_endian)?))
     }
 
     /// Whether a record goes into the compression stream. Keeping compression puts back
@@ -194,7 +192,7 @@ impl Converter {
     fn emit(
         &mut self,
         sink: &mut dyn Sink,
-        bytes: &[u8],
+        (rec, payload): (&[u8], &[u8]),
         compressed: bool,
         meta: &Metadata,
     ) -> Result<()> {
@@ -202,13 +200,12 @@ impl Converter {
             self.wrote_compressed = true;
             let c = self.compressor(meta)?;
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
-            c.push(bytes, &mut out)?;
+            c.push(rec, payload, &mut out)?;
         } else {
             if let Some(c) = self.compressor.as_mut() {
                 let mut out = |rec: &[u8]| sink.write(rec, &[]);
                 c.flush(&mut out)?;
             }
-            let (rec, payload) = split_payload(bytes, self.out_endian);
             sink.write(rec, payload)?;
         }
         self.report.records_out += 1;
@@ -233,7 +230,8 @@ impl Converter {
         let raw = &item.raw;
         let ty = raw.record_type();
         self.report.records_in += 1;
-        if ty == RecordType::Sample {
+        // SAMPLE_TIME is derived only for files made from pipes (a file has its own).
+        if ty == RecordType::Sample && item.meta.header.is_none() {
             if let Some(t) = item.locate().time {
                 self.sample_time = Some(match self.sample_time {
                     Some((a, b)) => (a.min(t), b.max(t)),
@@ -259,9 +257,13 @@ impl Converter {
         {
             return Ok(());
         }
-        let bytes = self.transcode(raw, item.meta)?;
+        let encoded = self.transcode(raw, item.meta)?;
+        let parts = match &encoded {
+            Some(bytes) => split_payload(bytes, self.out_endian),
+            None => (raw.bytes, raw.payload),
+        };
         let compressed = self.compress_this(ty, raw.origin);
-        self.emit(sink, &bytes, compressed, item.meta)
+        self.emit(sink, parts, compressed, item.meta)
     }
 }
 
