@@ -4,11 +4,30 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The public corpus (`PERFDATA_CORPUS`), if the environment names one that exists.
-/// Tests that need it print why they skip when it is absent.
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate is inside the workspace")
+        .to_path_buf()
+}
+
+/// The public corpus named by `PERFDATA_CORPUS` (a relative path is taken from the
+/// workspace root, as the README's test command writes it). Unset, tests that need it
+/// print why they skip; set to a directory that does not exist, they fail.
 pub fn corpus_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(std::env::var_os("PERFDATA_CORPUS")?);
-    dir.is_dir().then_some(dir)
+    let dir = if dir.is_relative() {
+        workspace_root().join(dir)
+    } else {
+        dir
+    };
+    assert!(
+        dir.is_dir(),
+        "PERFDATA_CORPUS names {}, which is not a directory",
+        dir.display()
+    );
+    Some(dir)
 }
 
 /// Every perf.data in the corpus (MANIFEST.md and other notes left out), sorted.
@@ -28,7 +47,7 @@ pub fn corpus_files() -> Vec<PathBuf> {
 
 /// The repository's `fixtures/` directory.
 pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
+    workspace_root().join("fixtures")
 }
 
 /// Every fixture recording: `*.data` files and `*.data` directories, sorted.
