@@ -9,6 +9,22 @@
 //! [`reader::PerfReader`] opens files, pipe streams (stdin too) and perf.data
 //! directories, and [`tree::PerfData`] holds a whole file as an owned tree built from
 //! the same record iterator.
+//!
+//! ```no_run
+//! use perfdata_core::{record::RecordBody, PerfReader};
+//!
+//! let mut reader = PerfReader::open("perf.data")?; // a file, a directory, or "-"
+//! while let Some(item) = reader.next_record()? {
+//!     let at = item.locate(); // event, id, time, pid, tid, cpu: no decoding
+//!     if let RecordBody::Sample(s) = item.decode()?.body {
+//!         println!("{:?} {:?} {:?}", at.time, s.ip, s.callchain.map(|c| c.ips.len()));
+//!     }
+//! }
+//! for w in &reader.meta().warnings {
+//!     eprintln!("warning: {w}");
+//! }
+//! # Ok::<(), perfdata_core::Error>(())
+//! ```
 
 pub mod attr;
 pub mod bounded;
