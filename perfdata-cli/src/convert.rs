@@ -78,11 +78,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn options(
-    args: &ConvertArgs,
-    input_container: ContainerKind,
-    input_has_compressed2: bool,
-) -> ConvertOptions {
+fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions {
     let format = match args.compress_format {
         Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
         _ => CompressFormat::Compressed,
@@ -113,9 +109,9 @@ fn options(
     // reads only COMPRESSED, and --compress-format alone asks for a format.
     let keep_format = match (compression, args.compress_format) {
         (Compression::Keep, Some(_)) => Some(format),
-        (Compression::Keep, None) if compat && input_has_compressed2 => {
-            Some(CompressFormat::Compressed)
-        }
+        // perf 6.1 reads COMPRESSED only: compressed records are re-encoded as such
+        // (which expands them on reading; COMPRESSED input comes out re-compressed).
+        (Compression::Keep, None) if compat => Some(CompressFormat::Compressed),
         _ => None,
     };
     ConvertOptions {
@@ -131,26 +127,6 @@ fn options(
     }
 }
 
-/// Whether the input holds COMPRESSED2 records (which perf 6.1 does not read).
-fn has_compressed2(path: &Path) -> Result<bool, CliError> {
-    if path.as_os_str() == "-" {
-        return Ok(false);
-    }
-    let mut reader = perfdata_core::PerfReader::open_with(
-        path,
-        perfdata_core::ReadOptions {
-            decompress: false,
-            keep_containers: true,
-        },
-    )?;
-    while let Some(item) = reader.next_record()? {
-        if item.raw.record_type() == perfdata_core::record::RecordType::Compressed2 {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
 pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     let stdout_out = args.output.as_os_str() == "-";
     if !stdout_out && !args.in_place && same_file(&args.input, &args.output) {
@@ -159,11 +135,6 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             args.output.display()
         )));
     }
-    let compressed2 = if args.compat.is_some() {
-        has_compressed2(&args.input)?
-    } else {
-        false
-    };
     let probe = if args.input.as_os_str() == "-" {
         None
     } else {
@@ -173,7 +144,7 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         .as_ref()
         .map_or(ContainerKind::Pipe, |r| r.meta().container);
     drop(probe);
-    let opts = options(args, container, compressed2);
+    let opts = options(args, container);
     let reader = convert::open_input(&args.input, &opts)?;
     let target = opts.target.unwrap_or(match reader.meta().container {
         ContainerKind::Pipe => Target::Pipe,

@@ -61,6 +61,24 @@ where
     Ok((value, cursor.position() as usize))
 }
 
+/// [`decode_prefix`] naming what was read only when it fails: for per-record paths,
+/// where building the name up front would allocate for every record.
+pub fn decode_prefix_lazy<'a, T>(
+    bytes: &[u8],
+    endian: Endian,
+    args: T::Args<'a>,
+    offset: u64,
+    context: &dyn Fn() -> String,
+) -> Result<(T, usize)>
+where
+    T: BinRead,
+{
+    let mut cursor = Cursor::new(bytes);
+    let value = T::read_options(&mut cursor, endian, args)
+        .map_err(|e| Error::decode(offset, context(), e))?;
+    Ok((value, cursor.position() as usize))
+}
+
 /// Read a u16/u32/u64 at `pos` of `bytes` in `endian` (the raw layer's field access).
 #[inline]
 pub fn u64_at(bytes: &[u8], pos: usize, endian: Endian) -> Option<u64> {

@@ -7,8 +7,8 @@ use perfdata_core::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleTyp
 use perfdata_core::codec::{decode, encode};
 use perfdata_core::raw::SliceRecords;
 use perfdata_core::record::{
-    AuxSample, BranchEntry, BranchStack, Callchain, CpuRes, EventFormat, PidTid, RawData,
-    ReadData, ReadValue, Regs, Sample, StackUser,
+    AuxSample, BranchEntry, BranchStack, Callchain, CpuRes, EventFormat, PidTid, RawData, ReadData,
+    ReadValue, Regs, Sample, StackUser,
 };
 use proptest::prelude::*;
 

@@ -126,11 +126,11 @@ impl Record {
         let endian = ctx.endian;
         let header: RecordHeader = codec::decode(bytes, endian, (), offset, "record header")?;
         let ty = header.record_type();
-        let context = format!("record {ty}");
+        let context = || format!("record {ty}");
         if bytes.len() < RecordHeader::SIZE {
             return Err(Error::format(
                 offset,
-                context,
+                context(),
                 Problem::RecordTooSmall {
                     size: bytes.len() as u64,
                     min: RecordHeader::SIZE as u64,
@@ -151,7 +151,7 @@ impl Record {
         if bytes.len() < RecordHeader::SIZE + trailer_len {
             return Err(Error::format(
                 offset,
-                context,
+                context(),
                 Problem::RecordTooSmall {
                     size: bytes.len() as u64,
                     min: (RecordHeader::SIZE + trailer_len) as u64,
@@ -165,13 +165,16 @@ impl Record {
         let (body_model, used) =
             decode_body(ty, header, body, body_offset, &context, endian, format)?;
         let sample_id = match (trailer_len, format) {
-            (n, Some(f)) if n > 0 => Some(codec::decode::<SampleId>(
-                &bytes[body_end..],
-                endian,
-                (f.sample_type,),
-                offset + body_end as u64,
-                &context,
-            )?),
+            (n, Some(f)) if n > 0 => Some(
+                codec::decode_prefix_lazy::<SampleId>(
+                    &bytes[body_end..],
+                    endian,
+                    (f.sample_type,),
+                    offset + body_end as u64,
+                    &context,
+                )?
+                .0,
+            ),
             _ => None,
         };
         Ok(Record {
@@ -258,7 +261,7 @@ fn decode_body(
     header: RecordHeader,
     body: &[u8],
     offset: u64,
-    context: &str,
+    context: &dyn Fn() -> String,
     endian: Endian,
     format: Option<EventFormat>,
 ) -> Result<(RecordBody, usize)> {
@@ -267,7 +270,7 @@ fn decode_body(
             typed!($variant, $ty, ())
         };
         ($variant:expr, $ty:ty, $args:expr) => {{
-            let (v, used) = codec::decode_prefix::<$ty>(body, endian, $args, offset, context)?;
+            let (v, used) = codec::decode_prefix_lazy::<$ty>(body, endian, $args, offset, context)?;
             ($variant(v), used)
         }};
     }
@@ -275,7 +278,7 @@ fn decode_body(
         format.ok_or_else(|| {
             Error::format(
                 offset,
-                context,
+                context(),
                 Problem::Invalid("no attr describes this record's layout".into()),
             )
         })
@@ -293,7 +296,8 @@ fn decode_body(
         }
         RecordType::Sample => {
             let f = need_format()?;
-            let (v, used) = codec::decode_prefix::<Sample>(body, endian, (f,), offset, context)?;
+            let (v, used) =
+                codec::decode_prefix_lazy::<Sample>(body, endian, (f,), offset, context)?;
             (RecordBody::Sample(Box::new(v)), used)
         }
         RecordType::Mmap2 => typed!(
@@ -341,13 +345,14 @@ fn decode_body(
         RecordType::FinishedInit => (RecordBody::FinishedInit, 0),
         RecordType::Compressed2 => typed!(RecordBody::Compressed2, Compressed2),
         RecordType::BpfMetadata => {
-            let (v, used) = codec::decode_prefix::<BpfMetadata>(body, endian, (), offset, context)?;
+            let (v, used) =
+                codec::decode_prefix_lazy::<BpfMetadata>(body, endian, (), offset, context)?;
             (RecordBody::BpfMetadata(Box::new(v)), used)
         }
         RecordType::SchedstatCpu => typed!(RecordBody::SchedstatCpu, SchedstatCpu),
         RecordType::SchedstatDomain => {
             let (v, used) =
-                codec::decode_prefix::<SchedstatDomain>(body, endian, (), offset, context)?;
+                codec::decode_prefix_lazy::<SchedstatDomain>(body, endian, (), offset, context)?;
             (RecordBody::SchedstatDomain(Box::new(v)), used)
         }
         RecordType::Unknown(_) => (RecordBody::Raw(body.to_vec()), body.len()),
