@@ -50,7 +50,15 @@ pub struct ConvertArgs {
     #[arg(long)]
     to_pipe: bool,
     /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
-    #[arg(long, value_name = "LEVEL", num_args = 0..=1, require_equals = true, default_missing_value = "1", conflicts_with = "decompress")]
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22),
+        conflicts_with = "decompress"
+    )]
     compress: Option<i32>,
     /// Expand every compressed record and drop the COMPRESSED feature.
     #[arg(long)]

@@ -54,7 +54,9 @@ impl Compressor {
             enc,
             endian,
             format,
-            mmap_len: mmap_len.max(64 * 1024),
+            // Batches never exceed the reader's buffer (mmap_len); they are also kept
+            // under 4 MiB so that memory stays small whatever a file's feature says.
+            mmap_len: mmap_len.clamp(64 * 1024, 4 << 20),
             batch: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,

@@ -276,17 +276,20 @@ pub fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
     }
 }
 
+/// A little-endian record of type `ty` and `size` bytes, zero-filled: for tests.
+#[cfg(test)]
+pub(crate) fn test_record(ty: u32, size: u16) -> Vec<u8> {
+    let mut v = ty.to_le_bytes().to_vec();
+    v.extend_from_slice(&0u16.to_le_bytes());
+    v.extend_from_slice(&size.to_le_bytes());
+    v.resize(size as usize, 0);
+    v
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_record as rec;
     use super::*;
-
-    fn rec(ty: u32, size: u16) -> Vec<u8> {
-        let mut v = ty.to_le_bytes().to_vec();
-        v.extend_from_slice(&0u16.to_le_bytes());
-        v.extend_from_slice(&size.to_le_bytes());
-        v.resize(size as usize, 0);
-        v
-    }
 
     #[test]
     fn frames_records_and_payloads() {

@@ -178,15 +178,8 @@ impl<R: Read> StreamRecords<R> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_record as rec;
     use super::*;
-
-    fn rec(ty: u32, size: u16) -> Vec<u8> {
-        let mut v = ty.to_le_bytes().to_vec();
-        v.extend_from_slice(&0u16.to_le_bytes());
-        v.extend_from_slice(&size.to_le_bytes());
-        v.resize(size as usize, 0xab);
-        v
-    }
 
     /// A reader that returns one byte at a time, like a slow pipe.
     struct Trickle(Vec<u8>, usize);

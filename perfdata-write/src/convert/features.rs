@@ -38,11 +38,13 @@ pub(super) fn input_mmap_len(meta: &Metadata) -> Option<usize> {
         .filter(|&n| n > 0)
 }
 
-/// The zstd level the input was compressed with.
+/// The zstd level the input was compressed with (perf's -z takes 1 to 22; anything
+/// else in the feature is not a level perf wrote).
 pub(super) fn input_level(meta: &Metadata) -> Option<i32> {
     input_compressed(meta)
-        .map(|c| c.level as i32)
-        .filter(|&l| l > 0)
+        .map(|c| c.level)
+        .filter(|l| (1..=22).contains(l))
+        .map(|l| l as i32)
 }
 
 /// Whether a file perf reads needs IDENTIFIER added to counting events. `perf stat
