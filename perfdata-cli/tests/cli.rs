@@ -1,33 +1,15 @@
 //! The command line: stdin and stdout, exit codes, error messages, and outputs that are
 //! either complete or absent.
 
-use std::io::Write;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-use perfdata_tests::fixtures_dir;
+use perfdata_tests::{fixtures_dir, run_perfdata};
 
 fn perfdata(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("perfdata runs");
-    if let Some(input) = stdin {
-        // A writer thread: the child may fill its stdout before reading all of stdin.
-        let mut pipe = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    child.wait_with_output().expect("perfdata finishes")
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, stdin)
 }
 
 fn fixture(name: &str) -> String {

@@ -3,11 +3,14 @@
 //! default fields and with `-F time,ip,sym,period,cpu`, and the metadata of
 //! `perf report --header-only -I`.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
-use perfdata_tests::{all_inputs, fixtures_dir, name, perf_available, perf_stats};
+use perfdata_tests::{
+    all_inputs, fixtures_dir, name, perf_available, perf_output, perf_stats, run_perfdata,
+};
 
 /// Inputs whose byte order cannot change (see tests/tests/rewrite.rs).
 const NO_BYTE_SWAP: &[&str] = &[
@@ -19,10 +22,8 @@ const NO_BYTE_SWAP: &[&str] = &[
 ];
 
 fn perfdata(args: &[&str]) -> Result<(), String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(args)
-        .output()
-        .expect("perfdata runs");
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
     if out.status.success() {
         Ok(())
     } else {
@@ -31,14 +32,7 @@ fn perfdata(args: &[&str]) -> Result<(), String> {
 }
 
 fn perf_stdout(args: &[&str], input: &Path) -> String {
-    let out = Command::new("perf")
-        .args(args)
-        .arg("-i")
-        .arg(input)
-        .env("PERF_PAGER", "cat")
-        .output()
-        .expect("perf runs");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&perf_output(args, input).stdout).into_owned()
 }
 
 /// What perf shows of a recording.

@@ -5,28 +5,23 @@
 //! reference time in UTC) and `PERF_PAGER=cat`. No line is excluded: everything perf
 //! prints there comes from the file, its mtime included.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use perfdata_tests::{all_inputs, corpus_files, fixtures_dir, name, perf_available};
+use perfdata_tests::{
+    all_inputs, corpus_files, fixtures_dir, name, perf_available, perf_output, run_perfdata,
+};
 
 fn perfdata(args: &[&str], path: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(args)
-        .arg(path)
-        .output()
-        .expect("perfdata runs")
+    let mut args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    args.push(path.as_os_str());
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None)
 }
 
 /// `perf report --header-only -I -i path`, or `None` when perf cannot read the file.
 fn perf_header(path: &Path) -> Option<Output> {
-    let out = Command::new("perf")
-        .args(["report", "--header-only", "-I", "-i"])
-        .arg(path)
-        .env("TZ", "UTC")
-        .env("PERF_PAGER", "cat")
-        .output()
-        .expect("perf runs");
+    let out = perf_output(&["report", "--header-only", "-I"], path);
     (out.status.success() && !out.stdout.is_empty()).then_some(out)
 }
 

@@ -3,17 +3,14 @@
 //! event's SAMPLE count must be the same.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::Command;
 
-use perfdata_tests::{all_inputs, corpus_files, name, perf_available, perf_stats};
+use perfdata_tests::{all_inputs, corpus_files, name, perf_available, perf_stats, run_perfdata};
 
 fn perfdata_stats(path: &Path) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(["stats", "--json"])
-        .arg(path)
-        .output()
-        .expect("perfdata runs");
+    let args = [OsStr::new("stats"), OsStr::new("--json"), path.as_os_str()];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
     assert!(
         out.status.success(),
         "perfdata stats {} failed: {}",

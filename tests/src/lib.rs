@@ -1,8 +1,10 @@
 //! Shared helpers for the integration tests: where the corpus and fixtures are, and
 //! running the real `perf` as an oracle.
 
+use std::ffi::OsStr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
@@ -94,6 +96,44 @@ pub fn perf_available() -> bool {
     ok
 }
 
+/// Run `perf ARGS -i input` as the oracle tests do: no pager, times in UTC (perfdata
+/// prints UTC where perf prints local time).
+pub fn perf_output(args: &[&str], input: &Path) -> Output {
+    Command::new("perf")
+        .args(args)
+        .arg("-i")
+        .arg(input)
+        .env("TZ", "UTC")
+        .env("PERF_PAGER", "cat")
+        .output()
+        .expect("perf runs")
+}
+
+/// Run the perfdata binary `exe` (the tests of perfdata-cli pass
+/// `env!("CARGO_BIN_EXE_perfdata")`) with `args`, feeding `stdin` if given.
+pub fn run_perfdata(exe: &str, args: &[&OsStr], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("perfdata runs");
+    if let Some(input) = stdin {
+        // A writer thread: the child may fill its stdout before reading all of stdin.
+        let mut pipe = child.stdin.take().expect("stdin is piped");
+        let input = input.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
+    child.wait_with_output().expect("perfdata finishes")
+}
+
 /// What `perf report --stats` printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PerfStats {
@@ -107,12 +147,7 @@ pub struct PerfStats {
 
 /// Run `perf report --stats -i path` and parse its output.
 pub fn perf_stats(path: &Path) -> PerfStats {
-    let out = Command::new("perf")
-        .args(["report", "--stats", "-i"])
-        .arg(path)
-        .env("PERF_PAGER", "cat")
-        .output()
-        .expect("perf runs");
+    let out = perf_output(&["report", "--stats"], path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut records = std::collections::BTreeMap::new();
