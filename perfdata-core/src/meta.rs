@@ -16,7 +16,8 @@ use crate::feature::{Feature, FeatureContext, FeatureId, FeatureSection};
 use crate::header::{EventType, FileHeader, FileSection, Magic, Probe};
 use crate::raw::RawRecord;
 use crate::record::{
-    EventIndex, EventUpdate, EventUpdateData, HeaderAttr, HeaderFeature, RecordHeader, RecordType,
+    EventIndex, EventUpdate, EventUpdateData, HeaderAttr, HeaderEventType, HeaderFeature,
+    HeaderTracingData, RecordHeader, RecordType,
 };
 
 /// Which container the data came in.
@@ -118,7 +119,9 @@ impl Metadata {
         self.features.get(&id).map(|s| &s.feature)
     }
 
-    fn feature_context(&self) -> FeatureContext {
+    /// What decoding a feature section of this recording needs (NRCPUS for
+    /// CPU_TOPOLOGY).
+    pub fn feature_context(&self) -> FeatureContext {
         let mut ctx = FeatureContext::new(self.endian);
         if let Some(Feature::NrCpus(n)) = self.feature(FeatureId::NrCpus) {
             ctx.nr_cpus_avail = Some(n.nr_cpus_available);
@@ -319,13 +322,10 @@ impl Metadata {
                 self.add_feature(FeatureId::from_bit(bit), &hf.data, body_offset + 8);
             }
             RecordType::HeaderTracingData => {
-                // perf's blob follows the record; simpleperf's is inside, after the size.
-                let blob = if raw.payload.is_empty() {
-                    let n = codec::u32_at(body, 0, endian).unwrap_or(0) as usize;
-                    body.get(4..4 + n).unwrap_or(&body[body.len().min(4)..])
-                } else {
-                    raw.payload
-                };
+                // perf's blob follows the record; simpleperf's is inside it.
+                let td: HeaderTracingData =
+                    codec::decode(body, endian, (), body_offset, &context())?;
+                let blob = td.inline_data().unwrap_or(raw.payload);
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }
             RecordType::HeaderBuildId => {
@@ -334,14 +334,10 @@ impl Metadata {
                 let mut entry: BuildIdEntry =
                     codec::decode(raw.bytes, endian, (false,), raw.offset, &context())?;
                 entry.header.type_ = 0;
-                let section =
-                    self.features
-                        .entry(FeatureId::BuildId)
-                        .or_insert_with(|| FeatureSection {
-                            id: FeatureId::BuildId,
-                            feature: Feature::BuildId(BuildIdList::new(Vec::new())),
-                            trailing: Vec::new(),
-                        });
+                let section = self.features.entry(FeatureId::BuildId).or_insert_with(|| {
+                    let empty = Feature::BuildId(BuildIdList::new(Vec::new()));
+                    FeatureSection::new(FeatureId::BuildId, empty)
+                });
                 if let Feature::BuildId(list) = &mut section.feature {
                     list.entries.push(entry);
                 }
@@ -355,20 +351,8 @@ impl Metadata {
                 }
             }
             RecordType::HeaderEventType => {
-                // perf cuts the 64-byte name after its NUL, padded to 8.
-                let Some(event_id) = codec::u64_at(body, 0, endian) else {
-                    return Err(Error::truncated(
-                        body_offset,
-                        context(),
-                        8,
-                        body.len() as u64,
-                    ));
-                };
-                let mut name = [0u8; 64];
-                let src = &body[8..];
-                let n = src.len().min(64);
-                name[..n].copy_from_slice(&src[..n]);
-                self.event_types.push(EventType { event_id, name });
+                let et: HeaderEventType = codec::decode(body, endian, (), body_offset, &context())?;
+                self.event_types.push(et.to_event_type());
             }
             _ => {}
         }

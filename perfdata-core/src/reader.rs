@@ -63,14 +63,50 @@ struct Source {
 }
 
 impl Source {
+    /// Records of `bytes[start..end]`, the first at `start + skip`.
+    fn slice(
+        bytes: Arc<Bytes>,
+        (start, end): (usize, usize),
+        skip: usize,
+        junk_allowed: bool,
+        stream: usize,
+        name: String,
+    ) -> Self {
+        Source {
+            kind: SourceKind::Slice {
+                bytes,
+                start,
+                end,
+                pos: skip,
+                junk_allowed,
+                released: start,
+            },
+            decomp: None,
+            stream,
+            name,
+        }
+    }
+
     fn buffer(&self) -> &[u8] {
-        match &self.kind {
+        self.kind.buffer()
+    }
+}
+
+impl SourceKind {
+    /// The buffer the spans this source frames index into.
+    fn buffer(&self) -> &[u8] {
+        match self {
             SourceKind::Slice {
                 bytes, start, end, ..
             } => &bytes[*start..*end],
             SourceKind::Stream(s) => s.buffer(),
         }
     }
+}
+
+/// The warning for bytes after the last record of a stream that are not a record.
+fn junk_warning(len: u64) -> String {
+    format!("{len} bytes after the last record are not a record (junk); ignored")
 }
 
 /// One record and the metadata as of that record.
@@ -80,22 +116,31 @@ pub struct Item<'a> {
 }
 
 impl Item<'_> {
-    /// The typed record.
-    pub fn decode(&self) -> Result<Record> {
-        let ctx = DecodeContext {
+    fn context(&self) -> DecodeContext<'_> {
+        DecodeContext {
             endian: self.meta.endian,
             events: &self.meta.events,
-        };
-        Record::decode(self.raw.bytes, self.raw.payload, self.raw.offset, &ctx)
+        }
+    }
+
+    /// The typed record.
+    pub fn decode(&self) -> Result<Record> {
+        Record::decode(
+            self.raw.bytes,
+            self.raw.payload,
+            self.raw.offset,
+            &self.context(),
+        )
     }
 
     /// The typed record, or the raw bytes with the reason they did not decode.
     pub fn decode_or_raw(&self) -> (Record, Option<Error>) {
-        let ctx = DecodeContext {
-            endian: self.meta.endian,
-            events: &self.meta.events,
-        };
-        Record::decode_or_raw(self.raw.bytes, self.raw.payload, self.raw.offset, &ctx)
+        Record::decode_or_raw(
+            self.raw.bytes,
+            self.raw.payload,
+            self.raw.offset,
+            &self.context(),
+        )
     }
 
     /// Event, id, time, pid, tid and cpu, from fixed offsets.
@@ -152,20 +197,9 @@ impl PerfReader {
         match probe.container {
             Container::Pipe => {
                 let meta = Metadata::new(ContainerKind::Pipe, &probe);
-                let end = bytes.len();
-                let source = Source {
-                    kind: SourceKind::Slice {
-                        bytes,
-                        start: 0,
-                        end,
-                        pos: header::PIPE_HEADER_SIZE as usize,
-                        junk_allowed: true,
-                        released: 0,
-                    },
-                    decomp: None,
-                    stream: 0,
-                    name: name.to_string(),
-                };
+                let whole = (0, bytes.len());
+                let skip = header::PIPE_HEADER_SIZE as usize;
+                let source = Source::slice(bytes, whole, skip, true, 0, name.to_string());
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
@@ -223,20 +257,9 @@ impl PerfReader {
         )];
         for (n, path) in numbered_streams(dir)? {
             let bytes = Arc::new(Bytes::map(&path)?);
-            let end = bytes.len();
-            sources.push(Source {
-                kind: SourceKind::Slice {
-                    bytes,
-                    start: 0,
-                    end,
-                    pos: 0,
-                    junk_allowed: false,
-                    released: 0,
-                },
-                decomp: None,
-                stream: n + 1,
-                name: path.display().to_string(),
-            });
+            let whole = (0, bytes.len());
+            let name = path.display().to_string();
+            sources.push(Source::slice(bytes, whole, 0, false, n + 1, name));
         }
         let mut r = Self::new(meta, sources, opts);
         r.path = dir.to_path_buf();
@@ -376,7 +399,7 @@ impl PerfReader {
                             let junk = (data.len() - *pos) as u64;
                             self.meta.warn(
                                 Some((*start + *pos) as u64),
-                                format!("{junk} bytes after the last record are not a record (junk); ignored: {e}"),
+                                format!("{}: {e}", junk_warning(junk)),
                             );
                             *pos = data.len();
                             None
@@ -402,22 +425,13 @@ impl PerfReader {
                 if let SourceKind::Stream(s) = kind {
                     if let Some(crate::raw::StreamEnd::Junk { offset, len }) = s.end() {
                         let (offset, len) = (*offset, *len);
-                        self.meta.warn(
-                            Some(offset),
-                            format!("{len} bytes after the last record are not a record (junk); ignored"),
-                        );
+                        self.meta.warn(Some(offset), junk_warning(len));
                     }
                 }
                 self.current += 1;
                 continue;
             };
-            let buf = match kind {
-                SourceKind::Slice {
-                    bytes, start, end, ..
-                } => &bytes[*start..*end],
-                SourceKind::Stream(s) => s.buffer(),
-            };
-            let raw = span.record(buf, endian);
+            let raw = span.record(kind.buffer(), endian);
             if raw.is_compressed() && self.opts.decompress {
                 self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
@@ -438,19 +452,8 @@ impl PerfReader {
 
 /// The data section of a file-mode file as a source.
 fn data_section_source(bytes: Arc<Bytes>, data: crate::header::FileSection, name: &str) -> Source {
-    Source {
-        kind: SourceKind::Slice {
-            bytes,
-            start: data.offset as usize,
-            end: data.end() as usize,
-            pos: 0,
-            junk_allowed: false,
-            released: data.offset as usize,
-        },
-        decomp: None,
-        stream: 0,
-        name: name.to_string(),
-    }
+    let range = (data.offset as usize, data.end() as usize);
+    Source::slice(bytes, range, 0, false, 0, name.to_string())
 }
 
 /// `data.0`, `data.1`, ... of a perf.data directory, in number order.

@@ -49,9 +49,6 @@ impl Stats {
             let Some(event) = item.locate().event else {
                 return;
             };
-            if self.events.len() <= event {
-                self.events.resize(event + 1, EventCounts::default());
-            }
             let reads = item
                 .meta
                 .events
@@ -61,7 +58,7 @@ impl Stats {
                 self.add_read_sample(item);
                 return;
             }
-            let counts = &mut self.events[event];
+            let counts = self.counts(event);
             if ty == RecordType::Sample {
                 counts.samples += 1;
             } else {
@@ -69,6 +66,14 @@ impl Stats {
                     crate::codec::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
             }
         }
+    }
+
+    /// The counts of event `event`, growing the list to it.
+    fn counts(&mut self, event: usize) -> &mut EventCounts {
+        if self.events.len() <= event {
+            self.events.resize(event + 1, EventCounts::default());
+        }
+        &mut self.events[event]
     }
 
     /// perf's `deliver_sample_value` for each value of a sample's READ: the sample goes to
@@ -94,14 +99,10 @@ impl Stats {
             let Some(event) = item.meta.events.event_of_id(id) else {
                 continue;
             };
-            let prev = self.read_values.insert(id, value).unwrap_or(0);
-            if value.wrapping_sub(prev) == 0 {
+            if self.read_values.insert(id, value).unwrap_or(0) == value {
                 continue;
             }
-            if self.events.len() <= event {
-                self.events.resize(event + 1, EventCounts::default());
-            }
-            self.events[event].samples += 1;
+            self.counts(event).samples += 1;
         }
     }
 

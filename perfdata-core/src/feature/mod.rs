@@ -241,6 +241,15 @@ pub struct FeatureSection {
 }
 
 impl FeatureSection {
+    /// A section holding exactly `feature`, nothing after it.
+    pub fn new(id: FeatureId, feature: Feature) -> Self {
+        FeatureSection {
+            id,
+            feature,
+            trailing: Vec::new(),
+        }
+    }
+
     /// Decode the section bytes of feature `id`; `offset` is where they are in the file.
     ///
     /// A known feature whose bytes do not fit its layout is an error here; use

@@ -33,6 +33,19 @@ pub struct Compressed {
     pub mmap_len: u32,
 }
 
+impl Compressed {
+    /// The feature perf writes for zstd at `level` (version 0, type 1).
+    pub fn zstd(level: u32, ratio: u32, mmap_len: u32) -> Self {
+        Compressed {
+            version: 0,
+            type_: 1,
+            level,
+            ratio,
+            mmap_len,
+        }
+    }
+}
+
 /// CLOCK_DATA: a reference point between the wall clock and the recording clock.
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]

@@ -57,12 +57,48 @@ impl<'a> RawRecord<'a> {
         self.bytes.len() + self.payload.len()
     }
 
+    /// A copy that outlives the source's buffer.
+    pub fn to_owned_record(&self) -> OwnedRecord {
+        OwnedRecord {
+            bytes: self.bytes.to_vec(),
+            payload: self.payload.to_vec(),
+            offset: self.offset,
+            origin: self.origin,
+            stream: self.stream,
+        }
+    }
+
     /// Whether this record is a compressed container (COMPRESSED or COMPRESSED2).
     pub fn is_compressed(&self) -> bool {
         matches!(
             self.record_type(),
             RecordType::Compressed | RecordType::Compressed2
         )
+    }
+}
+
+/// A record copied out of its source's buffer, to keep while later records are read
+/// (holding the first data record of a pipe stream, merging directory streams).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedRecord {
+    pub bytes: Vec<u8>,
+    pub payload: Vec<u8>,
+    pub offset: u64,
+    pub origin: Origin,
+    pub stream: usize,
+}
+
+impl OwnedRecord {
+    /// The record as a [`RawRecord`] again.
+    pub fn as_raw(&self, endian: Endian) -> RawRecord<'_> {
+        RawRecord {
+            header: header_of(&self.bytes, endian),
+            offset: self.offset,
+            bytes: &self.bytes,
+            payload: &self.payload,
+            origin: self.origin,
+            stream: self.stream,
+        }
     }
 }
 

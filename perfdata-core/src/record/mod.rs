@@ -116,6 +116,18 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record of type `ty` with `body` and nothing else (misc 0, no trailer, no
+    /// payload); its size is computed when it is encoded.
+    pub fn new(ty: RecordType, body: RecordBody) -> Self {
+        Record {
+            header: RecordHeader::new(ty, 0, 0),
+            body,
+            extra: Vec::new(),
+            sample_id: None,
+            payload: Vec::new(),
+        }
+    }
+
     pub fn record_type(&self) -> RecordType {
         self.header.record_type()
     }

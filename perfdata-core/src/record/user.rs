@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::kernel::PaddedString;
 use crate::attr::PerfEventAttr;
 use crate::bounded;
+use crate::header::EventType;
 
 /// HEADER_ATTR (64): an attr of `attr.size` bytes, then its ids to the end of the record.
 #[binrw]
@@ -49,6 +50,12 @@ impl HeaderTracingData {
     pub const PERF_RECORD_SIZE: u16 = 16;
     /// The record size of perf before the pad word (4.x); the data follows it too.
     pub const OLD_PERF_RECORD_SIZE: u16 = 12;
+
+    /// simpleperf's tracing data, inside the record after `size`; `None` for perf's
+    /// records, whose data follows them.
+    pub fn inline_data(&self) -> Option<&[u8]> {
+        (self.rest.len() > 4).then(|| &self.rest[..(self.size as usize).min(self.rest.len())])
+    }
 }
 
 /// AUXTRACE (71): `size` bytes of AUX area trace data follow the record.
@@ -114,6 +121,29 @@ pub struct HeaderEventType {
 impl HeaderEventType {
     /// `MAX_EVENT_NAME`: the longest name perf writes.
     pub const MAX_NAME: usize = 64;
+
+    /// The event_types entry this record carries (its name zero-filled to 64 bytes).
+    pub fn to_event_type(&self) -> EventType {
+        let mut name = [0u8; Self::MAX_NAME];
+        let n = self.name.bytes.len().min(Self::MAX_NAME);
+        name[..n].copy_from_slice(&self.name.bytes[..n]);
+        EventType {
+            event_id: self.event_id,
+            name,
+        }
+    }
+
+    /// The record perf writes for an event_types entry: the name cut to its length
+    /// rounded up to 8.
+    pub fn from_event_type(et: &EventType) -> Self {
+        let name = crate::text::c_str_bytes(&et.name);
+        let mut bytes = name.to_vec();
+        bytes.resize(name.len().div_ceil(8) * 8, 0);
+        HeaderEventType {
+            event_id: et.event_id,
+            name: PaddedString { bytes },
+        }
+    }
 }
 
 /// HEADER_BUILD_ID (67): the build id of a DSO, as `perf inject -b` or old pipe-mode
