@@ -106,8 +106,12 @@ fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions
         (None, true) => Compression::Decompress,
         (None, false) => Compression::Keep,
     };
-    let out_pipe = target == Some(Target::Pipe)
-        || (target.is_none() && input_container == ContainerKind::Pipe);
+    let out_pipe = ConvertOptions {
+        target,
+        ..Default::default()
+    }
+    .target_for(input_container)
+        == Target::Pipe;
     // perf 6.1 cannot decompress records in pipe mode at all (its buffer size comes from
     // a feature it only reads in file mode), so compat expands them there.
     if compat && out_pipe && compression == Compression::Keep {
@@ -143,21 +147,8 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             args.output.display()
         )));
     }
-    let probe = if args.input.as_os_str() == "-" {
-        None
-    } else {
-        Some(perfdata_core::PerfReader::open(&args.input)?)
-    };
-    let container = probe
-        .as_ref()
-        .map_or(ContainerKind::Pipe, |r| r.meta().container);
-    drop(probe);
-    let opts = options(args, container);
-    let reader = convert::open_input(&args.input, &opts)?;
-    let target = opts.target.unwrap_or(match reader.meta().container {
-        ContainerKind::Pipe => Target::Pipe,
-        ContainerKind::File | ContainerKind::Directory => Target::File,
-    });
+    let (reader, opts) = convert::open_input(&args.input, |meta| options(args, meta.container))?;
+    let target = opts.target_for(reader.meta().container);
 
     let report = if !stdout_out {
         let mut out = AtomicOutput::create(&args.output)?;

@@ -54,15 +54,21 @@ impl Compressor {
             enc,
             endian,
             format,
-            // Batches never exceed the reader's buffer (mmap_len); they are also kept
-            // under 4 MiB so that memory stays small whatever a file's feature says.
-            mmap_len: mmap_len.clamp(64 * 1024, 4 << 20),
+            mmap_len: Self::batch_limit(mmap_len),
             batch: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,
         })
     }
 
+    /// The batch size used for a reader buffer of `mmap_len`: never more than the
+    /// buffer (perf decompresses each record into it), and under 4 MiB so that memory
+    /// stays small whatever a file's feature says.
+    pub fn batch_limit(mmap_len: usize) -> usize {
+        mmap_len.clamp(1, 4 << 20)
+    }
+
+    /// The decompression buffer the output needs (what the COMPRESSED feature says).
     pub fn mmap_len(&self) -> usize {
         self.mmap_len
     }

@@ -11,7 +11,9 @@ use perfdata_core::attr::PerfEventAttr;
 use perfdata_core::codec::encode;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{Magic, PIPE_HEADER_SIZE};
-use perfdata_core::record::{RecordHeader, RecordType};
+use perfdata_core::record::{
+    HeaderAttr, HeaderFeature, HeaderTracingData, Record, RecordBody, RecordType,
+};
 
 use crate::error::{Result, WriteError};
 
@@ -51,33 +53,34 @@ impl<W: Write> PipeWriter<W> {
         self.written
     }
 
-    fn header(&self, ty: RecordType, size: usize) -> Result<Vec<u8>> {
-        let size = u16::try_from(size).map_err(|_| {
-            WriteError::unsupported(
-                None,
-                format!("a {ty} record of {size} bytes does not fit the u16 record size"),
-            )
-        })?;
-        Ok(encode(&RecordHeader::new(ty, 0, size), self.endian, ()))
+    /// Encode and write a record built from its model (its size is computed).
+    fn write_model(&mut self, record: Record) -> Result<()> {
+        let bytes = record.encode(self.endian)?;
+        self.write_record(&bytes, &[])
     }
 
     /// HEADER_ATTR: the attr, then its ids.
     pub fn write_attr(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> Result<()> {
-        let mut body = encode(attr, self.endian, ());
-        for id in ids {
-            body.extend_from_slice(&encode(id, self.endian, ()));
-        }
-        let mut rec = self.header(RecordType::HeaderAttr, 8 + body.len())?;
-        rec.extend_from_slice(&body);
-        self.write_record(&rec, &[])
+        let body = HeaderAttr {
+            attr: attr.clone(),
+            ids: ids.to_vec(),
+        };
+        self.write_model(Record::new(
+            RecordType::HeaderAttr,
+            RecordBody::HeaderAttr(body),
+        ))
     }
 
     /// HEADER_FEATURE with the feature's section bytes.
     pub fn write_feature(&mut self, id: FeatureId, payload: &[u8]) -> Result<()> {
-        let mut rec = self.header(RecordType::HeaderFeature, 16 + payload.len())?;
-        rec.extend_from_slice(&encode(&(id.bit() as u64), self.endian, ()));
-        rec.extend_from_slice(payload);
-        self.write_record(&rec, &[])
+        let body = HeaderFeature {
+            feat_id: id.bit() as u64,
+            data: payload.to_vec(),
+        };
+        self.write_model(Record::new(
+            RecordType::HeaderFeature,
+            RecordBody::HeaderFeature(body),
+        ))
     }
 
     /// The end-of-features marker perf 6.1 sends: an empty HEADER_FEATURE with id 32.
@@ -90,12 +93,17 @@ impl<W: Write> PipeWriter<W> {
         let padded = blob.len().div_ceil(8) * 8;
         let size = u32::try_from(padded)
             .map_err(|_| WriteError::unsupported(None, "tracing data larger than 4 GiB"))?;
-        let mut rec = self.header(RecordType::HeaderTracingData, 16)?;
-        rec.extend_from_slice(&encode(&size, self.endian, ()));
-        rec.extend_from_slice(&[0u8; 4]);
-        let mut payload = blob.to_vec();
-        payload.resize(padded, 0);
-        self.write_record(&rec, &payload)
+        let body = HeaderTracingData {
+            size,
+            rest: vec![0; 4],
+        };
+        let mut record = Record::new(
+            RecordType::HeaderTracingData,
+            RecordBody::HeaderTracingData(body),
+        );
+        record.payload = blob.to_vec();
+        record.payload.resize(padded, 0);
+        self.write_model(record)
     }
 
     /// Any record already encoded in this stream's byte order, then its payload.

@@ -115,17 +115,9 @@ fn walk(path: &Path) -> Walk {
     w
 }
 
-fn feature_ctx(meta: &Metadata) -> FeatureContext {
-    let mut ctx = FeatureContext::new(meta.endian);
-    if let Some(Feature::NrCpus(n)) = meta.feature(FeatureId::NrCpus) {
-        ctx.nr_cpus_avail = Some(n.nr_cpus_available);
-    }
-    ctx
-}
-
 fn check_feature(w: &mut Walk, meta: &Metadata, id: FeatureId, bytes: &[u8], offset: u64) {
     w.features_checked += 1;
-    let ctx = feature_ctx(meta);
+    let ctx = meta.feature_context();
     match FeatureSection::decode(id, bytes, &ctx, offset) {
         Ok(section) => {
             if section.encode(meta.endian) != bytes {

@@ -9,7 +9,7 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{Endian, PerfReader, ReadOptions};
 use perfdata_tests::{all_inputs, name, CORRUPT};
 use perfdata_write::compress::CompressFormat;
-use perfdata_write::convert::{self, ConvertOptions, Target};
+use perfdata_write::convert::{self, ConvertOptions};
 
 /// Inputs whose layout is not perf's canonical one, and why. Their rewrite is compared
 /// record for record instead of byte for byte.
@@ -79,7 +79,11 @@ fn listed(list: &[(&str, &str)], n: &str) -> bool {
 /// Convert `input` (a path, or bytes in memory) to bytes.
 fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
     let reader = match input {
-        Input::Path(p) => convert::open_input(p, opts).map_err(|e| e.to_string())?,
+        Input::Path(p) => {
+            convert::open_input(p, |_| *opts)
+                .map_err(|e| e.to_string())?
+                .0
+        }
         Input::Bytes(b) => {
             let ro = ReadOptions {
                 decompress: true,
@@ -88,18 +92,10 @@ fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String>
             PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?
         }
     };
-    let container = reader.meta().container;
-    let target = opts.target.unwrap_or(match container {
-        perfdata_core::ContainerKind::Pipe => Target::Pipe,
-        _ => Target::File,
-    });
-    let out = match target {
-        Target::File => {
-            convert::to_file(reader, Cursor::new(Vec::new()), opts).map(|(c, _)| c.into_inner())
-        }
-        Target::Pipe => convert::to_pipe(reader, Vec::new(), opts).map(|(v, _)| v),
-    };
-    out.map_err(|e| e.to_string())
+    let target = opts.target_for(reader.meta().container);
+    convert::to_target(reader, target, Cursor::new(Vec::new()), opts)
+        .map(|(c, _)| c.into_inner())
+        .map_err(|e| e.to_string())
 }
 
 enum Input<'a> {

@@ -14,11 +14,11 @@ use perfdata_core::codec::encode;
 use perfdata_core::feature::{
     AuxTrace, AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
 };
-use perfdata_core::record::{RecordHeader, RecordType};
+use perfdata_core::record::{HeaderEventType, Record, RecordBody, RecordType};
 use perfdata_core::{ContainerKind, Metadata};
 
 use super::{Compression, ConvertOptions, Converter, Target};
-use crate::compress::DEFAULT_MMAP_LEN;
+use crate::compress::{Compressor, DEFAULT_MMAP_LEN};
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, AuxtracePosition};
 use crate::pipe::PipeWriter;
@@ -161,17 +161,11 @@ impl FeatureEdits {
                     Compression::Compress { level, .. } => level.max(0) as u32,
                     _ => input_compressed(meta).map_or(1, |c| c.level),
                 };
-                edits.set.push(FeatureSection {
-                    id: FeatureId::Compressed,
-                    feature: Feature::Compressed(Compressed {
-                        version: 0,
-                        type_: 1,
-                        level,
-                        ratio: c.ratio(),
-                        mmap_len: c.mmap_len() as u32,
-                    }),
-                    trailing: Vec::new(),
-                });
+                let feature = Compressed::zstd(level, c.ratio(), c.mmap_len() as u32);
+                edits.set.push(FeatureSection::new(
+                    FeatureId::Compressed,
+                    Feature::Compressed(feature),
+                ));
             }
         }
         if target == Target::File {
@@ -180,11 +174,10 @@ impl FeatureEdits {
             } else if conv.saw_auxtrace {
                 // A pipe stream indexes no AUX trace; a file must, for perf to find it.
                 edits.recompute_auxtrace = true;
-                edits.set.push(FeatureSection {
-                    id: FeatureId::AuxTrace,
-                    feature: Feature::AuxTrace(AuxTrace::new(Vec::new())),
-                    trailing: Vec::new(),
-                });
+                edits.set.push(FeatureSection::new(
+                    FeatureId::AuxTrace,
+                    Feature::AuxTrace(AuxTrace::new(Vec::new())),
+                ));
             }
             // perf record flags branch stacks in a file header, never in a pipe stream.
             let branches = meta
@@ -195,11 +188,10 @@ impl FeatureEdits {
                 && !meta.features.contains_key(&FeatureId::BranchStack)
                 && meta.container == ContainerKind::Pipe
             {
-                edits.set.push(FeatureSection {
-                    id: FeatureId::BranchStack,
-                    feature: Feature::BranchStack,
-                    trailing: Vec::new(),
-                });
+                edits.set.push(FeatureSection::new(
+                    FeatureId::BranchStack,
+                    Feature::BranchStack,
+                ));
             }
             // A pipe stream of `perf stat record` has no STAT flag (it sends no
             // features); the file perf stat record writes has it, and perf script needs
@@ -208,21 +200,18 @@ impl FeatureEdits {
                 && !meta.features.contains_key(&FeatureId::Stat)
                 && meta.container == ContainerKind::Pipe
             {
-                edits.set.push(FeatureSection {
-                    id: FeatureId::Stat,
-                    feature: Feature::Stat,
-                    trailing: Vec::new(),
-                });
+                edits
+                    .set
+                    .push(FeatureSection::new(FeatureId::Stat, Feature::Stat));
             }
             if !meta.features.contains_key(&FeatureId::SampleTime)
                 && meta.container == ContainerKind::Pipe
             {
                 if let Some((first, last)) = conv.sample_time {
-                    edits.set.push(FeatureSection {
-                        id: FeatureId::SampleTime,
-                        feature: Feature::SampleTime(SampleTime { first, last }),
-                        trailing: Vec::new(),
-                    });
+                    edits.set.push(FeatureSection::new(
+                        FeatureId::SampleTime,
+                        Feature::SampleTime(SampleTime { first, last }),
+                    ));
                 }
             }
         }
@@ -271,11 +260,7 @@ pub(super) fn transcode_section(
                 format!("HEADER_FEATURE id {} is not a feature", hf.feat_id),
             )
         })?;
-    let mut ctx = perfdata_core::feature::FeatureContext::new(meta.endian);
-    if let Some(Feature::NrCpus(n)) = meta.feature(FeatureId::NrCpus) {
-        ctx.nr_cpus_avail = Some(n.nr_cpus_available);
-    }
-    let section = FeatureSection::decode(id, &hf.data, &ctx, offset + 16)?;
+    let section = FeatureSection::decode(id, &hf.data, &meta.feature_context(), offset + 16)?;
     encode_feature(&section, meta.endian, out_endian)
 }
 
@@ -341,8 +326,22 @@ pub(super) fn write_pipe_header<W: Write>(
         writer.write_attr(&a.attr, &a.ids)?;
     }
     let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
+    // The COMPRESSED feature says how the records that follow are compressed.
+    match opts.compression {
+        Compression::Keep => {}
+        Compression::Decompress => sections.retain(|s| s.id != FeatureId::Compressed),
+        Compression::Compress { level, .. } => {
+            sections.retain(|s| s.id != FeatureId::Compressed);
+            let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
+            let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
+            sections.push(FeatureSection::new(
+                FeatureId::Compressed,
+                Feature::Compressed(c),
+            ));
+        }
+    }
     sections.sort_by_key(|s| s.id.bit());
-    for mut section in sections {
+    for section in sections {
         if !sent_as_header_feature(section.id) {
             continue;
         }
@@ -351,21 +350,6 @@ pub(super) fn write_pipe_header<W: Write>(
                 "feature bit {bit} is not perf's; perf's pipe readers reject it, so it is not written"
             ));
             continue;
-        }
-        if section.id == FeatureId::Compressed {
-            match opts.compression {
-                Compression::Decompress => continue,
-                Compression::Compress { level, .. } => {
-                    section.feature = Feature::Compressed(Compressed {
-                        version: 0,
-                        type_: 1,
-                        level: level.max(0) as u32,
-                        ratio: 0,
-                        mmap_len: input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN) as u32,
-                    });
-                }
-                Compression::Keep => {}
-            }
         }
         let payload = encode_feature(&section, meta.endian, out_endian)?;
         // perf sends no empty feature (an empty HEADER_FEATURE is its end marker), and
@@ -382,19 +366,6 @@ pub(super) fn write_pipe_header<W: Write>(
             continue;
         }
         writer.write_feature(section.id, &payload)?;
-    }
-    if let (Compression::Compress { level, .. }, false) = (
-        opts.compression,
-        meta.features.contains_key(&FeatureId::Compressed),
-    ) {
-        let c = Compressed {
-            version: 0,
-            type_: 1,
-            level: level.max(0) as u32,
-            ratio: 0,
-            mmap_len: DEFAULT_MMAP_LEN as u32,
-        };
-        writer.write_feature(FeatureId::Compressed, &encode(&c, out_endian, ()))?;
     }
     writer.write_feature_end()?;
     match meta.feature(FeatureId::TracingData) {
@@ -415,19 +386,9 @@ pub(super) fn write_pipe_header<W: Write>(
         }
     }
     for et in &meta.event_types {
-        // perf cuts the name after its NUL, padded to 8.
-        let name = perfdata_core::text::c_str_bytes(&et.name);
-        let name_len = (name.len() + 1).div_ceil(8) * 8;
-        let size = RecordHeader::SIZE + 8 + name_len;
-        let mut rec = encode(
-            &RecordHeader::new(RecordType::HeaderEventType, 0, size as u16),
-            out_endian,
-            (),
-        );
-        rec.extend_from_slice(&encode(&et.event_id, out_endian, ()));
-        rec.extend_from_slice(name);
-        rec.resize(size, 0);
-        writer.write_record(&rec, &[])?;
+        let body = RecordBody::HeaderEventType(HeaderEventType::from_event_type(et));
+        let record = Record::new(RecordType::HeaderEventType, body);
+        writer.write_record(&record.encode(out_endian)?, &[])?;
     }
     Ok(warnings)
 }

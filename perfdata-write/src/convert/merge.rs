@@ -5,22 +5,17 @@
 
 use std::io::{Seek, Write};
 
-use perfdata_core::raw::{header_of, Origin, RawRecord};
+use perfdata_core::raw::OwnedRecord;
 use perfdata_core::{Item, PerfReader};
 
-use super::{
-    output_attrs, sink::FileSink, ConvertOptions, Converter, FeatureEdits, Report, Target,
-};
+use super::{finish_file, output_attrs, sink::FileSink, ConvertOptions, Converter, Report, Target};
 use crate::error::Result;
 use crate::file::FileWriter;
 
-/// The next record of one stream, copied out of its reader.
+/// The next record of one stream, copied out of its reader, with the time it is merged
+/// by (its own, or its stream's last one).
 struct Head {
-    bytes: Vec<u8>,
-    payload: Vec<u8>,
-    offset: u64,
-    origin: Origin,
-    stream: usize,
+    record: OwnedRecord,
     time: u64,
 }
 
@@ -32,11 +27,7 @@ fn next_head(reader: &mut PerfReader, last_time: &mut u64) -> Result<Option<Head
         *last_time = t;
     }
     Ok(Some(Head {
-        bytes: item.raw.bytes.to_vec(),
-        payload: item.raw.payload.to_vec(),
-        offset: item.raw.offset,
-        origin: item.raw.origin,
-        stream: item.raw.stream,
+        record: item.raw.to_owned_record(),
         time: *last_time,
     }))
 }
@@ -47,7 +38,7 @@ pub(super) fn directory_to_file<W: Write + Seek>(
     opts: &ConvertOptions,
 ) -> Result<(W, Report)> {
     let mut meta = reader.meta().clone();
-    let mut conv = Converter::new(*opts, &meta)?;
+    let mut conv = Converter::new(*opts, &meta, Target::File);
     let attrs = output_attrs(&meta, opts, Target::File)?;
     let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &meta.event_types)?;
     let mut streams = reader.into_streams();
@@ -67,15 +58,8 @@ pub(super) fn directory_to_file<W: Write + Seek>(
             .map(|(_, i)| i)
         {
             let head = heads[i].take().expect("chosen head exists");
-            let raw = RawRecord {
-                header: header_of(&head.bytes, meta.endian),
-                offset: head.offset,
-                bytes: &head.bytes,
-                payload: &head.payload,
-                origin: head.origin,
-                stream: head.stream,
-            };
-            conv.record(&mut sink, &Item { raw, meta: &meta }, true)?;
+            let raw = head.record.as_raw(meta.endian);
+            conv.record(&mut sink, &Item { raw, meta: &meta })?;
             heads[i] = next_head(&mut streams[i], &mut last_times[i])?;
         }
         conv.finish_compression(&mut sink)?;
@@ -83,18 +67,5 @@ pub(super) fn directory_to_file<W: Write + Seek>(
     for s in &streams {
         meta.warnings.extend(s.meta().warnings.iter().cloned());
     }
-    let edits = FeatureEdits::for_output(&conv, &meta, Target::File);
-    let feats = super::features::file_features(
-        &meta,
-        &edits,
-        writer.auxtrace_positions(),
-        conv.out_endian,
-    )?;
-    let mut report = std::mem::take(&mut conv.report);
-    report
-        .warnings
-        .extend(meta.warnings.iter().map(|w| w.to_string()));
-    report.warnings.extend(edits.warnings);
-    let out = writer.finish(&feats, &meta.feature_index_slack)?;
-    Ok((out, report))
+    finish_file(writer, &mut conv, &meta)
 }

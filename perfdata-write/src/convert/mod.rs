@@ -12,7 +12,7 @@ mod sink;
 use std::io::{Seek, Write};
 
 use binrw::Endian;
-use perfdata_core::raw::Origin;
+use perfdata_core::raw::{Origin, OwnedRecord};
 use perfdata_core::record::{DecodeContext, Record, RecordType};
 use perfdata_core::{ContainerKind, Metadata, PerfReader, ReadOptions};
 
@@ -37,7 +37,7 @@ pub enum Compression {
     /// Keep what was compressed compressed, and nothing else.
     #[default]
     Keep,
-    /// Compress every data record (after FINISHED_INIT when there is one).
+    /// Compress the kernel's records (what `perf record -z` compresses).
     Compress { level: i32, format: CompressFormat },
     /// Expand every compressed record and drop the COMPRESSED feature.
     Decompress,
@@ -51,10 +51,22 @@ pub struct ConvertOptions {
     pub compression: Compression,
     /// `None`: the input's byte order.
     pub endian: Option<Endian>,
-    /// Make a file perf 6.1 can open (see [`features::compat_attrs`]).
+    /// Make a file perf 6.1 can open: attrs cut to 128 bytes (see [`output_attrs`]),
+    /// simpleperf's in-data tracing record left to the TRACING_DATA feature.
     pub compat_perf_6_1: bool,
     /// Compressed records to write when keeping compression but rewriting records.
     pub keep_format: Option<CompressFormat>,
+}
+
+impl ConvertOptions {
+    /// The container written for an input in `container`: `target`, else the input's
+    /// (a directory becomes a file).
+    pub fn target_for(&self, container: ContainerKind) -> Target {
+        self.target.unwrap_or(match container {
+            ContainerKind::Pipe => Target::Pipe,
+            ContainerKind::File | ContainerKind::Directory => Target::File,
+        })
+    }
 }
 
 /// What a conversion did.
@@ -81,6 +93,10 @@ fn is_metadata(ty: RecordType) -> bool {
 /// The conversion state shared by file and pipe output.
 struct Converter {
     opts: ConvertOptions,
+    /// Whether the input's metadata records are written as records: only when input
+    /// and output are the same kind (a pipe's become a file's header sections, and a
+    /// file's header sections become a pipe's metadata records).
+    keep_metadata: bool,
     in_endian: Endian,
     out_endian: Endian,
     compressor: Option<Compressor>,
@@ -95,11 +111,12 @@ struct Converter {
 }
 
 impl Converter {
-    fn new(opts: ConvertOptions, meta: &Metadata) -> Result<Self> {
+    fn new(opts: ConvertOptions, meta: &Metadata, target: Target) -> Self {
         let in_endian = meta.endian;
         let out_endian = opts.endian.unwrap_or(in_endian);
-        Ok(Converter {
+        Converter {
             opts,
+            keep_metadata: (meta.container == ContainerKind::Pipe) == (target == Target::Pipe),
             in_endian,
             out_endian,
             compressor: None,
@@ -108,7 +125,7 @@ impl Converter {
             sample_time: None,
             saw_stat: false,
             saw_auxtrace: false,
-        })
+        }
     }
 
     /// The compressor, made on first use: keeping compression writes the containers the
@@ -220,13 +237,18 @@ impl Converter {
         Ok(())
     }
 
+    /// The report: counts, the reader's warnings, then the conversion's own.
+    fn report(&mut self, meta: &Metadata, warnings: Vec<String>) -> Report {
+        let mut report = std::mem::take(&mut self.report);
+        report
+            .warnings
+            .extend(meta.warnings.iter().map(|w| w.to_string()));
+        report.warnings.extend(warnings);
+        report
+    }
+
     /// Process one input record for a sink.
-    fn record(
-        &mut self,
-        sink: &mut dyn Sink,
-        item: &perfdata_core::Item<'_>,
-        keep_metadata: bool,
-    ) -> Result<()> {
+    fn record(&mut self, sink: &mut dyn Sink, item: &perfdata_core::Item<'_>) -> Result<()> {
         let raw = &item.raw;
         let ty = raw.record_type();
         self.report.records_in += 1;
@@ -246,7 +268,7 @@ impl Converter {
             self.saw_stat = true;
         }
         self.saw_auxtrace |= ty == RecordType::Auxtrace;
-        if is_metadata(ty) && !keep_metadata {
+        if is_metadata(ty) && !self.keep_metadata {
             return Ok(());
         }
         // perf 6.1 cannot read simpleperf's tracing data record inside a file's data;
@@ -303,23 +325,28 @@ fn reader_options(opts: &ConvertOptions, meta: &Metadata) -> ReadOptions {
     }
 }
 
-/// Open `path` for a conversion with `opts`.
-pub fn open_input(path: &std::path::Path, opts: &ConvertOptions) -> Result<PerfReader> {
-    // The metadata decides whether compressed records are expanded; a second open is
-    // cheap (a map and a header parse) and stdin is only read once, with expansion.
+/// Open `path` for a conversion whose options follow from what the input is.
+pub fn open_input(
+    path: &std::path::Path,
+    options: impl FnOnce(&Metadata) -> ConvertOptions,
+) -> Result<(PerfReader, ConvertOptions)> {
+    // Whether compressed records are expanded depends on the options and the input's
+    // metadata; a second open is cheap (a map and a header parse). stdin can be read
+    // only once: its records are expanded (compression is then redone as it was).
     if path.as_os_str() == "-" {
-        return Ok(PerfReader::open_with(
-            path,
-            ReadOptions {
-                decompress: true,
-                keep_containers: false,
-            },
-        )?);
+        let ro = ReadOptions {
+            decompress: true,
+            keep_containers: false,
+        };
+        let reader = PerfReader::open_with(path, ro)?;
+        let opts = options(reader.meta());
+        return Ok((reader, opts));
     }
     let probe = PerfReader::open_with(path, ReadOptions::default())?;
-    let ro = reader_options(opts, probe.meta());
+    let opts = options(probe.meta());
+    let ro = reader_options(&opts, probe.meta());
     drop(probe);
-    Ok(PerfReader::open_with(path, ro)?)
+    Ok((PerfReader::open_with(path, ro)?, opts))
 }
 
 /// Convert to file mode on a seekable output.
@@ -332,51 +359,33 @@ pub fn to_file<W: Write + Seek>(
         return merge::directory_to_file(reader, out, opts);
     }
     let mut reader = reader;
-    let mut conv = Converter::new(*opts, reader.meta())?;
+    let mut conv = Converter::new(*opts, reader.meta(), Target::File);
 
     // In pipe mode the attrs arrive as records before the data: read up to the first
     // data record before laying out the file, holding that record.
-    let mut held: Option<(Vec<u8>, Vec<u8>, u64, Origin)> = None;
+    let mut held: Option<OwnedRecord> = None;
     if reader.meta().container == ContainerKind::Pipe {
         while let Some(item) = reader.next_record()? {
-            let ty = item.raw.record_type();
-            if is_metadata(ty) {
+            if is_metadata(item.raw.record_type()) {
                 conv.report.records_in += 1;
                 continue;
             }
-            held = Some((
-                item.raw.bytes.to_vec(),
-                item.raw.payload.to_vec(),
-                item.raw.offset,
-                item.raw.origin,
-            ));
+            held = Some(item.raw.to_owned_record());
             break;
         }
     }
     let attrs: Vec<AttrEntry> = output_attrs(reader.meta(), opts, Target::File)?;
-    let event_types = reader.meta().event_types.clone();
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &event_types)?;
+    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &reader.meta().event_types)?;
     let nr_attrs = reader.meta().attrs.len();
     {
         let mut sink = sink::FileSink(&mut writer);
-        if let Some((bytes, payload, offset, origin)) = held {
-            let raw = perfdata_core::raw::RawRecord {
-                header: perfdata_core::raw::header_of(&bytes, reader.meta().endian),
-                offset,
-                bytes: &bytes,
-                payload: &payload,
-                origin,
-                stream: 0,
-            };
-            let item = perfdata_core::Item {
-                raw,
-                meta: reader.meta(),
-            };
-            conv.record(&mut sink, &item, false)?;
+        if let Some(rec) = held {
+            let meta = reader.meta();
+            let raw = rec.as_raw(meta.endian);
+            conv.record(&mut sink, &perfdata_core::Item { raw, meta })?;
         }
-        let keep_metadata = reader.meta().container != ContainerKind::Pipe;
         while let Some(item) = reader.next_record()? {
-            if !keep_metadata
+            if !conv.keep_metadata
                 && item.raw.record_type() == RecordType::HeaderAttr
                 && item.meta.attrs.len() > nr_attrs
             {
@@ -386,25 +395,25 @@ pub fn to_file<W: Write + Seek>(
                      was already laid out",
                 ));
             }
-            conv.record(&mut sink, &item, keep_metadata)?;
+            conv.record(&mut sink, &item)?;
         }
         conv.finish_compression(&mut sink)?;
     }
-    let edits = FeatureEdits::for_output(&conv, reader.meta(), Target::File);
-    let feats = features::file_features(
-        reader.meta(),
-        &edits,
-        writer.auxtrace_positions(),
-        conv.out_endian,
-    )?;
-    let slack = reader.meta().feature_index_slack.clone();
-    let mut report = std::mem::take(&mut conv.report);
-    report
-        .warnings
-        .extend(reader.meta().warnings.iter().map(|w| w.to_string()));
-    report.warnings.extend(edits.warnings);
-    let out = writer.finish(&feats, &slack)?;
-    Ok((out, report))
+    finish_file(writer, &mut conv, reader.meta())
+}
+
+/// The end of every file conversion: the features (derived ones recomputed) and the
+/// header, then the report.
+fn finish_file<W: Write + Seek>(
+    writer: FileWriter<W>,
+    conv: &mut Converter,
+    meta: &Metadata,
+) -> Result<(W, Report)> {
+    let edits = FeatureEdits::for_output(conv, meta, Target::File);
+    let feats =
+        features::file_features(meta, &edits, writer.auxtrace_positions(), conv.out_endian)?;
+    let out = writer.finish(&feats, &meta.feature_index_slack)?;
+    Ok((out, conv.report(meta, edits.warnings)))
 }
 
 /// Convert to `target` on a seekable output.
@@ -423,29 +432,22 @@ pub fn to_target<W: Write + Seek>(
 /// Convert to pipe mode.
 pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
     let mut reader = reader;
-    let mut conv = Converter::new(*opts, reader.meta())?;
+    let mut conv = Converter::new(*opts, reader.meta(), Target::Pipe);
     let mut writer = PipeWriter::new(out, conv.out_endian)?;
-    let from_pipe = reader.meta().container == ContainerKind::Pipe;
-    let mut warnings = Vec::new();
-    if !from_pipe {
-        warnings.extend(features::write_pipe_header(
-            reader.meta(),
-            opts,
-            &mut writer,
-            conv.out_endian,
-        )?);
-    }
+    // A file's header sections become the records that open a stream; a stream's
+    // own metadata records pass through.
+    let warnings = if conv.keep_metadata {
+        Vec::new()
+    } else {
+        features::write_pipe_header(reader.meta(), opts, &mut writer, conv.out_endian)?
+    };
     {
         let mut sink = sink::PipeSink(&mut writer);
         while let Some(item) = reader.next_record()? {
-            conv.record(&mut sink, &item, from_pipe)?;
+            conv.record(&mut sink, &item)?;
         }
         conv.finish_compression(&mut sink)?;
     }
-    let mut report = std::mem::take(&mut conv.report);
-    report
-        .warnings
-        .extend(reader.meta().warnings.iter().map(|w| w.to_string()));
-    report.warnings.extend(warnings);
+    let report = conv.report(reader.meta(), warnings);
     Ok((writer.finish()?, report))
 }
