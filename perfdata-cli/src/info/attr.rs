@@ -7,7 +7,9 @@ use perfdata_core::attr::PerfEventAttr;
 use perfdata_core::feature::{EventDesc, GroupDesc};
 use perfdata_core::names::event_name;
 
-use super::{c_str, Ctx};
+use perfdata_core::text::c_str_bytes as c_str;
+
+use super::Ctx;
 
 /// `# event : name = NAME, , id = { 1, 2 }, type = 1, ...` per EVENT_DESC entry.
 ///

@@ -9,10 +9,12 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use perfdata_core::codec::{u32_at, u64_at};
 use perfdata_core::feature::{BpfBtf, BpfProgInfo, BpfProgram, Feature, FeatureId};
+use perfdata_core::text::c_str_bytes as c_str;
 use perfdata_core::Endian;
 
-use super::{c_str, Ctx};
+use super::Ctx;
 
 /// Offsets in `struct bpf_prog_info` of the fields perf's printer reads.
 mod off {
@@ -43,6 +45,7 @@ struct Prog<'a> {
 }
 
 impl<'a> Prog<'a> {
+    /// A byte-array field of `struct bpf_prog_info` (zeros past what the file has).
     fn bytes<const N: usize>(&self, at: usize) -> [u8; N] {
         let mut b = [0u8; N];
         if let Some(s) = self.p.info.get(at..at + N) {
@@ -51,20 +54,14 @@ impl<'a> Prog<'a> {
         b
     }
 
+    /// A field of `struct bpf_prog_info`; 0 past the end of what the file has (an
+    /// older kernel's shorter struct).
     fn u32(&self, at: usize) -> u32 {
-        let b = self.bytes::<4>(at);
-        match self.endian {
-            Endian::Little => u32::from_le_bytes(b),
-            Endian::Big => u32::from_be_bytes(b),
-        }
+        u32_at(&self.p.info, at, self.endian).unwrap_or(0)
     }
 
     fn u64(&self, at: usize) -> u64 {
-        let b = self.bytes::<8>(at);
-        match self.endian {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
-        }
+        u64_at(&self.p.info, at, self.endian).unwrap_or(0)
     }
 
     /// Array `bit` (its pointer field at `field`): `n` elements of `size` bytes in `data`.
@@ -79,19 +76,11 @@ impl<'a> Prog<'a> {
     }
 
     fn data_u32(&self, bytes: &[u8], i: usize) -> u32 {
-        let b: [u8; 4] = bytes[i * 4..i * 4 + 4].try_into().expect("4 bytes");
-        match self.endian {
-            Endian::Little => u32::from_le_bytes(b),
-            Endian::Big => u32::from_be_bytes(b),
-        }
+        u32_at(bytes, i * 4, self.endian).expect("the array holds element i")
     }
 
     fn data_u64(&self, bytes: &[u8], i: usize) -> u64 {
-        let b: [u8; 8] = bytes[i * 8..i * 8 + 8].try_into().expect("8 bytes");
-        match self.endian {
-            Endian::Little => u64::from_le_bytes(b),
-            Endian::Big => u64::from_be_bytes(b),
-        }
+        u64_at(bytes, i * 8, self.endian).expect("the array holds element i")
     }
 }
 
@@ -205,25 +194,19 @@ struct Btf<'a> {
     types: Vec<usize>,
     data: &'a [u8],
     strs: &'a [u8],
-    big: bool,
+    endian: Endian,
 }
 
 impl<'a> Btf<'a> {
     /// libbpf's `btf__new` for a standalone object; `None` where libbpf would fail.
     fn parse(data: &'a [u8]) -> Option<Self> {
-        let big = match data.get(0..2)? {
-            [0x9f, 0xeb] => false,
-            [0xeb, 0x9f] => true,
+        // The magic 0xeb9f in the producer's order says the order.
+        let endian = match data.get(0..2)? {
+            [0x9f, 0xeb] => Endian::Little,
+            [0xeb, 0x9f] => Endian::Big,
             _ => return None,
         };
-        let rd = |at: usize| -> Option<u32> {
-            let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-            Some(if big {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            })
-        };
+        let rd = |at: usize| u32_at(data, at, endian);
         let hdr_len = rd(4)? as usize;
         let (type_off, type_len) = (rd(8)? as usize, rd(12)? as usize);
         let (str_off, str_len) = (rd(16)? as usize, rd(20)? as usize);
@@ -236,7 +219,7 @@ impl<'a> Btf<'a> {
             types: Vec::new(),
             data,
             strs,
-            big,
+            endian,
         };
         let mut at = types_at;
         while at < types_end {
@@ -257,12 +240,7 @@ impl<'a> Btf<'a> {
     }
 
     fn u32(&self, at: usize) -> Option<u32> {
-        let b: [u8; 4] = self.data.get(at..at + 4)?.try_into().ok()?;
-        Some(if self.big {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
+        u32_at(self.data, at, self.endian)
     }
 
     /// The name of type `id` (1-based; 0 is void, which has none).

@@ -9,7 +9,9 @@ use perfdata_core::feature::{
     MemTopology, NrCpus, PerfString, PmuCapList, PmuCaps, PmuMappings, SampleTime, StringList,
 };
 
-use super::{c_str, time, topology};
+use perfdata_core::text::c_str_bytes as c_str;
+
+use super::{time, topology};
 
 /// A one-line string feature: "# hostname : vm".
 fn string(out: &mut impl Write, label: &str, s: &PerfString) -> io::Result<()> {

@@ -217,11 +217,6 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
     }
 }
 
-/// The C string of a byte buffer, as perf prints it (bytes up to the first NUL).
-pub(crate) fn c_str(bytes: &[u8]) -> &[u8] {
-    perfdata_core::text::c_str_bytes(bytes)
-}
-
 /// C's `snprintf` into a buffer of `size` bytes: at most `size - 1` bytes survive.
 pub(crate) fn truncate(mut s: String, size: usize) -> String {
     if s.len() >= size {

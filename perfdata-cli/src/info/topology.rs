@@ -8,7 +8,9 @@ use perfdata_core::feature::{
     Cache, CpuCoreSocket, CpuDies, CpuTopology, HybridTopology, MemTopology, NumaTopology,
 };
 
-use super::{c_str, truncate};
+use perfdata_core::text::c_str_bytes as c_str;
+
+use super::truncate;
 
 /// perf's `process_cpu_topology` decides whether the core/socket ids and the die part are
 /// there by comparing the section size with what the string lists would take if every
