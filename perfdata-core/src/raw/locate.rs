@@ -10,7 +10,7 @@ use binrw::Endian;
 use super::RawRecord;
 use crate::attr::SampleType;
 use crate::codec::{u32_at, u64_at};
-use crate::record::{EventIndex, RecordType};
+use crate::record::{EventIndex, RecordType, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 
 /// What was found. Fields the record does not carry are `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,72 +43,37 @@ pub fn locate(record: &RawRecord<'_>, events: &EventIndex, endian: Endian) -> Lo
         event: Some(event),
         ..Default::default()
     };
-    let has = |b: SampleType| st.contains(b);
-    let word = |pos: usize| u64_at(bytes, pos, endian);
-
-    if is_sample {
-        let mut pos = 8;
-        if has(SampleType::IDENTIFIER) {
-            out.id = word(pos);
-            pos += 8;
-        }
-        if has(SampleType::IP) {
-            pos += 8;
-        }
-        if has(SampleType::TID) {
-            out.pid = u32_at(bytes, pos, endian).map(|v| v as i32);
-            out.tid = u32_at(bytes, pos + 4, endian).map(|v| v as i32);
-            pos += 8;
-        }
-        if has(SampleType::TIME) {
-            out.time = word(pos);
-            pos += 8;
-        }
-        if has(SampleType::ADDR) {
-            pos += 8;
-        }
-        if has(SampleType::ID) {
-            out.id = out.id.or(word(pos));
-            pos += 8;
-        }
-        if has(SampleType::STREAM_ID) {
-            pos += 8;
-        }
-        if has(SampleType::CPU) {
-            out.cpu = u32_at(bytes, pos, endian);
-        }
+    let start = if is_sample {
+        8
     } else {
-        if !f.sample_id_all {
-            return out;
-        }
         let len = f.sample_id_len();
-        if bytes.len() < 8 + len {
+        if !f.sample_id_all || bytes.len() < 8 + len {
             return out;
         }
-        let mut pos = bytes.len() - len;
-        if has(SampleType::TID) {
-            out.pid = u32_at(bytes, pos, endian).map(|v| v as i32);
-            out.tid = u32_at(bytes, pos + 4, endian).map(|v| v as i32);
-            pos += 8;
+        bytes.len() - len
+    };
+    let order: &[SampleType] = if is_sample {
+        &SAMPLE_PREFIX_FIELDS
+    } else {
+        &TRAILER_FIELDS
+    };
+    let mut pos = start;
+    for &bit in order.iter().filter(|&&b| st.contains(b)) {
+        let word = u64_at(bytes, pos, endian);
+        let half = |at| u32_at(bytes, at, endian);
+        match bit {
+            SampleType::TID => {
+                out.pid = half(pos).map(|v| v as i32);
+                out.tid = half(pos + 4).map(|v| v as i32);
+            }
+            SampleType::TIME => out.time = word,
+            // IDENTIFIER is the id; ID stands in for it where there is none.
+            SampleType::IDENTIFIER => out.id = word,
+            SampleType::ID => out.id = out.id.or(word),
+            SampleType::CPU => out.cpu = half(pos),
+            _ => {}
         }
-        if has(SampleType::TIME) {
-            out.time = word(pos);
-            pos += 8;
-        }
-        if has(SampleType::ID) {
-            out.id = word(pos);
-            pos += 8;
-        }
-        if has(SampleType::STREAM_ID) {
-            pos += 8;
-        }
-        if has(SampleType::CPU) {
-            out.cpu = u32_at(bytes, pos, endian);
-            pos += 8;
-        }
-        if has(SampleType::IDENTIFIER) {
-            out.id = word(pos);
-        }
+        pos += 8;
     }
     out
 }

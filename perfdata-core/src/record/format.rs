@@ -8,6 +8,28 @@ use binrw::Endian;
 use crate::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleType};
 use crate::codec::u64_at;
 
+/// The fixed-size fields at the start of a SAMPLE, in order (u64 slots each).
+pub const SAMPLE_PREFIX_FIELDS: [SampleType; 8] = [
+    SampleType::IDENTIFIER,
+    SampleType::IP,
+    SampleType::TID,
+    SampleType::TIME,
+    SampleType::ADDR,
+    SampleType::ID,
+    SampleType::STREAM_ID,
+    SampleType::CPU,
+];
+
+/// The fields of the sample_id trailer, in order (u64 slots each).
+pub const TRAILER_FIELDS: [SampleType; 6] = [
+    SampleType::TID,
+    SampleType::TIME,
+    SampleType::ID,
+    SampleType::STREAM_ID,
+    SampleType::CPU,
+    SampleType::IDENTIFIER,
+];
+
 /// The parts of an attr that shape its records. Small and `Copy`, so it can be passed
 /// as a binrw argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,17 +61,10 @@ impl EventFormat {
             return 0;
         }
         let st = self.sample_type;
-        [
-            SampleType::TID,
-            SampleType::TIME,
-            SampleType::ID,
-            SampleType::STREAM_ID,
-            SampleType::CPU,
-            SampleType::IDENTIFIER,
-        ]
-        .iter()
-        .filter(|&&bit| st.contains(bit))
-        .count()
+        TRAILER_FIELDS
+            .iter()
+            .filter(|&&bit| st.contains(bit))
+            .count()
             * 8
     }
 
@@ -63,17 +78,9 @@ impl EventFormat {
         if !st.contains(SampleType::ID) {
             return None;
         }
-        Some(
-            [
-                SampleType::IP,
-                SampleType::TID,
-                SampleType::TIME,
-                SampleType::ADDR,
-            ]
-            .iter()
-            .filter(|&&b| st.contains(b))
-            .count(),
-        )
+        // The fields before ID in a SAMPLE (IDENTIFIER aside, handled above).
+        let before_id = &SAMPLE_PREFIX_FIELDS[1..5];
+        Some(before_id.iter().filter(|&&b| st.contains(b)).count())
     }
 
     /// perf's `__perf_evsel__calc_is_pos`: position of the id in a trailer, counted in
