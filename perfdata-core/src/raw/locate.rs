@@ -8,9 +8,8 @@
 use binrw::Endian;
 
 use super::RawRecord;
-use crate::attr::SampleType;
 use crate::codec::{u32_at, u64_at};
-use crate::record::{EventIndex, RecordType, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
+use crate::record::{EventIndex, RecordType};
 
 /// What was found. Fields the record does not carry are `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,45 +34,29 @@ pub fn locate(record: &RawRecord<'_>, events: &EventIndex, endian: Endian) -> Lo
     let Some(event) = events.event_of(bytes, is_sample, endian) else {
         return Located::default();
     };
-    let Some(f) = events.format(event) else {
+    let (Some(f), Some((sample, trailer))) = (events.format(event), events.offsets(event)) else {
         return Located::default();
     };
-    let st = f.sample_type;
-    let mut out = Located {
+    let (base, at) = if is_sample {
+        (0, sample)
+    } else {
+        if !f.sample_id_all || bytes.len() < 8 + trailer.len {
+            return Located {
+                event: Some(event),
+                ..Default::default()
+            };
+        }
+        (bytes.len() - trailer.len, trailer)
+    };
+    let word = |o: Option<usize>| o.and_then(|o| u64_at(bytes, base + o, endian));
+    let half =
+        |o: Option<usize>, plus: usize| o.and_then(|o| u32_at(bytes, base + o + plus, endian));
+    Located {
         event: Some(event),
-        ..Default::default()
-    };
-    let start = if is_sample {
-        8
-    } else {
-        let len = f.sample_id_len();
-        if !f.sample_id_all || bytes.len() < 8 + len {
-            return out;
-        }
-        bytes.len() - len
-    };
-    let order: &[SampleType] = if is_sample {
-        &SAMPLE_PREFIX_FIELDS
-    } else {
-        &TRAILER_FIELDS
-    };
-    let mut pos = start;
-    for &bit in order.iter().filter(|&&b| st.contains(b)) {
-        let word = u64_at(bytes, pos, endian);
-        let half = |at| u32_at(bytes, at, endian);
-        match bit {
-            SampleType::TID => {
-                out.pid = half(pos).map(|v| v as i32);
-                out.tid = half(pos + 4).map(|v| v as i32);
-            }
-            SampleType::TIME => out.time = word,
-            // IDENTIFIER is the id; ID stands in for it where there is none.
-            SampleType::IDENTIFIER => out.id = word,
-            SampleType::ID => out.id = out.id.or(word),
-            SampleType::CPU => out.cpu = half(pos),
-            _ => {}
-        }
-        pos += 8;
+        id: word(at.id),
+        time: word(at.time),
+        pid: half(at.tid, 0).map(|v| v as i32),
+        tid: half(at.tid, 4).map(|v| v as i32),
+        cpu: half(at.cpu, 0),
     }
-    out
 }

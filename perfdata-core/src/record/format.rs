@@ -30,6 +30,42 @@ pub const TRAILER_FIELDS: [SampleType; 6] = [
     SampleType::IDENTIFIER,
 ];
 
+/// Byte offsets of the fields a record is located by, within a SAMPLE (from its
+/// start) or within a sample_id trailer (from the trailer's start); `len` is the bytes
+/// the listed fields take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FieldOffsets {
+    pub tid: Option<usize>,
+    pub time: Option<usize>,
+    /// IDENTIFIER's slot, else ID's.
+    pub id: Option<usize>,
+    pub cpu: Option<usize>,
+    pub len: usize,
+}
+
+impl FieldOffsets {
+    /// The offsets of the fields of `order` present in `st`, from `start`.
+    fn of(order: &[SampleType], st: SampleType, start: usize) -> Self {
+        let mut out = FieldOffsets::default();
+        let mut identifier = None;
+        let mut pos = start;
+        for &bit in order.iter().filter(|&&b| st.contains(b)) {
+            match bit {
+                SampleType::TID => out.tid = Some(pos),
+                SampleType::TIME => out.time = Some(pos),
+                SampleType::ID => out.id = Some(pos),
+                SampleType::IDENTIFIER => identifier = Some(pos),
+                SampleType::CPU => out.cpu = Some(pos),
+                _ => {}
+            }
+            pos += 8;
+        }
+        out.id = identifier.or(out.id);
+        out.len = pos - start;
+        out
+    }
+}
+
 /// The parts of an attr that shape its records. Small and `Copy`, so it can be passed
 /// as a binrw argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,12 +96,17 @@ impl EventFormat {
         if !self.sample_id_all {
             return 0;
         }
-        let st = self.sample_type;
-        TRAILER_FIELDS
-            .iter()
-            .filter(|&&bit| st.contains(bit))
-            .count()
-            * 8
+        self.trailer_offsets().len
+    }
+
+    /// Where the located fields are in a SAMPLE of this event.
+    pub fn sample_offsets(&self) -> FieldOffsets {
+        FieldOffsets::of(&SAMPLE_PREFIX_FIELDS, self.sample_type, 8)
+    }
+
+    /// Where the located fields are in the sample_id trailer of this event's records.
+    pub fn trailer_offsets(&self) -> FieldOffsets {
+        FieldOffsets::of(&TRAILER_FIELDS, self.sample_type, 0)
     }
 
     /// perf's `evsel__calc_id_pos`: index of the id, in u64 words after the header, in a
@@ -110,7 +151,12 @@ impl EventFormat {
 #[derive(Debug, Clone, Default)]
 pub struct EventIndex {
     formats: Vec<EventFormat>,
+    /// Per event: (SAMPLE offsets, trailer offsets), computed once.
+    offsets: Vec<(FieldOffsets, FieldOffsets)>,
     by_id: HashMap<u64, usize>,
+    /// The first event's id positions, which perf uses for every record.
+    id_pos: Option<usize>,
+    is_pos: Option<usize>,
 }
 
 impl EventIndex {
@@ -121,7 +167,13 @@ impl EventIndex {
     /// Add an event with its ids; returns its index.
     pub fn push(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> usize {
         let idx = self.formats.len();
-        self.formats.push(EventFormat::from_attr(attr));
+        let f = EventFormat::from_attr(attr);
+        if idx == 0 {
+            self.id_pos = f.id_pos();
+            self.is_pos = f.is_pos();
+        }
+        self.offsets.push((f.sample_offsets(), f.trailer_offsets()));
+        self.formats.push(f);
         for &id in ids {
             self.by_id.entry(id).or_insert(idx);
         }
@@ -147,6 +199,11 @@ impl EventIndex {
         self.formats.get(idx)
     }
 
+    /// Where the located fields of event `idx` are: in a SAMPLE, in a trailer.
+    pub fn offsets(&self, idx: usize) -> Option<&(FieldOffsets, FieldOffsets)> {
+        self.offsets.get(idx)
+    }
+
     /// Which event has this id.
     pub fn event_of_id(&self, id: u64) -> Option<usize> {
         self.by_id.get(&id).copied()
@@ -164,13 +221,13 @@ impl EventIndex {
         }
         let words = record.len().saturating_sub(8) / 8;
         let id = if is_sample {
-            let pos = first.id_pos()?;
+            let pos = self.id_pos?;
             if pos >= words {
                 return Some(0);
             }
             u64_at(record, 8 + pos * 8, endian)?
         } else {
-            let pos = first.is_pos()?;
+            let pos = self.is_pos?;
             if pos > words {
                 return Some(0);
             }
@@ -205,6 +262,16 @@ mod tests {
         assert_eq!(f.id_pos(), Some(3));
         assert_eq!(f.is_pos(), Some(2));
         assert_eq!(f.sample_id_len(), 32);
+        let s = f.sample_offsets();
+        assert_eq!(
+            (s.tid, s.time, s.id, s.cpu),
+            (Some(16), Some(24), Some(32), Some(40))
+        );
+        let t = f.trailer_offsets();
+        assert_eq!(
+            (t.tid, t.time, t.id, t.cpu, t.len),
+            (Some(0), Some(8), Some(16), Some(24), 32)
+        );
         let g = EventFormat::from_attr(&attr(SampleType::IDENTIFIER | SampleType::IP, true));
         assert_eq!((g.id_pos(), g.is_pos()), (Some(0), Some(1)));
     }

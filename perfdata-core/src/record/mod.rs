@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
 
-pub use format::{EventFormat, EventIndex, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
+pub use format::{EventFormat, EventIndex, FieldOffsets, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 pub use kernel::*;
 pub use sample::*;
 pub use schedstat::*;
