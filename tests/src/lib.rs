@@ -6,6 +6,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod oracle;
+pub use oracle::{
+    listed, perf_available, perf_inputs, perf_run, script_fields, PerfRun, PERF_NO_HEADER,
+    PERF_REFUSES,
+};
+
 /// The workspace's root directory.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -82,19 +88,6 @@ pub const CORRUPT: (&str, u64) = (
     "google-perf.data.piped.corrupted.zero_size_sample-3.2",
     49104,
 );
-
-/// Whether `perf` can be run. Tests that need it print why they skip when it cannot.
-pub fn perf_available() -> bool {
-    let ok = Command::new("perf")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("SKIP: `perf` is not installed here; the perf oracle checks did not run");
-    }
-    ok
-}
 
 /// Run `perf ARGS -i input` as the oracle tests do: no pager, times in UTC (perfdata
 /// prints UTC where perf prints local time).

@@ -123,13 +123,66 @@ impl RawData {
 }
 
 /// `struct perf_branch_entry`: from, to, and the flags word (mispred, predicted, in_tx,
-/// abort, cycles:16, type:4, spec:2, new_type:4, priv:3, reserved:31).
+/// abort, cycles:16, type:4, spec:2, new_type:4, priv:3, reserved:31). `flags` holds the
+/// little-endian layout whatever the container's byte order.
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BranchEntry {
     pub from: u64,
     pub to: u64,
+    #[br(parse_with = read_branch_flags)]
+    #[bw(write_with = write_branch_flags)]
     pub flags: u64,
+}
+
+/// The fields of the branch flags word, (bit position, width) in the little-endian layout.
+const BRANCH_FLAG_FIELDS: [(u32, u32); 10] = [
+    (0, 1),
+    (1, 1),
+    (2, 1),
+    (3, 1),
+    (4, 16),
+    (20, 4),
+    (24, 2),
+    (26, 4),
+    (30, 3),
+    (33, 31),
+];
+
+/// A big-endian producer's compiler allocates bitfields from the most significant bit, so
+/// each field of the flags word sits at `64 - pos - width` there, its bits in order (perf's
+/// `evsel__bitfield_swap_branch_flags`; not the attr flags' whole-word bit reversal, which
+/// only holds for one-bit fields).
+fn branch_flags_to_big(little: u64) -> u64 {
+    BRANCH_FLAG_FIELDS.iter().fold(0, |acc, &(pos, width)| {
+        let mask = u64::MAX >> (64 - width);
+        acc | ((little >> pos) & mask) << (64 - pos - width)
+    })
+}
+
+fn branch_flags_from_big(big: u64) -> u64 {
+    BRANCH_FLAG_FIELDS.iter().fold(0, |acc, &(pos, width)| {
+        let mask = u64::MAX >> (64 - width);
+        acc | ((big >> (64 - pos - width)) & mask) << pos
+    })
+}
+
+#[binrw::parser(reader, endian)]
+fn read_branch_flags() -> binrw::BinResult<u64> {
+    let raw = <u64 as binrw::BinRead>::read_options(reader, endian, ())?;
+    Ok(match endian {
+        binrw::Endian::Little => raw,
+        binrw::Endian::Big => branch_flags_from_big(raw),
+    })
+}
+
+#[binrw::writer(writer, endian)]
+fn write_branch_flags(flags: &u64) -> binrw::BinResult<()> {
+    let raw = match endian {
+        binrw::Endian::Little => *flags,
+        binrw::Endian::Big => branch_flags_to_big(*flags),
+    };
+    binrw::BinWrite::write_options(&raw, writer, endian, ())
 }
 
 /// The branch stack: nr, hw_idx (with HW_INDEX), entries, counters (with COUNTERS).
@@ -362,5 +415,21 @@ mod tests {
         };
         let bytes = words(&[u64::MAX, 1]);
         assert!(decode::<Sample>(&bytes, Endian::Little, (f,), 0, "SAMPLE").is_err());
+    }
+
+    #[test]
+    fn big_endian_branch_flags_keep_each_field_in_order() {
+        // mispred=1, cycles=0x1234, type=5: on a big-endian producer mispred is the top
+        // bit, cycles bits 44..59 (not bit-reversed), type bits 40..43.
+        let little = 1 | (0x1234 << 4) | (5 << 20);
+        let big = super::branch_flags_to_big(little);
+        assert_eq!(big, 1 << 63 | 0x1234 << 44 | 5 << 40);
+        assert_eq!(super::branch_flags_from_big(big), little);
+        for v in [0, u64::MAX, 0x8000_0000_0000_0001, 0xdead_beef_1234_5678] {
+            assert_eq!(
+                super::branch_flags_from_big(super::branch_flags_to_big(v)),
+                v
+            );
+        }
     }
 }
