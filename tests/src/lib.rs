@@ -174,12 +174,15 @@ pub fn perf_stats(path: &Path) -> PerfStats {
             samples.push((ev.clone(), count));
         }
     }
-    let complaint = ["error", "Error", "failed", "unexpected end", "Couldn't"];
-    let clean = out.status.success()
-        && stdout.contains("Aggregated stats")
-        && !complaint
-            .iter()
-            .any(|c| stderr.contains(c) || stdout.contains(c));
+    // Clean: perf exited 0, printed its table, and said nothing on stderr that is about
+    // the file (see `PerfRun::clean`).
+    let clean = PerfRun {
+        status: out.status.code(),
+        stdout: String::new(),
+        stderr: stderr.into_owned(),
+    }
+    .clean()
+        && stdout.contains("Aggregated stats");
     PerfStats {
         records,
         samples,

@@ -126,6 +126,9 @@ pub struct FeatureEdits {
     pub set: Vec<FeatureSection>,
     /// Rebuild AUXTRACE from where the records landed.
     pub recompute_auxtrace: bool,
+    /// Write the AUXTRACE index in perf's layout (with its count), whatever the input's:
+    /// perf fails on simpleperf's uncounted index ("Failed to process auxtrace index").
+    pub auxtrace_in_perf_layout: bool,
     /// Write features that came from records (pipe mode, or a file's data section) and
     /// not from a file header: always from a pipe, and with compat (whose output drops
     /// the records).
@@ -137,6 +140,7 @@ impl FeatureEdits {
     pub(super) fn for_output(conv: &Converter, meta: &Metadata, target: Target) -> Self {
         let mut edits = FeatureEdits {
             include_folded: meta.header.is_none() || conv.opts.compat_perf_6_1,
+            auxtrace_in_perf_layout: conv.opts.compat_perf_6_1,
             ..Default::default()
         };
         if meta.container == ContainerKind::Directory {
@@ -285,6 +289,9 @@ pub(super) fn file_features(
     for mut section in sections {
         if section.id == FeatureId::AuxTrace && edits.recompute_auxtrace {
             if let Feature::AuxTrace(index) = &mut section.feature {
+                if edits.auxtrace_in_perf_layout {
+                    index.layout = perfdata_core::feature::AuxTraceLayout::Perf;
+                }
                 index.entries = auxtrace
                     .iter()
                     .map(|p| AuxTraceEntry {
