@@ -203,11 +203,9 @@ fn convert_pipes_through_stdin_and_stdout() {
 }
 
 #[test]
+#[cfg_attr(no_corpus, ignore = "PERFDATA_CORPUS is not set")]
 fn byte_swap_of_an_unknown_feature_is_refused_clearly() {
-    let Some(corpus) = perfdata_tests::corpus_dir() else {
-        eprintln!("SKIP: PERFDATA_CORPUS is not set");
-        return;
-    };
+    let corpus = perfdata_tests::corpus_dir().expect("PERFDATA_CORPUS is set");
     let input = corpus.join("jbeich-perf_with_arm_regs.data");
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("be.data");

@@ -234,10 +234,15 @@ fn every_input_reads_to_its_end_and_round_trips() {
         failures.len(),
         failures.join("\n")
     );
-    if !inputs.is_empty() {
-        assert!(
-            total_records > 10_000,
-            "suspiciously few records: {total_records}"
-        );
-    }
+    // The fixtures alone hold about 5,000 records, with the corpus about 61,000: far
+    // fewer means inputs went unread.
+    let floor = if perfdata_tests::corpus_dir().is_some() {
+        50_000
+    } else {
+        4_000
+    };
+    assert!(
+        total_records > floor,
+        "suspiciously few records: {total_records}"
+    );
 }
