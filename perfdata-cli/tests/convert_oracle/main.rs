@@ -252,14 +252,20 @@ fn compare(
     }
     // An exception that excuses nothing any more is stale: it would hide the next defect.
     if !e.substitutions.is_empty() && subst(&fi.stdout) == fi.stdout {
-        problems.push(format!("{label}: its substitutions change nothing: stale exception"));
+        problems.push(format!(
+            "{label}: its substitutions change nothing: stale exception"
+        ));
     }
     if e.skip_callchains && fi.stdout == fo.stdout {
-        problems.push(format!("{label}: its callchains are the same now: stale exception"));
+        problems.push(format!(
+            "{label}: its callchains are the same now: stale exception"
+        ));
     }
     for l in e.extra_stderr {
         if !fo.stderr.lines().any(|x| x == *l) {
-            problems.push(format!("{label}: perf no longer says {l:?}: stale exception"));
+            problems.push(format!(
+                "{label}: perf no longer says {l:?}: stale exception"
+            ));
         }
     }
     // The feature set: what the conversion may add or drop is listed.

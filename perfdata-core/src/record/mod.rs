@@ -10,6 +10,7 @@
 
 mod format;
 mod kernel;
+mod registry;
 mod sample;
 mod schedstat;
 mod stat;
@@ -26,6 +27,7 @@ use crate::error::{Error, Problem, Result};
 
 pub use format::{EventFormat, EventIndex, FieldOffsets, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 pub use kernel::*;
+pub use registry::RecordBody;
 pub use sample::*;
 pub use schedstat::*;
 pub use stat::*;
@@ -38,63 +40,6 @@ pub struct DecodeContext<'a> {
     pub endian: Endian,
     /// The events (attrs) of the recording, to find each record's layout.
     pub events: &'a EventIndex,
-}
-
-/// A decoded record body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum RecordBody {
-    Mmap(Mmap),
-    Lost(Lost),
-    Comm(Comm),
-    Exit(ForkExit),
-    Throttle(Throttle),
-    Unthrottle(Throttle),
-    Fork(ForkExit),
-    Read(ReadRecord),
-    Sample(Box<Sample>),
-    Mmap2(Mmap2),
-    Aux(Aux),
-    ItraceStart(ItraceStart),
-    LostSamples(LostSamples),
-    /// SWITCH has no body: misc says in or out.
-    Switch,
-    SwitchCpuWide(SwitchCpuWide),
-    Namespaces(Namespaces),
-    Ksymbol(Ksymbol),
-    BpfEvent(BpfEvent),
-    Cgroup(Cgroup),
-    TextPoke(TextPoke),
-    AuxOutputHwId(AuxOutputHwId),
-    CallchainDeferred(CallchainDeferred),
-    HeaderAttr(HeaderAttr),
-    HeaderEventType(HeaderEventType),
-    HeaderTracingData(HeaderTracingData),
-    HeaderBuildId(HeaderBuildId),
-    /// FINISHED_ROUND has no body.
-    FinishedRound,
-    IdIndex(IdIndex),
-    AuxtraceInfo(AuxtraceInfo),
-    Auxtrace(Auxtrace),
-    AuxtraceError(AuxtraceError),
-    ThreadMap(ThreadMap),
-    CpuMap(CpuMap),
-    StatConfig(StatConfig),
-    Stat(Stat),
-    StatRound(StatRound),
-    EventUpdate(EventUpdate),
-    TimeConv(TimeConv),
-    HeaderFeature(HeaderFeature),
-    Compressed(Compressed),
-    /// FINISHED_INIT has no body.
-    FinishedInit,
-    Compressed2(Compressed2),
-    BpfMetadata(Box<BpfMetadata>),
-    SchedstatCpu(SchedstatCpu),
-    SchedstatDomain(Box<SchedstatDomain>),
-    /// A body kept as bytes: unknown types, and records whose bytes do not fit their
-    /// type's layout.
-    Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
 }
 
 /// A decoded record.
@@ -174,8 +119,17 @@ impl Record {
         let body = &bytes[RecordHeader::SIZE..body_end];
         let body_offset = offset + RecordHeader::SIZE as u64;
 
-        let (body_model, used) =
-            decode_body(ty, header, body, body_offset, &context, endian, format)?;
+        let (body_model, used) = registry::decode_body(
+            ty,
+            &registry::BodyContext {
+                header,
+                body,
+                offset: body_offset,
+                endian,
+                format,
+                context: &context,
+            },
+        )?;
         let sample_id = match (trailer_len, format) {
             (n, Some(f)) if n > 0 => Some(
                 codec::decode_prefix_lazy::<SampleId>(
@@ -233,7 +187,7 @@ impl Record {
     pub fn encode_into(&self, endian: Endian, out: &mut Vec<u8>) -> Result<()> {
         let start = out.len();
         out.extend_from_slice(&[0u8; RecordHeader::SIZE]);
-        encode_body(&self.body, endian, out)?;
+        registry::encode_body(&self.body, endian, out)?;
         out.extend_from_slice(&self.extra);
         if let Some(sid) = &self.sample_id {
             out.extend_from_slice(&codec::encode(sid, endian, ()));
@@ -265,167 +219,6 @@ impl Record {
         self.encode_into(endian, &mut out)?;
         Ok(out)
     }
-}
-
-/// Decode the body of a `ty` record; returns the model and how many body bytes it used.
-fn decode_body(
-    ty: RecordType,
-    header: RecordHeader,
-    body: &[u8],
-    offset: u64,
-    context: &dyn Fn() -> String,
-    endian: Endian,
-    format: Option<EventFormat>,
-) -> Result<(RecordBody, usize)> {
-    macro_rules! typed {
-        ($variant:expr, $ty:ty) => {
-            typed!($variant, $ty, ())
-        };
-        ($variant:expr, $ty:ty, $args:expr) => {{
-            let (v, used) = codec::decode_prefix_lazy::<$ty>(body, endian, $args, offset, context)?;
-            ($variant(v), used)
-        }};
-    }
-    let need_format = || {
-        format.ok_or_else(|| {
-            Error::format(
-                offset,
-                context(),
-                Problem::Invalid("no attr describes this record's layout".into()),
-            )
-        })
-    };
-    Ok(match ty {
-        RecordType::Mmap => typed!(RecordBody::Mmap, Mmap),
-        RecordType::Lost => typed!(RecordBody::Lost, Lost),
-        RecordType::Comm => typed!(RecordBody::Comm, Comm),
-        RecordType::Exit => typed!(RecordBody::Exit, ForkExit),
-        RecordType::Throttle => typed!(RecordBody::Throttle, Throttle),
-        RecordType::Unthrottle => typed!(RecordBody::Unthrottle, Throttle),
-        RecordType::Fork => typed!(RecordBody::Fork, ForkExit),
-        RecordType::Read => {
-            typed!(RecordBody::Read, ReadRecord, (need_format()?.read_format,))
-        }
-        RecordType::Sample => {
-            let f = need_format()?;
-            let (v, used) =
-                codec::decode_prefix_lazy::<Sample>(body, endian, (f,), offset, context)?;
-            (RecordBody::Sample(Box::new(v)), used)
-        }
-        RecordType::Mmap2 => typed!(
-            RecordBody::Mmap2,
-            Mmap2,
-            (header.misc & misc::MMAP_BUILD_ID != 0,)
-        ),
-        RecordType::Aux => typed!(RecordBody::Aux, Aux),
-        RecordType::ItraceStart => typed!(RecordBody::ItraceStart, ItraceStart),
-        RecordType::LostSamples => typed!(RecordBody::LostSamples, LostSamples),
-        RecordType::Switch => (RecordBody::Switch, 0),
-        RecordType::SwitchCpuWide => typed!(RecordBody::SwitchCpuWide, SwitchCpuWide),
-        RecordType::Namespaces => typed!(RecordBody::Namespaces, Namespaces),
-        RecordType::Ksymbol => typed!(RecordBody::Ksymbol, Ksymbol),
-        RecordType::BpfEvent => typed!(RecordBody::BpfEvent, BpfEvent),
-        RecordType::Cgroup => typed!(RecordBody::Cgroup, Cgroup),
-        RecordType::TextPoke => typed!(RecordBody::TextPoke, TextPoke),
-        RecordType::AuxOutputHwId => typed!(RecordBody::AuxOutputHwId, AuxOutputHwId),
-        RecordType::CallchainDeferred => {
-            typed!(RecordBody::CallchainDeferred, CallchainDeferred)
-        }
-        RecordType::HeaderAttr => {
-            let attr_len = HeaderAttr::attr_len(body, endian);
-            typed!(RecordBody::HeaderAttr, HeaderAttr, (attr_len,))
-        }
-        RecordType::HeaderEventType => typed!(RecordBody::HeaderEventType, HeaderEventType),
-        RecordType::HeaderTracingData => {
-            typed!(RecordBody::HeaderTracingData, HeaderTracingData)
-        }
-        RecordType::HeaderBuildId => typed!(RecordBody::HeaderBuildId, HeaderBuildId),
-        RecordType::FinishedRound => (RecordBody::FinishedRound, 0),
-        RecordType::IdIndex => typed!(RecordBody::IdIndex, IdIndex),
-        RecordType::AuxtraceInfo => typed!(RecordBody::AuxtraceInfo, AuxtraceInfo),
-        RecordType::Auxtrace => typed!(RecordBody::Auxtrace, Auxtrace),
-        RecordType::AuxtraceError => typed!(RecordBody::AuxtraceError, AuxtraceError),
-        RecordType::ThreadMap => typed!(RecordBody::ThreadMap, ThreadMap),
-        RecordType::CpuMap => typed!(RecordBody::CpuMap, CpuMap),
-        RecordType::StatConfig => typed!(RecordBody::StatConfig, StatConfig),
-        RecordType::Stat => typed!(RecordBody::Stat, Stat),
-        RecordType::StatRound => typed!(RecordBody::StatRound, StatRound),
-        RecordType::EventUpdate => typed!(RecordBody::EventUpdate, EventUpdate),
-        RecordType::TimeConv => typed!(RecordBody::TimeConv, TimeConv),
-        RecordType::HeaderFeature => typed!(RecordBody::HeaderFeature, HeaderFeature),
-        RecordType::Compressed => typed!(RecordBody::Compressed, Compressed),
-        RecordType::FinishedInit => (RecordBody::FinishedInit, 0),
-        RecordType::Compressed2 => typed!(RecordBody::Compressed2, Compressed2),
-        RecordType::BpfMetadata => {
-            let (v, used) =
-                codec::decode_prefix_lazy::<BpfMetadata>(body, endian, (), offset, context)?;
-            (RecordBody::BpfMetadata(Box::new(v)), used)
-        }
-        RecordType::SchedstatCpu => typed!(RecordBody::SchedstatCpu, SchedstatCpu),
-        RecordType::SchedstatDomain => {
-            let (v, used) =
-                codec::decode_prefix_lazy::<SchedstatDomain>(body, endian, (), offset, context)?;
-            (RecordBody::SchedstatDomain(Box::new(v)), used)
-        }
-        RecordType::Unknown(_) => (RecordBody::Raw(body.to_vec()), body.len()),
-    })
-}
-
-fn encode_body(body: &RecordBody, endian: Endian, out: &mut Vec<u8>) -> Result<()> {
-    // A model's own write checks (a count that no longer fits its field after an edit)
-    // fail the encoding instead of panicking.
-    macro_rules! put {
-        ($v:expr) => {
-            out.extend_from_slice(&codec::try_encode($v, endian, ()).map_err(|e| {
-                Error::format(0, "encoding a record body", Problem::Invalid(e.to_string()))
-            })?)
-        };
-    }
-    match body {
-        RecordBody::Mmap(v) => put!(v),
-        RecordBody::Lost(v) => put!(v),
-        RecordBody::Comm(v) => put!(v),
-        RecordBody::Exit(v) | RecordBody::Fork(v) => put!(v),
-        RecordBody::Throttle(v) | RecordBody::Unthrottle(v) => put!(v),
-        RecordBody::Read(v) => put!(v),
-        RecordBody::Sample(v) => put!(v.as_ref()),
-        RecordBody::Mmap2(v) => put!(v),
-        RecordBody::Aux(v) => put!(v),
-        RecordBody::ItraceStart(v) => put!(v),
-        RecordBody::LostSamples(v) => put!(v),
-        RecordBody::Switch | RecordBody::FinishedRound | RecordBody::FinishedInit => {}
-        RecordBody::SwitchCpuWide(v) => put!(v),
-        RecordBody::Namespaces(v) => put!(v),
-        RecordBody::Ksymbol(v) => put!(v),
-        RecordBody::BpfEvent(v) => put!(v),
-        RecordBody::Cgroup(v) => put!(v),
-        RecordBody::TextPoke(v) => put!(v),
-        RecordBody::AuxOutputHwId(v) => put!(v),
-        RecordBody::CallchainDeferred(v) => put!(v),
-        RecordBody::HeaderAttr(v) => put!(v),
-        RecordBody::HeaderEventType(v) => put!(v),
-        RecordBody::HeaderTracingData(v) => put!(v),
-        RecordBody::HeaderBuildId(v) => put!(v),
-        RecordBody::IdIndex(v) => put!(v),
-        RecordBody::AuxtraceInfo(v) => put!(v),
-        RecordBody::Auxtrace(v) => put!(v),
-        RecordBody::AuxtraceError(v) => put!(v),
-        RecordBody::ThreadMap(v) => put!(v),
-        RecordBody::CpuMap(v) => put!(v),
-        RecordBody::StatConfig(v) => put!(v),
-        RecordBody::Stat(v) => put!(v),
-        RecordBody::StatRound(v) => put!(v),
-        RecordBody::EventUpdate(v) => put!(v),
-        RecordBody::TimeConv(v) => put!(v),
-        RecordBody::HeaderFeature(v) => put!(v),
-        RecordBody::Compressed(v) => put!(v),
-        RecordBody::Compressed2(v) => put!(v),
-        RecordBody::BpfMetadata(v) => put!(v.as_ref()),
-        RecordBody::SchedstatCpu(v) => put!(v),
-        RecordBody::SchedstatDomain(v) => put!(v.as_ref()),
-        RecordBody::Raw(bytes) => out.extend_from_slice(bytes),
-    }
-    Ok(())
 }
 
 #[cfg(test)]

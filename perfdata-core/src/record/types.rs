@@ -3,113 +3,15 @@
 use binrw::binrw;
 use serde::{Serialize, Serializer};
 
-/// `perf_event_header.type`, named as perf names the records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RecordType {
-    Mmap,
-    Lost,
-    Comm,
-    Exit,
-    Throttle,
-    Unthrottle,
-    Fork,
-    Read,
-    Sample,
-    Mmap2,
-    Aux,
-    ItraceStart,
-    LostSamples,
-    Switch,
-    SwitchCpuWide,
-    Namespaces,
-    Ksymbol,
-    BpfEvent,
-    Cgroup,
-    TextPoke,
-    AuxOutputHwId,
-    CallchainDeferred,
-    HeaderAttr,
-    HeaderEventType,
-    HeaderTracingData,
-    HeaderBuildId,
-    FinishedRound,
-    IdIndex,
-    AuxtraceInfo,
-    Auxtrace,
-    AuxtraceError,
-    ThreadMap,
-    CpuMap,
-    StatConfig,
-    Stat,
-    StatRound,
-    EventUpdate,
-    TimeConv,
-    HeaderFeature,
-    Compressed,
-    FinishedInit,
-    Compressed2,
-    BpfMetadata,
-    SchedstatCpu,
-    SchedstatDomain,
-    /// Any other number (simpleperf's own records start at 32768).
-    Unknown(u32),
-}
-
-/// (type, number, the name `perf report --stats` prints).
-const TABLE: [(RecordType, u32, &str); 45] = [
-    (RecordType::Mmap, 1, "MMAP"),
-    (RecordType::Lost, 2, "LOST"),
-    (RecordType::Comm, 3, "COMM"),
-    (RecordType::Exit, 4, "EXIT"),
-    (RecordType::Throttle, 5, "THROTTLE"),
-    (RecordType::Unthrottle, 6, "UNTHROTTLE"),
-    (RecordType::Fork, 7, "FORK"),
-    (RecordType::Read, 8, "READ"),
-    (RecordType::Sample, 9, "SAMPLE"),
-    (RecordType::Mmap2, 10, "MMAP2"),
-    (RecordType::Aux, 11, "AUX"),
-    (RecordType::ItraceStart, 12, "ITRACE_START"),
-    (RecordType::LostSamples, 13, "LOST_SAMPLES"),
-    (RecordType::Switch, 14, "SWITCH"),
-    (RecordType::SwitchCpuWide, 15, "SWITCH_CPU_WIDE"),
-    (RecordType::Namespaces, 16, "NAMESPACES"),
-    (RecordType::Ksymbol, 17, "KSYMBOL"),
-    (RecordType::BpfEvent, 18, "BPF_EVENT"),
-    (RecordType::Cgroup, 19, "CGROUP"),
-    (RecordType::TextPoke, 20, "TEXT_POKE"),
-    (RecordType::AuxOutputHwId, 21, "AUX_OUTPUT_HW_ID"),
-    (RecordType::CallchainDeferred, 22, "CALLCHAIN_DEFERRED"),
-    (RecordType::HeaderAttr, 64, "ATTR"),
-    (RecordType::HeaderEventType, 65, "EVENT_TYPE"),
-    (RecordType::HeaderTracingData, 66, "TRACING_DATA"),
-    (RecordType::HeaderBuildId, 67, "BUILD_ID"),
-    (RecordType::FinishedRound, 68, "FINISHED_ROUND"),
-    (RecordType::IdIndex, 69, "ID_INDEX"),
-    (RecordType::AuxtraceInfo, 70, "AUXTRACE_INFO"),
-    (RecordType::Auxtrace, 71, "AUXTRACE"),
-    (RecordType::AuxtraceError, 72, "AUXTRACE_ERROR"),
-    (RecordType::ThreadMap, 73, "THREAD_MAP"),
-    (RecordType::CpuMap, 74, "CPU_MAP"),
-    (RecordType::StatConfig, 75, "STAT_CONFIG"),
-    (RecordType::Stat, 76, "STAT"),
-    (RecordType::StatRound, 77, "STAT_ROUND"),
-    (RecordType::EventUpdate, 78, "EVENT_UPDATE"),
-    (RecordType::TimeConv, 79, "TIME_CONV"),
-    (RecordType::HeaderFeature, 80, "FEATURE"),
-    (RecordType::Compressed, 81, "COMPRESSED"),
-    (RecordType::FinishedInit, 82, "FINISHED_INIT"),
-    (RecordType::Compressed2, 83, "COMPRESSED2"),
-    (RecordType::BpfMetadata, 84, "BPF_METADATA"),
-    (RecordType::SchedstatCpu, 85, "SCHEDSTAT_CPU"),
-    (RecordType::SchedstatDomain, 86, "SCHEDSTAT_DOMAIN"),
-];
+pub use super::registry::RecordType;
+use super::registry::TABLE;
 
 /// Direct lookup from the number (0..=86) to the table row.
 const fn build_lookup() -> [u8; 87] {
     let mut out = [u8::MAX; 87];
     let mut i = 0;
     while i < TABLE.len() {
-        out[TABLE[i].1 as usize] = i as u8;
+        out[TABLE[i].number as usize] = i as u8;
         i += 1;
     }
     out
@@ -123,7 +25,7 @@ impl RecordType {
     #[inline]
     pub fn from_u32(n: u32) -> Self {
         match LOOKUP.get(n as usize) {
-            Some(&row) if row != u8::MAX => TABLE[row as usize].0,
+            Some(&row) if row != u8::MAX => TABLE[row as usize].ty,
             _ => RecordType::Unknown(n),
         }
     }
@@ -132,14 +34,14 @@ impl RecordType {
     pub fn as_u32(self) -> u32 {
         match self {
             RecordType::Unknown(n) => n,
-            known => TABLE[Self::row(known)].1,
+            known => TABLE[Self::row(known)].number,
         }
     }
 
     fn row(known: RecordType) -> usize {
         TABLE
             .iter()
-            .position(|(t, _, _)| *t == known)
+            .position(|r| r.ty == known)
             .expect("every named variant is in TABLE")
     }
 
@@ -148,7 +50,7 @@ impl RecordType {
     pub fn name(self) -> String {
         match self {
             RecordType::Unknown(n) => format!("UNKNOWN_{n}"),
-            known => TABLE[Self::row(known)].2.to_string(),
+            known => TABLE[Self::row(known)].name.to_string(),
         }
     }
 
@@ -165,7 +67,17 @@ impl RecordType {
 
     /// All the types perf defines, in number order.
     pub fn all_known() -> impl Iterator<Item = RecordType> {
-        TABLE.iter().map(|(t, _, _)| *t)
+        TABLE.iter().map(|r| r.ty)
+    }
+
+    /// A record whose content is metadata (HEADER_ATTR, HEADER_FEATURE, tracing data,
+    /// build ids, event types): a pipe's way of carrying what a file keeps in its header,
+    /// folded into header sections when a file is written.
+    pub fn is_metadata(self) -> bool {
+        match self {
+            RecordType::Unknown(_) => false,
+            known => TABLE[Self::row(known)].metadata,
+        }
     }
 }
 
