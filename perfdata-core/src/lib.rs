@@ -32,6 +32,7 @@ pub mod codec;
 pub mod error;
 pub mod feature;
 pub mod header;
+pub mod info;
 pub mod input;
 pub mod meta;
 pub mod names;

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use perfdata_core::codec::{u32_at, u64_at};
-use perfdata_core::feature::{BpfBtf, BpfProgInfo, BpfProgram, Feature, FeatureId};
-use perfdata_core::text::c_str_bytes as c_str;
-use perfdata_core::Endian;
+use crate::codec::{u32_at, u64_at};
+use crate::feature::{BpfBtf, BpfProgInfo, BpfProgram, Feature, FeatureId};
+use crate::text::c_str_bytes as c_str;
+use crate::Endian;
 
 use super::Ctx;
 
@@ -157,7 +157,7 @@ fn write_prog(
 
 /// perf's `synthesize_bpf_prog_name`.
 fn prog_name(prog: &Prog, btf: Option<&Btf>, tag: &[u8], sub: usize, n: usize) -> String {
-    let mut name = format!("bpf_prog_{}", perfdata_core::text::hex(tag));
+    let mut name = format!("bpf_prog_{}", crate::text::hex(tag));
     let short = if let Some(btf) = btf {
         let rec = prog.u32(off::FUNC_INFO_REC_SIZE) as usize;
         let nr = prog.u32(144) as usize; // nr_func_info

@@ -4,12 +4,12 @@
 
 use std::io::{self, Write};
 
-use perfdata_core::feature::{
+use crate::feature::{
     Cache, ClockData, Compressed, CpuDomainInfo, CpuTopology, Feature, FeatureId, HybridTopology,
     MemTopology, NrCpus, PerfString, PmuCapList, PmuCaps, PmuMappings, SampleTime, StringList,
 };
 
-use perfdata_core::text::c_str_bytes as c_str;
+use crate::text::c_str_bytes as c_str;
 
 use super::{time, topology};
 
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn cpu_domain_info_in_newer_perf_layout() {
-        use perfdata_core::feature::{CpuDomains, SchedDomain};
+        use crate::feature::{CpuDomains, SchedDomain};
         let d = CpuDomainInfo {
             schedstat_version: 17,
             max_sched_domains: 1,

@@ -1,5 +1,6 @@
-//! `perfdata info`: the header and every feature, as `perf report --header-only -I -i FILE`
-//! of perf 6.1 prints them, line for line.
+//! perf's header view: the header and every feature, as `perf report --header-only -I`
+//! of perf 6.1 prints them, line for line ([`write_text`]), and the same as JSON
+//! ([`write_json`]). `perfdata info` prints these.
 //!
 //! Where perf's output depends on where it runs, perfdata prints what the file says:
 //! "captured on" is the file's mtime formatted as C's `ctime` **in UTC** (perf uses the
@@ -25,7 +26,7 @@
 //!
 //! Feature bits perf does not know (simpleperf's, bits past 32) print nothing, as in perf.
 //!
-//! `--json` prints one object:
+//! [`write_json`] (`perfdata info --json`) prints one object:
 //! - `container`: "file", "pipe" or "directory";
 //! - `endian`: "little" or "big";
 //! - `captured_on`: the file's mtime in RFC 3339, UTC ("2026-11-22T05:42:42Z"), or null;
@@ -51,56 +52,22 @@ mod misc;
 mod time;
 mod topology;
 
+pub use json::{to_value as to_json, write as write_json};
+
 use std::io::{self, Write};
 use std::path::Path;
 
-use perfdata_core::feature::{Feature, FeatureId, FeatureSection};
-use perfdata_core::header::Magic;
-use perfdata_core::{ContainerKind, Metadata, PerfReader};
-
-use crate::{print_warnings, CliError};
+use crate::feature::{Feature, FeatureId, FeatureSection};
+use crate::header::Magic;
+use crate::{ContainerKind, Metadata};
 
 /// perf 6.1's HEADER_LAST_FEATURE: it knows bits 1 to 31 and prints "missing features"
 /// for those only.
 const PERF_6_1_FEATURES: u32 = 31;
 
-pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
-    let mut reader = PerfReader::open(path)?;
-    // In pipe mode the metadata arrives as records: read the whole stream. In file mode
-    // everything is in the header and its sections.
-    let mut read_error = None;
-    if reader.meta().container == ContainerKind::Pipe {
-        loop {
-            match reader.next_record() {
-                Ok(Some(_)) => {}
-                Ok(None) => break,
-                Err(e) => {
-                    read_error = Some(e);
-                    break;
-                }
-            }
-        }
-    }
-    let meta = reader.meta();
-    print_warnings(meta);
-    let captured_on = mtime(path);
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    if as_json {
-        json::write(&mut out, meta, captured_on)?;
-    } else {
-        write_text(&mut out, meta, captured_on)?;
-    }
-    out.flush()?;
-    // What was read is printed; a damaged stream still fails the command, as every
-    // command does on bad input.
-    match read_error {
-        Some(e) => Err(e.into()),
-        None => Ok(()),
-    }
-}
-
-/// The mtime perf's `fstat` would see: of the file, of a directory's `data`, of stdin.
-fn mtime(path: &Path) -> Option<i64> {
+/// "Captured on": the mtime perf's `fstat` would see, in seconds since the epoch: of the
+/// file, of a directory's `data`, of stdin for `-`.
+pub fn captured_on(path: &Path) -> Option<i64> {
     let target = if path.as_os_str() == "-" {
         Path::new("/dev/stdin").to_path_buf()
     } else if path.is_dir() {
