@@ -27,7 +27,10 @@ use crate::codec;
 use crate::error::{Error, Result};
 
 pub use auxtrace::{AuxTrace, AuxTraceEntry, AuxTraceLayout};
-pub use bpf::{BpfBtf, BpfProgInfo, BpfProgram, Btf};
+pub use bpf::{
+    prog_info, BpfBtf, BpfProgInfo, BpfProgram, Btf, BtfTypes, ProgInfoView, BPIL_FUNC_INFO,
+    BPIL_JITED_FUNC_LENS, BPIL_JITED_KSYMS, BPIL_PROG_TAGS,
+};
 pub use build_id::{BuildIdEntry, BuildIdList, BUILD_ID_ENTRY_FIXED, BUILD_ID_ENTRY_FIXED_OLD_ABI};
 pub use event_desc::{EventDesc, EventDescEntry, Group, GroupDesc};
 pub use memory::{Cache, CacheLevel, MemTopology, MemoryNode, NumaNode, NumaTopology};
