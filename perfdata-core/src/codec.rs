@@ -40,8 +40,7 @@ pub fn decode<'a, T>(
 where
     T: BinRead,
 {
-    let mut cursor = Cursor::new(bytes);
-    T::read_options(&mut cursor, endian, args).map_err(|e| Error::decode(offset, context, e))
+    decode_prefix(bytes, endian, args, offset, context).map(|(value, _)| value)
 }
 
 /// Decode a `T` and report how many bytes of `bytes` it used.
@@ -55,10 +54,7 @@ pub fn decode_prefix<'a, T>(
 where
     T: BinRead,
 {
-    let mut cursor = Cursor::new(bytes);
-    let value = T::read_options(&mut cursor, endian, args)
-        .map_err(|e| Error::decode(offset, context, e))?;
-    Ok((value, cursor.position() as usize))
+    decode_prefix_lazy(bytes, endian, args, offset, &|| context.to_string())
 }
 
 /// [`decode_prefix`] naming what was read only when it fails: for per-record paths,

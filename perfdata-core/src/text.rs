@@ -38,6 +38,34 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The text side of a type holding a NUL-terminated, padded C string in its `bytes`
+/// (perf's header strings and the kernel's file names and comms): `as_str_lossy`,
+/// `Display` and a `Serialize` as that text. The layouts differ (a length prefix, or
+/// the rest of a record); the text is the same.
+macro_rules! c_string_text {
+    ($t:ty) => {
+        impl $t {
+            /// The text before the first NUL.
+            pub fn as_str_lossy(&self) -> String {
+                $crate::text::c_str_lossy(&self.bytes)
+            }
+        }
+
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.as_str_lossy())
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.as_str_lossy())
+            }
+        }
+    };
+}
+pub(crate) use c_string_text;
+
 #[cfg(test)]
 mod tests {
     use super::*;

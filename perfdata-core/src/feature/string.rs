@@ -1,10 +1,9 @@
 //! `struct perf_header_string` and string lists, kept byte for byte.
 
 use binrw::binrw;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::bounded;
-use crate::text::c_str_lossy;
 
 /// `{u32 len; char str[len]}`: a NUL-terminated string padded with zeros.
 ///
@@ -28,24 +27,9 @@ impl PerfString {
         bytes.resize(padded, 0);
         PerfString { bytes }
     }
-
-    /// The text before the first NUL.
-    pub fn as_str_lossy(&self) -> String {
-        c_str_lossy(&self.bytes)
-    }
 }
 
-impl Serialize for PerfString {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.as_str_lossy())
-    }
-}
-
-impl std::fmt::Display for PerfString {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.as_str_lossy())
-    }
-}
+crate::text::c_string_text!(PerfString);
 
 /// `{u32 nr; perf_header_string strings[nr]}`.
 #[binrw]

@@ -5,12 +5,11 @@
 //! (NUL padding included) and any bytes past a fixed layout are kept by the caller.
 
 use binrw::binrw;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use super::sample::ReadData;
 use crate::attr::ReadFormat;
 use crate::bounded;
-use crate::text::c_str_lossy;
 
 /// A NUL-terminated string padded to 8 bytes, as the kernel writes file names and comms.
 /// All bytes are kept (the padding is not always zero), so it is written back as read.
@@ -28,23 +27,9 @@ impl PaddedString {
         bytes.resize((s.len() + 1).div_ceil(8) * 8, 0);
         PaddedString { bytes }
     }
-
-    pub fn as_str_lossy(&self) -> String {
-        c_str_lossy(&self.bytes)
-    }
 }
 
-impl Serialize for PaddedString {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.as_str_lossy())
-    }
-}
-
-impl std::fmt::Display for PaddedString {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.as_str_lossy())
-    }
-}
+crate::text::c_string_text!(PaddedString);
 
 /// MMAP (1).
 #[binrw]
