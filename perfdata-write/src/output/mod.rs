@@ -33,6 +33,21 @@ pub struct AtomicOutput {
     dir: PathBuf,
 }
 
+/// Where a path leads through symlinks (also a dangling link's destination, which
+/// writing creates, as `open(O_CREAT)` does).
+fn follow_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // Bounded as the kernel bounds it (ELOOP after 40 links).
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(next) if next.is_absolute() => p = next,
+            Ok(next) => p = p.parent().unwrap_or(Path::new("")).join(next),
+            Err(_) => break,
+        }
+    }
+    p
+}
+
 /// An I/O error without the temp file's name (tempfile adds it): messages name the
 /// target, which is what the user asked for.
 fn plain(e: std::io::Error) -> std::io::Error {
@@ -111,9 +126,16 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
 }
 
 impl AtomicOutput {
-    /// Start writing `target`.
+    /// Start writing `target`. A symlink is followed (the file it names is replaced,
+    /// not the link); a directory is refused before anything is written.
     pub fn create(target: &Path) -> Result<Self> {
-        let target = target.to_path_buf();
+        let target = follow_links(target);
+        if target.is_dir() {
+            return Err(WriteError::io(
+                format!("cannot write {}", target.display()),
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+            ));
+        }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -166,7 +188,8 @@ impl AtomicOutput {
 
     /// Put the finished output in place of the target. With `like`, the output gets
     /// that file's permissions and modification time (perf shows the latter as
-    /// "captured on").
+    /// "captured on"); without, 0600 as perf writes its recordings (they hold paths
+    /// and command lines).
     pub fn commit(self, like: Option<&Path>) -> Result<()> {
         // No fsync, as perf and cp do not: the rename makes a failed or killed run
         // leave nothing half-written at the target; durability across a power cut is
@@ -185,7 +208,7 @@ impl AtomicOutput {
             }
             _ => {
                 use std::os::unix::fs::PermissionsExt;
-                file.set_permissions(std::fs::Permissions::from_mode(0o644))
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))
                     .map_err(|e| err("setting the permissions of", e))?;
             }
         }
