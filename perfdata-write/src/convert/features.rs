@@ -322,8 +322,13 @@ pub(super) fn write_pipe_header<W: Write>(
     out_endian: Endian,
 ) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
-    for a in output_attrs(meta, opts, Target::Pipe)? {
-        writer.write_attr(&a.attr, &a.ids)?;
+    for (i, a) in output_attrs(meta, opts, Target::Pipe)?.iter().enumerate() {
+        if writer.write_attr(&a.attr, &a.ids)? {
+            warnings.push(format!(
+                "attr {i} said its size is {} but holds {} bytes; its HEADER_ATTR says {1}",
+                a.attr.size, a.attr.encoded_len
+            ));
+        }
     }
     let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
     // The COMPRESSED feature says how the records that follow are compressed.

@@ -1,0 +1,86 @@
+//! Conversions whose outputs carry what their records need: the writers never emit what
+//! their own reader or perf 6.1 rejects. Inputs are fixtures patched in a temp dir.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use perfdata_tests::{fixtures_dir, perf_available, perf_stats, run_perfdata};
+
+fn perfdata(args: &[&OsStr], stdin: Option<&[u8]>) -> Output {
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, stdin)
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn convert(args: &[&str], input: &Path, output: &Path) -> String {
+    let mut all: Vec<&OsStr> = vec!["convert".as_ref()];
+    all.extend(args.iter().map(OsStr::new));
+    all.extend([input.as_os_str(), "-o".as_ref(), output.as_os_str()]);
+    ok(&perfdata(&all, None))
+}
+
+fn stats_json(p: &Path) -> serde_json::Value {
+    let out = perfdata(&["stats".as_ref(), "--json".as_ref(), p.as_os_str()], None);
+    ok(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// `fixtures/NAME` with `patch` applied, written to `dir`.
+fn patched(dir: &Path, name: &str, patch: impl FnOnce(&mut Vec<u8>)) -> PathBuf {
+    let mut bytes = std::fs::read(fixtures_dir().join(name)).unwrap();
+    patch(&mut bytes);
+    let p = dir.join(format!("patched-{name}"));
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Defect 2: a file attr whose own size field disagrees with the header's attr_size
+/// (the reader warns and goes by attr_size) becomes a HEADER_ATTR whose size field is
+/// the 128 bytes it holds, which perfdata and perf read back.
+#[test]
+fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for said in [136u32, 256] {
+        let input = patched(dir.path(), "file-cpu-clock.data", |b| {
+            let attrs = u64_at(b, 24) as usize;
+            assert_eq!(u32_at(b, attrs + 4), 128);
+            b[attrs + 4..attrs + 8].copy_from_slice(&said.to_le_bytes());
+        });
+        let out = dir.path().join("pipe.data");
+        let warnings = convert(&["--to-pipe"], &input, &out);
+        assert!(
+            warnings.contains(&format!(
+                "attr 0 said its size is {said} but holds 128 bytes"
+            )),
+            "{warnings}"
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..8], b"PERFILE2");
+        assert_eq!(u32_at(&bytes, 16), 64, "the first record is HEADER_ATTR");
+        assert_eq!(u32_at(&bytes, 16 + 8 + 4), 128, "its attr size field");
+        let v = stats_json(&out);
+        assert_eq!(v["records"]["SAMPLE"], 279, "{v}");
+        assert_eq!(v["events"][0]["name"], "cpu-clock");
+        if perf_available() {
+            let perf = perf_stats(&out);
+            assert!(perf.clean, "perf rejects the stream (attr size {said})");
+            assert_eq!(perf.samples, [("cpu-clock".to_string(), 279)]);
+        }
+    }
+}
