@@ -84,3 +84,94 @@ fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
         }
     }
 }
+
+/// `perf script -i path`: its lines, after checking that perf read the whole input.
+fn perf_script_lines(path: &Path) -> Vec<String> {
+    let out = perfdata_tests::perf_output(&["script"], path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "perf script {}: {stderr}",
+        path.display()
+    );
+    for complaint in ["Couldn't", "failed to process", "error", "Error"] {
+        assert!(
+            !stderr.contains(complaint),
+            "perf script {}: {stderr}",
+            path.display()
+        );
+    }
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(
+        !lines.is_empty(),
+        "perf script {} printed nothing",
+        path.display()
+    );
+    lines
+}
+
+/// The feature ids of a little-endian pipe stream's HEADER_FEATURE records, in order.
+fn header_feature_ids(bytes: &[u8]) -> Vec<u64> {
+    let mut ids = Vec::new();
+    let mut at = 16;
+    while at + 8 <= bytes.len() {
+        let size = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+        if u32_at(bytes, at) == 80 {
+            ids.push(u64_at(bytes, at + 8));
+        }
+        at += size.max(8);
+    }
+    ids
+}
+
+/// Defect 4: compressing a stream announces the compression in a COMPRESSED
+/// HEADER_FEATURE before the end-of-features marker, so perf 6.1 decompresses it;
+/// decompressing one drops it. From a path and from stdin.
+#[test]
+fn compressing_a_stream_carries_the_compressed_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixtures_dir().join("pipe-cpu-clock.data");
+    let from_path = dir.path().join("z.data");
+    convert(&["--compress"], &input, &from_path);
+    let from_stdin = dir.path().join("z-stdin.data");
+    let bytes = std::fs::read(&input).unwrap();
+    ok(&perfdata(
+        &[
+            "convert".as_ref(),
+            "--compress".as_ref(),
+            "-".as_ref(),
+            "-o".as_ref(),
+            from_stdin.as_os_str(),
+        ],
+        Some(&bytes),
+    ));
+    let input_ids = header_feature_ids(&bytes);
+    assert!(
+        !input_ids.contains(&27) && input_ids.last() == Some(&32),
+        "{input_ids:?}"
+    );
+    for out in [&from_path, &from_stdin] {
+        let written = std::fs::read(out).unwrap();
+        let ids = header_feature_ids(&written);
+        assert_eq!(ids.iter().filter(|&&id| id == 27).count(), 1, "{ids:?}");
+        assert_eq!(&ids[ids.len() - 2..], [27, 32], "{ids:?}");
+        let v = stats_json(out);
+        assert!(v["records"]["COMPRESSED"].as_u64().unwrap() >= 1, "{v}");
+        assert_eq!(v["records"]["SAMPLE"], 130);
+        if perf_available() {
+            assert_eq!(perf_script_lines(out), perf_script_lines(&input));
+        }
+    }
+
+    let compressed = fixtures_dir().join("pipe-compressed.data");
+    let expanded = dir.path().join("expanded.data");
+    convert(&["--decompress"], &compressed, &expanded);
+    let ids = header_feature_ids(&std::fs::read(&expanded).unwrap());
+    assert!(!ids.contains(&27) && ids.last() == Some(&32), "{ids:?}");
+    if perf_available() {
+        assert_eq!(perf_script_lines(&expanded), perf_script_lines(&compressed));
+    }
+}

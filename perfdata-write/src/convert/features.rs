@@ -312,6 +312,24 @@ fn sent_as_header_feature(id: FeatureId) -> bool {
     )
 }
 
+/// The COMPRESSED feature a stream compressed by this conversion announces (`None`
+/// when the conversion does not compress): the level and the batch size the
+/// compressor keeps to, which a pipe reader takes as its decompression buffer.
+pub(super) fn pipe_compressed_section(
+    meta: &Metadata,
+    opts: &ConvertOptions,
+) -> Option<FeatureSection> {
+    let Compression::Compress { level, .. } = opts.compression else {
+        return None;
+    };
+    let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
+    let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
+    Some(FeatureSection::new(
+        FeatureId::Compressed,
+        Feature::Compressed(c),
+    ))
+}
+
 /// The records that open a pipe stream made from a file: HEADER_ATTR, HEADER_FEATURE,
 /// the end marker, HEADER_TRACING_DATA, HEADER_BUILD_ID and HEADER_EVENT_TYPE. Returns
 /// warnings for what a stream cannot carry.
@@ -332,19 +350,10 @@ pub(super) fn write_pipe_header<W: Write>(
     }
     let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
     // The COMPRESSED feature says how the records that follow are compressed.
-    match opts.compression {
-        Compression::Keep => {}
-        Compression::Decompress => sections.retain(|s| s.id != FeatureId::Compressed),
-        Compression::Compress { level, .. } => {
-            sections.retain(|s| s.id != FeatureId::Compressed);
-            let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
-            let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
-            sections.push(FeatureSection::new(
-                FeatureId::Compressed,
-                Feature::Compressed(c),
-            ));
-        }
+    if opts.compression != Compression::Keep {
+        sections.retain(|s| s.id != FeatureId::Compressed);
     }
+    sections.extend(pipe_compressed_section(meta, opts));
     sections.sort_by_key(|s| s.id.bit());
     for section in sections {
         if !sent_as_header_feature(section.id) {
