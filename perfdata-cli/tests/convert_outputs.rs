@@ -64,12 +64,6 @@ fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
         });
         let out = dir.path().join("pipe.data");
         let warnings = convert(&["--to-pipe"], &input, &out);
-        assert!(
-            warnings.contains(&format!(
-                "attr 0 said its size is {said} but holds 128 bytes"
-            )),
-            "{warnings}"
-        );
         let bytes = std::fs::read(&out).unwrap();
         assert_eq!(&bytes[..8], b"PERFILE2");
         assert_eq!(u32_at(&bytes, 16), 64, "the first record is HEADER_ATTR");
@@ -82,6 +76,12 @@ fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
             assert!(perf.clean, "perf rejects the stream (attr size {said})");
             assert_eq!(perf.samples, [("cpu-clock".to_string(), 279)]);
         }
+        assert!(
+            warnings.contains(&format!(
+                "attr 0 said its size is {said} but holds 128 bytes"
+            )),
+            "{warnings}"
+        );
     }
 }
 
@@ -173,5 +173,81 @@ fn compressing_a_stream_carries_the_compressed_feature() {
     assert!(!ids.contains(&27) && ids.last() == Some(&32), "{ids:?}");
     if perf_available() {
         assert_eq!(perf_script_lines(&expanded), perf_script_lines(&compressed));
+    }
+}
+
+/// "time of first sample" and "time of last sample" as `perf report --header-only`
+/// prints them.
+fn perf_sample_times(path: &Path) -> (String, String) {
+    let out = perfdata_tests::perf_output(&["report", "--header-only"], path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no {name:?} in {text}"))
+    };
+    (
+        field("# time of first sample :"),
+        field("# time of last sample :"),
+    )
+}
+
+/// Defect 9: a stream's SAMPLE_TIME (zero as perf 6.1 sends it, or wrong) is recomputed
+/// from the samples when the stream becomes a file: perf shows the first and last
+/// sample times `perf script` prints, and `perf report --time 10%/1` works.
+#[test]
+fn pipe_to_file_recomputes_sample_time() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let zero = fixtures_dir().join("pipe-cpu-clock.data");
+    let wrong = patched(dir.path(), "pipe-cpu-clock.data", |b| {
+        let mut at = 16;
+        loop {
+            let size = u16::from_le_bytes(b[at + 6..at + 8].try_into().unwrap()) as usize;
+            if u32_at(b, at) == 80 && u64_at(b, at + 8) == 21 {
+                assert_eq!(u64_at(b, at + 16), 0, "perf 6.1 sends a zero SAMPLE_TIME");
+                b[at + 16..at + 24].copy_from_slice(&5u64.to_le_bytes());
+                b[at + 24..at + 32].copy_from_slice(&7u64.to_le_bytes());
+                break;
+            }
+            at += size;
+        }
+    });
+    // The oracle: the times of the first and last samples as perf script prints them.
+    let script = perfdata_tests::perf_output(&["script", "-F", "time"], &zero);
+    assert!(
+        script.status.success(),
+        "{}",
+        String::from_utf8_lossy(&script.stderr)
+    );
+    let times: Vec<String> = String::from_utf8_lossy(&script.stdout)
+        .lines()
+        .map(|t| t.trim().trim_end_matches(':').to_string())
+        .collect();
+    assert_eq!(times.len(), 130);
+    let expected = (times[0].clone(), times[129].clone());
+    for (input, warns) in [(&zero, false), (&wrong, true)] {
+        let out = dir.path().join("file.data");
+        let warnings = convert(&["--to-file"], input, &out);
+        assert_eq!(
+            warnings.contains("feature SAMPLE_TIME said"),
+            warns,
+            "{warnings}"
+        );
+        assert_eq!(perf_sample_times(&out), expected);
+        let report = perfdata_tests::perf_output(&["report", "--stdio", "--time", "10%/1"], &out);
+        let stderr = String::from_utf8_lossy(&report.stderr);
+        assert!(report.status.success(), "{stderr}");
+        assert!(!stderr.contains("no first/last sample time"), "{stderr}");
+        let stdout = String::from_utf8_lossy(&report.stdout);
+        assert!(stdout.contains("time slices: 10%/1"), "{stdout}");
     }
 }

@@ -204,14 +204,23 @@ impl FeatureEdits {
                     .set
                     .push(FeatureSection::new(FeatureId::Stat, Feature::Stat));
             }
-            if !meta.features.contains_key(&FeatureId::SampleTime)
-                && meta.container == ContainerKind::Pipe
-            {
-                if let Some((first, last)) = conv.sample_time {
-                    edits.set.push(FeatureSection::new(
-                        FeatureId::SampleTime,
-                        Feature::SampleTime(SampleTime { first, last }),
-                    ));
+            // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
+            // (perf report --time then finds no first/last sample time). Recomputed
+            // from the samples whenever it differs, with a warning unless it was zero.
+            if let (Some((first, last)), ContainerKind::Pipe) = (conv.sample_time, meta.container) {
+                let derived = Feature::SampleTime(SampleTime { first, last });
+                let stated = meta.feature(FeatureId::SampleTime);
+                if stated != Some(&derived) {
+                    let zero = Feature::SampleTime(SampleTime::default());
+                    if let Some(stated) = stated.filter(|f| **f != zero) {
+                        edits.warnings.push(format!(
+                            "feature SAMPLE_TIME said {stated:?}; recomputed from the \
+                             samples: first {first}, last {last}"
+                        ));
+                    }
+                    edits
+                        .set
+                        .push(FeatureSection::new(FeatureId::SampleTime, derived));
                 }
             }
         }
