@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use perfdata_core::ContainerKind;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
+use perfdata_write::output::interrupt::{self, OnInterrupt};
 use perfdata_write::output::{copy_to, AtomicOutput};
 
 use crate::CliError;
@@ -147,16 +148,24 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             args.output.display()
         )));
     }
+    // The output first: a directory or unwritable place is refused before any work.
+    let mut out = if stdout_out {
+        None
+    } else {
+        Some(AtomicOutput::create(&args.output)?)
+    };
+    interrupt::install(OnInterrupt::Abort);
     let (reader, opts) = convert::open_input(&args.input, |meta| options(args, meta.container))?;
     let target = opts.target_for(reader.meta().container);
 
-    let report = if !stdout_out {
-        let mut out = AtomicOutput::create(&args.output)?;
-        let report = {
-            let (mut w, report) = convert::to_target(reader, target, out.writer(), &opts)?;
-            w.flush()?;
-            report
-        };
+    let report = if let Some(mut out) = out.take() {
+        let converted =
+            convert::to_target(reader, target, out.writer(), &opts).and_then(|(mut w, report)| {
+                w.flush()
+                    .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
+                Ok(report)
+            });
+        let report = converted.map_err(|e| out.name_error(e))?;
         // Keep the input's mtime (perf shows it as "captured on") and permissions.
         out.commit(
             Some(&args.input)

@@ -59,16 +59,25 @@ impl<W: Write> PipeWriter<W> {
         self.write_record(&bytes, &[])
     }
 
-    /// HEADER_ATTR: the attr, then its ids.
-    pub fn write_attr(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> Result<()> {
+    /// HEADER_ATTR: the attr, then its ids. A reader finds the ids after `attr.size`
+    /// bytes, so the size field is written as the attr's bytes are long whatever it
+    /// said (a file's reader goes by the header's attr_size and may have read an attr
+    /// whose own size field disagrees). Returns whether the size field was corrected.
+    pub fn write_attr(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> Result<bool> {
+        let mut attr = attr.clone();
+        let corrected = attr.size as usize != attr.encoded_len;
+        attr.size = u32::try_from(attr.encoded_len).map_err(|_| {
+            WriteError::unsupported(None, format!("an attr of {} bytes", attr.encoded_len))
+        })?;
         let body = HeaderAttr {
-            attr: attr.clone(),
+            attr,
             ids: ids.to_vec(),
         };
         self.write_model(Record::new(
             RecordType::HeaderAttr,
             RecordBody::HeaderAttr(body),
-        ))
+        ))?;
+        Ok(corrected)
     }
 
     /// HEADER_FEATURE with the feature's section bytes.

@@ -208,14 +208,23 @@ impl FeatureEdits {
                     .set
                     .push(FeatureSection::new(FeatureId::Stat, Feature::Stat));
             }
-            if !meta.features.contains_key(&FeatureId::SampleTime)
-                && meta.container == ContainerKind::Pipe
-            {
-                if let Some((first, last)) = conv.sample_time {
-                    edits.set.push(FeatureSection::new(
-                        FeatureId::SampleTime,
-                        Feature::SampleTime(SampleTime { first, last }),
-                    ));
+            // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
+            // (perf report --time then finds no first/last sample time). Recomputed
+            // from the samples whenever it differs, with a warning unless it was zero.
+            if let (Some((first, last)), ContainerKind::Pipe) = (conv.sample_time, meta.container) {
+                let derived = Feature::SampleTime(SampleTime { first, last });
+                let stated = meta.feature(FeatureId::SampleTime);
+                if stated != Some(&derived) {
+                    let zero = Feature::SampleTime(SampleTime::default());
+                    if let Some(stated) = stated.filter(|f| **f != zero) {
+                        edits.warnings.push(format!(
+                            "feature SAMPLE_TIME said {stated:?}; recomputed from the \
+                             samples: first {first}, last {last}"
+                        ));
+                    }
+                    edits
+                        .set
+                        .push(FeatureSection::new(FeatureId::SampleTime, derived));
                 }
             }
         }
@@ -319,6 +328,24 @@ fn sent_as_header_feature(id: FeatureId) -> bool {
     )
 }
 
+/// The COMPRESSED feature a stream compressed by this conversion announces (`None`
+/// when the conversion does not compress): the level and the batch size the
+/// compressor keeps to, which a pipe reader takes as its decompression buffer.
+pub(super) fn pipe_compressed_section(
+    meta: &Metadata,
+    opts: &ConvertOptions,
+) -> Option<FeatureSection> {
+    let Compression::Compress { level, .. } = opts.compression else {
+        return None;
+    };
+    let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
+    let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
+    Some(FeatureSection::new(
+        FeatureId::Compressed,
+        Feature::Compressed(c),
+    ))
+}
+
 /// The records that open a pipe stream made from a file: HEADER_ATTR, HEADER_FEATURE,
 /// the end marker, HEADER_TRACING_DATA, HEADER_BUILD_ID and HEADER_EVENT_TYPE. Returns
 /// warnings for what a stream cannot carry.
@@ -329,24 +356,20 @@ pub(super) fn write_pipe_header<W: Write>(
     out_endian: Endian,
 ) -> Result<Vec<String>> {
     let mut warnings = Vec::new();
-    for a in output_attrs(meta, opts, Target::Pipe)? {
-        writer.write_attr(&a.attr, &a.ids)?;
-    }
-    let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
-    // The COMPRESSED feature says how the records that follow are compressed.
-    match opts.compression {
-        Compression::Keep => {}
-        Compression::Decompress => sections.retain(|s| s.id != FeatureId::Compressed),
-        Compression::Compress { level, .. } => {
-            sections.retain(|s| s.id != FeatureId::Compressed);
-            let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
-            let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
-            sections.push(FeatureSection::new(
-                FeatureId::Compressed,
-                Feature::Compressed(c),
+    for (i, a) in output_attrs(meta, opts, Target::Pipe)?.iter().enumerate() {
+        if writer.write_attr(&a.attr, &a.ids)? {
+            warnings.push(format!(
+                "attr {i} said its size is {} but holds {} bytes; its HEADER_ATTR says {1}",
+                a.attr.size, a.attr.encoded_len
             ));
         }
     }
+    let mut sections: Vec<FeatureSection> = meta.features.values().cloned().collect();
+    // The COMPRESSED feature says how the records that follow are compressed.
+    if opts.compression != Compression::Keep {
+        sections.retain(|s| s.id != FeatureId::Compressed);
+    }
+    sections.extend(pipe_compressed_section(meta, opts));
     sections.sort_by_key(|s| s.id.bit());
     for section in sections {
         if !sent_as_header_feature(section.id) {

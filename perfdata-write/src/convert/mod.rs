@@ -8,6 +8,7 @@
 mod features;
 mod merge;
 mod sink;
+mod stream_features;
 
 use std::io::{Seek, Write};
 
@@ -23,6 +24,7 @@ use crate::pipe::PipeWriter;
 
 pub use features::{output_attrs, FeatureEdits};
 use sink::Sink;
+use stream_features::{Place, StreamFeatures};
 
 /// The container to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +110,8 @@ struct Converter {
     saw_stat: bool,
     /// Whether AUXTRACE records went by.
     saw_auxtrace: bool,
+    /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
+    stream_features: Option<StreamFeatures>,
 }
 
 impl Converter {
@@ -125,6 +129,7 @@ impl Converter {
             sample_time: None,
             saw_stat: false,
             saw_auxtrace: false,
+            stream_features: None,
         }
     }
 
@@ -268,6 +273,22 @@ impl Converter {
             self.saw_stat = true;
         }
         self.saw_auxtrace |= ty == RecordType::Auxtrace;
+        if let Some(sf) = self.stream_features.as_mut() {
+            let place = match ty {
+                RecordType::HeaderFeature => Place::Feature(
+                    perfdata_core::codec::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0),
+                ),
+                RecordType::HeaderAttr => Place::Attr,
+                _ => Place::Data,
+            };
+            let (insert, keep) = sf.before(place);
+            if let Some(rec) = insert {
+                self.emit(sink, (&rec, &[]), false, item.meta)?;
+            }
+            if !keep {
+                return Ok(());
+            }
+        }
         if is_metadata(ty) && !self.keep_metadata {
             return Ok(());
         }
@@ -437,6 +458,7 @@ pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> R
     // A file's header sections become the records that open a stream; a stream's
     // own metadata records pass through.
     let warnings = if conv.keep_metadata {
+        conv.stream_features = Some(StreamFeatures::new(reader.meta(), opts, conv.out_endian)?);
         Vec::new()
     } else {
         features::write_pipe_header(reader.meta(), opts, &mut writer, conv.out_endian)?

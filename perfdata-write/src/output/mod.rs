@@ -1,0 +1,245 @@
+//! Output files written atomically: to a temp file in the target's directory, linked or
+//! renamed over the target only at the end, so a failed or interrupted run leaves no
+//! half-written file and never touches its input.
+//!
+//! Where the file system allows it the temp file is unnamed (`O_TMPFILE`): it has no
+//! name until the conversion succeeded, so even SIGKILL leaves nothing behind. Elsewhere
+//! it is a named `.perfdata-XXXXXX.tmp` that [`interrupt`]'s handlers remove on SIGINT
+//! and SIGTERM.
+
+pub mod interrupt;
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, WriteError};
+use interrupt::{SignalsBlocked, TempPathGuard};
+
+/// The file being written before it becomes the target.
+enum Temp {
+    /// An `O_TMPFILE` file: no name until it is linked into place.
+    Unnamed(File),
+    /// A named temp file, removed when dropped or on SIGINT/SIGTERM.
+    Named(tempfile::NamedTempFile, TempPathGuard),
+}
+
+/// A temp file that becomes `target` on [`AtomicOutput::commit`] and disappears if
+/// dropped before (or if the process is interrupted, see [`interrupt`]).
+pub struct AtomicOutput {
+    temp: Temp,
+    /// The file replaced: a symlink's target rather than the link.
+    target: PathBuf,
+    dir: PathBuf,
+}
+
+/// Where a path leads through symlinks (also a dangling link's destination, which
+/// writing creates, as `open(O_CREAT)` does).
+fn follow_links(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // Bounded as the kernel bounds it (ELOOP after 40 links).
+    for _ in 0..40 {
+        match std::fs::read_link(&p) {
+            Ok(next) if next.is_absolute() => p = next,
+            Ok(next) => p = p.parent().unwrap_or(Path::new("")).join(next),
+            Err(_) => break,
+        }
+    }
+    p
+}
+
+/// An I/O error without the temp file's name (tempfile adds it): messages name the
+/// target, which is what the user asked for.
+fn plain(e: std::io::Error) -> std::io::Error {
+    let os = e.raw_os_error().or_else(|| {
+        let inner = e.get_ref()?.source()?;
+        inner.downcast_ref::<std::io::Error>()?.raw_os_error()
+    });
+    match os {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => e,
+    }
+}
+
+/// An unnamed file in `dir`, or `None` where the file system (or kernel) has none.
+fn unnamed_in(dir: &Path) -> std::io::Result<Option<File>> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::FromRawFd;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())?;
+    let flags = libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC;
+    // SAFETY: open(2) with a NUL-terminated path.
+    let fd = unsafe { libc::open(c.as_ptr(), flags, 0o600) };
+    if fd >= 0 {
+        // SAFETY: a descriptor open(2) just returned, owned by nobody else.
+        return Ok(Some(unsafe { File::from_raw_fd(fd) }));
+    }
+    let e = std::io::Error::last_os_error();
+    // What open(2) says when the file system or the kernel has no O_TMPFILE.
+    match e.raw_os_error() {
+        Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL | libc::ENOSYS) => Ok(None),
+        _ => Err(e),
+    }
+}
+
+/// Give the unnamed `file` the name `path` (which must not exist).
+fn link_unnamed(file: &File, path: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let to = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    let proc_path = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    // SAFETY: linkat(2) with NUL-terminated paths. Through /proc needs no privilege;
+    // AT_EMPTY_PATH (where /proc is not mounted) needs CAP_DAC_READ_SEARCH.
+    let rc = unsafe {
+        libc::linkat(
+            libc::AT_FDCWD,
+            proc_path.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_SYMLINK_FOLLOW,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let first = std::io::Error::last_os_error();
+    // SAFETY: as above, on the descriptor itself.
+    let rc = unsafe {
+        libc::linkat(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(first)
+    }
+}
+
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".perfdata-").suffix(".tmp");
+    b
+}
+
+impl AtomicOutput {
+    /// Start writing `target`. A symlink is followed (the file it names is replaced,
+    /// not the link); a directory is refused before anything is written.
+    pub fn create(target: &Path) -> Result<Self> {
+        let target = follow_links(target);
+        if target.is_dir() {
+            return Err(WriteError::io(
+                format!("cannot write {}", target.display()),
+                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
+            ));
+        }
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let cannot = |e| WriteError::io(format!("cannot write {}", target.display()), e);
+        let temp = match unnamed_in(&dir).map_err(cannot)? {
+            Some(file) => Temp::Unnamed(file),
+            None => {
+                let named = temp_builder()
+                    .tempfile_in(&dir)
+                    .map_err(|e| cannot(plain(e)))?;
+                let guard = TempPathGuard::new(named.path());
+                Temp::Named(named, guard)
+            }
+        };
+        Ok(AtomicOutput { temp, target, dir })
+    }
+
+    /// The file replaced on commit (a symlink's target).
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    fn file(&self) -> &File {
+        match &self.temp {
+            Temp::Unnamed(f) => f,
+            Temp::Named(t, _) => t.as_file(),
+        }
+    }
+
+    /// A buffered writer over the temp file.
+    pub fn writer(&mut self) -> BufWriter<&mut File> {
+        let file = match &mut self.temp {
+            Temp::Unnamed(f) => f,
+            Temp::Named(t, _) => t.as_file_mut(),
+        };
+        BufWriter::with_capacity(1 << 20, file)
+    }
+
+    /// An error of writing the output, named by the target rather than the temp file.
+    pub fn name_error(&self, e: WriteError) -> WriteError {
+        match e {
+            WriteError::Io { context, source } => WriteError::Io {
+                context: format!("{}: {context}", self.target.display()),
+                source,
+            },
+            other => other,
+        }
+    }
+
+    /// Put the finished output in place of the target. With `like`, the output gets
+    /// that file's permissions and modification time (perf shows the latter as
+    /// "captured on"); without, 0600 as perf writes its recordings (they hold paths
+    /// and command lines).
+    pub fn commit(self, like: Option<&Path>) -> Result<()> {
+        // No fsync, as perf and cp do not: the rename makes a failed or killed run
+        // leave nothing half-written at the target; durability across a power cut is
+        // the file system's (ext4 flushes a file renamed over another). Syncing 800 MB
+        // would add half the conversion's time again.
+        let err = |what: &str, e| WriteError::io(format!("{what} {}", self.target.display()), e);
+        let file = self.file();
+        match like.map(std::fs::metadata) {
+            Some(Ok(md)) => {
+                file.set_permissions(md.permissions())
+                    .map_err(|e| err("setting the permissions of", e))?;
+                if let Ok(mtime) = md.modified() {
+                    file.set_modified(mtime)
+                        .map_err(|e| err("setting the time of", e))?;
+                }
+            }
+            _ => {
+                use std::os::unix::fs::PermissionsExt;
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| err("setting the permissions of", e))?;
+            }
+        }
+        // An interrupt from here on is taken after the rename: the finished output is
+        // in place rather than a stray link beside it.
+        let _blocked = SignalsBlocked::new();
+        let rename_err = |e: std::io::Error| err("cannot rename the output to", plain(e));
+        match self.temp {
+            // linkat cannot replace a file: link under a fresh temp name, then rename.
+            Temp::Unnamed(f) => temp_builder()
+                .make_in(&self.dir, |p| link_unnamed(&f, p))
+                .map_err(|e| err("cannot write", plain(e)))?
+                .persist(&self.target)
+                .map_err(|e| rename_err(e.error))?,
+            Temp::Named(t, guard) => {
+                t.persist(&self.target).map_err(|e| rename_err(e.error))?;
+                // Renamed into place: no longer the handler's to remove.
+                drop(guard);
+            }
+        };
+        Ok(())
+    }
+}
+
+/// Copy a finished temp file to a stream (file mode to stdout needs seeking while it is
+/// written, so it is written to a temp file first).
+pub fn copy_to<W: Write>(file: &mut File, out: &mut W) -> Result<()> {
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| WriteError::io("rewinding the temp output", e))?;
+    std::io::copy(file, out).map_err(|e| WriteError::io("copying the output", e))?;
+    out.flush()
+        .map_err(|e| WriteError::io("flushing the output", e))?;
+    Ok(())
+}
