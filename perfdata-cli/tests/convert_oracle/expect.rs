@@ -181,6 +181,7 @@ const SIMPLEPERF_WARNINGS: &[&str] = &[
 const ARM_REGS_WARNINGS: &[&str] = &[
     "attr 0 says its size is 120 but attr_size gives 128",
     "feature bit 129 is not perf's; perf's pipe readers reject it, so it is not written",
+    "attr 0 said its size is 120 but holds 128 bytes; its HEADER_ATTR says 128",
 ];
 
 const INTEL_PT_PIPE: &str = "perf 6.1 fails on AUX area data in pipe mode ('bad event header \
@@ -263,6 +264,17 @@ fn arm_regs() -> Expect {
         ..Expect::default()
     }
 }
+const STALE_SAMPLE_TIME: &str = "perf record wrote a SAMPLE_TIME whose first time (69.441883) \
+     is no sample's: the file made from the pipe derives it from the samples, and says so";
+fn stale_sample_time() -> Expect {
+    Expect {
+        warnings: &[
+            "feature SAMPLE_TIME said first 69441883128, last 69460237138; recomputed \
+             from the samples: first 69460237138, last 69460237138",
+        ],
+        ..Expect::default()
+    }
+}
 
 const EXCEPTIONS: &[Row] = &[
     Row {
@@ -318,6 +330,12 @@ const EXCEPTIONS: &[Row] = &[
         conv: Conversion::Compress,
         why: ARM_REGS,
         expect: arm_regs,
+    },
+    Row {
+        input: "google-perf.data.branch_stack_hw_index",
+        conv: Conversion::PipeAndBack,
+        why: STALE_SAMPLE_TIME,
+        expect: stale_sample_time,
     },
     Row {
         input: "google-perf.data.intel_pt-4.14",

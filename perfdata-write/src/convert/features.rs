@@ -211,15 +211,19 @@ impl FeatureEdits {
             // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
             // (perf report --time then finds no first/last sample time). Recomputed
             // from the samples whenever it differs, with a warning unless it was zero.
-            if let (Some((first, last)), ContainerKind::Pipe) = (conv.sample_time, meta.container) {
+            // A directory's header says what perf wrote, zeros with -z: derived too.
+            if let (Some((first, last)), ContainerKind::Pipe | ContainerKind::Directory) =
+                (conv.sample_time, meta.container)
+            {
                 let derived = Feature::SampleTime(SampleTime { first, last });
                 let stated = meta.feature(FeatureId::SampleTime);
                 if stated != Some(&derived) {
                     let zero = Feature::SampleTime(SampleTime::default());
-                    if let Some(stated) = stated.filter(|f| **f != zero) {
+                    if let Some(Feature::SampleTime(said)) = stated.filter(|f| **f != zero) {
                         edits.warnings.push(format!(
-                            "feature SAMPLE_TIME said {stated:?}; recomputed from the \
-                             samples: first {first}, last {last}"
+                            "feature SAMPLE_TIME said first {}, last {}; recomputed from \
+                             the samples: first {first}, last {last}",
+                            said.first, said.last
                         ));
                     }
                     edits

@@ -157,9 +157,14 @@ impl Converter {
     /// Whether records must be expanded out of compressed containers.
     fn expand(opts: &ConvertOptions, meta: &Metadata) -> bool {
         let endian_change = opts.endian.is_some_and(|e| e != meta.endian);
+        // A file made from a stream derives SAMPLE_TIME from every sample, those inside
+        // compressed records too.
+        let pipe_to_file = meta.container == ContainerKind::Pipe
+            && opts.target_for(meta.container) == Target::File;
         !matches!(opts.compression, Compression::Keep)
             || endian_change
             || meta.container == ContainerKind::Directory
+            || pipe_to_file
             || opts.keep_format.is_some()
     }
 
@@ -257,8 +262,9 @@ impl Converter {
         let raw = &item.raw;
         let ty = raw.record_type();
         self.report.records_in += 1;
-        // SAMPLE_TIME is derived only for files made from pipes (a file has its own).
-        if ty == RecordType::Sample && item.meta.header.is_none() {
+        // SAMPLE_TIME is derived for files made from pipes and directories (a file
+        // has its own).
+        if ty == RecordType::Sample && item.meta.container != ContainerKind::File {
             if let Some(t) = item.locate().time {
                 self.sample_time = Some(match self.sample_time {
                     Some((a, b)) => (a.min(t), b.max(t)),
