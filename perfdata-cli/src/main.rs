@@ -62,8 +62,9 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        // `perfdata dump | head`: the reader went away; that is not a failure.
-        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        // `perfdata dump | head`, `convert -o - | head -c 10`: the reader went away;
+        // that is not a failure, whichever command was writing.
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("perfdata: error: {e}");
@@ -79,6 +80,18 @@ pub enum CliError {
     Write(perfdata_write::WriteError),
     Output(std::io::Error),
     Usage(String),
+}
+
+impl CliError {
+    /// Whether this is stdout closing under the command (EPIPE), from any writer.
+    fn is_broken_pipe(&self) -> bool {
+        let io = match self {
+            CliError::Output(e) => Some(e),
+            CliError::Write(perfdata_write::WriteError::Io { source, .. }) => Some(source),
+            _ => None,
+        };
+        io.is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
 }
 
 impl std::fmt::Display for CliError {

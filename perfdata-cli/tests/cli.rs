@@ -224,3 +224,35 @@ fn byte_swap_of_an_unknown_feature_is_refused_clearly() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be byte-swapped"));
     assert!(!Path::new(&out_path).exists());
 }
+
+/// A reader that goes away (`| head`) ends every writing command quietly with status 0:
+/// the output is larger than a pipe's buffer, so each command meets EPIPE.
+#[test]
+fn closed_stdout_ends_every_command_quietly() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let input = fixture("file-callgraph-dwarf.data");
+    assert!(std::fs::metadata(&input).unwrap().len() > 65536);
+    for args in [
+        vec!["dump", input.as_str()],
+        vec!["dump", "--json", input.as_str()],
+        vec!["convert", input.as_str(), "-o", "-"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 10];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // stdout is dropped here: the next write fails with EPIPE.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
