@@ -207,7 +207,9 @@ impl FeatureEdits {
             // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
             // (perf report --time then finds no first/last sample time). Recomputed
             // from the samples whenever it differs, with a warning unless it was zero.
-            if let (Some((first, last)), ContainerKind::Pipe) = (conv.sample_time, meta.container) {
+            // A recording that never finished has no features at all.
+            let derives = meta.container == ContainerKind::Pipe || meta.unfinished;
+            if let (Some((first, last)), true) = (conv.sample_time, derives) {
                 let derived = Feature::SampleTime(SampleTime { first, last });
                 let stated = meta.feature(FeatureId::SampleTime);
                 if stated != Some(&derived) {

@@ -257,8 +257,9 @@ impl Converter {
         let raw = &item.raw;
         let ty = raw.record_type();
         self.report.records_in += 1;
-        // SAMPLE_TIME is derived only for files made from pipes (a file has its own).
-        if ty == RecordType::Sample && item.meta.header.is_none() {
+        // SAMPLE_TIME is derived only for files made from pipes or from recordings
+        // that never finished (a finished file has its own).
+        if ty == RecordType::Sample && (item.meta.header.is_none() || item.meta.unfinished) {
             if let Some(t) = item.locate().time {
                 self.sample_time = Some(match self.sample_time {
                     Some((a, b)) => (a.min(t), b.max(t)),
