@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use perfdata_core::ContainerKind;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
-use perfdata_write::output::interrupt::{self, OnInterrupt};
 use perfdata_write::output::{copy_to, AtomicOutput};
 
 use crate::CliError;
@@ -77,6 +76,13 @@ pub struct ConvertArgs {
     /// Allow OUT to be the input file (it is replaced only when the conversion succeeded).
     #[arg(long)]
     in_place: bool,
+}
+
+impl ConvertArgs {
+    /// The input path (`-` for stdin).
+    pub fn input(&self) -> &Path {
+        &self.input
+    }
 }
 
 /// Whether two paths name the same file.
@@ -154,7 +160,6 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     } else {
         Some(AtomicOutput::create(&args.output)?)
     };
-    interrupt::install(OnInterrupt::Abort);
     let (reader, opts) = convert::open_input(&args.input, |meta| options(args, meta.container))?;
     let target = opts.target_for(reader.meta().container);
 

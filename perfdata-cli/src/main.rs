@@ -6,10 +6,11 @@ mod info;
 mod stats;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use perfdata_write::output::interrupt::{self, OnInterrupt};
 
 #[derive(Parser)]
 #[command(
@@ -52,8 +53,31 @@ struct DumpArgs {
     no_decompress: bool,
 }
 
+/// Whether `path` is read as a stream that a terminal's Ctrl-C also ends: stdin or a
+/// FIFO that is not a regular file (`perf record -o - | perfdata ...`).
+fn is_stream(path: &Path) -> bool {
+    let path = if path.as_os_str() == "-" {
+        Path::new("/dev/stdin")
+    } else {
+        path
+    };
+    std::fs::metadata(path).is_ok_and(|md| !md.is_file() && !md.is_dir())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let input = match &cli.command {
+        Command::Info(a) | Command::Stats(a) => &a.file,
+        Command::Dump(a) => &a.input.file,
+        Command::Convert(a) => a.input(),
+    };
+    // Reading a stream, the first SIGINT ends the stream rather than the command; either
+    // way an interrupted convert leaves no temp file.
+    interrupt::install(if is_stream(input) {
+        OnInterrupt::EndOfStream
+    } else {
+        OnInterrupt::Abort
+    });
     let result = match &cli.command {
         Command::Info(a) => info::run(&a.file, a.json),
         Command::Stats(a) => stats::run(&a.file, a.json),

@@ -99,7 +99,12 @@ fn corrupt_input_exits_non_zero_naming_the_offset() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.data");
     let mut bytes = std::fs::read(fixture("pipe-cpu-clock.data")).unwrap();
-    bytes.truncate(bytes.len() * 3 / 4);
+    // A record of size 0 three quarters in (a cut stream is read up to the cut).
+    let mut at = 16;
+    while at < bytes.len() * 3 / 4 {
+        at += u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+    }
+    bytes[at + 6..at + 8].copy_from_slice(&[0, 0]);
     std::fs::write(&bad, &bytes).unwrap();
     for cmd in ["stats", "dump", "info"] {
         let out = perfdata(&[cmd, bad.to_str().unwrap()], None);

@@ -43,6 +43,7 @@ pub mod stats;
 pub mod text;
 pub mod tracing;
 pub mod tree;
+mod truncated;
 
 pub use binrw::Endian;
 pub use error::{Error, Problem, Result};

@@ -84,6 +84,9 @@ pub struct Metadata {
     pub saw_feature_end_marker: bool,
     /// The type of the last compressed container expanded (COMPRESSED or COMPRESSED2).
     pub compression_record: Option<RecordType>,
+    /// File mode: `perf record` never finished (the header's data size is 0): the data
+    /// section runs to the end of the file and the features were never written.
+    pub unfinished: bool,
     pub warnings: Vec<Warning>,
 }
 
@@ -103,6 +106,7 @@ impl Metadata {
             event_types: Vec::new(),
             saw_feature_end_marker: false,
             compression_record: None,
+            unfinished: false,
             warnings: Vec::new(),
         }
     }

@@ -21,6 +21,7 @@ use crate::raw::{
     advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span, StreamRecords,
 };
 use crate::record::{DecodeContext, Record};
+use crate::truncated;
 
 /// How records are returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,10 +204,19 @@ impl PerfReader {
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
-                let (probe, hdr) = header::read_file_header(&bytes)?;
+                let (probe, mut hdr) = header::read_file_header(&bytes)?;
+                let unfinished = truncated::take_unfinished_data(&mut hdr, bytes.len() as u64);
                 let data = hdr.data;
-                let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::File)?;
-                let source = data_section_source(bytes, data, name);
+                let mut meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::File)?;
+                let mut source = data_section_source(bytes, data, name);
+                if let Some((at, warning)) = unfinished {
+                    meta.warn(Some(at), warning);
+                    meta.unfinished = true;
+                    // It may end anywhere, as a stream may.
+                    if let SourceKind::Slice { junk_allowed, .. } = &mut source.kind {
+                        *junk_allowed = true;
+                    }
+                }
                 Ok(Self::new(meta, vec![source], opts))
             }
         }
@@ -364,6 +374,8 @@ impl PerfReader {
     fn advance(&mut self) -> Result<Option<(usize, bool, Span)>> {
         let endian = self.meta.endian;
         loop {
+            // Whether the current source ended inside a record (a warning, not an error).
+            let mut cut_short = false;
             let cur = self.current;
             let Some(source) = self.sources.get_mut(cur) else {
                 return Ok(None);
@@ -404,14 +416,39 @@ impl PerfReader {
                             *pos = data.len();
                             None
                         }
+                        Err(e) if *junk_allowed && truncated::is_truncation(&e) => {
+                            self.meta
+                                .warn(e.offset(), truncated::truncation_warning(&e));
+                            cut_short = true;
+                            *pos = data.len();
+                            None
+                        }
                         Err(e) => return Err(e),
                     }
                 }
-                SourceKind::Stream(s) => s.advance()?,
+                SourceKind::Stream(s) => match s.advance() {
+                    Err(e) if truncated::is_truncation(&e) => {
+                        self.meta
+                            .warn(e.offset(), truncated::truncation_warning(&e));
+                        cut_short = true;
+                        None
+                    }
+                    other => other?,
+                },
             };
             let Some(span) = top else {
                 if let Some(d) = decomp.as_ref() {
-                    if d.pending() > 0 && self.opts.decompress {
+                    if d.pending() > 0 && self.opts.decompress && cut_short {
+                        let at = d.total_out() - d.pending() as u64;
+                        self.meta.warn(
+                            None,
+                            format!(
+                                "the decompressed stream of {name} ends {} bytes into a \
+                                 record (at decompressed byte {at}): cut short with its input",
+                                d.pending()
+                            ),
+                        );
+                    } else if d.pending() > 0 && self.opts.decompress {
                         return Err(Error::format(
                             d.total_out() - d.pending() as u64,
                             format!("decompressed stream of {name}"),

@@ -211,10 +211,10 @@ impl FeatureEdits {
             // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
             // (perf report --time then finds no first/last sample time). Recomputed
             // from the samples whenever it differs, with a warning unless it was zero.
-            // A directory's header says what perf wrote, zeros with -z: derived too.
-            if let (Some((first, last)), ContainerKind::Pipe | ContainerKind::Directory) =
-                (conv.sample_time, meta.container)
-            {
+            // A directory's header says what perf wrote, zeros with -z; a recording
+            // that never finished has no features at all: derived for both.
+            let derives = meta.container != ContainerKind::File || meta.unfinished;
+            if let (Some((first, last)), true) = (conv.sample_time, derives) {
                 let derived = Feature::SampleTime(SampleTime { first, last });
                 let stated = meta.feature(FeatureId::SampleTime);
                 if stated != Some(&derived) {

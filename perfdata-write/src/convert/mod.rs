@@ -262,9 +262,11 @@ impl Converter {
         let raw = &item.raw;
         let ty = raw.record_type();
         self.report.records_in += 1;
-        // SAMPLE_TIME is derived for files made from pipes and directories (a file
-        // has its own).
-        if ty == RecordType::Sample && item.meta.container != ContainerKind::File {
+        // SAMPLE_TIME is derived for files made from pipes, directories and recordings
+        // that never finished (a finished file has its own).
+        if ty == RecordType::Sample
+            && (item.meta.container != ContainerKind::File || item.meta.unfinished)
+        {
             if let Some(t) = item.locate().time {
                 self.sample_time = Some(match self.sample_time {
                     Some((a, b)) => (a.min(t), b.max(t)),
