@@ -4,6 +4,7 @@ mod convert;
 mod dump;
 mod info;
 mod stats;
+mod synth;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,6 +33,8 @@ enum Command {
     Dump(DumpArgs),
     /// Rewrite a recording: change its container, compression or byte order.
     Convert(convert::ConvertArgs),
+    /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
+    Synth(synth::SynthArgs),
 }
 
 #[derive(clap::Args)]
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
+        Command::Synth(a) => synth::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,583 @@
+//! The streaming builder: records are made from perfdata-core's models one at a time
+//! and written at once through [`FileWriter`] or [`PipeWriter`] (and the
+//! [`Compressor`]), so memory stays flat whatever the trace's size.
+
+use std::io::{Seek, Write};
+
+use binrw::Endian;
+use perfdata_core::attr::{BranchSampleType, SampleType};
+use perfdata_core::feature::{BuildIdEntry, Compressed, FeatureId};
+use perfdata_core::record::{
+    misc, BranchStack, Callchain, Comm, CpuRes, ForkExit, Mmap, Mmap2, Mmap2Id, PaddedString,
+    PidTid, RawData, ReadData, ReadValue, Record, RecordBody, RecordHeader, RecordType, Regs,
+    Sample, SampleId, StackUser,
+};
+
+use super::event::{normalize, EventSpec};
+use super::host::{HostInfo, Recorded};
+use super::tracing::{tracing_data, TracepointHit};
+use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use crate::error::Result;
+use crate::file::{AttrEntry, FileWriter};
+use crate::pipe::PipeWriter;
+
+/// perf's callchain context markers.
+const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+const PERF_CONTEXT_USER: u64 = -512i64 as u64;
+/// Addresses from here up are the kernel's (x86-64).
+const KERNEL_START: u64 = 0xffff_8000_0000_0000;
+
+/// How the trace is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SynthOptions {
+    pub endian: Endian,
+    /// Whether non-SAMPLE records carry the sample_id trailer (attr.sample_id_all).
+    pub sample_id_all: bool,
+    /// zstd level and record type: the kernel's records go into compressed records, as
+    /// `perf record -z` writes them.
+    pub compress: Option<(i32, CompressFormat)>,
+    /// A FINISHED_ROUND after every this many records (0: none).
+    pub round_every: u64,
+}
+
+impl Default for SynthOptions {
+    fn default() -> Self {
+        SynthOptions {
+            endian: Endian::Little,
+            sample_id_all: true,
+            compress: None,
+            round_every: 1000,
+        }
+    }
+}
+
+/// What a trace is made of: its events, the machine it claims, how it is written.
+#[derive(Debug, Clone, Default)]
+pub struct TraceSpec {
+    pub events: Vec<EventSpec>,
+    pub host: HostInfo,
+    pub opts: SynthOptions,
+}
+
+/// Where the records go: a file (features written at the end) or a pipe stream
+/// (features sent before the data).
+pub trait SynthTarget {
+    /// What finishing hands back.
+    type Output;
+    /// Append a record (header included) and its payload.
+    fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
+    /// Write the features still to be written and flush.
+    fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<Self::Output>;
+}
+
+impl<W: Write + Seek> SynthTarget for FileWriter<W> {
+    type Output = W;
+    fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
+        FileWriter::write_record(self, bytes, payload)
+    }
+    fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<W> {
+        FileWriter::finish(self, features, &[])
+    }
+}
+
+impl<W: Write> SynthTarget for PipeWriter<W> {
+    type Output = W;
+    fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
+        PipeWriter::write_record(self, bytes, payload)
+    }
+    fn finish(self, _features: &[(FeatureId, Vec<u8>)]) -> Result<W> {
+        PipeWriter::finish(self)
+    }
+}
+
+/// A mapping of a file into a process (MMAP2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mapping {
+    pub pid: i32,
+    pub tid: i32,
+    pub addr: u64,
+    pub len: u64,
+    pub pgoff: u64,
+    pub path: String,
+    /// With a build id the MMAP2 carries it (misc MMAP_BUILD_ID) and the file's BUILD_ID
+    /// feature lists it; without, the record has device and inode numbers.
+    pub build_id: Option<[u8; 20]>,
+}
+
+/// One sample. Fields the event's sample_type lacks are ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SampleSpec<'a> {
+    /// Index of the event among the trace's events.
+    pub event: usize,
+    pub pid: i32,
+    pub tid: i32,
+    pub time: u64,
+    pub cpu: u32,
+    pub ip: u64,
+    /// The period; `None` takes the event's sample_period.
+    pub period: Option<u64>,
+    /// Return addresses, innermost caller first: CALLCHAIN is the context marker, `ip`,
+    /// then these.
+    pub callers: &'a [u64],
+    /// ADDR (and PHYS_ADDR): the data address.
+    pub addr: u64,
+    /// WEIGHT, and the value a tracepoint hit records.
+    pub weight: u64,
+}
+
+/// Writes a synthetic trace record by record.
+pub struct SynthWriter<T: SynthTarget> {
+    target: T,
+    endian: Endian,
+    events: Vec<EventSpec>,
+    ids: Vec<Vec<u64>>,
+    host: HostInfo,
+    opts: SynthOptions,
+    compressor: Option<Compressor>,
+    buf: Vec<u8>,
+    since_round: u64,
+    recorded: Recorded,
+    /// Group read counters, per event and CPU.
+    counters: Vec<Vec<u64>>,
+    /// Tracepoint hits so far (their `seq`).
+    hits: u64,
+    /// Bytes of records made, before compression.
+    record_bytes: u64,
+    records: u64,
+}
+
+impl<W: Write + Seek> SynthWriter<FileWriter<W>> {
+    /// Start a file: the header is written by [`SynthWriter::finish`].
+    pub fn file(out: W, spec: TraceSpec) -> Result<Self> {
+        let TraceSpec { events, host, opts } = spec;
+        let (events, ids) = prepare(events, &host, &opts)?;
+        let attrs: Vec<AttrEntry> = events
+            .iter()
+            .zip(&ids)
+            .map(|(e, ids)| AttrEntry {
+                attr: e.attr.clone(),
+                ids: ids.clone(),
+            })
+            .collect();
+        let target = FileWriter::new(out, opts.endian, &attrs, &[])?;
+        SynthWriter::with_target(target, events, ids, host, opts)
+    }
+}
+
+impl<W: Write> SynthWriter<PipeWriter<W>> {
+    /// Start a pipe stream: HEADER_ATTR for every event, the features known before the
+    /// data (all but BUILD_ID and SAMPLE_TIME, which perf 6.1 does not send either), the
+    /// end-of-features marker and HEADER_TRACING_DATA for tracepoints.
+    pub fn pipe(out: W, spec: TraceSpec) -> Result<Self> {
+        let TraceSpec { events, host, opts } = spec;
+        let (events, ids) = prepare(events, &host, &opts)?;
+        let mut target = PipeWriter::new(out, opts.endian)?;
+        for (e, ids) in events.iter().zip(&ids) {
+            target.write_attr(&e.attr, ids)?;
+        }
+        let mut w = SynthWriter::with_target(target, events, ids, host, opts)?;
+        let mut recorded = w.recorded_so_far();
+        let tracing = recorded.tracing_data.take();
+        for section in w.host.features(&w.events, &w.ids, &recorded) {
+            let payload = section.try_encode(w.endian).map_err(feature_err)?;
+            // An empty HEADER_FEATURE is the end marker: a flag feature (BRANCH_STACK)
+            // cannot be sent, as perf does not send it either.
+            if !payload.is_empty() {
+                w.target.write_feature(section.id, &payload)?;
+            }
+        }
+        w.target.write_feature_end()?;
+        if let Some(blob) = tracing {
+            w.target.write_tracing_data(&blob)?;
+        }
+        Ok(w)
+    }
+}
+
+fn feature_err(e: binrw::Error) -> crate::WriteError {
+    crate::WriteError::unsupported(None, format!("encoding a feature: {e}"))
+}
+
+/// Normalize the events and give each one id per CPU.
+fn prepare(
+    mut events: Vec<EventSpec>,
+    host: &HostInfo,
+    opts: &SynthOptions,
+) -> Result<(Vec<EventSpec>, Vec<Vec<u64>>)> {
+    normalize(&mut events, opts.sample_id_all)?;
+    let n = u64::from(host.nr_cpus.max(1));
+    let ids = (0..events.len() as u64)
+        .map(|e| (0..n).map(|c| 1000 + e * n + c).collect())
+        .collect();
+    Ok((events, ids))
+}
+
+impl<T: SynthTarget> SynthWriter<T> {
+    fn with_target(
+        target: T,
+        events: Vec<EventSpec>,
+        ids: Vec<Vec<u64>>,
+        host: HostInfo,
+        opts: SynthOptions,
+    ) -> Result<Self> {
+        let compressor = match opts.compress {
+            Some((level, format)) => Some(Compressor::new(
+                level,
+                format,
+                DEFAULT_MMAP_LEN,
+                opts.endian,
+            )?),
+            None => None,
+        };
+        let counters = events
+            .iter()
+            .map(|_| vec![0; host.nr_cpus.max(1) as usize])
+            .collect();
+        Ok(SynthWriter {
+            target,
+            endian: opts.endian,
+            events,
+            ids,
+            host,
+            opts,
+            compressor,
+            buf: Vec::with_capacity(4096),
+            since_round: 0,
+            recorded: Recorded::default(),
+            counters,
+            hits: 0,
+            record_bytes: 0,
+            records: 0,
+        })
+    }
+
+    /// The events as written (after normalization), and their ids (one per CPU).
+    pub fn events(&self) -> (&[EventSpec], &[Vec<u64>]) {
+        (&self.events, &self.ids)
+    }
+
+    /// The machine the trace claims.
+    pub fn host(&self) -> &HostInfo {
+        &self.host
+    }
+
+    /// Bytes of records made so far, before compression.
+    pub fn record_bytes(&self) -> u64 {
+        self.record_bytes
+    }
+
+    /// Records made so far (FINISHED_ROUND included, compressed records not).
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// What the features say about the data so far.
+    fn recorded_so_far(&self) -> Recorded {
+        let tps: Vec<_> = self
+            .events
+            .iter()
+            .filter_map(|e| e.tracepoint.as_ref())
+            .collect();
+        Recorded {
+            tracing_data: (!tps.is_empty()).then(|| tracing_data(&tps, self.endian)),
+            branch_stack: self
+                .events
+                .iter()
+                .any(|e| e.attr.sample_type.contains(SampleType::BRANCH_STACK)),
+            compressed: self.compressor.as_ref().map(|c| {
+                let level = self.opts.compress.map_or(0, |(l, _)| l.max(0) as u32);
+                Compressed::zstd(level, c.ratio(), c.mmap_len() as u32)
+            }),
+            ..self.recorded.clone()
+        }
+    }
+
+    /// The sample_id trailer of a non-SAMPLE record, as the first event's ring buffer
+    /// on `cpu` writes it.
+    fn trailer(&self, pid: i32, tid: i32, time: u64, cpu: u32) -> Option<SampleId> {
+        if !self.opts.sample_id_all {
+            return None;
+        }
+        let st = self.events[0].attr.sample_type;
+        let id = self.ids[0][cpu as usize % self.ids[0].len()];
+        let has = |b| st.contains(b);
+        Some(SampleId {
+            tid: has(SampleType::TID).then_some(PidTid { pid, tid }),
+            time: has(SampleType::TIME).then_some(time),
+            id: has(SampleType::ID).then_some(id),
+            stream_id: has(SampleType::STREAM_ID).then_some(id),
+            cpu: has(SampleType::CPU).then_some(CpuRes { cpu, res: 0 }),
+            identifier: has(SampleType::IDENTIFIER).then_some(id),
+        })
+    }
+
+    /// Encode and write a record: the kernel's records through the compressor when
+    /// compressing, then a FINISHED_ROUND when a round is full.
+    fn emit(&mut self, record: Record) -> Result<()> {
+        self.buf.clear();
+        record.encode_into(self.endian, &mut self.buf)?;
+        self.record_bytes += self.buf.len() as u64;
+        self.records += 1;
+        let target = &mut self.target;
+        match self.compressor.as_mut() {
+            Some(c) if record.record_type().is_kernel() => {
+                c.push(&self.buf, &[], &mut |rec| target.write_record(rec, &[]))?
+            }
+            _ => target.write_record(&self.buf, &[])?,
+        }
+        self.since_round += 1;
+        if self.opts.round_every > 0 && self.since_round >= self.opts.round_every {
+            self.finished_round()?;
+        }
+        Ok(())
+    }
+
+    /// FINISHED_ROUND: perf may sort and deliver every record before it. Pending
+    /// compressed records are written first, as perf writes the ring buffers it
+    /// flushed before the round marker.
+    pub fn finished_round(&mut self) -> Result<()> {
+        self.flush_compressed()?;
+        self.buf.clear();
+        Record::new(RecordType::FinishedRound, RecordBody::FinishedRound)
+            .encode_into(self.endian, &mut self.buf)?;
+        self.target.write_record(&self.buf, &[])?;
+        self.record_bytes += self.buf.len() as u64;
+        self.records += 1;
+        self.since_round = 0;
+        Ok(())
+    }
+
+    fn flush_compressed(&mut self) -> Result<()> {
+        let target = &mut self.target;
+        if let Some(c) = self.compressor.as_mut() {
+            c.flush(&mut |rec| target.write_record(rec, &[]))?;
+        }
+        Ok(())
+    }
+
+    fn kernel_record(
+        &mut self,
+        ty: RecordType,
+        misc: u16,
+        body: RecordBody,
+        (pid, tid, time, cpu): (i32, i32, u64, u32),
+    ) -> Result<()> {
+        let mut r = Record::new(ty, body);
+        r.header = RecordHeader::new(ty, misc, 0);
+        r.sample_id = self.trailer(pid, tid, time, cpu);
+        self.emit(r)
+    }
+
+    /// FORK: `pid`/`tid` created by `ppid`/`ptid`.
+    pub fn fork(&mut self, pid: i32, ppid: i32, tid: i32, ptid: i32, time: u64) -> Result<()> {
+        let body = RecordBody::Fork(ForkExit {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            time,
+        });
+        self.kernel_record(RecordType::Fork, 0, body, (pid, tid, time, 0))
+    }
+
+    /// EXIT of `tid` of `pid`.
+    pub fn exit(&mut self, pid: i32, ppid: i32, tid: i32, ptid: i32, time: u64) -> Result<()> {
+        let body = RecordBody::Exit(ForkExit {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            time,
+        });
+        self.kernel_record(RecordType::Exit, 0, body, (pid, tid, time, 0))
+    }
+
+    /// COMM: the thread's name; `exec` marks a name set by exec (misc COMM_EXEC).
+    pub fn comm(&mut self, pid: i32, tid: i32, comm: &str, exec: bool, time: u64) -> Result<()> {
+        let body = RecordBody::Comm(Comm {
+            pid,
+            tid,
+            comm: PaddedString::new(comm),
+        });
+        let misc = if exec { misc::COMM_EXEC } else { 0 };
+        self.kernel_record(RecordType::Comm, misc, body, (pid, tid, time, 0))
+    }
+
+    /// MMAP2 of a file into a process, executable and private; a build id goes into the
+    /// record and the BUILD_ID feature.
+    pub fn mmap2(&mut self, m: &Mapping, time: u64) -> Result<()> {
+        let (id, misc) = match m.build_id {
+            Some(build_id) => {
+                let entry = BuildIdEntry::new(misc::USER, -1, &build_id, &m.path);
+                if !self.recorded.build_ids.contains(&entry) {
+                    self.recorded.build_ids.push(entry);
+                }
+                let id = Mmap2Id::BuildId {
+                    build_id_size: 20,
+                    reserved1: 0,
+                    reserved2: 0,
+                    build_id,
+                };
+                (id, misc::USER | misc::MMAP_BUILD_ID)
+            }
+            None => {
+                let id = Mmap2Id::Inode {
+                    maj: 8,
+                    min: 1,
+                    ino: 0x1000 + self.records,
+                    ino_generation: 0,
+                };
+                (id, misc::USER)
+            }
+        };
+        let body = RecordBody::Mmap2(Mmap2 {
+            pid: m.pid,
+            tid: m.tid,
+            addr: m.addr,
+            len: m.len,
+            pgoff: m.pgoff,
+            id,
+            prot: 5,  // PROT_READ | PROT_EXEC
+            flags: 2, // MAP_PRIVATE
+            filename: PaddedString::new(&m.path),
+        });
+        self.kernel_record(RecordType::Mmap2, misc, body, (m.pid, m.tid, time, 0))
+    }
+
+    /// The kernel's MMAP, as perf synthesizes it: `[kernel.kallsyms]_text` in pid -1.
+    pub fn kernel_mmap(&mut self, addr: u64, len: u64, time: u64) -> Result<()> {
+        let body = RecordBody::Mmap(Mmap {
+            pid: -1,
+            tid: 0,
+            addr,
+            len,
+            pgoff: addr,
+            filename: PaddedString::new("[kernel.kallsyms]_text"),
+        });
+        self.kernel_record(RecordType::Mmap, misc::KERNEL, body, (-1, 0, time, 0))
+    }
+
+    /// A SAMPLE of `s.event`, every field its sample_type asks for filled in.
+    pub fn sample(&mut self, s: &SampleSpec) -> Result<()> {
+        let ev = &self.events[s.event];
+        let st = ev.attr.sample_type;
+        let has = |b| st.contains(b);
+        let ncpu = self.ids[s.event].len();
+        let cpu_slot = s.cpu as usize % ncpu;
+        let id = self.ids[s.event][cpu_slot];
+        let period = s.period.unwrap_or(ev.attr.sample_period);
+        let kernel = s.ip >= KERNEL_START;
+        let read = if has(SampleType::READ) {
+            Some(self.group_read(s.event, cpu_slot, period))
+        } else {
+            None
+        };
+        let ev = &self.events[s.event];
+        let raw = match &ev.tracepoint {
+            Some(tp) if has(SampleType::RAW) => {
+                self.hits += 1;
+                let hit = TracepointHit {
+                    pid: s.pid,
+                    seq: self.hits,
+                    cpu: s.cpu,
+                    value: s.weight as i32,
+                };
+                Some(RawData::new(tp.raw(&hit, self.endian)))
+            }
+            _ => None,
+        };
+        let callchain = has(SampleType::CALLCHAIN).then(|| {
+            let mut ips = Vec::with_capacity(s.callers.len() + 2);
+            ips.push(if kernel {
+                PERF_CONTEXT_KERNEL
+            } else {
+                PERF_CONTEXT_USER
+            });
+            ips.push(s.ip);
+            ips.extend_from_slice(s.callers);
+            Callchain::new(ips)
+        });
+        let bst = ev.attr.branch_sample_type;
+        let sample = Sample {
+            identifier: has(SampleType::IDENTIFIER).then_some(id),
+            ip: has(SampleType::IP).then_some(s.ip),
+            tid: has(SampleType::TID).then_some(PidTid {
+                pid: s.pid,
+                tid: s.tid,
+            }),
+            time: has(SampleType::TIME).then_some(s.time),
+            addr: has(SampleType::ADDR).then_some(s.addr),
+            id: has(SampleType::ID).then_some(id),
+            stream_id: has(SampleType::STREAM_ID).then_some(id),
+            cpu: has(SampleType::CPU).then_some(CpuRes { cpu: s.cpu, res: 0 }),
+            period: has(SampleType::PERIOD).then_some(period),
+            read,
+            callchain,
+            raw,
+            branch_stack: has(SampleType::BRANCH_STACK).then(|| BranchStack {
+                hw_idx: bst.contains(BranchSampleType::HW_INDEX).then_some(0),
+                ..Default::default()
+            }),
+            // ABI 0 (PERF_SAMPLE_REGS_ABI_NONE): no registers, as for a kernel thread.
+            regs_user: has(SampleType::REGS_USER).then(Regs::default),
+            stack_user: has(SampleType::STACK_USER).then(StackUser::default),
+            weight: st
+                .intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT)
+                .then_some(s.weight),
+            data_src: has(SampleType::DATA_SRC).then_some(0),
+            transaction: has(SampleType::TRANSACTION).then_some(0),
+            regs_intr: has(SampleType::REGS_INTR).then(Regs::default),
+            phys_addr: has(SampleType::PHYS_ADDR).then_some(s.addr),
+            cgroup: has(SampleType::CGROUP).then_some(1),
+            data_page_size: has(SampleType::DATA_PAGE_SIZE).then_some(4096),
+            code_page_size: has(SampleType::CODE_PAGE_SIZE).then_some(4096),
+            aux: None,
+        };
+        let misc = if kernel { misc::KERNEL } else { misc::USER };
+        let mut r = Record::new(RecordType::Sample, RecordBody::Sample(Box::new(sample)));
+        r.header = RecordHeader::new(RecordType::Sample, misc, 0);
+        let t = s.time;
+        self.recorded.sample_time = Some(match self.recorded.sample_time {
+            Some((a, b)) => (a.min(t), b.max(t)),
+            None => (t, t),
+        });
+        self.emit(r)
+    }
+
+    /// The READ of a group leader's sample: every counter of the group on that CPU,
+    /// each advanced by the period (the members count what the leader counts).
+    fn group_read(&mut self, leader: usize, cpu_slot: usize, period: u64) -> ReadData {
+        let members: Vec<usize> = std::iter::once(leader)
+            .chain((0..self.events.len()).filter(|&i| self.events[i].leader == Some(leader)))
+            .collect();
+        let values = members
+            .iter()
+            .map(|&m| {
+                self.counters[m][cpu_slot] += period;
+                ReadValue {
+                    value: self.counters[m][cpu_slot],
+                    id: Some(self.ids[m][cpu_slot]),
+                    lost: None,
+                }
+            })
+            .collect();
+        ReadData::Group {
+            time_enabled: None,
+            time_running: None,
+            values,
+        }
+    }
+
+    /// Flush the compressor, write the features (file mode) and the header; hands back
+    /// the output.
+    pub fn finish(mut self) -> Result<T::Output> {
+        self.flush_compressed()?;
+        let recorded = self.recorded_so_far();
+        let sections = self.host.features(&self.events, &self.ids, &recorded);
+        let mut features = Vec::with_capacity(sections.len());
+        for s in sections {
+            features.push((s.id, s.try_encode(self.endian).map_err(feature_err)?));
+        }
+        self.target.finish(&features)
+    }
+}
