@@ -17,6 +17,8 @@ mod cells;
 mod event;
 mod host;
 mod rng;
+#[cfg(test)]
+mod tests;
 mod tracing;
 mod workload;
 mod writer;
