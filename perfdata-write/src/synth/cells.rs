@@ -10,6 +10,8 @@ use super::rng::Rng;
 pub struct Cells {
     tree: Vec<u64>,
     total: u64,
+    /// The largest power of two not above the cell count: where the descent starts.
+    top: usize,
 }
 
 impl Cells {
@@ -24,9 +26,11 @@ impl Cells {
                 tree[parent] += tree[i + 1];
             }
         }
+        let top = if n == 0 { 0 } else { 1 << n.ilog2() };
         Cells {
             tree,
             total: counts.iter().sum(),
+            top,
         }
     }
 
@@ -45,7 +49,7 @@ impl Cells {
         // Descend the tree: find the first cell whose prefix sum exceeds r.
         let n = self.tree.len() - 1;
         let mut pos = 0usize;
-        let mut step = n.next_power_of_two();
+        let mut step = self.top;
         while step > 0 {
             let next = pos + step;
             if next <= n && self.tree[next] <= r {
@@ -63,6 +67,56 @@ impl Cells {
             self.total -= 1;
         }
         Some(pos)
+    }
+}
+
+/// Drawing with replacement in constant time: Vose's alias table. Each draw picks a
+/// column uniformly, then the column's own cell or its alias by a threshold, so a cell
+/// comes out with probability weight / total exactly (integer thresholds, no floats).
+#[derive(Debug, Clone)]
+pub struct Alias {
+    /// Per column: draws below this (out of `total`) keep the column's own cell.
+    keep: Vec<u64>,
+    alias: Vec<u32>,
+    total: u64,
+}
+
+impl Alias {
+    /// A table for `weights` (at most 2^32 cells, summing to at most 2^64 / cells);
+    /// `None` when they are all zero or too large.
+    pub fn new(weights: &[u64]) -> Option<Self> {
+        let n = weights.len() as u128;
+        let total = weights.iter().try_fold(0u64, |a, &w| a.checked_add(w))?;
+        if total == 0 || n > u32::MAX as u128 {
+            return None;
+        }
+        let t = total as u128;
+        // Each column holds `total` units; cell i brings weight * n of them.
+        let mut scaled: Vec<u128> = weights.iter().map(|&w| w as u128 * n).collect();
+        let mut keep = vec![total; weights.len()];
+        let mut alias: Vec<u32> = (0..weights.len() as u32).collect();
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) =
+            (0..weights.len()).partition(|&i| scaled[i] < t);
+        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+            keep[s] = scaled[s] as u64;
+            alias[s] = l as u32;
+            scaled[l] -= t - scaled[s];
+            if scaled[l] < t {
+                large.pop();
+                small.push(l);
+            }
+        }
+        Some(Alias { keep, alias, total })
+    }
+
+    /// Draw a cell.
+    pub fn draw(&self, rng: &mut Rng) -> usize {
+        let i = rng.below(self.keep.len() as u64) as usize;
+        if rng.below(self.total) < self.keep[i] {
+            i
+        } else {
+            self.alias[i] as usize
+        }
     }
 }
 
@@ -116,6 +170,24 @@ mod tests {
         // 3/4 of 40000 = 30000; a binomial's sd here is about 87.
         assert!((29_500..30_500).contains(&ones), "{ones}");
         assert_eq!(cells.total(), 4);
+    }
+
+    #[test]
+    fn alias_draws_follow_the_weights() {
+        let w = [1u64, 0, 6, 3];
+        let a = Alias::new(&w).unwrap();
+        let mut rng = Rng::new(3, 0);
+        let mut got = [0u64; 4];
+        for _ in 0..100_000 {
+            got[a.draw(&mut rng)] += 1;
+        }
+        // Expected 10000, 0, 60000, 30000; sd at most about 155.
+        assert_eq!(got[1], 0);
+        for (g, e) in got.iter().zip([10_000u64, 0, 60_000, 30_000]) {
+            assert!(g.abs_diff(e) < 800, "{got:?}");
+        }
+        assert!(Alias::new(&[0, 0]).is_none());
+        assert!(Alias::new(&[u64::MAX, 1]).is_none());
     }
 
     #[test]

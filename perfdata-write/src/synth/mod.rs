@@ -17,13 +17,14 @@ mod cells;
 mod event;
 mod host;
 mod rng;
+mod sample;
 #[cfg(test)]
 mod tests;
 mod tracing;
 mod workload;
 mod writer;
 
-pub use cells::{apportion, Cells};
+pub use cells::{apportion, Alias, Cells};
 pub use event::{normalize, parse_events, EventSpec, DEFAULT_SAMPLE_TYPE};
 pub use host::{HostInfo, Recorded};
 pub use rng::Rng;

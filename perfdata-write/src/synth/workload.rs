@@ -7,7 +7,7 @@
 //! symbols in it. So a profile's shape is exact per command, thread and DSO (what
 //! `perf report --sort comm,pid,dso` shows); functions exist only as address ranges.
 
-use super::cells::{apportion, Cells};
+use super::cells::{apportion, Alias, Cells};
 use super::event::EventSpec;
 use super::rng::Rng;
 use super::writer::{Mapping, SampleSpec, SynthTarget, SynthWriter};
@@ -23,6 +23,14 @@ const DSO_STRIDE: u64 = 0x1000_0000;
 const MAX_CELLS: u64 = 1 << 21;
 /// When the first record happens (ns of the recording clock).
 const START_NS: u64 = 1_000_000_000;
+
+/// How samples pick their cell (event, thread, function).
+enum Draw {
+    /// Without replacement from exact counts.
+    Exact(Cells),
+    /// With replacement, by weight.
+    ByWeight(Alias),
+}
 
 /// When to stop sampling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,27 +321,37 @@ impl Workload {
             return Ok((0, start));
         }
         let weights = self.cell_weights(&sampling)?;
-        let (mut cells, take, limit) = match self.spec.stop {
-            Stop::Samples(n) => (Cells::new(&apportion(n, &weights)), true, u64::MAX),
-            Stop::Bytes(b) => (Cells::new(&weights), false, b),
+        // Exact counts are drawn without replacement; a size is filled by weight.
+        let (mut draw, limit) = match self.spec.stop {
+            Stop::Samples(n) => (Draw::Exact(Cells::new(&apportion(n, &weights))), u64::MAX),
+            Stop::Bytes(b) => {
+                let alias = Alias::new(&weights)
+                    .ok_or_else(|| bad("the weights are all zero or too large".into()))?;
+                (Draw::ByWeight(alias), b)
+            }
         };
         drop(weights);
         let mut rng = Rng::new(self.spec.seed, 2);
         let nr_cpus = u64::from(w.host().nr_cpus.max(1));
         // Samples on all CPUs together come nr_cpus times as often as on one.
         let step = (self.spec.interval_ns / nr_cpus).max(1);
-        let per_event = self.threads.len() * self.functions.len();
+        let nf = self.functions.len();
+        let per_event = self.threads.len() * nf;
         let mut callers = Vec::with_capacity(self.spec.callchain_depth as usize);
         let mut time = start;
         let mut n = 0u64;
         while w.record_bytes() < limit {
-            let Some(cell) = cells.draw(&mut rng, take) else {
-                break;
+            let cell = match &mut draw {
+                Draw::Exact(cells) => match cells.draw(&mut rng, true) {
+                    Some(cell) => cell,
+                    None => break,
+                },
+                Draw::ByWeight(alias) => alias.draw(&mut rng),
             };
-            let event = sampling[cell / per_event];
-            let thread = &self.threads[cell % per_event / self.functions.len()];
-            let fi = cell % self.functions.len();
-            let f = &self.functions[fi];
+            // Cells are event-major, then thread, then function (two divisions).
+            let (ei, rest) = (cell / per_event, cell % per_event);
+            let (ti, fi) = (rest / nf, rest % nf);
+            let (event, thread, f) = (sampling[ei], &self.threads[ti], &self.functions[fi]);
             time += 1 + rng.below(2 * step);
             callers.clear();
             let mut at = f.parent;

@@ -5,27 +5,20 @@
 use std::io::{Seek, Write};
 
 use binrw::Endian;
-use perfdata_core::attr::{BranchSampleType, SampleType};
+use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{BuildIdEntry, Compressed, FeatureId};
 use perfdata_core::record::{
-    misc, BranchStack, Callchain, Comm, CpuRes, ForkExit, Mmap, Mmap2, Mmap2Id, PaddedString,
-    PidTid, RawData, ReadData, ReadValue, Record, RecordBody, RecordHeader, RecordType, Regs,
-    Sample, SampleId, StackUser,
+    misc, Comm, CpuRes, ForkExit, Mmap, Mmap2, Mmap2Id, PaddedString, PidTid, Record, RecordBody,
+    RecordHeader, RecordType, Sample, SampleId,
 };
 
 use super::event::{normalize, EventSpec};
 use super::host::{HostInfo, Recorded};
-use super::tracing::{tracing_data, TracepointHit};
+use super::tracing::tracing_data;
 use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
 use crate::error::Result;
 use crate::file::{AttrEntry, FileWriter};
 use crate::pipe::PipeWriter;
-
-/// perf's callchain context markers.
-const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
-const PERF_CONTEXT_USER: u64 = -512i64 as u64;
-/// Addresses from here up are the kernel's (x86-64).
-const KERNEL_START: u64 = 0xffff_8000_0000_0000;
 
 /// How the trace is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,23 +120,25 @@ pub struct SampleSpec<'a> {
 
 /// Writes a synthetic trace record by record.
 pub struct SynthWriter<T: SynthTarget> {
-    target: T,
-    endian: Endian,
-    events: Vec<EventSpec>,
-    ids: Vec<Vec<u64>>,
-    host: HostInfo,
-    opts: SynthOptions,
-    compressor: Option<Compressor>,
-    buf: Vec<u8>,
-    since_round: u64,
-    recorded: Recorded,
+    pub(super) target: T,
+    pub(super) endian: Endian,
+    pub(super) events: Vec<EventSpec>,
+    pub(super) ids: Vec<Vec<u64>>,
+    pub(super) host: HostInfo,
+    pub(super) opts: SynthOptions,
+    pub(super) compressor: Option<Compressor>,
+    pub(super) buf: Vec<u8>,
+    pub(super) since_round: u64,
+    pub(super) recorded: Recorded,
     /// Group read counters, per event and CPU.
-    counters: Vec<Vec<u64>>,
+    pub(super) counters: Vec<Vec<u64>>,
+    /// The sample being made, kept so that its buffers are reused.
+    pub(super) sample: Sample,
     /// Tracepoint hits so far (their `seq`).
-    hits: u64,
+    pub(super) hits: u64,
     /// Bytes of records made, before compression.
-    record_bytes: u64,
-    records: u64,
+    pub(super) record_bytes: u64,
+    pub(super) records: u64,
 }
 
 impl<W: Write + Seek> SynthWriter<FileWriter<W>> {
@@ -245,6 +240,7 @@ impl<T: SynthTarget> SynthWriter<T> {
             since_round: 0,
             recorded: Recorded::default(),
             counters,
+            sample: Sample::default(),
             hits: 0,
             record_bytes: 0,
             records: 0,
@@ -316,11 +312,17 @@ impl<T: SynthTarget> SynthWriter<T> {
     fn emit(&mut self, record: Record) -> Result<()> {
         self.buf.clear();
         record.encode_into(self.endian, &mut self.buf)?;
+        self.emit_encoded(record.record_type().is_kernel())
+    }
+
+    /// Write the record encoded in `buf`; `kernel` says whether it is one of the
+    /// kernel's records (those go into compressed records).
+    pub(super) fn emit_encoded(&mut self, kernel: bool) -> Result<()> {
         self.record_bytes += self.buf.len() as u64;
         self.records += 1;
         let target = &mut self.target;
         match self.compressor.as_mut() {
-            Some(c) if record.record_type().is_kernel() => {
+            Some(c) if kernel => {
                 c.push(&self.buf, &[], &mut |rec| target.write_record(rec, &[]))?
             }
             _ => target.write_record(&self.buf, &[])?,
@@ -455,117 +457,6 @@ impl<T: SynthTarget> SynthWriter<T> {
             filename: PaddedString::new("[kernel.kallsyms]_text"),
         });
         self.kernel_record(RecordType::Mmap, misc::KERNEL, body, (-1, 0, time, 0))
-    }
-
-    /// A SAMPLE of `s.event`, every field its sample_type asks for filled in.
-    pub fn sample(&mut self, s: &SampleSpec) -> Result<()> {
-        let ev = &self.events[s.event];
-        let st = ev.attr.sample_type;
-        let has = |b| st.contains(b);
-        let ncpu = self.ids[s.event].len();
-        let cpu_slot = s.cpu as usize % ncpu;
-        let id = self.ids[s.event][cpu_slot];
-        let period = s.period.unwrap_or(ev.attr.sample_period);
-        let kernel = s.ip >= KERNEL_START;
-        let read = if has(SampleType::READ) {
-            Some(self.group_read(s.event, cpu_slot, period))
-        } else {
-            None
-        };
-        let ev = &self.events[s.event];
-        let raw = match &ev.tracepoint {
-            Some(tp) if has(SampleType::RAW) => {
-                self.hits += 1;
-                let hit = TracepointHit {
-                    pid: s.pid,
-                    seq: self.hits,
-                    cpu: s.cpu,
-                    value: s.weight as i32,
-                };
-                Some(RawData::new(tp.raw(&hit, self.endian)))
-            }
-            _ => None,
-        };
-        let callchain = has(SampleType::CALLCHAIN).then(|| {
-            let mut ips = Vec::with_capacity(s.callers.len() + 2);
-            ips.push(if kernel {
-                PERF_CONTEXT_KERNEL
-            } else {
-                PERF_CONTEXT_USER
-            });
-            ips.push(s.ip);
-            ips.extend_from_slice(s.callers);
-            Callchain::new(ips)
-        });
-        let bst = ev.attr.branch_sample_type;
-        let sample = Sample {
-            identifier: has(SampleType::IDENTIFIER).then_some(id),
-            ip: has(SampleType::IP).then_some(s.ip),
-            tid: has(SampleType::TID).then_some(PidTid {
-                pid: s.pid,
-                tid: s.tid,
-            }),
-            time: has(SampleType::TIME).then_some(s.time),
-            addr: has(SampleType::ADDR).then_some(s.addr),
-            id: has(SampleType::ID).then_some(id),
-            stream_id: has(SampleType::STREAM_ID).then_some(id),
-            cpu: has(SampleType::CPU).then_some(CpuRes { cpu: s.cpu, res: 0 }),
-            period: has(SampleType::PERIOD).then_some(period),
-            read,
-            callchain,
-            raw,
-            branch_stack: has(SampleType::BRANCH_STACK).then(|| BranchStack {
-                hw_idx: bst.contains(BranchSampleType::HW_INDEX).then_some(0),
-                ..Default::default()
-            }),
-            // ABI 0 (PERF_SAMPLE_REGS_ABI_NONE): no registers, as for a kernel thread.
-            regs_user: has(SampleType::REGS_USER).then(Regs::default),
-            stack_user: has(SampleType::STACK_USER).then(StackUser::default),
-            weight: st
-                .intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT)
-                .then_some(s.weight),
-            data_src: has(SampleType::DATA_SRC).then_some(0),
-            transaction: has(SampleType::TRANSACTION).then_some(0),
-            regs_intr: has(SampleType::REGS_INTR).then(Regs::default),
-            phys_addr: has(SampleType::PHYS_ADDR).then_some(s.addr),
-            cgroup: has(SampleType::CGROUP).then_some(1),
-            data_page_size: has(SampleType::DATA_PAGE_SIZE).then_some(4096),
-            code_page_size: has(SampleType::CODE_PAGE_SIZE).then_some(4096),
-            aux: None,
-        };
-        let misc = if kernel { misc::KERNEL } else { misc::USER };
-        let mut r = Record::new(RecordType::Sample, RecordBody::Sample(Box::new(sample)));
-        r.header = RecordHeader::new(RecordType::Sample, misc, 0);
-        let t = s.time;
-        self.recorded.sample_time = Some(match self.recorded.sample_time {
-            Some((a, b)) => (a.min(t), b.max(t)),
-            None => (t, t),
-        });
-        self.emit(r)
-    }
-
-    /// The READ of a group leader's sample: every counter of the group on that CPU,
-    /// each advanced by the period (the members count what the leader counts).
-    fn group_read(&mut self, leader: usize, cpu_slot: usize, period: u64) -> ReadData {
-        let members: Vec<usize> = std::iter::once(leader)
-            .chain((0..self.events.len()).filter(|&i| self.events[i].leader == Some(leader)))
-            .collect();
-        let values = members
-            .iter()
-            .map(|&m| {
-                self.counters[m][cpu_slot] += period;
-                ReadValue {
-                    value: self.counters[m][cpu_slot],
-                    id: Some(self.ids[m][cpu_slot]),
-                    lost: None,
-                }
-            })
-            .collect();
-        ReadData::Group {
-            time_enabled: None,
-            time_running: None,
-            values,
-        }
     }
 
     /// Flush the compressor, write the features (file mode) and the header; hands back
