@@ -9,8 +9,8 @@ use perfdata_core::attr::SampleType;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::output::{copy_to, AtomicOutput};
 use perfdata_write::synth::{
-    parse_events, write_workload, HostInfo, Stop, SynthOptions, SynthWriter, TraceSpec, Workload,
-    WorkloadSpec,
+    parse_events, parse_sample_fields, write_workload, HostInfo, Stop, SynthOptions, SynthWriter,
+    TraceSpec, Workload, WorkloadSpec,
 };
 
 use crate::convert::FormatArg;
@@ -49,6 +49,10 @@ pub struct SynthArgs {
     /// Sample period of the events (ns for the clocks).
     #[arg(long, default_value_t = 100_000)]
     period: u64,
+    /// More sample_type fields for every event, by perf's names: addr, weight,
+    /// data_src, phys_addr, cgroup, regs_user, stack_user, branch_stack, ...
+    #[arg(long, value_name = "LIST")]
+    fields: Option<String>,
     /// Record callchains of up to DEPTH frames.
     #[arg(long, value_name = "DEPTH")]
     callchain: Option<u32>,
@@ -110,18 +114,22 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: &SynthArgs) -> Result<(), CliError> {
-    let mut events = parse_events(&args.events, args.period)?;
+    let mut fields = match &args.fields {
+        Some(list) => parse_sample_fields(list)?,
+        None => SampleType::empty(),
+    };
     if let Some(depth) = args.callchain {
-        events = events
-            .into_iter()
-            .map(|e| e.with(SampleType::CALLCHAIN))
-            .collect();
         if depth == 0 {
             return Err(CliError::Usage(
                 "--callchain needs a depth of 1 or more".into(),
             ));
         }
+        fields |= SampleType::CALLCHAIN;
     }
+    let events: Vec<_> = parse_events(&args.events, args.period)?
+        .into_iter()
+        .map(|e| e.with(fields))
+        .collect();
     let spec = WorkloadSpec {
         seed: args.seed,
         processes: args.processes,

@@ -78,131 +78,54 @@ fn basename(path: &str) -> String {
     path.rsplit('/').next().unwrap().to_string()
 }
 
+/// The sample_type fields a mix can add to every event.
+const ALL_FIELDS: &str = "addr,weight,data_src,phys_addr,cgroup,regs_user,stack_user,\
+branch_stack,transaction,regs_intr,data_page_size,code_page_size,stream_id";
+
 /// One option mix and what perf 6.1 can be asked about it.
 struct Mix {
     name: &'static str,
-    args: &'static [&'static str],
-    /// Sampling events, and how many events `report --stats` lists with the samples.
+    /// `perfdata synth` arguments, split at spaces; `FIELDS` stands for [`ALL_FIELDS`].
+    args: &'static str,
+    /// Sampling events: how many events `report --stats` lists with their samples.
     events: usize,
     stats: bool,
     header: bool,
 }
 
+const fn mix(name: &'static str, args: &'static str, events: usize) -> Mix {
+    Mix {
+        name,
+        args,
+        events,
+        stats: true,
+        header: true,
+    }
+}
+
+#[rustfmt::skip]
 const MIXES: &[Mix] = &[
-    Mix {
-        name: "file",
-        args: &[],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "callchain",
-        args: &["--callchain", "6"],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "tracepoint",
-        args: &["--events", "tracepoint"],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "group",
-        args: &["--events", "{cpu-clock,task-clock}:S"],
-        events: 2,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "multi",
-        args: &[
-            "--events",
-            "cpu-clock,task-clock,cycles",
-            "--callchain",
-            "3",
-        ],
-        events: 3,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "big",
-        args: &[
-            "--endian",
-            "big",
-            "--callchain",
-            "4",
-            "--events",
-            "cpu-clock,tracepoint",
-        ],
-        events: 2,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "zstd",
-        args: &["--compress"],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "zstd-big",
-        args: &[
-            "--compress=5",
-            "--endian",
-            "big",
-            "--callchain",
-            "3",
-            "--events",
-            "{cpu-clock,task-clock}:S",
-        ],
-        events: 2,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "bare",
-        args: &["--no-sample-id-all", "--no-build-ids", "--round-every", "0"],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "pipe",
-        args: &["--pipe", "--callchain", "3"],
-        events: 1,
-        stats: true,
-        header: true,
-    },
-    Mix {
-        name: "pipe-group",
-        args: &["--pipe", "--events", "{cpu-clock,task-clock}:S"],
-        events: 2,
-        stats: true,
-        header: true,
-    },
+    mix("file", "", 1),
+    mix("callchain", "--callchain 6", 1),
+    mix("tracepoint", "--events tracepoint", 1),
+    mix("group", "--events {cpu-clock,task-clock}:S", 2),
+    mix("multi", "--events cpu-clock,task-clock,cycles --callchain 3", 3),
+    mix("big", "--endian big --callchain 4 --events cpu-clock,tracepoint", 2),
+    mix("zstd", "--compress", 1),
+    mix("zstd-big-group", "--compress=5 --endian big --callchain 3 --events {cpu-clock,task-clock}:S", 2),
+    mix("bare", "--no-sample-id-all --no-build-ids --round-every 0", 1),
+    // Every sample_type field the builder fills but RAW (tracepoints only) and the id
+    // fields it sets itself; BRANCH_STACK makes perf report in branch mode.
+    mix("fields", "--fields FIELDS --callchain 3 --events cpu-clock,tracepoint", 2),
+    mix("fields-zstd-big", "--fields FIELDS --compress --endian big", 1),
+    mix("pipe", "--pipe --callchain 3", 1),
+    mix("pipe-group", "--pipe --events {cpu-clock,task-clock}:S", 2),
+    mix("pipe-fields", "--pipe --fields weight_struct,addr,phys_addr,stream_id", 1),
     // perf 6.1 does not swap HEADER_FEATURE's feat_id in pipe mode, so it cannot print
     // a big-endian stream's header (README, perf 6.1 defects).
-    Mix {
-        name: "pipe-big",
-        args: &["--pipe", "--endian", "big"],
-        events: 1,
-        stats: true,
-        header: false,
-    },
+    Mix { header: false, ..mix("pipe-big", "--pipe --endian big", 1) },
     // perf 6.1's report --stats stops after a pipe's tracing-data record (README).
-    Mix {
-        name: "pipe-tracepoint",
-        args: &["--pipe", "--events", "tracepoint"],
-        events: 1,
-        stats: false,
-        header: true,
-    },
+    Mix { stats: false, ..mix("pipe-tracepoint", "--pipe --events tracepoint", 1) },
 ];
 
 #[test]
@@ -213,9 +136,12 @@ fn perf_reads_every_option_mix() {
     let dir = tempfile::tempdir().unwrap();
     for mix in MIXES {
         let mut args = vec!["--samples", "600", "--processes", "3", "--dsos", "2"];
-        args.extend_from_slice(mix.args);
+        args.extend(mix.args.split_whitespace().map(|a| match a {
+            "FIELDS" => ALL_FIELDS,
+            a => a,
+        }));
         let path = synth(dir.path(), mix.name, &args);
-        let group = mix.name.contains("group") || mix.name == "zstd-big";
+        let group = mix.name.contains("group");
         if mix.stats {
             // Exit 0 and nothing on stderr, then the counts.
             perf_clean(&["report", "--stats"], &path);
@@ -238,18 +164,14 @@ fn perf_reads_every_option_mix() {
             );
         }
         let script = perf_clean(&["script"], &path);
-        if !mix.args.contains(&"--callchain") {
+        if !mix.args.contains("--callchain") {
             let lines = script.lines().count() as u64;
             assert_eq!(lines, if group { 1200 } else { 600 }, "{}", mix.name);
         }
-        if mix.args.contains(&"tracepoint") {
+        if mix.args.contains("tracepoint") {
             let hits = script.matches("synth:synth_tick: seq=").count();
-            assert_eq!(
-                hits,
-                if mix.name == "big" { 300 } else { 600 },
-                "{}",
-                mix.name
-            );
+            // The events share the samples equally (600 splits evenly here).
+            assert_eq!(hits, 600 / mix.events, "{}", mix.name);
         }
         if mix.header {
             let header = perf_clean(&["report", "--header-only", "-I"], &path);
@@ -264,7 +186,7 @@ fn perf_reads_every_option_mix() {
                 mix.name
             );
             assert!(header.contains("# nrcpus avail : 4"), "{}", mix.name);
-            if !mix.name.starts_with("pipe") {
+            if !mix.args.contains("--pipe") {
                 assert!(
                     header.contains("# time of first sample : 1.0"),
                     "{}: {header}",
@@ -490,4 +412,43 @@ fn compressed_pipe_reads_back_with_every_sample() {
     assert_eq!(v["records"]["SAMPLE"], 777);
     assert!(v["records"]["COMPRESSED"].as_u64().unwrap() > 0);
     assert_eq!(v["events"][0]["samples"], 777);
+}
+
+#[test]
+fn script_prints_the_sample_fields_that_were_written() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--fields",
+        "addr,weight,phys_addr",
+        "--samples",
+        "200",
+        "--endian",
+        "big",
+    ];
+    let path = synth(dir.path(), "fields", &args);
+    let mut expected = Vec::new();
+    let mut r = PerfReader::open(&path).unwrap();
+    while let Some(item) = r.next_record().unwrap() {
+        if let RecordBody::Sample(s) = item.decode().unwrap().body {
+            let (addr, phys) = (s.addr.unwrap(), s.phys_addr.unwrap());
+            assert!(addr != 0 && phys == addr);
+            expected.push(format!(
+                "{} {:x} {} {:x}",
+                s.tid.unwrap().tid,
+                addr,
+                s.weight.unwrap(),
+                phys
+            ));
+        }
+    }
+    let text = perf_clean(&["script", "-F", "tid,addr,weight,phys_addr"], &path);
+    let got: Vec<String> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(got.len(), 200);
+    assert_eq!(got, expected);
 }

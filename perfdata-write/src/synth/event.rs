@@ -185,6 +185,22 @@ pub fn parse_events(list: &str, period: u64) -> Result<Vec<EventSpec>> {
     Ok(out)
 }
 
+/// Parse sample_type field names as perf prints them (`addr,weight,data_src`, any
+/// case; `IP|TID` works too).
+pub fn parse_sample_fields(list: &str) -> Result<SampleType> {
+    let mut out = SampleType::empty();
+    for name in list
+        .split([',', '|'])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        out |= SampleType::from_name(&name.to_ascii_uppercase()).ok_or_else(|| {
+            WriteError::unsupported(None, format!("unknown sample_type field {name:?}"))
+        })?;
+    }
+    Ok(out)
+}
+
 /// Make a set of events one perf accepts: the attr size perf 6.1 writes,
 /// sample_id_all as asked, perf's tracking flags (MMAP, COMM, TASK...) on the first
 /// event only, and an id in every sample and trailer when there is more than one event

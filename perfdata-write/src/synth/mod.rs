@@ -25,7 +25,7 @@ mod workload;
 mod writer;
 
 pub use cells::{apportion, Alias, Cells};
-pub use event::{normalize, parse_events, EventSpec, DEFAULT_SAMPLE_TYPE};
+pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
 pub use host::{HostInfo, Recorded};
 pub use rng::Rng;
 pub use tracing::{tracing_data, Tracepoint, TracepointHit};
