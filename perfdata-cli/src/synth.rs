@@ -10,7 +10,7 @@ use perfdata_write::compress::CompressFormat;
 use perfdata_write::output::{copy_to, AtomicOutput};
 use perfdata_write::synth::{
     parse_events, parse_sample_fields, write_workload, HostInfo, Stop, SynthOptions, SynthWriter,
-    TraceSpec, Workload, WorkloadSpec,
+    TraceSpec, Workload, WorkloadSpec, EXTRA_RECORD_FLAGS,
 };
 
 use crate::convert::FormatArg;
@@ -90,6 +90,10 @@ pub struct SynthArgs {
     /// Non-SAMPLE records without the sample_id trailer.
     #[arg(long)]
     no_sample_id_all: bool,
+    /// Also write CGROUP, KSYMBOL, NAMESPACES, SWITCH, LOST, LOST_SAMPLES, THROTTLE and
+    /// UNTHROTTLE records.
+    #[arg(long)]
+    extras: bool,
     /// A FINISHED_ROUND after every N records (0: none).
     #[arg(long, default_value_t = 1000)]
     round_every: u64,
@@ -126,10 +130,13 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         }
         fields |= SampleType::CALLCHAIN;
     }
-    let events: Vec<_> = parse_events(&args.events, args.period)?
+    let mut events: Vec<_> = parse_events(&args.events, args.period)?
         .into_iter()
         .map(|e| e.with(fields))
         .collect();
+    if args.extras {
+        events[0].attr.flags |= EXTRA_RECORD_FLAGS;
+    }
     let spec = WorkloadSpec {
         seed: args.seed,
         processes: args.processes,
@@ -139,6 +146,7 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         stop: args.size.map_or(Stop::Samples(args.samples), Stop::Bytes),
         callchain_depth: args.callchain.unwrap_or(1),
         build_ids: !args.no_build_ids,
+        extras: args.extras,
         ..Default::default()
     };
     let workload = Workload::new(spec)?;

@@ -452,3 +452,47 @@ fn script_prints_the_sample_fields_that_were_written() {
     assert_eq!(got.len(), 200);
     assert_eq!(got, expected);
 }
+
+#[test]
+fn perf_counts_the_extra_records() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (name, extra) in [
+        ("file", &[][..]),
+        ("zstd-big", &["--compress", "--endian", "big"][..]),
+    ] {
+        let mut args = vec!["--extras", "--processes", "3", "--threads-per-process", "2"];
+        args.extend_from_slice(extra);
+        let path = synth(dir.path(), name, &args);
+        perf_clean(&["report", "--stats"], &path);
+        perf_clean(&["report", "--header-only", "-I"], &path);
+        let stats = perf_stats(&path);
+        assert!(stats.clean, "{stats:?}");
+        for (ty, n) in [
+            ("LOST", 1),
+            ("LOST_SAMPLES", 1),
+            ("THROTTLE", 1),
+            ("UNTHROTTLE", 1),
+            ("SWITCH", 12),
+            ("NAMESPACES", 3),
+            ("CGROUP", 1),
+            ("KSYMBOL", 1),
+            ("SAMPLE", 1000),
+        ] {
+            assert_eq!(stats.records.get(ty), Some(&n), "{name} {ty}: {stats:?}");
+        }
+        // perf script reads everything, and says (only) that records were lost.
+        let out = perf_output(&["script"], &path);
+        assert!(out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let warning = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            warning.starts_with("Warning: Processed")
+                && warning.ends_with("events and lost 1 chunks! Check IO/CPU overload!"),
+            "{name}: {stderr}"
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1000);
+    }
+}

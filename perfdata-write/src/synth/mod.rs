@@ -15,6 +15,7 @@
 
 mod cells;
 mod event;
+mod extra;
 mod host;
 mod rng;
 mod sample;
@@ -26,6 +27,7 @@ mod writer;
 
 pub use cells::{apportion, Alias, Cells};
 pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
+pub use extra::EXTRA_RECORD_FLAGS;
 pub use host::{HostInfo, Recorded};
 pub use rng::Rng;
 pub use tracing::{tracing_data, Tracepoint, TracepointHit};

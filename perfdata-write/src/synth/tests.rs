@@ -57,6 +57,14 @@ fn script<T: SynthTarget>(mut w: SynthWriter<T>) -> crate::Result<T::Output> {
         12,
     )?;
     w.fork(100, 100, 101, 100, 13)?;
+    w.cgroup(5, "/g", 14)?;
+    w.ksymbol(0xffff_ffff_c000_0000, 64, "bpf_x", 15)?;
+    w.namespaces(100, 100, 40, 16)?;
+    w.switch(100, 101, true, 17, 1)?;
+    w.lost(9, 18, 1)?;
+    w.lost_samples(4, 19, 0)?;
+    w.throttle(false, 20, 0)?;
+    w.throttle(true, 21, 0)?;
     for i in 0..30u64 {
         w.sample(&SampleSpec {
             // cpu-clock, the tracepoint and the group leader in turn (event 3, the
@@ -143,6 +151,19 @@ fn reading_back_gives_what_the_builder_was_told() {
                     );
                 }
                 RecordBody::Exit(e) => assert_eq!((e.pid, e.tid, e.time), (100, 101, 500)),
+                RecordBody::Cgroup(c) => {
+                    assert_eq!((c.id, c.path.as_str_lossy()), (5, "/g".into()))
+                }
+                RecordBody::Ksymbol(k) => {
+                    assert_eq!((k.len, k.name.as_str_lossy()), (64, "bpf_x".into()))
+                }
+                RecordBody::Namespaces(n) => assert_eq!((n.links.len(), n.links[6].ino), (7, 46)),
+                RecordBody::Switch => assert_eq!(rec.header.misc, misc::SWITCH_OUT),
+                RecordBody::Lost(l) => assert_eq!((l.lost, l.id), (9, r.meta().attrs[0].ids[1])),
+                RecordBody::LostSamples(l) => assert_eq!(l.lost, 4),
+                RecordBody::Throttle(t) | RecordBody::Unthrottle(t) => {
+                    assert!(t.time == 20 || t.time == 21)
+                }
                 RecordBody::Sample(s) => {
                     let i = samples;
                     samples += 1;
@@ -196,7 +217,7 @@ fn reading_back_gives_what_the_builder_was_told() {
         assert_eq!(samples, 30, "{what}");
         assert_eq!(compressed > 0, opts.compress.is_some(), "{what}");
         let kernel: Vec<_> = types.iter().filter(|t| t.is_kernel()).collect();
-        assert_eq!(kernel.len(), 35, "{what}: {types:?}");
+        assert_eq!(kernel.len(), 43, "{what}: {types:?}");
         assert!(types.contains(&RecordType::FinishedRound), "{what}");
         check_meta(r.meta(), pipe, opts, &what);
     }

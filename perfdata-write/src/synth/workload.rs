@@ -58,6 +58,11 @@ pub struct WorkloadSpec {
     pub interval_ns: u64,
     /// Whether MMAP2 records carry build ids (and the file lists them in BUILD_ID).
     pub build_ids: bool,
+    /// The less common records too: a CGROUP and a BPF KSYMBOL at the start, NAMESPACES
+    /// per process, SWITCH in and out per thread around the samples, and LOST,
+    /// LOST_SAMPLES, THROTTLE and UNTHROTTLE halfway (give the first event
+    /// [`super::EXTRA_RECORD_FLAGS`], as perf would).
+    pub extras: bool,
     /// A weight per thread (process-major order); `None` draws them from the seed.
     pub thread_weights: Option<Vec<u64>>,
     /// A weight per function (DSO-major order); `None` draws them from the seed.
@@ -76,6 +81,7 @@ impl Default for WorkloadSpec {
             callchain_depth: 4,
             interval_ns: 100_000,
             build_ids: true,
+            extras: false,
             thread_weights: None,
             function_weights: None,
         }
@@ -279,9 +285,16 @@ impl Workload {
             time
         };
         w.kernel_mmap(KERNEL_TEXT, 0x100_0000, tick())?;
+        if self.spec.extras {
+            w.cgroup(1, "/synth", tick())?;
+            w.ksymbol(0xffff_ffff_c000_0000, 0x100, "bpf_prog_synth", tick())?;
+        }
         for main in self.threads.iter().filter(|t| t.pid == t.tid) {
             w.fork(main.pid, 1, main.tid, 1, tick())?;
             w.comm(main.pid, main.tid, &main.comm, true, tick())?;
+            if self.spec.extras {
+                w.namespaces(main.pid, main.tid, 0xf000_0000, tick())?;
+            }
             for d in &self.dsos {
                 let m = Mapping {
                     pid: main.pid,
@@ -303,7 +316,16 @@ impl Workload {
                 w.comm(t.pid, t.tid, &t.comm, false, tick())?;
             }
         }
+        if self.spec.extras {
+            for t in &self.threads {
+                w.switch(t.pid, t.tid, false, tick(), 0)?;
+            }
+        }
         let (samples, mut time) = self.write_samples(w, tick())?;
+        for t in self.threads.iter().filter(|_| self.spec.extras) {
+            time += 1000;
+            w.switch(t.pid, t.tid, true, time, 0)?;
+        }
         for t in &self.threads {
             time += 1000;
             w.exit(t.pid, t.pid, t.tid, t.pid, time)?;
@@ -340,7 +362,19 @@ impl Workload {
         let mut callers = Vec::with_capacity(self.spec.callchain_depth as usize);
         let mut time = start;
         let mut n = 0u64;
+        let halfway = match self.spec.stop {
+            Stop::Samples(n) => (n / 2, u64::MAX),
+            Stop::Bytes(b) => (u64::MAX, b / 2),
+        };
+        let mut extras_due = self.spec.extras;
         while w.record_bytes() < limit {
+            if extras_due && (n >= halfway.0 || w.record_bytes() >= halfway.1) {
+                extras_due = false;
+                w.lost(3, time, 0)?;
+                w.lost_samples(2, time, 0)?;
+                w.throttle(false, time, 0)?;
+                w.throttle(true, time + 1, 0)?;
+            }
             let cell = match &mut draw {
                 Draw::Exact(cells) => match cells.draw(&mut rng, true) {
                     Some(cell) => cell,

@@ -357,7 +357,7 @@ impl<T: SynthTarget> SynthWriter<T> {
         Ok(())
     }
 
-    fn kernel_record(
+    pub(super) fn kernel_record(
         &mut self,
         ty: RecordType,
         misc: u16,
