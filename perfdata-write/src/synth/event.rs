@@ -226,6 +226,15 @@ pub fn normalize(events: &mut [EventSpec], sample_id_all: bool) -> Result<()> {
                 ),
             ));
         }
+        if e.attr
+            .sample_type
+            .contains(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT)
+        {
+            return Err(WriteError::unsupported(
+                None,
+                format!("event {}: WEIGHT and WEIGHT_STRUCT share one field", e.name),
+            ));
+        }
         if e.attr.sample_type.contains(SampleType::RAW) && e.tracepoint.is_none() {
             return Err(WriteError::unsupported(
                 None,
