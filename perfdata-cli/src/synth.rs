@@ -94,6 +94,10 @@ pub struct SynthArgs {
     /// UNTHROTTLE records.
     #[arg(long)]
     extras: bool,
+    /// Events use CLOCK_MONOTONIC, and the header says so (CLOCKID, CLOCK_DATA with the
+    /// recording's start at 2026-01-01T00:00:00Z), as `perf record -k monotonic`.
+    #[arg(long)]
+    clock: bool,
     /// A FINISHED_ROUND after every N records (0: none).
     #[arg(long, default_value_t = 1000)]
     round_every: u64,
@@ -150,8 +154,13 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     let workload = Workload::new(spec)?;
+    // 2026-01-01T00:00:00Z in ns: a fixed wall clock keeps the bytes the same.
+    const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
     let host = HostInfo {
         nr_cpus: args.cpus.max(1),
+        clock: args
+            .clock
+            .then_some((1, WALL_CLOCK_REF_NS, perfdata_write::synth::START_NS)),
         ..Default::default()
     };
     let format = match args.compress_format {

@@ -114,12 +114,14 @@ const MIXES: &[Mix] = &[
     mix("zstd", "--compress", 1),
     mix("zstd-big-group", "--compress=5 --endian big --callchain 3 --events {cpu-clock,task-clock}:S", 2),
     mix("bare", "--no-sample-id-all --no-build-ids --round-every 0", 1),
+    mix("clock", "--clock --events cpu-clock,task-clock", 2),
     // Every sample_type field the builder fills but RAW (tracepoints only) and the id
     // fields it sets itself; BRANCH_STACK makes perf report in branch mode.
     mix("fields", "--fields FIELDS --callchain 3 --events cpu-clock,tracepoint", 2),
     mix("fields-zstd-big", "--fields FIELDS --compress --endian big", 1),
     mix("pipe", "--pipe --callchain 3", 1),
     mix("pipe-group", "--pipe --events {cpu-clock,task-clock}:S", 2),
+    mix("pipe-clock", "--pipe --clock", 1),
     mix("pipe-fields", "--pipe --fields weight_struct,addr,phys_addr,stream_id", 1),
     // perf 6.1 does not swap HEADER_FEATURE's feat_id in pipe mode, so it cannot print
     // a big-endian stream's header (README, perf 6.1 defects).
@@ -185,7 +187,15 @@ fn perf_reads_every_option_mix() {
                 "{}: {header}",
                 mix.name
             );
-            assert!(header.contains("# nrcpus avail : 4"), "{}", mix.name);
+            for line in [
+                "# nrcpus avail : 4",
+                "# node0 cpu list : 0-3",
+                "# pmu mappings: software = 1, tracepoint = 2, cpu = 4, breakpoint = 5",
+            ] {
+                assert!(header.contains(line), "{}: {line}", mix.name);
+            }
+            let clock = header.contains("# clockid: monotonic (1)");
+            assert_eq!(clock, mix.args.contains("--clock"), "{}", mix.name);
             if !mix.args.contains("--pipe") {
                 assert!(
                     header.contains("# time of first sample : 1.0"),

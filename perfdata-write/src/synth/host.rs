@@ -4,14 +4,14 @@
 use perfdata_core::feature::{
     BuildIdEntry, BuildIdList, ClockData, Compressed, CpuCoreSocket, CpuDies, CpuTopology,
     EventDesc, EventDescEntry, Feature, FeatureId, FeatureSection, Group, GroupDesc, NrCpus,
-    PerfString, SampleTime, StringList,
+    NumaNode, NumaTopology, PerfString, PmuMapping, PmuMappings, SampleTime, StringList,
 };
 
 use super::event::EventSpec;
 
 /// What the header says about the machine and the command. Every field is written as
 /// its feature (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM,
-/// CMDLINE, CPU_TOPOLOGY, CLOCKID and CLOCK_DATA).
+/// CMDLINE, CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CLOCKID and CLOCK_DATA).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostInfo {
     pub hostname: String,
@@ -28,8 +28,9 @@ pub struct HostInfo {
     pub total_mem_kb: u64,
     pub cmdline: Vec<String>,
     /// CLOCKID's clock resolution in ns, and CLOCK_DATA's reference point (wall clock
-    /// ns, recording clock ns) with the clock id (1, CLOCK_MONOTONIC, as perf -k 1).
-    /// `None` leaves both features out, as perf without `-k` does.
+    /// ns, recording clock ns) for CLOCK_MONOTONIC, which every event then uses
+    /// (use_clockid, clockid 1), as `perf record -k monotonic` writes. `None` leaves
+    /// both features out, as perf without `-k` does.
     pub clock: Option<(u64, u64, u64)>,
 }
 
@@ -135,6 +136,32 @@ impl HostInfo {
                 FeatureId::CpuTopology,
                 Feature::CpuTopology(self.cpu_topology()),
             ),
+            (
+                FeatureId::NumaTopology,
+                Feature::NumaTopology(NumaTopology::new(vec![NumaNode {
+                    node: 0,
+                    mem_total: self.total_mem_kb,
+                    mem_free: self.total_mem_kb / 2,
+                    cpus: s(&cpu_range(self.nr_cpus)),
+                }])),
+            ),
+            (
+                FeatureId::PmuMappings,
+                Feature::PmuMappings(PmuMappings::new(
+                    [
+                        ("software", 1),
+                        ("tracepoint", 2),
+                        ("cpu", 4),
+                        ("breakpoint", 5),
+                    ]
+                    .iter()
+                    .map(|&(name, type_)| PmuMapping {
+                        type_,
+                        name: s(name),
+                    })
+                    .collect(),
+                )),
+            ),
         ];
         if let Some(groups) = group_desc(events) {
             f.push((FeatureId::GroupDesc, Feature::GroupDesc(groups)));
@@ -145,7 +172,7 @@ impl HostInfo {
                 FeatureId::ClockData,
                 Feature::ClockData(ClockData {
                     version: 1,
-                    clockid: 1,
+                    clockid: super::writer::CLOCK_MONOTONIC as u32,
                     wall_clock_ns: wall,
                     clockid_time_ns: clock,
                 }),

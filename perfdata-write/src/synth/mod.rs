@@ -31,7 +31,9 @@ pub use extra::EXTRA_RECORD_FLAGS;
 pub use host::{HostInfo, Recorded};
 pub use rng::Rng;
 pub use tracing::{tracing_data, Tracepoint, TracepointHit};
-pub use workload::{Dso, Function, Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT};
+pub use workload::{
+    Dso, Function, Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT, START_NS,
+};
 pub use writer::{Mapping, SampleSpec, SynthOptions, SynthTarget, SynthWriter, TraceSpec};
 
 use crate::error::Result;

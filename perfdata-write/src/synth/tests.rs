@@ -29,6 +29,7 @@ fn write_trace(pipe: bool, opts: SynthOptions) -> Vec<u8> {
     let host = HostInfo {
         nr_cpus: 2,
         hostname: "box".into(),
+        clock: Some((1, 5_000_000_000, 7)),
         ..Default::default()
     };
     let spec = TraceSpec { events, host, opts };
@@ -275,6 +276,22 @@ fn check_meta(meta: &perfdata_core::Metadata, pipe: bool, opts: SynthOptions, wh
         meta.feature(FeatureId::Compressed).is_some(),
         opts.compress.is_some()
     );
+    assert_eq!(meta.feature(FeatureId::ClockId), Some(&Feature::ClockId(1)));
+    let Some(Feature::ClockData(c)) = meta.feature(FeatureId::ClockData) else {
+        panic!("{what}: no CLOCK_DATA")
+    };
+    assert_eq!(
+        (c.clockid, c.wall_clock_ns, c.clockid_time_ns),
+        (1, 5_000_000_000, 7)
+    );
+    assert!(meta.attrs.iter().all(|a| a.attr.clockid == 1
+        && a.attr
+            .flags
+            .contains(perfdata_core::attr::AttrFlags::USE_CLOCKID)));
+    let Some(Feature::NumaTopology(n)) = meta.feature(FeatureId::NumaTopology) else {
+        panic!("{what}: no NUMA_TOPOLOGY")
+    };
+    assert_eq!(n.nodes[0].cpus.as_str_lossy(), "0-1");
     if !pipe {
         let Some(Feature::SampleTime(t)) = meta.feature(FeatureId::SampleTime) else {
             panic!("{what}: no SAMPLE_TIME")

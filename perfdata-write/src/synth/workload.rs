@@ -22,7 +22,7 @@ const DSO_STRIDE: u64 = 0x1000_0000;
 /// counts are the model's only memory that grows with the spec.
 const MAX_CELLS: u64 = 1 << 21;
 /// When the first record happens (ns of the recording clock).
-const START_NS: u64 = 1_000_000_000;
+pub const START_NS: u64 = 1_000_000_000;
 
 /// How samples pick their cell (event, thread, function).
 enum Draw {

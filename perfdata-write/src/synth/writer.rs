@@ -20,6 +20,9 @@ use crate::error::Result;
 use crate::file::{AttrEntry, FileWriter};
 use crate::pipe::PipeWriter;
 
+/// The clock id events use when the host has a clock (see [`HostInfo::clock`]).
+pub const CLOCK_MONOTONIC: i32 = 1;
+
 /// How the trace is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SynthOptions {
@@ -200,6 +203,12 @@ fn prepare(
     opts: &SynthOptions,
 ) -> Result<(Vec<EventSpec>, Vec<Vec<u64>>)> {
     normalize(&mut events, opts.sample_id_all)?;
+    if host.clock.is_some() {
+        for e in &mut events {
+            e.attr.flags |= perfdata_core::attr::AttrFlags::USE_CLOCKID;
+            e.attr.clockid = CLOCK_MONOTONIC;
+        }
+    }
     let n = u64::from(host.nr_cpus.max(1));
     let ids = (0..events.len() as u64)
         .map(|e| (0..n).map(|c| 1000 + e * n + c).collect())
