@@ -3,7 +3,8 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 
 use perfdata_core::attr::SampleType;
 use perfdata_write::compress::CompressFormat;
@@ -68,6 +69,10 @@ pub struct SynthArgs {
     /// Write pipe mode instead of file mode.
     #[arg(long)]
     pipe: bool,
+    /// Write a perf.data directory (`perf record --threads`): `data` and one sample
+    /// stream `data.N` per CPU. OUT must not exist.
+    #[arg(long, conflicts_with_all = ["pipe", "compress"])]
+    dir: bool,
     /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
     #[arg(
         long,
@@ -177,6 +182,9 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         round_every: args.round_every,
     };
     let trace = TraceSpec { events, host, opts };
+    if args.dir {
+        return write_dir(&workload, trace, &args.output);
+    }
     if args.output.as_os_str() == "-" {
         let stdout = std::io::stdout();
         if args.pipe {
@@ -206,5 +214,24 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         w.flush()?;
     }
     out.commit(None)?;
+    Ok(())
+}
+
+/// A directory is built under a temp name beside OUT and renamed into place only when
+/// complete, as `AtomicOutput` does for files.
+fn write_dir(workload: &Workload, trace: TraceSpec, output: &Path) -> Result<(), CliError> {
+    if output.exists() {
+        return Err(CliError::Usage(format!("{} exists", output.display())));
+    }
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".perfdata-")
+        .tempdir_in(parent)?;
+    write_workload(workload, SynthWriter::dir(tmp.path(), trace)?)?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
+    std::fs::rename(tmp.keep(), output)?;
     Ok(())
 }

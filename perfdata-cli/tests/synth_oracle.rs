@@ -119,6 +119,8 @@ const MIXES: &[Mix] = &[
     // fields it sets itself; BRANCH_STACK makes perf report in branch mode.
     mix("fields", "--fields FIELDS --callchain 3 --events cpu-clock,tracepoint", 2),
     mix("fields-zstd-big", "--fields FIELDS --compress --endian big", 1),
+    mix("dir", "--dir --callchain 3 --events cpu-clock,tracepoint", 2),
+    mix("dir-big-group", "--dir --endian big --events {cpu-clock,task-clock}:S", 2),
     mix("pipe", "--pipe --callchain 3", 1),
     mix("pipe-group", "--pipe --events {cpu-clock,task-clock}:S", 2),
     mix("pipe-clock", "--pipe --clock", 1),
@@ -264,30 +266,29 @@ fn report_shows_exactly_the_samples_the_weights_ask_for() {
     }
 }
 
+/// The command line of the seeded-plan test.
+const SEEDED: [&str; 12] = [
+    "--seed",
+    "42",
+    "--processes",
+    "3",
+    "--threads-per-process",
+    "3",
+    "--dsos",
+    "4",
+    "--samples",
+    "5000",
+    "--callchain",
+    "4",
+];
+
 #[test]
 fn report_matches_the_seeded_plan_of_the_command_line() {
     if !perf_available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let path = synth(
-        dir.path(),
-        "seeded",
-        &[
-            "--seed",
-            "42",
-            "--processes",
-            "3",
-            "--threads-per-process",
-            "3",
-            "--dsos",
-            "4",
-            "--samples",
-            "5000",
-            "--callchain",
-            "4",
-        ],
-    );
+    let path = synth(dir.path(), "seeded", &SEEDED);
     // The spec the command line builds from those arguments.
     let spec = WorkloadSpec {
         seed: 42,
@@ -309,6 +310,13 @@ fn report_matches_the_seeded_plan_of_the_command_line() {
     assert_eq!(expected.values().sum::<u64>(), 5000);
     assert_eq!(expected.len(), 9 * 4);
     assert_eq!(report_counts(&path), expected);
+    // The same workload as a directory: perf merges the per-CPU streams.
+    let dir_path = synth(
+        dir.path(),
+        "seeded-dir",
+        &[&SEEDED[..], &["--dir"]].concat(),
+    );
+    assert_eq!(report_counts(&dir_path), expected);
 }
 
 #[test]

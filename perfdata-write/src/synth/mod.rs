@@ -14,6 +14,7 @@
 //! order.
 
 mod cells;
+mod dir;
 mod event;
 mod extra;
 mod host;
@@ -26,6 +27,7 @@ mod workload;
 mod writer;
 
 pub use cells::{apportion, Alias, Cells};
+pub use dir::DirWriter;
 pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
 pub use extra::EXTRA_RECORD_FLAGS;
 pub use host::{HostInfo, Recorded};

@@ -27,7 +27,16 @@ fn encode_err(e: binrw::Error) -> WriteError {
 impl<T: SynthTarget> SynthWriter<T> {
     /// A SAMPLE of `s.event`, every field its sample_type asks for filled in.
     pub fn sample(&mut self, s: &SampleSpec) -> Result<()> {
-        let ev = &self.events[s.event];
+        let Some(ev) = self.events.get(s.event) else {
+            return Err(WriteError::unsupported(
+                None,
+                format!(
+                    "a sample of event {}: the trace has {}",
+                    s.event,
+                    self.events.len()
+                ),
+            ));
+        };
         let st = ev.attr.sample_type;
         let bst = ev.attr.branch_sample_type;
         let has = |b| st.contains(b);
@@ -105,7 +114,7 @@ impl<T: SynthTarget> SynthWriter<T> {
             None => (t, t),
         });
         self.encode_sample(if kernel { misc::KERNEL } else { misc::USER })?;
-        self.emit_encoded(true)
+        self.emit_encoded(true, Some(s.cpu))
     }
 
     /// Encode the kept sample model into `buf` after room for its header, then the

@@ -14,9 +14,9 @@ use crate::compress::CompressFormat;
 
 const CALLERS: [u64; 2] = [0x5000_0100, 0x5000_0200];
 
-/// One small trace: a process with two threads, a mapping, samples of cpu-clock (with
-/// callchains and more fields), of a tracepoint and of a group read.
-fn write_trace(pipe: bool, opts: SynthOptions) -> Vec<u8> {
+/// The events and machine of [`script`]: cpu-clock (with callchains and more fields),
+/// a tracepoint, and a group read.
+fn trace_spec(opts: SynthOptions) -> TraceSpec {
     let mut events = vec![EventSpec::cpu_clock(5000).with(
         SampleType::CALLCHAIN | SampleType::ADDR | SampleType::WEIGHT | SampleType::PHYS_ADDR,
     )];
@@ -32,7 +32,12 @@ fn write_trace(pipe: bool, opts: SynthOptions) -> Vec<u8> {
         clock: Some((1, 5_000_000_000, 7)),
         ..Default::default()
     };
-    let spec = TraceSpec { events, host, opts };
+    TraceSpec { events, host, opts }
+}
+
+/// One small trace: a process with two threads, a mapping, samples of each event.
+fn write_trace(pipe: bool, opts: SynthOptions) -> Vec<u8> {
+    let spec = trace_spec(opts);
     if pipe {
         let w = SynthWriter::pipe(Vec::new(), spec).unwrap();
         script(w).unwrap()
@@ -383,4 +388,44 @@ fn size_stop_writes_about_that_many_bytes() {
     );
     // Samples of cpu-clock with IP, TID, TIME, CPU, PERIOD are 48 bytes.
     assert!(samples > 100_000 / 48 - 40, "{samples}");
+}
+
+#[test]
+fn a_directory_reads_back_with_every_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("perf.data");
+    script(SynthWriter::dir(&path, trace_spec(SynthOptions::default())).unwrap()).unwrap();
+    let names: Vec<String> = (0..2).map(|i| format!("data.{i}")).collect();
+    for n in names.iter().chain([&"data".to_string()]) {
+        assert!(path.join(n).is_file(), "{n}");
+    }
+    let mut r = PerfReader::open(&path).unwrap();
+    assert_eq!(r.meta().container, perfdata_core::ContainerKind::Directory);
+    let (mut samples, mut others) = (0, 0);
+    while let Some(item) = r.next_record().unwrap() {
+        match item.decode().unwrap().body {
+            RecordBody::Sample(s) => {
+                samples += 1;
+                if let Some(c) = s.callchain {
+                    assert_eq!(c.ips[2..], CALLERS);
+                }
+            }
+            RecordBody::FinishedRound => panic!("a directory has no rounds"),
+            _ => others += 1,
+        }
+    }
+    assert!(r.meta().warnings.is_empty(), "{:?}", r.meta().warnings);
+    assert_eq!((samples, others), (30, 13));
+    // A sample of an event the trace does not have is an error, not a panic.
+    let mut w =
+        SynthWriter::dir(&tmp.path().join("x"), trace_spec(SynthOptions::default())).unwrap();
+    let bad = SampleSpec {
+        event: 9,
+        ..Default::default()
+    };
+    assert!(w.sample(&bad).unwrap_err().to_string().contains("event 9"));
+    assert_eq!(
+        r.meta().feature(FeatureId::DirFormat),
+        Some(&Feature::DirFormat(1))
+    );
 }

@@ -64,6 +64,10 @@ pub trait SynthTarget {
     fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
     /// Write the features still to be written and flush.
     fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<Self::Output>;
+    /// Append a SAMPLE taken on `cpu` (a directory keeps one stream per CPU).
+    fn write_sample(&mut self, _cpu: u32, bytes: &[u8]) -> Result<()> {
+        self.write_record(bytes, &[])
+    }
 }
 
 impl<W: Write + Seek> SynthTarget for FileWriter<W> {
@@ -149,15 +153,7 @@ impl<W: Write + Seek> SynthWriter<FileWriter<W>> {
     pub fn file(out: W, spec: TraceSpec) -> Result<Self> {
         let TraceSpec { events, host, opts } = spec;
         let (events, ids) = prepare(events, &host, &opts)?;
-        let attrs: Vec<AttrEntry> = events
-            .iter()
-            .zip(&ids)
-            .map(|(e, ids)| AttrEntry {
-                attr: e.attr.clone(),
-                ids: ids.clone(),
-            })
-            .collect();
-        let target = FileWriter::new(out, opts.endian, &attrs, &[])?;
+        let target = FileWriter::new(out, opts.endian, &attr_entries(&events, &ids), &[])?;
         SynthWriter::with_target(target, events, ids, host, opts)
     }
 }
@@ -197,7 +193,19 @@ fn feature_err(e: binrw::Error) -> crate::WriteError {
 }
 
 /// Normalize the events and give each one id per CPU.
-fn prepare(
+/// The attrs section of a file: each event's attr with its ids.
+pub(super) fn attr_entries(events: &[EventSpec], ids: &[Vec<u64>]) -> Vec<AttrEntry> {
+    events
+        .iter()
+        .zip(ids)
+        .map(|(e, ids)| AttrEntry {
+            attr: e.attr.clone(),
+            ids: ids.clone(),
+        })
+        .collect()
+}
+
+pub(super) fn prepare(
     mut events: Vec<EventSpec>,
     host: &HostInfo,
     opts: &SynthOptions,
@@ -217,7 +225,7 @@ fn prepare(
 }
 
 impl<T: SynthTarget> SynthWriter<T> {
-    fn with_target(
+    pub(super) fn with_target(
         target: T,
         events: Vec<EventSpec>,
         ids: Vec<Vec<u64>>,
@@ -321,19 +329,21 @@ impl<T: SynthTarget> SynthWriter<T> {
     fn emit(&mut self, record: Record) -> Result<()> {
         self.buf.clear();
         record.encode_into(self.endian, &mut self.buf)?;
-        self.emit_encoded(record.record_type().is_kernel())
+        self.emit_encoded(record.record_type().is_kernel(), None)
     }
 
     /// Write the record encoded in `buf`; `kernel` says whether it is one of the
     /// kernel's records (those go into compressed records).
-    pub(super) fn emit_encoded(&mut self, kernel: bool) -> Result<()> {
+    /// A sample goes to its CPU's stream where the target has one (a directory).
+    pub(super) fn emit_encoded(&mut self, kernel: bool, sample_cpu: Option<u32>) -> Result<()> {
         self.record_bytes += self.buf.len() as u64;
         self.records += 1;
         let target = &mut self.target;
-        match self.compressor.as_mut() {
-            Some(c) if kernel => {
+        match (self.compressor.as_mut(), sample_cpu) {
+            (Some(c), _) if kernel => {
                 c.push(&self.buf, &[], &mut |rec| target.write_record(rec, &[]))?
             }
+            (_, Some(cpu)) => target.write_sample(cpu, &self.buf)?,
             _ => target.write_record(&self.buf, &[])?,
         }
         self.since_round += 1;
