@@ -6,21 +6,28 @@
 #
 # Without FILE it records one (about 800 MB) with perf into $BENCH_DIR (default
 # /tmp/perfdata-bench): cpu-clock every 10 us with call graphs, system wide, while two
-# dd processes run. Each tool runs RUNS times (default 5) on a warm page cache with its
-# output removed and the disk synced first; the table shows the median.
+# dd processes run. With BENCH_INPUT=synth, or where perf is not installed, it makes an
+# 800 MiB synthetic one instead (`perfdata synth`, the same bytes on every machine).
+# Each tool runs RUNS times (default 5) on a warm page cache with its output removed
+# and the disk synced first; the table shows the median.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench}
 RUNS=${RUNS:-5}
 mkdir -p "$BENCH_DIR"
-input=${1:-$BENCH_DIR/big.data}
+cargo build --release -q
+if [ -z "${1:-}" ] && { [ "${BENCH_INPUT:-}" = synth ] || ! command -v perf >/dev/null; }; then
+    input=$BENCH_DIR/synth-input.data
+    [ -e "$input" ] || target/release/perfdata synth -o "$input" --size 800MB \
+        --callchain 8 --processes 8 --threads-per-process 4 --dsos 8 --cpus 2
+fi
+input=${input:-${1:-$BENCH_DIR/big.data}}
 if [ ! -e "$input" ]; then
     echo "recording $input ..." >&2
     perf record -q -e cpu-clock -c 10000 -g -a -o "$input" -- sh -c \
         'dd if=/dev/zero of=/dev/null bs=4k count=3000000 2>/dev/null &
          dd if=/dev/zero of=/dev/null bs=4k count=3000000 2>/dev/null; wait' >&2
 fi
-cargo build --release -q
 perfdata=target/release/perfdata
 out=$BENCH_DIR/out.data
 cat "$input" > /dev/null   # warm the page cache

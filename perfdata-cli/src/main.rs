@@ -4,6 +4,7 @@ mod convert;
 mod dump;
 mod info;
 mod stats;
+mod synth;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,8 @@ enum Command {
     Dump(DumpArgs),
     /// Rewrite a recording: change its container, compression or byte order.
     Convert(convert::ConvertArgs),
+    /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
+    Synth(synth::SynthArgs),
 }
 
 #[derive(clap::Args)]
@@ -66,14 +69,15 @@ fn is_stream(path: &Path) -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let input = match &cli.command {
-        Command::Info(a) | Command::Stats(a) => &a.file,
-        Command::Dump(a) => &a.input.file,
-        Command::Convert(a) => a.input(),
+    let input: Option<&Path> = match &cli.command {
+        Command::Info(a) | Command::Stats(a) => Some(&a.file),
+        Command::Dump(a) => Some(&a.input.file),
+        Command::Convert(a) => Some(a.input()),
+        Command::Synth(_) => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
     // way an interrupted convert leaves no temp file.
-    interrupt::install(if is_stream(input) {
+    interrupt::install(if input.is_some_and(is_stream) {
         OnInterrupt::EndOfStream
     } else {
         OnInterrupt::Abort
@@ -83,6 +87,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
+        Command::Synth(a) => synth::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

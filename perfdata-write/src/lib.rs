@@ -12,6 +12,7 @@ pub mod error;
 pub mod file;
 pub mod output;
 pub mod pipe;
+pub mod synth;
 
 pub use error::{Result, WriteError};
 pub use file::{AttrEntry, AuxtracePosition, FileWriter};

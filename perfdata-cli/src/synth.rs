@@ -1,0 +1,237 @@
+//! `perfdata synth -o OUT`: write a synthetic trace (arguments only; the builder and
+//! the workload model are `perfdata_write::synth`).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use perfdata_core::attr::SampleType;
+use perfdata_write::compress::CompressFormat;
+use perfdata_write::output::{copy_to, AtomicOutput};
+use perfdata_write::synth::{
+    parse_events, parse_sample_fields, write_workload, HostInfo, Stop, SynthOptions, SynthWriter,
+    TraceSpec, Workload, WorkloadSpec, EXTRA_RECORD_FLAGS,
+};
+
+use crate::convert::FormatArg;
+use crate::CliError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SynthEndian {
+    Little,
+    Big,
+}
+
+#[derive(clap::Args)]
+pub struct SynthArgs {
+    /// Output path, or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Processes (commands synth0, synth1, ...).
+    #[arg(long, default_value_t = 2)]
+    processes: u32,
+    /// Threads per process, the main thread included.
+    #[arg(long, default_value_t = 2)]
+    threads_per_process: u32,
+    /// Samples, split exactly over threads and functions by their weights.
+    #[arg(long, default_value_t = 1000, conflicts_with = "size")]
+    samples: u64,
+    /// Stop when the records reach this size before compression (2GB, 500MB, 64K:
+    /// powers of 1024) instead of at a sample count.
+    #[arg(long, value_parser = parse_size)]
+    size: Option<u64>,
+    /// Seed of every random choice: the same seed and options give the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Events: cpu-clock, task-clock, cycles, tracepoint, and {a,b}:S for a group read.
+    #[arg(long, default_value = "cpu-clock")]
+    events: String,
+    /// Sample period of the events (ns for the clocks).
+    #[arg(long, default_value_t = 100_000)]
+    period: u64,
+    /// More sample_type fields for every event, by perf's names: addr, weight,
+    /// data_src, phys_addr, cgroup, regs_user, stack_user, branch_stack, ...
+    #[arg(long, value_name = "LIST")]
+    fields: Option<String>,
+    /// Record callchains of up to DEPTH frames.
+    #[arg(long, value_name = "DEPTH")]
+    callchain: Option<u32>,
+    /// DSOs mapped in every process.
+    #[arg(long, default_value_t = 3)]
+    dsos: u32,
+    /// Functions per DSO.
+    #[arg(long, default_value_t = 8)]
+    functions: u32,
+    /// CPUs of the machine the trace claims (samples are spread over them).
+    #[arg(long, default_value_t = 4)]
+    cpus: u32,
+    /// Write pipe mode instead of file mode.
+    #[arg(long)]
+    pipe: bool,
+    /// Write a perf.data directory (`perf record --threads`): `data` and one sample
+    /// stream `data.N` per CPU. OUT must not exist.
+    #[arg(long, conflicts_with_all = ["pipe", "compress"])]
+    dir: bool,
+    /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    compress: Option<i32>,
+    /// The compressed record type (default COMPRESSED, what perf 6.1 reads).
+    #[arg(long, value_enum)]
+    compress_format: Option<FormatArg>,
+    /// Byte order of the output.
+    #[arg(long, value_enum, default_value_t = SynthEndian::Little)]
+    endian: SynthEndian,
+    /// Leave build ids out of MMAP2 records and the header.
+    #[arg(long)]
+    no_build_ids: bool,
+    /// Non-SAMPLE records without the sample_id trailer.
+    #[arg(long)]
+    no_sample_id_all: bool,
+    /// Also write CGROUP, KSYMBOL, NAMESPACES, SWITCH, LOST, LOST_SAMPLES, THROTTLE and
+    /// UNTHROTTLE records.
+    #[arg(long)]
+    extras: bool,
+    /// Events use CLOCK_MONOTONIC, and the header says so (CLOCKID, CLOCK_DATA with the
+    /// recording's start at 2026-01-01T00:00:00Z), as `perf record -k monotonic`.
+    #[arg(long)]
+    clock: bool,
+    /// A FINISHED_ROUND after every N records (0: none).
+    #[arg(long, default_value_t = 1000)]
+    round_every: u64,
+}
+
+/// "2GB", "500M", "64k" or a plain byte count; units are powers of 1024.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(digits);
+    let n: u64 = n.parse().map_err(|_| format!("{s:?} is not a size"))?;
+    let shift = match unit.to_ascii_uppercase().trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("{s:?}: unknown unit (B, K, M, G, T)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
+pub fn run(args: &SynthArgs) -> Result<(), CliError> {
+    let mut fields = match &args.fields {
+        Some(list) => parse_sample_fields(list)?,
+        None => SampleType::empty(),
+    };
+    if let Some(depth) = args.callchain {
+        if depth == 0 {
+            return Err(CliError::Usage(
+                "--callchain needs a depth of 1 or more".into(),
+            ));
+        }
+        fields |= SampleType::CALLCHAIN;
+    }
+    let mut events: Vec<_> = parse_events(&args.events, args.period)?
+        .into_iter()
+        .map(|e| e.with(fields))
+        .collect();
+    if args.extras {
+        events[0].attr.flags |= EXTRA_RECORD_FLAGS;
+    }
+    let spec = WorkloadSpec {
+        seed: args.seed,
+        processes: args.processes,
+        threads_per_process: args.threads_per_process,
+        dsos: args.dsos,
+        functions_per_dso: args.functions,
+        stop: args.size.map_or(Stop::Samples(args.samples), Stop::Bytes),
+        callchain_depth: args.callchain.unwrap_or(1),
+        build_ids: !args.no_build_ids,
+        extras: args.extras,
+        ..Default::default()
+    };
+    let workload = Workload::new(spec)?;
+    // 2026-01-01T00:00:00Z in ns: a fixed wall clock keeps the bytes the same.
+    const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
+    let host = HostInfo {
+        nr_cpus: args.cpus.max(1),
+        clock: args
+            .clock
+            .then_some((1, WALL_CLOCK_REF_NS, perfdata_write::synth::START_NS)),
+        ..Default::default()
+    };
+    let format = match args.compress_format {
+        Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
+        _ => CompressFormat::Compressed,
+    };
+    let opts = SynthOptions {
+        endian: match args.endian {
+            SynthEndian::Little => perfdata_core::Endian::Little,
+            SynthEndian::Big => perfdata_core::Endian::Big,
+        },
+        sample_id_all: !args.no_sample_id_all,
+        compress: args.compress.map(|level| (level, format)),
+        round_every: args.round_every,
+    };
+    let trace = TraceSpec { events, host, opts };
+    if args.dir {
+        return write_dir(&workload, trace, &args.output);
+    }
+    if args.output.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        if args.pipe {
+            let w = BufWriter::with_capacity(1 << 20, stdout.lock());
+            let (mut w, _) = write_workload(&workload, SynthWriter::pipe(w, trace)?)?;
+            w.flush()?;
+        } else {
+            // File mode seeks back for the header: build it in a temp file first.
+            let mut tmp: File = tempfile::tempfile()?;
+            {
+                let w = BufWriter::with_capacity(1 << 20, &mut tmp);
+                let (mut w, _) = write_workload(&workload, SynthWriter::file(w, trace)?)?;
+                w.flush()?;
+            }
+            copy_to(&mut tmp, &mut stdout.lock())?;
+        }
+        return Ok(());
+    }
+    let mut out = AtomicOutput::create(&args.output)?;
+    {
+        let w = out.writer();
+        let (mut w, _) = if args.pipe {
+            write_workload(&workload, SynthWriter::pipe(w, trace)?)?
+        } else {
+            write_workload(&workload, SynthWriter::file(w, trace)?)?
+        };
+        w.flush()?;
+    }
+    out.commit(None)?;
+    Ok(())
+}
+
+/// A directory is built under a temp name beside OUT and renamed into place only when
+/// complete, as `AtomicOutput` does for files.
+fn write_dir(workload: &Workload, trace: TraceSpec, output: &Path) -> Result<(), CliError> {
+    if output.exists() {
+        return Err(CliError::Usage(format!("{} exists", output.display())));
+    }
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".perfdata-")
+        .tempdir_in(parent)?;
+    write_workload(workload, SynthWriter::dir(tmp.path(), trace)?)?;
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
+    std::fs::rename(tmp.keep(), output)?;
+    Ok(())
+}

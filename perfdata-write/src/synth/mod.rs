@@ -1,0 +1,51 @@
+//! Synthetic traces: perf.data files with known content, made without perf, a PMU or
+//! root.
+//!
+//! - [`SynthWriter`] is the builder: events ([`EventSpec`] presets or any attr), then
+//!   records one at a time (FORK, COMM, EXIT, MMAP2 with build ids, the kernel MMAP,
+//!   samples with every sample_type field the event asks for), written at once through
+//!   [`crate::FileWriter`] or [`crate::PipeWriter`] (compressed if asked), with a
+//!   FINISHED_ROUND every N records and the header features perf writes
+//!   ([`HostInfo`]).
+//! - [`Workload`] is a model deterministic from a seed: processes, threads, DSOs with
+//!   functions, samples spread by weight with callchains and ordered timestamps.
+//!
+//! Same spec and seed, same bytes: nothing depends on the clock, the host or hash
+//! order.
+
+mod cells;
+mod dir;
+mod event;
+mod extra;
+mod host;
+mod rng;
+mod sample;
+#[cfg(test)]
+mod tests;
+mod tracing;
+mod workload;
+mod writer;
+
+pub use cells::{apportion, Alias, Cells};
+pub use dir::DirWriter;
+pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
+pub use extra::EXTRA_RECORD_FLAGS;
+pub use host::{HostInfo, Recorded};
+pub use rng::Rng;
+pub use tracing::{tracing_data, Tracepoint, TracepointHit};
+pub use workload::{
+    Dso, Function, Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT, START_NS,
+};
+pub use writer::{Mapping, SampleSpec, SynthOptions, SynthTarget, SynthWriter, TraceSpec};
+
+use crate::error::Result;
+
+/// Write `workload` through `writer` and finish it: returns the output and the number
+/// of samples.
+pub fn write_workload<T: SynthTarget>(
+    workload: &Workload,
+    mut writer: SynthWriter<T>,
+) -> Result<(T::Output, u64)> {
+    let samples = workload.write(&mut writer)?;
+    Ok((writer.finish()?, samples))
+}

@@ -1,0 +1,416 @@
+//! A workload model, deterministic from a seed: processes with threads, DSOs with
+//! functions and a call tree, and samples spread over threads and functions by weight,
+//! with callchains up the tree and timestamps in order across CPUs.
+//!
+//! The DSOs are paths that do not exist (`/synth/libsynthK.so`): perf attributes each
+//! sample to the DSO whose mapping holds its ip and shows the DSO's name, but finds no
+//! symbols in it. So a profile's shape is exact per command, thread and DSO (what
+//! `perf report --sort comm,pid,dso` shows); functions exist only as address ranges.
+
+use super::cells::{apportion, Alias, Cells};
+use super::event::EventSpec;
+use super::rng::Rng;
+use super::writer::{Mapping, SampleSpec, SynthTarget, SynthWriter};
+use crate::error::{Result, WriteError};
+
+/// Where the kernel's text is mapped (x86-64 without KASLR).
+pub const KERNEL_TEXT: u64 = 0xffff_ffff_8100_0000;
+/// The first DSO's load address; DSO k is `DSO_STRIDE` bytes further per index.
+const DSO_BASE: u64 = 0x5555_0000_0000;
+const DSO_STRIDE: u64 = 0x1000_0000;
+/// The most cells (sampling events x threads x functions) a workload may have: their
+/// counts are the model's only memory that grows with the spec.
+const MAX_CELLS: u64 = 1 << 21;
+/// When the first record happens (ns of the recording clock).
+pub const START_NS: u64 = 1_000_000_000;
+
+/// How samples pick their cell (event, thread, function).
+enum Draw {
+    /// Without replacement from exact counts.
+    Exact(Cells),
+    /// With replacement, by weight.
+    ByWeight(Alias),
+}
+
+/// When to stop sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Exactly this many samples, split over threads and functions by weight.
+    Samples(u64),
+    /// Samples drawn by weight until the records made reach this many bytes (before
+    /// compression).
+    Bytes(u64),
+}
+
+/// What the workload looks like.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadSpec {
+    pub seed: u64,
+    pub processes: u32,
+    pub threads_per_process: u32,
+    pub dsos: u32,
+    pub functions_per_dso: u32,
+    pub stop: Stop,
+    /// Frames per callchain (the sampled function and its callers up the call tree,
+    /// fewer when the tree's root is reached first); used by events with CALLCHAIN.
+    pub callchain_depth: u32,
+    /// Mean time between samples on one CPU, in ns.
+    pub interval_ns: u64,
+    /// Whether MMAP2 records carry build ids (and the file lists them in BUILD_ID).
+    pub build_ids: bool,
+    /// The less common records too: a CGROUP and a BPF KSYMBOL at the start, NAMESPACES
+    /// per process, SWITCH in and out per thread around the samples, and LOST,
+    /// LOST_SAMPLES, THROTTLE and UNTHROTTLE halfway (give the first event
+    /// [`super::EXTRA_RECORD_FLAGS`], as perf would).
+    pub extras: bool,
+    /// A weight per thread (process-major order); `None` draws them from the seed.
+    pub thread_weights: Option<Vec<u64>>,
+    /// A weight per function (DSO-major order); `None` draws them from the seed.
+    pub function_weights: Option<Vec<u64>>,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            seed: 1,
+            processes: 2,
+            threads_per_process: 2,
+            dsos: 3,
+            functions_per_dso: 8,
+            stop: Stop::Samples(1000),
+            callchain_depth: 4,
+            interval_ns: 100_000,
+            build_ids: true,
+            extras: false,
+            thread_weights: None,
+            function_weights: None,
+        }
+    }
+}
+
+/// A thread of the workload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Thread {
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub weight: u64,
+}
+
+/// A function: an address range of a DSO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Function {
+    pub dso: u32,
+    pub start: u64,
+    pub size: u64,
+    /// Its caller in the call tree (global function index); `None` for the root.
+    pub parent: Option<u32>,
+    pub weight: u64,
+}
+
+/// A DSO: its path, load address, size and build id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dso {
+    pub path: String,
+    pub addr: u64,
+    pub len: u64,
+    pub build_id: [u8; 20],
+}
+
+/// The workload laid out from its spec.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub spec: WorkloadSpec,
+    pub threads: Vec<Thread>,
+    pub dsos: Vec<Dso>,
+    pub functions: Vec<Function>,
+}
+
+/// Samples planned for one event, thread and DSO.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub event: usize,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+    pub dso: String,
+    pub samples: u64,
+}
+
+fn bad(what: String) -> WriteError {
+    WriteError::unsupported(None, what)
+}
+
+impl Workload {
+    /// Lay out threads, DSOs, functions and the call tree from the spec's seed.
+    pub fn new(spec: WorkloadSpec) -> Result<Self> {
+        if spec.processes == 0 || spec.threads_per_process == 0 {
+            return Err(bad(
+                "a workload needs at least one process and thread".into()
+            ));
+        }
+        if spec.dsos == 0 || spec.functions_per_dso == 0 {
+            return Err(bad("a workload needs at least one DSO and function".into()));
+        }
+        let nthreads = u64::from(spec.processes) * u64::from(spec.threads_per_process);
+        let nfuncs = u64::from(spec.dsos) * u64::from(spec.functions_per_dso);
+        if nthreads > 1 << 20 || nfuncs > 1 << 20 || spec.dsos > 1 << 16 {
+            return Err(bad(format!(
+                "{nthreads} threads, {} DSOs and {nfuncs} functions: too many",
+                spec.dsos
+            )));
+        }
+        let mut rng = Rng::new(spec.seed, 1);
+        let weights = |given: &Option<Vec<u64>>, n: u64, rng: &mut Rng, what: &str, hi| match given
+        {
+            Some(w) if w.len() as u64 != n => {
+                Err(bad(format!("{} {what} weights for {n} {what}s", w.len())))
+            }
+            Some(w) => Ok(w.clone()),
+            None => Ok((0..n).map(|_| rng.range(1, hi)).collect::<Vec<u64>>()),
+        };
+        let tw = weights(&spec.thread_weights, nthreads, &mut rng, "thread", 10)?;
+        let fw = weights(&spec.function_weights, nfuncs, &mut rng, "function", 100)?;
+        let stride = spec.threads_per_process as i32;
+        let threads = (0..spec.processes as i32)
+            .flat_map(|p| {
+                (0..stride).map(move |t| (p, 10_000 + p * stride, 10_000 + p * stride + t))
+            })
+            .zip(tw)
+            .map(|((p, pid, tid), weight)| Thread {
+                pid,
+                tid,
+                comm: format!("synth{p}"),
+                weight,
+            })
+            .collect();
+        let mut dsos = Vec::with_capacity(spec.dsos as usize);
+        let mut functions = Vec::with_capacity(nfuncs as usize);
+        let mut fw = fw.into_iter();
+        for k in 0..spec.dsos {
+            let addr = DSO_BASE + u64::from(k) * DSO_STRIDE;
+            let mut at = addr;
+            for _ in 0..spec.functions_per_dso {
+                let size = rng.range(1, 256) * 16;
+                let g = functions.len() as u64;
+                functions.push(Function {
+                    dso: k,
+                    start: at,
+                    size,
+                    parent: (g > 0).then(|| rng.below(g) as u32),
+                    weight: fw.next().expect("one weight per function"),
+                });
+                at += size;
+            }
+            let mut build_id = [0u8; 20];
+            for chunk in build_id.chunks_mut(8) {
+                let bits = rng.next_u64().to_le_bytes();
+                chunk.copy_from_slice(&bits[..chunk.len()]);
+            }
+            dsos.push(Dso {
+                path: format!("/synth/libsynth{k}.so"),
+                addr,
+                len: (at - addr).div_ceil(4096) * 4096,
+                build_id,
+            });
+        }
+        Ok(Workload {
+            spec,
+            threads,
+            dsos,
+            functions,
+        })
+    }
+
+    /// The weight of every cell: events (that sample) x threads x functions.
+    fn cell_weights(&self, sampling: &[usize]) -> Result<Vec<u64>> {
+        let n = sampling.len() as u64 * self.threads.len() as u64 * self.functions.len() as u64;
+        if n > MAX_CELLS {
+            return Err(bad(format!(
+                "{n} cells (sampling events x threads x functions); at most {MAX_CELLS}"
+            )));
+        }
+        let mut w = Vec::with_capacity(n as usize);
+        for _ in sampling {
+            for t in &self.threads {
+                w.extend(self.functions.iter().map(|f| t.weight * f.weight));
+            }
+        }
+        Ok(w)
+    }
+
+    fn sampling(events: &[EventSpec]) -> Vec<usize> {
+        (0..events.len()).filter(|&i| events[i].samples()).collect()
+    }
+
+    /// With [`Stop::Samples`], the samples the trace will hold per event, thread and
+    /// DSO (in that order, cells with none left out).
+    pub fn planned(&self, events: &[EventSpec]) -> Result<Vec<Planned>> {
+        let Stop::Samples(total) = self.spec.stop else {
+            return Err(bad("only a sample count plans exact counts".into()));
+        };
+        let sampling = Self::sampling(events);
+        let counts = apportion(total, &self.cell_weights(&sampling)?);
+        let mut out = Vec::new();
+        let per_event = self.threads.len() * self.functions.len();
+        for (ei, &event) in sampling.iter().enumerate() {
+            for (ti, t) in self.threads.iter().enumerate() {
+                let base = ei * per_event + ti * self.functions.len();
+                let mut by_dso = vec![0u64; self.dsos.len()];
+                for (fi, f) in self.functions.iter().enumerate() {
+                    by_dso[f.dso as usize] += counts[base + fi];
+                }
+                for (d, n) in by_dso.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+                    out.push(Planned {
+                        event,
+                        pid: t.pid,
+                        tid: t.tid,
+                        comm: t.comm.clone(),
+                        dso: self.dsos[d].path.clone(),
+                        samples: n,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Write the whole workload: the kernel map, each process's FORK, COMM and MMAP2s,
+    /// its threads, the samples, and every thread's EXIT. Returns the samples written.
+    pub fn write<T: SynthTarget>(&self, w: &mut SynthWriter<T>) -> Result<u64> {
+        // Setup records 1 µs apart, before the first sample.
+        let mut time = START_NS;
+        let mut tick = || {
+            time += 1000;
+            time
+        };
+        w.kernel_mmap(KERNEL_TEXT, 0x100_0000, tick())?;
+        if self.spec.extras {
+            w.cgroup(1, "/synth", tick())?;
+            w.ksymbol(0xffff_ffff_c000_0000, 0x100, "bpf_prog_synth", tick())?;
+        }
+        for main in self.threads.iter().filter(|t| t.pid == t.tid) {
+            w.fork(main.pid, 1, main.tid, 1, tick())?;
+            w.comm(main.pid, main.tid, &main.comm, true, tick())?;
+            if self.spec.extras {
+                w.namespaces(main.pid, main.tid, 0xf000_0000, tick())?;
+            }
+            for d in &self.dsos {
+                let m = Mapping {
+                    pid: main.pid,
+                    tid: main.tid,
+                    addr: d.addr,
+                    len: d.len,
+                    pgoff: 0,
+                    path: d.path.clone(),
+                    build_id: self.spec.build_ids.then_some(d.build_id),
+                };
+                w.mmap2(&m, tick())?;
+            }
+            for t in self
+                .threads
+                .iter()
+                .filter(|t| t.pid == main.pid && t.tid != main.tid)
+            {
+                w.fork(t.pid, t.pid, t.tid, t.pid, tick())?;
+                w.comm(t.pid, t.tid, &t.comm, false, tick())?;
+            }
+        }
+        if self.spec.extras {
+            for t in &self.threads {
+                w.switch(t.pid, t.tid, false, tick(), 0)?;
+            }
+        }
+        let (samples, mut time) = self.write_samples(w, tick())?;
+        for t in self.threads.iter().filter(|_| self.spec.extras) {
+            time += 1000;
+            w.switch(t.pid, t.tid, true, time, 0)?;
+        }
+        for t in &self.threads {
+            time += 1000;
+            w.exit(t.pid, t.pid, t.tid, t.pid, time)?;
+        }
+        Ok(samples)
+    }
+
+    fn write_samples<T: SynthTarget>(
+        &self,
+        w: &mut SynthWriter<T>,
+        start: u64,
+    ) -> Result<(u64, u64)> {
+        let sampling = Self::sampling(w.events().0);
+        if sampling.is_empty() {
+            return Ok((0, start));
+        }
+        let weights = self.cell_weights(&sampling)?;
+        // Exact counts are drawn without replacement; a size is filled by weight.
+        let (mut draw, limit) = match self.spec.stop {
+            Stop::Samples(n) => (Draw::Exact(Cells::new(&apportion(n, &weights))), u64::MAX),
+            Stop::Bytes(b) => {
+                let alias = Alias::new(&weights)
+                    .ok_or_else(|| bad("the weights are all zero or too large".into()))?;
+                (Draw::ByWeight(alias), b)
+            }
+        };
+        drop(weights);
+        let mut rng = Rng::new(self.spec.seed, 2);
+        let nr_cpus = u64::from(w.host().nr_cpus.max(1));
+        // Samples on all CPUs together come nr_cpus times as often as on one.
+        let step = (self.spec.interval_ns / nr_cpus).max(1);
+        let nf = self.functions.len();
+        let per_event = self.threads.len() * nf;
+        let mut callers = Vec::with_capacity(self.spec.callchain_depth as usize);
+        let mut time = start;
+        let mut n = 0u64;
+        let halfway = match self.spec.stop {
+            Stop::Samples(n) => (n / 2, u64::MAX),
+            Stop::Bytes(b) => (u64::MAX, b / 2),
+        };
+        let mut extras_due = self.spec.extras;
+        while w.record_bytes() < limit {
+            if extras_due && (n >= halfway.0 || w.record_bytes() >= halfway.1) {
+                extras_due = false;
+                w.lost(3, time, 0)?;
+                w.lost_samples(2, time, 0)?;
+                w.throttle(false, time, 0)?;
+                w.throttle(true, time + 1, 0)?;
+            }
+            let cell = match &mut draw {
+                Draw::Exact(cells) => match cells.draw(&mut rng, true) {
+                    Some(cell) => cell,
+                    None => break,
+                },
+                Draw::ByWeight(alias) => alias.draw(&mut rng),
+            };
+            // Cells are event-major, then thread, then function (two divisions).
+            let (ei, rest) = (cell / per_event, cell % per_event);
+            let (ti, fi) = (rest / nf, rest % nf);
+            let (event, thread, f) = (sampling[ei], &self.threads[ti], &self.functions[fi]);
+            time += 1 + rng.below(2 * step);
+            callers.clear();
+            let mut at = f.parent;
+            while let Some(p) =
+                at.filter(|_| callers.len() + 1 < self.spec.callchain_depth as usize)
+            {
+                let caller = &self.functions[p as usize];
+                // The return address: just after a call in the middle of the caller.
+                callers.push(caller.start + caller.size / 2);
+                at = caller.parent;
+            }
+            w.sample(&SampleSpec {
+                event,
+                pid: thread.pid,
+                tid: thread.tid,
+                time,
+                cpu: rng.below(nr_cpus) as u32,
+                ip: f.start + rng.below(f.size),
+                period: None,
+                callers: &callers,
+                addr: 0x7ffd_0000_0000 + rng.below(1 << 20) * 8,
+                weight: f.weight,
+            })?;
+            n += 1;
+        }
+        Ok((n, time))
+    }
+}
