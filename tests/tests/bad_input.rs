@@ -7,8 +7,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use perfdata_core::{PerfReader, Problem, ReadOptions};
+use perfdata_core::{Error, PerfReader, Problem, ReadOptions, Warning};
 use perfdata_tests::{corpus_files, fixture_files, fixtures_dir, name};
+
+mod layout;
+use layout::{file_regions, record_offset, region_cut_at, u16_at, u32_at, u64_at};
 
 /// Tracks the largest single allocation made since the last reset.
 struct Tracking;
@@ -33,7 +36,7 @@ static ALLOC: Tracking = Tracking;
 
 /// Read everything (decoding every record) from in-memory bytes. Returns the first
 /// error, the warnings, and the number of records read.
-fn read_all(bytes: Vec<u8>) -> (Option<perfdata_core::Error>, Vec<String>, usize) {
+fn read_all(bytes: Vec<u8>) -> (Option<Error>, Vec<Warning>, usize) {
     let mut reader = match PerfReader::from_vec(bytes, ReadOptions::default()) {
         Ok(r) => r,
         Err(e) => return (Some(e), Vec::new(), 0),
@@ -49,13 +52,7 @@ fn read_all(bytes: Vec<u8>) -> (Option<perfdata_core::Error>, Vec<String>, usize
             Err(e) => break Some(e),
         }
     };
-    let warnings = reader
-        .meta()
-        .warnings
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
-    (err, warnings, n)
+    (err, reader.meta().warnings.clone(), n)
 }
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -63,31 +60,42 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 /// The cut lengths the issue names: 8, 64, 256 bytes and 75%.
-fn cuts(len: usize) -> [usize; 4] {
-    [8, 64, 256, len * 3 / 4]
+fn cuts(len: usize) -> [u64; 4] {
+    [8, 64, 256, len as u64 * 3 / 4]
+}
+
+/// `err` is `expected`: the same offset, the same thing named, the same problem.
+fn assert_error(err: &Error, expected: &Error, what: &str) {
+    assert_eq!(err.to_string(), expected.to_string(), "{what}");
+    assert_eq!(err.problem(), expected.problem(), "{what}");
+}
+
+/// Cut each fixture at each length: the error names where the part of the file the cut
+/// falls in starts, that part (file header, section, feature, record) and how much of
+/// it is missing.
+fn check_cuts(files: [&str; 3], regions: fn(&[u8]) -> Vec<layout::Region>) {
+    for f in files {
+        let bytes = fixture(f);
+        let regions = regions(&bytes);
+        for cut in cuts(bytes.len()) {
+            let (err, warnings, _) = read_all(bytes[..cut as usize].to_vec());
+            let what = format!("{f} cut at {cut}");
+            let err = err.unwrap_or_else(|| panic!("{what}: no error ({warnings:?})"));
+            let expected = region_cut_at(&regions, cut).error_when_cut_at(cut);
+            assert_error(&err, &expected, &what);
+            println!("{what}: {err}");
+        }
+    }
 }
 
 #[test]
 fn truncated_file_mode_inputs_fail_with_an_offset() {
-    for f in [
+    let files = [
         "file-cpu-clock.data",
         "file-compressed.data",
         "file-tracepoint.data",
-    ] {
-        let bytes = fixture(f);
-        for cut in cuts(bytes.len()) {
-            let (err, _, _) = read_all(bytes[..cut].to_vec());
-            let err = err.unwrap_or_else(|| panic!("{f} cut at {cut}: no error"));
-            let offset = err
-                .offset()
-                .unwrap_or_else(|| panic!("{f} cut at {cut}: {err} names no offset"));
-            assert!(
-                offset <= bytes.len() as u64,
-                "{f} cut at {cut}: offset {offset}"
-            );
-            println!("{f} cut at {cut}: {err}");
-        }
-    }
+    ];
+    check_cuts(files, file_regions);
 }
 
 /// A pipe stream cut inside its 16-byte header is an error; cut anywhere after, every
@@ -101,6 +109,7 @@ fn truncated_pipe_inputs_keep_their_whole_records() {
     ] {
         let bytes = fixture(f);
         for cut in cuts(bytes.len()) {
+            let cut = cut as usize;
             let (err, warnings, n) = read_all(bytes[..cut].to_vec());
             if cut < 16 {
                 let err = err.unwrap_or_else(|| panic!("{f} cut at {cut}: no error"));
@@ -128,7 +137,7 @@ fn truncated_pipe_inputs_keep_their_whole_records() {
             }
             let cut_at = format!("at byte offset {at} ({at:#x}): the input ends inside a record");
             assert!(
-                warnings.iter().any(|w| w.starts_with(&cut_at)),
+                warnings.iter().any(|w| w.to_string().starts_with(&cut_at)),
                 "{f} cut at {cut}: {warnings:?}"
             );
             // Compressed records count once each plus what they hold.
@@ -148,58 +157,96 @@ fn truncated_header_names_offset_zero() {
     assert_eq!(err.expect("an error").offset(), Some(0));
 }
 
-/// Offset of the `n`th record of a file-mode fixture's data section.
-fn record_offset(bytes: &[u8], n: usize) -> usize {
-    let data = u64::from_le_bytes(bytes[40..48].try_into().unwrap()) as usize;
-    let mut at = data;
-    for _ in 0..n {
-        at += u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
-    }
-    at
-}
-
 #[test]
 fn record_of_size_zero_is_an_error_at_its_offset() {
     let mut bytes = fixture("file-cpu-clock.data");
-    let at = record_offset(&bytes, 3);
+    let at = record_offset(&bytes, 3) as usize;
     bytes[at + 6..at + 8].copy_from_slice(&0u16.to_le_bytes());
     let (err, _, n) = read_all(bytes);
     let err = err.expect("an error");
-    assert_eq!(err.offset(), Some(at as u64), "{err}");
+    let expected = Error::format(
+        at as u64,
+        "record header",
+        Problem::RecordTooSmall { size: 0, min: 8 },
+    );
+    assert_error(&err, &expected, "record of size 0");
     assert_eq!(n, 3, "the three records before it are read");
-    assert!(matches!(
-        err.problem(),
-        Some(Problem::RecordTooSmall { size: 0, .. })
-    ));
+}
+
+/// The length of the sample_id trailer of file-mode `bytes` with a single attr: 8 bytes
+/// for each of TID, TIME, ID, CPU, STREAM_ID and IDENTIFIER in its sample_type, when
+/// the attr has sample_id_all (flags bit 18).
+fn trailer_len(bytes: &[u8]) -> u64 {
+    let attrs = u64_at(bytes, layout::ATTRS);
+    let attr_size = u64_at(bytes, 16);
+    assert_eq!(u64_at(bytes, layout::ATTRS + 8), attr_size, "one attr");
+    let sample_type = u64_at(bytes, attrs + 24);
+    let sample_id_all = u64_at(bytes, attrs + 40) >> 18 & 1 == 1;
+    let fields = (1 << 1) | (1 << 2) | (1 << 6) | (1 << 7) | (1 << 9) | (1 << 16);
+    if sample_id_all {
+        8 * (sample_type & fields).count_ones() as u64
+    } else {
+        0
+    }
 }
 
 #[test]
 fn record_smaller_than_its_type_is_kept_raw_with_a_named_error() {
-    // The second record of file-cpu-clock.data is an MMAP; shrink it to 16 bytes and
-    // turn the rest into a FINISHED_ROUND-sized filler so framing stays in step.
-    let mut bytes = fixture("file-cpu-clock.data");
-    let at = record_offset(&bytes, 1);
-    let ty = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-    assert_eq!(ty, 1, "fixture layout changed: expected MMAP second");
-    let size = u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
-    bytes[at + 6..at + 8].copy_from_slice(&16u16.to_le_bytes());
-    let filler = at + 16;
-    bytes[filler..filler + 4].copy_from_slice(&68u32.to_le_bytes());
-    bytes[filler + 4..filler + 6].copy_from_slice(&0u16.to_le_bytes());
-    bytes[filler + 6..filler + 8].copy_from_slice(&((size - 16) as u16).to_le_bytes());
+    // The second record of file-cpu-clock.data is an MMAP; shrink it and turn the rest
+    // into a FINISHED_ROUND-sized filler so framing stays in step. At 16 bytes it cannot
+    // hold its sample_id trailer; with 8 body bytes before the trailer, the body cannot
+    // hold MMAP's layout (pid, tid, addr, ...), which fails where the body starts.
+    let fixture_bytes = fixture("file-cpu-clock.data");
+    let at = record_offset(&fixture_bytes, 1);
+    assert_eq!(
+        u32_at(&fixture_bytes, at),
+        1,
+        "fixture changed: MMAP second"
+    );
+    let size = u16_at(&fixture_bytes, at + 6);
+    let trailer = trailer_len(&fixture_bytes);
+    assert!(trailer > 8, "file-cpu-clock.data has a sample_id trailer");
+    let cases = [
+        (
+            16,
+            Error::format(
+                at,
+                "record MMAP",
+                Problem::RecordTooSmall {
+                    size: 16,
+                    min: 8 + trailer,
+                },
+            ),
+        ),
+        (
+            16 + trailer,
+            Error::format(
+                at + 8,
+                "record MMAP",
+                Problem::Decode("ends before its layout does".into()),
+            ),
+        ),
+    ];
+    for (shrunk, expected) in cases {
+        let mut bytes = fixture_bytes.clone();
+        let (at, filler) = (at as usize, (at + shrunk) as usize);
+        bytes[at + 6..at + 8].copy_from_slice(&(shrunk as u16).to_le_bytes());
+        bytes[filler..filler + 4].copy_from_slice(&68u32.to_le_bytes());
+        bytes[filler + 4..filler + 6].copy_from_slice(&0u16.to_le_bytes());
+        bytes[filler + 6..filler + 8].copy_from_slice(&((size - shrunk) as u16).to_le_bytes());
 
-    let mut reader = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
-    reader.next_record().unwrap();
-    let item = reader.next_record().unwrap().expect("the shrunk MMAP");
-    let (record, err) = item.decode_or_raw();
-    let err = err.expect("an MMAP of 16 bytes does not decode");
-    assert!(err.to_string().contains("record MMAP"), "{err}");
-    assert!(err.offset().unwrap() >= at as u64);
-    assert!(matches!(
-        record.body,
-        perfdata_core::record::RecordBody::Raw(_)
-    ));
-    assert_eq!(record.encode(item.meta.endian).unwrap(), item.raw.bytes);
+        let mut reader = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+        reader.next_record().unwrap();
+        let item = reader.next_record().unwrap().expect("the shrunk MMAP");
+        let (record, err) = item.decode_or_raw();
+        let err = err.expect("a shrunk MMAP does not decode");
+        assert_error(&err, &expected, &format!("MMAP of {shrunk} bytes"));
+        assert!(matches!(
+            record.body,
+            perfdata_core::record::RecordBody::Raw(_)
+        ));
+        assert_eq!(record.encode(item.meta.endian).unwrap(), item.raw.bytes);
+    }
 }
 
 #[test]
@@ -207,46 +254,54 @@ fn section_past_the_end_is_an_error() {
     let mut bytes = fixture("file-cpu-clock.data");
     // data.size (bytes 48..56) far past the end of the file.
     bytes[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let (err, _, _) = read_all(bytes);
-    let err = err.expect("an error");
-    assert!(
-        matches!(err.problem(), Some(Problem::PastEnd { .. })),
-        "{err}"
+    let data = u64_at(&bytes, layout::DATA);
+    let expected = Error::format(
+        data,
+        "data section",
+        Problem::PastEnd {
+            end: data + (1 << 40),
+            limit: bytes.len() as u64,
+        },
     );
-    assert!(err.to_string().contains("data section"), "{err}");
+    let (err, _, _) = read_all(bytes);
+    assert_error(&err.expect("an error"), &expected, "data.size 2^40");
 }
 
 #[test]
 fn huge_counts_do_not_allocate() {
-    // A SAMPLE whose callchain nr claims 2^60 entries, and a feature whose string
-    // length claims 4 GiB: both must fail without asking for that memory.
+    // A SAMPLE whose callchain nr claims 2^60 entries must fail without asking for that
+    // memory, naming where the entries would start and how little of the record is left.
     let mut bytes = fixture("file-callgraph-fp.data");
     let mut at = record_offset(&bytes, 0);
-    loop {
-        let ty = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-        if ty == 9 {
-            break;
-        }
-        at += u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+    while u32_at(&bytes, at) != 9 {
+        at += u16_at(&bytes, at + 6);
     }
     // sample_type IP|TID|TIME|CALLCHAIN|PERIOD...: the callchain nr follows ip, tid, time.
     let nr_at = at + 8 + 24;
-    bytes[nr_at..nr_at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let ips_at = nr_at + 8;
+    let left = at + u16_at(&bytes, at + 6) - ips_at;
+    let nr = nr_at as usize;
+    bytes[nr..nr + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let expected = Error::format(
+        ips_at,
+        "record SAMPLE",
+        Problem::Decode(format!(
+            "array needs {} bytes but only {left} remain",
+            (1u64 << 60) * 8
+        )),
+    );
     let len = bytes.len();
     LARGEST.store(0, Ordering::Relaxed);
     let mut reader = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
     let mut decode_errors = Vec::new();
     while let Some(item) = reader.next_record().unwrap() {
         if let (_, Some(e)) = item.decode_or_raw() {
-            decode_errors.push(e.to_string());
+            decode_errors.push(e);
         }
     }
     let largest = LARGEST.load(Ordering::Relaxed);
     assert_eq!(decode_errors.len(), 1, "{decode_errors:?}");
-    assert!(
-        decode_errors[0].contains("record SAMPLE"),
-        "{decode_errors:?}"
-    );
+    assert_error(&decode_errors[0], &expected, "callchain nr 2^60");
     assert!(
         largest < len.max(1 << 20),
         "largest allocation {largest} for a {len}-byte input"
@@ -257,12 +312,57 @@ fn huge_counts_do_not_allocate() {
 fn junk_after_a_pipe_stream_is_a_warning() {
     let mut bytes = fixture("pipe-cpu-clock.data");
     let (_, _, clean) = read_all(bytes.clone());
-    bytes.extend_from_slice(b"[ perf record: Woken up 1 times to write data ]\n");
+    let junk_at = bytes.len() as u64;
+    let junk = b"[ perf record: Woken up 1 times to write data ]\n";
+    bytes.extend_from_slice(junk);
     let (err, warnings, n) = read_all(bytes);
     assert!(err.is_none(), "{err:?}");
     assert_eq!(n, clean, "every record before the junk is read");
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("junk"), "{warnings:?}");
+    assert_eq!(warnings[0].offset, Some(junk_at), "{warnings:?}");
+    let says = format!(
+        "{} bytes after the last record are not a record (junk)",
+        junk.len()
+    );
+    assert!(warnings[0].message.starts_with(&says), "{warnings:?}");
+}
+
+#[test]
+fn huge_feature_string_length_does_not_allocate() {
+    // HOSTNAME's length word claims 4 GiB: the feature is kept raw with a warning naming
+    // where the string would start and how much of the section is left, and nothing
+    // that large is allocated.
+    let mut bytes = fixture("file-callgraph-fp.data");
+    let host = file_regions(&bytes)
+        .into_iter()
+        .find(|r| r.name == "feature HOSTNAME")
+        .expect("the fixture has HOSTNAME");
+    let at = host.start as usize;
+    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let expected = Error::format(
+        host.start + 4,
+        "feature HOSTNAME",
+        Problem::Decode(format!(
+            "byte array needs {} bytes but only {} remain",
+            u32::MAX,
+            host.end - host.start - 4
+        )),
+    );
+    let len = bytes.len();
+    LARGEST.store(0, Ordering::Relaxed);
+    let (err, warnings, _) = read_all(bytes);
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].offset, Some(host.start + 4));
+    assert_eq!(
+        warnings[0].message,
+        format!("feature HOSTNAME kept as raw bytes: {expected}")
+    );
+    assert!(
+        largest < len.max(1 << 20),
+        "largest allocation {largest} for a {len}-byte input"
+    );
 }
 
 /// Flip bytes all over small inputs: whatever happens, no panic and no huge allocation.

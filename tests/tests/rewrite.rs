@@ -4,10 +4,11 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
+use perfdata_core::attr::PerfEventAttr;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::record::RecordType;
 use perfdata_core::{Endian, PerfReader, ReadOptions};
-use perfdata_tests::{all_inputs, name, CORRUPT};
+use perfdata_tests::{all_inputs, corpus_files, fixture_files, name, CORRUPT};
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, ConvertOptions};
 
@@ -106,9 +107,17 @@ enum Input<'a> {
 /// Encoded feature sections by id.
 type Sections = Vec<(FeatureId, Vec<u8>)>;
 
-/// Every record of a recording as bytes (header + payload), and the features that are
-/// not derived from the layout.
-fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Sections) {
+/// What an unchanged rewrite must keep, whatever the layout: every record as bytes
+/// (header + payload), every event's attr (all its fields) and ids, and the features that
+/// are not derived from the layout.
+#[derive(Debug, PartialEq)]
+struct Contents {
+    records: Vec<Vec<u8>>,
+    events: Vec<(PerfEventAttr, Vec<u64>)>,
+    features: Sections,
+}
+
+fn contents(bytes: Vec<u8>) -> Contents {
     let ro = ReadOptions {
         decompress: false,
         keep_containers: true,
@@ -121,6 +130,11 @@ fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Sections) {
         records.push(r);
     }
     let meta = reader.meta();
+    let events = meta
+        .attrs
+        .iter()
+        .map(|e| (e.attr.clone(), e.ids.clone()))
+        .collect();
     let mut features: Sections = meta
         .features
         .values()
@@ -128,7 +142,11 @@ fn records_and_features(bytes: Vec<u8>) -> (Vec<Vec<u8>>, Sections) {
         .map(|s| (s.id, s.encode(meta.endian)))
         .collect();
     features.sort_by_key(|(id, _)| id.bit());
-    (records, features)
+    Contents {
+        records,
+        events,
+        features,
+    }
 }
 
 /// The compressed record type an input uses, if any.
@@ -174,16 +192,21 @@ fn identity_rewrite_is_byte_identical_or_record_identical() {
                 out, original,
                 "{n} is listed as not canonical but came back identical"
             );
-            let (ra, fa) = records_and_features(original);
-            let (rb, fb) = records_and_features(out);
-            if ra != rb {
+            let (a, b) = (contents(original), contents(out));
+            if a.records != b.records {
                 failures.push(format!(
                     "{n}: records differ ({} vs {})",
-                    ra.len(),
-                    rb.len()
+                    a.records.len(),
+                    b.records.len()
                 ));
             }
-            if fa != fb {
+            if a.events.is_empty() || a.events != b.events {
+                failures.push(format!(
+                    "{n}: attrs or ids differ: {:?} vs {:?}",
+                    a.events, b.events
+                ));
+            }
+            if a.features != b.features {
                 failures.push(format!("{n}: features differ"));
             }
             record_equal.push(n);
@@ -206,7 +229,7 @@ fn identity_rewrite_is_byte_identical_or_record_identical() {
 #[test]
 fn little_big_little_is_byte_identical() {
     let mut failures = Vec::new();
-    let mut checked = 0;
+    let mut checked = Vec::new();
     for path in inputs() {
         let n = name(&path);
         let big = ConvertOptions {
@@ -248,8 +271,33 @@ fn little_big_little_is_byte_identical() {
             let at = le.iter().zip(&same).position(|(a, b)| a != b);
             failures.push(format!("{n}: LE->BE->LE differs at byte {at:?}"));
         }
-        checked += 1;
+        checked.push(n);
     }
-    println!("{checked} inputs round-tripped through big endian");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Every input but those listed went through big endian and back.
+    let expected: Vec<String> = inputs()
+        .iter()
+        .map(|p| name(p))
+        .filter(|n| !listed(NO_BYTE_SWAP, n))
+        .collect();
+    assert_eq!(checked, expected);
+    let fixtures = fixture_files().iter().filter(|p| p.is_file()).count();
+    assert_eq!(checked.len(), corpus_checked() + fixtures);
+}
+
+/// How many corpus inputs the byte-order round trip covers: the 40 files of the corpus
+/// but the corrupt one and the five simpleperf files of `NO_BYTE_SWAP`; none when
+/// PERFDATA_CORPUS is unset (`cfg(no_corpus)`). With it set, a corpus that went missing
+/// fails here instead of shrinking the test to the fixtures.
+fn corpus_checked() -> usize {
+    if cfg!(no_corpus) {
+        return 0;
+    }
+    assert!(
+        NO_BYTE_SWAP
+            .iter()
+            .all(|(f, _)| corpus_files().iter().any(|p| name(p) == *f)),
+        "every input listed in NO_BYTE_SWAP is in the corpus"
+    );
+    40 - 1 - NO_BYTE_SWAP.len()
 }

@@ -228,6 +228,48 @@ pub enum Feature {
     Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
 }
 
+impl Feature {
+    /// The feature this payload is the model of; `None` for [`Feature::Raw`], which holds
+    /// the bytes of any feature, known or not.
+    pub fn id(&self) -> Option<FeatureId> {
+        Some(match self {
+            Feature::TracingData(_) => FeatureId::TracingData,
+            Feature::BuildId(_) => FeatureId::BuildId,
+            Feature::Hostname(_) => FeatureId::Hostname,
+            Feature::OsRelease(_) => FeatureId::OsRelease,
+            Feature::Version(_) => FeatureId::Version,
+            Feature::Arch(_) => FeatureId::Arch,
+            Feature::NrCpus(_) => FeatureId::NrCpus,
+            Feature::CpuDesc(_) => FeatureId::CpuDesc,
+            Feature::CpuId(_) => FeatureId::CpuId,
+            Feature::TotalMem(_) => FeatureId::TotalMem,
+            Feature::Cmdline(_) => FeatureId::Cmdline,
+            Feature::EventDesc(_) => FeatureId::EventDesc,
+            Feature::CpuTopology(_) => FeatureId::CpuTopology,
+            Feature::NumaTopology(_) => FeatureId::NumaTopology,
+            Feature::BranchStack => FeatureId::BranchStack,
+            Feature::PmuMappings(_) => FeatureId::PmuMappings,
+            Feature::GroupDesc(_) => FeatureId::GroupDesc,
+            Feature::AuxTrace(_) => FeatureId::AuxTrace,
+            Feature::Stat => FeatureId::Stat,
+            Feature::Cache(_) => FeatureId::Cache,
+            Feature::SampleTime(_) => FeatureId::SampleTime,
+            Feature::MemTopology(_) => FeatureId::MemTopology,
+            Feature::ClockId(_) => FeatureId::ClockId,
+            Feature::DirFormat(_) => FeatureId::DirFormat,
+            Feature::BpfProgInfo(_) => FeatureId::BpfProgInfo,
+            Feature::BpfBtf(_) => FeatureId::BpfBtf,
+            Feature::Compressed(_) => FeatureId::Compressed,
+            Feature::CpuPmuCaps(_) => FeatureId::CpuPmuCaps,
+            Feature::ClockData(_) => FeatureId::ClockData,
+            Feature::HybridTopology(_) => FeatureId::HybridTopology,
+            Feature::PmuCaps(_) => FeatureId::PmuCaps,
+            Feature::CpuDomainInfo(_) => FeatureId::CpuDomainInfo,
+            Feature::Raw(_) => return None,
+        })
+    }
+}
+
 /// A blob too large to be useful as text (TRACING_DATA) is serialised as its length.
 fn serialize_len<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(bytes.len() as u64)
@@ -495,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn no_known_feature_falls_back_to_raw() {
+    fn every_known_feature_decodes_into_its_own_model() {
         // A minimal valid payload of every known feature: zero counts (with the versions
         // CACHE and MEM_TOPOLOGY require), empty strings; BUILD_ID is empty (a zero entry
         // header would be an entry of size 0).
@@ -511,10 +553,15 @@ mod tests {
             };
             let s =
                 FeatureSection::decode(id, &bytes, &ctx, 0).unwrap_or_else(|e| panic!("{id}: {e}"));
-            assert!(!matches!(s.feature, Feature::Raw(_)), "{id} decoded as Raw");
+            assert_eq!(s.feature.id(), Some(id));
+            // Independently of `id()`: the payload variants are named as the ids are.
+            let text = format!("{:?}", s.feature);
+            let variant = text.split(['(', ' ', '{']).next().unwrap();
+            assert_eq!(variant, format!("{id:?}"));
             assert_eq!(s.encode(Endian::Little), bytes, "{id}");
         }
         let s = FeatureSection::decode(FeatureId::Unknown(129), &[1, 2], &ctx, 0).unwrap();
         assert_eq!(s.feature, Feature::Raw(vec![1, 2]));
+        assert_eq!(s.feature.id(), None);
     }
 }
