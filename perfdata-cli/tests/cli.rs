@@ -7,7 +7,6 @@ use std::process::Output;
 
 use perfdata_tests::{fixtures_dir, run_perfdata};
 
-
 fn perfdata(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
     run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, stdin)

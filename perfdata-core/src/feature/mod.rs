@@ -13,6 +13,7 @@ mod build_id;
 mod event_desc;
 mod memory;
 mod pmu;
+mod registry;
 mod sched;
 mod simple;
 mod string;
@@ -21,9 +22,8 @@ mod testutil;
 mod topology;
 
 use binrw::Endian;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use crate::codec;
 use crate::error::{Error, Result};
 
 pub use auxtrace::{AuxTrace, AuxTraceEntry, AuxTraceLayout};
@@ -40,80 +40,8 @@ pub use simple::{ClockData, Compressed, NrCpus, SampleTime};
 pub use string::{PerfString, StringList};
 pub use topology::{CpuCoreSocket, CpuDies, CpuTopology, HybridNode, HybridTopology};
 
-/// A header feature bit, named as perf's `HEADER_*` constants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum FeatureId {
-    TracingData,
-    BuildId,
-    Hostname,
-    OsRelease,
-    Version,
-    Arch,
-    NrCpus,
-    CpuDesc,
-    CpuId,
-    TotalMem,
-    Cmdline,
-    EventDesc,
-    CpuTopology,
-    NumaTopology,
-    BranchStack,
-    PmuMappings,
-    GroupDesc,
-    AuxTrace,
-    Stat,
-    Cache,
-    SampleTime,
-    MemTopology,
-    ClockId,
-    DirFormat,
-    BpfProgInfo,
-    BpfBtf,
-    Compressed,
-    CpuPmuCaps,
-    ClockData,
-    HybridTopology,
-    PmuCaps,
-    CpuDomainInfo,
-    /// Any other bit (0, 33 to 255).
-    Unknown(u32),
-}
-
-/// The known features in bit order (bit = index + 1), with perf's names.
-const KNOWN: [(FeatureId, &str); 32] = [
-    (FeatureId::TracingData, "TRACING_DATA"),
-    (FeatureId::BuildId, "BUILD_ID"),
-    (FeatureId::Hostname, "HOSTNAME"),
-    (FeatureId::OsRelease, "OSRELEASE"),
-    (FeatureId::Version, "VERSION"),
-    (FeatureId::Arch, "ARCH"),
-    (FeatureId::NrCpus, "NRCPUS"),
-    (FeatureId::CpuDesc, "CPUDESC"),
-    (FeatureId::CpuId, "CPUID"),
-    (FeatureId::TotalMem, "TOTAL_MEM"),
-    (FeatureId::Cmdline, "CMDLINE"),
-    (FeatureId::EventDesc, "EVENT_DESC"),
-    (FeatureId::CpuTopology, "CPU_TOPOLOGY"),
-    (FeatureId::NumaTopology, "NUMA_TOPOLOGY"),
-    (FeatureId::BranchStack, "BRANCH_STACK"),
-    (FeatureId::PmuMappings, "PMU_MAPPINGS"),
-    (FeatureId::GroupDesc, "GROUP_DESC"),
-    (FeatureId::AuxTrace, "AUXTRACE"),
-    (FeatureId::Stat, "STAT"),
-    (FeatureId::Cache, "CACHE"),
-    (FeatureId::SampleTime, "SAMPLE_TIME"),
-    (FeatureId::MemTopology, "MEM_TOPOLOGY"),
-    (FeatureId::ClockId, "CLOCKID"),
-    (FeatureId::DirFormat, "DIR_FORMAT"),
-    (FeatureId::BpfProgInfo, "BPF_PROG_INFO"),
-    (FeatureId::BpfBtf, "BPF_BTF"),
-    (FeatureId::Compressed, "COMPRESSED"),
-    (FeatureId::CpuPmuCaps, "CPU_PMU_CAPS"),
-    (FeatureId::ClockData, "CLOCK_DATA"),
-    (FeatureId::HybridTopology, "HYBRID_TOPOLOGY"),
-    (FeatureId::PmuCaps, "PMU_CAPS"),
-    (FeatureId::CpuDomainInfo, "CPU_DOMAIN_INFO"),
-];
+use registry::KNOWN;
+pub use registry::{Feature, FeatureId};
 
 impl FeatureId {
     pub const BUILD_ID: u32 = 2;
@@ -125,35 +53,36 @@ impl FeatureId {
     pub fn bit(self) -> u32 {
         match self {
             FeatureId::Unknown(bit) => bit,
-            known => {
-                KNOWN
-                    .iter()
-                    .position(|(id, _)| *id == known)
-                    .expect("every named variant is in KNOWN") as u32
-                    + 1
-            }
+            known => Self::row(known).bit,
         }
     }
 
     /// The feature for a bit number.
     pub fn from_bit(bit: u32) -> Self {
-        match bit {
-            1..=32 => KNOWN[(bit - 1) as usize].0,
-            other => FeatureId::Unknown(other),
-        }
+        KNOWN
+            .iter()
+            .find(|r| r.bit == bit)
+            .map_or(FeatureId::Unknown(bit), |r| r.id)
     }
 
     /// perf's name for the feature ("HOSTNAME"), or "FEATURE_<bit>".
     pub fn name(self) -> String {
         match self {
             FeatureId::Unknown(bit) => format!("FEATURE_{bit}"),
-            known => KNOWN[(known.bit() - 1) as usize].1.to_string(),
+            known => Self::row(known).name.to_string(),
         }
     }
 
     /// All the features perf defines, in bit order.
     pub fn all_known() -> impl Iterator<Item = FeatureId> {
-        KNOWN.iter().map(|(id, _)| *id)
+        KNOWN.iter().map(|r| r.id)
+    }
+
+    fn row(known: FeatureId) -> &'static registry::Row {
+        KNOWN
+            .iter()
+            .find(|r| r.id == known)
+            .expect("every named variant is a row")
     }
 }
 
@@ -178,101 +107,6 @@ impl FeatureContext {
             nr_cpus_avail: None,
         }
     }
-}
-
-/// A decoded feature payload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
-pub enum Feature {
-    /// The tracing blob (ftrace event formats, kallsyms, printk formats...), kept as bytes;
-    /// serialised as its length.
-    TracingData(#[serde(serialize_with = "serialize_len")] Vec<u8>),
-    BuildId(BuildIdList),
-    Hostname(PerfString),
-    OsRelease(PerfString),
-    Version(PerfString),
-    Arch(PerfString),
-    NrCpus(NrCpus),
-    CpuDesc(PerfString),
-    CpuId(PerfString),
-    /// Total memory in kB.
-    TotalMem(u64),
-    Cmdline(StringList),
-    EventDesc(EventDesc),
-    CpuTopology(CpuTopology),
-    NumaTopology(NumaTopology),
-    /// Empty: the flag says the samples have branch stacks.
-    BranchStack,
-    PmuMappings(PmuMappings),
-    GroupDesc(GroupDesc),
-    AuxTrace(AuxTrace),
-    /// Empty: the data comes from `perf stat record`.
-    Stat,
-    Cache(Cache),
-    SampleTime(SampleTime),
-    MemTopology(MemTopology),
-    /// Clock resolution in ns.
-    ClockId(u64),
-    /// The directory format version.
-    DirFormat(u64),
-    BpfProgInfo(BpfProgInfo),
-    BpfBtf(BpfBtf),
-    Compressed(Compressed),
-    CpuPmuCaps(CpuPmuCaps),
-    ClockData(ClockData),
-    HybridTopology(HybridTopology),
-    PmuCaps(PmuCaps),
-    CpuDomainInfo(CpuDomainInfo),
-    /// A feature kept as its bytes: unknown bits, and known ones whose bytes did not fit
-    /// their layout.
-    Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
-}
-
-impl Feature {
-    /// The feature this payload is the model of; `None` for [`Feature::Raw`], which holds
-    /// the bytes of any feature, known or not.
-    pub fn id(&self) -> Option<FeatureId> {
-        Some(match self {
-            Feature::TracingData(_) => FeatureId::TracingData,
-            Feature::BuildId(_) => FeatureId::BuildId,
-            Feature::Hostname(_) => FeatureId::Hostname,
-            Feature::OsRelease(_) => FeatureId::OsRelease,
-            Feature::Version(_) => FeatureId::Version,
-            Feature::Arch(_) => FeatureId::Arch,
-            Feature::NrCpus(_) => FeatureId::NrCpus,
-            Feature::CpuDesc(_) => FeatureId::CpuDesc,
-            Feature::CpuId(_) => FeatureId::CpuId,
-            Feature::TotalMem(_) => FeatureId::TotalMem,
-            Feature::Cmdline(_) => FeatureId::Cmdline,
-            Feature::EventDesc(_) => FeatureId::EventDesc,
-            Feature::CpuTopology(_) => FeatureId::CpuTopology,
-            Feature::NumaTopology(_) => FeatureId::NumaTopology,
-            Feature::BranchStack => FeatureId::BranchStack,
-            Feature::PmuMappings(_) => FeatureId::PmuMappings,
-            Feature::GroupDesc(_) => FeatureId::GroupDesc,
-            Feature::AuxTrace(_) => FeatureId::AuxTrace,
-            Feature::Stat => FeatureId::Stat,
-            Feature::Cache(_) => FeatureId::Cache,
-            Feature::SampleTime(_) => FeatureId::SampleTime,
-            Feature::MemTopology(_) => FeatureId::MemTopology,
-            Feature::ClockId(_) => FeatureId::ClockId,
-            Feature::DirFormat(_) => FeatureId::DirFormat,
-            Feature::BpfProgInfo(_) => FeatureId::BpfProgInfo,
-            Feature::BpfBtf(_) => FeatureId::BpfBtf,
-            Feature::Compressed(_) => FeatureId::Compressed,
-            Feature::CpuPmuCaps(_) => FeatureId::CpuPmuCaps,
-            Feature::ClockData(_) => FeatureId::ClockData,
-            Feature::HybridTopology(_) => FeatureId::HybridTopology,
-            Feature::PmuCaps(_) => FeatureId::PmuCaps,
-            Feature::CpuDomainInfo(_) => FeatureId::CpuDomainInfo,
-            Feature::Raw(_) => return None,
-        })
-    }
-}
-
-/// A blob too large to be useful as text (TRACING_DATA) is serialised as its length.
-fn serialize_len<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(bytes.len() as u64)
 }
 
 /// A feature section: the decoded payload plus any bytes past its layout.
@@ -301,53 +135,15 @@ impl FeatureSection {
     /// [`FeatureSection::decode_or_raw`] to keep such a section as bytes instead.
     pub fn decode(id: FeatureId, bytes: &[u8], ctx: &FeatureContext, offset: u64) -> Result<Self> {
         let context = format!("feature {id}");
-        let e = ctx.endian;
-        macro_rules! typed {
-            ($variant:expr, $ty:ty) => {
-                typed!($variant, $ty, ())
-            };
-            ($variant:expr, $ty:ty, $args:expr) => {{
-                let (v, used) = codec::decode_prefix::<$ty>(bytes, e, $args, offset, &context)?;
-                ($variant(v), used)
-            }};
-        }
-        let (feature, used) = match id {
-            FeatureId::TracingData => (Feature::TracingData(bytes.to_vec()), bytes.len()),
-            FeatureId::BuildId => typed!(Feature::BuildId, BuildIdList),
-            FeatureId::Hostname => typed!(Feature::Hostname, PerfString),
-            FeatureId::OsRelease => typed!(Feature::OsRelease, PerfString),
-            FeatureId::Version => typed!(Feature::Version, PerfString),
-            FeatureId::Arch => typed!(Feature::Arch, PerfString),
-            FeatureId::CpuDesc => typed!(Feature::CpuDesc, PerfString),
-            FeatureId::CpuId => typed!(Feature::CpuId, PerfString),
-            FeatureId::NrCpus => typed!(Feature::NrCpus, NrCpus),
-            FeatureId::TotalMem => typed!(Feature::TotalMem, u64),
-            FeatureId::Cmdline => typed!(Feature::Cmdline, StringList),
-            FeatureId::EventDesc => typed!(Feature::EventDesc, EventDesc),
-            FeatureId::CpuTopology => {
-                typed!(Feature::CpuTopology, CpuTopology, (ctx.nr_cpus_avail,))
-            }
-            FeatureId::NumaTopology => typed!(Feature::NumaTopology, NumaTopology),
-            FeatureId::BranchStack => (Feature::BranchStack, 0),
-            FeatureId::PmuMappings => typed!(Feature::PmuMappings, PmuMappings),
-            FeatureId::GroupDesc => typed!(Feature::GroupDesc, GroupDesc),
-            FeatureId::AuxTrace => typed!(Feature::AuxTrace, AuxTrace),
-            FeatureId::Stat => (Feature::Stat, 0),
-            FeatureId::Cache => typed!(Feature::Cache, Cache),
-            FeatureId::SampleTime => typed!(Feature::SampleTime, SampleTime),
-            FeatureId::MemTopology => typed!(Feature::MemTopology, MemTopology),
-            FeatureId::ClockId => typed!(Feature::ClockId, u64),
-            FeatureId::DirFormat => typed!(Feature::DirFormat, u64),
-            FeatureId::BpfProgInfo => typed!(Feature::BpfProgInfo, BpfProgInfo),
-            FeatureId::BpfBtf => typed!(Feature::BpfBtf, BpfBtf),
-            FeatureId::Compressed => typed!(Feature::Compressed, Compressed),
-            FeatureId::CpuPmuCaps => typed!(Feature::CpuPmuCaps, CpuPmuCaps),
-            FeatureId::ClockData => typed!(Feature::ClockData, ClockData),
-            FeatureId::HybridTopology => typed!(Feature::HybridTopology, HybridTopology),
-            FeatureId::PmuCaps => typed!(Feature::PmuCaps, PmuCaps),
-            FeatureId::CpuDomainInfo => typed!(Feature::CpuDomainInfo, CpuDomainInfo),
-            FeatureId::Unknown(_) => (Feature::Raw(bytes.to_vec()), bytes.len()),
-        };
+        let (feature, used) = registry::decode_payload(
+            id,
+            &registry::PayloadContext {
+                bytes,
+                ctx,
+                offset,
+                context: &context,
+            },
+        )?;
         Ok(FeatureSection {
             id,
             feature,
@@ -387,40 +183,7 @@ impl FeatureSection {
 
     /// Encode the section, or say which of the model's write checks failed.
     pub fn try_encode(&self, endian: Endian) -> binrw::BinResult<Vec<u8>> {
-        let mut out = match &self.feature {
-            Feature::TracingData(bytes) => bytes.clone(),
-            Feature::BuildId(v) => codec::try_encode(v, endian, ())?,
-            Feature::Hostname(s)
-            | Feature::OsRelease(s)
-            | Feature::Version(s)
-            | Feature::Arch(s)
-            | Feature::CpuDesc(s)
-            | Feature::CpuId(s) => codec::try_encode(s, endian, ())?,
-            Feature::NrCpus(v) => codec::try_encode(v, endian, ())?,
-            Feature::TotalMem(v) | Feature::ClockId(v) | Feature::DirFormat(v) => {
-                codec::try_encode(v, endian, ())?
-            }
-            Feature::Cmdline(v) => codec::try_encode(v, endian, ())?,
-            Feature::EventDesc(v) => codec::try_encode(v, endian, ())?,
-            Feature::CpuTopology(v) => codec::try_encode(v, endian, ())?,
-            Feature::NumaTopology(v) => codec::try_encode(v, endian, ())?,
-            Feature::BranchStack | Feature::Stat => Vec::new(),
-            Feature::PmuMappings(v) => codec::try_encode(v, endian, ())?,
-            Feature::GroupDesc(v) => codec::try_encode(v, endian, ())?,
-            Feature::AuxTrace(v) => codec::try_encode(v, endian, ())?,
-            Feature::Cache(v) => codec::try_encode(v, endian, ())?,
-            Feature::SampleTime(v) => codec::try_encode(v, endian, ())?,
-            Feature::MemTopology(v) => codec::try_encode(v, endian, ())?,
-            Feature::BpfProgInfo(v) => codec::try_encode(v, endian, ())?,
-            Feature::BpfBtf(v) => codec::try_encode(v, endian, ())?,
-            Feature::Compressed(v) => codec::try_encode(v, endian, ())?,
-            Feature::CpuPmuCaps(v) => codec::try_encode(v, endian, ())?,
-            Feature::ClockData(v) => codec::try_encode(v, endian, ())?,
-            Feature::HybridTopology(v) => codec::try_encode(v, endian, ())?,
-            Feature::PmuCaps(v) => codec::try_encode(v, endian, ())?,
-            Feature::CpuDomainInfo(v) => codec::try_encode(v, endian, ())?,
-            Feature::Raw(bytes) => bytes.clone(),
-        };
+        let mut out = registry::encode_payload(&self.feature, endian)?;
         out.extend_from_slice(&self.trailing);
         Ok(out)
     }
@@ -486,7 +249,7 @@ mod tests {
     #[test]
     fn json_has_strings_as_text_and_ids_as_hex() {
         let list = BuildIdList::new(vec![BuildIdEntry::new(1, -1, &[0xab, 0xcd], "[vdso]")]);
-        let bytes = codec::encode(&list, Endian::Little, ());
+        let bytes = crate::codec::encode(&list, Endian::Little, ());
         let ctx = FeatureContext::new(Endian::Little);
         let s = FeatureSection::decode(FeatureId::BuildId, &bytes, &ctx, 0).unwrap();
         let json = serde_json::to_value(&s.feature).unwrap();
