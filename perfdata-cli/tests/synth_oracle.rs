@@ -373,6 +373,23 @@ fn script_shows_the_call_tree_frames() {
     }
 }
 
+/// A file's bytes, or a directory's files' bytes one after the other in name order.
+fn read_all(path: &Path) -> Vec<u8> {
+    if path.is_file() {
+        return std::fs::read(path).unwrap();
+    }
+    let mut names: Vec<PathBuf> = std::fs::read_dir(path)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() > 2);
+    names
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect()
+}
+
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let dir = tempfile::tempdir().unwrap();
@@ -387,6 +404,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
             "cpu-clock,tracepoint",
         ],
         &["--size", "300K", "--events", "{cpu-clock,task-clock}:S"],
+        &["--dir", "--extras", "--callchain", "2"],
     ]
     .into_iter()
     .enumerate()
@@ -394,7 +412,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
         let with_seed = |name: &str, seed: &'static str| {
             let mut a = args.to_vec();
             a.extend_from_slice(&["--seed", seed]);
-            std::fs::read(synth(dir.path(), &format!("{name}{i}"), &a)).unwrap()
+            read_all(&synth(dir.path(), &format!("{name}{i}"), &a))
         };
         let (a, b, c) = (
             with_seed("a", "7"),
@@ -513,4 +531,59 @@ fn perf_counts_the_extra_records() {
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1000);
     }
+}
+
+#[test]
+fn bad_arguments_fail_with_a_message_and_leave_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.data");
+    for (args, message) in [
+        (&["--processes", "0"][..], "at least one process"),
+        (&["--events", "bogus"], "unknown event preset \"bogus\""),
+        (&["--events", "{cpu-clock"], "unclosed group"),
+        (&["--callchain", "0"], "depth of 1 or more"),
+        (&["--fields", "raw"], "RAW samples need a tracepoint"),
+        (&["--fields", "nonsense"], "unknown sample_type field"),
+        (&["--fields", "weight,weight_struct"], "share one field"),
+        (&["--dir", "--compress"], "cannot be used with"),
+        (&["--size", "12Q"], "unknown unit"),
+    ] {
+        let mut all: Vec<&OsStr> = vec![OsStr::new("synth"), OsStr::new("-o"), out.as_os_str()];
+        all.extend(args.iter().map(OsStr::new));
+        let r = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{args:?}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} left an output");
+    }
+    // A directory is not written over an existing path.
+    std::fs::write(&out, b"keep").unwrap();
+    let all = [
+        OsStr::new("synth"),
+        OsStr::new("-o"),
+        out.as_os_str(),
+        OsStr::new("--dir"),
+    ];
+    let r = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
+    assert!(!r.status.success());
+    assert!(String::from_utf8_lossy(&r.stderr).contains("exists"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"keep");
+}
+
+#[test]
+fn a_file_to_stdout_is_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = synth(dir.path(), "f", &["--callchain", "2", "--seed", "4"]);
+    let args: Vec<&OsStr> = ["synth", "-o", "-", "--callchain", "2", "--seed", "4"]
+        .iter()
+        .map(OsStr::new)
+        .collect();
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.len() > 10_000);
+    assert_eq!(out.stdout, std::fs::read(path).unwrap());
 }
