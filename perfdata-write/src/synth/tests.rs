@@ -429,3 +429,22 @@ fn a_directory_reads_back_with_every_record() {
         Some(&Feature::DirFormat(1))
     );
 }
+
+#[test]
+fn an_empty_json_spec_is_the_default_and_builds() {
+    let spec: SynthSpec = serde_json::from_str("{}").unwrap();
+    assert_eq!(spec, SynthSpec::default());
+    let (workload, trace) = spec.build().unwrap();
+    assert_eq!(workload.threads.len(), 4);
+    assert_eq!(trace.events[0].name, "cpu-clock");
+    let bad: Result<SynthSpec, _> = serde_json::from_str(r#"{"host": {"cpus": 2}}"#);
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("unknown field `cpus`"));
+    let zero = SynthSpec {
+        compress: Some(0),
+        ..Default::default()
+    };
+    assert!(zero.build().is_err());
+}
