@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // `perfdata dump | head`: the reader went away; that is not a failure.
-        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
             eprintln!("perfdata: error: {e}");
@@ -83,6 +83,19 @@ pub enum CliError {
     Write(perfdata_write::WriteError),
     Output(std::io::Error),
     Usage(String),
+}
+
+impl CliError {
+    /// Whether the output's reader went away (`perfdata synth -o - | head` too, whose
+    /// writes fail inside the writer).
+    fn is_broken_pipe(&self) -> bool {
+        let kind = match self {
+            CliError::Output(e) => e.kind(),
+            CliError::Write(perfdata_write::WriteError::Io { source, .. }) => source.kind(),
+            _ => return false,
+        };
+        kind == std::io::ErrorKind::BrokenPipe
+    }
 }
 
 impl std::fmt::Display for CliError {

@@ -169,3 +169,32 @@ fn a_json_spec_is_the_options_it_names() {
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("unknown field `sampels`"));
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    for container in ["--pipe", "--round-every=1000"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+            .args(["synth", "-o", "-", "--size", "8M", container])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = [0u8; 8];
+        child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+        // The pipe is closed here, as `| head -c 8` does.
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(&head, b"PERFILE2");
+        assert!(
+            out.status.success(),
+            "{container}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
