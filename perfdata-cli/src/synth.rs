@@ -76,7 +76,7 @@ pub struct SynthArgs {
     pipe: bool,
     /// Write a perf.data directory (`perf record --threads`): `data` and one sample
     /// stream `data.N` per CPU. OUT must not exist.
-    #[arg(long, conflicts_with_all = ["pipe", "compress"])]
+    #[arg(long, conflicts_with = "pipe")]
     dir: bool,
     /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
     #[arg(

@@ -81,7 +81,7 @@ fn bad_arguments_fail_with_a_message_and_leave_nothing() {
         (&["--fields", "raw"], "RAW samples need a tracepoint"),
         (&["--fields", "nonsense"], "unknown sample_type field"),
         (&["--fields", "weight,weight_struct"], "share one field"),
-        (&["--dir", "--compress"], "cannot be used with"),
+        (&["--dir", "--pipe"], "cannot be used with"),
         (&["--size", "12Q"], "unknown unit"),
     ] {
         let mut all: Vec<&OsStr> = vec![OsStr::new("synth"), OsStr::new("-o"), out.as_os_str()];

@@ -58,6 +58,7 @@ const MIXES: &[Mix] = &[
     mix("fields-zstd-big", "--fields FIELDS --compress --endian big", 1),
     mix("dir", "--dir --callchain 3 --events cpu-clock,tracepoint", 2),
     mix("dir-big-group", "--dir --endian big --events {cpu-clock,task-clock}:S", 2),
+    mix("dir-zstd", "--dir --compress=3 --callchain 3", 1),
     mix("pipe", "--pipe --callchain 3", 1),
     mix("pipe-group", "--pipe --events {cpu-clock,task-clock}:S", 2),
     mix("pipe-clock", "--pipe --clock", 1),
