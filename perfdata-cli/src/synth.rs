@@ -6,12 +6,9 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use perfdata_core::attr::SampleType;
-use perfdata_write::compress::CompressFormat;
 use perfdata_write::output::{copy_to, AtomicOutput};
 use perfdata_write::synth::{
-    parse_events, parse_sample_fields, write_workload, HostInfo, Stop, SynthOptions, SynthWriter,
-    TraceSpec, Workload, WorkloadSpec, EXTRA_RECORD_FLAGS,
+    write_workload, HostInfo, SynthSpec, SynthWriter, TraceSpec, Workload,
 };
 
 use crate::convert::FormatArg;
@@ -28,6 +25,14 @@ pub struct SynthArgs {
     /// Output path, or `-` for stdout.
     #[arg(short, long)]
     output: PathBuf,
+    /// The whole trace as JSON instead of the options below (but -o, --pipe and --dir):
+    /// the fields of `perfdata_write::synth::SynthSpec`, each defaulting as its option.
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = [
+        "processes", "threads_per_process", "samples", "size", "seed", "events", "period",
+        "fields", "callchain", "dsos", "functions", "cpus", "compress", "compress_format",
+        "endian", "no_build_ids", "no_sample_id_all", "extras", "clock", "round_every",
+    ])]
+    spec: Option<PathBuf>,
     /// Processes (commands synth0, synth1, ...).
     #[arg(long, default_value_t = 2)]
     processes: u32,
@@ -71,7 +76,7 @@ pub struct SynthArgs {
     pipe: bool,
     /// Write a perf.data directory (`perf record --threads`): `data` and one sample
     /// stream `data.N` per CPU. OUT must not exist.
-    #[arg(long, conflicts_with_all = ["pipe", "compress"])]
+    #[arg(long, conflicts_with = "pipe")]
     dir: bool,
     /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
     #[arg(
@@ -126,62 +131,48 @@ fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
-pub fn run(args: &SynthArgs) -> Result<(), CliError> {
-    let mut fields = match &args.fields {
-        Some(list) => parse_sample_fields(list)?,
-        None => SampleType::empty(),
-    };
-    if let Some(depth) = args.callchain {
-        if depth == 0 {
-            return Err(CliError::Usage(
-                "--callchain needs a depth of 1 or more".into(),
-            ));
-        }
-        fields |= SampleType::CALLCHAIN;
-    }
-    let mut events: Vec<_> = parse_events(&args.events, args.period)?
-        .into_iter()
-        .map(|e| e.with(fields))
-        .collect();
-    if args.extras {
-        events[0].attr.flags |= EXTRA_RECORD_FLAGS;
-    }
-    let spec = WorkloadSpec {
+/// The spec the options describe.
+fn spec_of(args: &SynthArgs) -> SynthSpec {
+    let defaults = SynthSpec::default();
+    SynthSpec {
         seed: args.seed,
         processes: args.processes,
         threads_per_process: args.threads_per_process,
+        samples: args.samples,
+        size: args.size,
+        events: args.events.clone(),
+        period: args.period,
+        fields: args.fields.clone().unwrap_or_default(),
+        callchain: args.callchain,
         dsos: args.dsos,
         functions_per_dso: args.functions,
-        stop: args.size.map_or(Stop::Samples(args.samples), Stop::Bytes),
-        callchain_depth: args.callchain.unwrap_or(1),
         build_ids: !args.no_build_ids,
-        extras: args.extras,
-        ..Default::default()
-    };
-    let workload = Workload::new(spec)?;
-    // 2026-01-01T00:00:00Z in ns: a fixed wall clock keeps the bytes the same.
-    const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
-    let host = HostInfo {
-        nr_cpus: args.cpus.max(1),
-        clock: args
-            .clock
-            .then_some((1, WALL_CLOCK_REF_NS, perfdata_write::synth::START_NS)),
-        ..Default::default()
-    };
-    let format = match args.compress_format {
-        Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
-        _ => CompressFormat::Compressed,
-    };
-    let opts = SynthOptions {
-        endian: match args.endian {
-            SynthEndian::Little => perfdata_core::Endian::Little,
-            SynthEndian::Big => perfdata_core::Endian::Big,
-        },
         sample_id_all: !args.no_sample_id_all,
-        compress: args.compress.map(|level| (level, format)),
+        extras: args.extras,
+        clock: args.clock,
         round_every: args.round_every,
+        big_endian: args.endian == SynthEndian::Big,
+        compress: args.compress,
+        compressed2: args.compress_format == Some(FormatArg::Compressed2),
+        host: HostInfo {
+            nr_cpus: args.cpus,
+            ..defaults.host.clone()
+        },
+        ..defaults
+    }
+}
+
+pub fn run(args: &SynthArgs) -> Result<(), CliError> {
+    let spec = match &args.spec {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", path.display())))?;
+            serde_json::from_str::<SynthSpec>(&text)
+                .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?
+        }
+        None => spec_of(args),
     };
-    let trace = TraceSpec { events, host, opts };
+    let (workload, trace) = spec.build()?;
     if args.dir {
         return write_dir(&workload, trace, &args.output);
     }

@@ -2,81 +2,18 @@
 //! without a complaint, and shows exactly the samples per command, thread and DSO that
 //! the spec asked for, and the callchains the call tree gives.
 
+mod synth_support;
+
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
 
 use perfdata_core::record::RecordBody;
 use perfdata_core::PerfReader;
-use perfdata_tests::{perf_available, perf_output, perf_stats, run_perfdata};
+use perfdata_tests::{perf_available, perf_output, perf_stats};
 use perfdata_write::synth::{
     write_workload, EventSpec, HostInfo, Stop, SynthOptions, SynthWriter, TraceSpec, Workload,
     WorkloadSpec,
 };
-
-/// Run `perfdata synth -o DIR/NAME ARGS` and return the output's path.
-fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let path = dir.join(name);
-    let mut all: Vec<&OsStr> = vec![OsStr::new("synth"), OsStr::new("-o"), path.as_os_str()];
-    all.extend(args.iter().map(OsStr::new));
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
-    assert!(
-        out.status.success() && out.stderr.is_empty(),
-        "synth {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    path
-}
-
-/// Run perf on `path`; it must exit 0, print nothing on stderr and something on stdout.
-fn perf_clean(args: &[&str], path: &Path) -> String {
-    let out = perf_output(args, path);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stderr.trim().is_empty(),
-        "perf {args:?} on {}: status {:?}, stderr: {stderr}",
-        path.display(),
-        out.status
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(!stdout.trim().is_empty(), "perf {args:?}: empty output");
-    stdout
-}
-
-/// `perf report --sort comm,pid,dso -n --stdio`: samples per (comm, tid, DSO name).
-fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), u64> {
-    // --no-children: with callchains perf would add a column of inclusive counts.
-    let text = perf_clean(
-        &[
-            "report",
-            "--no-children",
-            "--sort",
-            "comm,pid,dso",
-            "-n",
-            "--stdio",
-        ],
-        path,
-    );
-    let mut counts = BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(f.len(), 5, "unexpected report line {line:?}");
-        let n: u64 = f[1].parse().expect("a sample count");
-        let tid: i32 = f[3].split(':').next().unwrap().parse().expect("a pid");
-        *counts
-            .entry((f[2].to_string(), tid, f[4].to_string()))
-            .or_insert(0) += n;
-    }
-    assert!(!counts.is_empty());
-    counts
-}
-
-fn basename(path: &str) -> String {
-    path.rsplit('/').next().unwrap().to_string()
-}
+use synth_support::*;
 
 /// The sample_type fields a mix can add to every event.
 const ALL_FIELDS: &str = "addr,weight,data_src,phys_addr,cgroup,regs_user,stack_user,\
@@ -121,6 +58,7 @@ const MIXES: &[Mix] = &[
     mix("fields-zstd-big", "--fields FIELDS --compress --endian big", 1),
     mix("dir", "--dir --callchain 3 --events cpu-clock,tracepoint", 2),
     mix("dir-big-group", "--dir --endian big --events {cpu-clock,task-clock}:S", 2),
+    mix("dir-zstd", "--dir --compress=3 --callchain 3", 1),
     mix("pipe", "--pipe --callchain 3", 1),
     mix("pipe-group", "--pipe --events {cpu-clock,task-clock}:S", 2),
     mix("pipe-clock", "--pipe --clock", 1),
@@ -209,35 +147,12 @@ fn perf_reads_every_option_mix() {
     }
 }
 
-/// 4 threads of weights 1 to 4; DSO 0's two functions weigh 1 and 1, DSO 1's 3 and 0.
-/// 1000 samples over a total weight of 10 x 5: each (thread, function) cell has 20 x
-/// its weight, so a thread of weight w has 40w samples in DSO 0 and 60w in DSO 1.
-fn hand_spec() -> WorkloadSpec {
-    WorkloadSpec {
-        seed: 3,
-        processes: 2,
-        threads_per_process: 2,
-        dsos: 2,
-        functions_per_dso: 2,
-        stop: Stop::Samples(1000),
-        thread_weights: Some(vec![1, 2, 3, 4]),
-        function_weights: Some(vec![1, 1, 3, 0]),
-        ..Default::default()
-    }
-}
-
 #[test]
 fn report_shows_exactly_the_samples_the_weights_ask_for() {
     if !perf_available() {
         return;
     }
-    let mut expected = BTreeMap::new();
-    for (i, w) in [1u64, 2, 3, 4].into_iter().enumerate() {
-        let comm = format!("synth{}", i / 2);
-        let tid = 10_000 + i as i32;
-        expected.insert((comm.clone(), tid, "libsynth0.so".to_string()), 40 * w);
-        expected.insert((comm, tid, "libsynth1.so".to_string()), 60 * w);
-    }
+    let expected = hand_expected();
     let dir = tempfile::tempdir().unwrap();
     let workload = Workload::new(hand_spec()).unwrap();
     for (name, endian, compress) in [
@@ -374,65 +289,6 @@ fn script_shows_the_call_tree_frames() {
 }
 
 #[test]
-fn same_seed_same_bytes_other_seed_other_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    for (i, args) in [
-        &["--callchain", "3"][..],
-        &[
-            "--pipe",
-            "--compress=3",
-            "--endian",
-            "big",
-            "--events",
-            "cpu-clock,tracepoint",
-        ],
-        &["--size", "300K", "--events", "{cpu-clock,task-clock}:S"],
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let with_seed = |name: &str, seed: &'static str| {
-            let mut a = args.to_vec();
-            a.extend_from_slice(&["--seed", seed]);
-            std::fs::read(synth(dir.path(), &format!("{name}{i}"), &a)).unwrap()
-        };
-        let (a, b, c) = (
-            with_seed("a", "7"),
-            with_seed("b", "7"),
-            with_seed("c", "8"),
-        );
-        assert!(a.len() > 10_000);
-        assert!(a == b, "{args:?}: same seed, different bytes");
-        assert!(a != c, "{args:?}: different seeds, same bytes");
-    }
-}
-
-#[test]
-fn compressed_pipe_reads_back_with_every_sample() {
-    // perf 6.1 cannot decompress records in pipe mode; perfdata's reader can.
-    let dir = tempfile::tempdir().unwrap();
-    let path = synth(
-        dir.path(),
-        "pz",
-        &["--pipe", "--compress", "--samples", "777"],
-    );
-    let out = run_perfdata(
-        env!("CARGO_BIN_EXE_perfdata"),
-        &[OsStr::new("stats"), OsStr::new("--json"), path.as_os_str()],
-        None,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["records"]["SAMPLE"], 777);
-    assert!(v["records"]["COMPRESSED"].as_u64().unwrap() > 0);
-    assert_eq!(v["events"][0]["samples"], 777);
-}
-
-#[test]
 fn script_prints_the_sample_fields_that_were_written() {
     if !perf_available() {
         return;
@@ -512,5 +368,33 @@ fn perf_counts_the_extra_records() {
             "{name}: {stderr}"
         );
         assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1000);
+    }
+}
+
+#[test]
+fn a_json_spec_sets_weights_and_the_machine() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // hand_spec() as JSON, with a machine of its own.
+    let path = synth_spec(
+        dir.path(),
+        "w",
+        r#"{"seed": 3, "processes": 2, "threads_per_process": 2, "dsos": 2,
+            "functions_per_dso": 2, "samples": 1000, "events": "task-clock",
+            "thread_weights": [1, 2, 3, 4], "function_weights": [1, 1, 3, 0],
+            "host": {"hostname": "json-host", "nr_cpus": 3, "cmdline": ["a", "b"]}}"#,
+        &[],
+    );
+    let expected = hand_expected();
+    assert_eq!(report_counts(&path), expected);
+    let header = perf_clean(&["report", "--header-only", "-I"], &path);
+    for line in [
+        "# hostname : json-host",
+        "# nrcpus avail : 3",
+        "# cmdline : a b",
+    ] {
+        assert!(header.contains(line), "{line}: {header}");
     }
 }

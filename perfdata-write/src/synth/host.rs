@@ -12,7 +12,8 @@ use super::event::EventSpec;
 /// What the header says about the machine and the command. Every field is written as
 /// its feature (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM,
 /// CMDLINE, CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CLOCKID and CLOCK_DATA).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct HostInfo {
     pub hostname: String,
     pub os_release: String,

@@ -20,6 +20,7 @@ mod extra;
 mod host;
 mod rng;
 mod sample;
+mod spec;
 #[cfg(test)]
 mod tests;
 mod tracing;
@@ -32,6 +33,7 @@ pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT
 pub use extra::EXTRA_RECORD_FLAGS;
 pub use host::{HostInfo, Recorded};
 pub use rng::Rng;
+pub use spec::{SynthSpec, WALL_CLOCK_REF_NS};
 pub use tracing::{tracing_data, Tracepoint, TracepointHit};
 pub use workload::{
     Dso, Function, Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT, START_NS,

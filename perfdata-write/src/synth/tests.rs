@@ -392,9 +392,19 @@ fn size_stop_writes_about_that_many_bytes() {
 
 #[test]
 fn a_directory_reads_back_with_every_record() {
+    for compress in [None, Some((2, CompressFormat::Compressed))] {
+        directory_reads_back(compress);
+    }
+}
+
+fn directory_reads_back(compress: Option<(i32, CompressFormat)>) {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("perf.data");
-    script(SynthWriter::dir(&path, trace_spec(SynthOptions::default())).unwrap()).unwrap();
+    let opts = SynthOptions {
+        compress,
+        ..Default::default()
+    };
+    script(SynthWriter::dir(&path, trace_spec(opts)).unwrap()).unwrap();
     let names: Vec<String> = (0..2).map(|i| format!("data.{i}")).collect();
     for n in names.iter().chain([&"data".to_string()]) {
         assert!(path.join(n).is_file(), "{n}");
@@ -411,11 +421,14 @@ fn a_directory_reads_back_with_every_record() {
                 }
             }
             RecordBody::FinishedRound => panic!("a directory has no rounds"),
+            RecordBody::Compressed(_) => assert!(compress.is_some()),
             _ => others += 1,
         }
     }
     assert!(r.meta().warnings.is_empty(), "{:?}", r.meta().warnings);
     assert_eq!((samples, others), (30, 13));
+    let compressed = r.meta().feature(FeatureId::Compressed);
+    assert_eq!(compressed.is_some(), compress.is_some());
     // A sample of an event the trace does not have is an error, not a panic.
     let mut w =
         SynthWriter::dir(&tmp.path().join("x"), trace_spec(SynthOptions::default())).unwrap();
@@ -428,4 +441,23 @@ fn a_directory_reads_back_with_every_record() {
         r.meta().feature(FeatureId::DirFormat),
         Some(&Feature::DirFormat(1))
     );
+}
+
+#[test]
+fn an_empty_json_spec_is_the_default_and_builds() {
+    let spec: SynthSpec = serde_json::from_str("{}").unwrap();
+    assert_eq!(spec, SynthSpec::default());
+    let (workload, trace) = spec.build().unwrap();
+    assert_eq!(workload.threads.len(), 4);
+    assert_eq!(trace.events[0].name, "cpu-clock");
+    let bad: Result<SynthSpec, _> = serde_json::from_str(r#"{"host": {"cpus": 2}}"#);
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("unknown field `cpus`"));
+    let zero = SynthSpec {
+        compress: Some(0),
+        ..Default::default()
+    };
+    assert!(zero.build().is_err());
 }

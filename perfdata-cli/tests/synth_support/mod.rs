@@ -1,0 +1,131 @@
+//! Helpers shared by the synth test files: running `perfdata synth` and perf, reading
+//! perf's report, and the hand-weighted workload whose counts are known.
+// Each test file uses part of these.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use perfdata_tests::{perf_output, run_perfdata};
+use perfdata_write::synth::{Stop, WorkloadSpec};
+
+/// Run `perfdata synth -o DIR/NAME ARGS` and return the output's path.
+pub fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let path = dir.join(name);
+    let mut all: Vec<&OsStr> = vec![OsStr::new("synth"), OsStr::new("-o"), path.as_os_str()];
+    all.extend(args.iter().map(OsStr::new));
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "synth {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    path
+}
+
+/// Write `json` to DIR/NAME.json and run `perfdata synth --spec` on it.
+pub fn synth_spec(dir: &Path, name: &str, json: &str, extra: &[&str]) -> PathBuf {
+    let spec = dir.join(format!("{name}.json"));
+    std::fs::write(&spec, json).unwrap();
+    let mut args = vec!["--spec", spec.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    synth(dir, name, &args)
+}
+
+/// Run perf on `path`; it must exit 0, print nothing on stderr and something on stdout.
+pub fn perf_clean(args: &[&str], path: &Path) -> String {
+    let out = perf_output(args, path);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stderr.trim().is_empty(),
+        "perf {args:?} on {}: status {:?}, stderr: {stderr}",
+        path.display(),
+        out.status
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!stdout.trim().is_empty(), "perf {args:?}: empty output");
+    stdout
+}
+
+/// `perf report --sort comm,pid,dso -n --stdio`: samples per (comm, tid, DSO name).
+pub fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), u64> {
+    // --no-children: with callchains perf would add a column of inclusive counts.
+    let text = perf_clean(
+        &[
+            "report",
+            "--no-children",
+            "--sort",
+            "comm,pid,dso",
+            "-n",
+            "--stdio",
+        ],
+        path,
+    );
+    let mut counts = BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f.len(), 5, "unexpected report line {line:?}");
+        let n: u64 = f[1].parse().expect("a sample count");
+        let tid: i32 = f[3].split(':').next().unwrap().parse().expect("a pid");
+        *counts
+            .entry((f[2].to_string(), tid, f[4].to_string()))
+            .or_insert(0) += n;
+    }
+    assert!(!counts.is_empty());
+    counts
+}
+
+pub fn basename(path: &str) -> String {
+    path.rsplit('/').next().unwrap().to_string()
+}
+
+/// 4 threads of weights 1 to 4; DSO 0's two functions weigh 1 and 1, DSO 1's 3 and 0.
+/// 1000 samples over a total weight of 10 x 5: each (thread, function) cell has 20 x
+/// its weight, so a thread of weight w has 40w samples in DSO 0 and 60w in DSO 1.
+pub fn hand_spec() -> WorkloadSpec {
+    WorkloadSpec {
+        seed: 3,
+        processes: 2,
+        threads_per_process: 2,
+        dsos: 2,
+        functions_per_dso: 2,
+        stop: Stop::Samples(1000),
+        thread_weights: Some(vec![1, 2, 3, 4]),
+        function_weights: Some(vec![1, 1, 3, 0]),
+        ..Default::default()
+    }
+}
+
+/// What `perf report` must show for [`hand_spec`]: a thread of weight w has 40w samples
+/// in DSO 0 and 60w in DSO 1.
+pub fn hand_expected() -> BTreeMap<(String, i32, String), u64> {
+    let mut expected = BTreeMap::new();
+    for (i, w) in [1u64, 2, 3, 4].into_iter().enumerate() {
+        let comm = format!("synth{}", i / 2);
+        let tid = 10_000 + i as i32;
+        expected.insert((comm.clone(), tid, "libsynth0.so".to_string()), 40 * w);
+        expected.insert((comm, tid, "libsynth1.so".to_string()), 60 * w);
+    }
+    expected
+}
+
+/// A file's bytes, or a directory's files' bytes one after the other in name order.
+pub fn read_all(path: &Path) -> Vec<u8> {
+    if path.is_file() {
+        return std::fs::read(path).unwrap();
+    }
+    let mut names: Vec<PathBuf> = std::fs::read_dir(path)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() > 2);
+    names
+        .iter()
+        .flat_map(|p| std::fs::read(p).unwrap())
+        .collect()
+}

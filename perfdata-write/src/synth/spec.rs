@@ -1,0 +1,147 @@
+//! A whole synthetic trace as data: what `perfdata synth` takes as options, or as a
+//! JSON file (`--spec`), turned into the workload and the writer's spec.
+
+use serde::Deserialize;
+
+use super::event::{parse_events, parse_sample_fields};
+use super::extra::EXTRA_RECORD_FLAGS;
+use super::host::HostInfo;
+use super::workload::{Stop, Workload, WorkloadSpec, START_NS};
+use super::writer::{SynthOptions, TraceSpec};
+use crate::compress::CompressFormat;
+use crate::error::{Result, WriteError};
+
+/// 2026-01-01T00:00:00Z in ns: the wall clock CLOCK_DATA gives the start of a trace
+/// with a clock (fixed, so that the bytes do not depend on when they were made).
+pub const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
+
+/// Everything a synthetic trace is made from but its container. Every field has the
+/// default `perfdata synth` has; a JSON spec names only what it changes, and a name
+/// that is not a field is an error.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SynthSpec {
+    pub seed: u64,
+    pub processes: u32,
+    pub threads_per_process: u32,
+    /// Exactly this many samples, unless `size` is given.
+    pub samples: u64,
+    /// Bytes of records (before compression) to stop at instead of a sample count.
+    pub size: Option<u64>,
+    /// Event presets, as [`parse_events`] reads them.
+    pub events: String,
+    pub period: u64,
+    /// More sample_type fields for every event, as [`parse_sample_fields`] reads them.
+    pub fields: String,
+    /// Callchains of up to this many frames.
+    pub callchain: Option<u32>,
+    pub dsos: u32,
+    pub functions_per_dso: u32,
+    pub build_ids: bool,
+    pub sample_id_all: bool,
+    /// The less common records (see [`WorkloadSpec::extras`]).
+    pub extras: bool,
+    /// Events on CLOCK_MONOTONIC, with CLOCKID and CLOCK_DATA.
+    pub clock: bool,
+    pub round_every: u64,
+    pub big_endian: bool,
+    /// zstd level of COMPRESSED records (COMPRESSED2 with `compressed2`).
+    pub compress: Option<i32>,
+    pub compressed2: bool,
+    pub thread_weights: Option<Vec<u64>>,
+    pub function_weights: Option<Vec<u64>>,
+    /// The machine; its `clock` is set from `clock` above.
+    pub host: HostInfo,
+}
+
+impl Default for SynthSpec {
+    fn default() -> Self {
+        let w = WorkloadSpec::default();
+        SynthSpec {
+            seed: w.seed,
+            processes: w.processes,
+            threads_per_process: w.threads_per_process,
+            samples: 1000,
+            size: None,
+            events: "cpu-clock".into(),
+            period: 100_000,
+            fields: String::new(),
+            callchain: None,
+            dsos: w.dsos,
+            functions_per_dso: w.functions_per_dso,
+            build_ids: true,
+            sample_id_all: true,
+            extras: false,
+            clock: false,
+            round_every: 1000,
+            big_endian: false,
+            compress: None,
+            compressed2: false,
+            thread_weights: None,
+            function_weights: None,
+            host: HostInfo::default(),
+        }
+    }
+}
+
+fn bad(what: impl Into<String>) -> WriteError {
+    WriteError::unsupported(None, what)
+}
+
+impl SynthSpec {
+    /// The workload and the writer's spec this describes.
+    pub fn build(&self) -> Result<(Workload, TraceSpec)> {
+        let mut fields = parse_sample_fields(&self.fields)?;
+        if let Some(depth) = self.callchain {
+            if depth == 0 {
+                return Err(bad("a callchain needs a depth of 1 or more"));
+            }
+            fields |= perfdata_core::attr::SampleType::CALLCHAIN;
+        }
+        if let Some(level) = self.compress.filter(|l| !(1..=22).contains(l)) {
+            return Err(bad(format!("zstd level {level} is not 1 to 22")));
+        }
+        let mut events: Vec<_> = parse_events(&self.events, self.period)?
+            .into_iter()
+            .map(|e| e.with(fields))
+            .collect();
+        if self.extras {
+            if let Some(first) = events.first_mut() {
+                first.attr.flags |= EXTRA_RECORD_FLAGS;
+            }
+        }
+        let workload = Workload::new(WorkloadSpec {
+            seed: self.seed,
+            processes: self.processes,
+            threads_per_process: self.threads_per_process,
+            dsos: self.dsos,
+            functions_per_dso: self.functions_per_dso,
+            stop: self.size.map_or(Stop::Samples(self.samples), Stop::Bytes),
+            callchain_depth: self.callchain.unwrap_or(1),
+            build_ids: self.build_ids,
+            extras: self.extras,
+            thread_weights: self.thread_weights.clone(),
+            function_weights: self.function_weights.clone(),
+            ..Default::default()
+        })?;
+        let mut host = self.host.clone();
+        host.nr_cpus = host.nr_cpus.max(1);
+        host.clock = self.clock.then_some((1, WALL_CLOCK_REF_NS, START_NS));
+        let format = if self.compressed2 {
+            CompressFormat::Compressed2
+        } else {
+            CompressFormat::Compressed
+        };
+        let opts = SynthOptions {
+            endian: if self.big_endian {
+                binrw::Endian::Big
+            } else {
+                binrw::Endian::Little
+            },
+            sample_id_all: self.sample_id_all,
+            compress: self.compress.map(|level| (level, format)),
+            round_every: self.round_every,
+        };
+        Ok((workload, TraceSpec { events, host, opts }))
+    }
+}
