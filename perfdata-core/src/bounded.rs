@@ -133,19 +133,6 @@ pub fn bytes_or_rest<R: Read + Seek>(
     }
 }
 
-/// Values of `T` until the stream ends (a trailing partial value is an error).
-pub fn until_end<R, T>(reader: &mut R, endian: Endian, _: ()) -> BinResult<Vec<T>>
-where
-    R: Read + Seek,
-    for<'a> T: BinRead<Args<'a> = ()>,
-{
-    let mut out = Vec::new();
-    while remaining(reader)? > 0 {
-        out.push(T::read_options(reader, endian, ())?);
-    }
-    Ok(out)
-}
-
 /// Values of `T`, each read with a clone of `args`, while at least `min_size` bytes are
 /// left. Fewer bytes than that are left unread: writers pad some sections (perf 6.12's
 /// pipe-mode features to 8 bytes), and those bytes belong to whoever reads after.

@@ -27,22 +27,22 @@
 //! ```
 
 pub mod attr;
-pub mod bounded;
+pub(crate) mod bounded;
 pub mod codec;
-pub mod error;
+mod error;
 pub mod feature;
 pub mod header;
 pub mod info;
-pub mod input;
-pub mod meta;
+pub(crate) mod input;
+mod meta;
 pub mod names;
 pub mod raw;
-pub mod reader;
+mod reader;
 pub mod record;
 pub mod stats;
 pub mod text;
 pub mod tracing;
-pub mod tree;
+mod tree;
 mod truncated;
 
 pub use binrw::Endian;

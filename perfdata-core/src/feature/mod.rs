@@ -65,7 +65,7 @@ impl FeatureId {
             .map_or(FeatureId::Unknown(bit), |r| r.id)
     }
 
-    /// perf's name for the feature ("HOSTNAME"), or "FEATURE_<bit>".
+    /// perf's name for the feature ("HOSTNAME"), or `"FEATURE_<bit>"`.
     pub fn name(self) -> String {
         match self {
             FeatureId::Unknown(bit) => format!("FEATURE_{bit}"),

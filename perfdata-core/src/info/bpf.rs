@@ -3,7 +3,7 @@
 //!
 //! Each program is the kernel's `struct bpf_prog_info` followed by the arrays it points
 //! into, the pointers stored as offsets into those arrays. A program's name is
-//! "bpf_prog_<tag>_<function>", the function name coming from the BTF object the program
+//! `"bpf_prog_<tag>_<function>"`, the function name coming from the BTF object the program
 //! refers to (BPF_BTF), else from the info's own 16-byte name.
 
 use std::collections::BTreeMap;

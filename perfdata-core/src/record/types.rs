@@ -46,7 +46,7 @@ impl RecordType {
     }
 
     /// The name `perf report --stats` prints ("MMAP2", "ATTR", "FEATURE"), or
-    /// "UNKNOWN_<n>".
+    /// `"UNKNOWN_<n>"`.
     pub fn name(self) -> String {
         match self {
             RecordType::Unknown(n) => format!("UNKNOWN_{n}"),
