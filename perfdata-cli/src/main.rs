@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod check;
 mod convert;
 mod dump;
 mod info;
@@ -32,6 +33,9 @@ enum Command {
     Stats(InputArgs),
     /// Print every record decoded, one per line, with its file offset.
     Dump(DumpArgs),
+    /// Check recordings fully: every problem with its offset (exit 0 clean, 1
+    /// problems, 2 unreadable).
+    Check(check::CheckArgs),
     /// Rewrite a recording: change its container, compression or byte order.
     Convert(convert::ConvertArgs),
     /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
         Command::Info(a) | Command::Stats(a) => Some(&a.file),
         Command::Dump(a) => Some(&a.input.file),
         Command::Convert(a) => Some(a.input()),
-        Command::Synth(_) => None,
+        Command::Synth(_) | Command::Check(_) => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
     // way an interrupted convert leaves no temp file.
@@ -82,12 +86,23 @@ fn main() -> ExitCode {
     } else {
         OnInterrupt::Abort
     });
+    if let Command::Check(a) = &cli.command {
+        return match check::run(a) {
+            Ok(code) => code,
+            Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("perfdata: error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let result = match &cli.command {
         Command::Info(a) => info::run(&a.file, a.json),
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Check(_) => unreachable!("check returns its own exit status above"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

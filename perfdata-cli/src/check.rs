@@ -1,0 +1,68 @@
+//! `perfdata check FILE...`: every problem of each recording, with its offset (see
+//! `perfdata_core::check`). Exit status 0 when every file is clean, 1 when any has
+//! problems, 2 when any cannot be read at all.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use perfdata_core::check::{check, Report};
+
+/// `perfdata check` arguments.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// perf.data files, perf.data directories, or `-` for stdin.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// One JSON object per file (JSON Lines): `file`, `records`, `stopped`,
+    /// `unreadable`, and `problems` (each `offset`, `context`, `message`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Check every file; the exit status says the worst outcome.
+pub fn run(args: &CheckArgs) -> Result<ExitCode, crate::CliError> {
+    let mut worst = 0u8;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for file in &args.files {
+        let report = check(file);
+        worst = worst.max(if report.unreadable {
+            2
+        } else if report.is_clean() {
+            0
+        } else {
+            1
+        });
+        if args.json {
+            let mut v = serde_json::to_value(&report)?;
+            v["file"] = serde_json::Value::String(file.display().to_string());
+            serde_json::to_writer(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            write_text(&mut out, &file.display().to_string(), &report)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::from(worst))
+}
+
+fn write_text(out: &mut impl Write, file: &str, report: &Report) -> std::io::Result<()> {
+    if report.is_clean() {
+        return writeln!(out, "{file}: ok, {} records", report.records);
+    }
+    writeln!(
+        out,
+        "{file}: {} problem(s){}",
+        report.problems.len(),
+        if report.stopped {
+            "; reading stopped at the first, what follows was not checked"
+        } else {
+            ""
+        }
+    )?;
+    for p in &report.problems {
+        writeln!(out, "  {p}")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! `perfdata check`: the corrupt corpus file at its offset, nothing for clean inputs, a
+//! problem for every mutant `stats` rejects, and each cross-reference check on a file
+//! broken for it.
+
+use std::ffi::OsStr;
+
+use perfdata_core::check::check_bytes;
+use perfdata_core::record::RecordType;
+use perfdata_core::PerfReader;
+use perfdata_tests::{all_inputs, fixture_files, fixtures_dir, name, run_perfdata, CORRUPT};
+
+fn perfdata(args: &[&OsStr]) -> std::process::Output {
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)
+}
+
+/// Inputs with something odd the reader reads past; check reports it.
+const ODD: &[(&str, &str)] = &[
+    (
+        "jbeich-perf_with_arm_regs.data",
+        "at byte offset 172 (0xac), reading: attr 0 says its size is 120 but attr_size gives 128",
+    ),
+    (
+        "mstange-sleep.compressed2.pipe.data",
+        "at byte offset 31808 (0x7c40), reading: 143 bytes after the last record are not a record",
+    ),
+];
+
+#[test]
+fn clean_inputs_have_no_problem_and_the_others_theirs() {
+    let mut checked = 0;
+    for path in all_inputs() {
+        let n = name(&path);
+        let out = perfdata(&[OsStr::new("check"), path.as_os_str()]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if n == CORRUPT.0 {
+            assert_eq!(out.status.code(), Some(1), "{n}: {stdout}");
+            let at = format!(
+                "at byte offset {} ({:#x}), record header: record size 0",
+                CORRUPT.1, CORRUPT.1
+            );
+            assert!(stdout.contains(&at), "{n}: {stdout}");
+            assert!(stdout.contains("reading stopped at the first"), "{stdout}");
+        } else if let Some((_, problem)) = ODD.iter().find(|(f, _)| *f == n) {
+            assert_eq!(out.status.code(), Some(1), "{n}: {stdout}");
+            assert!(stdout.contains(problem), "{n}: {stdout}");
+            assert_eq!(stdout.lines().count(), 2, "{n}: one problem only: {stdout}");
+        } else {
+            assert_eq!(out.status.code(), Some(0), "{n}: {stdout}");
+            assert!(
+                stdout.ends_with(" records\n") && stdout.contains(": ok, "),
+                "{n}: {stdout}"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, all_inputs().len());
+}
+
+#[test]
+fn unreadable_input_exits_2_and_json_names_every_field() {
+    let out = perfdata(&[
+        OsStr::new("check"),
+        OsStr::new("--json"),
+        OsStr::new("/nonexistent/perf.data"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["file"], "/nonexistent/perf.data");
+    assert_eq!(v["unreadable"], true);
+    assert_eq!(v["records"], 0);
+    assert!(v["problems"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cannot open"));
+    // Several files: the worst status wins, and each gets its line.
+    let good = fixtures_dir().join("file-cpu-clock.data");
+    let out = perfdata(&[
+        OsStr::new("check"),
+        OsStr::new("--json"),
+        good.as_os_str(),
+        OsStr::new("/nonexistent"),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["problems"].as_array().unwrap().len(), 0);
+    assert_eq!(lines[0]["records"], 294);
+}
+
+/// A deterministic generator for the mutants.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+/// 1,000 mutants of the small fixtures (one to four bytes set to random values): every
+/// one `perfdata stats` rejects, check reports with at least one problem.
+#[test]
+fn every_mutant_stats_rejects_has_a_problem() {
+    let files: Vec<Vec<u8>> = fixture_files()
+        .into_iter()
+        .filter(|p| p.is_file() && std::fs::metadata(p).unwrap().len() < 40_000)
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mutant = dir.path().join("mutant.data");
+    let mut rng = Lcg(7);
+    let (mut rejected, mut missed) = (0, Vec::new());
+    for i in 0..1000 {
+        let mut bytes = files[i % files.len()].clone();
+        for _ in 0..=rng.next() % 4 {
+            let at = rng.next() as usize % bytes.len();
+            bytes[at] = rng.next() as u8;
+        }
+        std::fs::write(&mutant, &bytes).unwrap();
+        let stats = perfdata(&[OsStr::new("stats"), mutant.as_os_str()]);
+        if stats.status.success() {
+            continue;
+        }
+        rejected += 1;
+        let report = check_bytes(bytes);
+        if report.is_clean() {
+            missed.push(format!(
+                "mutant {i}: {}",
+                String::from_utf8_lossy(&stats.stderr)
+            ));
+        }
+    }
+    println!("{rejected} of 1000 mutants rejected by stats");
+    assert!(rejected > 100, "the mutants are too gentle: {rejected}");
+    assert!(missed.is_empty(), "{}", missed.join("\n"));
+}
+
+/// Offsets of the records of `ty` in a file, as the reader frames them (top level).
+fn offsets(bytes: &[u8], ty: RecordType) -> Vec<usize> {
+    let mut r = PerfReader::from_vec(bytes.to_vec(), Default::default()).unwrap();
+    let mut v = Vec::new();
+    while let Some(item) = r.next_record().unwrap() {
+        if item.raw.record_type() == ty {
+            v.push(item.raw.offset as usize);
+        }
+    }
+    v
+}
+
+fn problems(bytes: Vec<u8>) -> Vec<String> {
+    check_bytes(bytes)
+        .problems
+        .iter()
+        .map(|p| p.to_string())
+        .collect()
+}
+
+#[test]
+fn a_sample_of_no_attr_is_named() {
+    // Three events sampling IP|TID|TIME|ID: the id is the u64 after ip, tid and time.
+    let mut bytes = std::fs::read(fixtures_dir().join("file-multi-event.data")).unwrap();
+    assert!(problems(bytes.clone()).is_empty());
+    let at = offsets(&bytes, RecordType::Sample)[5];
+    bytes[at + 8 + 24..at + 8 + 32].copy_from_slice(&999_999u64.to_le_bytes());
+    assert_eq!(
+        problems(bytes),
+        vec![format!(
+            "at byte offset {at} ({at:#x}), record SAMPLE: sample id 999999 belongs to no attr"
+        )]
+    );
+}
+
+#[test]
+fn a_cpu_going_back_in_time_is_named() {
+    // IP|TID|TIME|ID|CPU: time is the u64 after ip and tid, cpu the u32 after the id.
+    let mut bytes = std::fs::read(fixtures_dir().join("file-system-wide.data")).unwrap();
+    assert!(problems(bytes.clone()).is_empty());
+    let samples = offsets(&bytes, RecordType::Sample);
+    let cpu = |at: usize| u32::from_le_bytes(bytes[at + 40..at + 44].try_into().unwrap());
+    let time = |at: usize| u64::from_le_bytes(bytes[at + 24..at + 32].try_into().unwrap());
+    // Two samples of one cpu; the later one gets a time before the earlier one's.
+    let a = samples[0];
+    let b = *samples[1..].iter().find(|&&s| cpu(s) == cpu(a)).unwrap();
+    let (ta, c) = (time(a), cpu(a));
+    bytes[b + 24..b + 32].copy_from_slice(&(ta - 1).to_le_bytes());
+    let got = problems(bytes);
+    let want = format!(
+        "at byte offset {b} ({b:#x}), record SAMPLE: time {} on cpu {c} is before the time {ta} of the sample at {a} on the same cpu",
+        ta - 1
+    );
+    assert!(got.contains(&want), "{got:?}");
+}
+
+#[test]
+fn a_sample_time_that_misses_samples_is_named() {
+    let path = fixtures_dir().join("file-cpu-clock.data");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let r = PerfReader::open(&path).unwrap();
+    let Some(perfdata_core::feature::Feature::SampleTime(st)) = r
+        .meta()
+        .feature(perfdata_core::feature::FeatureId::SampleTime)
+    else {
+        panic!("the fixture has SAMPLE_TIME");
+    };
+    let (first, last) = (st.first, st.last);
+    // The section holds the two u64s: find them and move `first` past the first sample.
+    let pos = bytes
+        .windows(16)
+        .position(|w| w[..8] == first.to_le_bytes() && w[8..] == last.to_le_bytes())
+        .unwrap();
+    bytes[pos..pos + 8].copy_from_slice(&(first + 1).to_le_bytes());
+    assert_eq!(
+        problems(bytes),
+        vec![format!(
+            "feature SAMPLE_TIME: says first {}, last {last}, but the samples run from {first} to {last}",
+            first + 1
+        )]
+    );
+}
+
+#[test]
+fn check_reads_pipes_and_directories() {
+    for f in ["pipe-cpu-clock.data", "dir-threads-compressed.data"] {
+        let p = fixtures_dir().join(f);
+        let out = perfdata(&[OsStr::new("check"), p.as_os_str()]);
+        assert_eq!(out.status.code(), Some(0), "{f}");
+    }
+}
