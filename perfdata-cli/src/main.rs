@@ -3,7 +3,9 @@
 mod convert;
 mod dump;
 mod info;
+mod output;
 mod stats;
+mod strip;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -32,6 +34,8 @@ enum Command {
     Dump(DumpArgs),
     /// Rewrite a recording: change its container, compression or byte order.
     Convert(convert::ConvertArgs),
+    /// Remove samples by pid, tid, comm, cpu, event or time, with their side-band.
+    Strip(strip::StripArgs),
 }
 
 #[derive(clap::Args)]
@@ -59,6 +63,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
+        Command::Strip(a) => strip::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@
 
 pub mod compress;
 pub mod convert;
+pub mod edit;
 pub mod error;
 pub mod file;
 pub mod output;

@@ -204,14 +204,19 @@ impl FeatureEdits {
                     .set
                     .push(FeatureSection::new(FeatureId::Stat, Feature::Stat));
             }
-            if !meta.features.contains_key(&FeatureId::SampleTime)
-                && meta.container == ContainerKind::Pipe
+            // Edits may remove samples: the span is that of the samples written.
+            let edited = conv.edit.is_some();
+            if edited
+                || (!meta.features.contains_key(&FeatureId::SampleTime)
+                    && meta.container == ContainerKind::Pipe)
             {
-                if let Some((first, last)) = conv.sample_time {
-                    edits.set.push(FeatureSection::new(
+                match conv.sample_time {
+                    Some((first, last)) => edits.set.push(FeatureSection::new(
                         FeatureId::SampleTime,
                         Feature::SampleTime(SampleTime { first, last }),
-                    ));
+                    )),
+                    None if edited => edits.drop.push(FeatureId::SampleTime),
+                    None => {}
                 }
             }
         }
