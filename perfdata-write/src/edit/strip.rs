@@ -463,7 +463,7 @@ impl RecordEdit for Strip {
         }
         let at = item.locate();
         if ty == RecordType::Sample {
-            let selected = self.sample_selected(&at);
+            let selected = self.sel.selects_samples() && self.sample_selected(&at);
             self.matched += u64::from(selected);
             let removed = selected != self.sel.keep
                 || at
