@@ -264,3 +264,6 @@ pub fn run_to_pipe<W: Write>(
     check_reader(&reader)?;
     convert::to_pipe_with(reader, out, opts, Some(EditStage::new(edits)))
 }
+
+#[cfg(test)]
+mod tests;
