@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use perfdata_write::convert::{Compression, ConvertOptions, Report};
-use perfdata_write::edit::{self, Glob, RecordEdit, Selection, Strip};
+use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Strip};
 
 use crate::output::Out;
 use crate::CliError;
@@ -44,6 +44,10 @@ pub struct StripArgs {
     /// Remove whole record types by perf's names (`SWITCH,SWITCH_CPU_WIDE`).
     #[arg(long, value_name = "TYPES")]
     drop: Option<String>,
+    /// Remove sample fields by perf's names (`REGS_USER,STACK_USER`) from every sample of
+    /// the events that have them; the attrs' sample_type is updated.
+    #[arg(long, value_name = "FIELDS")]
+    drop_sample_fields: Option<String>,
     /// Write the records of compressed input uncompressed.
     #[arg(long)]
     decompress: bool,
@@ -74,10 +78,11 @@ impl StripArgs {
                 None => Vec::new(),
             },
         };
-        if !sel.selects_samples() && sel.drop_types.is_empty() {
+        if !sel.selects_samples() && sel.drop_types.is_empty() && self.drop_sample_fields.is_none()
+        {
             return Err(CliError::Usage(
                 "nothing to strip: give a selector (--pid, --tid, --comm, --cpu, --event, \
-                 --time) or --drop"
+                 --time), --drop or --drop-sample-fields"
                     .into(),
             ));
         }
@@ -120,7 +125,16 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
         ..Default::default()
     };
     let target = opts.target_for(reader.meta().container);
-    let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Strip::new(sel))];
+    // Fields go first: its attr edits count the input's events, which strip may remove.
+    let mut edits: Vec<Box<dyn RecordEdit>> = Vec::new();
+    if let Some(fields) = &args.drop_sample_fields {
+        edits.push(Box::new(DropSampleFields::new(edit::parse_sample_fields(
+            fields,
+        )?)));
+    }
+    if sel.selects_samples() || !sel.drop_types.is_empty() {
+        edits.push(Box::new(Strip::new(sel)));
+    }
     let (report, bytes_out) = crate::output::write(&args.input, &args.output, target, |out| {
         Ok(match out {
             Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,

@@ -490,6 +490,24 @@ fn drop_record_types() {
     assert_eq!(script(&out, &[]), script(&input, &[]));
 }
 
+/// `perfdata strip IN -o OUT ARGS` must fail saying `message`, leaving nothing in `dir`.
+fn strip_fails(input: &Path, dir: &Path, args: &[&str], message: &str) {
+    let out = dir.join("out.data");
+    let mut all: Vec<&OsStr> = vec![OsStr::new("strip"), input.as_os_str()];
+    all.extend([OsStr::new("-o"), out.as_os_str()]);
+    all.extend(args.iter().map(OsStr::new));
+    let res = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
+    let stderr = String::from_utf8_lossy(&res.stderr);
+    assert!(!res.status.success(), "{args:?} succeeded");
+    assert!(stderr.contains(message), "{args:?}: {stderr}");
+    assert!(!out.exists(), "{args:?} left an output");
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "temp files left"
+    );
+}
+
 #[test]
 fn bad_selections_write_nothing() {
     let input = fixtures_dir().join("strip-multi.data");
@@ -504,19 +522,67 @@ fn bad_selections_write_nothing() {
         (&["--drop", "NOPE"], "not a record type"),
     ];
     for (args, message) in cases {
-        let out = dir.path().join("out.data");
-        let mut all: Vec<&OsStr> = vec![OsStr::new("strip"), input.as_os_str()];
-        all.extend([OsStr::new("-o"), out.as_os_str()]);
-        all.extend(args.iter().map(OsStr::new));
-        let res = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &all, None);
-        let stderr = String::from_utf8_lossy(&res.stderr);
-        assert!(!res.status.success(), "{args:?} succeeded");
-        assert!(stderr.contains(message), "{args:?}: {stderr}");
-        assert!(!out.exists(), "{args:?} left an output");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            0,
-            "temp files left"
+        strip_fails(&input, dir.path(), args, message);
+    }
+}
+
+#[test]
+fn drop_sample_fields_of_a_dwarf_recording() {
+    if !perf_available() {
+        return;
+    }
+    let input = fixtures_dir().join("file-callgraph-dwarf.data");
+    let dir = tempdir();
+    let out = dir.path().join("no-stacks");
+    strip(
+        &input,
+        &out,
+        &["--drop-sample-fields", "REGS_USER,STACK_USER"],
+    );
+    let (size_in, size_out) = (
+        std::fs::metadata(&input).unwrap().len(),
+        std::fs::metadata(&out).unwrap().len(),
+    );
+    // 90232 -> 8912 bytes when this was written: the stacks were nearly everything.
+    assert!(size_out * 5 < size_in, "{size_in} -> {size_out}");
+    // perf reads it: the same samples, without call graphs (-G) as with.
+    let (a, b) = (
+        script_fields(&input, FIELDS_NO_CPU, &["-G"]),
+        script_fields(&out, FIELDS_NO_CPU, &["-G"]),
+    );
+    assert!(!a.is_empty());
+    assert_eq!(a, b);
+    let (si, so) = (perf_stats(&input), perf_stats(&out));
+    assert!(so.clean);
+    assert_eq!(si.samples, so.samples);
+    let header = perf(&["report", "--header-only", "-I"], &out);
+    let event = header
+        .lines()
+        .find(|l| l.starts_with("# event :"))
+        .expect("event line");
+    assert!(
+        event.contains("sample_type = IP|TID|TIME|ADDR|CALLCHAIN|DATA_SRC,"),
+        "{event}"
+    );
+    assert!(!event.contains("sample_regs_user") && !event.contains("sample_stack_user"));
+    assert!(!perf(&["report", "--stdio"], &out).is_empty());
+}
+
+#[test]
+fn drop_sample_fields_refuses_what_it_cannot_do() {
+    let dir = tempdir();
+    let cases = [
+        ("file-callgraph-dwarf.data", "TID", "cannot be dropped"),
+        ("file-callgraph-dwarf.data", "NOPE", "not a sample field"),
+        ("strip-multi.data", "REGS_USER", "no event samples"),
+    ];
+    for (file, fields, message) in cases {
+        let input = fixtures_dir().join(file);
+        strip_fails(
+            &input,
+            dir.path(),
+            &["--drop-sample-fields", fields],
+            message,
         );
     }
 }

@@ -15,6 +15,7 @@
 //! [`Strip`] removes samples by pid, tid, comm, cpu, event and time, with the side-band
 //! of what it removed (`perfdata strip`).
 
+mod fields;
 mod inherit;
 mod select;
 mod strip;
@@ -30,6 +31,7 @@ use perfdata_core::{Item, Metadata, PerfReader, ReadOptions};
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
+pub use fields::{parse_sample_fields, DropSampleFields};
 pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
 pub use strip::{parse_record_types, Selection, Strip};
 pub use summary::{Counts, EditSummary};
