@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod buildid;
 mod convert;
 mod dump;
 mod info;
@@ -36,6 +37,9 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Remove samples by pid, tid, comm, cpu, event or time, with their side-band.
     Strip(strip::StripArgs),
+    /// List build ids as `perf buildid-list` does, or replace build ids and paths.
+    #[command(subcommand)]
+    Buildid(buildid::BuildIdCommand),
 }
 
 #[derive(clap::Args)]
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
         Command::Strip(a) => strip::run(a),
+        Command::Buildid(c) => buildid::run(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,9 +9,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats, run_perfdata};
+
+mod common;
+use common::perf_run;
 
 const FIELDS: &str = "comm,pid,tid,cpu,time,ip,sym,period,event";
 /// For system-wide recordings: perf 6.1 sometimes fails to name the symbol of the first
@@ -24,31 +26,14 @@ const FIELDS_NO_CPU: &str = "comm,pid,tid,time,ip,sym,period,event";
 
 /// Run perf with `args` on `input`; perf must succeed and say nothing on stderr.
 fn perf(args: &[&str], input: &Path) -> String {
-    let out = Command::new("perf")
-        .args(args)
-        .arg("-i")
-        .arg(input)
-        .env("PERF_PAGER", "cat")
-        .output()
-        .expect("perf runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    // Recordings made under an earlier kernel of this VM name a kernel build-id perf
-    // cannot find: said on stderr, and the same for input and output.
-    let stderr: String = stderr
-        .lines()
-        .filter(|l| !l.starts_with("No kallsyms or vmlinux with build-id"))
-        .collect();
+    let run = perf_run(args, input);
     assert!(
-        out.status.success(),
-        "perf {args:?} -i {} failed: {stderr}",
-        input.display()
+        run.clean(),
+        "perf {args:?} -i {} failed: {}",
+        input.display(),
+        run.stderr
     );
-    assert!(
-        stderr.trim().is_empty(),
-        "perf {args:?} -i {} complained: {stderr}",
-        input.display()
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    run.stdout
 }
 
 /// Sample lines of `perf script` with the oracle fields (nanosecond times), after

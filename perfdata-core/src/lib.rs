@@ -28,6 +28,7 @@
 
 pub mod attr;
 pub mod bounded;
+pub mod buildids;
 pub mod codec;
 pub mod error;
 pub mod feature;

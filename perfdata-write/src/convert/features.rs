@@ -204,8 +204,8 @@ impl FeatureEdits {
                     .set
                     .push(FeatureSection::new(FeatureId::Stat, Feature::Stat));
             }
-            // Edits may remove samples: the span is that of the samples written.
-            let edited = conv.edit.is_some();
+            // When edits removed samples, the span is that of the samples written.
+            let edited = conv.edit.as_ref().is_some_and(|e| e.removed_samples());
             if edited
                 || (!meta.features.contains_key(&FeatureId::SampleTime)
                     && meta.container == ContainerKind::Pipe)

@@ -17,6 +17,7 @@
 
 mod fields;
 mod inherit;
+mod remap;
 mod select;
 mod strip;
 mod summary;
@@ -32,6 +33,7 @@ use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
 pub use fields::{parse_sample_fields, DropSampleFields};
+pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
 pub use strip::{parse_record_types, Selection, Strip};
 pub use summary::{Counts, EditSummary};
@@ -187,7 +189,8 @@ impl EditStage {
                 Some(recs.iter().map(|r| r.bytes.len() + r.payload.len()).sum())
             }
         };
-        self.summary.count(item, out_len);
+        let replaced = matches!(action, Action::Replace(_));
+        self.summary.count(item, out_len, replaced);
         Ok(action)
     }
 
@@ -210,6 +213,11 @@ impl EditStage {
             .map(|i| perfdata_core::names::event_name(meta, i))
             .collect();
         Ok(())
+    }
+
+    /// Whether the edits removed any SAMPLE record so far.
+    pub(crate) fn removed_samples(&self) -> bool {
+        self.summary.removed(RecordType::Sample) > 0
     }
 
     pub(crate) fn into_summary(self) -> EditSummary {

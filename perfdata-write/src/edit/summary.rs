@@ -11,6 +11,8 @@ use perfdata_core::Item;
 pub struct Counts {
     pub kept: u64,
     pub removed: u64,
+    /// Of the kept, those written changed (re-encoded, or as several records).
+    pub replaced: u64,
 }
 
 /// What a stage of edits did. Bytes count whole records (header.size plus payload)
@@ -28,13 +30,17 @@ pub struct EditSummary {
 }
 
 impl EditSummary {
-    /// Count `item`: written in `out_len` bytes, or removed (`None`).
-    pub(crate) fn count(&mut self, item: &Item<'_>, out_len: Option<usize>) {
+    /// Count `item`: written in `out_len` bytes, or removed (`None`); `replaced` when
+    /// what was written is not the record as it came.
+    pub(crate) fn count(&mut self, item: &Item<'_>, out_len: Option<usize>, replaced: bool) {
         let ty = item.raw.record_type();
         self.bytes_in += item.raw.total_len() as u64;
         self.bytes_out += out_len.unwrap_or(0) as u64;
         let bump = |c: &mut Counts| match out_len {
-            Some(_) => c.kept += 1,
+            Some(_) => {
+                c.kept += 1;
+                c.replaced += u64::from(replaced);
+            }
             None => c.removed += 1,
         };
         bump(self.records.entry(ty).or_default());
