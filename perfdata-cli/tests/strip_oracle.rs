@@ -325,6 +325,19 @@ fn every_selector_on_several_processes() {
     let args = ["--keep", "--comm", "perfdata-spin", "--event", "cpu-clock"];
     check(&input, d, "keep-comm-event", &args, &sel);
 
+    // Both children: the BUILD_ID entry of the binary only they mapped goes too.
+    let both = format!("{c1},{c2}");
+    let sel = script(&input, &["--pid", &both]);
+    let out = check(&input, d, "children", &["--pid", &both], &minus(&all, &sel));
+    let ids_in = perf(&["buildid-list"], &input);
+    assert!(ids_in.contains(" /tmp/perfdata-spin\n"), "{ids_in}");
+    let expected: String = ids_in
+        .lines()
+        .filter(|l| !l.ends_with(" /tmp/perfdata-spin"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(perf(&["buildid-list"], &out), expected);
+
     // --keep-sideband keeps the stripped pid's records.
     let out = dir.path().join("keep-sideband");
     strip(&input, &out, &["--pid", &c1, "--keep-sideband"]);

@@ -15,6 +15,7 @@
 //! [`Strip`] removes samples by pid, tid, comm, cpu, event and time, with the side-band
 //! of what it removed (`perfdata strip`).
 
+mod binaries;
 mod fields;
 mod inherit;
 mod remap;

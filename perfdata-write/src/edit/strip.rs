@@ -21,6 +21,7 @@ use perfdata_core::raw::Located;
 use perfdata_core::record::{EventIndex, RecordBody, RecordType, TRAILER_FIELDS};
 use perfdata_core::{Item, Metadata};
 
+use super::binaries::MappedFiles;
 use super::inherit::Inheritance;
 use super::select::{in_list, in_ranges, Glob, TimeRange, TimeSpec};
 use super::{Action, RecordEdit};
@@ -100,6 +101,8 @@ pub struct Strip {
     kept_pids: HashSet<u32>,
     /// What children of stripped parents inherit.
     inherit: Inheritance,
+    /// Files still mapped, for the BUILD_ID entries that stay.
+    files: MappedFiles,
     matched: u64,
     dropped_types: u64,
 }
@@ -116,6 +119,7 @@ impl Strip {
             comms: HashMap::new(),
             kept_pids: HashSet::new(),
             inherit: Inheritance::default(),
+            files: MappedFiles::default(),
             matched: 0,
             dropped_types: 0,
         }
@@ -304,6 +308,7 @@ impl Strip {
         match item.raw.record_type() {
             RecordType::IdIndex => self.edit_id_index(item),
             RecordType::EventUpdate => gone(u64_at(b, 16, e)),
+            RecordType::HeaderBuildId if self.files.orphan_record(b) => Ok(Action::Drop),
             RecordType::Stat => gone(u64_at(b, 8, e)),
             // The reader has folded the attr: it is the last one known.
             RecordType::HeaderAttr => {
@@ -482,9 +487,18 @@ impl RecordEdit for Strip {
         if let Some((pid, tid, scope)) = Self::task_of(item, &at) {
             if self.sideband_removed(pid, tid, scope) {
                 self.inherit.stripped(item);
+                self.files.note(&item.raw, false);
                 return Ok(Action::Drop);
             }
             action = self.inherit.kept(item, parent_comm.as_deref());
+            match &action {
+                Action::Replace(recs) => {
+                    for r in recs {
+                        self.files.note(&r.as_raw(item.meta.endian), true);
+                    }
+                }
+                _ => self.files.note(&item.raw, true),
+            }
         }
         match at.event {
             Some(e) if self.event_removed.get(e) == Some(&true) => {
@@ -495,6 +509,7 @@ impl RecordEdit for Strip {
     }
 
     fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
+        self.files.prune(meta);
         if !self.event_removed.iter().any(|&r| r) {
             return Ok(());
         }
