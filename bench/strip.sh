@@ -17,8 +17,9 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-strip}
 source bench/common.sh "$@"
 
 # The busiest pid among the first samples.
-pid=$(perf script -F pid -i "$input" 2>/dev/null | head -n 20000 | sort | uniq -c \
-    | sort -rn | awk '$2 > 0 { print $2; exit }')
+# (head closes the pipe early: perf's SIGPIPE is expected.)
+pid=$( (perf script -F pid -i "$input" 2>/dev/null || true) | head -n 20000 | sort \
+    | uniq -c | sort -rn | awk '$2 > 0 { print $2; exit }')
 
 size=$(stat -c %s "$input")
 echo "input: $input, $((size / 1048576)) MiB; stripping pid $pid"

@@ -111,6 +111,21 @@ fn strip_sample(s: &mut perfdata_core::record::Sample, gone: SampleType) {
     }
 }
 
+impl DropSampleFields {
+    /// EVENT_DESC's attrs without the dropped fields; whether any had them.
+    fn edit_desc(&self, feature: &mut Feature) -> bool {
+        let Feature::EventDesc(desc) = feature else {
+            return false;
+        };
+        let mut any = false;
+        for (i, e) in desc.events.iter_mut().enumerate() {
+            any |= !self.lost_by(i).is_empty();
+            strip_attr(&mut e.attr, self.lost_by(i));
+        }
+        any
+    }
+}
+
 impl RecordEdit for DropSampleFields {
     fn start(&mut self, meta: &Metadata) -> Result<()> {
         self.per_event = meta
@@ -156,9 +171,11 @@ impl RecordEdit for DropSampleFields {
                 }
                 Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
             }
-            // A pipe's attr: the reader has folded it, so it is the last one known.
             RecordType::HeaderAttr => {
-                let gone = self.lost_by(item.meta.attrs.len().saturating_sub(1));
+                let Some(event) = super::header_attr_event(item)? else {
+                    return Ok(Action::Keep);
+                };
+                let gone = self.lost_by(event);
                 if gone.is_empty() {
                     return Ok(Action::Keep);
                 }
@@ -167,6 +184,9 @@ impl RecordEdit for DropSampleFields {
                     strip_attr(&mut ha.attr, gone);
                 }
                 Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
+            }
+            RecordType::HeaderFeature => {
+                super::edit_feature_record(item, FeatureId::EventDesc, |f| self.edit_desc(f))
             }
             _ => Ok(Action::Keep),
         }
@@ -180,11 +200,7 @@ impl RecordEdit for DropSampleFields {
         }
         meta.events = events;
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {
-            if let Feature::EventDesc(desc) = &mut section.feature {
-                for (i, e) in desc.events.iter_mut().enumerate() {
-                    strip_attr(&mut e.attr, self.lost_by(i));
-                }
-            }
+            self.edit_desc(&mut section.feature);
         }
         Ok(())
     }

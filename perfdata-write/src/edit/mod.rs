@@ -94,6 +94,34 @@ pub trait RecordEdit {
     }
 }
 
+/// A pipe stream's HEADER_FEATURE record of feature `id` with its section changed by
+/// `change` (which says whether it changed anything); other records are kept.
+pub fn edit_feature_record(
+    item: &Item<'_>,
+    id: perfdata_core::feature::FeatureId,
+    change: impl FnOnce(&mut perfdata_core::feature::Feature) -> bool,
+) -> Result<Action> {
+    use perfdata_core::record::RecordBody;
+    let b = item.raw.bytes;
+    let is_it = item.raw.record_type() == RecordType::HeaderFeature
+        && perfdata_core::codec::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
+    if !is_it {
+        return Ok(Action::Keep);
+    }
+    let mut record = item.decode()?;
+    let RecordBody::HeaderFeature(hf) = &mut record.body else {
+        return Ok(Action::Keep);
+    };
+    let ctx = item.meta.feature_context();
+    let mut section =
+        perfdata_core::feature::FeatureSection::decode(id, &hf.data, &ctx, item.raw.offset + 16)?;
+    if !change(&mut section.feature) {
+        return Ok(Action::Keep);
+    }
+    hf.data = section.encode(item.meta.endian);
+    Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
+}
+
 /// An edit made of a function of each record.
 pub struct FnEdit<F>(pub F);
 
@@ -107,6 +135,9 @@ impl<F: FnMut(&Item<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
 pub struct EditStage {
     edits: Vec<Box<dyn RecordEdit>>,
     started: bool,
+    /// A pipe stream's header records, held until the first data record: the edits
+    /// start when every attr is known, and then see these too.
+    held: Vec<OwnedRecord>,
     summary: EditSummary,
 }
 
@@ -127,6 +158,7 @@ impl EditStage {
         EditStage {
             edits,
             started: false,
+            held: Vec::new(),
             summary: EditSummary::default(),
         }
     }
@@ -148,10 +180,32 @@ impl EditStage {
         if item.raw.is_compressed() {
             return Ok(Action::Drop);
         }
-        let ty = item.raw.record_type();
-        if !is_header_record(ty) {
+        if !self.started {
+            if is_header_record(item.raw.record_type()) {
+                self.held.push(item.raw.to_owned_record());
+                return Ok(Action::Drop);
+            }
             self.ensure_started(item.meta)?;
+            if !self.held.is_empty() {
+                let mut out = Vec::new();
+                for rec in std::mem::take(&mut self.held) {
+                    let raw = rec.as_raw(item.meta.endian);
+                    let action = self.run_chain(&Item {
+                        raw,
+                        meta: item.meta,
+                    })?;
+                    push_action(&mut out, rec.clone(), action);
+                }
+                let action = self.run_chain(item)?;
+                push_action(&mut out, item.raw.to_owned_record(), action);
+                return Ok(Action::Replace(out));
+            }
         }
+        self.run_chain(item)
+    }
+
+    /// Run every edit on one record, counting what came of it.
+    fn run_chain(&mut self, item: &Item<'_>) -> Result<Action> {
         // `None`: the record as it came; else what the edits so far made of it.
         let mut current: Option<Vec<OwnedRecord>> = None;
         for e in &mut self.edits {
@@ -206,6 +260,12 @@ impl EditStage {
     }
 
     pub(crate) fn finish(&mut self, meta: &Metadata) -> Result<()> {
+        if !self.held.is_empty() {
+            return Err(WriteError::unsupported(
+                None,
+                "the stream ends after its header records: there is nothing to edit",
+            ));
+        }
         self.ensure_started(meta)?;
         for e in &mut self.edits {
             e.finish(meta)?;
@@ -234,6 +294,29 @@ pub fn open(path: impl AsRef<Path>) -> Result<PerfReader> {
         keep_containers: false,
     };
     Ok(PerfReader::open_with(path, ro)?)
+}
+
+/// Append what `action` makes of `original` to `out`.
+fn push_action(out: &mut Vec<OwnedRecord>, original: OwnedRecord, action: Action) {
+    match action {
+        Action::Keep => out.push(original),
+        Action::Drop => {}
+        Action::Replace(recs) => out.extend(recs),
+    }
+}
+
+/// The index of the event a HEADER_ATTR record declares: by its first id, else by an
+/// equal attr (the reader has folded every attr by the time edits see the record).
+pub fn header_attr_event(item: &Item<'_>) -> Result<Option<usize>> {
+    let record = item.decode()?;
+    let perfdata_core::record::RecordBody::HeaderAttr(ha) = record.body else {
+        return Ok(None);
+    };
+    let by_id = ha
+        .ids
+        .first()
+        .and_then(|&id| item.meta.events.event_of_id(id));
+    Ok(by_id.or_else(|| item.meta.attrs.iter().position(|ev| ev.attr == ha.attr)))
 }
 
 /// Edits need the records inside compressed containers.

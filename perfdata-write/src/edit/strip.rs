@@ -309,15 +309,19 @@ impl Strip {
             RecordType::IdIndex => self.edit_id_index(item),
             RecordType::EventUpdate => gone(u64_at(b, 16, e)),
             RecordType::HeaderBuildId if self.files.orphan_record(b) => Ok(Action::Drop),
+            RecordType::HeaderFeature => {
+                super::edit_feature_record(item, FeatureId::EventDesc, |f| self.prune_desc(f))
+            }
             RecordType::Stat => gone(u64_at(b, 8, e)),
-            // The reader has folded the attr: it is the last one known.
             RecordType::HeaderAttr => {
-                let idx = item.meta.attrs.len().saturating_sub(1);
-                Ok(if self.event_removed.get(idx) == Some(&true) {
-                    Action::Drop
-                } else {
-                    Action::Keep
-                })
+                let idx = super::header_attr_event(item)?;
+                Ok(
+                    if idx.is_some_and(|i| self.event_removed.get(i) == Some(&true)) {
+                        Action::Drop
+                    } else {
+                        Action::Keep
+                    },
+                )
             }
             _ => Ok(Action::Keep),
         }
@@ -396,6 +400,20 @@ impl Strip {
             }
         }
         Ok(())
+    }
+
+    /// EVENT_DESC without the removed events; whether anything went.
+    fn prune_desc(&self, feature: &mut Feature) -> bool {
+        let Feature::EventDesc(desc) = feature else {
+            return false;
+        };
+        let before = desc.events.len();
+        let mut i = 0;
+        desc.events.retain(|_| {
+            i += 1;
+            self.event_removed.get(i - 1) != Some(&true)
+        });
+        desc.events.len() != before
     }
 
     /// Every event must carry the fields the selectors look at.
@@ -525,13 +543,7 @@ impl RecordEdit for Strip {
         }
         meta.events = events;
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {
-            if let Feature::EventDesc(desc) = &mut section.feature {
-                let mut i = 0;
-                desc.events.retain(|_| {
-                    i += 1;
-                    !removed(i - 1)
-                });
-            }
+            self.prune_desc(&mut section.feature);
         }
         Ok(())
     }
