@@ -138,7 +138,8 @@ pub struct EditStage {
     /// A pipe stream's header records, held until the first data record: the edits
     /// start when every attr is known, and then see these too.
     held: Vec<OwnedRecord>,
-    summary: EditSummary,
+    counter: summary::Counter,
+    event_names: Vec<String>,
 }
 
 /// Records that describe the recording rather than belong to its data: a pipe stream
@@ -159,7 +160,8 @@ impl EditStage {
             edits,
             started: false,
             held: Vec::new(),
-            summary: EditSummary::default(),
+            counter: summary::Counter::default(),
+            event_names: Vec::new(),
         }
     }
 
@@ -245,7 +247,7 @@ impl EditStage {
             }
         };
         let replaced = matches!(action, Action::Replace(_));
-        self.summary.count(item, out_len, replaced);
+        self.counter.count(item, out_len, replaced);
         Ok(action)
     }
 
@@ -270,7 +272,7 @@ impl EditStage {
         for e in &mut self.edits {
             e.finish(meta)?;
         }
-        self.summary.event_names = (0..meta.attrs.len())
+        self.event_names = (0..meta.attrs.len())
             .map(|i| perfdata_core::names::event_name(meta, i))
             .collect();
         Ok(())
@@ -278,11 +280,14 @@ impl EditStage {
 
     /// Whether the edits removed any SAMPLE record so far.
     pub(crate) fn removed_samples(&self) -> bool {
-        self.summary.removed(RecordType::Sample) > 0
+        self.counter.removed_samples() > 0
     }
 
     pub(crate) fn into_summary(self) -> EditSummary {
-        self.summary
+        EditSummary {
+            event_names: self.event_names,
+            ..self.counter.summary()
+        }
     }
 }
 

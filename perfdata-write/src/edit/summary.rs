@@ -15,6 +15,18 @@ pub struct Counts {
     pub replaced: u64,
 }
 
+impl Counts {
+    fn bump(&mut self, out_len: Option<usize>, replaced: bool) {
+        match out_len {
+            Some(_) => {
+                self.kept += 1;
+                self.replaced += u64::from(replaced);
+            }
+            None => self.removed += 1,
+        }
+    }
+}
+
 /// What a stage of edits did. Bytes count whole records (header.size plus payload)
 /// before any compression of the output.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,28 +41,86 @@ pub struct EditSummary {
     pub bytes_out: u64,
 }
 
-impl EditSummary {
+/// Counting as records go by: arrays indexed by type number and event, folded into
+/// the [`EditSummary`] maps at the end (a map lookup per record costs as much as the
+/// rest of an edit).
+#[derive(Debug, Default)]
+pub(crate) struct Counter {
+    by_type: Vec<Counts>,
+    other_types: BTreeMap<u32, Counts>,
+    by_event: Vec<Counts>,
+    bytes_in: u64,
+    bytes_out: u64,
+}
+
+/// Types numbered below this are counted in the array.
+const DIRECT: usize = 128;
+
+impl Counter {
     /// Count `item`: written in `out_len` bytes, or removed (`None`); `replaced` when
     /// what was written is not the record as it came.
     pub(crate) fn count(&mut self, item: &Item<'_>, out_len: Option<usize>, replaced: bool) {
-        let ty = item.raw.record_type();
         self.bytes_in += item.raw.total_len() as u64;
         self.bytes_out += out_len.unwrap_or(0) as u64;
-        let bump = |c: &mut Counts| match out_len {
-            Some(_) => {
-                c.kept += 1;
-                c.replaced += u64::from(replaced);
+        let n = item.raw.header.type_;
+        if (n as usize) < DIRECT {
+            if self.by_type.is_empty() {
+                self.by_type.resize(DIRECT, Counts::default());
             }
-            None => c.removed += 1,
-        };
-        bump(self.records.entry(ty).or_default());
-        if ty == RecordType::Sample {
-            if let Some(event) = item.locate().event {
-                bump(self.samples.entry(event).or_default());
+            self.by_type[n as usize].bump(out_len, replaced);
+        } else {
+            self.other_types
+                .entry(n)
+                .or_default()
+                .bump(out_len, replaced);
+        }
+        if item.raw.record_type() == RecordType::Sample {
+            let events = &item.meta.events;
+            if let Some(e) = events.event_of(item.raw.bytes, true, item.meta.endian) {
+                if self.by_event.len() <= e {
+                    self.by_event.resize(e + 1, Counts::default());
+                }
+                self.by_event[e].bump(out_len, replaced);
             }
         }
     }
 
+    /// Samples removed so far.
+    pub(crate) fn removed_samples(&self) -> u64 {
+        self.by_type.get(9).map_or(0, |c| c.removed)
+    }
+
+    pub(crate) fn summary(&self) -> EditSummary {
+        let used = |c: &&Counts| c.kept + c.removed > 0;
+        let mut records: BTreeMap<RecordType, Counts> = self
+            .by_type
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| used(c))
+            .map(|(n, c)| (RecordType::from_u32(n as u32), *c))
+            .collect();
+        records.extend(
+            self.other_types
+                .iter()
+                .map(|(&n, c)| (RecordType::from_u32(n), *c)),
+        );
+        EditSummary {
+            records,
+            samples: self
+                .by_event
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| used(c))
+                .map(|(e, c)| (e, *c))
+                .collect(),
+            event_names: Vec::new(),
+            bytes_in: self.bytes_in,
+            bytes_out: self.bytes_out,
+        }
+    }
+}
+
+impl EditSummary {
     /// Records of `ty` removed.
     pub fn removed(&self, ty: RecordType) -> u64 {
         self.records.get(&ty).map_or(0, |c| c.removed)
