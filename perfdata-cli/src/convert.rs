@@ -1,15 +1,13 @@
 //! `perfdata convert IN -o OUT`: rewrite a recording, changing its container, its
 //! compression or its byte order.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use perfdata_core::ContainerKind;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
-use perfdata_write::output::{copy_to, AtomicOutput};
 
+use crate::output::{Out, Output};
 use crate::CliError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -86,7 +84,7 @@ impl ConvertArgs {
 }
 
 /// Whether two paths name the same file.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
@@ -155,49 +153,16 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         )));
     }
     // The output first: a directory or unwritable place is refused before any work.
-    let mut out = if stdout_out {
-        None
-    } else {
-        Some(AtomicOutput::create(&args.output)?)
-    };
+    let out = Output::create(&args.output)?;
     let (reader, opts) = convert::open_input(&args.input, |meta| options(args, meta.container))?;
     let target = opts.target_for(reader.meta().container);
 
-    let report = if let Some(mut out) = out.take() {
-        let converted =
-            convert::to_target(reader, target, out.writer(), &opts).and_then(|(mut w, report)| {
-                w.flush()
-                    .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
-                Ok(report)
-            });
-        let report = converted.map_err(|e| out.name_error(e))?;
-        // Keep the input's mtime (perf shows it as "captured on") and permissions.
-        out.commit(
-            Some(&args.input)
-                .filter(|p| p.is_file())
-                .map(|p| p.as_path()),
-        )?;
-        report
-    } else if target == Target::Pipe {
-        let stdout = std::io::stdout();
-        let w = BufWriter::with_capacity(1 << 20, stdout.lock());
-        let (mut w, report) = convert::to_pipe(reader, w, &opts)?;
-        w.flush()?;
-        report
-    } else {
-        // File mode needs to seek back for the header: build it in an anonymous temp
-        // file, then stream that out.
-        let mut tmp: File = tempfile::tempfile()?;
-        let report = {
-            let w = BufWriter::with_capacity(1 << 20, &mut tmp);
-            let (mut w, report) = convert::to_file(reader, w, &opts)?;
-            w.flush()?;
-            report
-        };
-        let stdout = std::io::stdout();
-        copy_to(&mut tmp, &mut stdout.lock())?;
-        report
-    };
+    let (report, _) = out.write(&args.input, target, |out| {
+        Ok(match out {
+            Out::Seek(w) => convert::to_target(reader, target, w, &opts)?.1,
+            Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,
+        })
+    })?;
     print_report(&report);
     Ok(())
 }

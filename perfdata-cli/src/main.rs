@@ -1,10 +1,13 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod buildid;
 mod check;
 mod convert;
 mod dump;
 mod info;
+mod output;
 mod stats;
+mod strip;
 mod synth;
 
 use std::io::Write;
@@ -40,6 +43,11 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
     Synth(synth::SynthArgs),
+    /// Remove samples by pid, tid, comm, cpu, event or time, with their side-band.
+    Strip(strip::StripArgs),
+    /// List build ids as `perf buildid-list` does, or replace build ids and paths.
+    #[command(subcommand)]
+    Buildid(buildid::BuildIdCommand),
 }
 
 #[derive(clap::Args)]
@@ -77,6 +85,8 @@ fn main() -> ExitCode {
         Command::Info(a) | Command::Stats(a) => Some(&a.file),
         Command::Dump(a) => Some(&a.input.file),
         Command::Convert(a) => Some(a.input()),
+        Command::Strip(a) => Some(a.input()),
+        Command::Buildid(c) => Some(c.input()),
         Command::Synth(_) | Command::Check(_) => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
@@ -102,6 +112,8 @@ fn main() -> ExitCode {
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
         Command::Synth(a) => synth::run(a),
+        Command::Strip(a) => strip::run(a),
+        Command::Buildid(c) => buildid::run(c),
         Command::Check(_) => unreachable!("check returns its own exit status above"),
     };
     match result {

@@ -28,6 +28,7 @@
 
 pub mod attr;
 pub(crate) mod bounded;
+pub mod buildids;
 pub mod check;
 pub mod codec;
 mod error;

@@ -301,6 +301,11 @@ impl PerfReader {
         self.meta.endian
     }
 
+    /// How records are returned (whether compressed records are expanded).
+    pub fn options(&self) -> ReadOptions {
+        self.opts
+    }
+
     /// The path this reader was opened from (empty for streams and memory).
     pub fn path(&self) -> &Path {
         &self.path

@@ -212,24 +212,33 @@ impl FeatureEdits {
             // (perf report --time then finds no first/last sample time). Recomputed
             // from the samples whenever it differs, with a warning unless it was zero.
             // A directory's header says what perf wrote, zeros with -z; a recording
-            // that never finished has no features at all: derived for both.
+            // that never finished has no features at all: derived for both. When edits
+            // removed samples, the span is that of the samples written (quietly: the
+            // input's was right for the input).
+            let edited = conv.edit.as_ref().is_some_and(|e| e.removed_samples());
             let derives = meta.container != ContainerKind::File || meta.unfinished;
-            if let (Some((first, last)), true) = (conv.sample_time, derives) {
-                let derived = Feature::SampleTime(SampleTime { first, last });
-                let stated = meta.feature(FeatureId::SampleTime);
-                if stated != Some(&derived) {
-                    let zero = Feature::SampleTime(SampleTime::default());
-                    if let Some(Feature::SampleTime(said)) = stated.filter(|f| **f != zero) {
-                        edits.warnings.push(format!(
-                            "feature SAMPLE_TIME said first {}, last {}; recomputed from \
-                             the samples: first {first}, last {last}",
-                            said.first, said.last
-                        ));
+            match (conv.sample_time, derives || edited) {
+                (Some((first, last)), true) => {
+                    let derived = Feature::SampleTime(SampleTime { first, last });
+                    let stated = meta.feature(FeatureId::SampleTime);
+                    if stated != Some(&derived) {
+                        let zero = Feature::SampleTime(SampleTime::default());
+                        if let (Some(Feature::SampleTime(said)), false) =
+                            (stated.filter(|f| **f != zero), edited)
+                        {
+                            edits.warnings.push(format!(
+                                "feature SAMPLE_TIME said first {}, last {}; recomputed \
+                                 from the samples: first {first}, last {last}",
+                                said.first, said.last
+                            ));
+                        }
+                        edits
+                            .set
+                            .push(FeatureSection::new(FeatureId::SampleTime, derived));
                     }
-                    edits
-                        .set
-                        .push(FeatureSection::new(FeatureId::SampleTime, derived));
                 }
+                (None, _) if edited => edits.drop.push(FeatureId::SampleTime),
+                _ => {}
             }
         }
         edits

@@ -9,6 +9,7 @@ use perfdata_core::raw::OwnedRecord;
 use perfdata_core::{Item, PerfReader};
 
 use super::{finish_file, output_attrs, sink::FileSink, ConvertOptions, Converter, Report, Target};
+use crate::edit::EditStage;
 use crate::error::Result;
 use crate::file::FileWriter;
 
@@ -36,11 +37,15 @@ pub(super) fn directory_to_file<W: Write + Seek>(
     reader: PerfReader,
     out: W,
     opts: &ConvertOptions,
+    edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
     let mut meta = reader.meta().clone();
     let mut conv = Converter::new(*opts, &meta, Target::File);
-    let attrs = output_attrs(&meta, opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &meta.event_types)?;
+    conv.edit = edit;
+    let out_meta = conv.out_meta(&meta)?;
+    let attrs = output_attrs(&out_meta, opts, Target::File)?;
+    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    drop(out_meta);
     let mut streams = reader.into_streams();
     let mut last_times = vec![0u64; streams.len()];
     let mut heads: Vec<Option<Head>> = Vec::with_capacity(streams.len());

@@ -18,6 +18,7 @@ use perfdata_core::record::{DecodeContext, Record, RecordType};
 use perfdata_core::{ContainerKind, Metadata, PerfReader, ReadOptions};
 
 use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use crate::edit::{Action, EditStage, EditSummary};
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, FileWriter};
 use crate::pipe::PipeWriter;
@@ -77,6 +78,8 @@ pub struct Report {
     pub records_in: u64,
     pub records_out: u64,
     pub warnings: Vec<String>,
+    /// What the record edits did, when the conversion ran any (see [`crate::edit`]).
+    pub edits: Option<EditSummary>,
 }
 
 /// Records whose content is metadata: folded into headers when writing a file,
@@ -112,6 +115,8 @@ struct Converter {
     saw_auxtrace: bool,
     /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
     stream_features: Option<StreamFeatures>,
+    /// The record stage: edits that keep, drop or replace each record (`crate::edit`).
+    edit: Option<EditStage>,
 }
 
 impl Converter {
@@ -130,6 +135,15 @@ impl Converter {
             saw_stat: false,
             saw_auxtrace: false,
             stream_features: None,
+            edit: None,
+        }
+    }
+
+    /// The metadata the output describes: the input's, as the edits change it.
+    fn out_meta<'m>(&mut self, meta: &'m Metadata) -> Result<std::borrow::Cow<'m, Metadata>> {
+        match self.edit.as_mut() {
+            Some(stage) => Ok(std::borrow::Cow::Owned(stage.output_meta(meta)?)),
+            None => Ok(std::borrow::Cow::Borrowed(meta)),
         }
     }
 
@@ -239,6 +253,15 @@ impl Converter {
         Ok(())
     }
 
+    /// The edits' last word: an edit that selected nothing fails here, before the
+    /// output is finished.
+    fn finish_edits(&mut self, meta: &Metadata) -> Result<()> {
+        match self.edit.as_mut() {
+            Some(stage) => stage.finish(meta),
+            None => Ok(()),
+        }
+    }
+
     fn finish_compression(&mut self, sink: &mut dyn Sink) -> Result<()> {
         if let Some(c) = self.compressor.as_mut() {
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
@@ -254,18 +277,46 @@ impl Converter {
             .warnings
             .extend(meta.warnings.iter().map(|w| w.to_string()));
         report.warnings.extend(warnings);
+        report.edits = self.edit.take().map(EditStage::into_summary);
         report
     }
 
-    /// Process one input record for a sink.
+    /// Process one input record for a sink: through the edits, then out.
     fn record(&mut self, sink: &mut dyn Sink, item: &perfdata_core::Item<'_>) -> Result<()> {
+        self.report.records_in += 1;
+        let Some(stage) = self.edit.as_mut() else {
+            return self.record_out(sink, item);
+        };
+        match stage.apply(item)? {
+            Action::Keep => self.record_out(sink, item),
+            Action::Drop => Ok(()),
+            Action::Replace(recs) => {
+                for rec in &recs {
+                    let raw = rec.as_raw(item.meta.endian);
+                    self.record_out(
+                        sink,
+                        &perfdata_core::Item {
+                            raw,
+                            meta: item.meta,
+                        },
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Write one record that the edits (if any) kept.
+    fn record_out(&mut self, sink: &mut dyn Sink, item: &perfdata_core::Item<'_>) -> Result<()> {
         let raw = &item.raw;
         let ty = raw.record_type();
-        self.report.records_in += 1;
         // SAMPLE_TIME is derived for files made from pipes, directories and recordings
-        // that never finished (a finished file has its own).
+        // that never finished (a finished file has its own), and whenever edits may
+        // have removed samples.
         if ty == RecordType::Sample
-            && (item.meta.container != ContainerKind::File || item.meta.unfinished)
+            && (item.meta.container != ContainerKind::File
+                || item.meta.unfinished
+                || self.edit.is_some())
         {
             if let Some(t) = item.locate().time {
                 self.sample_time = Some(match self.sample_time {
@@ -384,11 +435,22 @@ pub fn to_file<W: Write + Seek>(
     out: W,
     opts: &ConvertOptions,
 ) -> Result<(W, Report)> {
+    to_file_with(reader, out, opts, None)
+}
+
+/// [`to_file`] with a record stage of edits.
+pub(crate) fn to_file_with<W: Write + Seek>(
+    reader: PerfReader,
+    out: W,
+    opts: &ConvertOptions,
+    edit: Option<EditStage>,
+) -> Result<(W, Report)> {
     if reader.meta().container == ContainerKind::Directory {
-        return merge::directory_to_file(reader, out, opts);
+        return merge::directory_to_file(reader, out, opts, edit);
     }
     let mut reader = reader;
     let mut conv = Converter::new(*opts, reader.meta(), Target::File);
+    conv.edit = edit;
 
     // In pipe mode the attrs arrive as records before the data: read up to the first
     // data record before laying out the file, holding that record.
@@ -403,8 +465,10 @@ pub fn to_file<W: Write + Seek>(
             break;
         }
     }
-    let attrs: Vec<AttrEntry> = output_attrs(reader.meta(), opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &reader.meta().event_types)?;
+    let out_meta = conv.out_meta(reader.meta())?;
+    let attrs: Vec<AttrEntry> = output_attrs(&out_meta, opts, Target::File)?;
+    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    drop(out_meta);
     let nr_attrs = reader.meta().attrs.len();
     {
         let mut sink = sink::FileSink(&mut writer);
@@ -438,10 +502,16 @@ fn finish_file<W: Write + Seek>(
     conv: &mut Converter,
     meta: &Metadata,
 ) -> Result<(W, Report)> {
-    let edits = FeatureEdits::for_output(conv, meta, Target::File);
-    let feats =
-        features::file_features(meta, &edits, writer.auxtrace_positions(), conv.out_endian)?;
-    let out = writer.finish(&feats, &meta.feature_index_slack)?;
+    conv.finish_edits(meta)?;
+    let out_meta = conv.out_meta(meta)?;
+    let edits = FeatureEdits::for_output(conv, &out_meta, Target::File);
+    let feats = features::file_features(
+        &out_meta,
+        &edits,
+        writer.auxtrace_positions(),
+        conv.out_endian,
+    )?;
+    let out = writer.finish(&feats, &out_meta.feature_index_slack)?;
     Ok((out, conv.report(meta, edits.warnings)))
 }
 
@@ -460,8 +530,19 @@ pub fn to_target<W: Write + Seek>(
 
 /// Convert to pipe mode.
 pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
+    to_pipe_with(reader, out, opts, None)
+}
+
+/// [`to_pipe`] with a record stage of edits.
+pub(crate) fn to_pipe_with<W: Write>(
+    reader: PerfReader,
+    out: W,
+    opts: &ConvertOptions,
+    edit: Option<EditStage>,
+) -> Result<(W, Report)> {
     let mut reader = reader;
     let mut conv = Converter::new(*opts, reader.meta(), Target::Pipe);
+    conv.edit = edit;
     let mut writer = PipeWriter::new(out, conv.out_endian)?;
     // A file's header sections become the records that open a stream; a stream's
     // own metadata records pass through.
@@ -469,7 +550,8 @@ pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> R
         conv.stream_features = Some(StreamFeatures::new(reader.meta(), opts, conv.out_endian)?);
         Vec::new()
     } else {
-        features::write_pipe_header(reader.meta(), opts, &mut writer, conv.out_endian)?
+        let out_meta = conv.out_meta(reader.meta())?;
+        features::write_pipe_header(&out_meta, opts, &mut writer, conv.out_endian)?
     };
     {
         let mut sink = sink::PipeSink(&mut writer);
@@ -478,6 +560,7 @@ pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> R
         }
         conv.finish_compression(&mut sink)?;
     }
+    conv.finish_edits(reader.meta())?;
     let report = conv.report(reader.meta(), warnings);
     Ok((writer.finish()?, report))
 }

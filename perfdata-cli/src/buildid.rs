@@ -1,0 +1,133 @@
+//! `perfdata buildid list|remap`: the build ids of a recording's binaries, and replacing
+//! them (and file-name prefixes) everywhere the recording names its binaries. The
+//! arguments only: the logic is `perfdata_core::buildids` and
+//! `perfdata_write::edit::Remap`.
+
+use std::path::PathBuf;
+
+use perfdata_core::record::RecordType;
+use perfdata_write::convert::ConvertOptions;
+use perfdata_write::edit::{self, RecordEdit, Remap};
+
+use crate::output::Out;
+use crate::CliError;
+
+#[derive(clap::Subcommand)]
+pub enum BuildIdCommand {
+    /// Build id and path per binary, as `perf buildid-list` prints them.
+    List {
+        /// A perf.data file, a perf.data directory, or `-` for stdin.
+        file: PathBuf,
+        /// Print JSON (an array of {build_id, path}).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Replace build ids and path prefixes in the BUILD_ID feature and in HEADER_BUILD_ID,
+    /// MMAP and MMAP2 records.
+    Remap(RemapArgs),
+}
+
+impl BuildIdCommand {
+    /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
+    pub fn input(&self) -> &std::path::Path {
+        match self {
+            BuildIdCommand::List { file, .. } => file,
+            BuildIdCommand::Remap(a) => &a.input,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct RemapArgs {
+    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
+    input: PathBuf,
+    /// Output path, or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// OLD=NEW build ids in hex (repeatable).
+    #[arg(long, value_name = "OLD=NEW")]
+    map: Vec<String>,
+    /// A file of `OLD NEW` build id lines.
+    #[arg(long, value_name = "FILE")]
+    map_file: Option<PathBuf>,
+    /// OLD_PREFIX=NEW_PREFIX of file names (repeatable; the first match applies).
+    #[arg(long, value_name = "OLD=NEW")]
+    path: Vec<String>,
+}
+
+pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
+    match cmd {
+        BuildIdCommand::List { file, json } => {
+            let list = perfdata_core::buildids::list(edit::open(file)?)?;
+            if *json {
+                println!("{}", serde_json::to_string_pretty(&list)?);
+            } else {
+                for dso in &list {
+                    println!("{dso}");
+                }
+            }
+            Ok(())
+        }
+        BuildIdCommand::Remap(args) => remap(args),
+    }
+}
+
+fn remap(args: &RemapArgs) -> Result<(), CliError> {
+    let mut ids = args
+        .map
+        .iter()
+        .map(|m| edit::parse_id_pair(m))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(f) = &args.map_file {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", f.display())))?;
+        ids.extend(edit::parse_map_file(&text)?);
+    }
+    let paths = args
+        .path
+        .iter()
+        .map(|p| edit::parse_path_pair(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    if ids.is_empty() && paths.is_empty() {
+        return Err(CliError::Usage(
+            "nothing to remap: give --map, --map-file or --path".into(),
+        ));
+    }
+    if args.output.as_os_str() != "-" && crate::convert::same_file(&args.input, &args.output) {
+        return Err(CliError::Usage(format!(
+            "the output {} is the input",
+            args.output.display()
+        )));
+    }
+    // The output first: a directory or unwritable place is refused before any work.
+    let out = crate::output::Output::create(&args.output)?;
+    let reader = edit::open(&args.input)?;
+    let opts = ConvertOptions::default();
+    let target = opts.target_for(reader.meta().container);
+    let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Remap::new(ids, paths))];
+    let (report, _) = out.write(&args.input, target, |out| {
+        Ok(match out {
+            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
+            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
+        })
+    })?;
+    for w in &report.warnings {
+        eprintln!("perfdata: warning: {w}");
+    }
+    if let Some(s) = &report.edits {
+        let changed: Vec<String> = [
+            RecordType::Mmap,
+            RecordType::Mmap2,
+            RecordType::HeaderBuildId,
+        ]
+        .iter()
+        .filter_map(|t| {
+            s.records
+                .get(t)
+                .map(|c| format!("{} {}", t.name(), c.replaced))
+        })
+        .collect();
+        eprintln!("records rewritten: {}", changed.join(", "));
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Where a rewriting command's output goes: a file (written beside the target and renamed
+//! into place when everything succeeded) or stdout (a pipe stream as it is made; a file
+//! built in a temp file first, since its header is written last).
+//!
+//! The output is created before the input is read, so that a directory or an unwritable
+//! place is refused before any work.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::Path;
+
+use perfdata_write::convert::{Report, Target};
+use perfdata_write::output::{copy_to, AtomicOutput};
+
+use crate::CliError;
+
+/// A seekable output, as the file writers take it.
+pub trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// The writer handed to a command's conversion.
+pub enum Out<'a> {
+    /// Seekable: any target.
+    Seek(&'a mut dyn WriteSeek),
+    /// stdout with a pipe target.
+    Stream(&'a mut dyn Write),
+}
+
+/// An output opened for a command: a file, or stdout for `-`.
+pub struct Output(Option<AtomicOutput>);
+
+impl Output {
+    /// Open `output` (a path or `-`): a file output's temp file is made now.
+    pub fn create(output: &Path) -> Result<Self, CliError> {
+        Ok(Output(if output.as_os_str() == "-" {
+            None
+        } else {
+            Some(AtomicOutput::create(output)?)
+        }))
+    }
+
+    /// Write the output with `convert`; returns the report and the bytes written. A file
+    /// output keeps `input`'s mtime and permissions (perf shows the mtime as "captured
+    /// on"), or gets 0600 when the input is no regular file (stdin, a directory), as perf
+    /// writes its recordings. Errors name the target, never the temp file.
+    pub fn write(
+        self,
+        input: &Path,
+        target: Target,
+        convert: impl FnOnce(Out<'_>) -> Result<Report, CliError>,
+    ) -> Result<(Report, Option<u64>), CliError> {
+        if let Some(mut out) = self.0 {
+            let written = {
+                let mut w = out.writer();
+                convert(Out::Seek(&mut w)).and_then(|report| {
+                    w.flush()
+                        .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
+                    Ok(report)
+                })
+            };
+            let report = written.map_err(|e| name_error(&out, e))?;
+            let target_path = out.target().to_path_buf();
+            out.commit(Some(input).filter(|p| p.is_file()))?;
+            let len = std::fs::metadata(target_path).map(|m| m.len()).ok();
+            return Ok((report, len));
+        }
+        if target == Target::Pipe {
+            let mut w = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+            let report = convert(Out::Stream(&mut w))?;
+            w.flush()?;
+            return Ok((report, None));
+        }
+        let mut tmp: File = tempfile::tempfile()?;
+        let report = {
+            let mut w = BufWriter::with_capacity(1 << 20, &mut tmp);
+            let report = convert(Out::Seek(&mut w))?;
+            w.flush()?;
+            report
+        };
+        let len = tmp.metadata().map(|m| m.len()).ok();
+        copy_to(&mut tmp, &mut std::io::stdout().lock())?;
+        Ok((report, len))
+    }
+}
+
+/// A write failure names the target the user gave, not the temp file behind it.
+fn name_error(out: &AtomicOutput, e: CliError) -> CliError {
+    match e {
+        CliError::Write(w) => CliError::Write(out.name_error(w)),
+        other => other,
+    }
+}

@@ -1,0 +1,182 @@
+//! `perfdata strip IN -o OUT`: remove samples (and the side-band of what they were)
+//! by pid, tid, comm, cpu, event or time, or whole record types. The arguments only:
+//! the edit is `perfdata_write::edit::Strip`.
+
+use std::path::{Path, PathBuf};
+
+use perfdata_write::convert::{Compression, ConvertOptions, Report};
+use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Strip};
+
+use crate::output::Out;
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct StripArgs {
+    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
+    input: PathBuf,
+    /// Output path, or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Process ids, perf's list syntax (`1,3-5`).
+    #[arg(long, value_name = "LIST")]
+    pid: Option<String>,
+    /// Thread ids (`1,3-5`).
+    #[arg(long, value_name = "LIST")]
+    tid: Option<String>,
+    /// Command name, exact or a glob with `*` and `?` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    comm: Vec<String>,
+    /// CPUs (`0,2-3`).
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+    /// Event name as `perf script` prints it (repeatable).
+    #[arg(long, value_name = "NAME")]
+    event: Vec<String>,
+    /// perf's --time syntax: `START,END` in seconds, or percent slices `10%-20%`, `10%/2`.
+    #[arg(long, value_name = "RANGE")]
+    time: Option<String>,
+    /// Keep what the selectors match and remove everything else.
+    #[arg(long)]
+    keep: bool,
+    /// Keep the side-band records (COMM, MMAP, FORK, ...) of removed threads.
+    #[arg(long)]
+    keep_sideband: bool,
+    /// Remove whole record types by perf's names (`SWITCH,SWITCH_CPU_WIDE`).
+    #[arg(long, value_name = "TYPES")]
+    drop: Option<String>,
+    /// Remove sample fields by perf's names (`REGS_USER,STACK_USER`) from every sample of
+    /// the events that have them; the attrs' sample_type is updated.
+    #[arg(long, value_name = "FIELDS")]
+    drop_sample_fields: Option<String>,
+    /// Write the records of compressed input uncompressed.
+    #[arg(long)]
+    decompress: bool,
+}
+
+impl StripArgs {
+    /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
+    pub fn input(&self) -> &std::path::Path {
+        &self.input
+    }
+}
+
+impl StripArgs {
+    fn selection(&self) -> Result<Selection, CliError> {
+        let list = |s: &Option<String>, what| {
+            s.as_deref()
+                .map(|s| edit::parse_id_list(s, what))
+                .transpose()
+        };
+        let sel = Selection {
+            pids: list(&self.pid, "pid list")?,
+            tids: list(&self.tid, "tid list")?,
+            comms: self.comm.iter().map(|c| Glob(c.clone())).collect(),
+            cpus: list(&self.cpu, "cpu list")?,
+            events: self.event.clone(),
+            time: self
+                .time
+                .as_deref()
+                .map(edit::parse_time_ranges)
+                .transpose()?,
+            keep: self.keep,
+            keep_sideband: self.keep_sideband,
+            drop_types: match &self.drop {
+                Some(t) => edit::parse_record_types(t)?,
+                None => Vec::new(),
+            },
+        };
+        if !sel.selects_samples() && sel.drop_types.is_empty() && self.drop_sample_fields.is_none()
+        {
+            return Err(CliError::Usage(
+                "nothing to strip: give a selector (--pid, --tid, --comm, --cpu, --event, \
+                 --time), --drop or --drop-sample-fields"
+                    .into(),
+            ));
+        }
+        Ok(sel)
+    }
+}
+
+/// Bytes a path holds (a directory: its files).
+fn size_of(path: &Path) -> Option<u64> {
+    let md = std::fs::metadata(path).ok()?;
+    if md.is_dir() {
+        let entries = std::fs::read_dir(path).ok()?;
+        Some(
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum(),
+        )
+    } else {
+        md.is_file().then_some(md.len())
+    }
+}
+
+pub fn run(args: &StripArgs) -> Result<(), CliError> {
+    let sel = args.selection()?;
+    let stdout_out = args.output.as_os_str() == "-";
+    if !stdout_out && crate::convert::same_file(&args.input, &args.output) {
+        return Err(CliError::Usage(format!(
+            "the output {} is the input",
+            args.output.display()
+        )));
+    }
+    // The output first: a directory or unwritable place is refused before any work.
+    let out = crate::output::Output::create(&args.output)?;
+    let reader = edit::open(&args.input)?;
+    let opts = ConvertOptions {
+        compression: if args.decompress {
+            Compression::Decompress
+        } else {
+            Compression::Keep
+        },
+        ..Default::default()
+    };
+    let target = opts.target_for(reader.meta().container);
+    // Fields go first: its attr edits count the input's events, which strip may remove.
+    let mut edits: Vec<Box<dyn RecordEdit>> = Vec::new();
+    if let Some(fields) = &args.drop_sample_fields {
+        edits.push(Box::new(DropSampleFields::new(edit::parse_sample_fields(
+            fields,
+        )?)));
+    }
+    if sel.selects_samples() || !sel.drop_types.is_empty() {
+        edits.push(Box::new(Strip::new(sel)));
+    }
+    let (report, bytes_out) = out.write(&args.input, target, |out| {
+        Ok(match out {
+            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
+            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
+        })
+    })?;
+    print_summary(&report, size_of(&args.input), bytes_out);
+    Ok(())
+}
+
+/// Records and samples kept and removed, by type and event, and bytes in and out.
+fn print_summary(report: &Report, file_in: Option<u64>, file_out: Option<u64>) {
+    for w in &report.warnings {
+        eprintln!("perfdata: warning: {w}");
+    }
+    let Some(s) = &report.edits else {
+        return;
+    };
+    eprintln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
+    for (ty, c) in &s.records {
+        eprintln!("{:<20} {:>10} {:>10}", ty.name(), c.kept, c.removed);
+    }
+    for (event, c) in &s.samples {
+        let name = s.event_names.get(*event).map_or("?", |n| n.as_str());
+        let name = format!("samples {name}");
+        eprintln!("{:<20} {:>10} {:>10}", name, c.kept, c.removed);
+    }
+    let size = |n: Option<u64>| n.map_or("-".to_string(), |n| n.to_string());
+    eprintln!(
+        "bytes: file {} in, {} out; records {} in, {} out",
+        size(file_in),
+        size(file_out),
+        s.bytes_in,
+        s.bytes_out
+    );
+}

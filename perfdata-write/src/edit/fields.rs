@@ -1,0 +1,207 @@
+//! [`DropSampleFields`]: remove fields from every SAMPLE of the events that have them
+//! (`perfdata strip --drop-sample-fields REGS_USER,STACK_USER`), the attrs' sample_type
+//! updated to match, so that a `--call-graph dwarf` recording can be shared without its
+//! copies of user stacks.
+//!
+//! Only fields after the ones records are located by can go: IDENTIFIER, IP, TID, TIME,
+//! ADDR, ID, STREAM_ID and CPU decide where perf finds a record's id (in samples and in
+//! the sample_id trailers of other records) and stay.
+
+use perfdata_core::attr::SampleType;
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::names::event_name;
+use perfdata_core::record::{EventIndex, RecordBody, RecordType};
+use perfdata_core::{Item, Metadata};
+
+use super::{Action, RecordEdit};
+use crate::error::{Result, WriteError};
+
+/// The fields that may be dropped.
+fn droppable() -> SampleType {
+    SampleType::PERIOD
+        | SampleType::CALLCHAIN
+        | SampleType::RAW
+        | SampleType::BRANCH_STACK
+        | SampleType::REGS_USER
+        | SampleType::STACK_USER
+        | SampleType::WEIGHT
+        | SampleType::WEIGHT_STRUCT
+        | SampleType::DATA_SRC
+        | SampleType::TRANSACTION
+        | SampleType::REGS_INTR
+        | SampleType::PHYS_ADDR
+        | SampleType::CGROUP
+        | SampleType::DATA_PAGE_SIZE
+        | SampleType::CODE_PAGE_SIZE
+        | SampleType::AUX
+}
+
+/// Sample fields by perf's names (`REGS_USER,STACK_USER`).
+pub fn parse_sample_fields(text: &str) -> Result<SampleType> {
+    let mut out = SampleType::empty();
+    for name in text.split(',').map(str::trim) {
+        let bit = SampleType::from_name(&name.to_ascii_uppercase()).ok_or_else(|| {
+            WriteError::unsupported(None, format!("{name:?} is not a sample field"))
+        })?;
+        if !droppable().contains(bit) {
+            return Err(WriteError::unsupported(
+                None,
+                format!("{name} locates records (their id and time) and cannot be dropped"),
+            ));
+        }
+        out |= bit;
+    }
+    Ok(out)
+}
+
+/// Remove `fields` from the samples of every event that has them.
+pub struct DropSampleFields {
+    fields: SampleType,
+    /// Per input event: the fields it loses.
+    per_event: Vec<SampleType>,
+}
+
+impl DropSampleFields {
+    pub fn new(fields: SampleType) -> Self {
+        DropSampleFields {
+            fields,
+            per_event: Vec::new(),
+        }
+    }
+
+    fn lost_by(&self, event: usize) -> SampleType {
+        self.per_event
+            .get(event)
+            .copied()
+            .unwrap_or(SampleType::empty())
+    }
+}
+
+/// The attr without `gone`: the register masks and stack size of dropped fields cleared.
+fn strip_attr(attr: &mut perfdata_core::attr::PerfEventAttr, gone: SampleType) {
+    attr.sample_type.remove(gone);
+    if gone.contains(SampleType::REGS_USER) {
+        attr.sample_regs_user = 0;
+    }
+    if gone.contains(SampleType::STACK_USER) {
+        attr.sample_stack_user = 0;
+    }
+    if gone.contains(SampleType::REGS_INTR) {
+        attr.sample_regs_intr = 0;
+    }
+}
+
+/// The sample without `gone`.
+fn strip_sample(s: &mut perfdata_core::record::Sample, gone: SampleType) {
+    let has = |b| gone.contains(b);
+    macro_rules! clear {
+        ($($bit:ident => $field:ident),* $(,)?) => {
+            $(if has(SampleType::$bit) { s.$field = None; })*
+        };
+    }
+    clear!(
+        PERIOD => period, CALLCHAIN => callchain, RAW => raw, BRANCH_STACK => branch_stack,
+        REGS_USER => regs_user, STACK_USER => stack_user, DATA_SRC => data_src,
+        TRANSACTION => transaction, REGS_INTR => regs_intr, PHYS_ADDR => phys_addr,
+        CGROUP => cgroup, DATA_PAGE_SIZE => data_page_size,
+        CODE_PAGE_SIZE => code_page_size, AUX => aux,
+    );
+    if gone.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT) {
+        s.weight = None;
+    }
+}
+
+impl DropSampleFields {
+    /// EVENT_DESC's attrs without the dropped fields; whether any had them.
+    fn edit_desc(&self, feature: &mut Feature) -> bool {
+        let Feature::EventDesc(desc) = feature else {
+            return false;
+        };
+        let mut any = false;
+        for (i, e) in desc.events.iter_mut().enumerate() {
+            any |= !self.lost_by(i).is_empty();
+            strip_attr(&mut e.attr, self.lost_by(i));
+        }
+        any
+    }
+}
+
+impl RecordEdit for DropSampleFields {
+    fn start(&mut self, meta: &Metadata) -> Result<()> {
+        self.per_event = meta
+            .attrs
+            .iter()
+            .map(|ev| ev.attr.sample_type & self.fields)
+            .collect();
+        if self.per_event.iter().all(|f| f.is_empty()) {
+            let names: Vec<String> = (0..meta.attrs.len())
+                .map(|i| {
+                    format!(
+                        "{} ({:?})",
+                        event_name(meta, i),
+                        meta.attrs[i].attr.sample_type
+                    )
+                })
+                .collect();
+            return Err(WriteError::unsupported(
+                None,
+                format!(
+                    "no event samples {:?}; the events: {}",
+                    self.fields,
+                    names.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+        match item.raw.record_type() {
+            RecordType::Sample => {
+                let Some(event) = item.locate().event else {
+                    return Ok(Action::Keep);
+                };
+                let gone = self.lost_by(event);
+                if gone.is_empty() {
+                    return Ok(Action::Keep);
+                }
+                let mut record = item.decode()?;
+                if let RecordBody::Sample(s) = &mut record.body {
+                    strip_sample(s, gone);
+                }
+                Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
+            }
+            RecordType::HeaderAttr => {
+                let Some(event) = super::header_attr_event(item)? else {
+                    return Ok(Action::Keep);
+                };
+                let gone = self.lost_by(event);
+                if gone.is_empty() {
+                    return Ok(Action::Keep);
+                }
+                let mut record = item.decode()?;
+                if let RecordBody::HeaderAttr(ha) = &mut record.body {
+                    strip_attr(&mut ha.attr, gone);
+                }
+                Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
+            }
+            RecordType::HeaderFeature => {
+                super::edit_feature_record(item, FeatureId::EventDesc, |f| self.edit_desc(f))
+            }
+            _ => Ok(Action::Keep),
+        }
+    }
+
+    fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
+        let mut events = EventIndex::new();
+        for (i, ev) in meta.attrs.iter_mut().enumerate() {
+            strip_attr(&mut ev.attr, self.lost_by(i));
+            events.push(&ev.attr, &ev.ids);
+        }
+        meta.events = events;
+        if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {
+            self.edit_desc(&mut section.feature);
+        }
+        Ok(())
+    }
+}

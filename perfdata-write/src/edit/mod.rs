@@ -1,0 +1,368 @@
+//! Record edits: a stage of the [`convert`](crate::convert) pipeline where each record
+//! is kept, dropped or replaced, in one streaming pass.
+//!
+//! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
+//! [`Item::locate`] for its event, time, pid, tid and cpu without decoding) and the
+//! metadata as of that record; it may also change the metadata the output describes
+//! (attrs, features). Edits compose: each sees the record as the previous one left it.
+//! The rest is the conversion's: any input the reader takes (file, pipe, stdin,
+//! directory), any output the writers make, compressed records expanded so that edits
+//! see every record exactly once and compressed again as they were (same record type,
+//! same level) unless [`Compression::Decompress`](crate::convert::Compression) is asked
+//! for, and derived features (SAMPLE_TIME, COMPRESSED, AUXTRACE) recomputed.
+//! Memory does not grow with the input: records stream through.
+//!
+//! [`Strip`] removes samples by pid, tid, comm, cpu, event and time, with the side-band
+//! of what it removed (`perfdata strip`).
+
+mod binaries;
+mod fields;
+mod inherit;
+mod remap;
+mod select;
+mod strip;
+mod summary;
+
+use std::io::{Seek, Write};
+use std::path::Path;
+
+use perfdata_core::raw::{OwnedRecord, RawRecord};
+use perfdata_core::record::RecordType;
+use perfdata_core::{Item, Metadata, PerfReader, ReadOptions};
+
+use crate::convert::{self, ConvertOptions, Report, Target};
+use crate::error::{Result, WriteError};
+
+pub use fields::{parse_sample_fields, DropSampleFields};
+pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
+pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
+pub use strip::{parse_record_types, Selection, Strip};
+pub use summary::{Counts, EditSummary};
+
+/// What an edit does with a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Write it as it is.
+    Keep,
+    /// Leave it out.
+    Drop,
+    /// Write these records instead (none, one or several; headers included, in the
+    /// input's byte order).
+    Replace(Vec<OwnedRecord>),
+}
+
+impl Action {
+    /// Replace `raw` by `bytes` (a whole record, its header's size set), keeping where
+    /// it came from.
+    pub fn replace(raw: &RawRecord<'_>, bytes: Vec<u8>) -> Action {
+        Action::Replace(vec![Self::record_like(raw, bytes)])
+    }
+
+    /// A record of `bytes` from where `raw` came from.
+    pub fn record_like(raw: &RawRecord<'_>, bytes: Vec<u8>) -> OwnedRecord {
+        OwnedRecord {
+            bytes,
+            payload: Vec::new(),
+            offset: raw.offset,
+            origin: raw.origin,
+            stream: raw.stream,
+        }
+    }
+}
+
+/// One edit of a record stream.
+pub trait RecordEdit {
+    /// Called once, when the input's attrs are known and before anything is laid out:
+    /// the place to resolve names and refuse a selection that cannot apply.
+    fn start(&mut self, _meta: &Metadata) -> Result<()> {
+        Ok(())
+    }
+
+    /// What to do with one record.
+    fn record(&mut self, item: &Item<'_>) -> Result<Action>;
+
+    /// Change the metadata the output describes (attrs, ids, features). Called on a
+    /// copy of the input's metadata, after [`RecordEdit::start`].
+    fn edit_meta(&self, _meta: &mut Metadata) -> Result<()> {
+        Ok(())
+    }
+
+    /// The end of the input. An error here (a selection that matched nothing) leaves
+    /// the output unfinished, so an atomic output is never committed.
+    fn finish(&mut self, _meta: &Metadata) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A pipe stream's HEADER_FEATURE record of feature `id` with its section changed by
+/// `change` (which says whether it changed anything); other records are kept.
+pub fn edit_feature_record(
+    item: &Item<'_>,
+    id: perfdata_core::feature::FeatureId,
+    change: impl FnOnce(&mut perfdata_core::feature::Feature) -> bool,
+) -> Result<Action> {
+    use perfdata_core::record::RecordBody;
+    let b = item.raw.bytes;
+    let is_it = item.raw.record_type() == RecordType::HeaderFeature
+        && perfdata_core::codec::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
+    if !is_it {
+        return Ok(Action::Keep);
+    }
+    let mut record = item.decode()?;
+    let RecordBody::HeaderFeature(hf) = &mut record.body else {
+        return Ok(Action::Keep);
+    };
+    let ctx = item.meta.feature_context();
+    let mut section =
+        perfdata_core::feature::FeatureSection::decode(id, &hf.data, &ctx, item.raw.offset + 16)?;
+    if !change(&mut section.feature) {
+        return Ok(Action::Keep);
+    }
+    hf.data = section.encode(item.meta.endian);
+    Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
+}
+
+/// An edit made of a function of each record.
+pub struct FnEdit<F>(pub F);
+
+impl<F: FnMut(&Item<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
+    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+        (self.0)(item)
+    }
+}
+
+/// The edits of one conversion, run in order on each record, with what they did.
+pub struct EditStage {
+    edits: Vec<Box<dyn RecordEdit>>,
+    started: bool,
+    /// A pipe stream's header records, held until the first data record: the edits
+    /// start when every attr is known, and then see these too.
+    held: Vec<OwnedRecord>,
+    counter: summary::Counter,
+    event_names: Vec<String>,
+}
+
+/// Records that describe the recording rather than belong to its data: a pipe stream
+/// sends them before the first data record, and edits start after them.
+fn is_header_record(ty: RecordType) -> bool {
+    matches!(
+        ty,
+        RecordType::HeaderAttr
+            | RecordType::HeaderFeature
+            | RecordType::HeaderTracingData
+            | RecordType::HeaderEventType
+    )
+}
+
+impl EditStage {
+    pub fn new(edits: Vec<Box<dyn RecordEdit>>) -> Self {
+        EditStage {
+            edits,
+            started: false,
+            held: Vec::new(),
+            counter: summary::Counter::default(),
+            event_names: Vec::new(),
+        }
+    }
+
+    fn ensure_started(&mut self, meta: &Metadata) -> Result<()> {
+        if !self.started {
+            self.started = true;
+            for e in &mut self.edits {
+                e.start(meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Run the edits on one record.
+    pub(crate) fn apply(&mut self, item: &Item<'_>) -> Result<Action> {
+        // A reader that also returns compressed containers returns their records next:
+        // writing both would double them, and the records are what edits see.
+        if item.raw.is_compressed() {
+            return Ok(Action::Drop);
+        }
+        if !self.started {
+            if is_header_record(item.raw.record_type()) {
+                self.held.push(item.raw.to_owned_record());
+                return Ok(Action::Drop);
+            }
+            self.ensure_started(item.meta)?;
+            if !self.held.is_empty() {
+                let mut out = Vec::new();
+                for rec in std::mem::take(&mut self.held) {
+                    let raw = rec.as_raw(item.meta.endian);
+                    let action = self.run_chain(&Item {
+                        raw,
+                        meta: item.meta,
+                    })?;
+                    push_action(&mut out, rec.clone(), action);
+                }
+                let action = self.run_chain(item)?;
+                push_action(&mut out, item.raw.to_owned_record(), action);
+                return Ok(Action::Replace(out));
+            }
+        }
+        self.run_chain(item)
+    }
+
+    /// Run every edit on one record, counting what came of it.
+    fn run_chain(&mut self, item: &Item<'_>) -> Result<Action> {
+        // `None`: the record as it came; else what the edits so far made of it.
+        let mut current: Option<Vec<OwnedRecord>> = None;
+        for e in &mut self.edits {
+            current = match current {
+                None => match e.record(item)? {
+                    Action::Keep => None,
+                    Action::Drop => Some(Vec::new()),
+                    Action::Replace(recs) => Some(recs),
+                },
+                Some(recs) => {
+                    let mut next = Vec::with_capacity(recs.len());
+                    for rec in recs {
+                        let raw = rec.as_raw(item.meta.endian);
+                        match e.record(&Item {
+                            raw,
+                            meta: item.meta,
+                        })? {
+                            Action::Keep => next.push(rec),
+                            Action::Drop => {}
+                            Action::Replace(more) => next.extend(more),
+                        }
+                    }
+                    Some(next)
+                }
+            };
+        }
+        let action = match current {
+            None => Action::Keep,
+            Some(recs) if recs.is_empty() => Action::Drop,
+            Some(recs) => Action::Replace(recs),
+        };
+        let out_len = match &action {
+            Action::Keep => Some(item.raw.total_len()),
+            Action::Drop => None,
+            Action::Replace(recs) => {
+                Some(recs.iter().map(|r| r.bytes.len() + r.payload.len()).sum())
+            }
+        };
+        let replaced = matches!(action, Action::Replace(_));
+        self.counter.count(item, out_len, replaced);
+        Ok(action)
+    }
+
+    /// The metadata the output describes: the input's, as the edits change it.
+    pub(crate) fn output_meta(&mut self, meta: &Metadata) -> Result<Metadata> {
+        self.ensure_started(meta)?;
+        let mut out = meta.clone();
+        for e in &self.edits {
+            e.edit_meta(&mut out)?;
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn finish(&mut self, meta: &Metadata) -> Result<()> {
+        if !self.held.is_empty() {
+            return Err(WriteError::unsupported(
+                None,
+                "the stream ends after its header records: there is nothing to edit",
+            ));
+        }
+        self.ensure_started(meta)?;
+        for e in &mut self.edits {
+            e.finish(meta)?;
+        }
+        self.event_names = (0..meta.attrs.len())
+            .map(|i| perfdata_core::names::event_name(meta, i))
+            .collect();
+        Ok(())
+    }
+
+    /// Whether the edits removed any SAMPLE record so far.
+    pub(crate) fn removed_samples(&self) -> bool {
+        self.counter.removed_samples() > 0
+    }
+
+    pub(crate) fn into_summary(self) -> EditSummary {
+        EditSummary {
+            event_names: self.event_names,
+            ..self.counter.summary()
+        }
+    }
+}
+
+/// Open `path` (a file, a directory, or `-` for stdin) for editing: compressed records
+/// are expanded and their containers not returned, so that each record is seen once.
+pub fn open(path: impl AsRef<Path>) -> Result<PerfReader> {
+    let ro = ReadOptions {
+        decompress: true,
+        keep_containers: false,
+    };
+    Ok(PerfReader::open_with(path, ro)?)
+}
+
+/// Append what `action` makes of `original` to `out`.
+fn push_action(out: &mut Vec<OwnedRecord>, original: OwnedRecord, action: Action) {
+    match action {
+        Action::Keep => out.push(original),
+        Action::Drop => {}
+        Action::Replace(recs) => out.extend(recs),
+    }
+}
+
+/// The index of the event a HEADER_ATTR record declares: by its first id, else by an
+/// equal attr (the reader has folded every attr by the time edits see the record).
+pub fn header_attr_event(item: &Item<'_>) -> Result<Option<usize>> {
+    let record = item.decode()?;
+    let perfdata_core::record::RecordBody::HeaderAttr(ha) = record.body else {
+        return Ok(None);
+    };
+    let by_id = ha
+        .ids
+        .first()
+        .and_then(|&id| item.meta.events.event_of_id(id));
+    Ok(by_id.or_else(|| item.meta.attrs.iter().position(|ev| ev.attr == ha.attr)))
+}
+
+/// Edits need the records inside compressed containers.
+fn check_reader(reader: &PerfReader) -> Result<()> {
+    if !reader.options().decompress {
+        return Err(WriteError::unsupported(
+            None,
+            "edits need the records inside compressed records: open the input with \
+             edit::open or ReadOptions::decompress",
+        ));
+    }
+    Ok(())
+}
+
+/// Run `edits` over `reader` into `out` as `target` (a seekable output), converting as
+/// `opts` says. The report's `edits` says what was kept and removed.
+pub fn run<W: Write + Seek>(
+    reader: PerfReader,
+    target: Target,
+    out: W,
+    opts: &ConvertOptions,
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<(W, Report)> {
+    check_reader(&reader)?;
+    let stage = Some(EditStage::new(edits));
+    match target {
+        Target::File => convert::to_file_with(reader, out, opts, stage),
+        Target::Pipe => convert::to_pipe_with(reader, out, opts, stage),
+    }
+}
+
+/// [`run`] into a pipe-mode stream on an output that cannot seek (stdout).
+pub fn run_to_pipe<W: Write>(
+    reader: PerfReader,
+    out: W,
+    opts: &ConvertOptions,
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<(W, Report)> {
+    check_reader(&reader)?;
+    convert::to_pipe_with(reader, out, opts, Some(EditStage::new(edits)))
+}
+
+#[cfg(test)]
+mod tests;

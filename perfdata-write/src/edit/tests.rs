@@ -1,0 +1,204 @@
+//! The edit stage on the fixtures: records seen once, edits composed, derived features
+//! recomputed, bad readers refused.
+
+use std::cell::RefCell;
+use std::io::Cursor;
+use std::rc::Rc;
+
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::record::RecordType;
+use perfdata_core::{PerfReader, ReadOptions};
+
+use super::*;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures")
+        .join(name)
+}
+
+/// Records of `bytes` by type, compressed containers and their contents both counted.
+fn count(bytes: Vec<u8>, ty: RecordType) -> usize {
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).expect("output reads");
+    let mut n = 0;
+    while let Some(item) = r.next_record().expect("output reads to its end") {
+        n += usize::from(item.raw.record_type() == ty);
+    }
+    n
+}
+
+fn run_file(reader: PerfReader, edits: Vec<Box<dyn RecordEdit>>) -> (Vec<u8>, Report) {
+    let opts = ConvertOptions::default();
+    let (out, report) =
+        run(reader, Target::File, Cursor::new(Vec::new()), &opts, edits).expect("edits run");
+    (out.into_inner(), report)
+}
+
+fn keep_all() -> Box<dyn RecordEdit> {
+    Box::new(FnEdit(|_: &Item<'_>| Ok(Action::Keep)))
+}
+
+#[test]
+fn compressed_records_are_seen_once_and_recompressed() {
+    let path = fixture("strip-compressed.data");
+    let input = std::fs::read(&path).unwrap();
+    let samples = count(input.clone(), RecordType::Sample);
+    assert!(samples > 100);
+    // A reader that returns containers and then their records (the default) as well
+    // as one that returns only the records.
+    for reader in [PerfReader::open(&path).unwrap(), open(&path).unwrap()] {
+        let (out, report) = run_file(reader, vec![keep_all()]);
+        assert_eq!(count(out.clone(), RecordType::Sample), samples);
+        assert!(count(out, RecordType::Compressed) > 0, "recompressed");
+        let s = report.edits.unwrap();
+        assert_eq!(s.kept(RecordType::Sample) as usize, samples);
+        assert_eq!(
+            s.removed(RecordType::Compressed),
+            0,
+            "containers not counted"
+        );
+    }
+}
+
+#[test]
+fn edits_compose_in_order() {
+    let path = fixture("strip-multi.data");
+    let samples = count(std::fs::read(&path).unwrap(), RecordType::Sample);
+    // The first edit doubles every COMM and drops every other sample; the second sees
+    // exactly what the first left.
+    let mut nth = 0;
+    let first = FnEdit(move |item: &Item<'_>| {
+        Ok(match item.raw.record_type() {
+            RecordType::Comm => {
+                let copy = item.raw.to_owned_record();
+                Action::Replace(vec![copy.clone(), copy])
+            }
+            RecordType::Sample => {
+                nth += 1;
+                if nth % 2 == 0 {
+                    Action::Drop
+                } else {
+                    Action::Keep
+                }
+            }
+            _ => Action::Keep,
+        })
+    });
+    let seen = Rc::new(RefCell::new((0usize, 0usize)));
+    let seen2 = seen.clone();
+    let second = FnEdit(move |item: &Item<'_>| {
+        let mut s = seen2.borrow_mut();
+        match item.raw.record_type() {
+            RecordType::Comm => s.0 += 1,
+            RecordType::Sample => s.1 += 1,
+            _ => {}
+        }
+        Ok(Action::Keep)
+    });
+    let reader = open(&path).unwrap();
+    let (out, report) = run_file(reader, vec![Box::new(first), Box::new(second)]);
+    let comms = count(std::fs::read(&path).unwrap(), RecordType::Comm);
+    assert_eq!(*seen.borrow(), (2 * comms, samples.div_ceil(2)));
+    assert_eq!(count(out.clone(), RecordType::Comm), 2 * comms);
+    assert_eq!(count(out, RecordType::Sample), samples.div_ceil(2));
+    let s = report.edits.unwrap();
+    assert_eq!(s.removed(RecordType::Sample) as usize, samples / 2);
+}
+
+#[test]
+fn sample_time_follows_the_kept_samples() {
+    let path = fixture("strip-multi.data");
+    // Keep the samples of the middle third of the file only.
+    let mut nth = 0;
+    let (mut lo, mut hi) = (u64::MAX, 0);
+    let total = count(std::fs::read(&path).unwrap(), RecordType::Sample);
+    let mut r = open(&path).unwrap();
+    while let Some(item) = r.next_record().unwrap() {
+        if item.raw.record_type() == RecordType::Sample {
+            nth += 1;
+            if nth > total / 3 && nth <= 2 * total / 3 {
+                let t = item.locate().time.unwrap();
+                (lo, hi) = (lo.min(t), hi.max(t));
+            }
+        }
+    }
+    let mut nth = 0;
+    let middle = FnEdit(move |item: &Item<'_>| {
+        if item.raw.record_type() != RecordType::Sample {
+            return Ok(Action::Keep);
+        }
+        nth += 1;
+        Ok(if nth > total / 3 && nth <= 2 * total / 3 {
+            Action::Keep
+        } else {
+            Action::Drop
+        })
+    });
+    let (out, _) = run_file(open(&path).unwrap(), vec![Box::new(middle)]);
+    let r = PerfReader::from_vec(out, ReadOptions::default()).unwrap();
+    match r.meta().feature(FeatureId::SampleTime) {
+        Some(Feature::SampleTime(t)) => assert_eq!((t.first, t.last), (lo, hi)),
+        other => panic!("SAMPLE_TIME {other:?}"),
+    }
+}
+
+#[test]
+fn readers_that_hide_compressed_records_are_refused() {
+    let path = fixture("strip-compressed.data");
+    let ro = ReadOptions {
+        decompress: false,
+        keep_containers: true,
+    };
+    let reader = PerfReader::open_with(&path, ro).unwrap();
+    let opts = ConvertOptions::default();
+    let err = run(
+        reader,
+        Target::File,
+        Cursor::new(Vec::new()),
+        &opts,
+        vec![keep_all()],
+    )
+    .expect_err("refused");
+    assert!(err.to_string().contains("edit::open"), "{err}");
+}
+
+#[test]
+fn a_removed_event_takes_its_ids_with_it() {
+    let path = fixture("strip-multi.data");
+    let input = open(&path).unwrap();
+    let keep_ids = input.meta().attrs[0].ids.clone();
+    let gone_ids = input.meta().attrs[1].ids.clone();
+    assert_eq!(
+        perfdata_core::names::event_name(input.meta(), 1),
+        "task-clock"
+    );
+    let strip = Strip::new(Selection {
+        events: vec!["task-clock".into()],
+        ..Default::default()
+    });
+    let (out, report) = run_file(input, vec![Box::new(strip)]);
+    let mut r = PerfReader::from_vec(out, ReadOptions::default()).unwrap();
+    assert_eq!(r.meta().attrs.len(), 1);
+    assert_eq!(r.meta().attrs[0].ids, keep_ids);
+    match r.meta().feature(FeatureId::EventDesc) {
+        Some(Feature::EventDesc(d)) => {
+            assert_eq!(d.events.len(), 1);
+            assert_eq!(d.events[0].name.as_str_lossy(), "cpu-clock");
+        }
+        other => panic!("EVENT_DESC {other:?}"),
+    }
+    let mut index_ids = Vec::new();
+    while let Some(item) = r.next_record().unwrap() {
+        let at = item.locate();
+        if let Some(id) = at.id {
+            assert!(!gone_ids.contains(&id), "record with a removed id");
+        }
+        if let perfdata_core::record::RecordBody::IdIndex(ix) = item.decode().unwrap().body {
+            index_ids.extend(ix.entries.iter().map(|e| e.id));
+        }
+    }
+    assert_eq!(index_ids, keep_ids);
+    let s = report.edits.unwrap();
+    assert_eq!(s.samples[&1].kept, 0);
+    assert!(s.samples[&1].removed > 0 && s.samples[&0].removed == 0);
+}
