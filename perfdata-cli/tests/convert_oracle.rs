@@ -161,6 +161,18 @@ fn normalise(lines: &[String], conv: Conversion, is_input: bool, other: &[String
         .filter(|l| {
             !(conv == Conversion::ToFile && is_input && l.starts_with("# directory data version"))
         })
+        // A stream's zero SAMPLE_TIME (perf 6.1 sends zeros) is recomputed in the file.
+        .filter(|l| {
+            let zero_time = l.starts_with("# time of first sample")
+                || l.starts_with("# time of last sample")
+                || l.starts_with("# sample duration");
+            let value = l.rsplit(':').next().unwrap_or("").trim();
+            !(is_input
+                && matches!(conv, Conversion::ToFile | Conversion::PipeAndBack)
+                && zero_time
+                && value.trim_end_matches(" ms").parse::<f64>() == Ok(0.0)
+                && !other.contains(l))
+        })
         // Compressing or expanding is what these conversions are for.
         .filter(|l| {
             !(matches!(conv, Conversion::Compress | Conversion::Decompress)

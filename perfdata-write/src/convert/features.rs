@@ -206,20 +206,26 @@ impl FeatureEdits {
             }
             // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
             // (perf report --time then finds no first/last sample time). Recomputed
-            // from the samples whenever it differs, with a warning unless it was zero.
+            // from the samples when it leaves any out, with a warning unless it was zero.
             // A recording that never finished has no features at all.
             let derives = meta.container == ContainerKind::Pipe || meta.unfinished;
             if let (Some((first, last)), true) = (conv.sample_time, derives) {
-                let derived = Feature::SampleTime(SampleTime { first, last });
-                let stated = meta.feature(FeatureId::SampleTime);
-                if stated != Some(&derived) {
-                    let zero = Feature::SampleTime(SampleTime::default());
-                    if let Some(stated) = stated.filter(|f| **f != zero) {
+                // perf may widen the span past the samples (quipper's files do): a
+                // stated span that holds every sample is kept.
+                let stated = match meta.feature(FeatureId::SampleTime) {
+                    Some(Feature::SampleTime(t)) => Some(*t),
+                    _ => None,
+                };
+                let holds = stated.is_some_and(|t| t.first <= first && last <= t.last);
+                if !holds {
+                    if let Some(t) = stated.filter(|t| *t != SampleTime::default()) {
                         edits.warnings.push(format!(
-                            "feature SAMPLE_TIME said {stated:?}; recomputed from the \
-                             samples: first {first}, last {last}"
+                            "feature SAMPLE_TIME said first {}, last {}, which leaves out \
+                             samples; recomputed from them: first {first}, last {last}",
+                            t.first, t.last
                         ));
                     }
+                    let derived = Feature::SampleTime(SampleTime { first, last });
                     edits
                         .set
                         .push(FeatureSection::new(FeatureId::SampleTime, derived));
