@@ -9,6 +9,7 @@ mod features;
 mod merge;
 mod sink;
 mod stream_features;
+mod verify;
 
 use std::io::{Seek, Write};
 
@@ -58,6 +59,9 @@ pub struct ConvertOptions {
     pub compat_perf_6_1: bool,
     /// Compressed records to write when keeping compression but rewriting records.
     pub keep_format: Option<CompressFormat>,
+    /// Copy compressed records that do not decompress, with a warning, instead of
+    /// failing (they are checked whenever they are copied as they are).
+    pub keep_damaged: bool,
 }
 
 impl ConvertOptions {
@@ -112,6 +116,8 @@ struct Converter {
     saw_auxtrace: bool,
     /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
     stream_features: Option<StreamFeatures>,
+    /// Checks the compressed records copied as they are.
+    verifier: verify::Verifier,
 }
 
 impl Converter {
@@ -130,6 +136,7 @@ impl Converter {
             saw_stat: false,
             saw_auxtrace: false,
             stream_features: None,
+            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
         }
     }
 
@@ -235,6 +242,9 @@ impl Converter {
     }
 
     fn finish_compression(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        if let Some(warning) = self.verifier.finish()? {
+            self.report.warnings.push(warning);
+        }
         if let Some(c) = self.compressor.as_mut() {
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
             c.flush(&mut out)?;
@@ -300,6 +310,11 @@ impl Converter {
             && item.meta.header.is_some()
         {
             return Ok(());
+        }
+        if raw.is_compressed() {
+            if let Some(warning) = self.verifier.check(raw)? {
+                self.report.warnings.push(warning);
+            }
         }
         let encoded = self.transcode(raw, item.meta)?;
         let parts = match &encoded {
