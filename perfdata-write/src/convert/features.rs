@@ -236,27 +236,36 @@ impl FeatureEdits {
     }
 }
 
-/// Encode one feature in `endian`; a feature with no known layout can only be copied in
-/// the byte order it came in.
+/// Encode one feature in `endian`; a feature kept as bytes (an unknown one, or a known
+/// one that did not decode) can only be copied in the byte order it came in. `at` is
+/// where its bytes are in the input.
 fn encode_feature(
     section: &FeatureSection,
     in_endian: Endian,
     out_endian: Endian,
+    at: Option<u64>,
 ) -> Result<Vec<u8>> {
     if in_endian != out_endian {
         if let Feature::Raw(bytes) = &section.feature {
             if !bytes.is_empty() {
+                let why = match section.id {
+                    FeatureId::Unknown(_) => "has no known layout",
+                    _ => "is corrupt (it does not decode as its layout)",
+                };
                 return Err(WriteError::unsupported(
-                    None,
-                    format!(
-                        "feature {} has no known layout, so it cannot be byte-swapped",
-                        section.id
-                    ),
+                    at,
+                    format!("feature {} {why}, so it cannot be byte-swapped", section.id),
                 ));
             }
         }
     }
     Ok(section.encode(out_endian))
+}
+
+/// Where a file's feature section is in the input (`None` for one that came from a
+/// record or was made by the conversion).
+fn section_at(meta: &Metadata, id: FeatureId) -> Option<u64> {
+    meta.feature_sections.get(&id).map(|s| s.offset)
 }
 
 /// A HEADER_FEATURE payload re-encoded in `out_endian` through its feature model.
@@ -278,7 +287,7 @@ pub(super) fn transcode_section(
             )
         })?;
     let section = FeatureSection::decode(id, &hf.data, &meta.feature_context(), offset + 16)?;
-    encode_feature(&section, meta.endian, out_endian)
+    encode_feature(&section, meta.endian, out_endian, Some(offset + 16))
 }
 
 /// The feature sections of a file, in bit order, encoded.
@@ -313,7 +322,12 @@ pub(super) fn file_features(
         }
         out.push((
             section.id,
-            encode_feature(&section, meta.endian, out_endian)?,
+            encode_feature(
+                &section,
+                meta.endian,
+                out_endian,
+                section_at(meta, section.id),
+            )?,
         ));
     }
     Ok(out)
@@ -382,7 +396,12 @@ pub(super) fn write_pipe_header<W: Write>(
             ));
             continue;
         }
-        let payload = encode_feature(&section, meta.endian, out_endian)?;
+        let payload = encode_feature(
+            &section,
+            meta.endian,
+            out_endian,
+            section_at(meta, section.id),
+        )?;
         // perf sends no empty feature (an empty HEADER_FEATURE is its end marker), and
         // a record's size is a u16.
         if payload.is_empty() {

@@ -322,7 +322,14 @@ impl Converter {
             None => (raw.bytes, raw.payload),
         };
         let compressed = self.compress_this(ty, raw.origin);
+        // What cannot be written is named by the input record it comes from.
         self.emit(sink, parts, compressed, item.meta)
+            .map_err(|e| match e {
+                WriteError::Unsupported { offset: None, what } => {
+                    WriteError::unsupported(Some(raw.offset), what)
+                }
+                other => other,
+            })
     }
 }
 

@@ -58,8 +58,8 @@ impl Verifier {
         }
         let at = d.total_out() - d.pending() as u64;
         let e = perfdata_core::Error::format(
-            at,
-            "the decompressed stream of the compressed records",
+            d.pending_container(),
+            format!("the record at byte {at} of the decompressed stream"),
             perfdata_core::Problem::Truncated {
                 needed: 8,
                 available: d.pending() as u64,
