@@ -124,15 +124,15 @@ fn a_record_the_compressor_cannot_take_is_named_by_its_offset() {
     );
 }
 
-/// Flip bytes all over the small fixtures: every error that names an offset names one
+/// Flip bytes all over the small fixtures and corpus files: every error that names an offset names one
 /// inside the input (where the bad field is), never a value read from it.
 #[test]
 fn mutated_inputs_name_offsets_inside_the_input() {
     use perfdata_core::{PerfReader, ReadOptions};
-    let mut checked = 0;
+    let (mut mutants, mut checked) = (0, 0);
     let mut past_end = Vec::new();
-    for path in perfdata_tests::fixture_files() {
-        if !path.is_file() || std::fs::metadata(&path).unwrap().len() > 40_000 {
+    for path in perfdata_tests::all_inputs() {
+        if !path.is_file() || std::fs::metadata(&path).unwrap().len() > 100_000 {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
@@ -140,24 +140,32 @@ fn mutated_inputs_name_offsets_inside_the_input() {
         for (i, pos) in (0..bytes.len()).step_by(step).enumerate() {
             let mut m = bytes.clone();
             m[pos] ^= [0xff, 0x80, 0x01, 0x7f][i % 4];
-            let err = match PerfReader::from_vec(m, ReadOptions::default()) {
-                Err(e) => Some(e),
+            mutants += 1;
+            // Every error met: opening, framing, and decoding each record.
+            let mut errors = Vec::new();
+            match PerfReader::from_vec(m, ReadOptions::default()) {
+                Err(e) => errors.push(e),
                 Ok(mut r) => loop {
                     match r.next_record() {
-                        Ok(Some(item)) => drop(item.decode()),
-                        Ok(None) => break None,
-                        Err(e) => break Some(e),
+                        Ok(Some(item)) => errors.extend(item.decode().err()),
+                        Ok(None) => break,
+                        Err(e) => {
+                            errors.push(e);
+                            break;
+                        }
                     }
                 },
-            };
-            if let Some(offset) = err.as_ref().and_then(|e| e.offset()) {
+            }
+            for e in errors {
+                let Some(offset) = e.offset() else { continue };
                 checked += 1;
                 if offset >= bytes.len() as u64 {
-                    past_end.push(format!("{} byte {pos}: {}", path.display(), err.unwrap()));
+                    past_end.push(format!("{} byte {pos}: {e}", path.display()));
                 }
             }
         }
     }
+    println!("{mutants} mutants, {checked} errors with offsets");
     assert!(checked > 100, "only {checked} errors with offsets");
     assert!(
         past_end.is_empty(),
