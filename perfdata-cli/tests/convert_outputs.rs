@@ -310,3 +310,46 @@ fn damaged_compressed_records_are_not_passed_through() {
         std::fs::remove_file(&out).unwrap();
     }
 }
+
+/// A stream whose HEADER_ATTRs differ in size (each says its own) becomes a file, which
+/// has one attr size: the smaller attrs grow to the largest, the new fields zero, as
+/// perf holds every attr at its newest size. It was an error naming no offset.
+#[test]
+fn attrs_of_different_sizes_grow_to_one_size_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = patched(dir.path(), "pipe-cpu-clock.data", |b| {
+        let size = u16::from_le_bytes(b[22..24].try_into().unwrap()) as usize;
+        assert_eq!((u32_at(b, 16), u32_at(b, 16 + 8 + 4)), (64, 128));
+        // A second HEADER_ATTR: the first 64 bytes of the attr (VER0), one id.
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&64u32.to_le_bytes());
+        rec.extend_from_slice(&0u16.to_le_bytes());
+        rec.extend_from_slice(&(8u16 + 64 + 8).to_le_bytes());
+        rec.extend_from_slice(&b[24..24 + 64]);
+        rec[8 + 4..8 + 8].copy_from_slice(&64u32.to_le_bytes());
+        rec.extend_from_slice(&999_999u64.to_le_bytes());
+        let at = 16 + size;
+        b.splice(at..at, rec);
+    });
+    let out = dir.path().join("file.data");
+    convert(&["--to-file"], &input, &out);
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(u64_at(&bytes, 16), 144, "attr_size");
+    let attrs = u64_at(&bytes, 24) as usize;
+    assert_eq!(u64_at(&bytes, 32), 2 * 144, "two attrs");
+    for i in 0..2 {
+        assert_eq!(
+            u32_at(&bytes, attrs + i * 144 + 4),
+            128,
+            "attr {i} size field"
+        );
+    }
+    let v = stats_json(&out);
+    assert_eq!(v["events"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(v["records"]["SAMPLE"], 130);
+    if perf_available() {
+        let perf = perf_stats(&out);
+        assert!(perf.clean, "perf rejects the file");
+        assert_eq!(perf.records.get("SAMPLE"), Some(&130));
+    }
+}

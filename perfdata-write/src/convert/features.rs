@@ -79,7 +79,8 @@ fn drops_identifier(meta: &Metadata, target: Target) -> bool {
 }
 
 /// The attrs to write. With `compat_perf_6_1`, attrs larger than perf 6.1's 128 bytes are
-/// cut to 128 when nothing but zeros is lost, and refused otherwise.
+/// cut to 128 when nothing but zeros is lost, and refused otherwise. In a file all have
+/// the size of the largest.
 pub fn output_attrs(
     meta: &Metadata,
     opts: &ConvertOptions,
@@ -115,6 +116,16 @@ pub fn output_attrs(
             attr,
             ids: ev.ids.clone(),
         });
+    }
+    // A file has one attr size; a stream's attrs may differ (each HEADER_ATTR says its
+    // own). Smaller ones grow to the largest, the new fields zero (their defaults), as
+    // perf's own readers hold every attr at its newest size.
+    if target == Target::File {
+        let largest = out.iter().map(|a| a.attr.encoded_len).max().unwrap_or(0);
+        for a in out.iter_mut().filter(|a| a.attr.encoded_len < largest) {
+            a.attr.set_encoded_len(largest);
+            a.attr.size = largest as u32;
+        }
     }
     Ok(out)
 }
