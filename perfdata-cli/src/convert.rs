@@ -74,6 +74,10 @@ pub struct ConvertArgs {
     /// Allow OUT to be the input file (it is replaced only when the conversion succeeded).
     #[arg(long)]
     in_place: bool,
+    /// Copy compressed records that do not decompress (with a warning) instead of
+    /// failing; compressed records copied as they are are always checked.
+    #[arg(long)]
+    keep_damaged: bool,
 }
 
 impl ConvertArgs {
@@ -141,6 +145,7 @@ fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions
         },
         compat_perf_6_1: compat,
         keep_format,
+        keep_damaged: args.keep_damaged,
     }
 }
 

@@ -238,7 +238,7 @@ fn pipe_to_file_recomputes_sample_time() {
         let out = dir.path().join("file.data");
         let warnings = convert(&["--to-file"], input, &out);
         assert_eq!(
-            warnings.contains("feature SAMPLE_TIME said"),
+            warnings.contains("feature SAMPLE_TIME said first 5, last 7, which leaves out samples"),
             warns,
             "{warnings}"
         );
@@ -249,5 +249,107 @@ fn pipe_to_file_recomputes_sample_time() {
         assert!(!stderr.contains("no first/last sample time"), "{stderr}");
         let stdout = String::from_utf8_lossy(&report.stdout);
         assert!(stdout.contains("time slices: 10%/1"), "{stdout}");
+    }
+}
+
+/// Offsets of the COMPRESSED (81) records of a little-endian file or stream, walked here.
+fn compressed_records(bytes: &[u8]) -> Vec<usize> {
+    let (mut at, end) = if &bytes[..8] == b"PERFILE2" && u64_at(bytes, 8) == 104 {
+        let data = u64_at(bytes, 40) as usize;
+        (data, data + u64_at(bytes, 48) as usize)
+    } else {
+        (16, bytes.len())
+    };
+    let mut found = Vec::new();
+    while at + 8 <= end {
+        if u32_at(bytes, at) == 81 {
+            found.push(at);
+        }
+        at += u16::from_le_bytes(bytes[at + 6..at + 8].try_into().unwrap()) as usize;
+    }
+    found
+}
+
+/// Defect 5: compressed records copied as they are were never checked, so a damaged
+/// zstd payload went through with exit 0. Now every conversion that copies one fails
+/// naming its offset and leaves no output, unless --keep-damaged copies it (as it is,
+/// with a warning).
+#[test]
+fn damaged_compressed_records_are_not_passed_through() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["file-compressed.data", "pipe-compressed.data"] {
+        let mut first = 0;
+        let damaged = patched(dir.path(), name, |b| {
+            first = compressed_records(b)[0];
+            // Past the 8-byte header: the zstd frame header after its magic.
+            for byte in &mut b[first + 14..first + 17] {
+                *byte ^= 0xff;
+            }
+        });
+        let out = dir.path().join("out.data");
+        let offset = format!("at byte offset {first} ({first:#x}), record COMPRESSED");
+        for args in [&[][..], &["--to-file"], &["--to-pipe"]] {
+            let mut all: Vec<&OsStr> = vec!["convert".as_ref()];
+            all.extend(args.iter().map(OsStr::new));
+            all.extend([damaged.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+            let result = perfdata(&all, None);
+            let stderr = String::from_utf8_lossy(&result.stderr);
+            assert_eq!(result.status.code(), Some(1), "{name} {args:?}: {stderr}");
+            assert!(stderr.contains(&offset), "{name} {args:?}: {stderr}");
+            assert!(!out.exists(), "{name} {args:?}");
+        }
+        let warnings = convert(&["--keep-damaged"], &damaged, &out);
+        assert!(
+            warnings.contains(&offset) && warnings.contains("--keep-damaged"),
+            "{warnings}"
+        );
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&damaged).unwrap()
+        );
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+/// A stream whose HEADER_ATTRs differ in size (each says its own) becomes a file, which
+/// has one attr size: the smaller attrs grow to the largest, the new fields zero, as
+/// perf holds every attr at its newest size. It was an error naming no offset.
+#[test]
+fn attrs_of_different_sizes_grow_to_one_size_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = patched(dir.path(), "pipe-cpu-clock.data", |b| {
+        let size = u16::from_le_bytes(b[22..24].try_into().unwrap()) as usize;
+        assert_eq!((u32_at(b, 16), u32_at(b, 16 + 8 + 4)), (64, 128));
+        // A second HEADER_ATTR: the first 64 bytes of the attr (VER0), one id.
+        let mut rec = Vec::new();
+        rec.extend_from_slice(&64u32.to_le_bytes());
+        rec.extend_from_slice(&0u16.to_le_bytes());
+        rec.extend_from_slice(&(8u16 + 64 + 8).to_le_bytes());
+        rec.extend_from_slice(&b[24..24 + 64]);
+        rec[8 + 4..8 + 8].copy_from_slice(&64u32.to_le_bytes());
+        rec.extend_from_slice(&999_999u64.to_le_bytes());
+        let at = 16 + size;
+        b.splice(at..at, rec);
+    });
+    let out = dir.path().join("file.data");
+    convert(&["--to-file"], &input, &out);
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(u64_at(&bytes, 16), 144, "attr_size");
+    let attrs = u64_at(&bytes, 24) as usize;
+    assert_eq!(u64_at(&bytes, 32), 2 * 144, "two attrs");
+    for i in 0..2 {
+        assert_eq!(
+            u32_at(&bytes, attrs + i * 144 + 4),
+            128,
+            "attr {i} size field"
+        );
+    }
+    let v = stats_json(&out);
+    assert_eq!(v["events"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(v["records"]["SAMPLE"], 130);
+    if perf_available() {
+        let perf = perf_stats(&out);
+        assert!(perf.clean, "perf rejects the file");
+        assert_eq!(perf.records.get("SAMPLE"), Some(&130));
     }
 }

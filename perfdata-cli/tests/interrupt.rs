@@ -65,10 +65,12 @@ fn half_fed_conversion(
     out: &Path,
     stream: &[u8],
     stderr: Stdio,
+    named_temp: bool,
 ) -> (Child, std::process::ChildStdin) {
     let mut child = Command::new(EXE)
         .args(["convert", "--to-file", "-", "-o"])
         .arg(out)
+        .env("PERFDATA_NAMED_TEMP", if named_temp { "1" } else { "0" })
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(stderr)
@@ -86,7 +88,7 @@ fn conversion_killed_mid_stream_leaves_only_the_old_target() {
     let stream = big_pipe_stream(8 << 20);
     for sig in [libc::SIGTERM, libc::SIGKILL] {
         let (dir, out) = dir_with_old_target();
-        let (mut child, stdin) = half_fed_conversion(&out, &stream, Stdio::null());
+        let (mut child, stdin) = half_fed_conversion(&out, &stream, Stdio::null(), false);
         assert_eq!(
             listing(dir.path()),
             ["out.data"],
@@ -173,13 +175,14 @@ fn count_samples(stream: &[u8]) -> u64 {
 fn interrupted_stream_reader(
     out: &Path,
     stream: &[u8],
+    named_temp: bool,
 ) -> (
     Child,
     std::process::ChildStdin,
     std::io::BufReader<std::process::ChildStderr>,
 ) {
     use std::io::BufRead;
-    let (mut child, stdin) = half_fed_conversion(out, stream, Stdio::piped());
+    let (mut child, stdin) = half_fed_conversion(out, stream, Stdio::piped(), named_temp);
     signal(&child, libc::SIGINT);
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
@@ -197,7 +200,7 @@ fn interrupted_stream_reader(
 fn a_stream_reader_takes_the_first_sigint_as_the_end_of_the_stream() {
     let stream = big_pipe_stream(4 << 20);
     let (dir, out) = dir_with_old_target();
-    let (mut child, mut stdin, _stderr) = interrupted_stream_reader(&out, &stream);
+    let (mut child, mut stdin, _stderr) = interrupted_stream_reader(&out, &stream, false);
     stdin.write_all(&stream[stream.len() / 2..]).unwrap();
     drop(stdin);
     let status = child.wait().unwrap();
@@ -212,7 +215,7 @@ fn a_stream_reader_takes_the_first_sigint_as_the_end_of_the_stream() {
     assert_eq!(v["records"]["SAMPLE"], count_samples(&stream));
 
     std::fs::write(&out, OLD).unwrap();
-    let (mut child, stdin, _stderr) = interrupted_stream_reader(&out, &stream);
+    let (mut child, stdin, _stderr) = interrupted_stream_reader(&out, &stream, false);
     signal(&child, libc::SIGINT);
     let status = child.wait().unwrap();
     drop(stdin);
@@ -287,4 +290,40 @@ fn ctrl_c_to_perf_record_and_perfdata_keeps_every_sample() {
     assert_eq!(wrote.samples.len(), 1, "{:?}", wrote.samples);
     assert!(wrote.samples[0].1 > 100, "{:?}", wrote.samples);
     assert_eq!(read.samples, wrote.samples);
+}
+
+/// Where the file system has no unnamed files (forced here with PERFDATA_NAMED_TEMP=1)
+/// the output is a named temp file: SIGTERM, and SIGINT twice while reading a stream,
+/// remove it; a finished conversion renames it into place.
+#[test]
+fn named_temp_files_are_removed_on_sigint_and_sigterm() {
+    let stream = big_pipe_stream(8 << 20);
+    let named_temp_exists = |dir: &Path| {
+        let names = listing(dir);
+        names.len() == 2 && names[0].starts_with(".perfdata-") && names[0].ends_with(".tmp")
+    };
+    for sig in [libc::SIGTERM, libc::SIGINT] {
+        let (dir, out) = dir_with_old_target();
+        // SIGINT: the second, once the first was taken as the end of the stream.
+        let (mut child, stdin) = if sig == libc::SIGINT {
+            let (child, stdin, _) = interrupted_stream_reader(&out, &stream, true);
+            (child, stdin)
+        } else {
+            half_fed_conversion(&out, &stream, Stdio::null(), true)
+        };
+        assert!(named_temp_exists(dir.path()), "{:?}", listing(dir.path()));
+        signal(&child, sig);
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert_eq!(listing(dir.path()), ["out.data"], "signal {sig}");
+        assert_eq!(std::fs::read(&out).unwrap(), OLD);
+    }
+    let (dir, out) = dir_with_old_target();
+    let (mut child, mut stdin) = half_fed_conversion(&out, &stream, Stdio::null(), true);
+    stdin.write_all(&stream[stream.len() / 2..]).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(listing(dir.path()), ["out.data"]);
+    assert_ne!(std::fs::read(&out).unwrap(), OLD);
 }

@@ -185,9 +185,10 @@ impl Metadata {
         let mut meta = Metadata::new(container, probe);
         let endian = probe.endian;
         let len = bytes.len() as u64;
-        check_section(&header.attrs, len, "attrs section")?;
-        check_section(&header.data, len, "data section")?;
-        check_section(&header.event_types, len, "event_types section")?;
+        // The header's section fields: attrs at 24, data at 40, event_types at 56.
+        check_section(&header.attrs, len, "attrs section", 24)?;
+        check_section(&header.data, len, "data section", 40)?;
+        check_section(&header.event_types, len, "event_types section", 56)?;
 
         if header.attrs.size > 0 {
             if header.attr_size < 16 + crate::attr::ATTR_SIZE_VER0 as u64 {
@@ -207,7 +208,8 @@ impl Metadata {
                 let entry = &bytes[at as usize..(at + header.attr_size) as usize];
                 let context = format!("attr {i}");
                 let fa: FileAttr = codec::decode(entry, endian, (attr_len,), at, &context)?;
-                check_section(&fa.ids, len, &format!("ids section of attr {i}"))?;
+                let ids_field = at + attr_len as u64;
+                check_section(&fa.ids, len, &format!("ids section of attr {i}"), ids_field)?;
                 let ids_bytes = &bytes[fa.ids.offset as usize..fa.ids.end() as usize];
                 let ids = ids_bytes
                     .chunks_exact(8)
@@ -237,13 +239,15 @@ impl Metadata {
         let bits = header.feature_bits(endian);
         let index_at = header.feature_index_offset();
         let index_len = bits.count() as u64 * 16;
+        // The index follows the data section: the header's data field says where.
         check_section(
             &FileSection {
                 offset: index_at,
                 size: index_len,
             },
             len,
-            "feature index",
+            "feature index (after the data section)",
+            40,
         )?;
         for (i, bit) in bits.iter().enumerate() {
             let at = index_at + i as u64 * 16;
@@ -255,7 +259,7 @@ impl Metadata {
                 "feature index entry",
             )?;
             let id = FeatureId::from_bit(bit);
-            check_section(&sec, len, &format!("feature {id}"))?;
+            check_section(&sec, len, &format!("feature {id}"), at)?;
             meta.add_feature(
                 id,
                 &bytes[sec.offset as usize..sec.end() as usize],
@@ -365,12 +369,17 @@ impl Metadata {
 }
 
 /// A section must lie inside the file.
-fn check_section(sec: &FileSection, file_len: u64, what: &str) -> Result<()> {
+/// Check that `sec` lies within the file. The error names `field_at`, where the
+/// offset/size pair that says so is, and what it points at.
+fn check_section(sec: &FileSection, file_len: u64, what: &str, field_at: u64) -> Result<()> {
     match sec.offset.checked_add(sec.size) {
         Some(end) if end <= file_len => Ok(()),
         end => Err(Error::format(
-            sec.offset,
-            what.to_string(),
+            field_at,
+            format!(
+                "{what} (said to be {} bytes at offset {})",
+                sec.size, sec.offset
+            ),
             Problem::PastEnd {
                 end: end.unwrap_or(u64::MAX),
                 limit: file_len,

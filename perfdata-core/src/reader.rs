@@ -446,7 +446,7 @@ impl PerfReader {
                     if d.pending() > 0 && self.opts.decompress && cut_short {
                         let at = d.total_out() - d.pending() as u64;
                         self.meta.warn(
-                            None,
+                            Some(d.pending_container()),
                             format!(
                                 "the decompressed stream of {name} ends {} bytes into a \
                                  record (at decompressed byte {at}): cut short with its input",
@@ -454,9 +454,13 @@ impl PerfReader {
                             ),
                         );
                     } else if d.pending() > 0 && self.opts.decompress {
+                        // Named by the compressed record the cut record starts in.
+                        let pos = d.total_out() - d.pending() as u64;
                         return Err(Error::format(
-                            d.total_out() - d.pending() as u64,
-                            format!("decompressed stream of {name}"),
+                            d.pending_container(),
+                            format!(
+                                "the record at byte {pos} of the decompressed stream of {name}"
+                            ),
                             Problem::Truncated {
                                 needed: 8,
                                 available: d.pending() as u64,

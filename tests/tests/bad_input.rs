@@ -4,8 +4,9 @@
 //! than the input. A counting allocator in this test binary checks the last point.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use perfdata_core::{Error, PerfReader, Problem, ReadOptions, Warning};
 use perfdata_tests::{corpus_files, fixture_files, fixtures_dir, name};
@@ -13,9 +14,31 @@ use perfdata_tests::{corpus_files, fixture_files, fixtures_dir, name};
 mod layout;
 use layout::{file_regions, record_offset, region_cut_at, u16_at, u32_at, u64_at};
 
-/// Tracks the largest single allocation made since the last reset.
+/// Tracks the largest single allocation made since the last reset, per thread: the
+/// tests of this binary run in parallel, and another test's allocations must not count
+/// against the input being read.
 struct Tracking;
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static LARGEST_HERE: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The largest allocation of this thread since the last `reset`.
+struct Largest;
+static LARGEST: Largest = Largest;
+
+impl Largest {
+    fn store(&self, v: usize, _: Ordering) {
+        let _ = LARGEST_HERE.try_with(|l| l.set(v));
+    }
+    fn load(&self, _: Ordering) -> usize {
+        LARGEST_HERE.try_with(Cell::get).unwrap_or(0)
+    }
+    fn fetch_max(&self, v: usize, _: Ordering) {
+        // try_with: the allocator also runs while the thread's locals are torn down.
+        let _ = LARGEST_HERE.try_with(|l| l.set(l.get().max(v)));
+    }
+}
 
 unsafe impl GlobalAlloc for Tracking {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -255,9 +278,13 @@ fn section_past_the_end_is_an_error() {
     // data.size (bytes 48..56) far past the end of the file.
     bytes[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let data = u64_at(&bytes, layout::DATA);
+    // The error names the header field that says where the section is.
     let expected = Error::format(
-        data,
-        "data section",
+        layout::DATA,
+        format!(
+            "data section (said to be {} bytes at offset {data})",
+            1u64 << 40
+        ),
         Problem::PastEnd {
             end: data + (1 << 40),
             limit: bytes.len() as u64,

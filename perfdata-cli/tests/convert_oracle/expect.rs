@@ -264,17 +264,6 @@ fn arm_regs() -> Expect {
         ..Expect::default()
     }
 }
-const STALE_SAMPLE_TIME: &str = "perf record wrote a SAMPLE_TIME whose first time (69.441883) \
-     is no sample's: the file made from the pipe derives it from the samples, and says so";
-fn stale_sample_time() -> Expect {
-    Expect {
-        warnings: &[
-            "feature SAMPLE_TIME said first 69441883128, last 69460237138; recomputed \
-             from the samples: first 69460237138, last 69460237138",
-        ],
-        ..Expect::default()
-    }
-}
 
 const EXCEPTIONS: &[Row] = &[
     Row {
@@ -330,12 +319,6 @@ const EXCEPTIONS: &[Row] = &[
         conv: Conversion::Compress,
         why: ARM_REGS,
         expect: arm_regs,
-    },
-    Row {
-        input: "google-perf.data.branch_stack_hw_index",
-        conv: Conversion::PipeAndBack,
-        why: STALE_SAMPLE_TIME,
-        expect: stale_sample_time,
     },
     Row {
         input: "google-perf.data.intel_pt-4.14",

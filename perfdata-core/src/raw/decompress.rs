@@ -119,6 +119,18 @@ impl Decompressor {
         Ok(())
     }
 
+    /// The file offset of the compressed record that holds the start of the record
+    /// still waiting for its rest (see [`Decompressor::pending`]).
+    pub fn pending_container(&self) -> u64 {
+        let pos = self.stream_offset;
+        self.segments
+            .iter()
+            .take_while(|s| s.0 <= pos)
+            .last()
+            .or(self.segments.front())
+            .map_or(0, |s| s.1)
+    }
+
     /// The file offset of the container holding decompressed-stream offset `pos`.
     fn container_of(&mut self, pos: u64) -> u64 {
         while self.segments.len() > 1 && self.segments[1].0 <= pos {

@@ -79,7 +79,8 @@ fn drops_identifier(meta: &Metadata, target: Target) -> bool {
 }
 
 /// The attrs to write. With `compat_perf_6_1`, attrs larger than perf 6.1's 128 bytes are
-/// cut to 128 when nothing but zeros is lost, and refused otherwise.
+/// cut to 128 when nothing but zeros is lost, and refused otherwise. In a file all have
+/// the size of the largest.
 pub fn output_attrs(
     meta: &Metadata,
     opts: &ConvertOptions,
@@ -115,6 +116,16 @@ pub fn output_attrs(
             attr,
             ids: ev.ids.clone(),
         });
+    }
+    // A file has one attr size; a stream's attrs may differ (each HEADER_ATTR says its
+    // own). Smaller ones grow to the largest, the new fields zero (their defaults), as
+    // perf's own readers hold every attr at its newest size.
+    if target == Target::File {
+        let largest = out.iter().map(|a| a.attr.encoded_len).max().unwrap_or(0);
+        for a in out.iter_mut().filter(|a| a.attr.encoded_len < largest) {
+            a.attr.set_encoded_len(largest);
+            a.attr.size = largest as u32;
+        }
     }
     Ok(out)
 }
@@ -210,28 +221,33 @@ impl FeatureEdits {
             }
             // A stream's SAMPLE_TIME is sent before the samples: perf 6.1 sends zeros
             // (perf report --time then finds no first/last sample time). Recomputed
-            // from the samples whenever it differs, with a warning unless it was zero.
+            // from the samples when it leaves any out, with a warning unless it was zero.
             // A directory's header says what perf wrote, zeros with -z; a recording
-            // that never finished has no features at all: derived for both. When edits
-            // removed samples, the span is that of the samples written (quietly: the
-            // input's was right for the input).
+            // that never finished has no features at all: derived for both. perf may
+            // widen the span past the samples (quipper's files do): a stated span that
+            // holds every sample is kept. When edits removed samples, the span is that
+            // of the samples written (quietly: the input's was right for the input).
             let edited = conv.edit.as_ref().is_some_and(|e| e.removed_samples());
             let derives = meta.container != ContainerKind::File || meta.unfinished;
             match (conv.sample_time, derives || edited) {
                 (Some((first, last)), true) => {
-                    let derived = Feature::SampleTime(SampleTime { first, last });
-                    let stated = meta.feature(FeatureId::SampleTime);
-                    if stated != Some(&derived) {
-                        let zero = Feature::SampleTime(SampleTime::default());
-                        if let (Some(Feature::SampleTime(said)), false) =
-                            (stated.filter(|f| **f != zero), edited)
+                    let stated = match meta.feature(FeatureId::SampleTime) {
+                        Some(Feature::SampleTime(t)) => Some(*t),
+                        _ => None,
+                    };
+                    let holds =
+                        !edited && stated.is_some_and(|t| t.first <= first && last <= t.last);
+                    if !holds {
+                        if let (Some(t), false) =
+                            (stated.filter(|t| *t != SampleTime::default()), edited)
                         {
                             edits.warnings.push(format!(
-                                "feature SAMPLE_TIME said first {}, last {}; recomputed \
-                                 from the samples: first {first}, last {last}",
-                                said.first, said.last
+                                "feature SAMPLE_TIME said first {}, last {}, which leaves \
+                                 out samples; recomputed from them: first {first}, last {last}",
+                                t.first, t.last
                             ));
                         }
+                        let derived = Feature::SampleTime(SampleTime { first, last });
                         edits
                             .set
                             .push(FeatureSection::new(FeatureId::SampleTime, derived));
@@ -245,27 +261,36 @@ impl FeatureEdits {
     }
 }
 
-/// Encode one feature in `endian`; a feature with no known layout can only be copied in
-/// the byte order it came in.
+/// Encode one feature in `endian`; a feature kept as bytes (an unknown one, or a known
+/// one that did not decode) can only be copied in the byte order it came in. `at` is
+/// where its bytes are in the input.
 fn encode_feature(
     section: &FeatureSection,
     in_endian: Endian,
     out_endian: Endian,
+    at: Option<u64>,
 ) -> Result<Vec<u8>> {
     if in_endian != out_endian {
         if let Feature::Raw(bytes) = &section.feature {
             if !bytes.is_empty() {
+                let why = match section.id {
+                    FeatureId::Unknown(_) => "has no known layout",
+                    _ => "is corrupt (it does not decode as its layout)",
+                };
                 return Err(WriteError::unsupported(
-                    None,
-                    format!(
-                        "feature {} has no known layout, so it cannot be byte-swapped",
-                        section.id
-                    ),
+                    at,
+                    format!("feature {} {why}, so it cannot be byte-swapped", section.id),
                 ));
             }
         }
     }
     Ok(section.encode(out_endian))
+}
+
+/// Where a file's feature section is in the input (`None` for one that came from a
+/// record or was made by the conversion).
+fn section_at(meta: &Metadata, id: FeatureId) -> Option<u64> {
+    meta.feature_sections.get(&id).map(|s| s.offset)
 }
 
 /// A HEADER_FEATURE payload re-encoded in `out_endian` through its feature model.
@@ -287,7 +312,7 @@ pub(super) fn transcode_section(
             )
         })?;
     let section = FeatureSection::decode(id, &hf.data, &meta.feature_context(), offset + 16)?;
-    encode_feature(&section, meta.endian, out_endian)
+    encode_feature(&section, meta.endian, out_endian, Some(offset + 16))
 }
 
 /// The feature sections of a file, in bit order, encoded.
@@ -325,7 +350,12 @@ pub(super) fn file_features(
         }
         out.push((
             section.id,
-            encode_feature(&section, meta.endian, out_endian)?,
+            encode_feature(
+                &section,
+                meta.endian,
+                out_endian,
+                section_at(meta, section.id),
+            )?,
         ));
     }
     Ok(out)
@@ -394,7 +424,12 @@ pub(super) fn write_pipe_header<W: Write>(
             ));
             continue;
         }
-        let payload = encode_feature(&section, meta.endian, out_endian)?;
+        let payload = encode_feature(
+            &section,
+            meta.endian,
+            out_endian,
+            section_at(meta, section.id),
+        )?;
         // perf sends no empty feature (an empty HEADER_FEATURE is its end marker), and
         // a record's size is a u16.
         if payload.is_empty() {

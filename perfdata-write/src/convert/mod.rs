@@ -9,6 +9,7 @@ mod features;
 mod merge;
 mod sink;
 mod stream_features;
+mod verify;
 
 use std::io::{Seek, Write};
 
@@ -59,6 +60,9 @@ pub struct ConvertOptions {
     pub compat_perf_6_1: bool,
     /// Compressed records to write when keeping compression but rewriting records.
     pub keep_format: Option<CompressFormat>,
+    /// Copy compressed records that do not decompress, with a warning, instead of
+    /// failing (they are checked whenever they are copied as they are).
+    pub keep_damaged: bool,
 }
 
 impl ConvertOptions {
@@ -117,6 +121,8 @@ struct Converter {
     stream_features: Option<StreamFeatures>,
     /// The record stage: edits that keep, drop or replace each record (`crate::edit`).
     edit: Option<EditStage>,
+    /// Checks the compressed records copied as they are.
+    verifier: verify::Verifier,
 }
 
 impl Converter {
@@ -135,6 +141,7 @@ impl Converter {
             saw_stat: false,
             saw_auxtrace: false,
             stream_features: None,
+            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
             edit: None,
         }
     }
@@ -263,6 +270,9 @@ impl Converter {
     }
 
     fn finish_compression(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        if let Some(warning) = self.verifier.finish()? {
+            self.report.warnings.push(warning);
+        }
         if let Some(c) = self.compressor.as_mut() {
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
             c.flush(&mut out)?;
@@ -359,13 +369,25 @@ impl Converter {
         {
             return Ok(());
         }
+        if raw.is_compressed() {
+            if let Some(warning) = self.verifier.check(raw)? {
+                self.report.warnings.push(warning);
+            }
+        }
         let encoded = self.transcode(raw, item.meta)?;
         let parts = match &encoded {
             Some(bytes) => split_payload(bytes, self.out_endian),
             None => (raw.bytes, raw.payload),
         };
         let compressed = self.compress_this(ty, raw.origin);
+        // What cannot be written is named by the input record it comes from.
         self.emit(sink, parts, compressed, item.meta)
+            .map_err(|e| match e {
+                WriteError::Unsupported { offset: None, what } => {
+                    WriteError::unsupported(Some(raw.offset), what)
+                }
+                other => other,
+            })
     }
 }
 

@@ -141,7 +141,13 @@ impl AtomicOutput {
             _ => PathBuf::from("."),
         };
         let cannot = |e| WriteError::io(format!("cannot write {}", target.display()), e);
-        let temp = match unnamed_in(&dir).map_err(cannot)? {
+        // PERFDATA_NAMED_TEMP=1 asks for the named temp file (a file system whose
+        // O_TMPFILE misbehaves; the tests of the interrupt handlers).
+        let unnamed = match std::env::var_os("PERFDATA_NAMED_TEMP") {
+            Some(v) if v == "1" => None,
+            _ => unnamed_in(&dir).map_err(cannot)?,
+        };
+        let temp = match unnamed {
             Some(file) => Temp::Unnamed(file),
             None => {
                 let named = temp_builder()

@@ -17,13 +17,15 @@ pub struct Region {
     pub start: u64,
     pub end: u64,
     pub name: String,
-    /// A file section, which must lie inside the file (PastEnd when it does not); the
-    /// header and records are read in order and are cut short instead (Truncated).
-    pub section: bool,
+    /// A file section, which must lie inside the file (PastEnd when it does not), and
+    /// where the header field (or index entry) that says where it is sits: errors name
+    /// that field. The header and records are read in order and are cut short instead
+    /// (Truncated).
+    pub section: Option<u64>,
 }
 
 impl Region {
-    fn new(start: u64, end: u64, name: impl Into<String>, section: bool) -> Self {
+    fn new(start: u64, end: u64, name: impl Into<String>, section: Option<u64>) -> Self {
         Region {
             start,
             end,
@@ -34,18 +36,29 @@ impl Region {
 
     /// The error a reader must give when the file ends at `cut`, inside this region.
     pub fn error_when_cut_at(&self, cut: u64) -> Error {
-        let problem = if self.section {
-            Problem::PastEnd {
-                end: self.end,
-                limit: cut,
-            }
-        } else {
-            Problem::Truncated {
-                needed: self.end - self.start,
-                available: cut - self.start,
-            }
-        };
-        Error::format(self.start, self.name.clone(), problem)
+        match self.section {
+            Some(field) => Error::format(
+                field,
+                format!(
+                    "{} (said to be {} bytes at offset {})",
+                    self.name,
+                    self.end - self.start,
+                    self.start
+                ),
+                Problem::PastEnd {
+                    end: self.end,
+                    limit: cut,
+                },
+            ),
+            None => Error::format(
+                self.start,
+                self.name.clone(),
+                Problem::Truncated {
+                    needed: self.end - self.start,
+                    available: cut - self.start,
+                },
+            ),
+        }
     }
 }
 
@@ -79,11 +92,11 @@ pub fn file_regions(b: &[u8]) -> Vec<Region> {
     let header_size = u64_at(b, 8);
     let section = |at: u64, name: &str| {
         let start = u64_at(b, at);
-        Region::new(start, start + u64_at(b, at + 8), name, true)
+        Region::new(start, start + u64_at(b, at + 8), name, Some(at))
     };
     let mut out = vec![
-        Region::new(0, 16, "file header (magic and size)", false),
-        Region::new(0, header_size, "file header", false),
+        Region::new(0, 16, "file header (magic and size)", None),
+        Region::new(0, header_size, "file header", None),
         section(ATTRS, "attrs section"),
         section(DATA, "data section"),
     ];
@@ -94,11 +107,12 @@ pub fn file_regions(b: &[u8]) -> Vec<Region> {
         .filter(|bit| u64_at(b, FEATURE_BITS + 8 * (bit / 64) as u64) >> (bit % 64) & 1 == 1)
         .collect();
     let index = out[3].end;
+    // The index follows the data section: the header's data field says where.
     out.push(Region::new(
         index,
         index + 16 * bits.len() as u64,
-        "feature index",
-        true,
+        "feature index (after the data section)",
+        Some(DATA),
     ));
     for (i, bit) in bits.iter().enumerate() {
         let name = format!("feature {}", FeatureId::from_bit(*bit));
@@ -110,7 +124,7 @@ pub fn file_regions(b: &[u8]) -> Vec<Region> {
 /// A pipe-mode stream's parts: the 16-byte header, then each record's header and the
 /// whole record (HEADER_TRACING_DATA's and AUXTRACE's payload after it included).
 pub fn pipe_regions(b: &[u8]) -> Vec<Region> {
-    let mut out = vec![Region::new(0, 16, "file header (magic and size)", false)];
+    let mut out = vec![Region::new(0, 16, "file header (magic and size)", None)];
     let mut at = 16;
     while at < b.len() as u64 {
         let ty = RecordType::from_u32(u32_at(b, at) as u32);
@@ -121,8 +135,8 @@ pub fn pipe_regions(b: &[u8]) -> Vec<Region> {
             _ => 0,
         };
         let name = format!("record {ty}");
-        out.push(Region::new(at, at + 8, name.clone(), false));
-        out.push(Region::new(at, at + size + payload, name, false));
+        out.push(Region::new(at, at + 8, name.clone(), None));
+        out.push(Region::new(at, at + size + payload, name, None));
         at += size + payload;
     }
     out
