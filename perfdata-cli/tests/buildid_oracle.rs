@@ -181,3 +181,30 @@ fn bad_maps_write_nothing() {
         assert!(!out.exists());
     }
 }
+
+#[test]
+fn list_as_json_has_the_same_entries() {
+    let input = fixtures_dir().join("strip-multi.data");
+    let text = perfdata(&[OsStr::new("buildid"), OsStr::new("list"), input.as_os_str()]);
+    let json = perfdata(&[
+        OsStr::new("buildid"),
+        OsStr::new("list"),
+        input.as_os_str(),
+        OsStr::new("--json"),
+    ]);
+    assert!(text.status.success() && json.status.success());
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{:<40} {}",
+                e["build_id"].as_str().unwrap(),
+                e["path"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert_eq!(lines.len(), 6, "{text}");
+    assert_eq!(lines, text.lines().collect::<Vec<_>>());
+}

@@ -3,6 +3,8 @@
 use std::path::Path;
 use std::process::Command;
 
+pub mod strip;
+
 /// What perf printed and whether it was clean.
 pub struct PerfRun {
     pub stdout: String,

@@ -125,11 +125,12 @@ impl Strip {
         }
     }
 
-    fn comm_of(&self, tid: u32) -> Vec<u8> {
-        self.comms
-            .get(&tid)
-            .cloned()
-            .unwrap_or_else(|| format!(":{tid}").into_bytes())
+    /// The thread's comm; perf shows `:TID` for a thread it has no COMM of.
+    fn comm_of(&self, tid: u32) -> std::borrow::Cow<'_, [u8]> {
+        match self.comms.get(&tid) {
+            Some(c) => std::borrow::Cow::Borrowed(c),
+            None => std::borrow::Cow::Owned(format!(":{tid}").into_bytes()),
+        }
     }
 
     /// Whether the thread selectors match (pid, tid, comm); `tid` None ignores --tid.
@@ -149,7 +150,7 @@ impl Strip {
         let pid = at.pid.unwrap_or(-1) as u32;
         let tid = at.tid.unwrap_or(-1) as u32;
         let comm = if s.comms.is_empty() {
-            Vec::new()
+            std::borrow::Cow::Borrowed(&[][..])
         } else {
             self.comm_of(tid)
         };
@@ -170,7 +171,7 @@ impl Strip {
             return false;
         }
         let (pid, tid) = (pid as u32, tid as u32);
-        let comm = self.comm_of(tid);
+        let comm = self.comm_of(tid).into_owned();
         if self.sel.keep {
             if scope == Scope::Process && self.sel.tids.is_some() {
                 return !self.kept_pids.contains(&pid);
