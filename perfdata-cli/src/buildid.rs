@@ -16,8 +16,8 @@ use crate::CliError;
 pub enum BuildIdCommand {
     /// Build id and path per binary, as `perf buildid-list` prints them.
     List {
-        /// A perf.data file, a perf.data directory, or `-` for stdin.
-        file: PathBuf,
+        #[command(flatten)]
+        file: crate::input::Input,
         /// Print JSON (an array of {build_id, path}).
         #[arg(long)]
         json: bool,
@@ -31,16 +31,16 @@ impl BuildIdCommand {
     /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
     pub fn input(&self) -> &std::path::Path {
         match self {
-            BuildIdCommand::List { file, .. } => file,
-            BuildIdCommand::Remap(a) => &a.input,
+            BuildIdCommand::List { file, .. } => file.path(),
+            BuildIdCommand::Remap(a) => a.input.path(),
         }
     }
 }
 
 #[derive(clap::Args)]
 pub struct RemapArgs {
-    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
-    input: PathBuf,
+    #[command(flatten)]
+    input: crate::input::Input,
     /// Output path, or `-` for stdout.
     #[arg(short, long)]
     output: PathBuf,
@@ -58,7 +58,7 @@ pub struct RemapArgs {
 pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
     match cmd {
         BuildIdCommand::List { file, json } => {
-            let list = perfdata_core::buildids::list(edit::open(file)?)?;
+            let list = perfdata_core::buildids::list(edit::open(file.path())?)?;
             if *json {
                 println!("{}", serde_json::to_string_pretty(&list)?);
             } else {
@@ -93,7 +93,8 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
             "nothing to remap: give --map, --map-file or --path".into(),
         ));
     }
-    if args.output.as_os_str() != "-" && crate::convert::same_file(&args.input, &args.output) {
+    if args.output.as_os_str() != "-" && crate::convert::same_file(args.input.path(), &args.output)
+    {
         return Err(CliError::Usage(format!(
             "the output {} is the input",
             args.output.display()
@@ -101,11 +102,11 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
     }
     // The output first: a directory or unwritable place is refused before any work.
     let out = crate::output::Output::create(&args.output)?;
-    let reader = edit::open(&args.input)?;
+    let reader = edit::open(args.input.path())?;
     let opts = ConvertOptions::default();
     let target = opts.target_for(reader.meta().container);
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Remap::new(ids, paths))];
-    let (report, _) = out.write(&args.input, target, |out| {
+    let (report, _) = out.write(args.input.path(), target, |out| {
         Ok(match out {
             Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
             Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,

@@ -11,9 +11,11 @@ use perfdata_core::check::{check, Report};
 /// `perfdata check` arguments.
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// perf.data files, perf.data directories, or `-` for stdin.
-    #[arg(required = true)]
+    /// perf.data files, perf.data directories, or `-` for stdin [default: perf.data].
     files: Vec<PathBuf>,
+    /// Another input, as perf's `-i`.
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    input: Option<PathBuf>,
     /// One JSON object per file (JSON Lines): `file`, `records`, `stopped`,
     /// `unreadable`, and `problems` (each `offset`, `context`, `message`).
     #[arg(long)]
@@ -25,7 +27,11 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, crate::CliError> {
     let mut worst = 0u8;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for file in &args.files {
+    let mut files: Vec<PathBuf> = args.files.iter().chain(&args.input).cloned().collect();
+    if files.is_empty() {
+        files.push(PathBuf::from("perf.data"));
+    }
+    for file in &files {
         let report = check(file);
         worst = worst.max(if report.unreadable {
             2

@@ -36,8 +36,8 @@ pub enum CompatArg {
 
 #[derive(clap::Args)]
 pub struct ConvertArgs {
-    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
-    input: PathBuf,
+    #[command(flatten)]
+    input: crate::input::Input,
     /// Output path, or `-` for stdout.
     #[arg(short, long)]
     output: PathBuf,
@@ -83,7 +83,7 @@ pub struct ConvertArgs {
 impl ConvertArgs {
     /// The input path (`-` for stdin).
     pub fn input(&self) -> &Path {
-        &self.input
+        self.input.path()
     }
 }
 
@@ -151,7 +151,7 @@ fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions
 
 pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && !args.in_place && same_file(&args.input, &args.output) {
+    if !stdout_out && !args.in_place && same_file(args.input.path(), &args.output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input; pass --in-place to replace it",
             args.output.display()
@@ -159,10 +159,11 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     }
     // The output first: a directory or unwritable place is refused before any work.
     let out = Output::create(&args.output)?;
-    let (reader, opts) = convert::open_input(&args.input, |meta| options(args, meta.container))?;
+    let (reader, opts) =
+        convert::open_input(args.input.path(), |meta| options(args, meta.container))?;
     let target = opts.target_for(reader.meta().container);
 
-    let (report, _) = out.write(&args.input, target, |out| {
+    let (report, _) = out.write(args.input.path(), target, |out| {
         Ok(match out {
             Out::Seek(w) => convert::to_target(reader, target, w, &opts)?.1,
             Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,

@@ -5,13 +5,14 @@ mod check;
 mod convert;
 mod dump;
 mod info;
+mod input;
 mod output;
 mod stats;
 mod strip;
 mod synth;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -52,8 +53,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct InputArgs {
-    /// A perf.data file, a perf.data directory, or `-` for stdin.
-    file: PathBuf,
+    #[command(flatten)]
+    file: input::Input,
     /// Print JSON instead of text (field names are documented in the README).
     #[arg(long)]
     json: bool,
@@ -82,8 +83,8 @@ fn is_stream(path: &Path) -> bool {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let input: Option<&Path> = match &cli.command {
-        Command::Info(a) | Command::Stats(a) => Some(&a.file),
-        Command::Dump(a) => Some(&a.input.file),
+        Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
+        Command::Dump(a) => Some(a.input.file.path()),
         Command::Convert(a) => Some(a.input()),
         Command::Strip(a) => Some(a.input()),
         Command::Buildid(c) => Some(c.input()),
@@ -107,9 +108,9 @@ fn main() -> ExitCode {
         };
     }
     let result = match &cli.command {
-        Command::Info(a) => info::run(&a.file, a.json),
-        Command::Stats(a) => stats::run(&a.file, a.json),
-        Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
+        Command::Info(a) => info::run(a.file.path(), a.json),
+        Command::Stats(a) => stats::run(a.file.path(), a.json),
+        Command::Dump(a) => dump::run(a.input.file.path(), a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
         Command::Synth(a) => synth::run(a),
         Command::Strip(a) => strip::run(a),

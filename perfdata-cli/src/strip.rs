@@ -12,8 +12,8 @@ use crate::CliError;
 
 #[derive(clap::Args)]
 pub struct StripArgs {
-    /// Input: a perf.data file, a perf.data directory, or `-` for stdin.
-    input: PathBuf,
+    #[command(flatten)]
+    input: crate::input::Input,
     /// Output path, or `-` for stdout.
     #[arg(short, long)]
     output: PathBuf,
@@ -56,7 +56,7 @@ pub struct StripArgs {
 impl StripArgs {
     /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
     pub fn input(&self) -> &std::path::Path {
-        &self.input
+        self.input.path()
     }
 }
 
@@ -116,7 +116,7 @@ fn size_of(path: &Path) -> Option<u64> {
 pub fn run(args: &StripArgs) -> Result<(), CliError> {
     let sel = args.selection()?;
     let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && crate::convert::same_file(&args.input, &args.output) {
+    if !stdout_out && crate::convert::same_file(args.input.path(), &args.output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input",
             args.output.display()
@@ -124,7 +124,7 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
     }
     // The output first: a directory or unwritable place is refused before any work.
     let out = crate::output::Output::create(&args.output)?;
-    let reader = edit::open(&args.input)?;
+    let reader = edit::open(args.input.path())?;
     let opts = ConvertOptions {
         compression: if args.decompress {
             Compression::Decompress
@@ -144,13 +144,13 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
     if sel.selects_samples() || !sel.drop_types.is_empty() {
         edits.push(Box::new(Strip::new(sel)));
     }
-    let (report, bytes_out) = out.write(&args.input, target, |out| {
+    let (report, bytes_out) = out.write(args.input.path(), target, |out| {
         Ok(match out {
             Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
             Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
         })
     })?;
-    print_summary(&report, size_of(&args.input), bytes_out);
+    print_summary(&report, size_of(args.input.path()), bytes_out);
     Ok(())
 }
 

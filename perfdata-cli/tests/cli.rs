@@ -264,3 +264,64 @@ fn closed_stdout_ends_every_command_quietly() {
         );
     }
 }
+
+/// perf's habits: every command reads `FILE`, `-i FILE`, or `./perf.data` when given
+/// neither, and the three give the same output.
+#[test]
+fn every_command_takes_its_input_three_ways() {
+    use std::process::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("perf.data");
+    std::fs::copy(fixture("file-cpu-clock.data"), &data).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    for cmd in [
+        &["info"][..],
+        &["stats", "--json"],
+        &["dump"],
+        &["check"],
+        &["buildid", "list"],
+    ] {
+        let default = run(cmd);
+        let positional = run(&[cmd, &["perf.data"]].concat());
+        let dash_i = run(&[cmd, &["-i", "perf.data"]].concat());
+        assert!(!default.is_empty(), "{cmd:?}");
+        assert_eq!(default, positional, "{cmd:?}");
+        assert_eq!(default, dash_i, "{cmd:?}");
+    }
+    for cmd in [
+        &["convert", "--to-pipe"][..],
+        &["strip", "--drop", "FINISHED_ROUND"],
+        &["buildid", "remap", "--path", "/usr=/srv"],
+    ] {
+        let outs: Vec<Vec<u8>> = [&[][..], &["perf.data"][..], &["-i", "perf.data"][..]]
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                let out = format!("out{i}.data");
+                run(&[cmd, input, &["-o", &out]].concat());
+                std::fs::read(dir.path().join(out)).unwrap()
+            })
+            .collect();
+        assert!(!outs[0].is_empty(), "{cmd:?}");
+        assert!(outs.windows(2).all(|w| w[0] == w[1]), "{cmd:?}");
+    }
+    // Both forms at once is an error, not a guess.
+    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["info", "perf.data", "-i", "perf.data"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
