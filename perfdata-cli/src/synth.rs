@@ -111,6 +111,11 @@ pub struct SynthArgs {
     /// A FINISHED_ROUND after every N records (0: none).
     #[arg(long, default_value_t = 1000)]
     round_every: u64,
+    /// Write the DSOs as ELF shared objects with a symbol table into DIR (which must
+    /// exist) and map them by their absolute paths, so that perf names each sample's
+    /// function; with --spec too, where it replaces the spec's `dso_dir`.
+    #[arg(long, value_name = "DIR")]
+    dso_dir: Option<PathBuf>,
 }
 
 /// "2GB", "500M", "64k" or a plain byte count; units are powers of 1024.
@@ -171,6 +176,10 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
                 .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?
         }
         None => spec_of(args),
+    };
+    let spec = SynthSpec {
+        dso_dir: args.dso_dir.clone().or(spec.dso_dir),
+        ..spec
     };
     let (workload, trace) = spec.build()?;
     if args.dir {

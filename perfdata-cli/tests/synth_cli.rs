@@ -83,6 +83,10 @@ fn bad_arguments_fail_with_a_message_and_leave_nothing() {
         (&["--fields", "weight,weight_struct"], "share one field"),
         (&["--dir", "--pipe"], "cannot be used with"),
         (&["--size", "12Q"], "unknown unit"),
+        (
+            &["--dso-dir", "/nonexistent-synth-dir"],
+            "cannot write /nonexistent-synth-dir/libsynth0.so",
+        ),
     ] {
         let mut all: Vec<&OsStr> = vec![OsStr::new("synth"), OsStr::new("-o"), out.as_os_str()];
         all.extend(args.iter().map(OsStr::new));

@@ -259,29 +259,15 @@ fn script_shows_the_call_tree_frames() {
             .expect("every frame is inside a DSO");
         format!("{:x} ({})", ip - d.addr, d.path)
     };
-    let mut expected = Vec::new();
-    let mut r = PerfReader::open(&path).unwrap();
-    while let Some(item) = r.next_record().unwrap() {
-        if let RecordBody::Sample(s) = item.decode().unwrap().body {
-            // Skip the PERF_CONTEXT_USER marker.
-            let ips = &s.callchain.expect("a callchain").ips[1..];
+    let expected: Vec<Vec<String>> = callchains(&path)
+        .iter()
+        .map(|ips| {
             assert!((1..=5).contains(&ips.len()));
-            expected.push(ips.iter().map(|&ip| frame(ip)).collect::<Vec<_>>());
-        }
-    }
-    assert!(expected.iter().any(|c| c.len() == 5));
-    let text = perf_clean(&["script", "-F", "ip,dso"], &path);
-    let got: Vec<Vec<String>> = text
-        .split("\n\n")
-        .filter(|b| !b.trim().is_empty())
-        .map(|b| {
-            // Each sample's first line holds its (here no) fields.
-            b.lines()
-                .map(|l| l.trim().to_string())
-                .filter(|l| !l.is_empty())
-                .collect()
+            ips.iter().map(|&ip| frame(ip)).collect()
         })
         .collect();
+    assert!(expected.iter().any(|c| c.len() == 5));
+    let got = script_callchains(&path, "ip,dso");
     assert_eq!(got.len(), 300);
     for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
         assert_eq!(g, e, "sample {i}");

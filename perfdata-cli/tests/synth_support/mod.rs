@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use perfdata_core::record::RecordBody;
+use perfdata_core::PerfReader;
 use perfdata_tests::{perf_output, run_perfdata};
 use perfdata_write::synth::{Stop, WorkloadSpec};
 
@@ -48,35 +50,78 @@ pub fn perf_clean(args: &[&str], path: &Path) -> String {
     stdout
 }
 
-/// `perf report --sort comm,pid,dso -n --stdio`: samples per (comm, tid, DSO name).
-pub fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), u64> {
-    // --no-children: with callchains perf would add a column of inclusive counts.
-    let text = perf_clean(
-        &[
-            "report",
-            "--no-children",
-            "--sort",
-            "comm,pid,dso",
-            "-n",
-            "--stdio",
-        ],
-        path,
-    );
-    let mut counts = BTreeMap::new();
-    for line in text
+/// `perf report --stdio --no-children -g none --sort SORT -n`: each row's fields split
+/// at white space, every row `fields` long (at least one row).
+pub fn report_rows(path: &Path, sort: &str, fields: usize) -> Vec<Vec<String>> {
+    // --no-children and -g none: no inclusive column, no call graphs under the rows.
+    let args = [
+        "report",
+        "--stdio",
+        "--no-children",
+        "-g",
+        "none",
+        "--sort",
+        sort,
+        "-n",
+    ];
+    let text = perf_clean(&args, path);
+    let rows: Vec<Vec<String>> = text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-    {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(f.len(), 5, "unexpected report line {line:?}");
+        .map(|line| {
+            let f: Vec<String> = line.split_whitespace().map(String::from).collect();
+            assert_eq!(f.len(), fields, "unexpected report line {line:?}");
+            f
+        })
+        .collect();
+    assert!(!rows.is_empty());
+    rows
+}
+
+/// The pid of a `pid:comm` column.
+pub fn pid_of(column: &str) -> i32 {
+    column.split(':').next().unwrap().parse().expect("a pid")
+}
+
+/// `perf report --sort comm,pid,dso -n --stdio`: samples per (comm, tid, DSO name).
+pub fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), u64> {
+    let mut counts = BTreeMap::new();
+    for f in report_rows(path, "comm,pid,dso", 5) {
         let n: u64 = f[1].parse().expect("a sample count");
-        let tid: i32 = f[3].split(':').next().unwrap().parse().expect("a pid");
         *counts
-            .entry((f[2].to_string(), tid, f[4].to_string()))
+            .entry((f[2].clone(), pid_of(&f[3]), f[4].clone()))
             .or_insert(0) += n;
     }
-    assert!(!counts.is_empty());
     counts
+}
+
+/// Every sample's callchain as written (read back with perfdata), without the
+/// PERF_CONTEXT_USER marker.
+pub fn callchains(path: &Path) -> Vec<Vec<u64>> {
+    let mut out = Vec::new();
+    let mut r = PerfReader::open(path).unwrap();
+    while let Some(item) = r.next_record().unwrap() {
+        if let RecordBody::Sample(s) = item.decode().unwrap().body {
+            out.push(s.callchain.expect("a callchain").ips[1..].to_vec());
+        }
+    }
+    out
+}
+
+/// `perf script -F FIELDS` on samples with callchains and no other fields: each
+/// sample's frames, one line each, white space runs made single spaces.
+pub fn script_callchains(path: &Path, fields: &str) -> Vec<Vec<String>> {
+    let text = perf_clean(&["script", "-F", fields], path);
+    text.split("\n\n")
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            // Each sample's first line holds its (here no) fields.
+            b.lines()
+                .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+                .filter(|l| !l.is_empty())
+                .collect()
+        })
+        .collect()
 }
 
 pub fn basename(path: &str) -> String {

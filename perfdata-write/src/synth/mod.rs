@@ -8,13 +8,15 @@
 //!   FINISHED_ROUND every N records and the header features perf writes
 //!   ([`HostInfo`]).
 //! - [`Workload`] is a model deterministic from a seed: processes, threads, DSOs with
-//!   functions, samples spread by weight with callchains and ordered timestamps.
+//!   functions, samples spread by weight with callchains and ordered timestamps;
+//!   optionally its DSOs as real ELF files with symbols ([`dso_elf`]).
 //!
 //! Same spec and seed, same bytes: nothing depends on the clock, the host or hash
 //! order.
 
 mod cells;
 mod dir;
+mod elf;
 mod event;
 mod extra;
 mod host;
@@ -29,6 +31,7 @@ mod writer;
 
 pub use cells::{apportion, Alias, Cells};
 pub use dir::DirWriter;
+pub use elf::{dso_elf, function_name, TEXT_OFFSET};
 pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
 pub use extra::EXTRA_RECORD_FLAGS;
 pub use host::{HostInfo, Recorded};

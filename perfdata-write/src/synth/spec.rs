@@ -1,6 +1,8 @@
 //! A whole synthetic trace as data: what `perfdata synth` takes as options, or as a
 //! JSON file (`--spec`), turned into the workload and the writer's spec.
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
 
 use super::event::{parse_events, parse_sample_fields};
@@ -50,6 +52,8 @@ pub struct SynthSpec {
     pub compressed2: bool,
     pub thread_weights: Option<Vec<u64>>,
     pub function_weights: Option<Vec<u64>>,
+    /// Write the DSOs as ELF files with symbols here (see [`WorkloadSpec::dso_dir`]).
+    pub dso_dir: Option<PathBuf>,
     /// The machine; its `clock` is set from `clock` above.
     pub host: HostInfo,
 }
@@ -79,6 +83,7 @@ impl Default for SynthSpec {
             compressed2: false,
             thread_weights: None,
             function_weights: None,
+            dso_dir: None,
             host: HostInfo::default(),
         }
     }
@@ -122,6 +127,7 @@ impl SynthSpec {
             extras: self.extras,
             thread_weights: self.thread_weights.clone(),
             function_weights: self.function_weights.clone(),
+            dso_dir: self.dso_dir.clone(),
             ..Default::default()
         })?;
         let mut host = self.host.clone();

@@ -2,16 +2,22 @@
 //! functions and a call tree, and samples spread over threads and functions by weight,
 //! with callchains up the tree and timestamps in order across CPUs.
 //!
-//! The DSOs are paths that do not exist (`/synth/libsynthK.so`): perf attributes each
-//! sample to the DSO whose mapping holds its ip and shows the DSO's name, but finds no
-//! symbols in it. So a profile's shape is exact per command, thread and DSO (what
-//! `perf report --sort comm,pid,dso` shows); functions exist only as address ranges.
+//! By default the DSOs are paths that do not exist (`/synth/libsynthK.so`): perf
+//! attributes each sample to the DSO whose mapping holds its ip and shows the DSO's
+//! name, but finds no symbols in it, so a profile's shape is exact per command, thread
+//! and DSO (what `perf report --sort comm,pid,dso` shows). With
+//! [`WorkloadSpec::dso_dir`] the DSOs are real ELF files written there (see
+//! [`super::elf`]) and perf resolves every sample to its function too.
+
+use std::path::PathBuf;
 
 use super::cells::{apportion, Alias, Cells};
+use super::elf::{dso_elf, function_name, TEXT_OFFSET};
 use super::event::EventSpec;
 use super::rng::Rng;
 use super::writer::{Mapping, SampleSpec, SynthTarget, SynthWriter};
 use crate::error::{Result, WriteError};
+use crate::output::AtomicOutput;
 
 /// Where the kernel's text is mapped (x86-64 without KASLR).
 pub const KERNEL_TEXT: u64 = 0xffff_ffff_8100_0000;
@@ -67,6 +73,10 @@ pub struct WorkloadSpec {
     pub thread_weights: Option<Vec<u64>>,
     /// A weight per function (DSO-major order); `None` draws them from the seed.
     pub function_weights: Option<Vec<u64>>,
+    /// Write the DSOs as ELF shared objects with a symbol table into this directory
+    /// (made absolute) and map them by those paths, so that perf names the function of
+    /// every sample; `None` maps paths that do not exist (`/synth/libsynthK.so`).
+    pub dso_dir: Option<PathBuf>,
 }
 
 impl Default for WorkloadSpec {
@@ -84,6 +94,7 @@ impl Default for WorkloadSpec {
             extras: false,
             thread_weights: None,
             function_weights: None,
+            dso_dir: None,
         }
     }
 }
@@ -108,12 +119,14 @@ pub struct Function {
     pub weight: u64,
 }
 
-/// A DSO: its path, load address, size and build id.
+/// A DSO: its path, load address, size, the file offset mapped there and build id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dso {
     pub path: String,
     pub addr: u64,
     pub len: u64,
+    /// 0 for a path that does not exist; where `.text` starts in a written ELF file.
+    pub pgoff: u64,
     pub build_id: [u8; 20],
 }
 
@@ -134,6 +147,9 @@ pub struct Planned {
     pub tid: i32,
     pub comm: String,
     pub dso: String,
+    /// The function's symbol name ([`Workload::planned_functions`]); `None` when the
+    /// counts are per DSO ([`Workload::planned`]).
+    pub function: Option<String>,
     pub samples: u64,
 }
 
@@ -160,6 +176,12 @@ impl Workload {
                 spec.dsos
             )));
         }
+        let dso_dir = match &spec.dso_dir {
+            Some(dir) => Some(std::path::absolute(dir).map_err(|e| {
+                WriteError::io(format!("cannot make {} absolute", dir.display()), e)
+            })?),
+            None => None,
+        };
         let mut rng = Rng::new(spec.seed, 1);
         let weights = |given: &Option<Vec<u64>>, n: u64, rng: &mut Rng, what: &str, hi| match given
         {
@@ -207,10 +229,16 @@ impl Workload {
                 let bits = rng.next_u64().to_le_bytes();
                 chunk.copy_from_slice(&bits[..chunk.len()]);
             }
+            let name = format!("libsynth{k}.so");
+            let (path, pgoff) = match &dso_dir {
+                Some(dir) => (dir.join(&name).to_string_lossy().into_owned(), TEXT_OFFSET),
+                None => (format!("/synth/{name}"), 0),
+            };
             dsos.push(Dso {
-                path: format!("/synth/libsynth{k}.so"),
+                path,
                 addr,
                 len: (at - addr).div_ceil(4096) * 4096,
+                pgoff,
                 build_id,
             });
         }
@@ -246,27 +274,53 @@ impl Workload {
     /// With [`Stop::Samples`], the samples the trace will hold per event, thread and
     /// DSO (in that order, cells with none left out).
     pub fn planned(&self, events: &[EventSpec]) -> Result<Vec<Planned>> {
+        self.plan(events, false)
+    }
+
+    /// With [`Stop::Samples`], the samples the trace will hold per event, thread and
+    /// function (in that order, cells with none left out), each naming its DSO and
+    /// the function's symbol.
+    pub fn planned_functions(&self, events: &[EventSpec]) -> Result<Vec<Planned>> {
+        self.plan(events, true)
+    }
+
+    /// The symbol name of function `g` (global index), as the DSO files name it.
+    pub fn function_name(&self, g: usize) -> String {
+        let f = &self.functions[g];
+        let first = f.dso as usize * self.spec.functions_per_dso as usize;
+        function_name(f.dso, (g - first) as u32)
+    }
+
+    fn plan(&self, events: &[EventSpec], per_function: bool) -> Result<Vec<Planned>> {
         let Stop::Samples(total) = self.spec.stop else {
             return Err(bad("only a sample count plans exact counts".into()));
         };
         let sampling = Self::sampling(events);
         let counts = apportion(total, &self.cell_weights(&sampling)?);
         let mut out = Vec::new();
-        let per_event = self.threads.len() * self.functions.len();
+        let nf = self.functions.len();
+        let per_event = self.threads.len() * nf;
         for (ei, &event) in sampling.iter().enumerate() {
             for (ti, t) in self.threads.iter().enumerate() {
-                let base = ei * per_event + ti * self.functions.len();
-                let mut by_dso = vec![0u64; self.dsos.len()];
+                let base = ei * per_event + ti * nf;
+                // Per function, or summed per DSO (keyed by the DSO's first function).
+                let mut sums = vec![0u64; nf];
                 for (fi, f) in self.functions.iter().enumerate() {
-                    by_dso[f.dso as usize] += counts[base + fi];
+                    let key = if per_function {
+                        fi
+                    } else {
+                        f.dso as usize * self.spec.functions_per_dso as usize
+                    };
+                    sums[key] += counts[base + fi];
                 }
-                for (d, n) in by_dso.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+                for (fi, n) in sums.into_iter().enumerate().filter(|(_, n)| *n > 0) {
                     out.push(Planned {
                         event,
                         pid: t.pid,
                         tid: t.tid,
                         comm: t.comm.clone(),
-                        dso: self.dsos[d].path.clone(),
+                        dso: self.dsos[self.functions[fi].dso as usize].path.clone(),
+                        function: per_function.then(|| self.function_name(fi)),
                         samples: n,
                     });
                 }
@@ -275,9 +329,40 @@ impl Workload {
         Ok(out)
     }
 
-    /// Write the whole workload: the kernel map, each process's FORK, COMM and MMAP2s,
-    /// its threads, the samples, and every thread's EXIT. Returns the samples written.
+    /// With [`WorkloadSpec::dso_dir`], write every DSO's ELF file there (each through
+    /// a temp file renamed into place); without, nothing. Returns the paths written.
+    pub fn write_dso_files(&self) -> Result<Vec<PathBuf>> {
+        if self.spec.dso_dir.is_none() {
+            return Ok(Vec::new());
+        }
+        let per_dso = self.spec.functions_per_dso as usize;
+        let mut written = Vec::with_capacity(self.dsos.len());
+        for (k, (d, funcs)) in self
+            .dsos
+            .iter()
+            .zip(self.functions.chunks(per_dso))
+            .enumerate()
+        {
+            let path = PathBuf::from(&d.path);
+            let mut out = AtomicOutput::create(&path)?;
+            {
+                use std::io::Write;
+                let mut w = out.writer();
+                w.write_all(&dso_elf(d, k as u32, funcs))
+                    .and_then(|()| w.flush())
+                    .map_err(|e| WriteError::io(format!("writing {}", path.display()), e))?;
+            }
+            out.commit(None)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+
+    /// Write the whole workload: the DSO files (with [`WorkloadSpec::dso_dir`]), then
+    /// the kernel map, each process's FORK, COMM and MMAP2s, its threads, the samples,
+    /// and every thread's EXIT. Returns the samples written.
     pub fn write<T: SynthTarget>(&self, w: &mut SynthWriter<T>) -> Result<u64> {
+        self.write_dso_files()?;
         // Setup records 1 µs apart, before the first sample.
         let mut time = START_NS;
         let mut tick = || {
@@ -301,7 +386,7 @@ impl Workload {
                     tid: main.tid,
                     addr: d.addr,
                     len: d.len,
-                    pgoff: 0,
+                    pgoff: d.pgoff,
                     path: d.path.clone(),
                     build_id: self.spec.build_ids.then_some(d.build_id),
                 };

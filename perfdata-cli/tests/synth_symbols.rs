@@ -1,0 +1,187 @@
+//! `perfdata synth --dso-dir` against perf 6.1: the DSOs are real ELF files with a
+//! symbol table, so `perf report --sort comm,pid,dso,sym` shows exactly the samples per
+//! command, thread, DSO and function the spec asked for, and `perf script -F ip,sym`
+//! names every frame of the call tree.
+
+mod synth_support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use perfdata_tests::perf_available;
+use perfdata_write::synth::{EventSpec, Stop, Workload, WorkloadSpec};
+use synth_support::*;
+
+type Counts = BTreeMap<(String, i32, String, String), u64>;
+
+/// `perf report --sort comm,pid,dso,sym -n`: samples per (comm, tid, DSO name, symbol).
+fn symbol_counts(path: &Path) -> Counts {
+    let mut counts = Counts::new();
+    // 21.50%  43  synth1  10003:synth1  libsynth0.so  [.] synth0_fn1
+    for f in report_rows(path, "comm,pid,dso,sym", 7) {
+        assert_eq!(f[5], "[.]", "a user-space symbol: {f:?}");
+        let n: u64 = f[1].parse().expect("a sample count");
+        let key = (f[2].clone(), pid_of(&f[3]), f[4].clone(), f[6].clone());
+        assert!(counts.insert(key, n).is_none(), "one row per key: {f:?}");
+    }
+    counts
+}
+
+/// A temp dir with a `dsos` directory in it, and that directory's path.
+fn dirs() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let dso_dir = dir.path().join("dsos");
+    std::fs::create_dir(&dso_dir).unwrap();
+    (dir, dso_dir)
+}
+
+/// [`hand_spec`] as JSON with its DSOs in `dso_dir`: by hand, 1000 samples over a
+/// total weight of 10 x 5 give each (thread, function) cell 20 x its weight, so a
+/// thread of weight w has 20w in each function of DSO 0, 60w in DSO 1's first and
+/// none in its second (weight 0).
+#[test]
+fn report_shows_the_samples_per_function_of_the_hand_weights() {
+    if !perf_available() {
+        return;
+    }
+    let (dir, dso_dir) = dirs();
+    let mut expected = Counts::new();
+    for (i, w) in [1u64, 2, 3, 4].into_iter().enumerate() {
+        let (comm, tid) = (format!("synth{}", i / 2), 10_000 + i as i32);
+        for (dso, sym, n) in [
+            ("libsynth0.so", "synth0_fn0", 20 * w),
+            ("libsynth0.so", "synth0_fn1", 20 * w),
+            ("libsynth1.so", "synth1_fn0", 60 * w),
+        ] {
+            expected.insert((comm.clone(), tid, dso.into(), sym.into()), n);
+        }
+    }
+    assert_eq!(expected.values().sum::<u64>(), 1000);
+    let json = r#"{"seed": 3, "processes": 2, "threads_per_process": 2, "dsos": 2,
+        "functions_per_dso": 2, "samples": 1000, "events": "task-clock",
+        "thread_weights": [1, 2, 3, 4], "function_weights": [1, 1, 3, 0]}"#;
+    let path = synth_spec(
+        dir.path(),
+        "hand",
+        json,
+        &["--dso-dir", dso_dir.to_str().unwrap()],
+    );
+    assert_eq!(symbol_counts(&path), expected);
+}
+
+/// The spec of the seeded test, as the command line builds it.
+fn seeded_spec(dso_dir: &Path) -> WorkloadSpec {
+    WorkloadSpec {
+        seed: 11,
+        processes: 3,
+        threads_per_process: 2,
+        dsos: 3,
+        functions_per_dso: 5,
+        stop: Stop::Samples(3000),
+        callchain_depth: 4,
+        dso_dir: Some(dso_dir.to_path_buf()),
+        ..Default::default()
+    }
+}
+
+const SEEDED: &[&str] = &[
+    "--seed",
+    "11",
+    "--processes",
+    "3",
+    "--threads-per-process",
+    "2",
+    "--dsos",
+    "3",
+    "--functions",
+    "5",
+    "--samples",
+    "3000",
+    "--callchain",
+    "4",
+];
+
+#[test]
+fn report_matches_the_seeded_plan_per_function_in_every_container() {
+    if !perf_available() {
+        return;
+    }
+    let (dir, dso_dir) = dirs();
+    let workload = Workload::new(seeded_spec(&dso_dir)).unwrap();
+    let mut expected = Counts::new();
+    for p in workload
+        .planned_functions(&[EventSpec::cpu_clock(1)])
+        .unwrap()
+    {
+        let key = (p.comm, p.tid, basename(&p.dso), p.function.unwrap());
+        expected.insert(key, p.samples);
+    }
+    assert_eq!(expected.values().sum::<u64>(), 3000);
+    // 6 threads x 15 functions; a cell of a small weight may round to none.
+    assert!((80..=90).contains(&expected.len()), "{}", expected.len());
+    let dso_arg = dso_dir.to_str().unwrap();
+    for (name, extra) in [
+        ("file", &[][..]),
+        ("big-zstd", &["--endian", "big", "--compress"][..]),
+        ("dir", &["--dir"][..]),
+        ("no-build-ids", &["--no-build-ids"][..]),
+    ] {
+        let args = [SEEDED, &["--dso-dir", dso_arg], extra].concat();
+        let path = synth(dir.path(), name, &args);
+        assert_eq!(symbol_counts(&path), expected, "{name}");
+    }
+    // The files the trace names are the ones written, with the build ids it lists.
+    let path = dir.path().join("file");
+    let out = perf_clean(&["buildid-list"], &path);
+    let mut listed: Vec<&str> = out.lines().collect();
+    listed.sort();
+    let hex = |id: &[u8; 20]| id.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let mut want: Vec<String> = workload
+        .dsos
+        .iter()
+        .map(|d| format!("{} {}", hex(&d.build_id), d.path))
+        .collect();
+    want.sort();
+    assert_eq!(listed, want);
+    // perf reads the same build id from each ELF file's note.
+    for d in &workload.dsos {
+        let file = perf_clean(&["buildid-list"], Path::new(&d.path));
+        assert_eq!(file.trim(), hex(&d.build_id), "{}", d.path);
+    }
+}
+
+/// Every frame of every callchain, as `perf script -F ip,sym` prints it: the ip as an
+/// address in the DSO file and the name of the function the model put it in.
+#[test]
+fn script_names_the_call_tree_frames() {
+    if !perf_available() {
+        return;
+    }
+    let (dir, dso_dir) = dirs();
+    let path = synth(
+        dir.path(),
+        "cc",
+        &[SEEDED, &["--dso-dir", dso_dir.to_str().unwrap()]].concat(),
+    );
+    let workload = Workload::new(seeded_spec(&dso_dir)).unwrap();
+    let frame = |ip: u64| {
+        let g = workload
+            .functions
+            .iter()
+            .position(|f| (f.start..f.start + f.size).contains(&ip))
+            .expect("every frame is inside a function");
+        let d = &workload.dsos[workload.functions[g].dso as usize];
+        format!("{:x} {}", ip - d.addr + d.pgoff, workload.function_name(g))
+    };
+    let expected: Vec<Vec<String>> = callchains(&path)
+        .iter()
+        .map(|ips| ips.iter().map(|&ip| frame(ip)).collect())
+        .collect();
+    assert_eq!(expected.len(), 3000);
+    assert!(expected.iter().any(|c| c.len() == 4));
+    let got = script_callchains(&path, "ip,sym");
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "sample {i}");
+    }
+}
