@@ -3,6 +3,7 @@
 mod convert;
 mod dump;
 mod info;
+mod report;
 mod stats;
 
 use std::io::Write;
@@ -32,6 +33,8 @@ enum Command {
     Dump(DumpArgs),
     /// Rewrite a recording: change its container, compression or byte order.
     Convert(convert::ConvertArgs),
+    /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
+    Report(report::ReportArgs),
 }
 
 #[derive(clap::Args)]
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => stats::run(&a.file, a.json),
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,252 @@
+//! Symbol tables as perf builds them: function symbols from an ELF file's .symtab (or
+//! .dynsym) in file-offset space, or the kernel's from kallsyms; duplicates at one
+//! address reduced to the best one and zero sizes extended to the next symbol (perf's
+//! `symbols__fixup_duplicate` and `symbols__fixup_end`).
+
+use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+
+/// One function: `[start, end)` in the table's address space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub start: u64,
+    pub end: u64,
+    pub name: String,
+    binding: Binding,
+}
+
+/// ELF binding, in perf's order of preference for symbols at the same address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Binding {
+    Local,
+    Weak,
+    Global,
+}
+
+/// A DSO's functions, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolTable {
+    syms: Vec<Symbol>,
+}
+
+impl SymbolTable {
+    /// The function containing `addr`.
+    pub fn find(&self, addr: u64) -> Option<&Symbol> {
+        let i = self.syms.partition_point(|s| s.start <= addr);
+        self.syms[..i].last().filter(|s| addr < s.end)
+    }
+
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// Function symbols of an ELF file, with addresses turned into file offsets through
+    /// the program header of `runtime` that holds them (perf adjusts user-space symbols
+    /// so, to match `map_ip`; a separate debug file's program headers lose their file
+    /// offsets, so they come from the loaded file). `.symtab` when it has functions, else
+    /// `.dynsym`. None if no functions.
+    pub fn from_elf(file: &object::File<'_>, runtime: &object::File<'_>) -> Option<SymbolTable> {
+        let table = file
+            .symbol_table()
+            .filter(|t| t.symbols().any(|s| s.kind() == SymbolKind::Text))
+            .or_else(|| file.dynamic_symbol_table())?;
+        let loads: Vec<(u64, u64, u64)> = runtime
+            .segments()
+            .map(|seg| (seg.address(), seg.size(), seg.file_range().0))
+            .collect();
+        let mut syms = Vec::new();
+        for s in table.symbols() {
+            if s.kind() != SymbolKind::Text || s.is_undefined() || !is_exec_section(file, &s) {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            if name.is_empty() {
+                continue;
+            }
+            let value = s.address();
+            let Some(&(vaddr, _, offset)) = loads
+                .iter()
+                .find(|(a, size, _)| value >= *a && value < a + size)
+            else {
+                continue;
+            };
+            let start = value - vaddr + offset;
+            let binding = if s.is_weak() {
+                Binding::Weak
+            } else if s.is_global() {
+                Binding::Global
+            } else {
+                Binding::Local
+            };
+            syms.push(Symbol {
+                start,
+                end: start + s.size(),
+                name: demangle(name),
+                binding,
+            });
+        }
+        (!syms.is_empty()).then(|| Self::fixed_up(syms, false))
+    }
+
+    /// The kernel's functions from /proc/kallsyms text (`addr type name [module]`): text,
+    /// weak, data and bss types as perf keeps them. None if every address is zero
+    /// (kptr_restrict).
+    pub fn from_kallsyms(text: &str) -> Option<SymbolTable> {
+        let mut syms = Vec::new();
+        let mut any_address = false;
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            let (Some(addr), Some(ty), Some(name)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let Ok(start) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            any_address |= start != 0;
+            let Some(t) = ty.chars().next() else { continue };
+            if !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
+                continue;
+            }
+            let binding = match t {
+                'W' | 'w' => Binding::Weak,
+                c if c.is_ascii_uppercase() => Binding::Global,
+                _ => Binding::Local,
+            };
+            let name = match parts.next() {
+                Some(module) => format!("{name} {module}"),
+                None => name.to_string(),
+            };
+            syms.push(Symbol {
+                start,
+                end: start,
+                name,
+                binding,
+            });
+        }
+        (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
+    }
+
+    fn fixed_up(mut syms: Vec<Symbol>, kallsyms: bool) -> SymbolTable {
+        syms.sort_by_key(|s| s.start);
+        // perf keeps one symbol per address: sized over empty, global over weak over
+        // local, fewer leading underscores, then the longer name (the first on a tie).
+        let mut kept: Vec<Symbol> = Vec::with_capacity(syms.len());
+        for s in syms {
+            match kept.last_mut() {
+                Some(prev) if prev.start == s.start => {
+                    if better(&s, prev) {
+                        *prev = s;
+                    }
+                }
+                _ => kept.push(s),
+            }
+        }
+        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
+        for i in 1..kept.len() {
+            let next = kept[i].start;
+            let next_in_module = kept[i].name.contains('[');
+            let prev = &mut kept[i - 1];
+            if prev.end == prev.start {
+                let crosses = prev.name.contains('[') != next_in_module;
+                prev.end = if kallsyms && crosses {
+                    round_up_page(prev.end + 4096)
+                } else {
+                    next
+                };
+            }
+        }
+        if let Some(last) = kept.last_mut() {
+            if last.end == last.start {
+                last.end = round_up_page(last.start) + 4096;
+            }
+        }
+        SymbolTable { syms: kept }
+    }
+}
+
+fn round_up_page(x: u64) -> u64 {
+    x.div_ceil(4096) * 4096
+}
+
+/// perf's `choose_best_symbol`: is `b` better than the kept `a`?
+fn better(b: &Symbol, a: &Symbol) -> bool {
+    let (a_sized, b_sized) = (a.end > a.start, b.end > b.start);
+    if a_sized != b_sized {
+        return b_sized;
+    }
+    let (a_weak, b_weak) = (a.binding == Binding::Weak, b.binding == Binding::Weak);
+    if a_weak != b_weak {
+        return a_weak;
+    }
+    let (a_global, b_global) = (a.binding == Binding::Global, b.binding == Binding::Global);
+    if a_global != b_global {
+        return b_global;
+    }
+    let underscores = |s: &Symbol| s.name.bytes().take_while(|&c| c == b'_').count();
+    if underscores(a) != underscores(b) {
+        return underscores(b) < underscores(a);
+    }
+    b.name.len() > a.name.len()
+}
+
+fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
+    use object::ObjectSection;
+    let Some(index) = s.section_index() else {
+        return false;
+    };
+    match file.section_by_index(index).map(|sec| sec.flags()) {
+        Ok(object::SectionFlags::Elf { sh_flags }) => {
+            sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+        }
+        _ => false,
+    }
+}
+
+/// Rust symbols demangled without their hash; anything else as it is.
+pub fn demangle(name: &str) -> String {
+    match rustc_demangle::try_demangle(name) {
+        Ok(d) => format!("{d:#}"),
+        Err(_) => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kallsyms_duplicates_and_ends() {
+        let text = "\
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000000 t srso_alias
+ffffffff81000100 W weak_fn
+ffffffff81000100 T strong_fn
+ffffffff81000200 r rodata_sym
+ffffffff81000300 T last_fn
+";
+        let t = SymbolTable::from_kallsyms(text).unwrap();
+        // Global beats local; on a tie of underscores and binding the longer name wins.
+        assert_eq!(t.find(0xffffffff81000010).unwrap().name, "_stext");
+        assert_eq!(t.find(0xffffffff81000150).unwrap().name, "strong_fn");
+        // rodata is not kept: strong_fn reaches last_fn.
+        assert_eq!(t.find(0xffffffff81000250).unwrap().name, "strong_fn");
+        let last = t.find(0xffffffff81000300).unwrap();
+        assert_eq!(last.end, 0xffffffff81001000 + 4096);
+        assert!(t.find(0xffffffff80000000).is_none());
+        assert!(SymbolTable::from_kallsyms("0000000000000000 T x\n").is_none());
+    }
+
+    #[test]
+    fn rust_names_lose_their_hash() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE"),
+            "core::fmt::write"
+        );
+        assert_eq!(demangle("main"), "main");
+    }
+}
