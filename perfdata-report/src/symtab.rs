@@ -130,9 +130,31 @@ impl SymbolTable {
         (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
     }
 
+    /// perf's order: sort by start (stable, as its tree inserts equal starts after),
+    /// extend zero sizes to the next symbol, then keep one symbol per address. Since the
+    /// ends are fixed first, of two aliases the last one gets the size and so wins.
     fn fixed_up(mut syms: Vec<Symbol>, kallsyms: bool) -> SymbolTable {
         syms.sort_by_key(|s| s.start);
-        // perf keeps one symbol per address: sized over empty, global over weak over
+        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
+        for i in 1..syms.len() {
+            let next = syms[i].start;
+            let next_in_module = syms[i].name.contains('[');
+            let prev = &mut syms[i - 1];
+            if prev.end == prev.start {
+                let crosses = prev.name.contains('[') != next_in_module;
+                prev.end = if kallsyms && crosses {
+                    round_up_page(prev.end + 4096)
+                } else {
+                    next
+                };
+            }
+        }
+        if let Some(last) = syms.last_mut() {
+            if last.end == last.start {
+                last.end = round_up_page(last.start) + 4096;
+            }
+        }
+        // One symbol per address: sized over empty, non-weak over weak, global over
         // local, fewer leading underscores, then the longer name (the first on a tie).
         let mut kept: Vec<Symbol> = Vec::with_capacity(syms.len());
         for s in syms {
@@ -143,25 +165,6 @@ impl SymbolTable {
                     }
                 }
                 _ => kept.push(s),
-            }
-        }
-        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
-        for i in 1..kept.len() {
-            let next = kept[i].start;
-            let next_in_module = kept[i].name.contains('[');
-            let prev = &mut kept[i - 1];
-            if prev.end == prev.start {
-                let crosses = prev.name.contains('[') != next_in_module;
-                prev.end = if kallsyms && crosses {
-                    round_up_page(prev.end + 4096)
-                } else {
-                    next
-                };
-            }
-        }
-        if let Some(last) = kept.last_mut() {
-            if last.end == last.start {
-                last.end = round_up_page(last.start) + 4096;
             }
         }
         SymbolTable { syms: kept }
@@ -224,14 +227,18 @@ mod tests {
 ffffffff81000000 T _stext
 ffffffff81000000 T _text
 ffffffff81000000 t srso_alias
+ffffffff81000080 T memcpy
+ffffffff81000080 T __pi_memcpy
 ffffffff81000100 W weak_fn
 ffffffff81000100 T strong_fn
 ffffffff81000200 r rodata_sym
 ffffffff81000300 T last_fn
 ";
         let t = SymbolTable::from_kallsyms(text).unwrap();
-        // Global beats local; on a tie of underscores and binding the longer name wins.
-        assert_eq!(t.find(0xffffffff81000010).unwrap().name, "_stext");
+        // Ends are fixed before aliases go: the last alias at an address has the size,
+        // and a sized symbol beats any empty one (perf names this __pi_memcpy).
+        assert_eq!(t.find(0xffffffff81000010).unwrap().name, "srso_alias");
+        assert_eq!(t.find(0xffffffff81000090).unwrap().name, "__pi_memcpy");
         assert_eq!(t.find(0xffffffff81000150).unwrap().name, "strong_fn");
         // rodata is not kept: strong_fn reaches last_fn.
         assert_eq!(t.find(0xffffffff81000250).unwrap().name, "strong_fn");
