@@ -88,6 +88,7 @@ impl SymbolTable {
                 binding,
             });
         }
+        syms.extend(plt_symbols(runtime));
         (!syms.is_empty()).then(|| Self::fixed_up(syms, false))
     }
 
@@ -169,6 +170,58 @@ impl SymbolTable {
         }
         SymbolTable { syms: kept }
     }
+}
+
+/// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
+/// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol; in
+/// `.plt.sec` when there is one, else in `.plt` after its header entry. 64-bit ELF only.
+fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
+    use object::{ObjectSection, SymbolIndex};
+    let (Some(rela), Some(plt), Some(dynsym)) = (
+        file.section_by_name(".rela.plt"),
+        file.section_by_name(".plt"),
+        file.dynamic_symbol_table(),
+    ) else {
+        return Vec::new();
+    };
+    let (Ok(relocs), true) = (rela.data(), file.is_64()) else {
+        return Vec::new();
+    };
+    let entry = |sec: &object::Section<'_, '_>| match sec.flags() {
+        object::SectionFlags::Elf { .. } => sec.align().max(16),
+        _ => 16,
+    };
+    let (first, size) = match file.section_by_name(".plt.sec") {
+        Some(sec) => (sec.file_range().map_or(0, |r| r.0), entry(&sec)),
+        None => {
+            let size = entry(&plt);
+            (plt.file_range().map_or(0, |r| r.0) + size, size)
+        }
+    };
+    let read_u64 = |b: &[u8]| -> u64 {
+        let bytes: [u8; 8] = b.try_into().unwrap_or_default();
+        if file.is_little_endian() {
+            u64::from_le_bytes(bytes)
+        } else {
+            u64::from_be_bytes(bytes)
+        }
+    };
+    relocs
+        .chunks_exact(24)
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let index = (read_u64(&r[8..16]) >> 32) as usize;
+            let sym = dynsym.symbol_by_index(SymbolIndex(index)).ok()?;
+            let name = sym.name().ok().filter(|n| !n.is_empty())?;
+            let start = first + i as u64 * size;
+            Some(Symbol {
+                start,
+                end: start + size,
+                name: format!("{}@plt", demangle(name)),
+                binding: Binding::Global,
+            })
+        })
+        .collect()
 }
 
 fn round_up_page(x: u64) -> u64 {
@@ -255,5 +308,37 @@ ffffffff81000300 T last_fn
             "core::fmt::write"
         );
         assert_eq!(demangle("main"), "main");
+    }
+
+    /// /usr/bin/dash (Debian's /bin/sh) calls libc through a lazy PLT: its entry `i`
+    /// follows the 16-byte header, named after `.rela.plt` entry `i`, as readelf lists them.
+    #[test]
+    fn plt_entries_named_after_their_relocations() {
+        let data = std::fs::read("/usr/bin/dash").expect("/usr/bin/dash");
+        let file = object::File::parse(&*data).expect("ELF");
+        let table = SymbolTable::from_elf(&file, &file).expect("symbols");
+        let out = std::process::Command::new("readelf")
+            .args(["-SrW", "/usr/bin/dash"])
+            .output()
+            .expect("readelf runs");
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let plt_offset = text
+            .lines()
+            .find(|l| l.contains(" .plt ") && !l.contains(".plt."))
+            .and_then(|l| l.split_whitespace().nth(4))
+            .and_then(|o| u64::from_str_radix(o, 16).ok())
+            .expect(".plt offset");
+        let slots: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("JUMP_SLOT"))
+            .filter_map(|l| l.split_whitespace().nth(4))
+            .map(|n| n.split('@').next().unwrap_or(n))
+            .collect();
+        assert!(slots.len() > 10);
+        for (i, name) in slots.iter().enumerate() {
+            let at = plt_offset + 16 * (i as u64 + 1);
+            assert_eq!(table.find(at + 5).unwrap().name, format!("{name}@plt"));
+        }
     }
 }
