@@ -173,7 +173,8 @@ impl SymbolTable {
 }
 
 /// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
-/// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol; in
+/// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol (none
+/// for IRELATIVE slots); in
 /// `.plt.sec` when there is one, else in `.plt` after its header entry. 64-bit ELF only.
 fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
     use object::{ObjectSection, SymbolIndex};
@@ -211,8 +212,15 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
         .enumerate()
         .filter_map(|(i, r)| {
             let index = (read_u64(&r[8..16]) >> 32) as usize;
-            let sym = dynsym.symbol_by_index(SymbolIndex(index)).ok()?;
-            let name = sym.name().ok().filter(|n| !n.is_empty())?;
+            // IRELATIVE slots have no symbol: perf calls them plain "@plt".
+            let name = match index {
+                0 => "",
+                _ => dynsym
+                    .symbol_by_index(SymbolIndex(index))
+                    .ok()?
+                    .name()
+                    .ok()?,
+            };
             let start = first + i as u64 * size;
             Some(Symbol {
                 start,
