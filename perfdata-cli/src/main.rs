@@ -2,6 +2,7 @@
 
 mod convert;
 mod dump;
+mod export;
 mod info;
 mod report;
 mod stats;
@@ -35,6 +36,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
+    /// Write the samples in another profiler's format (folded stacks).
+    Export(export::ExportArgs),
 }
 
 #[derive(clap::Args)]
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Dump(a) => dump::run(&a.input.file, a.input.json, !a.no_decompress),
         Command::Convert(a) => convert::run(a),
         Command::Report(a) => report::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,9 +11,10 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, name, perf_available, perf_output, run_perfdata};
+
+mod workload;
 
 /// Rows of one event: cells -> (samples, percent).
 type Rows = BTreeMap<Vec<String>, (u64, f64)>;
@@ -228,60 +229,29 @@ fn fixtures_match_perf_report() {
     check_all(&inputs, &["comm,dso,sym", "pid,dso"]);
 }
 
-/// Compile the fixture workload into `dir` and record it with `perf record ARGS`.
-fn record_here(dir: &Path, file: &str, args: &[&str], command: &[&str]) -> PathBuf {
-    let out = dir.join(file);
-    let st = Command::new("perf")
-        .arg("record")
-        .args(args)
-        .arg("-o")
-        .arg(&out)
-        .arg("--")
-        .args(command)
-        .output()
-        .expect("perf record runs");
-    assert!(
-        st.status.success(),
-        "perf record {args:?}: {}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
-}
-
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn fresh_recordings_match_perf_report_with_symbols() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let spin = dir.path().join("spin");
-    let gcc = Command::new("gcc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&spin)
-        .arg(fixtures_dir().join("workload.c"))
-        .output()
-        .expect("gcc runs");
-    assert!(
-        gcc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&gcc.stderr)
-    );
-    let spin = spin.to_str().expect("utf-8 path");
+    let spin = workload::build_spin(dir.path());
+    let spin = spin.as_str();
     let twice = format!("{spin}; {spin}");
     let inputs = [
-        record_here(
+        workload::record(
             dir.path(),
             "plain.data",
             &["-e", "cpu-clock", "-c", "100000"],
             &[spin],
         ),
         // Two processes forked and exec'd by a shell: FORK, COMM exec, EXIT.
-        record_here(
+        workload::record(
             dir.path(),
             "sh.data",
             &["-e", "cpu-clock", "-c", "50000"],
             &["sh", "-c", &twice],
         ),
-        record_here(
+        workload::record(
             dir.path(),
             "fp.data",
             &["-g", "-e", "cpu-clock", "-c", "100000"],

@@ -15,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod folded;
 pub mod process;
 pub mod replay;
 pub mod symbolize;

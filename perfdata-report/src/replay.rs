@@ -28,6 +28,9 @@ pub struct ResolvedSample {
     pub period: u64,
     /// Where the ip was.
     pub ip: Location,
+    /// The callchain's frames, leaf first, PERF_CONTEXT_* markers applied and dropped
+    /// (empty without PERF_SAMPLE_CALLCHAIN).
+    pub callchain: Vec<Location>,
 }
 
 /// A recording replayed: the machine as it ended, and every sample resolved.
@@ -120,8 +123,9 @@ enum Event {
         filename: String,
         build_id: Vec<u8>,
     },
-    /// The sample (its location still to find), its ip and whether in kernel mode.
-    Sample(ResolvedSample, u64, bool),
+    /// The sample (its locations still to find), its ip, whether in kernel mode, and its
+    /// callchain's raw entries.
+    Sample(ResolvedSample, u64, bool, Vec<u64>),
 }
 
 /// Read `path` and replay it.
@@ -180,8 +184,10 @@ pub fn replay(path: &Path) -> Result<Replay> {
                     time: s.time,
                     period: s.period.unwrap_or(attr.sample_period),
                     ip: Location::default(),
+                    callchain: Vec::new(),
                 };
-                Event::Sample(sample, s.ip.unwrap_or(0), kernel_mode)
+                let chain = s.callchain.map(|c| c.ips).unwrap_or_default();
+                Event::Sample(sample, s.ip.unwrap_or(0), kernel_mode, chain)
             }
             _ => continue,
         };
@@ -207,8 +213,9 @@ pub fn replay(path: &Path) -> Result<Replay> {
             Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
             Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
             Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
-            Event::Sample(mut sample, ip, kernel) => {
+            Event::Sample(mut sample, ip, kernel, chain) => {
                 sample.ip = machine.resolve(sample.pid, sample.tid, ip, kernel);
+                sample.callchain = resolve_chain(&mut machine, &sample, &chain);
                 samples.push(sample);
             }
         }
@@ -226,6 +233,27 @@ pub fn replay(path: &Path) -> Result<Replay> {
         machine,
         samples,
     })
+}
+
+/// PERF_CONTEXT_MAX: callchain entries at or above it are context markers.
+const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+/// PERF_CONTEXT_KERNEL: the entries that follow are kernel addresses.
+const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+
+/// Resolve a callchain as perf's `thread__resolve_callchain_sample` does: entries start
+/// in user mode, a PERF_CONTEXT_KERNEL marker switches to kernel mode, any other marker
+/// (USER, HV, guest) to user mode; markers are not frames.
+fn resolve_chain(machine: &mut Machine, s: &ResolvedSample, chain: &[u64]) -> Vec<Location> {
+    let mut kernel = false;
+    let mut frames = Vec::with_capacity(chain.len());
+    for &ip in chain {
+        if ip >= PERF_CONTEXT_MAX {
+            kernel = ip == PERF_CONTEXT_KERNEL;
+            continue;
+        }
+        frames.push(machine.resolve(s.pid, s.tid, ip, kernel));
+    }
+    frames
 }
 
 /// The BUILD_ID feature's entries, known before any record.

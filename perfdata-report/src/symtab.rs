@@ -59,7 +59,9 @@ impl SymbolTable {
             .collect();
         let mut syms = Vec::new();
         for s in table.symbols() {
-            if s.kind() != SymbolKind::Text || s.is_undefined() || !is_exec_section(file, &s) {
+            // Functions, and labels (STT_NOTYPE, like ld.so's `_start`) as perf keeps them.
+            let kind_ok = matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown);
+            if !kind_ok || s.is_undefined() || !is_exec_section(file, &s) {
                 continue;
             }
             let Ok(name) = s.name() else { continue };
