@@ -84,7 +84,7 @@ impl Maps {
                     pgoff: if old.identity {
                         old.pgoff
                     } else {
-                        old.pgoff + (new.end - old.start)
+                        old.pgoff.wrapping_add(new.end - old.start)
                     },
                     ..old
                 };

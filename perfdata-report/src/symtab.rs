@@ -71,11 +71,11 @@ impl SymbolTable {
             let value = s.address();
             let Some(&(vaddr, _, offset)) = loads
                 .iter()
-                .find(|(a, size, _)| value >= *a && value < a + size)
+                .find(|(a, size, _)| value >= *a && value - a < *size)
             else {
                 continue;
             };
-            let start = value - vaddr + offset;
+            let start = (value - vaddr).wrapping_add(offset);
             let binding = if s.is_weak() {
                 Binding::Weak
             } else if s.is_global() {
@@ -85,7 +85,7 @@ impl SymbolTable {
             };
             syms.push(Symbol {
                 start,
-                end: start + s.size(),
+                end: start.saturating_add(s.size()),
                 name: demangle(name),
                 binding,
             });
@@ -146,7 +146,7 @@ impl SymbolTable {
             if prev.end == prev.start {
                 let crosses = prev.name.contains('[') != next_in_module;
                 prev.end = if kallsyms && crosses {
-                    round_up_page(prev.end + 4096)
+                    round_up_page(prev.end.saturating_add(4096))
                 } else {
                     next
                 };
@@ -154,7 +154,7 @@ impl SymbolTable {
         }
         if let Some(last) = syms.last_mut() {
             if last.end == last.start {
-                last.end = round_up_page(last.start) + 4096;
+                last.end = round_up_page(last.start).saturating_add(4096);
             }
         }
         // One symbol per address: sized over empty, non-weak over weak, global over
@@ -223,10 +223,10 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
                     .name()
                     .ok()?,
             };
-            let start = first + i as u64 * size;
+            let start = first.saturating_add(i as u64 * size);
             Some(Symbol {
                 start,
-                end: start + size,
+                end: start.saturating_add(size),
                 name: format!("{}@plt", demangle(name)),
                 binding: Binding::Global,
             })
@@ -235,7 +235,7 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
 }
 
 fn round_up_page(x: u64) -> u64 {
-    x.div_ceil(4096) * 4096
+    x.div_ceil(4096).saturating_mul(4096)
 }
 
 /// perf's `choose_best_symbol`: is `b` better than the kept `a`?
