@@ -4,9 +4,11 @@ mod buildid;
 mod check;
 mod convert;
 mod dump;
+mod export;
 mod info;
 mod input;
 mod output;
+mod report;
 mod stats;
 mod strip;
 mod synth;
@@ -49,6 +51,10 @@ enum Command {
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
     #[command(subcommand)]
     Buildid(buildid::BuildIdCommand),
+    /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
+    Report(report::ReportArgs),
+    /// Write the samples in another profiler's format (folded stacks).
+    Export(export::ExportArgs),
 }
 
 #[derive(clap::Args)]
@@ -88,6 +94,8 @@ fn main() -> ExitCode {
         Command::Convert(a) => Some(a.input()),
         Command::Strip(a) => Some(a.input()),
         Command::Buildid(c) => Some(c.input()),
+        Command::Report(a) => Some(report::input_of(a)),
+        Command::Export(a) => Some(export::input_of(a)),
         Command::Synth(_) | Command::Check(_) => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
@@ -116,6 +124,8 @@ fn main() -> ExitCode {
         Command::Strip(a) => strip::run(a),
         Command::Buildid(c) => buildid::run(c),
         Command::Check(_) => unreachable!("check returns its own exit status above"),
+        Command::Report(a) => report::run(a),
+        Command::Export(a) => export::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -304,6 +304,7 @@ fn every_command_takes_its_input_three_ways() {
         &["convert", "--to-pipe"][..],
         &["strip", "--drop", "FINISHED_ROUND"],
         &["buildid", "remap", "--path", "/usr=/srv"],
+        &["export", "--format", "folded"],
     ] {
         let outs: Vec<Vec<u8>> = [&[][..], &["perf.data"][..], &["-i", "perf.data"][..]]
             .iter()

@@ -1,0 +1,55 @@
+//! `perfdata report`: perf report's tables (the work is in perfdata-report).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
+use perfdata_report::table::{self, SortKey};
+use perfdata_report::{replay, text};
+
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    file: crate::input::Input,
+    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, cpu, event.
+    #[arg(long, short = 's', default_value = "comm,dso,sym")]
+    sort: String,
+    /// Show the Samples column (perf's -n).
+    #[arg(short = 'n', long = "show-nr-samples")]
+    samples: bool,
+    /// Text as perf report --stdio prints it (the default; accepted for perf's users).
+    #[arg(long)]
+    stdio: bool,
+    /// Print JSON instead of text.
+    #[arg(long, conflicts_with = "stdio")]
+    json: bool,
+    /// Look for binaries and debug files under this directory (perf's --symfs).
+    #[arg(long)]
+    symfs: Option<PathBuf>,
+}
+
+/// The input path (for the interrupt policy: a stream ends on the first SIGINT).
+pub fn input_of(a: &ReportArgs) -> &std::path::Path {
+    a.file.path()
+}
+
+pub fn run(a: &ReportArgs) -> Result<(), CliError> {
+    let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
+    let r = replay::replay(a.file.path())?;
+    let opts = SymbolOptions {
+        symfs: a.symfs.clone(),
+        kallsyms: r.kernel_is_running(),
+        buildid_dir: None,
+    };
+    let tables = table::build(&r, &keys, &mut Symbolizer::new(opts));
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        text::write_json(&mut out, &tables, &keys)?;
+    } else {
+        text::write_stdio(&mut out, &tables, &keys, a.samples)?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,24 @@
+//! perfdata-report: what a perf.data recording means. The side-band records are replayed
+//! into a process model (threads, names, maps, DSOs) as perf's machine code does, each
+//! sample is resolved to its thread, DSO and DSO-relative address, addresses are named
+//! from ELF symbol tables and kallsyms, and samples are grouped into perf report's
+//! tables.
+//!
+//! ```no_run
+//! use perfdata_report::{replay, table, symbolize::{SymbolOptions, Symbolizer}};
+//!
+//! let r = replay::replay("perf.data".as_ref())?;
+//! let opts = SymbolOptions { kallsyms: r.kernel_is_running(), ..Default::default() };
+//! let keys = table::SortKey::parse_list("comm,dso,sym").unwrap();
+//! let tables = table::build(&r, &keys, &mut Symbolizer::new(opts));
+//! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod folded;
+pub mod process;
+pub mod replay;
+pub mod symbolize;
+pub mod symtab;
+pub mod table;
+pub mod text;

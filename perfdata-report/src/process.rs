@@ -1,0 +1,508 @@
+//! The process model, replayed from the side-band records in time order as perf's
+//! machine/thread/map code does (tools/perf/util/machine.c, thread.c, maps.c of perf 6.1):
+//! which thread a sample ran on, what it was called then, and which mapping its ip hit.
+
+use std::collections::{BTreeMap, HashMap};
+
+use perfdata_core::record::{ForkExit, Mmap};
+
+/// Index of a [`Dso`] in [`Machine::dsos`].
+pub type DsoId = usize;
+/// Index of a [`Thread`] in [`Machine::threads`].
+pub type ThreadId = usize;
+/// Index of a comm string in [`Machine::comms`]. A thread's first COMM overrides its
+/// default `:tid` entry in place (perf's `comm__override`), so samples taken before it
+/// show the name it got later, as in perf.
+pub type CommId = usize;
+
+/// A shared object (or the kernel) that maps point into, named by the file it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dso {
+    /// The file name as recorded (`/usr/lib/libc.so.6`, `[kernel.kallsyms]`).
+    pub long_name: String,
+    /// What perf's "Shared Object" column shows: the base name, `[kernel.kallsyms]`.
+    pub short_name: String,
+    /// Kernel space (the kernel image or a module): symbols come from kallsyms.
+    pub kernel: bool,
+    /// The build id the recording gives for this file (BUILD_ID feature or records, MMAP2).
+    pub build_id: Option<Vec<u8>>,
+}
+
+/// One mapping: `[start, end)` of a process's address space backed by `dso` at `pgoff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Map {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub dso: DsoId,
+    /// Anonymous, heap, stack and kernel maps: addresses are not file offsets (perf's
+    /// `identity__map_ip`).
+    pub identity: bool,
+}
+
+impl Map {
+    /// The DSO-relative address of `ip` (perf's `map->map_ip`): a file offset for files.
+    pub fn map_ip(&self, ip: u64) -> u64 {
+        if self.identity {
+            ip
+        } else {
+            ip.wrapping_sub(self.start).wrapping_add(self.pgoff)
+        }
+    }
+}
+
+/// A set of non-overlapping maps keyed by start address.
+#[derive(Debug, Clone, Default)]
+pub struct Maps {
+    by_start: BTreeMap<u64, Map>,
+}
+
+impl Maps {
+    /// Insert `new`, cutting the parts of older maps it overlaps away (perf's
+    /// `maps__fixup_overlappings`): what lies before or after it survives, the part after
+    /// with its pgoff moved on.
+    pub fn insert(&mut self, new: Map) {
+        let overlapping: Vec<u64> = self
+            .by_start
+            .range(..new.end)
+            .rev()
+            .take_while(|(_, m)| m.end > new.start)
+            .map(|(&s, _)| s)
+            .collect();
+        for start in overlapping {
+            let old = self.by_start.remove(&start).expect("key just listed");
+            if old.start < new.start {
+                let before = Map {
+                    end: new.start,
+                    ..old
+                };
+                self.by_start.insert(before.start, before);
+            }
+            if old.end > new.end {
+                let after = Map {
+                    start: new.end,
+                    pgoff: if old.identity {
+                        old.pgoff
+                    } else {
+                        old.pgoff.wrapping_add(new.end - old.start)
+                    },
+                    ..old
+                };
+                self.by_start.insert(after.start, after);
+            }
+        }
+        self.by_start.insert(new.start, new);
+    }
+
+    /// The map containing `ip`.
+    pub fn find(&self, ip: u64) -> Option<&Map> {
+        self.by_start
+            .range(..=ip)
+            .next_back()
+            .map(|(_, m)| m)
+            .filter(|m| ip < m.end)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_start.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_start.is_empty()
+    }
+}
+
+/// One thread, as perf knows it.
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub pid: i32,
+    pub tid: i32,
+    /// Index of its process's map group in the machine (shared by the process's threads).
+    pub maps: usize,
+    /// Its current name.
+    pub comm: CommId,
+    comm_set: bool,
+    /// Time of its FORK record, if one was seen.
+    pub fork_time: Option<u64>,
+    /// Time of its EXIT record, if one was seen.
+    pub exit_time: Option<u64>,
+}
+
+/// Where a sample's ip landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Location {
+    pub thread: ThreadId,
+    /// The thread's name at the time of the sample.
+    pub comm: CommId,
+    pub dso: Option<DsoId>,
+    /// The DSO-relative address (`map_ip`), or the ip itself when no map holds it.
+    pub addr: u64,
+    /// The ip was in kernel mode (perf's `[k]` level; `[.]` otherwise).
+    pub kernel: bool,
+}
+
+/// The machine: its threads (live and dead), their maps, the kernel's maps and the DSOs.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    pub threads: Vec<Thread>,
+    /// The thread now holding each tid (a later FORK of the same tid replaces it).
+    by_tid: HashMap<i32, ThreadId>,
+    map_groups: Vec<Maps>,
+    kernel_maps: Maps,
+    pub dsos: Vec<Dso>,
+    dso_by_name: HashMap<String, DsoId>,
+    pub comms: Vec<String>,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Machine {
+    /// A machine with perf's idle thread: pid 0 is `swapper`.
+    pub fn new() -> Self {
+        let mut m = Machine {
+            threads: Vec::new(),
+            by_tid: HashMap::new(),
+            map_groups: Vec::new(),
+            kernel_maps: Maps::default(),
+            dsos: Vec::new(),
+            dso_by_name: HashMap::new(),
+            comms: Vec::new(),
+        };
+        let idle = m.findnew_thread(0, 0);
+        m.set_comm(idle, "swapper");
+        m
+    }
+
+    /// The thread with `tid`, created if unknown (perf's `machine__findnew_thread`): a
+    /// non-leader thread shares its leader's maps; a new thread is named `:tid`.
+    pub fn findnew_thread(&mut self, pid: i32, tid: i32) -> ThreadId {
+        if let Some(&id) = self.by_tid.get(&tid) {
+            if self.threads[id].pid == -1 && pid != -1 {
+                self.threads[id].pid = pid;
+            }
+            return id;
+        }
+        let maps = if pid == tid || pid == -1 {
+            self.map_groups.push(Maps::default());
+            self.map_groups.len() - 1
+        } else {
+            let leader = self.findnew_thread(pid, pid);
+            self.threads[leader].maps
+        };
+        self.comms.push(format!(":{tid}"));
+        let id = self.threads.len();
+        self.threads.push(Thread {
+            pid,
+            tid,
+            maps,
+            comm: self.comms.len() - 1,
+            comm_set: false,
+            fork_time: None,
+            exit_time: None,
+        });
+        self.by_tid.insert(tid, id);
+        id
+    }
+
+    /// Name a thread: the first name overrides the default in place; later ones (exec or
+    /// prctl rename alike) start a new entry, so earlier samples keep the old name.
+    pub fn set_comm(&mut self, thread: ThreadId, name: &str) {
+        let t = &mut self.threads[thread];
+        if t.comm_set {
+            self.comms.push(name.to_string());
+            t.comm = self.comms.len() - 1;
+        } else {
+            self.comms[t.comm] = name.to_string();
+            t.comm_set = true;
+        }
+    }
+
+    /// COMM: `exec` (misc COMM_EXEC) or a rename; both give the thread its new name.
+    pub fn process_comm(&mut self, pid: i32, tid: i32, name: &str, _exec: bool) {
+        let t = self.findnew_thread(pid, tid);
+        self.set_comm(t, name);
+    }
+
+    /// FORK: a thread replaces any older thread of its tid; a new process copies its
+    /// parent's maps, a new thread shares them. Synthesized FORKs (`clone_maps` false,
+    /// perf's MISC_FORK_EXEC) copy nothing: MMAP records for the process follow.
+    pub fn process_fork(&mut self, f: &ForkExit, clone_maps: bool) {
+        let ForkExit {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            time,
+        } = *f;
+        let mut parent = self.findnew_thread(ppid, ptid);
+        if self.threads[parent].pid != ppid {
+            // A stale thread holds the parent's tid: start the parent afresh.
+            self.by_tid.remove(&ptid);
+            parent = self.findnew_thread(ppid, ptid);
+        }
+        self.by_tid.remove(&tid);
+        let child = self.findnew_thread(pid, tid);
+        self.threads[child].fork_time = Some(time);
+        if self.threads[parent].comm_set {
+            let name = self.comms[self.threads[parent].comm].clone();
+            self.set_comm(child, &name);
+        }
+        let (child_maps, parent_maps) = (self.threads[child].maps, self.threads[parent].maps);
+        if self.threads[child].pid != self.threads[parent].pid
+            && child_maps != parent_maps
+            && clone_maps
+        {
+            self.map_groups[child_maps] = self.map_groups[parent_maps].clone();
+        }
+    }
+
+    /// EXIT: the thread is dead but stays known (samples may still name it).
+    pub fn process_exit(&mut self, pid: i32, tid: i32, time: u64) {
+        if let Some(&t) = self.by_tid.get(&tid) {
+            if self.threads[t].pid == pid || self.threads[t].pid == -1 {
+                self.threads[t].exit_time = Some(time);
+            }
+        }
+    }
+
+    /// MMAP/MMAP2. `kernel` (cpumode KERNEL, as perf decides) puts the map in the
+    /// kernel's maps: `[kernel.kallsyms]_text` is the kernel image, a path a module.
+    pub fn process_mmap(&mut self, m: &Mmap, kernel: bool, build_id: Option<Vec<u8>>) {
+        let (pid, tid, start, len, pgoff) = (m.pid, m.tid, m.addr, m.len, m.pgoff);
+        let filename = m.filename.as_str_lossy();
+        let filename = filename.as_str();
+        let end = start.saturating_add(len);
+        if kernel {
+            let (long, short) = if filename.starts_with("[kernel.kallsyms]") {
+                (
+                    "[kernel.kallsyms]".to_string(),
+                    "[kernel.kallsyms]".to_string(),
+                )
+            } else {
+                (filename.to_string(), module_short_name(filename))
+            };
+            let dso = self.dso(&long, &short, true, build_id);
+            let end = if end == start { u64::MAX } else { end };
+            self.kernel_maps.insert(Map {
+                start,
+                end,
+                pgoff,
+                dso,
+                identity: true,
+            });
+            return;
+        }
+        if len == 0 {
+            return;
+        }
+        let t = self.findnew_thread(pid, tid);
+        let anon = ["//anon", "/dev/zero", "/anon_hugepage"]
+            .iter()
+            .any(|p| filename.starts_with(p));
+        let no_dso =
+            filename.starts_with("[stack") || filename.starts_with("/SYSV") || filename == "[heap]";
+        // perf names anonymous (JIT) memory after the map file a JIT would write.
+        let long = if anon {
+            format!("/tmp/perf-{pid}.map")
+        } else {
+            filename.to_string()
+        };
+        let short = long.rsplit('/').next().unwrap_or(&long).to_string();
+        let dso = self.dso(&long, &short, false, build_id);
+        let group = self.threads[t].maps;
+        self.map_groups[group].insert(Map {
+            start,
+            end,
+            pgoff,
+            dso,
+            identity: anon || no_dso,
+        });
+    }
+
+    /// Note the build id the recording gives for file `name`.
+    pub fn add_build_id(&mut self, name: &str, build_id: &[u8]) {
+        if let Some(&d) = self.dso_by_name.get(name) {
+            self.dsos[d].build_id = Some(build_id.to_vec());
+        } else {
+            let kernel = name.starts_with("[kernel.kallsyms]");
+            let long = if kernel { "[kernel.kallsyms]" } else { name };
+            let short = long.rsplit('/').next().unwrap_or(long).to_string();
+            self.dso(long, &short, kernel, Some(build_id.to_vec()));
+        }
+    }
+
+    fn dso(&mut self, long: &str, short: &str, kernel: bool, build_id: Option<Vec<u8>>) -> DsoId {
+        if let Some(&d) = self.dso_by_name.get(long) {
+            if build_id.is_some() {
+                self.dsos[d].build_id = build_id;
+            }
+            return d;
+        }
+        self.dsos.push(Dso {
+            long_name: long.to_string(),
+            short_name: short.to_string(),
+            kernel,
+            build_id,
+        });
+        self.dso_by_name
+            .insert(long.to_string(), self.dsos.len() - 1);
+        self.dsos.len() - 1
+    }
+
+    /// Resolve `ip` of thread (`pid`, `tid`) in `kernel` mode or user mode (perf's
+    /// `thread__find_map`): kernel ips in the kernel's maps, user ips in the process's.
+    pub fn resolve(&mut self, pid: i32, tid: i32, ip: u64, kernel: bool) -> Location {
+        let thread = self.findnew_thread(pid, tid);
+        let maps = if kernel {
+            &self.kernel_maps
+        } else {
+            &self.map_groups[self.threads[thread].maps]
+        };
+        let map = maps.find(ip);
+        Location {
+            thread,
+            comm: self.threads[thread].comm,
+            dso: map.map(|m| m.dso),
+            addr: map.map_or(ip, |m| m.map_ip(ip)),
+            kernel,
+        }
+    }
+
+    /// The maps of thread `t`'s process.
+    pub fn maps_of(&self, t: ThreadId) -> &Maps {
+        &self.map_groups[self.threads[t].maps]
+    }
+
+    /// The kernel's maps.
+    pub fn kernel_maps(&self) -> &Maps {
+        &self.kernel_maps
+    }
+}
+
+/// perf's name for a kernel module file: `[name]`, without `.ko*`, `-` read as `_`.
+fn module_short_name(path: &str) -> String {
+    let base = path.rsplit('/').next().unwrap_or(path);
+    if base.starts_with('[') {
+        return base.to_string();
+    }
+    let stem = base.split(".ko").next().unwrap_or(base);
+    format!("[{}]", stem.replace('-', "_"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfdata_core::record::PaddedString;
+
+    fn mmap(pid: i32, addr: u64, len: u64, name: &str) -> Mmap {
+        Mmap {
+            pid,
+            tid: pid,
+            addr,
+            len,
+            pgoff: 0,
+            filename: PaddedString::new(name),
+        }
+    }
+
+    fn fork(pid: i32, ppid: i32, tid: i32) -> ForkExit {
+        ForkExit {
+            pid,
+            ppid,
+            tid,
+            ptid: ppid,
+            time: 5,
+        }
+    }
+
+    fn map(start: u64, end: u64, pgoff: u64) -> Map {
+        Map {
+            start,
+            end,
+            pgoff,
+            dso: 0,
+            identity: false,
+        }
+    }
+
+    #[test]
+    fn new_map_splits_the_one_it_overlaps() {
+        let mut maps = Maps::default();
+        maps.insert(map(0x1000, 0x5000, 0));
+        maps.insert(map(0x2000, 0x3000, 0x100));
+        assert_eq!(maps.len(), 3);
+        assert_eq!(maps.find(0x1800), Some(&map(0x1000, 0x2000, 0)));
+        assert_eq!(maps.find(0x2800), Some(&map(0x2000, 0x3000, 0x100)));
+        assert_eq!(maps.find(0x4000), Some(&map(0x3000, 0x5000, 0x2000)));
+        assert_eq!(maps.find(0x5000), None);
+        // A map covering everything replaces all three.
+        maps.insert(map(0, 0x10000, 0));
+        assert_eq!(maps.len(), 1);
+    }
+
+    #[test]
+    fn threads_share_maps_forked_processes_copy_them() {
+        let mut m = Machine::new();
+        m.process_comm(10, 10, "parent", true);
+        m.process_mmap(&mmap(10, 0x1000, 0x1000, "/bin/p"), false, None);
+        // A thread of process 10 shares its maps, including later ones.
+        m.process_fork(&fork(10, 10, 11), true);
+        m.process_mmap(&mmap(10, 0x8000, 0x1000, "/lib/l.so"), false, None);
+        let thread = m.resolve(10, 11, 0x8010, false);
+        assert_eq!(m.dsos[thread.dso.unwrap()].short_name, "l.so");
+        assert_eq!(thread.addr, 0x10);
+        assert_eq!(m.comms[thread.comm], "parent");
+        // A forked process copies the maps as they are at the fork, then goes its own way.
+        m.process_fork(&fork(20, 10, 20), true);
+        m.process_mmap(&mmap(10, 0x9000, 0x1000, "/lib/late.so"), false, None);
+        assert!(m.resolve(20, 20, 0x1010, false).dso.is_some());
+        assert!(m.resolve(20, 20, 0x9010, false).dso.is_none());
+        // exec renames the child; samples before it keep the inherited name.
+        let before = m.resolve(20, 20, 0x1010, false).comm;
+        m.process_comm(20, 20, "child", true);
+        let after = m.resolve(20, 20, 0x1010, false).comm;
+        assert_eq!(
+            (m.comms[before].as_str(), m.comms[after].as_str()),
+            ("parent", "child")
+        );
+    }
+
+    #[test]
+    fn first_comm_overrides_the_default_name() {
+        let mut m = Machine::new();
+        let early = m.resolve(7, 7, 0, false).comm;
+        assert_eq!(m.comms[early], ":7");
+        m.process_comm(7, 7, "late", false);
+        assert_eq!(m.comms[early], "late");
+    }
+
+    #[test]
+    fn kernel_maps_and_modules() {
+        let mut m = Machine::new();
+        let kernel = mmap(
+            -1,
+            0xffff_ffff_8100_0000,
+            0x100_0000,
+            "[kernel.kallsyms]_text",
+        );
+        m.process_mmap(&kernel, true, None);
+        let module = mmap(
+            -1,
+            0xffff_ffff_c000_0000,
+            0x1000,
+            "/lib/modules/x/kvm-amd.ko",
+        );
+        m.process_mmap(&module, true, None);
+        let k = m.resolve(5, 5, 0xffff_ffff_8100_0010, true);
+        assert_eq!(m.dsos[k.dso.unwrap()].short_name, "[kernel.kallsyms]");
+        assert_eq!(k.addr, 0xffff_ffff_8100_0010);
+        let md = m.resolve(5, 5, 0xffff_ffff_c000_0010, true);
+        assert_eq!(m.dsos[md.dso.unwrap()].short_name, "[kvm_amd]");
+        // The same address in user mode is not the kernel's.
+        assert_eq!(m.resolve(5, 5, 0xffff_ffff_8100_0010, false).dso, None);
+    }
+}

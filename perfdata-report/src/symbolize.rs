@@ -1,0 +1,249 @@
+//! Finding each DSO's symbols, once per DSO, and naming addresses, once per address.
+//!
+//! Files are looked for where perf 6.1's `dso__load` looks, in its order: the build-id
+//! cache (`~/.debug/.build-id/xx/rest/{debug,elf}`), `/usr/lib/debug` by path and by
+//! build id, then the file itself; all under `--symfs DIR` when given. A file whose build
+//! id differs from the recording's is not used (perf: "build id mismatch"). The first
+//! candidate with a .symtab wins, else the first with a .dynsym. Kernel symbols come from
+//! /proc/kallsyms, and only when the recording was made on this host.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use object::{Object, ObjectSection};
+
+use crate::process::{Dso, DsoId};
+use crate::symtab::SymbolTable;
+
+/// Where to look for symbols.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolOptions {
+    /// Prefix for every file looked up (perf's `--symfs`).
+    pub symfs: Option<PathBuf>,
+    /// Use /proc/kallsyms for kernel DSOs (see `Replay::kernel_is_running`).
+    pub kallsyms: bool,
+    /// The build-id cache directory (perf's `~/.debug`); None for `$HOME/.debug`.
+    pub buildid_dir: Option<PathBuf>,
+}
+
+/// What an address of a DSO is called.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SymbolName {
+    /// A function: its start (to tell same-named functions apart, as perf does) and name.
+    Function { start: u64, name: String },
+    /// No symbol: the DSO-relative address (perf prints it as `0x%016x`).
+    Address(u64),
+}
+
+impl std::fmt::Display for SymbolName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SymbolName::Function { name, .. } => f.write_str(name),
+            SymbolName::Address(a) => write!(f, "{a:#018x}"),
+        }
+    }
+}
+
+/// Symbol tables loaded per DSO and names cached per (DSO, address).
+#[derive(Debug, Default)]
+pub struct Symbolizer {
+    opts: SymbolOptions,
+    tables: HashMap<DsoId, Option<SymbolTable>>,
+    kernel: Option<Option<SymbolTable>>,
+    cache: HashMap<(DsoId, u64), SymbolName>,
+}
+
+impl Symbolizer {
+    pub fn new(opts: SymbolOptions) -> Self {
+        Symbolizer {
+            opts,
+            ..Default::default()
+        }
+    }
+
+    /// The name of `addr` (DSO-relative) in `dso`.
+    pub fn name(&mut self, id: DsoId, dso: &Dso, addr: u64) -> SymbolName {
+        if let Some(n) = self.cache.get(&(id, addr)) {
+            return n.clone();
+        }
+        let table = if dso.kernel {
+            let allowed = self.opts.kallsyms;
+            self.kernel
+                .get_or_insert_with(|| allowed.then(load_kallsyms).flatten())
+                .as_ref()
+        } else {
+            let opts = &self.opts;
+            self.tables
+                .entry(id)
+                .or_insert_with(|| load_elf(dso, opts))
+                .as_ref()
+        };
+        let name = match table.and_then(|t| t.find(addr)) {
+            Some(s) => SymbolName::Function {
+                start: s.start,
+                name: s.name.clone(),
+            },
+            None => SymbolName::Address(addr),
+        };
+        self.cache.insert((id, addr), name.clone());
+        name
+    }
+
+    /// Name many addresses of one DSO: one table load, one lookup per distinct address.
+    pub fn names(&mut self, id: DsoId, dso: &Dso, addrs: &[u64]) -> Vec<SymbolName> {
+        addrs.iter().map(|&a| self.name(id, dso, a)).collect()
+    }
+}
+
+fn load_kallsyms() -> Option<SymbolTable> {
+    SymbolTable::from_kallsyms(&std::fs::read_to_string("/proc/kallsyms").ok()?)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The files that may hold `dso`'s symbols, in perf's order.
+fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
+    let under = |p: &Path| match &opts.symfs {
+        Some(root) => root.join(p.strip_prefix("/").unwrap_or(p)),
+        None => p.to_path_buf(),
+    };
+    let mut out = Vec::new();
+    let path = Path::new(&dso.long_name);
+    if let Some(id) = dso.build_id.as_deref().filter(|b| b.len() > 1) {
+        let h = hex(trim_build_id(id));
+        let cache = opts
+            .buildid_dir
+            .clone()
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".debug")));
+        if let Some(cache) = cache {
+            let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
+            out.push(dir.join("debug"));
+            out.push(dir.join("elf"));
+        }
+        let debug = format!("/usr/lib/debug{}.debug", path.display());
+        out.push(under(Path::new(&debug)));
+        let by_id = format!("/usr/lib/debug/.build-id/{}/{}.debug", &h[..2], &h[2..]);
+        out.push(under(Path::new(&by_id)));
+    } else if path.is_absolute() {
+        out.push(under(Path::new(&format!(
+            "/usr/lib/debug{}.debug",
+            path.display()
+        ))));
+    }
+    if path.is_absolute() {
+        out.push(under(path));
+    }
+    out
+}
+
+/// Build ids are 20 bytes in the records; shorter ones (MD5, 16) are zero padded.
+fn trim_build_id(id: &[u8]) -> &[u8] {
+    let mut end = id.len();
+    while end > 16 && id[end - 1] == 0 {
+        end -= 1;
+    }
+    &id[..end]
+}
+
+fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
+    // Without a build id from the recording, perf takes the one of the file on disk, so
+    // that its debug files are found by build id too.
+    let from_disk;
+    let dso = if dso.build_id.is_none() {
+        let path = Path::new(&dso.long_name);
+        let on_disk = match &opts.symfs {
+            Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
+            None => path.to_path_buf(),
+        };
+        from_disk = Dso {
+            build_id: std::fs::read(on_disk).ok().and_then(|data| {
+                let file = object::File::parse(&*data).ok()?;
+                file.build_id().ok().flatten().map(<[u8]>::to_vec)
+            }),
+            ..dso.clone()
+        };
+        &from_disk
+    } else {
+        dso
+    };
+    // Every candidate of the right build id, read once.
+    let files: Vec<Vec<u8>> = candidates(dso, opts)
+        .iter()
+        .filter_map(|p| std::fs::read(p).ok())
+        .filter(|data| {
+            object::File::parse(&**data).is_ok_and(|f| {
+                match (dso.build_id.as_deref(), f.build_id()) {
+                    (Some(want), Ok(Some(have))) => trim_build_id(want) == trim_build_id(have),
+                    _ => true,
+                }
+            })
+        })
+        .collect();
+    let parsed: Vec<object::File<'_>> = files
+        .iter()
+        .filter_map(|d| object::File::parse(&**d).ok())
+        .collect();
+    // perf's runtime image: the first file whose .dynsym has contents (a debug file's is
+    // NOBITS); its program headers map addresses to file offsets.
+    let runtime = parsed
+        .iter()
+        .find(|f| {
+            f.section_by_name(".dynsym")
+                .is_some_and(|s| s.file_range().is_some())
+        })
+        .or(parsed.first())?;
+    let with_symtab = parsed.iter().find(|f| {
+        f.symbol_table()
+            .is_some_and(|t| object::ObjectSymbolTable::symbols(&t).next().is_some())
+    });
+    with_symtab
+        .and_then(|f| SymbolTable::from_elf(f, runtime))
+        .or_else(|| SymbolTable::from_elf(runtime, runtime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_follow_perfs_order_under_symfs() {
+        let dso = Dso {
+            long_name: "/usr/lib/libx.so".into(),
+            short_name: "libx.so".into(),
+            kernel: false,
+            build_id: Some(vec![
+                0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
+            ]),
+        };
+        let opts = SymbolOptions {
+            symfs: Some("/sysroot".into()),
+            kallsyms: false,
+            buildid_dir: Some("/cache".into()),
+        };
+        let got: Vec<String> = candidates(&dso, &opts)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let id = "abcdef0102030405060708090a0b0c0d0e0f1011";
+        assert_eq!(
+            got,
+            [
+                format!("/cache/.build-id/ab/{}/debug", &id[2..]),
+                format!("/cache/.build-id/ab/{}/elf", &id[2..]),
+                "/sysroot/usr/lib/debug/usr/lib/libx.so.debug".to_string(),
+                format!("/sysroot/usr/lib/debug/.build-id/ab/{}.debug", &id[2..]),
+                "/sysroot/usr/lib/libx.so".to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn unresolved_addresses_print_as_perf_does() {
+        assert_eq!(
+            SymbolName::Address(0x1143).to_string(),
+            "0x0000000000001143"
+        );
+    }
+}

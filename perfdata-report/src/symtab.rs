@@ -1,0 +1,354 @@
+//! Symbol tables as perf builds them: function symbols from an ELF file's .symtab (or
+//! .dynsym) in file-offset space, or the kernel's from kallsyms; duplicates at one
+//! address reduced to the best one and zero sizes extended to the next symbol (perf's
+//! `symbols__fixup_duplicate` and `symbols__fixup_end`).
+
+use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+
+/// One function: `[start, end)` in the table's address space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub start: u64,
+    pub end: u64,
+    pub name: String,
+    binding: Binding,
+}
+
+/// ELF binding, in perf's order of preference for symbols at the same address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Binding {
+    Local,
+    Weak,
+    Global,
+}
+
+/// A DSO's functions, sorted by start.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolTable {
+    syms: Vec<Symbol>,
+}
+
+impl SymbolTable {
+    /// The function containing `addr`.
+    pub fn find(&self, addr: u64) -> Option<&Symbol> {
+        let i = self.syms.partition_point(|s| s.start <= addr);
+        self.syms[..i].last().filter(|s| addr < s.end)
+    }
+
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// Function symbols of an ELF file, with addresses turned into file offsets through
+    /// the program header of `runtime` that holds them (perf adjusts user-space symbols
+    /// so, to match `map_ip`; a separate debug file's program headers lose their file
+    /// offsets, so they come from the loaded file). `.symtab` when it has functions, else
+    /// `.dynsym`. None if no functions.
+    pub fn from_elf(file: &object::File<'_>, runtime: &object::File<'_>) -> Option<SymbolTable> {
+        let table = file
+            .symbol_table()
+            .filter(|t| t.symbols().any(|s| s.kind() == SymbolKind::Text))
+            .or_else(|| file.dynamic_symbol_table())?;
+        let loads: Vec<(u64, u64, u64)> = runtime
+            .segments()
+            .map(|seg| (seg.address(), seg.size(), seg.file_range().0))
+            .collect();
+        let mut syms = Vec::new();
+        for s in table.symbols() {
+            // Functions, and labels (STT_NOTYPE, like ld.so's `_start`) as perf keeps them.
+            let kind_ok = matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown);
+            if !kind_ok || s.is_undefined() || !is_exec_section(file, &s) {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            if name.is_empty() {
+                continue;
+            }
+            let value = s.address();
+            let Some(&(vaddr, _, offset)) = loads
+                .iter()
+                .find(|(a, size, _)| value >= *a && value - a < *size)
+            else {
+                continue;
+            };
+            let start = (value - vaddr).wrapping_add(offset);
+            let binding = if s.is_weak() {
+                Binding::Weak
+            } else if s.is_global() {
+                Binding::Global
+            } else {
+                Binding::Local
+            };
+            syms.push(Symbol {
+                start,
+                end: start.saturating_add(s.size()),
+                name: demangle(name),
+                binding,
+            });
+        }
+        syms.extend(plt_symbols(runtime));
+        (!syms.is_empty()).then(|| Self::fixed_up(syms, false))
+    }
+
+    /// The kernel's functions from /proc/kallsyms text (`addr type name [module]`): text,
+    /// weak, data and bss types as perf keeps them. None if every address is zero
+    /// (kptr_restrict).
+    pub fn from_kallsyms(text: &str) -> Option<SymbolTable> {
+        let mut syms = Vec::new();
+        let mut any_address = false;
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            let (Some(addr), Some(ty), Some(name)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let Ok(start) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            any_address |= start != 0;
+            let Some(t) = ty.chars().next() else { continue };
+            if !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
+                continue;
+            }
+            let binding = match t {
+                'W' | 'w' => Binding::Weak,
+                c if c.is_ascii_uppercase() => Binding::Global,
+                _ => Binding::Local,
+            };
+            let name = match parts.next() {
+                Some(module) => format!("{name} {module}"),
+                None => name.to_string(),
+            };
+            syms.push(Symbol {
+                start,
+                end: start,
+                name,
+                binding,
+            });
+        }
+        (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
+    }
+
+    /// perf's order: sort by start (stable, as its tree inserts equal starts after),
+    /// extend zero sizes to the next symbol, then keep one symbol per address. Since the
+    /// ends are fixed first, of two aliases the last one gets the size and so wins.
+    fn fixed_up(mut syms: Vec<Symbol>, kallsyms: bool) -> SymbolTable {
+        syms.sort_by_key(|s| s.start);
+        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
+        for i in 1..syms.len() {
+            let next = syms[i].start;
+            let next_in_module = syms[i].name.contains('[');
+            let prev = &mut syms[i - 1];
+            if prev.end == prev.start {
+                let crosses = prev.name.contains('[') != next_in_module;
+                prev.end = if kallsyms && crosses {
+                    round_up_page(prev.end.saturating_add(4096))
+                } else {
+                    next
+                };
+            }
+        }
+        if let Some(last) = syms.last_mut() {
+            if last.end == last.start {
+                last.end = round_up_page(last.start).saturating_add(4096);
+            }
+        }
+        // One symbol per address: sized over empty, non-weak over weak, global over
+        // local, fewer leading underscores, then the longer name (the first on a tie).
+        let mut kept: Vec<Symbol> = Vec::with_capacity(syms.len());
+        for s in syms {
+            match kept.last_mut() {
+                Some(prev) if prev.start == s.start => {
+                    if better(&s, prev) {
+                        *prev = s;
+                    }
+                }
+                _ => kept.push(s),
+            }
+        }
+        SymbolTable { syms: kept }
+    }
+}
+
+/// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
+/// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol (none
+/// for IRELATIVE slots); in
+/// `.plt.sec` when there is one, else in `.plt` after its header entry. 64-bit ELF only.
+fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
+    use object::{ObjectSection, SymbolIndex};
+    let (Some(rela), Some(plt), Some(dynsym)) = (
+        file.section_by_name(".rela.plt"),
+        file.section_by_name(".plt"),
+        file.dynamic_symbol_table(),
+    ) else {
+        return Vec::new();
+    };
+    let (Ok(relocs), true) = (rela.data(), file.is_64()) else {
+        return Vec::new();
+    };
+    let entry = |sec: &object::Section<'_, '_>| match sec.flags() {
+        object::SectionFlags::Elf { .. } => sec.align().max(16),
+        _ => 16,
+    };
+    let (first, size) = match file.section_by_name(".plt.sec") {
+        Some(sec) => (sec.file_range().map_or(0, |r| r.0), entry(&sec)),
+        None => {
+            let size = entry(&plt);
+            (plt.file_range().map_or(0, |r| r.0) + size, size)
+        }
+    };
+    let read_u64 = |b: &[u8]| -> u64 {
+        let bytes: [u8; 8] = b.try_into().unwrap_or_default();
+        if file.is_little_endian() {
+            u64::from_le_bytes(bytes)
+        } else {
+            u64::from_be_bytes(bytes)
+        }
+    };
+    relocs
+        .chunks_exact(24)
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let index = (read_u64(&r[8..16]) >> 32) as usize;
+            // IRELATIVE slots have no symbol: perf calls them plain "@plt".
+            let name = match index {
+                0 => "",
+                _ => dynsym
+                    .symbol_by_index(SymbolIndex(index))
+                    .ok()?
+                    .name()
+                    .ok()?,
+            };
+            let start = first.saturating_add(i as u64 * size);
+            Some(Symbol {
+                start,
+                end: start.saturating_add(size),
+                name: format!("{}@plt", demangle(name)),
+                binding: Binding::Global,
+            })
+        })
+        .collect()
+}
+
+fn round_up_page(x: u64) -> u64 {
+    x.div_ceil(4096).saturating_mul(4096)
+}
+
+/// perf's `choose_best_symbol`: is `b` better than the kept `a`?
+fn better(b: &Symbol, a: &Symbol) -> bool {
+    let (a_sized, b_sized) = (a.end > a.start, b.end > b.start);
+    if a_sized != b_sized {
+        return b_sized;
+    }
+    let (a_weak, b_weak) = (a.binding == Binding::Weak, b.binding == Binding::Weak);
+    if a_weak != b_weak {
+        return a_weak;
+    }
+    let (a_global, b_global) = (a.binding == Binding::Global, b.binding == Binding::Global);
+    if a_global != b_global {
+        return b_global;
+    }
+    let underscores = |s: &Symbol| s.name.bytes().take_while(|&c| c == b'_').count();
+    if underscores(a) != underscores(b) {
+        return underscores(b) < underscores(a);
+    }
+    b.name.len() > a.name.len()
+}
+
+fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
+    use object::ObjectSection;
+    let Some(index) = s.section_index() else {
+        return false;
+    };
+    match file.section_by_index(index).map(|sec| sec.flags()) {
+        Ok(object::SectionFlags::Elf { sh_flags }) => {
+            sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+        }
+        _ => false,
+    }
+}
+
+/// Rust symbols demangled without their hash; anything else as it is.
+pub fn demangle(name: &str) -> String {
+    match rustc_demangle::try_demangle(name) {
+        Ok(d) => format!("{d:#}"),
+        Err(_) => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kallsyms_duplicates_and_ends() {
+        let text = "\
+ffffffff81000000 T _stext
+ffffffff81000000 T _text
+ffffffff81000000 t srso_alias
+ffffffff81000080 T memcpy
+ffffffff81000080 T __pi_memcpy
+ffffffff81000100 W weak_fn
+ffffffff81000100 T strong_fn
+ffffffff81000200 r rodata_sym
+ffffffff81000300 T last_fn
+";
+        let t = SymbolTable::from_kallsyms(text).unwrap();
+        // Ends are fixed before aliases go: the last alias at an address has the size,
+        // and a sized symbol beats any empty one (perf names this __pi_memcpy).
+        assert_eq!(t.find(0xffffffff81000010).unwrap().name, "srso_alias");
+        assert_eq!(t.find(0xffffffff81000090).unwrap().name, "__pi_memcpy");
+        assert_eq!(t.find(0xffffffff81000150).unwrap().name, "strong_fn");
+        // rodata is not kept: strong_fn reaches last_fn.
+        assert_eq!(t.find(0xffffffff81000250).unwrap().name, "strong_fn");
+        let last = t.find(0xffffffff81000300).unwrap();
+        assert_eq!(last.end, 0xffffffff81001000 + 4096);
+        assert!(t.find(0xffffffff80000000).is_none());
+        assert!(SymbolTable::from_kallsyms("0000000000000000 T x\n").is_none());
+    }
+
+    #[test]
+    fn rust_names_lose_their_hash() {
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE"),
+            "core::fmt::write"
+        );
+        assert_eq!(demangle("main"), "main");
+    }
+
+    /// /usr/bin/dash (Debian's /bin/sh) calls libc through a lazy PLT: its entry `i`
+    /// follows the 16-byte header, named after `.rela.plt` entry `i`, as readelf lists them.
+    #[test]
+    fn plt_entries_named_after_their_relocations() {
+        let data = std::fs::read("/usr/bin/dash").expect("/usr/bin/dash");
+        let file = object::File::parse(&*data).expect("ELF");
+        let table = SymbolTable::from_elf(&file, &file).expect("symbols");
+        let out = std::process::Command::new("readelf")
+            .args(["-SrW", "/usr/bin/dash"])
+            .output()
+            .expect("readelf runs");
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let plt_offset = text
+            .lines()
+            .find(|l| l.contains(" .plt ") && !l.contains(".plt."))
+            .and_then(|l| l.split_whitespace().nth(4))
+            .and_then(|o| u64::from_str_radix(o, 16).ok())
+            .expect(".plt offset");
+        let slots: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("JUMP_SLOT"))
+            .filter_map(|l| l.split_whitespace().nth(4))
+            .map(|n| n.split('@').next().unwrap_or(n))
+            .collect();
+        assert!(slots.len() > 10);
+        for (i, name) in slots.iter().enumerate() {
+            let at = plt_offset + 16 * (i as u64 + 1);
+            assert_eq!(table.find(at + 5).unwrap().name, format!("{name}@plt"));
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! perf report's table: samples grouped by sort keys, one table per event, with sample
+//! counts, period and percent of the event's period; cells are the strings perf prints.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::process::DsoId;
+use crate::replay::Replay;
+use crate::symbolize::{SymbolName, Symbolizer};
+
+/// A sort key, by perf's name for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SortKey {
+    /// The thread's name at the sample ("Command").
+    Comm,
+    /// perf's `pid` key: the thread, shown `tid:comm` ("Pid:Command").
+    Pid,
+    /// The thread id alone ("Tid"; perf 6.1 has no such key).
+    Tid,
+    /// The DSO's short name ("Shared Object").
+    Dso,
+    /// `[k]`/`[.]` and the function, or the DSO-relative address ("Symbol").
+    Sym,
+    /// The CPU ("CPU").
+    Cpu,
+    /// The event's name ("Event").
+    Event,
+}
+
+impl SortKey {
+    /// The column header perf prints.
+    pub fn header(self) -> &'static str {
+        match self {
+            SortKey::Comm => "Command",
+            SortKey::Pid => "    Pid:Command",
+            SortKey::Tid => "Tid",
+            SortKey::Dso => "Shared Object",
+            SortKey::Sym => "Symbol",
+            SortKey::Cpu => "CPU",
+            SortKey::Event => "Event",
+        }
+    }
+
+    /// Parse perf's comma-separated list (`comm,dso,sym`).
+    pub fn parse_list(s: &str) -> Result<Vec<SortKey>, String> {
+        s.split(',').map(|k| k.trim().parse()).collect()
+    }
+}
+
+impl FromStr for SortKey {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "comm" => SortKey::Comm,
+            "pid" => SortKey::Pid,
+            "tid" => SortKey::Tid,
+            "dso" => SortKey::Dso,
+            "sym" | "symbol" => SortKey::Sym,
+            "cpu" => SortKey::Cpu,
+            "event" => SortKey::Event,
+            _ => {
+                return Err(format!(
+                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, cpu, event)"
+                ))
+            }
+        })
+    }
+}
+
+/// One row: a distinct combination of key values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// One cell per sort key, as perf prints it.
+    pub cells: Vec<String>,
+    pub samples: u64,
+    pub period: u64,
+    /// Percent of the event's total period.
+    pub percent: f64,
+}
+
+/// The rows of one event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventTable {
+    pub event: String,
+    pub samples: u64,
+    pub period: u64,
+    /// By period, largest first.
+    pub rows: Vec<Row>,
+}
+
+/// What a row is keyed by, before it is printed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Value {
+    Comm(usize),
+    Thread(i32),
+    Int(i64),
+    Dso(Option<DsoId>),
+    Sym(bool, Option<DsoId>, SymbolName),
+    Event(usize),
+}
+
+/// Group the samples of `replay` by `keys`; one table per event that has samples.
+pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec<EventTable> {
+    let m = &replay.machine;
+    // Rows per event: key values -> (samples, period, first thread seen).
+    let mut groups: Vec<HashMap<Vec<Value>, (u64, u64, usize)>> =
+        vec![HashMap::new(); replay.event_names.len()];
+    for s in &replay.samples {
+        let ip = &s.ip;
+        let values: Vec<Value> = keys
+            .iter()
+            .map(|k| match k {
+                SortKey::Comm => Value::Comm(ip.comm),
+                SortKey::Pid => Value::Thread(m.threads[ip.thread].tid),
+                SortKey::Tid => Value::Int(i64::from(s.tid)),
+                SortKey::Dso => Value::Dso(ip.dso),
+                SortKey::Sym => {
+                    let name = match ip.dso {
+                        Some(d) => symbols.name(d, &m.dsos[d], ip.addr),
+                        None => SymbolName::Address(ip.addr),
+                    };
+                    Value::Sym(ip.kernel, ip.dso, name)
+                }
+                SortKey::Cpu => Value::Int(s.cpu.map_or(-1, i64::from)),
+                SortKey::Event => Value::Event(s.event),
+            })
+            .collect();
+        let Some(g) = groups.get_mut(s.event) else {
+            continue;
+        };
+        let e = g.entry(values).or_insert((0, 0, ip.thread));
+        e.0 += 1;
+        e.1 += s.period;
+    }
+    // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
+    let mut tables = Vec::new();
+    for (event, g) in groups.into_iter().enumerate() {
+        if g.is_empty() {
+            continue;
+        }
+        let samples: u64 = g.values().map(|v| v.0).sum();
+        let period: u64 = g.values().map(|v| v.1).sum();
+        let mut merged: HashMap<Vec<String>, (u64, u64)> = HashMap::new();
+        for (values, (n, p, thread)) in g {
+            let cells = values.iter().map(|v| cell(replay, v, thread)).collect();
+            let e = merged.entry(cells).or_default();
+            e.0 += n;
+            e.1 += p;
+        }
+        let mut rows: Vec<Row> = merged
+            .into_iter()
+            .map(|(cells, (n, p))| Row {
+                cells,
+                samples: n,
+                period: p,
+                percent: if period == 0 {
+                    0.0
+                } else {
+                    100.0 * p as f64 / period as f64
+                },
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.period, b.samples)
+                .cmp(&(a.period, a.samples))
+                .then_with(|| a.cells.cmp(&b.cells))
+        });
+        tables.push(EventTable {
+            event: replay.event_names[event].clone(),
+            samples,
+            period,
+            rows,
+        });
+    }
+    tables
+}
+
+fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
+    let m = &replay.machine;
+    match v {
+        Value::Comm(c) => m.comms[*c].clone(),
+        Value::Thread(tid) => format!("{tid}:{}", m.comms[m.threads[thread].comm]),
+        Value::Int(i) => i.to_string(),
+        Value::Dso(d) => d.map_or("[unknown]".to_string(), |d| m.dsos[d].short_name.clone()),
+        Value::Sym(kernel, _, name) => {
+            format!("[{}] {name}", if *kernel { 'k' } else { '.' })
+        }
+        Value::Event(e) => replay.event_names[*e].clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_keys_by_perfs_names() {
+        assert_eq!(
+            SortKey::parse_list("comm,dso,sym").unwrap(),
+            [SortKey::Comm, SortKey::Dso, SortKey::Sym]
+        );
+        assert_eq!(
+            SortKey::parse_list("pid, symbol").unwrap(),
+            [SortKey::Pid, SortKey::Sym]
+        );
+        assert!(SortKey::parse_list("comm,bogus").is_err());
+    }
+}
