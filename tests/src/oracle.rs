@@ -159,14 +159,7 @@ fn benign(line: &str) -> bool {
 
 /// Run `perf ARGS -i input` with no pager and times in UTC.
 pub fn perf_run(args: &[&str], input: &Path) -> PerfRun {
-    let out = Command::new("perf")
-        .args(args)
-        .arg("-i")
-        .arg(input)
-        .env("TZ", "UTC")
-        .env("PERF_PAGER", "cat")
-        .output()
-        .expect("perf runs");
+    let out = crate::perf_output(args, input);
     let status: ExitStatus = out.status;
     PerfRun {
         status: status.code(),
