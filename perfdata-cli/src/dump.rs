@@ -13,9 +13,10 @@ use serde_json::{json, Map, Value};
 use crate::{print_warnings, CliError};
 
 pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError> {
-    let opts = ReadOptions {
-        decompress,
-        keep_containers: true,
+    let opts = if decompress {
+        ReadOptions::ContainersAndContents
+    } else {
+        ReadOptions::Containers
     };
     let mut reader = PerfReader::open_with(path, opts)?;
     let stdout = std::io::stdout();

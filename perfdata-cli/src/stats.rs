@@ -4,14 +4,12 @@ use std::io::Write;
 use std::path::Path;
 
 use perfdata_core::stats::Stats;
-use perfdata_core::PerfReader;
 use serde_json::json;
 
 use crate::{print_warnings, CliError};
 
 pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
-    let mut reader = PerfReader::open(path)?;
-    let (stats, result) = Stats::collect(&mut reader);
+    let (stats, reader, result) = Stats::of(path)?;
     print_warnings(reader.meta());
     result?;
     let aux = reader

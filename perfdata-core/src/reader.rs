@@ -23,21 +23,31 @@ use crate::raw::{
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
 
-/// How records are returned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadOptions {
-    /// Expand COMPRESSED/COMPRESSED2 records into the records they hold.
-    pub decompress: bool,
-    /// Also return the compressed containers themselves (before their contents).
-    pub keep_containers: bool,
+/// What the reader returns of compressed records (COMPRESSED, COMPRESSED2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReadOptions {
+    /// The records inside compressed records, never the containers: every record once,
+    /// as a copy loop needs them (the default, so that copying every record cannot
+    /// double any).
+    #[default]
+    Contents,
+    /// The compressed records as they are stored, not what they hold.
+    Containers,
+    /// Each compressed record, then the records inside it: what `perf report --stats`
+    /// counts and `perfdata dump` shows. A writer given all of them writes each record
+    /// twice.
+    ContainersAndContents,
 }
 
-impl Default for ReadOptions {
-    fn default() -> Self {
-        ReadOptions {
-            decompress: true,
-            keep_containers: true,
-        }
+impl ReadOptions {
+    /// Whether compressed records are expanded into the records they hold.
+    pub fn decompress(self) -> bool {
+        self != ReadOptions::Containers
+    }
+
+    /// Whether the compressed records themselves are returned.
+    pub fn keep_containers(self) -> bool {
+        self != ReadOptions::Contents
     }
 }
 
@@ -391,7 +401,7 @@ impl PerfReader {
                 stream,
                 name,
             } = source;
-            if self.opts.decompress {
+            if self.opts.decompress() {
                 if let Some(d) = decomp.as_mut() {
                     if let Some(span) = d.advance()? {
                         return Ok(Some((cur, true, span)));
@@ -443,7 +453,7 @@ impl PerfReader {
             };
             let Some(span) = top else {
                 if let Some(d) = decomp.as_ref() {
-                    if d.pending() > 0 && self.opts.decompress && cut_short {
+                    if d.pending() > 0 && self.opts.decompress() && cut_short {
                         let at = d.total_out() - d.pending() as u64;
                         self.meta.warn(
                             Some(d.pending_container()),
@@ -453,7 +463,7 @@ impl PerfReader {
                                 d.pending()
                             ),
                         );
-                    } else if d.pending() > 0 && self.opts.decompress {
+                    } else if d.pending() > 0 && self.opts.decompress() {
                         // Named by the compressed record the cut record starts in.
                         let pos = d.total_out() - d.pending() as u64;
                         return Err(Error::format(
@@ -478,7 +488,7 @@ impl PerfReader {
                 continue;
             };
             let raw = span.record(kind.buffer(), endian);
-            if raw.is_compressed() && self.opts.decompress {
+            if raw.is_compressed() && self.opts.decompress() {
                 self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
                     *decomp = Some(Decompressor::new(endian, *stream)?);
@@ -487,7 +497,7 @@ impl PerfReader {
                     .as_mut()
                     .expect("just created")
                     .feed(raw.bytes, raw.offset)?;
-                if !self.opts.keep_containers {
+                if !self.opts.keep_containers() {
                     continue;
                 }
             }

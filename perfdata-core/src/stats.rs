@@ -106,7 +106,17 @@ impl Stats {
         }
     }
 
-    /// Count every record of `reader`. On an error, the counts so far come back with it.
+    /// Open `path` as perf counts it (each compressed record, then the records inside
+    /// it) and count every record. On an error, the counts so far come back with it.
+    pub fn of(path: impl AsRef<std::path::Path>) -> Result<(Self, PerfReader, Result<()>)> {
+        let mut reader = PerfReader::open_with(path, crate::ReadOptions::ContainersAndContents)?;
+        let (stats, result) = Self::collect(&mut reader);
+        Ok((stats, reader, result))
+    }
+
+    /// Count every record `reader` returns (perf counts compressed records and their
+    /// contents: open it with `ReadOptions::ContainersAndContents`, or use
+    /// [`Stats::of`]). On an error, the counts so far come back with it.
     pub fn collect(reader: &mut PerfReader) -> (Self, Result<()>) {
         let mut stats = Stats::default();
         let result = loop {

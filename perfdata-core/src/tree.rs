@@ -28,21 +28,16 @@ pub struct PerfData {
 impl PerfData {
     /// Read `path` with its records as stored (compressed containers kept whole).
     pub fn read(path: impl AsRef<Path>) -> Result<Self> {
-        Self::read_with(
-            path,
-            ReadOptions {
-                decompress: false,
-                keep_containers: true,
-            },
-        )
+        Self::read_with(path, ReadOptions::Containers)
     }
 
     /// Read `path`; with `opts.decompress` the tree holds the records inside compressed
     /// containers instead of the containers.
     pub fn read_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
-        let opts = ReadOptions {
-            keep_containers: !opts.decompress,
-            ..opts
+        // A tree holds each record once: the containers, or what they hold.
+        let opts = match opts {
+            ReadOptions::ContainersAndContents => ReadOptions::Contents,
+            other => other,
         };
         Self::from_reader(PerfReader::open_with(path, opts)?)
     }

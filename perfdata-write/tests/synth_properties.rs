@@ -164,7 +164,7 @@ proptest! {
             planned[p.event] += p.samples;
         }
         let bytes = write(&case, events.clone());
-        let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+        let mut r = PerfReader::from_vec(bytes, ReadOptions::ContainersAndContents).unwrap();
         let mut types: BTreeMap<RecordType, u64> = BTreeMap::new();
         let mut per_event = vec![0u64; events.len()];
         let mut times = Vec::new();

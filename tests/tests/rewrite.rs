@@ -86,10 +86,7 @@ fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String>
                 .0
         }
         Input::Bytes(b) => {
-            let ro = ReadOptions {
-                decompress: true,
-                keep_containers: false,
-            };
+            let ro = ReadOptions::Contents;
             PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?
         }
     };
@@ -118,10 +115,7 @@ struct Contents {
 }
 
 fn contents(bytes: Vec<u8>) -> Contents {
-    let ro = ReadOptions {
-        decompress: false,
-        keep_containers: true,
-    };
+    let ro = ReadOptions::Containers;
     let mut reader = PerfReader::from_vec(bytes, ro).expect("opens");
     let mut records = Vec::new();
     while let Some(item) = reader.next_record().expect("reads") {
@@ -151,10 +145,7 @@ fn contents(bytes: Vec<u8>) -> Contents {
 
 /// The compressed record type an input uses, if any.
 fn compression_format(path: &Path) -> Option<CompressFormat> {
-    let ro = ReadOptions {
-        decompress: false,
-        keep_containers: true,
-    };
+    let ro = ReadOptions::Containers;
     let mut reader = PerfReader::open_with(path, ro).expect("opens");
     while let Some(item) = reader.next_record().expect("reads") {
         match item.raw.record_type() {

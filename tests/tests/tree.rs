@@ -2,7 +2,7 @@
 
 use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::stats::Stats;
-use perfdata_core::{PerfData, PerfReader, ReadOptions};
+use perfdata_core::{PerfData, ReadOptions};
 use perfdata_tests::fixtures_dir;
 
 #[test]
@@ -14,7 +14,7 @@ fn tree_holds_every_record_decoded() {
         "dir-threads.data",
     ] {
         let path = fixtures_dir().join(name);
-        let (stats, result) = Stats::collect(&mut PerfReader::open(&path).unwrap());
+        let (stats, _, result) = Stats::of(&path).unwrap();
         result.unwrap();
         let compressed = stats
             .records
@@ -25,14 +25,7 @@ fn tree_holds_every_record_decoded() {
         // As stored: compressed records kept whole.
         let stored = PerfData::read(&path).unwrap();
         // Expanded: the records inside them instead.
-        let expanded = PerfData::read_with(
-            &path,
-            ReadOptions {
-                decompress: true,
-                keep_containers: false,
-            },
-        )
-        .unwrap();
+        let expanded = PerfData::read_with(&path, ReadOptions::Contents).unwrap();
         assert_eq!(
             expanded.records.len() as u64,
             stats.total - compressed,
@@ -60,5 +53,31 @@ fn tree_holds_every_record_decoded() {
             .all(|e| !matches!(e.record.body, RecordBody::Raw(_))));
         assert_eq!(stored.meta.attrs.len(), expanded.meta.attrs.len());
         assert!(!stored.meta.features.is_empty(), "{name}");
+    }
+}
+
+/// The default reader returns every record once: the records inside compressed records,
+/// never the containers too, so a loop that copies every record cannot double any.
+#[test]
+fn the_default_reader_returns_each_record_once() {
+    for name in ["file-compressed.data", "dir-threads-compressed.data"] {
+        let path = fixtures_dir().join(name);
+        let (stats, _, result) = Stats::of(&path).unwrap();
+        result.unwrap();
+        let mut reader = perfdata_core::PerfReader::open(&path).unwrap();
+        let (mut samples, mut containers, mut all) = (0u64, 0u64, 0u64);
+        while let Some(item) = reader.next_record().unwrap() {
+            all += 1;
+            match item.raw.record_type() {
+                RecordType::Sample => samples += 1,
+                RecordType::Compressed | RecordType::Compressed2 => containers += 1,
+                _ => {}
+            }
+        }
+        let compressed = stats.records[&RecordType::Compressed];
+        assert!(compressed > 0, "{name}");
+        assert_eq!(containers, 0, "{name}");
+        assert_eq!(samples, stats.records[&RecordType::Sample], "{name}");
+        assert_eq!(all, stats.total - compressed, "{name}");
     }
 }

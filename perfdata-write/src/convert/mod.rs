@@ -421,9 +421,10 @@ fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
 
 fn reader_options(opts: &ConvertOptions, meta: &Metadata) -> ReadOptions {
     let expand = Converter::expand(opts, meta);
-    ReadOptions {
-        decompress: expand,
-        keep_containers: !expand,
+    if expand {
+        ReadOptions::Contents
+    } else {
+        ReadOptions::Containers
     }
 }
 
@@ -436,15 +437,12 @@ pub fn open_input(
     // metadata; a second open is cheap (a map and a header parse). stdin can be read
     // only once: its records are expanded (compression is then redone as it was).
     if path.as_os_str() == "-" {
-        let ro = ReadOptions {
-            decompress: true,
-            keep_containers: false,
-        };
+        let ro = ReadOptions::Contents;
         let reader = PerfReader::open_with(path, ro)?;
         let opts = options(reader.meta());
         return Ok((reader, opts));
     }
-    let probe = PerfReader::open_with(path, ReadOptions::default())?;
+    let probe = PerfReader::open_with(path, ReadOptions::Containers)?;
     let opts = options(probe.meta());
     let ro = reader_options(&opts, probe.meta());
     drop(probe);

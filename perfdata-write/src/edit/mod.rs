@@ -294,10 +294,7 @@ impl EditStage {
 /// Open `path` (a file, a directory, or `-` for stdin) for editing: compressed records
 /// are expanded and their containers not returned, so that each record is seen once.
 pub fn open(path: impl AsRef<Path>) -> Result<PerfReader> {
-    let ro = ReadOptions {
-        decompress: true,
-        keep_containers: false,
-    };
+    let ro = ReadOptions::Contents;
     Ok(PerfReader::open_with(path, ro)?)
 }
 
@@ -326,7 +323,7 @@ pub fn header_attr_event(item: &Item<'_>) -> Result<Option<usize>> {
 
 /// Edits need the records inside compressed containers.
 fn check_reader(reader: &PerfReader) -> Result<()> {
-    if !reader.options().decompress {
+    if !reader.options().decompress() {
         return Err(WriteError::unsupported(
             None,
             "edits need the records inside compressed records: open the input with \

@@ -19,7 +19,8 @@ fn fixture(name: &str) -> std::path::PathBuf {
 
 /// Records of `bytes` by type, compressed containers and their contents both counted.
 fn count(bytes: Vec<u8>, ty: RecordType) -> usize {
-    let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).expect("output reads");
+    let mut r =
+        PerfReader::from_vec(bytes, ReadOptions::ContainersAndContents).expect("output reads");
     let mut n = 0;
     while let Some(item) = r.next_record().expect("output reads to its end") {
         n += usize::from(item.raw.record_type() == ty);
@@ -44,9 +45,10 @@ fn compressed_records_are_seen_once_and_recompressed() {
     let input = std::fs::read(&path).unwrap();
     let samples = count(input.clone(), RecordType::Sample);
     assert!(samples > 100);
-    // A reader that returns containers and then their records (the default) as well
+    // A reader that returns containers and then their records as well
     // as one that returns only the records.
-    for reader in [PerfReader::open(&path).unwrap(), open(&path).unwrap()] {
+    let both = PerfReader::open_with(&path, ReadOptions::ContainersAndContents).unwrap();
+    for reader in [both, open(&path).unwrap()] {
         let (out, report) = run_file(reader, vec![keep_all()]);
         assert_eq!(count(out.clone(), RecordType::Sample), samples);
         assert!(count(out, RecordType::Compressed) > 0, "recompressed");
@@ -135,7 +137,7 @@ fn sample_time_follows_the_kept_samples() {
         })
     });
     let (out, _) = run_file(open(&path).unwrap(), vec![Box::new(middle)]);
-    let r = PerfReader::from_vec(out, ReadOptions::default()).unwrap();
+    let r = PerfReader::from_vec(out, ReadOptions::ContainersAndContents).unwrap();
     match r.meta().feature(FeatureId::SampleTime) {
         Some(Feature::SampleTime(t)) => assert_eq!((t.first, t.last), (lo, hi)),
         other => panic!("SAMPLE_TIME {other:?}"),
@@ -145,10 +147,7 @@ fn sample_time_follows_the_kept_samples() {
 #[test]
 fn readers_that_hide_compressed_records_are_refused() {
     let path = fixture("strip-compressed.data");
-    let ro = ReadOptions {
-        decompress: false,
-        keep_containers: true,
-    };
+    let ro = ReadOptions::Containers;
     let reader = PerfReader::open_with(&path, ro).unwrap();
     let opts = ConvertOptions::default();
     let err = run(
@@ -177,7 +176,7 @@ fn a_removed_event_takes_its_ids_with_it() {
         ..Default::default()
     });
     let (out, report) = run_file(input, vec![Box::new(strip)]);
-    let mut r = PerfReader::from_vec(out, ReadOptions::default()).unwrap();
+    let mut r = PerfReader::from_vec(out, ReadOptions::ContainersAndContents).unwrap();
     assert_eq!(r.meta().attrs.len(), 1);
     assert_eq!(r.meta().attrs[0].ids, keep_ids);
     match r.meta().feature(FeatureId::EventDesc) {

@@ -122,7 +122,7 @@ fn reading_back_gives_what_the_builder_was_told() {
     for (pipe, opts) in mixes() {
         let what = format!("pipe {pipe} {opts:?}");
         let bytes = write_trace(pipe, opts);
-        let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+        let mut r = PerfReader::from_vec(bytes, ReadOptions::ContainersAndContents).unwrap();
         let mut types = Vec::new();
         let mut samples = 0u64;
         let mut compressed = 0;
