@@ -31,8 +31,9 @@ impl PerfData {
         Self::read_with(path, ReadOptions::Containers)
     }
 
-    /// Read `path`; with `opts.decompress` the tree holds the records inside compressed
-    /// containers instead of the containers.
+    /// Read `path`: with `ReadOptions::Contents` the tree holds the records inside
+    /// compressed records, with `Containers` the containers as stored. A tree holds each
+    /// record once, so `ContainersAndContents` reads as `Contents`.
     pub fn read_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
         // A tree holds each record once: the containers, or what they hold.
         let opts = match opts {
