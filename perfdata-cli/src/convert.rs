@@ -25,6 +25,25 @@ pub enum FormatArg {
     Compressed2,
 }
 
+/// `--compress[=LEVEL]` and `--compress-format`, as `convert` and `synth` take them.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct CompressArgs {
+    /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "1",
+        value_parser = clap::value_parser!(i32).range(1..=22)
+    )]
+    pub compress: Option<i32>,
+    /// Which compressed record type to write (default: COMPRESSED, what perf 6.1 reads).
+    /// For `convert`, given alone, it re-encodes the input's compressed records.
+    #[arg(long, value_enum)]
+    pub compress_format: Option<FormatArg>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CompatArg {
     /// A file perf 6.1 can open: written in file mode (unless --to-pipe), attrs cut to
@@ -47,24 +66,11 @@ pub struct ConvertArgs {
     /// Write pipe mode (header sections become HEADER_* records).
     #[arg(long)]
     to_pipe: bool,
-    /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
-    #[arg(
-        long,
-        value_name = "LEVEL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "1",
-        value_parser = clap::value_parser!(i32).range(1..=22),
-        conflicts_with = "decompress"
-    )]
-    compress: Option<i32>,
+    #[command(flatten)]
+    compression: CompressArgs,
     /// Expand every compressed record and drop the COMPRESSED feature.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "compress")]
     decompress: bool,
-    /// Which compressed record type to write (default: COMPRESSED, what perf 6.1 reads).
-    /// Given alone, re-encodes the input's compressed records in this format.
-    #[arg(long, value_enum)]
-    compress_format: Option<FormatArg>,
     /// Byte order of the output.
     #[arg(long, value_enum, default_value_t = EndianArg::Keep)]
     endian: EndianArg,
@@ -96,7 +102,7 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions {
-    let format = match args.compress_format {
+    let format = match args.compression.compress_format {
         Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
         _ => CompressFormat::Compressed,
     };
@@ -110,7 +116,7 @@ fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions
     } else {
         None
     };
-    let mut compression = match (args.compress, args.decompress) {
+    let mut compression = match (args.compression.compress, args.decompress) {
         (Some(level), _) => Compression::Compress { level, format },
         (None, true) => Compression::Decompress,
         (None, false) => Compression::Keep,
@@ -128,7 +134,7 @@ fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions
     }
     // Keeping compression but in another record format means re-encoding it: perf 6.1
     // reads only COMPRESSED, and --compress-format alone asks for a format.
-    let keep_format = match (compression, args.compress_format) {
+    let keep_format = match (compression, args.compression.compress_format) {
         (Compression::Keep, Some(_)) => Some(format),
         // perf 6.1 reads COMPRESSED only: compressed records are re-encoded as such
         // (which expands them on reading; COMPRESSED input comes out re-compressed).

@@ -78,19 +78,8 @@ pub struct SynthArgs {
     /// stream `data.N` per CPU. OUT must not exist.
     #[arg(long, conflicts_with = "pipe")]
     dir: bool,
-    /// Compress the kernel's records with zstd (LEVEL 1-22, default 1, as perf -z).
-    #[arg(
-        long,
-        value_name = "LEVEL",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "1",
-        value_parser = clap::value_parser!(i32).range(1..=22)
-    )]
-    compress: Option<i32>,
-    /// The compressed record type (default COMPRESSED, what perf 6.1 reads).
-    #[arg(long, value_enum)]
-    compress_format: Option<FormatArg>,
+    #[command(flatten)]
+    compression: crate::convert::CompressArgs,
     /// Byte order of the output.
     #[arg(long, value_enum, default_value_t = SynthEndian::Little)]
     endian: SynthEndian,
@@ -157,8 +146,8 @@ fn spec_of(args: &SynthArgs) -> SynthSpec {
         clock: args.clock,
         round_every: args.round_every,
         big_endian: args.endian == SynthEndian::Big,
-        compress: args.compress,
-        compressed2: args.compress_format == Some(FormatArg::Compressed2),
+        compress: args.compression.compress,
+        compressed2: args.compression.compress_format == Some(FormatArg::Compressed2),
         host: HostInfo {
             nr_cpus: args.cpus,
             ..defaults.host.clone()

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, RecordBody};
+use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, RecordBody, RecordType};
 use perfdata_core::{names, Metadata, PerfReader, Result};
 
 use crate::process::{Location, Machine};
@@ -134,8 +134,21 @@ pub fn replay(path: &Path) -> Result<Replay> {
     let mut events: Vec<(u64, Event)> = Vec::new();
     let mut all_timed = true;
     while let Some(item) = reader.next_record()? {
-        let time = item.locate().time;
-        let event_idx = item.locate().event;
+        // Only the records the process model or the tables use are decoded.
+        if !matches!(
+            item.raw.record_type(),
+            RecordType::Comm
+                | RecordType::Fork
+                | RecordType::Exit
+                | RecordType::Mmap
+                | RecordType::Mmap2
+                | RecordType::HeaderBuildId
+                | RecordType::Sample
+        ) {
+            continue;
+        }
+        let at = item.locate();
+        let (time, event_idx) = (at.time, at.event);
         let record = item.decode()?;
         let m = record.header.misc;
         let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;

@@ -86,19 +86,6 @@ pub struct Report {
     pub edits: Option<EditSummary>,
 }
 
-/// Records whose content is metadata: folded into headers when writing a file,
-/// synthesized from headers when writing a pipe.
-fn is_metadata(ty: RecordType) -> bool {
-    matches!(
-        ty,
-        RecordType::HeaderAttr
-            | RecordType::HeaderFeature
-            | RecordType::HeaderTracingData
-            | RecordType::HeaderBuildId
-            | RecordType::HeaderEventType
-    )
-}
-
 /// The conversion state shared by file and pipe output.
 struct Converter {
     opts: ConvertOptions,
@@ -358,7 +345,7 @@ impl Converter {
                 return Ok(());
             }
         }
-        if is_metadata(ty) && !self.keep_metadata {
+        if ty.is_metadata() && !self.keep_metadata {
             return Ok(());
         }
         // perf 6.1 cannot read simpleperf's tracing data record inside a file's data;
@@ -477,7 +464,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     let mut held: Option<OwnedRecord> = None;
     if reader.meta().container == ContainerKind::Pipe {
         while let Some(item) = reader.next_record()? {
-            if is_metadata(item.raw.record_type()) {
+            if item.raw.record_type().is_metadata() {
                 conv.report.records_in += 1;
                 continue;
             }
