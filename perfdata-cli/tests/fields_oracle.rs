@@ -45,10 +45,6 @@ fn perfdata_json(args: &[&str], path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn name_of(path: &Path) -> String {
-    name(path)
-}
-
 /// One event as the expectation needs it.
 struct Event {
     name: String,
@@ -72,7 +68,7 @@ fn expected(path: &Path) -> Vec<String> {
                 by_id.insert(id.as_u64().unwrap(), i);
             }
             let name = stats["events"][i]["name"].as_str().unwrap();
-            let input = name_of(path);
+            let input = perfdata_tests::name(path);
             let name = SCRIPT_NAMES
                 .iter()
                 .find(|(n, report, _)| *n == input && *report == name)

@@ -140,9 +140,8 @@ pub struct PerfStats {
 
 /// Run `perf report --stats -i path` and parse its output.
 pub fn perf_stats(path: &Path) -> PerfStats {
-    let out = perf_output(&["report", "--stats"], path);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let run = perf_run(&["report", "--stats"], path);
+    let stdout = &run.stdout;
     let mut records = std::collections::BTreeMap::new();
     let mut samples = Vec::new();
     let mut current_event: Option<String> = None;
@@ -176,13 +175,7 @@ pub fn perf_stats(path: &Path) -> PerfStats {
     }
     // Clean: perf exited 0, printed its table, and said nothing on stderr that is about
     // the file (see `PerfRun::clean`).
-    let clean = PerfRun {
-        status: out.status.code(),
-        stdout: String::new(),
-        stderr: stderr.into_owned(),
-    }
-    .clean()
-        && stdout.contains("Aggregated stats");
+    let clean = run.clean() && stdout.contains("Aggregated stats");
     PerfStats {
         records,
         samples,
