@@ -1,7 +1,8 @@
 //! Every `--json` output of every corpus file and fixture survives a reader that holds
 //! numbers as doubles (jq, JavaScript): read that way (every number an f64, as
 //! `JSON.parse` does), each number is the integer perfdata wrote, no integer field above
-//! 2^53 - 1 is a number, and the addresses of dump's records are `"0x..."` strings.
+//! 2^53 - 1 is a number, the addresses of dump's records are `"0x..."` strings, and
+//! each document is valid under its command's JSON Schema in `schemas/`.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -26,6 +27,20 @@ const COMMANDS: &[&[&str]] = &[
     &["buildid", "list", "--json"],
     &["report", "--json"],
 ];
+
+/// The schema file (in `schemas/`) of each command's documents, by the command's words
+/// before `--json`.
+fn schema_name(command: &[&str]) -> &'static str {
+    match command[0] {
+        "info" => "info",
+        "stats" => "stats",
+        "dump" => "dump",
+        "check" => "check",
+        "buildid" => "buildid-list",
+        "report" => "report",
+        other => panic!("no schema for {other}"),
+    }
+}
 
 /// One command's output for one input: its JSON documents (JSON Lines or one document).
 struct Output {
@@ -274,4 +289,96 @@ fn dump_addresses_are_hex_strings() {
             assert!(seen.contains_key(&(*ty, *path)), "no {ty} {path} seen");
         }
     }
+}
+
+/// The base the schemas' relative `$id`s and `$ref`s resolve against; never fetched (the
+/// validator has no retriever: every schema is registered from `schemas/`).
+const SCHEMA_BASE: &str = "https://perfdata.invalid/schemas/";
+
+/// A schema file of `schemas/`, parsed.
+fn schema_file(name: &str) -> Value {
+    let path = perfdata_tests::workspace_root()
+        .join("schemas")
+        .join(format!("{name}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+}
+
+/// The validator of one command's schema, `common.schema.json` registered beside it.
+fn validator(name: &str) -> jsonschema::Validator {
+    let registry = jsonschema::Registry::new()
+        .add(
+            format!("{SCHEMA_BASE}common.schema.json"),
+            schema_file("common"),
+        )
+        .and_then(|r| r.prepare())
+        .expect("common.schema.json registers");
+    // Building also checks the schema against the draft 2020-12 meta-schema.
+    jsonschema::options()
+        .with_base_uri(SCHEMA_BASE)
+        .with_registry(&registry)
+        .build(&schema_file(name))
+        .unwrap_or_else(|e| panic!("{name}.schema.json: {e}"))
+}
+
+#[test]
+fn every_json_output_is_valid_under_its_schema() {
+    let mut validators = std::collections::BTreeMap::new();
+    let mut checked = std::collections::BTreeMap::new();
+    let mut problems = Vec::new();
+    for out in outputs() {
+        let name = schema_name(out.command);
+        let v = validators.entry(name).or_insert_with(|| validator(name));
+        for doc in out.documents() {
+            *checked.entry(name).or_insert(0usize) += 1;
+            if let Some(e) = v.iter_errors(&doc).next() {
+                problems.push(format!(
+                    "{}: {} at {}: {e}",
+                    out.label(),
+                    name,
+                    e.instance_path()
+                ));
+                break;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    // Every schema checked documents of most inputs (dump: one per record).
+    for command in COMMANDS {
+        let name = schema_name(command);
+        assert!(checked.get(name).copied().unwrap_or(0) >= 20, "{checked:?}");
+    }
+    assert!(checked["dump"] > 10_000, "{checked:?}");
+}
+
+/// The schemas reject what the JSON form forbids: an address as a number, an integer
+/// above 2^53 - 1 as a number, a field no schema names.
+#[test]
+fn schemas_reject_unsafe_numbers_and_unknown_fields() {
+    let dump = validator("dump");
+    let stats = validator("stats");
+    let sample = outputs()
+        .iter()
+        .filter(|o| o.command == ["dump", "--json"])
+        .flat_map(|o| o.documents())
+        .find(|d| d["type"] == "SAMPLE" && d["body"]["ip"].is_string())
+        .expect("a SAMPLE with an ip");
+    assert!(dump.is_valid(&sample));
+    let ip = addr(&sample["body"]["ip"]);
+    let mut bad = sample.clone();
+    bad["body"]["ip"] = Value::from(ip);
+    assert!(!dump.is_valid(&bad), "ip as a number: {bad}");
+    let mut bad = sample.clone();
+    bad["size"] = Value::from(MAX_SAFE_INTEGER + 1);
+    assert!(!dump.is_valid(&bad), "size above 2^53 - 1: {bad}");
+    let mut bad = sample;
+    bad["body"]["no_such_field"] = Value::from(1);
+    assert!(!dump.is_valid(&bad), "unknown field: {bad}");
+
+    let good = serde_json::json!({"records": {"SAMPLE": 1}, "total": "9007199254740992",
+        "events": [{"name": "cycles", "samples": 1, "lost_samples": 0}]});
+    assert!(stats.is_valid(&good));
+    let mut bad = good;
+    bad["total"] = Value::from(MAX_SAFE_INTEGER + 1);
+    assert!(!stats.is_valid(&bad), "{bad}");
 }
