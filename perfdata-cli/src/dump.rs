@@ -20,6 +20,7 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut result = Ok(());
+    let mut traces = dump::TraceDecoder::default();
     loop {
         let item = match reader.next_record() {
             Ok(Some(item)) => item,
@@ -29,7 +30,7 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
                 break;
             }
         };
-        let record = dump::record_value(&item)?;
+        let record = dump::record_value_with(&item, &mut traces)?;
         if as_json {
             dump::write_json(&mut out, &record)?;
         } else {

@@ -7,8 +7,10 @@
 //! the decompressed stream), `stream` (N for a directory's `data.N`), `type` (perf's
 //! name), `misc`, `size`, `event` (index of the attr), `body` (the model's fields, absent
 //! optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
-//! `undecoded` (why the record was kept as bytes). Numbers follow [`crate::json`]:
-//! addresses are `"0x..."` strings, in both forms.
+//! `undecoded` (why the record was kept as bytes), and for a tracepoint's SAMPLE `trace`
+//! (its RAW payload as perf script prints it) and `trace_fields` (the payload's fields
+//! by name, from the event format in the tracing data; see [`crate::tracing::event`]).
+//! Numbers follow [`crate::json`]: addresses are `"0x..."` strings, in both forms.
 
 use std::io::{self, Write};
 
@@ -16,9 +18,37 @@ use serde_json::{json, Map, Value};
 
 use crate::raw::Origin;
 use crate::reader::Item;
+use crate::record::RecordBody;
+use crate::tracing::{tracing_blob, TraceEvents};
+
+/// The event formats of a recording's tracing data, read once, when first needed, for
+/// [`record_value_with`] to decode tracepoint samples.
+#[derive(Debug, Default)]
+pub struct TraceDecoder {
+    /// `None` until a tracepoint sample needs it; then the formats, or `None` inside
+    /// when the recording has no tracing data that parses.
+    events: Option<Option<TraceEvents>>,
+}
+
+impl TraceDecoder {
+    fn events(&mut self, item: &Item<'_>) -> Option<&TraceEvents> {
+        self.events
+            .get_or_insert_with(|| tracing_blob(item.meta).and_then(TraceEvents::parse))
+            .as_ref()
+    }
+}
 
 /// The record `item` as a JSON object, numbers exact (addresses as hex strings already).
 pub fn record_value(item: &Item<'_>) -> serde_json::Result<Map<String, Value>> {
+    record_value_with(item, &mut TraceDecoder::default())
+}
+
+/// [`record_value`], tracepoint samples decoded with the formats `traces` keeps between
+/// records.
+pub fn record_value_with(
+    item: &Item<'_>,
+    traces: &mut TraceDecoder,
+) -> serde_json::Result<Map<String, Value>> {
     let (record, err) = item.decode_or_raw();
     let raw = &item.raw;
     let mut obj = Map::new();
@@ -54,6 +84,21 @@ pub fn record_value(item: &Item<'_>) -> serde_json::Result<Map<String, Value>> {
     if let Some(e) = err {
         obj.insert("undecoded".into(), json!(e.to_string()));
     }
+    if let (RecordBody::Sample(sample), Some(event)) = (&record.body, item.locate().event) {
+        let attr = item.meta.attrs.get(event).map(|a| &a.attr);
+        let raw = sample.raw.as_ref();
+        // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.
+        if let (Some(attr), Some(raw)) = (attr.filter(|a| a.type_ == 2), raw) {
+            if let Some(d) = traces
+                .events(item)
+                .and_then(|t| t.decode(attr.config, &raw.data))
+            {
+                obj.insert("trace".into(), json!(d.text));
+                let fields = d.fields.iter().map(|(n, v)| (n.clone(), v.to_json()));
+                obj.insert("trace_fields".into(), Value::Object(fields.collect()));
+            }
+        }
+    }
     Ok(obj)
 }
 
@@ -77,7 +122,9 @@ pub fn write_json(out: &mut impl Write, record: &Map<String, Value>) -> io::Resu
 }
 
 /// Write `record` ([`record_value`]) as `OFFSET TYPE key=value ...`: nested objects as
-/// dotted keys (`body` adds none), addresses bare, other strings quoted.
+/// dotted keys (`body` adds none), addresses bare, other strings quoted. A tracepoint
+/// sample ends with its `trace` text as perf script prints it, in place of the RAW
+/// bytes and the fields.
 pub fn write_text(out: &mut impl Write, record: &Map<String, Value>) -> io::Result<()> {
     let offset = record["offset"].as_u64().unwrap_or(0);
     let ty = record["type"].as_str().unwrap_or("?");
@@ -86,11 +133,25 @@ pub fn write_text(out: &mut impl Write, record: &Map<String, Value>) -> io::Resu
         write!(out, " (+{d})")?;
     }
     write!(out, " {ty}")?;
+    let trace = record.get("trace").and_then(Value::as_str);
     for (k, v) in record {
-        if matches!(k.as_str(), "offset" | "type" | "decompressed_offset") {
+        if matches!(
+            k.as_str(),
+            "offset" | "type" | "decompressed_offset" | "trace" | "trace_fields"
+        ) {
             continue;
         }
-        write_flat(out, k, v)?;
+        match (k.as_str(), v, trace) {
+            ("body", Value::Object(body), Some(_)) => {
+                let mut body = body.clone();
+                body.remove("raw");
+                write_flat(out, k, &Value::Object(body))?;
+            }
+            _ => write_flat(out, k, v)?,
+        }
+    }
+    if let Some(trace) = trace {
+        write!(out, " {trace}")?;
     }
     writeln!(out)
 }
