@@ -8,6 +8,7 @@ use std::path::Path;
 
 use perfdata_core::{dump, PerfReader, ReadOptions};
 
+use crate::progress::Progress;
 use crate::{print_warnings, CliError};
 
 pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError> {
@@ -21,6 +22,7 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
     let mut out = BufWriter::new(stdout.lock());
     let mut result = Ok(());
     let mut traces = dump::TraceDecoder::default();
+    let mut progress = Progress::for_input(path);
     loop {
         let item = match reader.next_record() {
             Ok(Some(item)) => item,
@@ -30,6 +32,7 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
                 break;
             }
         };
+        progress.set(item.raw.offset + item.raw.bytes.len() as u64);
         let record = dump::record_value_with(&item, &mut traces)?;
         if as_json {
             dump::write_json(&mut out, &record)?;
@@ -39,6 +42,7 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
     }
     out.flush()?;
     drop(out);
+    drop(progress);
     print_warnings(reader.meta());
     Ok(result?)
 }

@@ -8,6 +8,7 @@ mod export;
 mod info;
 mod input;
 mod output;
+mod progress;
 mod report;
 mod stats;
 mod strip;
