@@ -14,6 +14,7 @@
 //! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![warn(missing_docs)]
 
 pub mod folded;
 pub mod process;

@@ -31,9 +31,13 @@ pub struct Dso {
 /// One mapping: `[start, end)` of a process's address space backed by `dso` at `pgoff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Map {
+    /// First address of the mapping.
     pub start: u64,
+    /// One past its last address.
     pub end: u64,
+    /// File offset the mapping starts at (MMAP's pgoff).
     pub pgoff: u64,
+    /// The DSO that backs it.
     pub dso: DsoId,
     /// Anonymous, heap, stack and kernel maps: addresses are not file offsets (perf's
     /// `identity__map_ip`).
@@ -103,10 +107,12 @@ impl Maps {
             .filter(|m| ip < m.end)
     }
 
+    /// Number of maps.
     pub fn len(&self) -> usize {
         self.by_start.len()
     }
 
+    /// Whether there are no maps.
     pub fn is_empty(&self) -> bool {
         self.by_start.is_empty()
     }
@@ -115,7 +121,9 @@ impl Maps {
 /// One thread, as perf knows it.
 #[derive(Debug, Clone)]
 pub struct Thread {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
     /// Index of its process's map group in the machine (shared by the process's threads).
     pub maps: usize,
@@ -131,9 +139,11 @@ pub struct Thread {
 /// Where a sample's ip landed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Location {
+    /// The thread that sampled.
     pub thread: ThreadId,
     /// The thread's name at the time of the sample.
     pub comm: CommId,
+    /// The DSO the address is in, when a map holds it.
     pub dso: Option<DsoId>,
     /// The DSO-relative address (`map_ip`), or the ip itself when no map holds it.
     pub addr: u64,
@@ -144,13 +154,16 @@ pub struct Location {
 /// The machine: its threads (live and dead), their maps, the kernel's maps and the DSOs.
 #[derive(Debug, Clone)]
 pub struct Machine {
+    /// Every thread seen, live and dead, indexed by [`ThreadId`].
     pub threads: Vec<Thread>,
     /// The thread now holding each tid (a later FORK of the same tid replaces it).
     by_tid: HashMap<i32, ThreadId>,
     map_groups: Vec<Maps>,
     kernel_maps: Maps,
+    /// Every DSO named by a map, indexed by [`DsoId`].
     pub dsos: Vec<Dso>,
     dso_by_name: HashMap<String, DsoId>,
+    /// Every command name seen, indexed by [`CommId`].
     pub comms: Vec<String>,
 }
 

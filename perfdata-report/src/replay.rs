@@ -20,9 +20,13 @@ const MISC_FORK_EXEC: u16 = 1 << 13;
 pub struct ResolvedSample {
     /// Index of the event (attr).
     pub event: usize,
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// CPU, when the sample carries it.
     pub cpu: Option<u32>,
+    /// Time (ns), when the sample carries it.
     pub time: Option<u64>,
     /// The sample's period, or the attr's fixed one when samples do not carry it.
     pub period: u64,
@@ -36,12 +40,15 @@ pub struct ResolvedSample {
 /// A recording replayed: the machine as it ended, and every sample resolved.
 #[derive(Debug, Clone)]
 pub struct Replay {
+    /// The machine as the last record left it.
     pub machine: Machine,
+    /// Every SAMPLE, resolved, in file order.
     pub samples: Vec<ResolvedSample>,
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,
     /// The recording's HOSTNAME and OSRELEASE features.
     pub hostname: Option<String>,
+    /// The OSRELEASE feature.
     pub osrelease: Option<String>,
 }
 

@@ -30,7 +30,12 @@ pub struct SymbolOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SymbolName {
     /// A function: its start (to tell same-named functions apart, as perf does) and name.
-    Function { start: u64, name: String },
+    Function {
+        /// The function's first address.
+        start: u64,
+        /// Its name, as perf prints it.
+        name: String,
+    },
     /// No symbol: the DSO-relative address (perf prints it as `0x%016x`).
     Address(u64),
 }
@@ -54,6 +59,7 @@ pub struct Symbolizer {
 }
 
 impl Symbolizer {
+    /// A symbolizer that reads binaries as `opts` says.
     pub fn new(opts: SymbolOptions) -> Self {
         Symbolizer {
             opts,

@@ -8,8 +8,11 @@ use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind}
 /// One function: `[start, end)` in the table's address space.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
+    /// First address of the function.
     pub start: u64,
+    /// One past its last address.
     pub end: u64,
+    /// Its name, demangled as perf prints it.
     pub name: String,
     binding: Binding,
 }
@@ -35,10 +38,12 @@ impl SymbolTable {
         self.syms[..i].last().filter(|s| addr < s.end)
     }
 
+    /// Number of functions.
     pub fn len(&self) -> usize {
         self.syms.len()
     }
 
+    /// Whether the table has no function.
     pub fn is_empty(&self) -> bool {
         self.syms.is_empty()
     }

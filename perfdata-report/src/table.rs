@@ -75,7 +75,9 @@ impl FromStr for SortKey {
 pub struct Row {
     /// One cell per sort key, as perf prints it.
     pub cells: Vec<String>,
+    /// Samples in the row.
     pub samples: u64,
+    /// Sum of their periods.
     pub period: u64,
     /// Percent of the event's total period.
     pub percent: f64,
@@ -84,8 +86,11 @@ pub struct Row {
 /// The rows of one event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EventTable {
+    /// The event's name.
     pub event: String,
+    /// Samples of the event.
     pub samples: u64,
+    /// Sum of their periods.
     pub period: u64,
     /// By period, largest first.
     pub rows: Vec<Row>,

@@ -42,6 +42,7 @@ pub struct Compressor {
 }
 
 impl Compressor {
+    /// A compressor at zstd `level` for records of `format`.
     pub fn new(
         level: i32,
         format: CompressFormat,

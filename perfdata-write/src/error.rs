@@ -11,17 +11,25 @@ pub enum WriteError {
     /// Writing the output failed.
     #[error("{context}: {source}")]
     Io {
+        /// What was being written.
         context: String,
+        /// The I/O error.
         #[source]
         source: io::Error,
     },
     /// The input has something the requested output cannot hold; `offset` is where it
     /// is in the input when it is a record.
     #[error("{}{what}", offset.map(|o| format!("at input byte offset {o} ({o:#x}), ")).unwrap_or_default())]
-    Unsupported { offset: Option<u64>, what: String },
+    Unsupported {
+        /// The input byte offset of the record, when it is one.
+        offset: Option<u64>,
+        /// What cannot be written.
+        what: String,
+    },
 }
 
 impl WriteError {
+    /// An I/O error while `context`.
     pub fn io(context: impl Into<String>, source: io::Error) -> Self {
         WriteError::Io {
             context: context.into(),
@@ -29,6 +37,7 @@ impl WriteError {
         }
     }
 
+    /// Input the writer cannot write, at input byte `offset` when known.
     pub fn unsupported(offset: Option<u64>, what: impl Into<String>) -> Self {
         WriteError::Unsupported {
             offset,
@@ -37,4 +46,5 @@ impl WriteError {
     }
 }
 
+/// The crate's result, with [`WriteError`].
 pub type Result<T, E = WriteError> = std::result::Result<T, E>;

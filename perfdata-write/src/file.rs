@@ -22,13 +22,16 @@ use crate::error::{Result, WriteError};
 /// An event to write: its attr and ids.
 #[derive(Debug, Clone)]
 pub struct AttrEntry {
+    /// The attr.
     pub attr: PerfEventAttr,
+    /// The sample ids of the attr's events (its ids section).
     pub ids: Vec<u64>,
 }
 
 /// Where an AUXTRACE record landed: what the AUXTRACE feature indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuxtracePosition {
+    /// File offset of the AUXTRACE record.
     pub offset: u64,
     /// The record's header.size (perf indexes the record, not the trace bytes after it).
     pub size: u64,
@@ -130,6 +133,7 @@ impl<W: Write + Seek> FileWriter<W> {
         })
     }
 
+    /// The byte order written.
     pub fn endian(&self) -> Endian {
         self.endian
     }

@@ -40,6 +40,7 @@
 //! assert!(samples.kept > 0 && samples.removed > 0);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![warn(missing_docs)]
 
 pub mod compress;
 pub mod convert;

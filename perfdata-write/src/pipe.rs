@@ -44,6 +44,7 @@ impl<W: Write> PipeWriter<W> {
         })
     }
 
+    /// The byte order written.
     pub fn endian(&self) -> Endian {
         self.endian
     }

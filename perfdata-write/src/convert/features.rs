@@ -133,7 +133,9 @@ pub fn output_attrs(
 /// Feature changes a conversion implies.
 #[derive(Debug, Default)]
 pub struct FeatureEdits {
+    /// Features to leave out of the output.
     pub drop: Vec<FeatureId>,
+    /// Features to write in place of the input's.
     pub set: Vec<FeatureSection>,
     /// Rebuild AUXTRACE from where the records landed.
     pub recompute_auxtrace: bool,
@@ -144,6 +146,7 @@ pub struct FeatureEdits {
     /// not from a file header: always from a pipe, and with compat (whose output drops
     /// the records).
     pub include_folded: bool,
+    /// What the edits could not do as asked.
     pub warnings: Vec<String>,
 }
 

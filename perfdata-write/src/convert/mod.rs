@@ -31,7 +31,9 @@ use stream_features::{Place, StreamFeatures};
 /// The container to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
+    /// File mode: a header, attrs and features at known offsets (seekable output).
     File,
+    /// Pipe mode: a 16-byte header, then attrs and features as records (any output).
     Pipe,
 }
 
@@ -42,7 +44,12 @@ pub enum Compression {
     #[default]
     Keep,
     /// Compress the kernel's records (what `perf record -z` compresses).
-    Compress { level: i32, format: CompressFormat },
+    Compress {
+        /// zstd level.
+        level: i32,
+        /// COMPRESSED or COMPRESSED2 records.
+        format: CompressFormat,
+    },
     /// Expand every compressed record and drop the COMPRESSED feature.
     Decompress,
 }
@@ -52,6 +59,7 @@ pub enum Compression {
 pub struct ConvertOptions {
     /// `None`: the input's container (a directory becomes a file).
     pub target: Option<Target>,
+    /// What to do with compressed records.
     pub compression: Compression,
     /// `None`: the input's byte order.
     pub endian: Option<Endian>,
@@ -79,8 +87,11 @@ impl ConvertOptions {
 /// What a conversion did.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// Records read from the input (those inside compressed records counted).
     pub records_in: u64,
+    /// Records written.
     pub records_out: u64,
+    /// What the conversion could not carry over as it was.
     pub warnings: Vec<String>,
     /// What the record edits did, when the conversion ran any (see [`crate::edit`]).
     pub edits: Option<EditSummary>,

@@ -62,6 +62,7 @@ pub struct DropSampleFields {
 }
 
 impl DropSampleFields {
+    /// An edit that drops `fields` from every event's sample_type and every SAMPLE.
     pub fn new(fields: SampleType) -> Self {
         DropSampleFields {
             fields,

@@ -155,6 +155,7 @@ fn is_header_record(ty: RecordType) -> bool {
 }
 
 impl EditStage {
+    /// A stage that runs `edits` on each record in order.
     pub fn new(edits: Vec<Box<dyn RecordEdit>>) -> Self {
         EditStage {
             edits,

@@ -78,13 +78,16 @@ pub fn parse_map_file(text: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
 /// Build ids and path prefixes to replace.
 #[derive(Debug, Clone, Default)]
 pub struct Remap {
+    /// (old, new) build ids.
     pub ids: Vec<(Vec<u8>, Vec<u8>)>,
+    /// (old, new) paths.
     pub paths: Vec<(String, String)>,
     /// Records and feature entries rewritten.
     pub changed: u64,
 }
 
 impl Remap {
+    /// An edit that replaces the build ids and paths of `ids` and `paths`.
     pub fn new(ids: Vec<(Vec<u8>, Vec<u8>)>, paths: Vec<(String, String)>) -> Self {
         Remap {
             ids,

@@ -47,6 +47,7 @@ pub(crate) fn in_list(list: &[(u64, u64)], n: u64) -> bool {
 pub struct Glob(pub String);
 
 impl Glob {
+    /// Whether `name` matches the glob (`*` any run of bytes, `?` one byte).
     pub fn matches(&self, name: &[u8]) -> bool {
         glob_match(self.0.as_bytes(), name)
     }
@@ -77,7 +78,9 @@ fn glob_match(pat: &[u8], s: &[u8]) -> bool {
 /// An inclusive time range in ns; 0 leaves that end open, as in perf.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TimeRange {
+    /// First time (ns) in the range.
     pub start: u64,
+    /// Last time (ns) in the range.
     pub end: u64,
 }
 

@@ -36,9 +36,11 @@ pub struct Selection {
     pub tids: Option<Vec<(u64, u64)>>,
     /// Comm names, exact or globs; a sample matches when any does.
     pub comms: Vec<Glob>,
+    /// CPUs (inclusive ranges).
     pub cpus: Option<Vec<(u64, u64)>>,
     /// Event names as `perf script` prints them.
     pub events: Vec<String>,
+    /// Times, as `perf script --time` takes them.
     pub time: Option<TimeSpec>,
     /// Keep what the selectors match and remove the rest.
     pub keep: bool,
@@ -108,6 +110,7 @@ pub struct Strip {
 }
 
 impl Strip {
+    /// A strip edit keeping what `sel` selects.
     pub fn new(sel: Selection) -> Self {
         Strip {
             sel,

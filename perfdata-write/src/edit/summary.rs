@@ -9,7 +9,9 @@ use perfdata_core::Item;
 /// Records of one kind that the edits kept (some perhaps replaced) or removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Records kept.
     pub kept: u64,
+    /// Records removed.
     pub removed: u64,
     /// Of the kept, those written changed (re-encoded, or as several records).
     pub replaced: u64,
@@ -37,7 +39,9 @@ pub struct EditSummary {
     pub samples: BTreeMap<usize, Counts>,
     /// The input's event names (as `perf script` prints them), by index.
     pub event_names: Vec<String>,
+    /// Bytes of the input.
     pub bytes_in: u64,
+    /// Bytes written.
     pub bytes_out: u64,
 }
 

@@ -15,18 +15,24 @@ use super::event::EventSpec;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostInfo {
+    /// The HOSTNAME feature.
     pub hostname: String,
+    /// The OSRELEASE feature (`uname -r`).
     pub os_release: String,
     /// The perf version string ("6.1.0").
     pub perf_version: String,
+    /// The ARCH feature (`x86_64`).
     pub arch: String,
     /// CPUs available and online; samples are spread over them and CPU_TOPOLOGY lists
     /// one core per CPU in one socket.
     pub nr_cpus: u32,
+    /// The CPUDESC feature.
     pub cpu_desc: String,
+    /// The CPUID feature.
     pub cpuid: String,
     /// Total memory in kB.
     pub total_mem_kb: u64,
+    /// The CMDLINE feature, word by word.
     pub cmdline: Vec<String>,
     /// CLOCKID's clock resolution in ns, and CLOCK_DATA's reference point (wall clock
     /// ns, recording clock ns) for CLOCK_MONOTONIC, which every event then uses
@@ -57,8 +63,11 @@ impl Default for HostInfo {
 pub struct Recorded {
     /// The tracing data blob, for tracepoint events.
     pub tracing_data: Option<Vec<u8>>,
+    /// The BUILD_ID feature: a build id per DSO written.
     pub build_ids: Vec<BuildIdEntry>,
+    /// The SAMPLE_TIME feature: first and last sample time (ns).
     pub sample_time: Option<(u64, u64)>,
+    /// The COMPRESSED feature, when records were compressed.
     pub compressed: Option<Compressed>,
     /// Whether samples carry branch stacks (the BRANCH_STACK flag feature).
     pub branch_stack: bool,

@@ -23,8 +23,11 @@ pub const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthSpec {
+    /// Seed of the random choices: the same spec gives the same bytes.
     pub seed: u64,
+    /// Number of processes.
     pub processes: u32,
+    /// Threads of each process.
     pub threads_per_process: u32,
     /// Exactly this many samples, unless `size` is given.
     pub samples: u64,
@@ -32,25 +35,35 @@ pub struct SynthSpec {
     pub size: Option<u64>,
     /// Event presets, as [`parse_events`] reads them.
     pub events: String,
+    /// Every event's sample_period.
     pub period: u64,
     /// More sample_type fields for every event, as [`parse_sample_fields`] reads them.
     pub fields: String,
     /// Callchains of up to this many frames.
     pub callchain: Option<u32>,
+    /// DSOs mapped into every process.
     pub dsos: u32,
+    /// Functions of each DSO.
     pub functions_per_dso: u32,
+    /// Give each DSO a build id (in MMAP2 and the BUILD_ID feature).
     pub build_ids: bool,
+    /// Non-SAMPLE records carry the sample_id trailer (attr.sample_id_all).
     pub sample_id_all: bool,
     /// The less common records (see [`WorkloadSpec::extras`]).
     pub extras: bool,
     /// Events on CLOCK_MONOTONIC, with CLOCKID and CLOCK_DATA.
     pub clock: bool,
+    /// A FINISHED_ROUND after every this many records (0: none).
     pub round_every: u64,
+    /// Write big-endian (as recorded on a big-endian machine).
     pub big_endian: bool,
     /// zstd level of COMPRESSED records (COMPRESSED2 with `compressed2`).
     pub compress: Option<i32>,
+    /// Write COMPRESSED2 records rather than COMPRESSED.
     pub compressed2: bool,
+    /// Relative sample weights of the threads, in order (uniform when `None`).
     pub thread_weights: Option<Vec<u64>>,
+    /// Relative sample weights of the functions, in order (uniform when `None`).
     pub function_weights: Option<Vec<u64>>,
     /// Write the DSOs as ELF files with symbols here (see [`WorkloadSpec::dso_dir`]).
     pub dso_dir: Option<PathBuf>,

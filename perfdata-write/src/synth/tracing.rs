@@ -30,7 +30,9 @@ const COMMON_FIELDS: &str = "\tfield:unsigned short common_type;\toffset:0;\tsiz
 /// `unsigned int cpu`, `int value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tracepoint {
+    /// The subsystem (`sched`).
     pub system: String,
+    /// The tracepoint's name within it.
     pub name: String,
     /// The ftrace event id (the attr's config).
     pub id: u64,
@@ -39,9 +41,13 @@ pub struct Tracepoint {
 /// What one hit of the tracepoint records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TracepointHit {
+    /// The process that hit it (the payload's common_pid).
     pub pid: i32,
+    /// The `seq` field.
     pub seq: u64,
+    /// The `cpu` field.
     pub cpu: u32,
+    /// The `value` field.
     pub value: i32,
 }
 

@@ -51,11 +51,17 @@ pub enum Stop {
 /// What the workload looks like.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkloadSpec {
+    /// Seed of the random choices.
     pub seed: u64,
+    /// Number of processes.
     pub processes: u32,
+    /// Threads of each process.
     pub threads_per_process: u32,
+    /// DSOs mapped into every process.
     pub dsos: u32,
+    /// Functions of each DSO.
     pub functions_per_dso: u32,
+    /// When to stop writing samples.
     pub stop: Stop,
     /// Frames per callchain (the sampled function and its callers up the call tree,
     /// fewer when the tree's root is reached first); used by events with CALLCHAIN.
@@ -102,54 +108,76 @@ impl Default for WorkloadSpec {
 /// A thread of the workload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Thread {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// Its command name (COMM).
     pub comm: String,
+    /// Its relative share of the samples.
     pub weight: u64,
 }
 
 /// A function: an address range of a DSO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Function {
+    /// Index of its DSO.
     pub dso: u32,
+    /// Its first address, relative to the DSO's start.
     pub start: u64,
+    /// Its size in bytes.
     pub size: u64,
     /// Its caller in the call tree (global function index); `None` for the root.
     pub parent: Option<u32>,
+    /// Its relative share of the samples.
     pub weight: u64,
 }
 
 /// A DSO: its path, load address, size, the file offset mapped there and build id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dso {
+    /// The file's path (MMAP2 filename).
     pub path: String,
+    /// Where it is mapped.
     pub addr: u64,
+    /// Bytes mapped.
     pub len: u64,
     /// 0 for a path that does not exist; where `.text` starts in a written ELF file.
     pub pgoff: u64,
+    /// Its build id.
     pub build_id: [u8; 20],
 }
 
 /// The workload laid out from its spec.
 #[derive(Debug, Clone)]
 pub struct Workload {
+    /// What the workload was made from.
     pub spec: WorkloadSpec,
+    /// Every thread, process by process.
     pub threads: Vec<Thread>,
+    /// Every DSO.
     pub dsos: Vec<Dso>,
+    /// Every function, DSO by DSO.
     pub functions: Vec<Function>,
 }
 
 /// Samples planned for one event, thread and DSO.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
+    /// Index of the event.
     pub event: usize,
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// The thread's command name.
     pub comm: String,
+    /// The DSO's path.
     pub dso: String,
     /// The function's symbol name ([`Workload::planned_functions`]); `None` when the
     /// counts are per DSO ([`Workload::planned`]).
     pub function: Option<String>,
+    /// Number of samples planned.
     pub samples: u64,
 }
 

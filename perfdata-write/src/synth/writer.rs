@@ -26,6 +26,7 @@ pub const CLOCK_MONOTONIC: i32 = 1;
 /// How the trace is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SynthOptions {
+    /// Byte order of the file.
     pub endian: Endian,
     /// Whether non-SAMPLE records carry the sample_id trailer (attr.sample_id_all).
     pub sample_id_all: bool,
@@ -50,8 +51,11 @@ impl Default for SynthOptions {
 /// What a trace is made of: its events, the machine it claims, how it is written.
 #[derive(Debug, Clone, Default)]
 pub struct TraceSpec {
+    /// The events (attrs), in order.
     pub events: Vec<EventSpec>,
+    /// What the features say about the machine.
     pub host: HostInfo,
+    /// How the trace is written.
     pub opts: SynthOptions,
 }
 
@@ -93,11 +97,17 @@ impl<W: Write> SynthTarget for PipeWriter<W> {
 /// A mapping of a file into a process (MMAP2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mapping {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// Where the file is mapped.
     pub addr: u64,
+    /// Bytes mapped.
     pub len: u64,
+    /// File offset mapped at `addr`.
     pub pgoff: u64,
+    /// The file's path.
     pub path: String,
     /// With a build id the MMAP2 carries it (misc MMAP_BUILD_ID) and the file's BUILD_ID
     /// feature lists it; without, the record has device and inode numbers.
@@ -109,10 +119,15 @@ pub struct Mapping {
 pub struct SampleSpec<'a> {
     /// Index of the event among the trace's events.
     pub event: usize,
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// Time (ns).
     pub time: u64,
+    /// CPU.
     pub cpu: u32,
+    /// The sampled ip.
     pub ip: u64,
     /// The period; `None` takes the event's sample_period.
     pub period: Option<u64>,
