@@ -5,6 +5,10 @@
 //! always by its own `size` field. Fields past that length are absent (read as zero and
 //! not written back); bytes past the fields known here are kept in `tail`.
 
+// The attr's fields, sizes and flags mirror struct perf_event_attr and the PERF_*
+// enums of include/uapi/linux/perf_event.h by name and order, and are documented there.
+#![allow(missing_docs)]
+
 use binrw::{binrw, BinRead, BinResult, BinWrite, Endian};
 use bitflags::bitflags;
 use serde::Serialize;

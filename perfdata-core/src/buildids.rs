@@ -27,6 +27,7 @@ use crate::text::c_str_lossy;
 pub struct DsoBuildId {
     /// The build id in hex, empty when the recording gives none.
     pub build_id: String,
+    /// The binary's path, as the recording names it.
     pub path: String,
 }
 

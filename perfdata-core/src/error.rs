@@ -40,15 +40,33 @@ pub enum Problem {
     /// The first 8 bytes are not a perf.data magic.
     BadMagic([u8; 8]),
     /// The file ends before the thing being read does.
-    Truncated { needed: u64, available: u64 },
+    Truncated {
+        /// Bytes the thing needs.
+        needed: u64,
+        /// Bytes there are.
+        available: u64,
+    },
     /// A record header declares a size smaller than its type allows.
-    RecordTooSmall { size: u64, min: u64 },
+    RecordTooSmall {
+        /// The declared size.
+        size: u64,
+        /// The smallest size of the type.
+        min: u64,
+    },
     /// A section or record points past the end of the file or of its container.
-    PastEnd { end: u64, limit: u64 },
+    PastEnd {
+        /// Where it ends.
+        end: u64,
+        /// Where the file or container ends.
+        limit: u64,
+    },
     /// A count or size would need more memory than the input could possibly hold.
     TooLarge {
+        /// The count or size.
         what: &'static str,
+        /// Its value.
         value: u64,
+        /// The most the input could hold.
         limit: u64,
     },
     /// A binrw model refused the bytes.

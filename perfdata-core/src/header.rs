@@ -50,7 +50,9 @@ impl Magic {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize)]
 pub struct FileSection {
+    /// File offset of the section.
     pub offset: u64,
+    /// Its size in bytes.
     pub size: u64,
 }
 
@@ -69,6 +71,7 @@ impl FileSection {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct FeatureBitmap {
+    /// The bitmap's four words, as stored.
     pub words: [u64; 4],
 }
 
@@ -136,10 +139,13 @@ pub struct FileHeader {
     pub size: u64,
     /// Size of one entry of the attrs section: perf_event_attr plus its ids section.
     pub attr_size: u64,
+    /// The attrs section: `attr_size` bytes per event.
     pub attrs: FileSection,
+    /// The data section: the records.
     pub data: FileSection,
     /// Old perf (3.x) wrote `{u64 id; char name[64]}` entries here; {0, 0} since.
     pub event_types: FileSection,
+    /// The features bitmap (absent from headers too short to hold it).
     #[br(if(size >= FILE_HEADER_SIZE))]
     pub features: Option<FeatureBitmap>,
 }
@@ -179,8 +185,11 @@ pub enum Container {
 /// The result of looking at the first 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {
+    /// The magic read.
     pub magic: Magic,
+    /// The byte order the magic says.
     pub endian: Endian,
+    /// File or pipe mode, with the header that mode has.
     pub container: Container,
     /// The header's size field.
     pub header_size: u64,
@@ -299,7 +308,9 @@ pub fn read_file_header(bytes: &[u8]) -> Result<(Probe, FileHeader)> {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventType {
+    /// The event's id (an attr's config).
     pub event_id: u64,
+    /// Its name, NUL-padded.
     #[serde(serialize_with = "crate::text::serialize_c_chars")]
     pub name: [u8; 64],
 }

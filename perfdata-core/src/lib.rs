@@ -25,6 +25,7 @@
 //! }
 //! # Ok::<(), perfdata_core::Error>(())
 //! ```
+#![warn(missing_docs)]
 
 pub mod attr;
 pub(crate) mod bounded;

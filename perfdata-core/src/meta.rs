@@ -24,7 +24,9 @@ use crate::record::{
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContainerKind {
+    /// File mode: a header with sections and features at its end.
     File,
+    /// Pipe mode: a 16-byte header, then records only (attrs and features included).
     Pipe,
     /// A perf.data directory (`perf record --threads`): `data` plus `data.N` streams.
     Directory,
@@ -33,7 +35,9 @@ pub enum ContainerKind {
 /// An event: its attr, its ids, and where they were.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventAttr {
+    /// The attr.
     pub attr: PerfEventAttr,
+    /// The sample ids of the event's attr (one per CPU or thread opened).
     pub ids: Vec<u64>,
     /// File mode: the ids section the attr entry points at.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,7 +50,9 @@ pub struct EventAttr {
 /// Something odd that did not stop reading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
+    /// Where in the input, when a place is known.
     pub offset: Option<u64>,
+    /// What was odd.
     pub message: String,
 }
 
@@ -62,11 +68,15 @@ impl std::fmt::Display for Warning {
 /// The metadata of a recording.
 #[derive(Debug, Clone)]
 pub struct Metadata {
+    /// File, pipe or directory.
     pub container: ContainerKind,
+    /// Byte order of the recording.
     pub endian: Endian,
+    /// The magic it starts with.
     pub magic: Magic,
     /// File mode: the file header (of `data` in a directory).
     pub header: Option<FileHeader>,
+    /// The events, in the order of the attrs section or ATTR records.
     pub attrs: Vec<EventAttr>,
     /// Finds each record's attr; built from `attrs`.
     pub events: EventIndex,
@@ -87,6 +97,7 @@ pub struct Metadata {
     /// File mode: `perf record` never finished (the header's data size is 0): the data
     /// section runs to the end of the file and the features were never written.
     pub unfinished: bool,
+    /// What was odd but did not stop reading, in reading order.
     pub warnings: Vec<Warning>,
 }
 
@@ -111,6 +122,7 @@ impl Metadata {
         }
     }
 
+    /// Note something odd at `offset` (see [`Warning`]).
     pub fn warn(&mut self, offset: Option<u64>, message: impl Into<String>) {
         self.warnings.push(Warning {
             offset,

@@ -122,7 +122,9 @@ fn junk_warning(len: u64) -> String {
 
 /// One record and the metadata as of that record.
 pub struct Item<'a> {
+    /// The record's bytes and where it was.
     pub raw: RawRecord<'a>,
+    /// The metadata as of the record (attrs and features seen so far in a pipe).
     pub meta: &'a Metadata,
 }
 
@@ -176,6 +178,7 @@ impl PerfReader {
         Self::open_with(path, ReadOptions::default())
     }
 
+    /// Open a file, a directory, or `-` (stdin), reading compressed records as `opts` says.
     pub fn open_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
         let path = path.as_ref();
         if path.as_os_str() == "-" {
@@ -303,10 +306,12 @@ impl PerfReader {
         &self.meta
     }
 
+    /// The metadata, the reader given up.
     pub fn into_meta(self) -> Metadata {
         self.meta
     }
 
+    /// Byte order of the recording.
     pub fn endian(&self) -> Endian {
         self.meta.endian
     }

@@ -33,7 +33,9 @@ pub struct EventCounts {
 pub struct Stats {
     /// Records by type.
     pub records: BTreeMap<RecordType, u64>,
+    /// All records (perf's TOTAL).
     pub total: u64,
+    /// Samples per event, in attr order.
     pub events: Vec<EventCounts>,
     /// Last READ value seen per id, to tell which group members moved.
     read_values: HashMap<u64, u64>,

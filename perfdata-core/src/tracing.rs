@@ -126,8 +126,11 @@ pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
 /// version 0.6, which have no such section, and blobs that do not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedCmdlines {
+    /// Offset of the section's u64 size in the blob.
     pub size_at: usize,
+    /// Where the `pid comm` lines are in the blob.
     pub text: std::ops::Range<usize>,
+    /// Whether the size is big-endian.
     pub big: bool,
 }
 
@@ -163,6 +166,7 @@ pub struct FormatField {
     pub name: String,
     /// Where the field is in the RAW payload, and its bytes.
     pub offset: usize,
+    /// Its size in bytes.
     pub size: usize,
 }
 

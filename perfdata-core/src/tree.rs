@@ -15,13 +15,16 @@ pub struct Entry {
     pub offset: u64,
     /// 0 for the main data, n + 1 for `data.n` of a directory.
     pub stream: usize,
+    /// The decoded record.
     pub record: Record,
 }
 
 /// A whole recording: its metadata and every record, decoded.
 #[derive(Debug, Clone)]
 pub struct PerfData {
+    /// The recording's metadata.
     pub meta: Metadata,
+    /// Every record, in reading order.
     pub records: Vec<Entry>,
 }
 

@@ -1,6 +1,11 @@
 //! AUXTRACE: the file offsets of the AUXTRACE records, so that a reader can find the trace
 //! data without walking the records. A writer that moves those records must rewrite it.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use std::io::SeekFrom;
 
 use binrw::{binrw, BinResult, Endian};

@@ -1,6 +1,11 @@
 //! BPF_PROG_INFO and BPF_BTF: the BPF programs loaded while recording and their type
 //! information, so that samples in BPF code can be symbolised later.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::{binrw, Endian};
 use serde::Serialize;
 

@@ -10,6 +10,11 @@
 //! 64, simpleperf and older perf differently), so the filename bytes are kept as read.
 //! Files from before perf 2.6.35 have no `pid` (the old ABI, see [`BuildIdList::old_abi`]).
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use std::io::SeekFrom;
 
 use binrw::{binrw, BinResult};

@@ -1,6 +1,11 @@
 //! EVENT_DESC and GROUP_DESC: the events of the recording, with their names, ids and
 //! groups.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -44,7 +44,9 @@ use registry::KNOWN;
 pub use registry::{Feature, FeatureId};
 
 impl FeatureId {
+    /// The BUILD_ID feature's bit.
     pub const BUILD_ID: u32 = 2;
+    /// The HOSTNAME feature's bit.
     pub const HOSTNAME: u32 = 3;
     /// perf 6.1's HEADER_LAST_FEATURE, which it also sends as the pipe-mode end marker.
     pub const PERF_6_1_LAST: u32 = 32;
@@ -95,12 +97,14 @@ impl std::fmt::Display for FeatureId {
 /// What a feature decoder may need to know from elsewhere in the header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureContext {
+    /// Byte order of the recording.
     pub endian: Endian,
     /// From NRCPUS: how many per-CPU entries CPU_TOPOLOGY holds.
     pub nr_cpus_avail: Option<u32>,
 }
 
 impl FeatureContext {
+    /// A context for a recording of this byte order, NRCPUS not known.
     pub fn new(endian: Endian) -> Self {
         FeatureContext {
             endian,
@@ -112,7 +116,9 @@ impl FeatureContext {
 /// A feature section: the decoded payload plus any bytes past its layout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FeatureSection {
+    /// Which feature.
     pub id: FeatureId,
+    /// Its decoded payload.
     pub feature: Feature,
     /// Bytes after the payload's layout, kept to be written back.
     #[serde(serialize_with = "crate::text::serialize_hex")]

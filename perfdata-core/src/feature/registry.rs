@@ -5,6 +5,11 @@
 //! name table, [`Feature::id`] and both directions of the payload dispatch, so adding a
 //! feature is one row here plus its model.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::Endian;
 use serde::Serialize;
 

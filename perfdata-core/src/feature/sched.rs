@@ -1,6 +1,11 @@
 //! CPU_DOMAIN_INFO (perf 6.17 and later): the scheduler domains of each CPU, from
 //! /proc/schedstat, for `perf sched stats`.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -1,5 +1,10 @@
 //! `struct perf_header_string` and string lists, kept byte for byte.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -1,6 +1,11 @@
 //! CPU_TOPOLOGY and HYBRID_TOPOLOGY: how the CPUs are grouped into cores, dies, sockets
 //! and (on hybrid machines) PMUs.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
 use binrw::{binrw, BinRead, BinResult, Endian};

@@ -47,6 +47,7 @@ pub struct Decompressor {
 }
 
 impl Decompressor {
+    /// A decompressor for the compressed records of stream `stream`.
     pub fn new(endian: Endian, stream: usize) -> Result<Self> {
         let dctx =
             Decoder::new().map_err(|e| Error::io("creating a zstd decompression context", e))?;

@@ -16,10 +16,15 @@ use crate::record::{EventIndex, RecordType};
 pub struct Located {
     /// Index of the event (attr) the record belongs to.
     pub event: Option<usize>,
+    /// The sample id (IDENTIFIER or ID), when the record has one.
     pub id: Option<u64>,
+    /// Time (ns), when the record has one.
     pub time: Option<u64>,
+    /// Process id, when the record has one.
     pub pid: Option<i32>,
+    /// Thread id, when the record has one.
     pub tid: Option<i32>,
+    /// CPU, when the record has one.
     pub cpu: Option<u32>,
 }
 

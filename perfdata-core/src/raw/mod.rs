@@ -28,12 +28,16 @@ pub enum Origin {
     Top,
     /// Expanded from COMPRESSED/COMPRESSED2 records; `stream_offset` is its position in
     /// the decompressed byte stream.
-    Decompressed { stream_offset: u64 },
+    Decompressed {
+        /// Position in the decompressed byte stream.
+        stream_offset: u64,
+    },
 }
 
 /// One framed record.
 #[derive(Debug, Clone, Copy)]
 pub struct RawRecord<'a> {
+    /// The record's header.
     pub header: RecordHeader,
     /// File offset of the record; for a decompressed record, of the compressed record
     /// that holds its first byte.
@@ -42,12 +46,14 @@ pub struct RawRecord<'a> {
     pub bytes: &'a [u8],
     /// Bytes after `header.size` that belong to the record (tracing data, AUX trace).
     pub payload: &'a [u8],
+    /// Whether it was read as stored or out of a compressed record.
     pub origin: Origin,
     /// 0 for the main data (or the `data` file of a directory), n + 1 for `data.n`.
     pub stream: usize,
 }
 
 impl<'a> RawRecord<'a> {
+    /// The record's type.
     pub fn record_type(&self) -> RecordType {
         self.header.record_type()
     }
@@ -81,10 +87,15 @@ impl<'a> RawRecord<'a> {
 /// (holding the first data record of a pipe stream, merging directory streams).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedRecord {
+    /// The `header.size` bytes of the record, header included.
     pub bytes: Vec<u8>,
+    /// Bytes after `header.size` that belong to the record.
     pub payload: Vec<u8>,
+    /// File offset of the record (see [`RawRecord::offset`]).
     pub offset: u64,
+    /// Whether it was read as stored or out of a compressed record.
     pub origin: Origin,
+    /// 0 for the main data, n + 1 for `data.n` of a directory.
     pub stream: usize,
 }
 
@@ -109,10 +120,15 @@ impl OwnedRecord {
 pub struct Span {
     /// Index of the record's first byte in the source's buffer.
     pub pos: usize,
+    /// The record's `header.size`.
     pub size: usize,
+    /// Bytes after `header.size` that belong to the record.
     pub payload: usize,
+    /// File offset of the record (see [`RawRecord::offset`]).
     pub offset: u64,
+    /// Whether it was read as stored or out of a compressed record.
     pub origin: Origin,
+    /// 0 for the main data, n + 1 for `data.n` of a directory.
     pub stream: usize,
 }
 
@@ -131,6 +147,7 @@ impl Span {
         }
     }
 
+    /// Index one past the record's last byte (payload included) in the buffer.
     pub fn end(&self) -> usize {
         self.pos + self.size + self.payload
     }
@@ -140,9 +157,17 @@ impl Span {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
     /// A whole record: `size` bytes, then `payload` bytes.
-    Complete { size: usize, payload: usize },
+    Complete {
+        /// The record's `header.size`.
+        size: usize,
+        /// Bytes after it that belong to the record.
+        payload: usize,
+    },
     /// Not enough bytes: at least `needed` are required in total.
-    Incomplete { needed: u64 },
+    Incomplete {
+        /// Bytes needed in total.
+        needed: u64,
+    },
     /// The header cannot start a record.
     Invalid(Problem),
 }
@@ -222,6 +247,7 @@ pub struct SliceRecords<'a> {
 }
 
 impl<'a> SliceRecords<'a> {
+    /// The records of `data`, whose first byte is at file offset `base`.
     pub fn new(data: &'a [u8], base: u64, endian: Endian, stream: usize) -> Self {
         SliceRecords {
             data,

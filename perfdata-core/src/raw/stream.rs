@@ -17,7 +17,12 @@ pub enum StreamEnd {
     Clean,
     /// `len` bytes at `offset` that do not look like a record (perf's stderr text after
     /// the last record, say): a warning, not an error.
-    Junk { offset: u64, len: u64 },
+    Junk {
+        /// Where the bytes start.
+        offset: u64,
+        /// How many there are.
+        len: u64,
+    },
 }
 
 /// A lending iterator over the records of a stream: each record borrows the buffer

@@ -35,11 +35,15 @@ pub const TRAILER_FIELDS: [SampleType; 6] = [
 /// the listed fields take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FieldOffsets {
+    /// Offset of TID (pid, tid).
     pub tid: Option<usize>,
+    /// Offset of TIME.
     pub time: Option<usize>,
     /// IDENTIFIER's slot, else ID's.
     pub id: Option<usize>,
+    /// Offset of CPU (cpu, res).
     pub cpu: Option<usize>,
+    /// Bytes the listed fields take.
     pub len: usize,
 }
 
@@ -70,15 +74,22 @@ impl FieldOffsets {
 /// as a binrw argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventFormat {
+    /// The attr's sample_type.
     pub sample_type: SampleType,
+    /// The attr's read_format.
     pub read_format: ReadFormat,
+    /// The attr's branch_sample_type.
     pub branch_sample_type: BranchSampleType,
+    /// The attr's sample_regs_user (one u64 per bit in REGS_USER).
     pub sample_regs_user: u64,
+    /// The attr's sample_regs_intr (one u64 per bit in REGS_INTR).
     pub sample_regs_intr: u64,
+    /// The attr's sample_id_all flag: non-SAMPLE records carry the trailer.
     pub sample_id_all: bool,
 }
 
 impl EventFormat {
+    /// The format of records of `attr`'s event.
     pub fn from_attr(attr: &PerfEventAttr) -> Self {
         EventFormat {
             sample_type: attr.sample_type,
@@ -160,6 +171,7 @@ pub struct EventIndex {
 }
 
 impl EventIndex {
+    /// An index of no event.
     pub fn new() -> Self {
         Self::default()
     }
@@ -187,14 +199,17 @@ impl EventIndex {
         }
     }
 
+    /// Number of events.
     pub fn len(&self) -> usize {
         self.formats.len()
     }
 
+    /// Whether there is no event.
     pub fn is_empty(&self) -> bool {
         self.formats.is_empty()
     }
 
+    /// The format of event `idx`.
     pub fn format(&self, idx: usize) -> Option<&EventFormat> {
         self.formats.get(idx)
     }

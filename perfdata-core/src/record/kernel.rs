@@ -4,6 +4,11 @@
 //! parsed from exactly that slice, so a trailing string field takes the rest of it
 //! (NUL padding included) and any bytes past a fixed layout are kept by the caller.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -37,6 +37,7 @@ pub use user::*;
 /// What decoding a record needs besides its bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct DecodeContext<'a> {
+    /// Byte order of the recording.
     pub endian: Endian,
     /// The events (attrs) of the recording, to find each record's layout.
     pub events: &'a EventIndex,
@@ -45,7 +46,9 @@ pub struct DecodeContext<'a> {
 /// A decoded record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Record {
+    /// The record's header.
     pub header: RecordHeader,
+    /// The body, decoded by the record's type.
     pub body: RecordBody,
     /// Bytes between the body's layout and the trailer.
     #[serde(
@@ -53,6 +56,7 @@ pub struct Record {
         serialize_with = "crate::text::serialize_hex"
     )]
     pub extra: Vec<u8>,
+    /// The sample_id trailer (non-SAMPLE kernel records with sample_id_all).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_id: Option<SampleId>,
     /// Bytes after `header.size` (HEADER_TRACING_DATA, AUXTRACE).
@@ -73,6 +77,7 @@ impl Record {
         }
     }
 
+    /// The record's type.
     pub fn record_type(&self) -> RecordType {
         self.header.record_type()
     }

@@ -1,6 +1,11 @@
 //! PERF_RECORD_SAMPLE, decoded field by field from the attr's sample_type, and the
 //! sample_id trailer that other kernel records carry with sample_id_all.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -6,6 +6,11 @@
 //! 8), so a record of an older version has unused bytes after its counters: they are
 //! kept in the record's extra bytes. Versions not known here keep all their bytes.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -1,6 +1,11 @@
 //! The records `perf stat record` writes (and `perf record` writes at start-up too):
 //! THREAD_MAP, CPU_MAP, STAT_CONFIG, STAT, STAT_ROUND and EVENT_UPDATE.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::{Serialize, Serializer};
 

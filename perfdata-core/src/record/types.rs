@@ -1,5 +1,10 @@
 //! Record type numbers and the 8-byte record header.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::{Serialize, Serializer};
 

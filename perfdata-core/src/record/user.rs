@@ -1,6 +1,11 @@
 //! Bodies of the records perf itself writes (types 64 and up): metadata in pipe mode,
 //! compression containers, AUX area tracing, `perf stat record`, and so on.
 
+// The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
+// tools/perf/util/header.c, event.h) by name and order, and are documented there;
+// what perf does not name or perfdata adds is documented here.
+#![allow(missing_docs)]
+
 use binrw::binrw;
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! Record edits: a stage of the [`convert`](crate::convert) pipeline where each record
+//! Record edits: a stage of the [`convert`] pipeline where each record
 //! is kept, dropped or replaced, in one streaming pass.
 //!
 //! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
