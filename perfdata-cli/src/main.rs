@@ -3,6 +3,7 @@
 mod buildid;
 mod check;
 mod convert;
+mod docs;
 mod dump;
 mod export;
 mod info;
@@ -18,7 +19,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{FromArgMatches, Parser, Subcommand};
 use perfdata_write::output::interrupt::{self, OnInterrupt};
 
 #[derive(Parser)]
@@ -56,6 +57,13 @@ enum Command {
     Report(report::ReportArgs),
     /// Write the samples in another profiler's format (folded stacks).
     Export(export::ExportArgs),
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): every command with its options and examples.
+    Manpage,
 }
 
 #[derive(clap::Args)]
@@ -88,7 +96,11 @@ fn is_stream(path: &Path) -> bool {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Parsed with the examples added to each command's help (see docs).
+    let cli = match Cli::from_arg_matches(&docs::command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let input: Option<&Path> = match &cli.command {
         Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
         Command::Dump(a) => Some(a.input.file.path()),
@@ -97,7 +109,9 @@ fn main() -> ExitCode {
         Command::Buildid(c) => Some(c.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
-        Command::Synth(_) | Command::Check(_) => None,
+        Command::Synth(_) | Command::Check(_) | Command::Completions { .. } | Command::Manpage => {
+            None
+        }
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
     // way an interrupted convert leaves no temp file.
@@ -127,6 +141,8 @@ fn main() -> ExitCode {
         Command::Check(_) => unreachable!("check returns its own exit status above"),
         Command::Report(a) => report::run(a),
         Command::Export(a) => export::run(a),
+        Command::Completions { shell } => docs::completions(*shell),
+        Command::Manpage => docs::manpage(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
