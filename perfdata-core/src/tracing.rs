@@ -59,8 +59,13 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Every (system, name, id) in the blob's event formats.
-pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
+/// Walk the blob's header and event formats, calling `on_format` with each event
+/// format's system and text; the cursor is left after the last system, where kallsyms,
+/// printk formats and saved_cmdlines follow. Also returns the version.
+fn walk<'a>(
+    blob: &'a [u8],
+    mut on_format: impl FnMut(&'a [u8], &'a [u8]),
+) -> Option<(Cursor<'a>, &'a [u8])> {
     let mut c = Cursor {
         b: blob,
         pos: 0,
@@ -69,7 +74,7 @@ pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
     if c.take(10)? != b"\x17\x08\x44tracing" {
         return None;
     }
-    c.cstr()?; // version
+    let version = c.cstr()?;
     c.big = c.take(1)?[0] != 0;
     c.take(1)?; // long size
     c.u32()?; // page size
@@ -84,23 +89,64 @@ pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
     for _ in 0..c.u32()? {
         c.sized_text()?;
     }
-    let mut out = Vec::new();
     for _ in 0..c.u32()? {
-        let system = String::from_utf8_lossy(c.cstr()?).into_owned();
+        let system = c.cstr()?;
         for _ in 0..c.u32()? {
-            let text = String::from_utf8_lossy(c.sized_text()?);
-            let field = |key: &str| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
-            };
-            if let (Some(name), Some(id)) = (field("name:"), field("ID:")) {
-                if let Ok(id) = id.parse() {
-                    out.push((system.clone(), name, id));
-                }
-            }
+            on_format(system, c.sized_text()?);
         }
     }
+    Some((c, version))
+}
+
+/// Every (system, name, id) in the blob's event formats.
+pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
+    let mut out = Vec::new();
+    walk(blob, |system, text| {
+        let text = String::from_utf8_lossy(text);
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+        };
+        if let (Some(name), Some(id)) = (field("name:"), field("ID:")) {
+            if let Ok(id) = id.parse() {
+                out.push((String::from_utf8_lossy(system).into_owned(), name, id));
+            }
+        }
+    })?;
     Some(out)
+}
+
+/// Where the blob's saved_cmdlines section is (the `pid comm` lines of the tasks ftrace
+/// saw, which name processes): `size_at` is the offset of its u64 size, `text` the
+/// range of the lines; `big` whether the size is big-endian. `None` for blobs before
+/// version 0.6, which have no such section, and blobs that do not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedCmdlines {
+    pub size_at: usize,
+    pub text: std::ops::Range<usize>,
+    pub big: bool,
+}
+
+/// The saved_cmdlines section of a tracing blob; see [`SavedCmdlines`].
+pub fn saved_cmdlines(blob: &[u8]) -> Option<SavedCmdlines> {
+    let (mut c, version) = walk(blob, |_, _| {})?;
+    // kallsyms and printk formats: u32 size and text each.
+    for _ in 0..2 {
+        let n = c.u32()? as usize;
+        c.take(n)?;
+    }
+    let version: f64 = std::str::from_utf8(version).ok()?.trim().parse().ok()?;
+    if version < 0.6 {
+        return None;
+    }
+    let size_at = c.pos;
+    let text = c.sized_text()?;
+    let start = size_at + 8;
+    Some(SavedCmdlines {
+        size_at,
+        text: start..start + text.len(),
+        big: c.big,
+    })
 }
 
 /// "system:name" of the tracepoint with this id.
@@ -138,5 +184,16 @@ mod tests {
             Some("sched:sched_switch")
         );
         assert_eq!(tracepoint_name(&b, 1), None);
+        assert_eq!(saved_cmdlines(&b), None, "no kallsyms: cut short");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(b"k s");
+        b.extend_from_slice(&0u32.to_le_bytes());
+        let lines = b"42 secret\n";
+        b.extend_from_slice(&(lines.len() as u64).to_le_bytes());
+        let size_at = b.len() - 8;
+        b.extend_from_slice(lines);
+        let s = saved_cmdlines(&b).unwrap();
+        assert_eq!((s.size_at, s.big), (size_at, false));
+        assert_eq!(&b[s.text], lines);
     }
 }
