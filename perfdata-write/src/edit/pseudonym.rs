@@ -100,24 +100,29 @@ impl Pseudonyms {
         })
     }
 
-    /// The comm's pseudonym, `None` when it is kept. `comm` may carry NUL padding.
+    /// The comm's pseudonym, `None` when it is kept (or empty, as THREAD_MAP leaves
+    /// the comms it does not know). `comm` may carry NUL padding.
     pub fn comm(&self, comm: &[u8]) -> Option<String> {
         let comm = c_str(comm);
-        if self.keep_comms.iter().any(|k| k == comm) {
+        if comm.is_empty() || self.keep_comms.iter().any(|k| k == comm) {
             return None;
         }
         Some(pseudonym(&self.salt, comm, COMM_LEN))
     }
 
-    /// The pseudonym of a word (hostname, command-line argument).
+    /// The pseudonym of a word (hostname, command-line argument); empty stays empty.
     pub fn word(&self, word: &[u8]) -> String {
-        pseudonym(&self.salt, c_str(word), WORD_LEN)
+        let word = c_str(word);
+        if word.is_empty() {
+            return String::new();
+        }
+        pseudonym(&self.salt, word, WORD_LEN)
     }
 
     /// Whether a path is under a kept prefix (or a bracketed kernel name).
     pub fn keeps_path(&self, path: &[u8]) -> bool {
         let path = c_str(path);
-        if path.starts_with(b"[") {
+        if path.is_empty() || path.starts_with(b"[") {
             return true;
         }
         self.keep_paths.iter().any(|p| {
@@ -167,6 +172,9 @@ mod tests {
         let n = names();
         assert_eq!(n.comm(b"secret\0\0").as_deref(), Some("4cfce894c145"));
         assert_eq!(n.comm(b"bash\0"), None);
+        assert_eq!(n.comm(b"\0\0"), None);
+        assert_eq!(n.word(b""), "");
+        assert_eq!(n.path(b"\0"), None);
         assert_eq!(n.word(b"secret"), "4cfce894c145");
     }
 
