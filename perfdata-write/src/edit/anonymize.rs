@@ -375,6 +375,15 @@ mod tests {
         (r, c)
     }
 
+    /// Every record of `r`, decoded.
+    fn bodies(r: &mut PerfReader) -> Vec<RecordBody> {
+        let mut out = Vec::new();
+        while let Some(item) = r.next_record().unwrap() {
+            out.push(item.decode().unwrap().body);
+        }
+        out
+    }
+
     #[test]
     fn names_get_their_pseudonyms_everywhere() {
         let (mut r, counts) = anonymized("anon-secret.data", false);
@@ -395,8 +404,8 @@ mod tests {
         assert!(id_names.iter().any(|n| n == worker), "{id_names:?}");
         assert!(id_names.iter().any(|n| n == "[kernel.kallsyms]"));
         let (mut comms, mut maps) = (Vec::new(), Vec::new());
-        while let Some(item) = r.next_record().unwrap() {
-            match item.decode().unwrap().body {
+        for body in bodies(&mut r) {
+            match body {
                 RecordBody::Comm(c) => comms.push(c.comm.as_str_lossy()),
                 RecordBody::Mmap2(m) => maps.push(m.filename.as_str_lossy()),
                 _ => {}
@@ -447,8 +456,8 @@ mod tests {
     fn tracepoint_payloads_are_zeroed() {
         let (mut r, counts) = anonymized("file-tracepoint.data", false);
         let mut raws = 0;
-        while let Some(item) = r.next_record().unwrap() {
-            if let RecordBody::Sample(s) = item.decode().unwrap().body {
+        for body in bodies(&mut r) {
+            if let RecordBody::Sample(s) = body {
                 if let Some(raw) = s.raw {
                     raws += 1;
                     assert!(raw.data[RAW_COMMON..].iter().all(|&b| b == 0));
@@ -467,8 +476,8 @@ mod tests {
     fn user_stacks_and_registers_are_zeroed() {
         let (mut r, counts) = anonymized("file-callgraph-dwarf.data", false);
         let mut n = 0;
-        while let Some(item) = r.next_record().unwrap() {
-            if let RecordBody::Sample(s) = item.decode().unwrap().body {
+        for body in bodies(&mut r) {
+            if let RecordBody::Sample(s) = body {
                 let stack = s.stack_user.unwrap();
                 assert!(!stack.data.is_empty() && stack.data.iter().all(|&b| b == 0));
                 assert!(s.regs_user.unwrap().regs.iter().all(|&v| v == 0));
