@@ -78,8 +78,15 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
             features.join(", ")
         }
     );
+    if c.raw_rebuilt > 0 {
+        eprintln!(
+            "rebuilt from their tracepoint formats (numbers kept, strings renamed, byte \
+             buffers zeroed): {} RAW payloads",
+            c.raw_rebuilt
+        );
+    }
     let zeroed = [
-        ("RAW tracepoint payloads", c.raw_zeroed),
+        ("RAW tracepoint payloads (no format)", c.raw_zeroed),
         ("user stacks", c.stack_zeroed),
         ("register sets", c.regs_zeroed),
         ("AUX samples", c.aux_zeroed),

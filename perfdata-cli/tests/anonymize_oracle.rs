@@ -410,21 +410,43 @@ fn one_salt_gives_one_pseudonym_across_files() {
     assert!(runs[0].iter().all(|c| !runs[1].contains(c)), "{runs:?}");
 }
 
+/// A `perf script` trace line with each `KEY=VALUE` string argument renamed as the
+/// tracepoint's format allows: comms (room for 15 bytes) by their pseudonyms, paths by
+/// `/anon/` and 16 hex digits, cut to the length the input's string had.
+fn renamed_trace(line: &str, salt: &str) -> String {
+    line.split(' ')
+        .map(|word| match word.split_once('=') {
+            Some((key, value)) if key.ends_with("comm") => {
+                format!("{key}={}", comm_pseudonym(salt, value))
+            }
+            Some((key, value)) if value.starts_with('/') && !kept_path(value) => {
+                let mut new = format!("/anon/{}", sha1_prefix(salt, value, 16));
+                new.truncate(value.len());
+                format!("{key}={new}")
+            }
+            _ => word.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
-fn raw_payloads_are_zeroed_unless_kept() {
+fn tracepoint_strings_are_renamed_unless_raw_is_kept() {
     assert!(perf_available());
     let input = fixtures_dir().join("file-tracepoint.data");
     let dir = tempfile::tempdir().unwrap();
     let trace = |p: &Path| perf_clean(&["script", "-F", "trace:event,trace"], p);
     let before = trace(&input);
-    assert!(before.contains("filename="), "{before}");
-    let zeroed = dir.path().join("zeroed.data");
-    let stderr = anonymize(&input, &zeroed, &[]);
-    assert!(stderr.contains("10 RAW tracepoint payloads"), "{stderr}");
-    let after = trace(&zeroed);
-    assert_eq!(after.lines().count(), before.lines().count());
-    assert_ne!(after, before);
+    assert!(before.contains("filename=/usr/bin/sleep"), "{before}");
+    assert!(before.contains("prev_comm=sh "), "{before}");
+    let out = dir.path().join("renamed.data");
+    let stderr = anonymize(&input, &out, &[]);
+    assert!(stderr.contains("10 RAW payloads"), "{stderr}");
+    let want: Vec<String> = before.lines().map(|l| renamed_trace(l, SALT)).collect();
+    assert_eq!(want.len(), 10);
+    assert_ne!(want.join("\n"), before.trim_end());
+    assert_eq!(trace(&out).lines().collect::<Vec<_>>(), want);
     let kept = dir.path().join("kept.data");
     let stderr = anonymize(&input, &kept, &["--keep-raw"]);
     assert!(stderr.contains("--keep-raw"), "{stderr}");

@@ -149,6 +149,59 @@ pub fn saved_cmdlines(blob: &[u8]) -> Option<SavedCmdlines> {
     })
 }
 
+/// One field of a tracepoint's format, from its line
+/// `field:DECL;\toffset:O;\tsize:S;\tsigned:X;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatField {
+    /// The C declaration: `char prev_comm[16]`, `__data_loc char[] filename`, `int pid`.
+    pub decl: String,
+    /// The field's name: the declaration's last word without its array bounds.
+    pub name: String,
+    /// Where the field is in the RAW payload, and its bytes.
+    pub offset: usize,
+    pub size: usize,
+}
+
+impl FormatField {
+    fn parse(line: &str) -> Option<Self> {
+        let mut parts = line.trim().strip_prefix("field:")?.split(';');
+        let decl = parts.next()?.trim().to_string();
+        let mut value = |key: &str| -> Option<usize> {
+            parts
+                .find_map(|p| p.trim().strip_prefix(key))?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let offset = value("offset:")?;
+        let size = value("size:")?;
+        let last = decl.split_whitespace().last()?;
+        let name = last.split('[').next()?.to_string();
+        Some(FormatField {
+            decl,
+            name,
+            offset,
+            size,
+        })
+    }
+}
+
+/// The fields of every event format in the blob, by tracepoint id (the `ID:` line).
+pub fn tracepoint_fields(blob: &[u8]) -> Option<Vec<(u64, Vec<FormatField>)>> {
+    let mut out = Vec::new();
+    walk(blob, |_, text| {
+        let text = String::from_utf8_lossy(text);
+        let id = text
+            .lines()
+            .find_map(|l| l.strip_prefix("ID:"))
+            .and_then(|v| v.trim().parse().ok());
+        if let Some(id) = id {
+            out.push((id, text.lines().filter_map(FormatField::parse).collect()));
+        }
+    })?;
+    Some(out)
+}
+
 /// "system:name" of the tracepoint with this id.
 pub fn tracepoint_name(blob: &[u8], id: u64) -> Option<String> {
     tracepoints(blob)?
@@ -176,7 +229,7 @@ mod tests {
         b.extend_from_slice(&1u32.to_le_bytes()); // one system
         b.extend_from_slice(b"sched\0");
         b.extend_from_slice(&1u32.to_le_bytes());
-        let fmt = b"name: sched_switch\nID: 316\nformat:\n";
+        let fmt = b"name: sched_switch\nID: 316\nformat:\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:__data_loc char[] f;\toffset:24;\tsize:4;\tsigned:0;\n";
         b.extend_from_slice(&(fmt.len() as u64).to_le_bytes());
         b.extend_from_slice(fmt);
         assert_eq!(
@@ -184,6 +237,16 @@ mod tests {
             Some("sched:sched_switch")
         );
         assert_eq!(tracepoint_name(&b, 1), None);
+        let fields = tracepoint_fields(&b).unwrap();
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].0, 316);
+        let f = &fields[0].1;
+        assert_eq!(
+            (f[0].name.as_str(), f[0].offset, f[0].size),
+            ("prev_comm", 8, 16)
+        );
+        assert_eq!(f[1].decl, "__data_loc char[] f");
+        assert_eq!((f[1].name.as_str(), f[1].offset, f[1].size), ("f", 24, 4));
         assert_eq!(saved_cmdlines(&b), None, "no kallsyms: cut short");
         b.extend_from_slice(&3u32.to_le_bytes());
         b.extend_from_slice(b"k s");

@@ -7,12 +7,14 @@
 //! cgroup paths (CGROUP records), the HOSTNAME and every CMDLINE argument. Samples,
 //! addresses, build ids and event names stay, so the profile keeps its shape.
 //!
-//! Bytes whose meaning this cannot check are zeroed (their sizes kept, so every record
-//! keeps its layout) unless `keep_raw`: RAW tracepoint payloads past the common fields
-//! (string arguments such as `sched_process_exec`'s filename live there), user stacks
+//! RAW tracepoint payloads are rebuilt from their event format (see `anon_raw`):
+//! numbers kept, string arguments (`sched_switch`'s comms, `sched_process_exec`'s
+//! filename) renamed, byte buffers zeroed; a payload whose format the tracing data does
+//! not give is zeroed past the common fields. Bytes whose meaning this cannot check are
+//! zeroed (their sizes kept, so every record keeps its layout): user stacks
 //! (STACK_USER), user and interrupt registers (REGS_USER, REGS_INTR, which can hold
 //! pointers into and values from the program's memory), AUX samples and AUXTRACE trace
-//! data.
+//! data. With `keep_raw` all of these, RAW payloads included, are kept as they are.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -22,6 +24,7 @@ use perfdata_core::record::{PaddedString, RecordBody, RecordType, Sample};
 use perfdata_core::tracing::saved_cmdlines;
 use perfdata_core::{Item, Metadata};
 
+use super::anon_raw::RawFormats;
 use super::pseudonym::Pseudonyms;
 use super::{Action, RecordEdit};
 use crate::error::Result;
@@ -37,7 +40,10 @@ pub struct AnonymizeCounts {
     pub renamed_records: u64,
     /// Features rewritten (HOSTNAME, CMDLINE, BUILD_ID, TRACING_DATA).
     pub features: Vec<FeatureId>,
-    /// Samples whose RAW payload was zeroed past the common fields.
+    /// Samples whose RAW payload was rebuilt from its tracepoint's format: numbers
+    /// kept, strings renamed, the rest zeroed.
+    pub raw_rebuilt: u64,
+    /// Samples whose RAW payload was zeroed past the common fields (no format for it).
     pub raw_zeroed: u64,
     /// Samples whose user stack was zeroed.
     pub stack_zeroed: u64,
@@ -54,6 +60,7 @@ pub struct AnonymizeCounts {
 pub struct Anonymize {
     names: Pseudonyms,
     keep_raw: bool,
+    raw: RawFormats,
     counts: Rc<RefCell<AnonymizeCounts>>,
 }
 
@@ -90,6 +97,7 @@ impl Anonymize {
         Anonymize {
             names,
             keep_raw,
+            raw: RawFormats::default(),
             counts: Rc::default(),
         }
     }
@@ -195,11 +203,15 @@ impl Anonymize {
     }
 
     /// Zero what a sample holds that cannot be vouched for; whether anything changed.
-    fn sample(&self, s: &mut Sample) -> bool {
+    fn sample(&self, event: usize, s: &mut Sample) -> bool {
         let mut c = self.counts.borrow_mut();
         let mut any = false;
         if let Some(raw) = &mut s.raw {
-            if raw.data.len() > RAW_COMMON {
+            if let Some(data) = self.raw.rebuild(event, &raw.data, &self.names) {
+                raw.data = data;
+                c.raw_rebuilt += 1;
+                any = true;
+            } else if raw.data.len() > RAW_COMMON {
                 raw.data[RAW_COMMON..].fill(0);
                 c.raw_zeroed += 1;
                 any = true;
@@ -292,6 +304,11 @@ const NAMING_FEATURES: [FeatureId; 4] = [
 ];
 
 impl RecordEdit for Anonymize {
+    fn start(&mut self, meta: &Metadata) -> Result<()> {
+        self.raw = RawFormats::new(meta);
+        Ok(())
+    }
+
     fn record(&mut self, item: &Item<'_>) -> Result<Action> {
         let ty = item.raw.record_type();
         match ty {
@@ -318,7 +335,7 @@ impl RecordEdit for Anonymize {
                 let RecordBody::Sample(s) = &mut record.body else {
                     return Ok(Action::Keep);
                 };
-                if !self.sample(s) {
+                if !self.sample(event, s) {
                     return Ok(Action::Keep);
                 }
                 Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
@@ -452,23 +469,37 @@ mod tests {
         assert_eq!(out[..s.size_at], filled[..s.size_at]);
     }
 
+    /// The RAW payloads of `r`'s samples, in order.
+    fn raws(r: &mut PerfReader) -> Vec<Vec<u8>> {
+        bodies(r)
+            .into_iter()
+            .filter_map(|b| match b {
+                RecordBody::Sample(s) => s.raw.map(|raw| raw.data),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
-    fn tracepoint_payloads_are_zeroed() {
+    fn tracepoint_payloads_are_rebuilt() {
+        let before = raws(&mut open(fixture("file-tracepoint.data")).unwrap());
         let (mut r, counts) = anonymized("file-tracepoint.data", false);
-        let mut raws = 0;
-        for body in bodies(&mut r) {
-            if let RecordBody::Sample(s) = body {
-                if let Some(raw) = s.raw {
-                    raws += 1;
-                    assert!(raw.data[RAW_COMMON..].iter().all(|&b| b == 0));
-                    assert!(raw.data[..RAW_COMMON].iter().any(|&b| b != 0));
-                }
-            }
+        let after = raws(&mut r);
+        assert_eq!(counts.raw_rebuilt as usize, before.len());
+        assert_eq!((counts.raw_zeroed, before.len()), (0, 10));
+        let mut changed = 0;
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(a.len(), b.len());
+            assert_eq!(a[..RAW_COMMON], b[..RAW_COMMON], "common fields kept");
+            changed += usize::from(a != b);
         }
-        assert_eq!(counts.raw_zeroed, raws);
-        assert!(raws > 0);
-        let (_, kept) = anonymized("file-tracepoint.data", true);
-        assert_eq!(kept.raw_zeroed, 0);
+        // sched_switch and sched_process_exec hold names; sys_enter_write only numbers,
+        // but the 4 bytes after its __syscall_nr, which no field describes, held stale
+        // kernel data and are zeroed.
+        assert_eq!(changed, 10);
+        let (mut r, kept) = anonymized("file-tracepoint.data", true);
+        assert_eq!(raws(&mut r), before);
+        assert_eq!(kept.raw_rebuilt + kept.raw_zeroed, 0);
         assert_eq!(kept.renamed_records, counts.renamed_records);
     }
 

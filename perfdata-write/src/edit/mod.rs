@@ -16,6 +16,7 @@
 //! of what it removed (`perfdata strip`). [`Remap`] replaces build ids and path
 //! prefixes; [`Anonymize`] replaces names with stable pseudonyms (`perfdata anonymize`).
 
+mod anon_raw;
 mod anonymize;
 mod binaries;
 mod fields;
