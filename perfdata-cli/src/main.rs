@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod anonymize;
 mod buildid;
 mod check;
 mod convert;
@@ -51,6 +52,8 @@ enum Command {
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
     #[command(subcommand)]
     Buildid(buildid::BuildIdCommand),
+    /// Replace comms, paths, hostname, command line and cgroups with stable pseudonyms.
+    Anonymize(anonymize::AnonymizeArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
     /// Write the samples in another profiler's format (folded stacks).
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => Some(a.input()),
         Command::Strip(a) => Some(a.input()),
         Command::Buildid(c) => Some(c.input()),
+        Command::Anonymize(a) => Some(a.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
         Command::Synth(_) | Command::Check(_) => None,
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
         Command::Synth(a) => synth::run(a),
         Command::Strip(a) => strip::run(a),
         Command::Buildid(c) => buildid::run(c),
+        Command::Anonymize(a) => anonymize::run(a),
         Command::Check(_) => unreachable!("check returns its own exit status above"),
         Command::Report(a) => report::run(a),
         Command::Export(a) => export::run(a),

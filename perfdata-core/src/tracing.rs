@@ -59,8 +59,13 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Every (system, name, id) in the blob's event formats.
-pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
+/// Walk the blob's header and event formats, calling `on_format` with each event
+/// format's system and text; the cursor is left after the last system, where kallsyms,
+/// printk formats and saved_cmdlines follow. Also returns the version.
+fn walk<'a>(
+    blob: &'a [u8],
+    mut on_format: impl FnMut(&'a [u8], &'a [u8]),
+) -> Option<(Cursor<'a>, &'a [u8])> {
     let mut c = Cursor {
         b: blob,
         pos: 0,
@@ -69,7 +74,7 @@ pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
     if c.take(10)? != b"\x17\x08\x44tracing" {
         return None;
     }
-    c.cstr()?; // version
+    let version = c.cstr()?;
     c.big = c.take(1)?[0] != 0;
     c.take(1)?; // long size
     c.u32()?; // page size
@@ -84,22 +89,116 @@ pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
     for _ in 0..c.u32()? {
         c.sized_text()?;
     }
-    let mut out = Vec::new();
     for _ in 0..c.u32()? {
-        let system = String::from_utf8_lossy(c.cstr()?).into_owned();
+        let system = c.cstr()?;
         for _ in 0..c.u32()? {
-            let text = String::from_utf8_lossy(c.sized_text()?);
-            let field = |key: &str| {
-                text.lines()
-                    .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
-            };
-            if let (Some(name), Some(id)) = (field("name:"), field("ID:")) {
-                if let Ok(id) = id.parse() {
-                    out.push((system.clone(), name, id));
-                }
-            }
+            on_format(system, c.sized_text()?);
         }
     }
+    Some((c, version))
+}
+
+/// Every (system, name, id) in the blob's event formats.
+pub fn tracepoints(blob: &[u8]) -> Option<Vec<(String, String, u64)>> {
+    let mut out = Vec::new();
+    walk(blob, |system, text| {
+        let text = String::from_utf8_lossy(text);
+        let field = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_string()))
+        };
+        if let (Some(name), Some(id)) = (field("name:"), field("ID:")) {
+            if let Ok(id) = id.parse() {
+                out.push((String::from_utf8_lossy(system).into_owned(), name, id));
+            }
+        }
+    })?;
+    Some(out)
+}
+
+/// Where the blob's saved_cmdlines section is (the `pid comm` lines of the tasks ftrace
+/// saw, which name processes): `size_at` is the offset of its u64 size, `text` the
+/// range of the lines; `big` whether the size is big-endian. `None` for blobs before
+/// version 0.6, which have no such section, and blobs that do not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedCmdlines {
+    pub size_at: usize,
+    pub text: std::ops::Range<usize>,
+    pub big: bool,
+}
+
+/// The saved_cmdlines section of a tracing blob; see [`SavedCmdlines`].
+pub fn saved_cmdlines(blob: &[u8]) -> Option<SavedCmdlines> {
+    let (mut c, version) = walk(blob, |_, _| {})?;
+    // kallsyms and printk formats: u32 size and text each.
+    for _ in 0..2 {
+        let n = c.u32()? as usize;
+        c.take(n)?;
+    }
+    let version: f64 = std::str::from_utf8(version).ok()?.trim().parse().ok()?;
+    if version < 0.6 {
+        return None;
+    }
+    let size_at = c.pos;
+    let text = c.sized_text()?;
+    let start = size_at + 8;
+    Some(SavedCmdlines {
+        size_at,
+        text: start..start + text.len(),
+        big: c.big,
+    })
+}
+
+/// One field of a tracepoint's format, from its line
+/// `field:DECL;\toffset:O;\tsize:S;\tsigned:X;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatField {
+    /// The C declaration: `char prev_comm[16]`, `__data_loc char[] filename`, `int pid`.
+    pub decl: String,
+    /// The field's name: the declaration's last word without its array bounds.
+    pub name: String,
+    /// Where the field is in the RAW payload, and its bytes.
+    pub offset: usize,
+    pub size: usize,
+}
+
+impl FormatField {
+    fn parse(line: &str) -> Option<Self> {
+        let mut parts = line.trim().strip_prefix("field:")?.split(';');
+        let decl = parts.next()?.trim().to_string();
+        let mut value = |key: &str| -> Option<usize> {
+            parts
+                .find_map(|p| p.trim().strip_prefix(key))?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let offset = value("offset:")?;
+        let size = value("size:")?;
+        let last = decl.split_whitespace().last()?;
+        let name = last.split('[').next()?.to_string();
+        Some(FormatField {
+            decl,
+            name,
+            offset,
+            size,
+        })
+    }
+}
+
+/// The fields of every event format in the blob, by tracepoint id (the `ID:` line).
+pub fn tracepoint_fields(blob: &[u8]) -> Option<Vec<(u64, Vec<FormatField>)>> {
+    let mut out = Vec::new();
+    walk(blob, |_, text| {
+        let text = String::from_utf8_lossy(text);
+        let id = text
+            .lines()
+            .find_map(|l| l.strip_prefix("ID:"))
+            .and_then(|v| v.trim().parse().ok());
+        if let Some(id) = id {
+            out.push((id, text.lines().filter_map(FormatField::parse).collect()));
+        }
+    })?;
     Some(out)
 }
 
@@ -130,7 +229,7 @@ mod tests {
         b.extend_from_slice(&1u32.to_le_bytes()); // one system
         b.extend_from_slice(b"sched\0");
         b.extend_from_slice(&1u32.to_le_bytes());
-        let fmt = b"name: sched_switch\nID: 316\nformat:\n";
+        let fmt = b"name: sched_switch\nID: 316\nformat:\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:__data_loc char[] f;\toffset:24;\tsize:4;\tsigned:0;\n";
         b.extend_from_slice(&(fmt.len() as u64).to_le_bytes());
         b.extend_from_slice(fmt);
         assert_eq!(
@@ -138,5 +237,26 @@ mod tests {
             Some("sched:sched_switch")
         );
         assert_eq!(tracepoint_name(&b, 1), None);
+        let fields = tracepoint_fields(&b).unwrap();
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].0, 316);
+        let f = &fields[0].1;
+        assert_eq!(
+            (f[0].name.as_str(), f[0].offset, f[0].size),
+            ("prev_comm", 8, 16)
+        );
+        assert_eq!(f[1].decl, "__data_loc char[] f");
+        assert_eq!((f[1].name.as_str(), f[1].offset, f[1].size), ("f", 24, 4));
+        assert_eq!(saved_cmdlines(&b), None, "no kallsyms: cut short");
+        b.extend_from_slice(&3u32.to_le_bytes());
+        b.extend_from_slice(b"k s");
+        b.extend_from_slice(&0u32.to_le_bytes());
+        let lines = b"42 secret\n";
+        b.extend_from_slice(&(lines.len() as u64).to_le_bytes());
+        let size_at = b.len() - 8;
+        b.extend_from_slice(lines);
+        let s = saved_cmdlines(&b).unwrap();
+        assert_eq!((s.size_at, s.big), (size_at, false));
+        assert_eq!(&b[s.text], lines);
     }
 }

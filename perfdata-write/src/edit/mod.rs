@@ -13,11 +13,15 @@
 //! Memory does not grow with the input: records stream through.
 //!
 //! [`Strip`] removes samples by pid, tid, comm, cpu, event and time, with the side-band
-//! of what it removed (`perfdata strip`).
+//! of what it removed (`perfdata strip`). [`Remap`] replaces build ids and path
+//! prefixes; [`Anonymize`] replaces names with stable pseudonyms (`perfdata anonymize`).
 
+mod anon_raw;
+mod anonymize;
 mod binaries;
 mod fields;
 mod inherit;
+mod pseudonym;
 mod remap;
 mod select;
 mod strip;
@@ -33,7 +37,9 @@ use perfdata_core::{Item, Metadata, PerfReader, ReadOptions};
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
+pub use anonymize::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
+pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
 pub use strip::{parse_record_types, Selection, Strip};
