@@ -247,6 +247,21 @@ impl Converter {
         Ok(())
     }
 
+    /// The file writer of a conversion: the features are derived here, and a file's
+    /// data records are copied as the input had them.
+    fn file_writer<W: Write + Seek>(
+        &self,
+        out: W,
+        attrs: &[AttrEntry],
+        meta: &Metadata,
+    ) -> Result<FileWriter<W>> {
+        let writer = FileWriter::new(out, self.out_endian, attrs, &meta.event_types)?;
+        Ok(match self.keep_metadata {
+            true => writer.caller_derives().copying_file_data(),
+            false => writer.caller_derives(),
+        })
+    }
+
     /// The edits' last word: an edit that selected nothing fails here, before the
     /// output is finished.
     fn finish_edits(&mut self, meta: &Metadata) -> Result<()> {
@@ -474,7 +489,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     }
     let out_meta = conv.out_meta(reader.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    let mut writer = conv.file_writer(out, &attrs, &out_meta)?;
     drop(out_meta);
     let nr_attrs = reader.meta().attrs.len();
     {
@@ -518,7 +533,7 @@ fn finish_file<W: Write + Seek>(
         writer.auxtrace_positions(),
         conv.out_endian,
     )?;
-    let out = writer.finish(&feats, &out_meta.feature_index_slack)?;
+    let out = writer.finish_encoded(&feats, &out_meta.feature_index_slack)?;
     Ok((out, conv.report(meta, edits.warnings)))
 }
 
