@@ -50,6 +50,7 @@ pub mod output;
 pub mod pipe;
 pub mod synth;
 
+pub use convert::{write_tree, WriteTree};
 pub use error::{Result, WriteError};
 pub use file::{AttrEntry, AuxtracePosition, FileWriter};
 pub use pipe::PipeWriter;

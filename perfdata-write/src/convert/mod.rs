@@ -9,6 +9,7 @@ mod features;
 mod merge;
 mod sink;
 mod stream_features;
+mod tree;
 mod verify;
 
 use std::io::{Seek, Write};
@@ -27,6 +28,7 @@ use crate::pipe::PipeWriter;
 pub use features::{output_attrs, FeatureEdits};
 use sink::Sink;
 use stream_features::{Place, StreamFeatures};
+pub use tree::{write_tree, WriteTree};
 
 /// The container to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
