@@ -104,20 +104,46 @@ fn remapped_ids_and_paths_are_what_perf_sees() {
             "{}",
             String::from_utf8_lossy(&res.stderr)
         );
+        // The same remap on the owned tree, written back: the same bytes.
+        let on_tree = dir.path().join(format!("tree-{file}"));
+        remap_tree(&input, &on_tree, &map, "/tmp/=/opt/moved/");
+        assert!(
+            std::fs::read(&on_tree).unwrap() == std::fs::read(&out).unwrap(),
+            "{file}: the tree's remap differs from the stream's"
+        );
         let new_path = path.replacen("/tmp/", "/opt/moved/", 1);
         let expected = before.replace(&format!("{old_id} {path}"), &format!("{new_id} {new_path}"));
         assert_ne!(expected, before);
-        assert_eq!(perf_ok(&["buildid-list"], &out), expected, "{file}");
-        // Samples now point at the new path.
         let script_in = perf_ok(&["script", "-F", "ip,dso"], &input);
-        let script_out = perf_ok(&["script", "-F", "ip,dso"], &out);
         assert!(script_in.contains(&format!("({path})")));
-        assert_eq!(
-            script_out,
-            script_in.replace(&format!("({path})"), &format!("({new_path})")),
-            "{file}"
-        );
+        for out in [&out, &on_tree] {
+            assert_eq!(perf_ok(&["buildid-list"], out), expected, "{file}");
+            // Samples now point at the new path.
+            let script_out = perf_ok(&["script", "-F", "ip,dso"], out);
+            assert_eq!(
+                script_out,
+                script_in.replace(&format!("({path})"), &format!("({new_path})")),
+                "{file}"
+            );
+        }
     }
+}
+
+/// `buildid remap --map MAP --path PATH` done on the owned tree (read with the records
+/// inside compressed records) and written back with `WriteTree`.
+fn remap_tree(input: &Path, out: &Path, map: &str, path: &str) -> u64 {
+    use perfdata_write::edit::{parse_id_pair, parse_path_pair, Remap};
+    use perfdata_write::WriteTree;
+    let read = perfdata_core::ReadOptions::Contents;
+    let mut tree = perfdata_core::PerfData::read_with(input, read).unwrap();
+    let mut remap = Remap::new(
+        vec![parse_id_pair(map).unwrap()],
+        vec![parse_path_pair(path).unwrap()],
+    );
+    remap.apply(&mut tree).unwrap();
+    let opts = perfdata_write::convert::ConvertOptions::default();
+    tree.write_file(out, &opts).unwrap();
+    remap.changed
 }
 
 #[test]
@@ -130,6 +156,10 @@ fn a_remap_that_changes_nothing_gives_the_input_back() {
             continue; // not a recording, or a corrupt one: the reader tests cover those
         }
         let b = std::fs::read(&out).unwrap();
+        // The tree's remap matches nothing either, and gives the same bytes.
+        let on_tree = dir.path().join("tree.data");
+        assert_eq!(remap_tree(&input, &on_tree, "00=11", "/no/such/=/x/"), 0);
+        assert!(std::fs::read(&on_tree).unwrap() == b, "{}", name(&input));
         // A directory becomes one file: only convert's output compares.
         if input.is_file() && std::fs::read(&input).unwrap() == b {
             identical += 1;
