@@ -141,8 +141,7 @@ fn remap_tree(input: &Path, out: &Path, map: &str, path: &str) -> u64 {
         vec![parse_path_pair(path).unwrap()],
     );
     remap.apply(&mut tree).unwrap();
-    let opts = perfdata_write::convert::ConvertOptions::default();
-    tree.write_file(out, &opts).unwrap();
+    tree.write_file(out).unwrap();
     remap.changed
 }
 

@@ -8,7 +8,6 @@ use perfdata_core::feature::{Feature, FeatureId, PerfString, SampleTime};
 use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::{PerfData, PerfReader, ReadOptions};
 use perfdata_tests::{fixtures_dir, perf_run, perf_stats};
-use perfdata_write::convert::ConvertOptions;
 use perfdata_write::edit::Remap;
 use perfdata_write::WriteTree;
 
@@ -24,7 +23,7 @@ fn perf_ok(args: &[&str], input: &Path) -> String {
 }
 
 fn write(tree: &PerfData, out: &Path) {
-    tree.write_file(out, &ConvertOptions::default()).unwrap();
+    tree.write_file(out).unwrap();
 }
 
 #[test]

@@ -28,6 +28,7 @@ use crate::pipe::PipeWriter;
 pub use features::{output_attrs, FeatureEdits};
 use sink::Sink;
 use stream_features::{Place, StreamFeatures};
+pub(crate) use tree::atomically;
 pub use tree::{write_tree, WriteTree};
 
 /// The container to write.

@@ -7,7 +7,8 @@
 //! `perfdata convert` gives them back.
 
 use std::collections::HashSet;
-use std::io::{Seek, Write};
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
 
 use perfdata_core::feature::{Feature, FeatureId, FeatureSection, SampleTime};
@@ -30,21 +31,28 @@ use crate::pipe::PipeWriter;
 ///
 /// ```
 /// use perfdata_core::PerfData;
-/// use perfdata_write::{convert::ConvertOptions, WriteTree};
+/// use perfdata_write::WriteTree;
 /// # let dir = tempfile::tempdir()?;
-/// # let (input, output) = ("../fixtures/file-cpu-clock.data", dir.path().join("out.data"));
+/// # let output = dir.path().join("out.data");
+/// let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
 /// let tree = PerfData::read(input)?;
-/// tree.write_file(&output, &ConvertOptions::default())?; // as it was read
+/// tree.write_file(&output)?; // unchanged: the input's bytes
 /// assert_eq!(std::fs::read(input)?, std::fs::read(&output)?);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait WriteTree {
-    /// Write to `path` through [`AtomicOutput`] (a temp file renamed into place only
-    /// when everything was written): a file, or a pipe stream, as `opts` says (by
-    /// default the container it was read from; a directory becomes a file).
-    fn write_file(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report>;
+    /// Write to `path` in the container it was read from (a directory becomes a file)
+    /// through [`AtomicOutput`]: a temp file renamed into place only when everything was
+    /// written.
+    fn write_file(&self, path: impl AsRef<Path>) -> Result<Report> {
+        self.write_file_with(path, &ConvertOptions::default())
+    }
 
-    /// Write to a seekable output, as [`WriteTree::write_file`].
+    /// [`WriteTree::write_file`] converting as `opts` says (container, compression,
+    /// byte order), as `perfdata convert` does.
+    fn write_file_with(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report>;
+
+    /// Write to a seekable output.
     fn write_to<W: Write + Seek>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)>;
 
     /// Write a pipe-mode stream to an output that need not seek (stdout).
@@ -52,13 +60,8 @@ pub trait WriteTree {
 }
 
 impl WriteTree for PerfData {
-    fn write_file(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report> {
-        let mut out = AtomicOutput::create(path.as_ref())?;
-        let (w, report) = self.write_to(out.writer(), opts)?;
-        w.into_inner()
-            .map_err(|e| WriteError::io("writing the output file", e.into_error()))?;
-        out.commit(None)?;
-        Ok(report)
+    fn write_file_with(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report> {
+        atomically(path.as_ref(), None, |out| self.write_to(out, opts))
     }
 
     fn write_to<W: Write + Seek>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
@@ -73,13 +76,28 @@ impl WriteTree for PerfData {
     }
 }
 
-/// [`WriteTree::write_file`] as a function.
+/// [`WriteTree::write_file_with`] as a function.
 pub fn write_tree(
     tree: &PerfData,
     path: impl AsRef<Path>,
     opts: &ConvertOptions,
 ) -> Result<Report> {
-    tree.write_file(path, opts)
+    tree.write_file_with(path, opts)
+}
+
+/// Write `path` through an [`AtomicOutput`] with `write`, then put it in place (with
+/// the permissions and modification time of `like`, if given).
+pub(crate) fn atomically<T>(
+    path: &Path,
+    like: Option<&Path>,
+    write: impl FnOnce(BufWriter<&mut File>) -> Result<(BufWriter<&mut File>, T)>,
+) -> Result<T> {
+    let mut out = AtomicOutput::create(path)?;
+    let (w, done) = write(out.writer())?;
+    w.into_inner()
+        .map_err(|e| WriteError::io("writing the output file", e.into_error()))?;
+    out.commit(like)?;
+    Ok(done)
 }
 
 fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
