@@ -10,7 +10,7 @@ use std::io::{Seek, SeekFrom, Write};
 
 use binrw::Endian;
 use perfdata_core::attr::{FileAttr, PerfEventAttr};
-use perfdata_core::codec::{encode, u16_at, u32_at};
+use perfdata_core::codec::encode;
 use perfdata_core::feature::{
     AuxTrace, AuxTraceEntry, Feature, FeatureId, FeatureSection, SampleTime,
 };
@@ -22,6 +22,7 @@ use perfdata_core::record::{EventIndex, RecordType};
 use perfdata_core::{EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
+use crate::framing::checked_type;
 
 /// An event to write: its attr and ids.
 #[derive(Debug, Clone)]
@@ -271,18 +272,7 @@ impl<W: Write + Seek> FileWriter<W> {
     /// records only a pipe stream carries (HEADER_ATTR, HEADER_EVENT_TYPE,
     /// HEADER_TRACING_DATA, HEADER_FEATURE), whose content a file holds in its header.
     pub fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        let size = u16_at(bytes, 6, self.endian).unwrap_or(0) as usize;
-        if bytes.len() < 8 || size != bytes.len() {
-            return Err(WriteError::unsupported(
-                None,
-                format!(
-                    "a record of {} bytes whose header says {size}: write header.size bytes, \
-                     then the payload apart (Record::encode computes the size)",
-                    bytes.len()
-                ),
-            ));
-        }
-        let ty = RecordType::from_u32(u32_at(bytes, 0, self.endian).unwrap_or(0));
+        let ty = checked_type(bytes, payload, self.endian)?;
         if let Some(why) = pipe_only(ty).filter(|_| !self.copying_file) {
             return Err(WriteError::unsupported(
                 None,

@@ -67,6 +67,7 @@ pub mod convert;
 pub mod edit;
 pub mod error;
 pub mod file;
+mod framing;
 pub mod output;
 pub mod pipe;
 pub mod synth;

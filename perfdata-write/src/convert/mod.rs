@@ -265,6 +265,16 @@ impl Converter {
         })
     }
 
+    /// The pipe writer of a conversion: a stream's records are copied as the input had
+    /// them.
+    fn pipe_writer<W: Write>(&self, out: W) -> Result<PipeWriter<W>> {
+        let writer = PipeWriter::new(out, self.out_endian)?;
+        Ok(match self.keep_metadata {
+            true => writer.copying_stream(),
+            false => writer,
+        })
+    }
+
     /// The edits' last word: an edit that selected nothing fails here, before the
     /// output is finished.
     fn finish_edits(&mut self, meta: &Metadata) -> Result<()> {
@@ -568,7 +578,7 @@ pub(crate) fn to_pipe_with<W: Write>(
     let mut reader = reader;
     let mut conv = Converter::new(*opts, reader.meta(), Target::Pipe);
     conv.edit = edit;
-    let mut writer = PipeWriter::new(out, conv.out_endian)?;
+    let mut writer = conv.pipe_writer(out)?;
     // A file's header sections become the records that open a stream; a stream's
     // own metadata records pass through.
     let warnings = if conv.keep_metadata {

@@ -25,7 +25,6 @@ use super::{
 };
 use crate::error::{Result, WriteError};
 use crate::output::AtomicOutput;
-use crate::pipe::PipeWriter;
 
 /// Writing a [`PerfData`] tree back as perf.data.
 ///
@@ -123,7 +122,7 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
 fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
     let meta = source_meta(tree, Target::Pipe, opts)?;
     let mut conv = Converter::new(*opts, &meta, Target::Pipe);
-    let mut writer = PipeWriter::new(out, conv.out_endian)?;
+    let mut writer = conv.pipe_writer(out)?;
     let warnings = if conv.keep_metadata {
         conv.stream_features = Some(StreamFeatures::new(&meta, opts, conv.out_endian)?);
         Vec::new()
