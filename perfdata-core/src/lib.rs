@@ -33,8 +33,7 @@
 //!
 //! ```
 //! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
-//! # let dir = tempfile::tempdir()?;
-//! # let output = dir.path().join("out.data");
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
 //!     pids: Some(vec![(31451, 31451)]),
@@ -58,8 +57,7 @@
 //! use perfdata_core::record::{PaddedString, RecordBody};
 //! use perfdata_core::PerfData;
 //! use perfdata_write::WriteTree;
-//! # let dir = tempfile::tempdir()?;
-//! # let output = dir.path().join("out.data");
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
 //! let mut tree = PerfData::read(input)?; // compressed records? use read_with(.., Contents)
 //! for entry in &mut tree.records {

@@ -11,8 +11,7 @@
 //!
 //! ```
 //! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
-//! # let dir = tempfile::tempdir()?;
-//! # let output = dir.path().join("out.data");
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
 //!     pids: Some(vec![(31451, 31451)]),
@@ -32,8 +31,7 @@
 //! use perfdata_core::record::{PaddedString, RecordBody};
 //! use perfdata_core::{PerfData, ReadOptions};
 //! use perfdata_write::WriteTree;
-//! # let dir = tempfile::tempdir()?;
-//! # let output = dir.path().join("out.data");
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-compressed.data");
 //! // Contents: the records inside compressed records, compressed again when written.
 //! let mut tree = PerfData::read_with(input, ReadOptions::Contents)?;
@@ -56,8 +54,10 @@
 //!   last; it refuses what would make an invalid file (a pipe stream's header records in
 //!   the data section, compressed records without the COMPRESSED feature) and derives
 //!   SAMPLE_TIME and the AUXTRACE index itself.
-//! - [`PipeWriter`] writes pipe mode without seeking; [`compress::Compressor`] makes
-//!   COMPRESSED records.
+//! - [`PipeWriter`] writes pipe mode without seeking; it refuses what perf cannot read
+//!   (a compressed record before the COMPRESSED feature, a record naming an event
+//!   before any HEADER_ATTR). Both writers refuse a record whose size field or payload
+//!   is not as long as it says. [`compress::Compressor`] makes COMPRESSED records.
 //! - [`convert`] is the pipeline behind `perfdata convert`, under both ways above.
 //! - [`output::AtomicOutput`] writes to a temp file beside the target and renames it
 //!   into place only when everything succeeded.
