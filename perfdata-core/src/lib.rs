@@ -99,4 +99,4 @@ pub use error::{Error, Problem, Result};
 
 pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
 pub use reader::{Item, PerfReader, ReadOptions};
-pub use tree::{Entry, PerfData};
+pub use tree::{Entry, PerfData, ReadContainer};

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::meta::Metadata;
-use crate::raw::Origin;
+use crate::raw::{Origin, OwnedRecord};
 use crate::reader::{PerfReader, ReadOptions};
 use crate::record::{Record, RecordType};
 
@@ -37,6 +37,20 @@ impl Entry {
     }
 }
 
+/// A compressed record that held some of a tree's records when it was read, kept as
+/// stored: what lets the tree, unchanged, be written back byte for byte (compressing
+/// its records again would not give perf's bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadContainer {
+    /// Index in [`PerfData::records`] of the first record read after it.
+    pub at: usize,
+    /// How many records came out of it then (from `at` on; a record that starts in one
+    /// container and ends in the next comes out of the next).
+    pub contents: usize,
+    /// The COMPRESSED or COMPRESSED2 record.
+    pub record: OwnedRecord,
+}
+
 /// A whole recording: its metadata and every record, decoded.
 ///
 /// `meta` is the truth for the attrs (`meta.attrs`, with their ids), the features
@@ -50,6 +64,8 @@ pub struct PerfData {
     /// The first and last sample time as read: when the samples still span it, the
     /// input's SAMPLE_TIME stands (perf may state a wider span, or zeros).
     read_span: Option<(u64, u64)>,
+    /// The compressed records of a tree read with its contents.
+    containers: Vec<ReadContainer>,
 }
 
 impl PerfData {
@@ -67,24 +83,44 @@ impl PerfData {
     }
 
     /// Read `path`: with `ReadOptions::Contents` the tree holds the records inside
-    /// compressed records, with `Containers` the containers as stored. A tree holds each
-    /// record once, so `ContainersAndContents` reads as `Contents`.
+    /// compressed records (and keeps the containers aside, see
+    /// [`PerfData::read_containers`]), with `Containers` the containers as stored. A tree
+    /// holds each record once, so `ContainersAndContents` reads as `Contents`.
     pub fn read_with(path: impl AsRef<Path>, opts: ReadOptions) -> Result<Self> {
-        // A tree holds each record once: the containers, or what they hold.
+        let path = path.as_ref();
+        // A directory's streams are each compressed on their own: a file made of them
+        // is compressed again whatever, so its containers are not kept.
         let opts = match opts {
-            ReadOptions::ContainersAndContents => ReadOptions::Contents,
+            ReadOptions::Contents if path.is_dir() => ReadOptions::Contents,
+            ReadOptions::Contents => ReadOptions::ContainersAndContents,
             other => other,
         };
         Self::from_reader(PerfReader::open_with(path, opts)?)
     }
 
     /// Drain `reader` into a tree. Records whose bytes do not fit their type's layout are
-    /// kept raw, with a warning in `meta.warnings`.
+    /// kept raw, with a warning in `meta.warnings`. A reader that returns compressed
+    /// records and their contents (`ContainersAndContents`) gives a tree of the contents
+    /// with the containers kept aside.
     pub fn from_reader(mut reader: PerfReader) -> Result<Self> {
         let mut records = Vec::new();
+        let mut containers: Vec<ReadContainer> = Vec::new();
         let mut warnings = Vec::new();
         let mut span = None;
+        let aside = reader.options() == ReadOptions::ContainersAndContents;
         while let Some(item) = reader.next_record()? {
+            if aside && item.raw.is_compressed() {
+                containers.push(ReadContainer {
+                    at: records.len(),
+                    contents: 0,
+                    record: item.raw.to_owned_record(),
+                });
+                continue;
+            }
+            if let (Origin::Decompressed { .. }, Some(c)) = (item.raw.origin, containers.last_mut())
+            {
+                c.contents += 1;
+            }
             if item.raw.record_type() == RecordType::Sample {
                 span = widen(span, item.locate().time);
             }
@@ -107,6 +143,7 @@ impl PerfData {
             meta,
             records,
             read_span: span,
+            containers,
         })
     }
 
@@ -117,6 +154,7 @@ impl PerfData {
             meta,
             records,
             read_span: None,
+            containers: Vec::new(),
         }
     }
 
@@ -124,6 +162,14 @@ impl PerfData {
     /// with [`PerfData::new`], or without timed samples).
     pub fn read_sample_span(&self) -> Option<(u64, u64)> {
         self.read_span
+    }
+
+    /// The compressed records the tree's records came out of, as read (empty unless it
+    /// was read with `ReadOptions::Contents` from a file or stream with compressed
+    /// records). A writer may copy them instead of compressing again, when the records
+    /// are still what came out of them where they came out.
+    pub fn read_containers(&self) -> &[ReadContainer] {
+        &self.containers
     }
 }
 

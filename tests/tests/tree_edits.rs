@@ -211,9 +211,14 @@ fn a_removed_event_takes_its_ids_and_id_index_entries() {
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_changed_feature_is_what_perf_shows() {
     let dir = tempfile::tempdir().unwrap();
-    for file in ["file-cpu-clock.data", "pipe-cpu-clock.data"] {
+    // A compressed file's compressed records are written back as they were.
+    for file in [
+        "file-cpu-clock.data",
+        "pipe-cpu-clock.data",
+        "file-compressed.data",
+    ] {
         let input = fixtures_dir().join(file);
-        let mut tree = PerfData::read(&input).unwrap();
+        let mut tree = PerfData::read_with(&input, ReadOptions::Contents).unwrap();
         let host = tree.meta.features.get_mut(&FeatureId::Hostname).unwrap();
         host.feature = Feature::Hostname(PerfString::new("renamed-host"));
         let out = dir.path().join(file);
@@ -226,5 +231,19 @@ fn a_changed_feature_is_what_perf_shows() {
         // Everything else is as it was.
         let script = |p: &Path| perf_ok(&["script", "-F", "comm,tid,time,ip,period"], p);
         assert_eq!(script(&out), script(&input), "{file}");
+        assert_eq!(containers(&out), containers(&input), "{file}");
     }
+    assert!(!containers(&fixtures_dir().join("file-compressed.data")).is_empty());
+}
+
+/// The compressed records of a recording, as stored.
+fn containers(path: &Path) -> Vec<Vec<u8>> {
+    let mut r = PerfReader::open_with(path, ReadOptions::Containers).unwrap();
+    let mut out = Vec::new();
+    while let Some(item) = r.next_record().unwrap() {
+        if item.raw.is_compressed() {
+            out.push(item.raw.bytes.to_vec());
+        }
+    }
+    out
 }

@@ -27,6 +27,9 @@ fn converted(path: &Path, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
 enum Read {
     /// `PerfData::read`: compressed records kept whole.
     Tree,
+    /// `PerfData::read_with(.., Contents)`: the records inside compressed records, as
+    /// a tree is read to be edited.
+    Contents,
     /// From the reader convert opens for the options (records inside compressed
     /// records when the conversion expands them).
     AsConvert,
@@ -36,6 +39,7 @@ enum Read {
 fn written(path: &Path, read: Read, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
     let tree = match read {
         Read::Tree => PerfData::read(path),
+        Read::Contents => PerfData::read_with(path, ReadOptions::Contents),
         Read::AsConvert => {
             let (reader, _) = convert::open_input(path, |_| *opts).map_err(|e| e.to_string())?;
             PerfData::from_reader(reader)
@@ -119,6 +123,26 @@ fn an_unchanged_tree_writes_the_input_back() {
         40 - 1 - NOT_CANONICAL
     };
     assert_eq!(identical.len(), fixtures + corpus, "{identical:?}");
+}
+
+#[test]
+fn an_unchanged_tree_read_with_its_contents_writes_the_input_back() {
+    // The compressed records it was read from are written back as they were.
+    let identical = compare_all(Read::Contents, |_| ConvertOptions::default(), &[]);
+    let fixtures = fixture_files().iter().filter(|p| p.is_file()).count();
+    let corpus = if cfg!(no_corpus) {
+        0
+    } else {
+        40 - 1 - NOT_CANONICAL
+    };
+    assert_eq!(identical.len(), fixtures + corpus, "{identical:?}");
+    for compressed in [
+        "file-compressed.data",
+        "pipe-compressed.data",
+        "strip-compressed.data",
+    ] {
+        assert!(identical.iter().any(|n| n == compressed), "{identical:?}");
+    }
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! recomputed: offsets, record sizes, SAMPLE_TIME, the AUXTRACE index, ID_INDEX entries
 //! of ids no attr has any more, and a pipe stream's header records when `meta` no
 //! longer says what they say. An unchanged tree comes back as the input's bytes wherever
-//! `perfdata convert` gives them back.
+//! `perfdata convert` gives them back, also when read with the records inside compressed
+//! records: the compressed records it was read from are written back as they were
+//! ([`verbatim`]).
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -25,6 +27,9 @@ use super::{
 };
 use crate::error::{Result, WriteError};
 use crate::output::AtomicOutput;
+
+mod verbatim;
+use verbatim::Verbatim;
 
 /// Writing a [`PerfData`] tree back as perf.data.
 ///
@@ -111,8 +116,12 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
             ContainerKind::Directory => merged_order(&tree.records),
             _ => (0..tree.records.len()).collect(),
         };
+        let mut verbatim = Verbatim::plan(tree, opts, &meta, Target::File)?;
         for i in order {
-            write_entry(&mut conv, &mut sink, &tree.records[i], &meta)?;
+            write_at(&mut conv, &mut sink, tree, i, &meta, verbatim.as_mut())?;
+        }
+        if let Some(v) = verbatim.as_mut() {
+            v.finish(&mut conv, &mut sink, &meta)?;
         }
         conv.finish_compression(&mut sink)?;
     }
@@ -131,8 +140,12 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
     };
     {
         let mut sink = PipeSink(&mut writer);
-        for entry in &tree.records {
-            write_entry(&mut conv, &mut sink, entry, &meta)?;
+        let mut verbatim = Verbatim::plan(tree, opts, &meta, Target::Pipe)?;
+        for i in 0..tree.records.len() {
+            write_at(&mut conv, &mut sink, tree, i, &meta, verbatim.as_mut())?;
+        }
+        if let Some(v) = verbatim.as_mut() {
+            v.finish(&mut conv, &mut sink, &meta)?;
         }
         conv.finish_compression(&mut sink)?;
     }
@@ -140,32 +153,43 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
     Ok((writer.finish()?, report))
 }
 
-/// Encode one record of the tree (its size recomputed) and write it through the
-/// conversion.
-fn write_entry(
+/// Write record `index` of the tree, or the compressed records read before it that
+/// stand for it (see [`Verbatim`]).
+fn write_at(
     conv: &mut Converter,
     sink: &mut dyn Sink,
-    entry: &Entry,
+    tree: &PerfData,
+    index: usize,
     meta: &Metadata,
+    verbatim: Option<&mut Verbatim>,
 ) -> Result<()> {
+    let entry = &tree.records[index];
+    if let Some(v) = verbatim {
+        if !v.before(index, entry, conv, sink, meta)? {
+            return Ok(());
+        }
+    }
+    let Some(bytes) = encoded(entry, meta)? else {
+        return Ok(());
+    };
+    let raw = raw(&bytes, entry, meta.endian);
+    conv.record(sink, &Item { raw, meta })
+}
+
+/// One record of the tree encoded as it is written (its size recomputed; an ID_INDEX
+/// without the ids no attr has), payload last; `None` when nothing is left of it.
+fn encoded(entry: &Entry, meta: &Metadata) -> Result<Option<Vec<u8>>> {
     let at = |e: &dyn std::fmt::Display| {
         let ty = entry.record.record_type();
         WriteError::unsupported(Some(entry.offset), format!("record {ty}: {e}"))
     };
-    let id_index;
-    let record = match without_stale_ids(&entry.record, meta) {
-        Some(edited) => {
-            id_index = edited;
-            match &id_index {
-                Some(r) => r,
-                None => return Ok(()),
-            }
-        }
-        None => &entry.record,
+    let edited = match without_stale_ids(&entry.record, meta) {
+        Some(None) => return Ok(None),
+        Some(edited) => edited,
+        None => None,
     };
-    let bytes = record.encode(meta.endian).map_err(|e| at(&e))?;
-    let raw = raw(&bytes, entry, meta.endian);
-    conv.record(sink, &Item { raw, meta })
+    let record = edited.as_ref().unwrap_or(&entry.record);
+    Ok(Some(record.encode(meta.endian).map_err(|e| at(&e))?))
 }
 
 /// An encoded record of the tree (header, then payload) framed as the reader frames
