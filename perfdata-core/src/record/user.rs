@@ -210,6 +210,25 @@ pub struct IdIndex {
     pub entries2: Option<Vec<IdIndexEntry2>>,
 }
 
+impl IdIndex {
+    /// Keep the entries (and their second-array entries) of the ids `keep` accepts;
+    /// whether any went.
+    pub fn retain_ids(&mut self, mut keep: impl FnMut(u64) -> bool) -> bool {
+        let flags: Vec<bool> = self.entries.iter().map(|e| keep(e.id)).collect();
+        if flags.iter().all(|&k| k) {
+            return false;
+        }
+        let mut it = flags.iter();
+        self.entries
+            .retain(|_| *it.next().expect("one flag per entry"));
+        if let Some(second) = &mut self.entries2 {
+            let mut it = flags.iter();
+            second.retain(|_| *it.next().unwrap_or(&true));
+        }
+        true
+    }
+}
+
 /// AUXTRACE_INFO (70): what decodes the AUX area trace (type 1 Intel PT, 2 Intel BTS,
 /// 3 CoreSight ETM, 4 Arm SPE, 5 S390 CPUMSF, ...) and its parameters.
 #[binrw]

@@ -11,7 +11,6 @@ use perfdata_core::{Item, PerfReader};
 use super::{finish_file, output_attrs, sink::FileSink, ConvertOptions, Converter, Report, Target};
 use crate::edit::EditStage;
 use crate::error::Result;
-use crate::file::FileWriter;
 
 /// The next record of one stream, copied out of its reader, with the time it is merged
 /// by (its own, or its stream's last one).
@@ -44,7 +43,7 @@ pub(super) fn directory_to_file<W: Write + Seek>(
     conv.edit = edit;
     let out_meta = conv.out_meta(&meta)?;
     let attrs = output_attrs(&out_meta, opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    let mut writer = conv.file_writer(out, &attrs, &out_meta)?;
     drop(out_meta);
     let mut streams = reader.into_streams();
     let mut last_times = vec![0u64; streams.len()];

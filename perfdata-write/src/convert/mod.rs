@@ -9,6 +9,7 @@ mod features;
 mod merge;
 mod sink;
 mod stream_features;
+mod tree;
 mod verify;
 
 use std::io::{Seek, Write};
@@ -27,6 +28,8 @@ use crate::pipe::PipeWriter;
 pub use features::{output_attrs, FeatureEdits};
 use sink::Sink;
 use stream_features::{Place, StreamFeatures};
+pub(crate) use tree::atomically;
+pub use tree::{write_tree, WriteTree};
 
 /// The container to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +248,31 @@ impl Converter {
         }
         self.report.records_out += 1;
         Ok(())
+    }
+
+    /// The file writer of a conversion: the features are derived here, and a file's
+    /// data records are copied as the input had them.
+    fn file_writer<W: Write + Seek>(
+        &self,
+        out: W,
+        attrs: &[AttrEntry],
+        meta: &Metadata,
+    ) -> Result<FileWriter<W>> {
+        let writer = FileWriter::new(out, self.out_endian, attrs, &meta.event_types)?;
+        Ok(match self.keep_metadata {
+            true => writer.caller_derives().copying_file_data(),
+            false => writer.caller_derives(),
+        })
+    }
+
+    /// The pipe writer of a conversion: a stream's records are copied as the input had
+    /// them.
+    fn pipe_writer<W: Write>(&self, out: W) -> Result<PipeWriter<W>> {
+        let writer = PipeWriter::new(out, self.out_endian)?;
+        Ok(match self.keep_metadata {
+            true => writer.copying_stream(),
+            false => writer,
+        })
     }
 
     /// The edits' last word: an edit that selected nothing fails here, before the
@@ -474,7 +502,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     }
     let out_meta = conv.out_meta(reader.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    let mut writer = conv.file_writer(out, &attrs, &out_meta)?;
     drop(out_meta);
     let nr_attrs = reader.meta().attrs.len();
     {
@@ -518,7 +546,7 @@ fn finish_file<W: Write + Seek>(
         writer.auxtrace_positions(),
         conv.out_endian,
     )?;
-    let out = writer.finish(&feats, &out_meta.feature_index_slack)?;
+    let out = writer.finish_encoded(&feats, &out_meta.feature_index_slack)?;
     Ok((out, conv.report(meta, edits.warnings)))
 }
 
@@ -550,7 +578,7 @@ pub(crate) fn to_pipe_with<W: Write>(
     let mut reader = reader;
     let mut conv = Converter::new(*opts, reader.meta(), Target::Pipe);
     conv.edit = edit;
-    let mut writer = PipeWriter::new(out, conv.out_endian)?;
+    let mut writer = conv.pipe_writer(out)?;
     // A file's header sections become the records that open a stream; a stream's
     // own metadata records pass through.
     let warnings = if conv.keep_metadata {

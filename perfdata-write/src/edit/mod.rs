@@ -356,6 +356,26 @@ pub fn run<W: Write + Seek>(
     }
 }
 
+/// [`run`] from the recording at `input` (a file, a directory, or `-` for stdin) into
+/// a new file at `output`, in the input's container unless `opts` say otherwise,
+/// written through [`crate::output::AtomicOutput`]: the output appears only when every
+/// record was written and every edit finished without error.
+pub fn run_file(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    opts: &ConvertOptions,
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<Report> {
+    let input = input.as_ref();
+    let reader = open(input)?;
+    let target = opts.target_for(reader.meta().container);
+    // The output keeps a file's permissions and modification time, as convert does.
+    let like = Some(input).filter(|p| p.is_file());
+    convert::atomically(output.as_ref(), like, |out| {
+        run(reader, target, out, opts, edits)
+    })
+}
+
 /// [`run`] into a pipe-mode stream on an output that cannot seek (stdout).
 pub fn run_to_pipe<W: Write>(
     reader: PerfReader,

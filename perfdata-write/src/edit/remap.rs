@@ -5,9 +5,9 @@
 //! their sizes recomputed; the others are written as they were.
 
 use perfdata_core::feature::{BuildIdEntry, Feature, FeatureId};
-use perfdata_core::record::{misc, Mmap2Id, PaddedString, RecordBody, RecordType};
+use perfdata_core::record::{misc, Mmap2Id, PaddedString, Record, RecordBody, RecordType};
 use perfdata_core::text::c_str_lossy;
-use perfdata_core::{Item, Metadata};
+use perfdata_core::{Item, Metadata, PerfData};
 
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
@@ -137,16 +137,9 @@ fn set_id(bytes: &mut [u8; 20], size: &mut u8, id: &[u8]) {
     *size = id.len() as u8;
 }
 
-impl RecordEdit for Remap {
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
-        let ty = item.raw.record_type();
-        if !matches!(
-            ty,
-            RecordType::Mmap | RecordType::Mmap2 | RecordType::HeaderBuildId
-        ) {
-            return Ok(Action::Keep);
-        }
-        let mut record = item.decode()?;
+impl Remap {
+    /// Rewrite one record in place (MMAP, MMAP2, HEADER_BUILD_ID); whether it changed.
+    fn edit_record(&self, record: &mut Record) -> bool {
         let misc_word = record.header.misc;
         let changed = match &mut record.body {
             RecordBody::Mmap(m) => self.new_path(&m.filename.bytes).map(|p| {
@@ -187,7 +180,46 @@ impl RecordEdit for Remap {
             }
             _ => None,
         };
-        if changed.is_none() {
+        changed.is_some()
+    }
+
+    /// The same remap on an owned tree: its MMAP, MMAP2 and HEADER_BUILD_ID records and
+    /// its BUILD_ID feature; write it with [`crate::WriteTree`]. A tree holding
+    /// compressed records is refused (the maps inside them would stay as they were):
+    /// read it with `ReadOptions::Contents`.
+    pub fn apply(&mut self, tree: &mut PerfData) -> Result<()> {
+        if let Some(e) = tree.records.iter().find(|e| {
+            matches!(
+                e.record.record_type(),
+                RecordType::Compressed | RecordType::Compressed2
+            )
+        }) {
+            return Err(WriteError::unsupported(
+                Some(e.offset),
+                "the tree holds compressed records, whose maps a remap cannot reach: \
+                 read it with ReadOptions::Contents",
+            ));
+        }
+        for e in &mut tree.records {
+            if self.edit_record(&mut e.record) {
+                self.changed += 1;
+            }
+        }
+        self.edit_meta(&mut tree.meta)
+    }
+}
+
+impl RecordEdit for Remap {
+    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+        let ty = item.raw.record_type();
+        if !matches!(
+            ty,
+            RecordType::Mmap | RecordType::Mmap2 | RecordType::HeaderBuildId
+        ) {
+            return Ok(Action::Keep);
+        }
+        let mut record = item.decode()?;
+        if !self.edit_record(&mut record) {
             return Ok(Action::Keep);
         }
         self.changed += 1;

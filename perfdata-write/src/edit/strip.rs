@@ -277,21 +277,8 @@ impl Strip {
         let RecordBody::IdIndex(index) = &mut record.body else {
             return Ok(Action::Keep);
         };
-        let keep: Vec<bool> = index
-            .entries
-            .iter()
-            .map(|e| !self.removed_ids.contains(&e.id))
-            .collect();
-        if keep.iter().all(|&k| k) {
+        if !index.retain_ids(|id| !self.removed_ids.contains(&id)) {
             return Ok(Action::Keep);
-        }
-        let mut flags = keep.iter();
-        index
-            .entries
-            .retain(|_| *flags.next().expect("one flag per entry"));
-        if let Some(second) = &mut index.entries2 {
-            let mut flags = keep.iter();
-            second.retain(|_| *flags.next().unwrap_or(&true));
         }
         Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
     }

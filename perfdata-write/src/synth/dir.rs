@@ -70,7 +70,7 @@ impl SynthTarget for DirWriter {
             features.push((FeatureId::Compressed, section.encode(endian)));
         }
         features.sort_by_key(|(id, _)| id.bit());
-        let mut data = self.data.finish(&features, &[])?;
+        let mut data = self.data.finish_encoded(&features, &[])?;
         data.flush()
             .map_err(|e| WriteError::io("writing data", e))?;
         for (i, mut s) in self.streams.into_iter().enumerate() {
@@ -101,7 +101,8 @@ impl SynthWriter<DirWriter> {
             opts.endian,
             &attr_entries(&events, &ids),
             &[],
-        )?;
+        )?
+        .caller_derives();
         let streams = (0..host.nr_cpus.max(1))
             .map(|i| create(&path.join(format!("data.{i}"))))
             .collect::<Result<Vec<_>>>()?;

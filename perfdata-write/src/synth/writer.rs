@@ -76,7 +76,7 @@ impl<W: Write + Seek> SynthTarget for FileWriter<W> {
         FileWriter::write_record(self, bytes, payload)
     }
     fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<W> {
-        FileWriter::finish(self, features, &[])
+        FileWriter::finish_encoded(self, features, &[])
     }
 }
 
@@ -153,7 +153,8 @@ impl<W: Write + Seek> SynthWriter<FileWriter<W>> {
     pub fn file(out: W, spec: TraceSpec) -> Result<Self> {
         let TraceSpec { events, host, opts } = spec;
         let (events, ids) = prepare(events, &host, &opts)?;
-        let target = FileWriter::new(out, opts.endian, &attr_entries(&events, &ids), &[])?;
+        let target =
+            FileWriter::new(out, opts.endian, &attr_entries(&events, &ids), &[])?.caller_derives();
         SynthWriter::with_target(target, events, ids, host, opts)
     }
 }
