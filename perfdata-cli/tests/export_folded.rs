@@ -3,34 +3,19 @@
 //! the same stacks with the same counts.
 
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata};
+use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod exports;
 mod workload;
 
+use exports::export;
 use exports::script::{perf_folded, Depth};
 
 fn our_folded(path: &Path, dir: &Path) -> BTreeMap<String, u64> {
-    let out_file = dir.join(format!("{}.folded", name(path)));
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("folded"),
-        OsStr::new("-o"),
-        out_file.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(&out_file)
-        .expect("output written")
+    String::from_utf8(export(path, "folded", dir))
+        .expect("UTF-8")
         .lines()
         .map(|l| {
             let (stack, n) = l.rsplit_once(' ').expect("stack count");

@@ -10,42 +10,16 @@
 //! -G`, and the leaf of each of our stacks).
 
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata};
+use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod exports;
 mod workload;
 
 use exports::decode::{self, Folded};
+use exports::export;
 use exports::script::{leaves, perf_folded, Depth};
-
-fn export(path: &Path, format: &str, dir: &Path) -> Vec<u8> {
-    let out_file = dir.join(format!("{}.{format}", name(path)));
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new(format),
-        OsStr::new("-o"),
-        out_file.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "export --format {format} {}: {}",
-        name(path),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bytes = std::fs::read(&out_file).expect("output written");
-    assert!(
-        !bytes.is_empty(),
-        "{format} output of {} is empty",
-        name(path)
-    );
-    bytes
-}
 
 /// Every format of `input`, folded back, against perf; the differences, if any.
 fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
