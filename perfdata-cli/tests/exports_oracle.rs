@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod exports;
+mod readperf_csv;
+mod report_rows;
 mod workload;
 
 use exports::decode::{self, Folded};
@@ -148,4 +150,34 @@ fn fresh_exports_fold_to_perf_scripts_stacks() {
         pprof.keys().any(|k| k.ends_with(";main;mid;leaf")),
         "{pprof:?}"
     );
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn csv_tables_match_perf() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let twice = format!("{spin}; {spin}");
+    // Two processes forked and exec'd by a shell: FORK, COMM exec, EXIT, symbols.
+    let sh = workload::record(
+        dir.path(),
+        "sh.data",
+        &["-e", "cpu-clock", "-c", "50000"],
+        &["sh", "-c", &twice],
+    );
+    let f = fixtures_dir();
+    let inputs = [
+        f.join("file-callgraph-fp.data"),
+        f.join("file-system-wide.data"),
+        f.join("file-multi-event.data"),
+        f.join("file-compressed.data"),
+        f.join("dir-threads.data"),
+        sh,
+    ];
+    let problems: Vec<String> = inputs
+        .iter()
+        .flat_map(|i| readperf_csv::check(i, dir.path()))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -20,6 +20,7 @@ pub mod flamegraph;
 pub mod folded;
 pub mod pprof;
 pub mod process;
+pub mod readperf;
 pub mod replay;
 pub mod speedscope;
 pub mod stacks;
