@@ -56,7 +56,8 @@ enum Command {
     Anonymize(anonymize::AnonymizeArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
-    /// Write the samples in another profiler's format (folded stacks).
+    /// Write the samples in another profiler's format (folded, pprof, speedscope,
+    /// firefox, flamegraph).
     Export(export::ExportArgs),
 }
 

@@ -15,9 +15,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod firefox;
+pub mod flamegraph;
 pub mod folded;
+pub mod pprof;
 pub mod process;
+pub mod readperf;
 pub mod replay;
+pub mod speedscope;
+pub mod stacks;
 pub mod symbolize;
 pub mod symtab;
 pub mod table;
