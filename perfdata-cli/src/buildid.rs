@@ -58,7 +58,7 @@ pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
         BuildIdCommand::List { file, json } => {
             let list = perfdata_core::buildids::list(edit::open(file.path())?)?;
             if *json {
-                println!("{}", serde_json::to_string_pretty(&list)?);
+                perfdata_core::json::write_pretty(&mut std::io::stdout().lock(), &list)?;
             } else {
                 for dso in &list {
                     println!("{dso}");

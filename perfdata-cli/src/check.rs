@@ -41,10 +41,8 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, crate::CliError> {
             1
         });
         if args.json {
-            let mut v = serde_json::to_value(&report)?;
-            v["file"] = serde_json::Value::String(file.display().to_string());
-            serde_json::to_writer(&mut out, &v)?;
-            writeln!(out)?;
+            let v = report.to_json(&file.display().to_string());
+            perfdata_core::json::write_line(&mut out, &v)?;
         } else {
             write_text(&mut out, &file.display().to_string(), &report)?;
         }

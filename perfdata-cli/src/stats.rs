@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::Path;
 
 use perfdata_core::stats::Stats;
-use serde_json::json;
 
 use crate::{print_warnings, CliError};
 
@@ -18,13 +17,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
         .contains_key(&perfdata_core::feature::FeatureId::AuxTrace);
     let mut out = std::io::stdout().lock();
     if as_json {
-        let value = json!({
-            "records": stats.by_name(),
-            "total": stats.total,
-            "events": stats.events,
-        });
-        serde_json::to_writer_pretty(&mut out, &value)?;
-        writeln!(out)?;
+        perfdata_core::json::write_pretty(&mut out, &stats.to_json())?;
     } else {
         write_text(&mut out, &stats, aux)?;
     }

@@ -85,7 +85,9 @@ fn dump_prints_one_line_per_record_with_offsets() {
     ));
     assert_eq!(lines.len() as u64, stats["total"].as_u64().unwrap());
     let first_sample = lines.iter().find(|l| l["type"] == "SAMPLE").unwrap();
-    assert!(first_sample["body"]["ip"].as_u64().unwrap() > 0);
+    // Addresses are hex strings (README, JSON output): jq and JavaScript keep them whole.
+    let ip = first_sample["body"]["ip"].as_str().unwrap();
+    assert!(u64::from_str_radix(ip.strip_prefix("0x").unwrap(), 16).unwrap() > 0);
     assert!(first_sample["body"]["tid"]["pid"].as_i64().unwrap() > 0);
     let offsets: Vec<u64> = lines
         .iter()

@@ -13,6 +13,9 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, name, perf_available, perf_inputs, perf_run, run_perfdata};
 
+mod json_support;
+use json_support::{addr, opt_uint, uint};
+
 /// Pipes perf 6.1 cannot read to their end, read through a file perfdata makes of them.
 fn via_file() -> Vec<(std::path::PathBuf, &'static [&'static str])> {
     let mut v = vec![
@@ -65,7 +68,7 @@ fn expected(path: &Path) -> Vec<String> {
         .enumerate()
         .map(|(i, e)| {
             for id in e["ids"].as_array().unwrap() {
-                by_id.insert(id.as_u64().unwrap(), i);
+                by_id.insert(uint(id), i);
             }
             let name = stats["events"][i]["name"].as_str().unwrap();
             let input = perfdata_tests::name(path);
@@ -77,7 +80,7 @@ fn expected(path: &Path) -> Vec<String> {
                 // perf's names, as the stats oracle checks them against perf.
                 name: name.to_string(),
                 sample_type: e["attr"]["sample_type"].as_str().unwrap_or("").to_string(),
-                period: e["attr"]["sample_period"].as_u64().unwrap_or(0),
+                period: opt_uint(&e["attr"]["sample_period"]).unwrap_or(0),
             }
         })
         .collect();
@@ -88,7 +91,7 @@ fn expected(path: &Path) -> Vec<String> {
             continue;
         }
         let b = &r["body"];
-        let ev = &events[r["event"].as_u64().unwrap_or(0) as usize];
+        let ev = &events[opt_uint(&r["event"]).unwrap_or(0) as usize];
         let has = |f: &str| ev.sample_type.split(" | ").any(|t| t == f);
         let line = |ev: &Event, period: u64| {
             let mut s = Vec::new();
@@ -96,38 +99,39 @@ fn expected(path: &Path) -> Vec<String> {
                 s.push(format!("{}/{}", b["tid"]["pid"], b["tid"]["tid"]));
             }
             if has("CPU") {
-                s.push(format!("[{:03}]", b["cpu"]["cpu"].as_u64().unwrap()));
+                s.push(format!("[{:03}]", uint(&b["cpu"]["cpu"])));
             }
             if has("TIME") {
-                let t = b["time"].as_u64().unwrap();
+                let t = uint(&b["time"]);
                 s.push(format!("{}.{:09}:", t / 1_000_000_000, t % 1_000_000_000));
             }
             s.push(period.to_string());
             s.push(format!("{}:", ev.name));
             if has("ADDR") {
-                s.push(format!("{:x}", b["addr"].as_u64().unwrap()));
+                s.push(format!("{:x}", addr(&b["addr"])));
             }
             if has("IP") {
-                s.push(format!("{:x}", b["ip"].as_u64().unwrap()));
+                s.push(format!("{:x}", addr(&b["ip"])));
             }
             s.join(" ")
         };
-        let period = b["period"].as_u64().unwrap_or(ev.period);
+        let period = opt_uint(&b["period"]).unwrap_or(ev.period);
         // A sample that reads counters is delivered once per counter that moved, with
         // the difference as its period (perf's deliver_sample_value).
+        // A group read has `values`, a single counter's read its `value`.
         let values: Vec<&serde_json::Value> = match &b["read"] {
-            serde_json::Value::Object(o) if o.contains_key("Group") => {
-                o["Group"]["values"].as_array().unwrap().iter().collect()
+            serde_json::Value::Object(o) if o.contains_key("values") => {
+                o["values"].as_array().unwrap().iter().collect()
             }
-            serde_json::Value::Object(o) if o.contains_key("Single") => vec![&o["Single"]],
+            serde_json::Value::Object(o) if o.contains_key("value") => vec![&b["read"]],
             _ => {
                 lines.push(line(ev, period));
                 continue;
             }
         };
         for v in values {
-            let id = v["id"].as_u64().unwrap();
-            let value = v["value"].as_u64().unwrap();
+            let id = uint(&v["id"]);
+            let value = uint(&v["value"]);
             let delta = value - last_value.insert(id, value).unwrap_or(0);
             if delta != 0 {
                 lines.push(line(&events[by_id[&id]], delta));

@@ -55,6 +55,19 @@ impl Report {
     pub fn is_clean(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// `perfdata check --json`'s line for `file`: `{"file", "records", "problems":
+    /// [{offset, context, message}], "stopped", "unreadable"}`, numbers exact
+    /// ([`crate::json::write_line`] makes them safe).
+    pub fn to_json(&self, file: &str) -> serde_json::Value {
+        let mut v = serde_json::json!({ "file": file });
+        if let (Some(m), Ok(serde_json::Value::Object(fields))) =
+            (v.as_object_mut(), serde_json::to_value(self))
+        {
+            m.extend(fields);
+        }
+        v
+    }
 }
 
 /// At most this many problems of one kind are listed, so that a file with a million bad

@@ -141,4 +141,15 @@ impl Stats {
     pub fn by_name(&self) -> BTreeMap<String, u64> {
         self.records.iter().map(|(t, n)| (t.name(), *n)).collect()
     }
+
+    /// `perfdata stats --json`: `{"records": {NAME: count}, "total", "events": [{name,
+    /// samples, lost_samples}]}`, numbers exact ([`crate::json::write_pretty`] makes
+    /// them safe).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "records": self.by_name(),
+            "total": self.total,
+            "events": self.events,
+        })
+    }
 }

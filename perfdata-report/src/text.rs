@@ -120,6 +120,6 @@ pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) 
         })
         .collect();
     let doc = serde_json::json!({ "sort": keys, "events": events });
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
+    // Counts and periods above 2^53 become strings, as in every --json output.
+    perfdata_core::json::write_pretty(out, &doc)
 }

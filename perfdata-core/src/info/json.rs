@@ -9,12 +9,12 @@ use serde_json::{json, Map, Value};
 
 use super::{header_version, time};
 
+/// Write [`to_value`], made [`crate::json::safe`], pretty-printed.
 pub fn write(out: &mut impl Write, meta: &Metadata, captured_on: Option<i64>) -> io::Result<()> {
-    let value = to_value(meta, captured_on);
-    serde_json::to_writer_pretty(&mut *out, &value)?;
-    writeln!(out)
+    crate::json::write_pretty(out, &to_value(meta, captured_on))
 }
 
+/// The header view as JSON, numbers exact (addresses as hex strings).
 pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
     let file = meta
         .header

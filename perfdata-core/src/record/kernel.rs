@@ -37,8 +37,11 @@ crate::text::c_string_text!(PaddedString);
 pub struct Mmap {
     pub pid: i32,
     pub tid: i32,
+    #[serde(serialize_with = "crate::json::addr")]
     pub addr: u64,
+    #[serde(serialize_with = "crate::json::addr")]
     pub len: u64,
+    #[serde(serialize_with = "crate::json::addr")]
     pub pgoff: u64,
     pub filename: PaddedString,
 }
@@ -94,7 +97,11 @@ pub struct ReadRecord {
 /// The 24 bytes of MMAP2 after pgoff: device and inode, or (misc MMAP_BUILD_ID) a build id.
 #[binrw]
 #[br(import(build_id: bool))]
+///
+/// In JSON its fields sit beside MMAP2's own (`maj`, `min`, `ino`, ... or `build_id`),
+/// as perf script prints them, with no variant name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
 pub enum Mmap2Id {
     #[br(pre_assert(!build_id))]
     Inode {
@@ -120,10 +127,14 @@ pub enum Mmap2Id {
 pub struct Mmap2 {
     pub pid: i32,
     pub tid: i32,
+    #[serde(serialize_with = "crate::json::addr")]
     pub addr: u64,
+    #[serde(serialize_with = "crate::json::addr")]
     pub len: u64,
+    #[serde(serialize_with = "crate::json::addr")]
     pub pgoff: u64,
     #[br(args(build_id))]
+    #[serde(flatten)]
     pub id: Mmap2Id,
     pub prot: u32,
     pub flags: u32,
@@ -187,6 +198,7 @@ pub struct Namespaces {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Ksymbol {
+    #[serde(serialize_with = "crate::json::addr")]
     pub addr: u64,
     pub len: u32,
     pub ksym_type: u16,
@@ -218,6 +230,7 @@ pub struct Cgroup {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct TextPoke {
+    #[serde(serialize_with = "crate::json::addr")]
     pub addr: u64,
     pub old_len: u16,
     pub new_len: u16,
@@ -243,5 +256,6 @@ pub struct CallchainDeferred {
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub ips: Vec<u64>,
 }

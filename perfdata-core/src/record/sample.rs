@@ -55,10 +55,12 @@ pub struct ReadValue {
     pub lost: Option<u64>,
 }
 
-/// `struct read_format`, in its single-counter or group form.
+/// `struct read_format`, in its single-counter or group form (in JSON without a variant
+/// name: a group has `values`, a single counter `value`).
 #[binrw]
 #[br(import(rf: ReadFormat))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
 pub enum ReadData {
     #[br(pre_assert(!rf.contains(ReadFormat::GROUP)))]
     Single {
@@ -94,6 +96,7 @@ pub struct Callchain {
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub ips: Vec<u64>,
 }
 
@@ -128,7 +131,9 @@ impl RawData {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BranchEntry {
+    #[serde(serialize_with = "crate::json::addr")]
     pub from: u64,
+    #[serde(serialize_with = "crate::json::addr")]
     pub to: u64,
     #[br(parse_with = read_branch_flags)]
     #[bw(write_with = write_branch_flags)]
@@ -210,6 +215,7 @@ pub struct BranchStack {
 pub struct Regs {
     pub abi: u64,
     #[br(parse_with = bounded::vec, args(if abi != 0 { nr_regs as usize } else { 0 }, 8))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub regs: Vec<u64>,
 }
 
@@ -248,12 +254,14 @@ pub struct Sample {
     #[br(if(f.sample_type.contains(SampleType::IDENTIFIER)))]
     pub identifier: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::IP)))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub ip: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::TID)))]
     pub tid: Option<PidTid>,
     #[br(if(f.sample_type.contains(SampleType::TIME)))]
     pub time: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ADDR)))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ID)))]
     pub id: Option<u64>,
@@ -286,6 +294,7 @@ pub struct Sample {
     #[br(if(f.sample_type.contains(SampleType::REGS_INTR)), args(f.sample_regs_intr.count_ones()))]
     pub regs_intr: Option<Regs>,
     #[br(if(f.sample_type.contains(SampleType::PHYS_ADDR)))]
+    #[serde(serialize_with = "crate::json::addr")]
     pub phys_addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::CGROUP)))]
     pub cgroup: Option<u64>,

@@ -259,6 +259,7 @@ pub struct AuxtraceError {
     pub pid: i32,
     pub tid: i32,
     pub fmt: u32,
+    #[serde(serialize_with = "crate::json::addr")]
     pub ip: u64,
     #[br(if(fmt >= 1))]
     pub time: Option<u64>,

@@ -1,0 +1,130 @@
+//! One record as `perfdata dump` shows it: a JSON object ([`record_value`], written by
+//! [`write_json`] as one line of JSON Lines) or a text line ([`write_text`],
+//! `OFFSET TYPE key=value ...`).
+//!
+//! The object's fields: `offset` (of the record in the file; for a record from a
+//! compressed record, of that compressed record), `decompressed_offset` (its position in
+//! the decompressed stream), `stream` (N for a directory's `data.N`), `type` (perf's
+//! name), `misc`, `size`, `event` (index of the attr), `body` (the model's fields, absent
+//! optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
+//! `undecoded` (why the record was kept as bytes). Numbers follow [`crate::json`]:
+//! addresses are `"0x..."` strings, in both forms.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Map, Value};
+
+use crate::raw::Origin;
+use crate::reader::Item;
+
+/// The record `item` as a JSON object, numbers exact (addresses as hex strings already).
+pub fn record_value(item: &Item<'_>) -> serde_json::Result<Map<String, Value>> {
+    let (record, err) = item.decode_or_raw();
+    let raw = &item.raw;
+    let mut obj = Map::new();
+    obj.insert("offset".into(), json!(raw.offset));
+    if let Origin::Decompressed { stream_offset } = raw.origin {
+        obj.insert("decompressed_offset".into(), json!(stream_offset));
+    }
+    if raw.stream > 0 {
+        obj.insert("stream".into(), json!(raw.stream - 1));
+    }
+    obj.insert("type".into(), json!(record.record_type().name()));
+    obj.insert("misc".into(), json!(record.header.misc));
+    obj.insert("size".into(), json!(record.header.size));
+    if let Some(event) = item.locate().event {
+        obj.insert("event".into(), json!(event));
+    }
+    obj.insert(
+        "body".into(),
+        without_nulls(serde_json::to_value(&record.body)?),
+    );
+    if let Some(sid) = &record.sample_id {
+        obj.insert(
+            "sample_id".into(),
+            without_nulls(serde_json::to_value(sid)?),
+        );
+    }
+    if !record.extra.is_empty() {
+        obj.insert("extra_len".into(), json!(record.extra.len()));
+    }
+    if !record.payload.is_empty() {
+        obj.insert("payload_len".into(), json!(record.payload.len()));
+    }
+    if let Some(e) = err {
+        obj.insert("undecoded".into(), json!(e.to_string()));
+    }
+    Ok(obj)
+}
+
+/// Absent optional fields are left out rather than written as null.
+fn without_nulls(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+/// Write `record` ([`record_value`]) as one line of JSON, made [`crate::json::safe`].
+pub fn write_json(out: &mut impl Write, record: &Map<String, Value>) -> io::Result<()> {
+    crate::json::write_line(out, record)
+}
+
+/// Write `record` ([`record_value`]) as `OFFSET TYPE key=value ...`: nested objects as
+/// dotted keys (`body` adds none), addresses bare, other strings quoted.
+pub fn write_text(out: &mut impl Write, record: &Map<String, Value>) -> io::Result<()> {
+    let offset = record["offset"].as_u64().unwrap_or(0);
+    let ty = record["type"].as_str().unwrap_or("?");
+    write!(out, "{offset:#010x}")?;
+    if let Some(d) = record.get("decompressed_offset") {
+        write!(out, " (+{d})")?;
+    }
+    write!(out, " {ty}")?;
+    for (k, v) in record {
+        if matches!(k.as_str(), "offset" | "type" | "decompressed_offset") {
+            continue;
+        }
+        write_flat(out, k, v)?;
+    }
+    writeln!(out)
+}
+
+fn write_flat(out: &mut impl Write, key: &str, v: &Value) -> io::Result<()> {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let key = if key == "body" {
+                    k.clone()
+                } else {
+                    format!("{key}.{k}")
+                };
+                write_flat(out, &key, v)?;
+            }
+            Ok(())
+        }
+        Value::Null => Ok(()),
+        Value::String(s) if is_address(s) => write!(out, " {key}={s}"),
+        Value::String(s) => write!(out, " {key}={s:?}"),
+        Value::Array(items) if !items.is_empty() && items.iter().all(is_address_value) => {
+            let list: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            write!(out, " {key}=[{}]", list.join(","))
+        }
+        other => write!(out, " {key}={other}"),
+    }
+}
+
+/// Whether `s` is an address as [`crate::json::addr`] writes it.
+fn is_address(s: &str) -> bool {
+    s.strip_prefix("0x")
+        .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+fn is_address_value(v: &Value) -> bool {
+    v.as_str().is_some_and(is_address)
+}
