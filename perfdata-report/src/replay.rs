@@ -183,7 +183,7 @@ pub fn replay(path: &Path) -> Result<Replay> {
             }
             RecordBody::HeaderBuildId(b) => Event::BuildId {
                 filename: b.filename.as_str_lossy(),
-                build_id: b.build_id.to_vec(),
+                build_id: b.build_id_padded.to_vec(),
             },
             RecordBody::Sample(s) => {
                 let Some(event) = event_idx else { continue };

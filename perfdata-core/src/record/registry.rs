@@ -1,15 +1,17 @@
 //! The catalogue of record types: one row per type perf defines. Each row gives the
 //! variant, perf's number, the name `perf report --stats` prints, the body model (none for
 //! records that are a header only), the binrw arguments the model needs from the record
-//! and its event, and flags. The rows generate [`RecordType`], [`RecordBody`], the number
-//! and name tables, and both directions of the body dispatch, so adding a record type is
-//! one row here plus its model.
+//! and its event, and flags. A body may name its JSON form (`Model as "path::to::fn"`)
+//! where it differs from the model's own serde form. The rows generate [`RecordType`],
+//! [`RecordBody`], the number and name tables, and both directions of the body dispatch,
+//! so adding a record type is one row here plus its model.
 
 use binrw::Endian;
 
 use super::*;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
+use crate::feature::BuildIdEntry;
 
 /// What a body model may need to know to decode: its record's header, its event's
 /// layout, the byte order and its bytes.
@@ -44,7 +46,7 @@ fn args_of<A>(f: impl Fn(&BodyContext) -> Result<A>, cx: &BodyContext) -> Result
 macro_rules! record_types {
     ($(
         $(#[doc = $doc:literal])*
-        $variant:ident = $num:literal, $name:literal, [$($body:ty)?], [$($args:expr)?], [$($flag:ident),*];
+        $variant:ident = $num:literal, $name:literal, [$($body:ty $(as $json:literal)?)?], [$($args:expr)?], [$($flag:ident),*];
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,7 +60,7 @@ macro_rules! record_types {
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(untagged)]
         pub enum RecordBody {
-            $($(#[doc = $doc])* $variant $(($body))?,)*
+            $($(#[doc = $doc])* $variant $(($(#[serde(serialize_with = $json)])? $body))?,)*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
             /// their type's layout.
             Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
@@ -114,9 +116,10 @@ macro_rules! record_types {
     (@pattern $variant:ident, $v:ident, [$body:ty]) => { RecordBody::$variant($v) };
     (@encode $v:ident, $endian:ident, $out:ident, []) => { () };
     // A model's own write checks (a count that no longer fits its field after an edit)
-    // fail the encoding instead of panicking.
+    // fail the encoding instead of panicking. A model's default write arguments are
+    // those of a record body (a BUILD_ID entry without its header).
     (@encode $v:ident, $endian:ident, $out:ident, [$body:ty]) => {
-        $out.extend_from_slice(&codec::try_encode($v, $endian, ()).map_err(|e| {
+        $out.extend_from_slice(&codec::try_encode($v, $endian, Default::default()).map_err(|e| {
             Error::format(0, "encoding a record body", Problem::Invalid(e.to_string()))
         })?)
     };
@@ -149,7 +152,9 @@ record_types! {
     HeaderAttr = 64, "ATTR", [HeaderAttr], [|cx| Ok((HeaderAttr::attr_len(cx.body, cx.endian),))], [metadata];
     HeaderEventType = 65, "EVENT_TYPE", [HeaderEventType], [], [metadata];
     HeaderTracingData = 66, "TRACING_DATA", [HeaderTracingData], [], [metadata];
-    HeaderBuildId = 67, "BUILD_ID", [HeaderBuildId], [], [metadata];
+    /// The same bytes as a BUILD_ID feature entry: one model, [`BuildIdEntry`], printed
+    /// with perf's field names for the record.
+    HeaderBuildId = 67, "BUILD_ID", [BuildIdEntry as "crate::feature::build_id::serialize_as_record"], [|cx| Ok((false, Some(cx.header)))], [metadata];
     /// FINISHED_ROUND has no body.
     FinishedRound = 68, "FINISHED_ROUND", [], [], [];
     IdIndex = 69, "ID_INDEX", [IdIndex], [], [];

@@ -465,7 +465,7 @@ pub(super) fn write_pipe_header<W: Write>(
         for entry in &list.entries {
             let mut entry = entry.clone();
             entry.header.type_ = RecordType::HeaderBuildId.as_u32();
-            let bytes = encode(&entry, out_endian, (false,));
+            let bytes = encode(&entry, out_endian, (false, true));
             writer.write_record(&bytes, &[])?;
         }
     }
