@@ -6,7 +6,7 @@
 //! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
 
 use binrw::Endian;
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::record::{RecordHeader, RecordType};
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 

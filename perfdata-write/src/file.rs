@@ -10,12 +10,12 @@ use std::io::{Seek, SeekFrom, Write};
 
 use binrw::Endian;
 use perfdata_core::attr::{FileAttr, PerfEventAttr};
-use perfdata_core::codec::{encode, u32_at};
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{
     EventType, FeatureBitmap, FileHeader, FileSection, Magic, FILE_HEADER_SIZE,
 };
 use perfdata_core::record::RecordType;
+use perfdata_core::{encode, u32_at};
 
 use crate::error::{Result, WriteError};
 

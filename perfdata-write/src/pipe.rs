@@ -8,7 +8,7 @@ use std::io::Write;
 
 use binrw::Endian;
 use perfdata_core::attr::PerfEventAttr;
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{Magic, PIPE_HEADER_SIZE};
 use perfdata_core::record::{

@@ -10,7 +10,7 @@ use std::io::Write;
 
 use binrw::Endian;
 use perfdata_core::attr::{SampleType, ATTR_SIZE_PERF_6_1};
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::feature::{
     AuxTrace, AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
 };
@@ -99,7 +99,7 @@ pub fn output_attrs(
                     format!(
                         "attr {i} ({}) uses fields past perf 6.1's 128 bytes (config3 = {:#x}); \
                          cutting it would change the event",
-                        perfdata_core::names::event_name(meta, i),
+                        meta.event_name(i),
                         attr.config3
                     ),
                 ));

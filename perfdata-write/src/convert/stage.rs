@@ -263,9 +263,9 @@ impl RecordStage {
         self.observed.record(ty, time);
         if let Some(sf) = self.stream_features.as_mut() {
             let place = match ty {
-                RecordType::HeaderFeature => Place::Feature(
-                    perfdata_core::codec::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0),
-                ),
+                RecordType::HeaderFeature => {
+                    Place::Feature(perfdata_core::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0))
+                }
                 RecordType::HeaderAttr => Place::Attr,
                 _ => Place::Data,
             };
@@ -330,7 +330,7 @@ fn swap_memory_images(sample: &mut Sample) {
 
 /// Split an encoded record into its `header.size` bytes and the payload after them.
 fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
-    let size = perfdata_core::codec::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
+    let size = perfdata_core::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
     if size >= 8 && size <= bytes.len() {
         bytes.split_at(size)
     } else {

@@ -4,9 +4,9 @@
 //! on the host, or a build tree that moved. Records that change are re-encoded with
 //! their sizes recomputed; the others are written as they were.
 
+use perfdata_core::c_str_lossy;
 use perfdata_core::feature::{BuildIdEntry, Feature, FeatureId};
 use perfdata_core::record::{misc, Mmap2Id, PaddedString, RecordBody, RecordType};
-use perfdata_core::text::c_str_lossy;
 use perfdata_core::{Item, Metadata};
 
 use super::{Action, RecordEdit};
