@@ -1,10 +1,11 @@
 //! The catalogue of record types: one row per type perf defines. Each row gives the
 //! variant, perf's number, the name `perf report --stats` prints, the body model (none for
 //! records that are a header only), the binrw arguments the model needs from the record
-//! and its event, and flags. A body may name its JSON form (`Model as "path::to::fn"`)
-//! where it differs from the model's own serde form. The rows generate [`RecordType`],
-//! [`RecordBody`], the number and name tables, and both directions of the body dispatch,
-//! so adding a record type is one row here plus its model.
+//! and its event, and flags. A body may carry attributes for its [`RecordBody`] field
+//! (a `#[serde(...)]` where its JSON form differs from the model's own). The rows
+//! generate [`RecordType`], [`RecordBody`], the number and name tables, and both
+//! directions of the body dispatch, so adding a record type is one row here plus its
+//! model.
 
 use binrw::Endian;
 
@@ -46,7 +47,7 @@ fn args_of<A>(f: impl Fn(&BodyContext) -> Result<A>, cx: &BodyContext) -> Result
 macro_rules! record_types {
     ($(
         $(#[doc = $doc:literal])*
-        $variant:ident = $num:literal, $name:literal, [$($body:ty $(as $json:literal)?)?], [$($args:expr)?], [$($flag:ident),*];
+        $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*];
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,7 +61,7 @@ macro_rules! record_types {
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(untagged)]
         pub enum RecordBody {
-            $($(#[doc = $doc])* $variant $(($(#[serde(serialize_with = $json)])? $body))?,)*
+            $($(#[doc = $doc])* $variant $(( $(#[$battr])* $body ))?,)*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
             /// their type's layout.
             Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
@@ -154,7 +155,7 @@ record_types! {
     HeaderTracingData = 66, "TRACING_DATA", [HeaderTracingData], [], [metadata];
     /// The same bytes as a BUILD_ID feature entry: one model, [`BuildIdEntry`], printed
     /// with perf's field names for the record.
-    HeaderBuildId = 67, "BUILD_ID", [BuildIdEntry as "crate::feature::build_id::serialize_as_record"], [|cx| Ok((false, Some(cx.header)))], [metadata];
+    HeaderBuildId = 67, "BUILD_ID", [#[serde(serialize_with = "crate::feature::build_id::serialize_as_record")] BuildIdEntry], [|cx| Ok((false, Some(cx.header)))], [metadata];
     /// FINISHED_ROUND has no body.
     FinishedRound = 68, "FINISHED_ROUND", [], [], [];
     IdIndex = 69, "ID_INDEX", [IdIndex], [], [];
