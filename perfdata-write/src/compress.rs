@@ -14,6 +14,7 @@ use crate::error::{Result, WriteError};
 
 /// Which compressed record type to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompressFormat {
     /// PERF_RECORD_COMPRESSED (81): what perf 6.1 reads.
     #[default]

@@ -51,6 +51,7 @@ macro_rules! record_types {
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
         pub enum RecordType {
             $($(#[doc = $doc])* $variant,)*
             /// Any other number (simpleperf's own records start at 32768).
@@ -60,6 +61,7 @@ macro_rules! record_types {
         /// A decoded record body.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(untagged)]
+        #[non_exhaustive]
         pub enum RecordBody {
             $($(#[doc = $doc])* $variant $(( $(#[$battr])* $body ))?,)*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
