@@ -47,13 +47,14 @@ fn args_of<A>(f: impl Fn(&BodyContext) -> Result<A>, cx: &BodyContext) -> Result
 macro_rules! record_types {
     ($(
         $(#[doc = $doc:literal])*
+        $(#[cfg($cfg:meta)])?
         $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*];
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum RecordType {
-            $($(#[doc = $doc])* $variant,)*
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant,)*
             /// Any other number (simpleperf's own records start at 32768).
             Unknown(u32),
         }
@@ -63,7 +64,7 @@ macro_rules! record_types {
         #[serde(untagged)]
         #[non_exhaustive]
         pub enum RecordBody {
-            $($(#[doc = $doc])* $variant $(( $(#[$battr])* $body ))?,)*
+            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant $(( $(#[$battr])* $body ))?,)*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
             /// their type's layout.
             Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
@@ -78,7 +79,7 @@ macro_rules! record_types {
         }
 
         /// Every row, in number order.
-        pub(super) const TABLE: &[Row] = &[$(Row {
+        pub(super) const TABLE: &[Row] = &[$($(#[cfg($cfg)])? Row {
             ty: RecordType::$variant,
             number: $num,
             name: $name,
@@ -89,7 +90,7 @@ macro_rules! record_types {
         /// it used.
         pub(super) fn decode_body(ty: RecordType, cx: &BodyContext) -> Result<(RecordBody, usize)> {
             Ok(match ty {
-                $(RecordType::$variant => record_types!(@decode cx, $variant, [$($body)?], [$($args)?]),)*
+                $($(#[cfg($cfg)])? RecordType::$variant => record_types!(@decode cx, $variant, [$($body)?], [$($args)?]),)*
                 RecordType::Unknown(_) => (RecordBody::Raw(cx.body.to_vec()), cx.body.len()),
             })
         }
@@ -97,7 +98,7 @@ macro_rules! record_types {
         /// Encode a body after its header.
         pub(super) fn encode_body(body: &RecordBody, endian: Endian, out: &mut Vec<u8>) -> Result<()> {
             match body {
-                $(record_types!(@pattern $variant, v, [$($body)?]) => record_types!(@encode v, endian, out, [$($body)?]),)*
+                $($(#[cfg($cfg)])? record_types!(@pattern $variant, v, [$($body)?]) => record_types!(@encode v, endian, out, [$($body)?]),)*
                 RecordBody::Raw(bytes) => out.extend_from_slice(bytes),
             }
             Ok(())
