@@ -180,4 +180,8 @@ record_types! {
     BpfMetadata = 84, "BPF_METADATA", [Box<BpfMetadata>], [], [];
     SchedstatCpu = 85, "SCHEDSTAT_CPU", [SchedstatCpu], [], [];
     SchedstatDomain = 86, "SCHEDSTAT_DOMAIN", [Box<SchedstatDomain>], [], [];
+    /// A number perf has not defined yet, in the unit tests only: what adding a record
+    /// type takes (this row, its model, a test).
+    #[cfg(test)]
+    TestOnly = 87, "TEST_ONLY", [TestOnly], [], [];
 }

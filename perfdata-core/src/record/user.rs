@@ -289,3 +289,13 @@ pub struct BpfMetadata {
     #[br(parse_with = bounded::vec, args(nr_entries as usize, 320))]
     pub entries: Vec<BpfMetadataEntry>,
 }
+
+/// The model of the test-only record type 87 (see the registry's last row).
+#[cfg(test)]
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestOnly {
+    pub pid: i32,
+    pub tid: i32,
+    pub value: u64,
+}
