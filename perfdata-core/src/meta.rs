@@ -348,10 +348,10 @@ impl Metadata {
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }
             RecordType::HeaderBuildId => {
-                // The same layout as a BUILD_ID feature entry, which perf writes with
+                // The same model as a BUILD_ID feature entry, which perf writes with
                 // type 0.
                 let mut entry: BuildIdEntry =
-                    codec::decode(raw.bytes, endian, (false,), raw.offset, &context())?;
+                    codec::decode(raw.bytes, endian, (false, None), raw.offset, &context())?;
                 entry.header.type_ = 0;
                 let section = self.features.entry(FeatureId::BuildId).or_insert_with(|| {
                     let empty = Feature::BuildId(BuildIdList::new(Vec::new()));

@@ -25,6 +25,7 @@ use crate::truncated;
 
 /// What the reader returns of compressed records (COMPRESSED, COMPRESSED2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ReadOptions {
     /// The records inside compressed records, never the containers: every record once,
     /// as a copy loop needs them (the default, so that copying every record cannot

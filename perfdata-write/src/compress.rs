@@ -6,7 +6,7 @@
 //! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
 
 use binrw::Endian;
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::record::{RecordHeader, RecordType};
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
@@ -14,6 +14,7 @@ use crate::error::{Result, WriteError};
 
 /// Which compressed record type to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompressFormat {
     /// PERF_RECORD_COMPRESSED (81): what perf 6.1 reads.
     #[default]

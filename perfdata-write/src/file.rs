@@ -10,7 +10,6 @@ use std::io::{Seek, SeekFrom, Write};
 
 use binrw::Endian;
 use perfdata_core::attr::{FileAttr, PerfEventAttr};
-use perfdata_core::codec::encode;
 use perfdata_core::feature::{
     AuxTrace, AuxTraceEntry, Feature, FeatureId, FeatureSection, SampleTime,
 };
@@ -19,7 +18,7 @@ use perfdata_core::header::{
 };
 use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord};
 use perfdata_core::record::{EventIndex, RecordType};
-use perfdata_core::{EventAttr, Metadata};
+use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
 use crate::framing::checked_type;

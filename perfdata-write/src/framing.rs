@@ -5,9 +5,9 @@
 //! perf would read garbage or stop.
 
 use binrw::Endian;
-use perfdata_core::codec::{u16_at, u32_at};
 use perfdata_core::raw::{frame, Frame};
 use perfdata_core::record::RecordType;
+use perfdata_core::{u16_at, u32_at};
 
 use crate::error::{Result, WriteError};
 

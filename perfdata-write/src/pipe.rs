@@ -8,12 +8,12 @@ use std::io::Write;
 
 use binrw::Endian;
 use perfdata_core::attr::PerfEventAttr;
-use perfdata_core::codec::{encode, u64_at};
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{Magic, PIPE_HEADER_SIZE};
 use perfdata_core::record::{
     HeaderAttr, HeaderFeature, HeaderTracingData, Record, RecordBody, RecordType,
 };
+use perfdata_core::{encode, u64_at};
 
 use crate::error::{Result, WriteError};
 use crate::framing::checked_type;

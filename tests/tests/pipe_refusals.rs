@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use perfdata_core::codec::{u32_at, u64_at};
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::PIPE_HEADER_SIZE;
 use perfdata_core::raw::{frame, Frame};
 use perfdata_core::record::RecordType;
 use perfdata_core::Endian;
+use perfdata_core::{u32_at, u64_at};
 use perfdata_tests::{fixtures_dir, perf_run};
 use perfdata_write::PipeWriter;
 

@@ -15,7 +15,7 @@ use perfdata_write::WriteTree;
 
 /// `perfdata convert` of `path` with `opts`, in memory.
 fn converted(path: &Path, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
-    let (reader, _) = convert::open_input(path, |_| *opts).map_err(|e| e.to_string())?;
+    let (reader, _) = convert::open_input(path, opts).map_err(|e| e.to_string())?;
     let target = opts.target_for(reader.meta().container);
     convert::to_target(reader, target, Cursor::new(Vec::new()), opts)
         .map(|(c, _)| c.into_inner())
@@ -41,7 +41,7 @@ fn written(path: &Path, read: Read, opts: &ConvertOptions) -> Result<Vec<u8>, St
         Read::Tree => PerfData::read(path),
         Read::Contents => PerfData::read_with(path, ReadOptions::Contents),
         Read::AsConvert => {
-            let (reader, _) = convert::open_input(path, |_| *opts).map_err(|e| e.to_string())?;
+            let (reader, _) = convert::open_input(path, opts).map_err(|e| e.to_string())?;
             PerfData::from_reader(reader)
         }
     };

@@ -21,9 +21,9 @@ use perfdata_core::Endian;
 use perfdata_core::{ContainerKind, Entry, Item, Metadata, PerfData};
 
 use super::sink::{FileSink, PipeSink, Sink};
+use super::stage::{split_payload, RecordStage};
 use super::{
-    features, finish_file, output_attrs, split_payload, ConvertOptions, Converter, Report,
-    StreamFeatures, Target,
+    features, file_writer, finish_file, output_attrs, pipe_writer, ConvertOptions, Report, Target,
 };
 use crate::error::{Result, WriteError};
 use crate::output::AtomicOutput;
@@ -106,9 +106,10 @@ pub(crate) fn atomically<T>(
 
 fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
     let meta = source_meta(tree, Target::File, opts)?;
-    let mut conv = Converter::new(*opts, &meta, Target::File);
+    let opts = &opts.resolve(&meta);
+    let mut conv = RecordStage::new(*opts, &meta, Target::File, None)?;
     let attrs = output_attrs(&meta, opts, Target::File)?;
-    let mut writer = conv.file_writer(out, &attrs, &meta)?;
+    let mut writer = file_writer(&conv, out, &attrs, &meta)?;
     {
         let mut sink = FileSink(&mut writer);
         // A directory's streams are merged by time, as perf reads them.
@@ -123,20 +124,20 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_compression(&mut sink)?;
+        conv.finish_records(&mut sink)?;
     }
-    finish_file(writer, &mut conv, &meta)
+    finish_file(writer, conv, opts, &meta)
 }
 
 fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
     let meta = source_meta(tree, Target::Pipe, opts)?;
-    let mut conv = Converter::new(*opts, &meta, Target::Pipe);
-    let mut writer = conv.pipe_writer(out)?;
-    let warnings = if conv.keep_metadata {
-        conv.stream_features = Some(StreamFeatures::new(&meta, opts, conv.out_endian)?);
+    let opts = &opts.resolve(&meta);
+    let mut conv = RecordStage::new(*opts, &meta, Target::Pipe, None)?;
+    let mut writer = pipe_writer(&conv, out)?;
+    let warnings = if conv.keeps_metadata() {
         Vec::new()
     } else {
-        features::write_pipe_header(&meta, opts, &mut writer, conv.out_endian)?
+        features::write_pipe_header(&meta, opts, &mut writer, conv.out_endian())?
     };
     {
         let mut sink = PipeSink(&mut writer);
@@ -147,16 +148,16 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_compression(&mut sink)?;
+        conv.finish_records(&mut sink)?;
     }
-    let report = conv.report(&meta, warnings);
-    Ok((writer.finish()?, report))
+    let (_, report) = conv.into_results();
+    Ok((writer.finish()?, report.finish(&meta, warnings)))
 }
 
 /// Write record `index` of the tree, or the compressed records read before it that
 /// stand for it (see [`Verbatim`]).
 fn write_at(
-    conv: &mut Converter,
+    conv: &mut RecordStage,
     sink: &mut dyn Sink,
     tree: &PerfData,
     index: usize,
@@ -306,7 +307,7 @@ fn carried_by_records(tree: &PerfData) -> HashSet<FeatureId> {
 fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result<Metadata> {
     // What convert would expand (a byte-order or compression change, a directory's or
     // a stream's records into a file) cannot be done on records kept compressed.
-    if Converter::expand(opts, &tree.meta) {
+    if opts.expands(&tree.meta) {
         if let Some(e) = tree.records.iter().find(|e| is_container(&e.record)) {
             return Err(WriteError::unsupported(
                 Some(e.offset),

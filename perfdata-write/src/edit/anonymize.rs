@@ -85,10 +85,10 @@ fn split_record(
 }
 
 /// Pad a file name as perf pads it in build id entries: 64 bytes past its NUL.
-fn build_id_name(path: String) -> Vec<u8> {
+fn build_id_name(path: String) -> PaddedString {
     let mut name = path.into_bytes();
     name.resize((name.len() + 1).div_ceil(64) * 64, 0);
-    name
+    PaddedString { bytes: name }
 }
 
 impl Anonymize {
@@ -109,7 +109,7 @@ impl Anonymize {
 
     /// A BUILD_ID entry with its file name replaced; whether it changed.
     fn entry(&self, e: &mut BuildIdEntry) -> bool {
-        match self.names.path(&e.filename) {
+        match self.names.path(&e.filename.bytes) {
             Some(p) => {
                 e.filename = build_id_name(p);
                 true
@@ -250,11 +250,8 @@ impl Anonymize {
             RecordBody::Mmap(m) => set(&mut m.filename, |b| self.names.path(b)),
             RecordBody::Mmap2(m) => set(&mut m.filename, |b| self.names.path(b)),
             RecordBody::Cgroup(g) => set(&mut g.path, |b| self.names.cgroup(b)),
-            RecordBody::HeaderBuildId(h) => self.names.path(&h.filename.bytes).map(|p| {
-                h.filename = PaddedString {
-                    bytes: build_id_name(p),
-                }
-            }),
+            // The record's body is a BUILD_ID entry, renamed as the feature's are.
+            RecordBody::HeaderBuildId(h) => self.entry(h).then_some(()),
             RecordBody::ThreadMap(t) => {
                 let mut any = None;
                 for e in &mut t.entries {
@@ -413,11 +410,7 @@ mod tests {
         let Some(Feature::BuildId(ids)) = r.meta().feature(FeatureId::BuildId).cloned() else {
             panic!("BUILD_ID");
         };
-        let id_names: Vec<String> = ids
-            .entries
-            .iter()
-            .map(|e| perfdata_core::text::c_str_lossy(&e.filename))
-            .collect();
+        let id_names: Vec<String> = ids.entries.iter().map(|e| e.filename_str()).collect();
         assert!(id_names.iter().any(|n| n == worker), "{id_names:?}");
         assert!(id_names.iter().any(|n| n == "[kernel.kallsyms]"));
         let (mut comms, mut maps) = (Vec::new(), Vec::new());

@@ -1,4 +1,4 @@
-//! Record edits: a stage of the [`convert`](crate::convert) pipeline where each record
+//! Record edits: a stage of the [`crate::convert`] pipeline where each record
 //! is kept, dropped or replaced, in one streaming pass.
 //!
 //! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
@@ -110,7 +110,7 @@ pub fn edit_feature_record(
     use perfdata_core::record::RecordBody;
     let b = item.raw.bytes;
     let is_it = item.raw.record_type() == RecordType::HeaderFeature
-        && perfdata_core::codec::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
+        && perfdata_core::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
     if !is_it {
         return Ok(Action::Keep);
     }
@@ -278,9 +278,7 @@ impl EditStage {
         for e in &mut self.edits {
             e.finish(meta)?;
         }
-        self.event_names = (0..meta.attrs.len())
-            .map(|i| perfdata_core::names::event_name(meta, i))
-            .collect();
+        self.event_names = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
         Ok(())
     }
 

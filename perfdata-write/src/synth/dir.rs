@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::feature::{Compressed, Feature, FeatureId, FeatureSection};
 
 use super::writer::{attr_entries, prepare, SynthTarget, SynthWriter, TraceSpec};

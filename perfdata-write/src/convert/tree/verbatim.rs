@@ -14,7 +14,8 @@ use perfdata_core::raw::{Decompressor, Origin};
 use perfdata_core::{ContainerKind, Entry, Item, Metadata, PerfData, ReadContainer};
 
 use super::super::sink::Sink;
-use super::super::{ConvertOptions, Converter, Target};
+use super::super::stage::RecordStage;
+use super::super::{ConvertOptions, Target};
 use super::encoded;
 use crate::error::Result;
 
@@ -43,7 +44,7 @@ impl<'t> Verbatim<'t> {
         };
         if containers.is_empty()
             || !same_kind
-            || Converter::expand(opts, meta)
+            || opts.expands(meta)
             || !in_place(&tree.records, containers)
             || !unchanged(&tree.records, containers, meta)?
         {
@@ -61,7 +62,7 @@ impl<'t> Verbatim<'t> {
         &mut self,
         index: usize,
         entry: &Entry,
-        conv: &mut Converter,
+        conv: &mut RecordStage,
         sink: &mut dyn Sink,
         meta: &Metadata,
     ) -> Result<bool> {
@@ -76,7 +77,7 @@ impl<'t> Verbatim<'t> {
     /// Write the containers read after the last record.
     pub(super) fn finish(
         &mut self,
-        conv: &mut Converter,
+        conv: &mut RecordStage,
         sink: &mut dyn Sink,
         meta: &Metadata,
     ) -> Result<()> {
