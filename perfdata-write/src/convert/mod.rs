@@ -172,10 +172,13 @@ impl Converter {
         // compressed records too.
         let pipe_to_file = meta.container == ContainerKind::Pipe
             && opts.target_for(meta.container) == Target::File;
+        // A recording that never finished has no COMPRESSED feature to copy (perf
+        // writes the features last): the records are compressed again, and described.
         !matches!(opts.compression, Compression::Keep)
             || endian_change
             || meta.container == ContainerKind::Directory
             || pipe_to_file
+            || meta.unfinished
             || opts.keep_format.is_some()
     }
 
