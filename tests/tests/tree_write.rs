@@ -217,3 +217,44 @@ fn write_file_writes_through_an_atomic_output() {
     // Nothing else is left in the directory (no temp file).
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn a_tree_that_never_finished_derives_sample_time_from_every_sample() {
+    // file-compressed.data as `perf record` leaves it when killed: data.size 0 and
+    // no features after the data.
+    let input = perfdata_tests::fixtures_dir().join("file-compressed.data");
+    let mut bytes = std::fs::read(&input).unwrap();
+    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (offset, size) = (field(&bytes, 40), field(&bytes, 48));
+    bytes.truncate((offset + size) as usize);
+    bytes[48..56].fill(0);
+    let dir = tempfile::tempdir().unwrap();
+    let killed = dir.path().join("killed.data");
+    std::fs::write(&killed, &bytes).unwrap();
+
+    let tree = PerfData::read_with(&killed, ReadOptions::Contents).unwrap();
+    assert!(tree.meta.unfinished);
+    // Every sample is inside a compressed record.
+    assert!(!tree.read_containers().is_empty());
+    let (first, last) = tree.read_sample_span().unwrap();
+    let out = dir.path().join("out.data");
+    tree.write_file(&out).unwrap();
+    let written = PerfData::read(&out).unwrap();
+    assert!(!written.meta.unfinished);
+    match written
+        .meta
+        .feature(perfdata_core::feature::FeatureId::SampleTime)
+    {
+        Some(perfdata_core::feature::Feature::SampleTime(t)) => {
+            assert_eq!((t.first, t.last), (first, last));
+        }
+        other => panic!("SAMPLE_TIME: {other:?}"),
+    }
+    // Identity convert compresses them again too (it refused to write them without
+    // the COMPRESSED feature before), and gives the same bytes.
+    let opts = ConvertOptions::default();
+    assert_eq!(
+        converted(&killed, &opts).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
+}

@@ -98,10 +98,13 @@ impl ConvertOptions {
         // compressed records too.
         let pipe_to_file = meta.container == ContainerKind::Pipe
             && self.target_for(meta.container) == Target::File;
+        // A recording that never finished has no COMPRESSED feature to copy (perf
+        // writes the features last): the records are compressed again, and described.
         !matches!(self.compression, Compression::Keep)
             || endian_change
             || meta.container == ContainerKind::Directory
             || pipe_to_file
+            || meta.unfinished
             || self.keep_format.is_some()
     }
 }

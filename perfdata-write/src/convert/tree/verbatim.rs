@@ -28,8 +28,8 @@ pub(super) struct Verbatim<'t> {
 
 impl<'t> Verbatim<'t> {
     /// The tree's containers, when they can be written instead of its records that came
-    /// out of them: the conversion keeps compression, byte order and container kind, and
-    /// the records are still the containers' contents.
+    /// out of them: the conversion keeps compression, byte order and container kind of a
+    /// finished recording, and the records are still the containers' contents.
     pub(super) fn plan(
         tree: &'t PerfData,
         opts: &ConvertOptions,
@@ -42,6 +42,8 @@ impl<'t> Verbatim<'t> {
             ContainerKind::Pipe => target == Target::Pipe,
             ContainerKind::Directory => false,
         };
+        // `expand`: among others, a recording that never finished, whose COMPRESSED
+        // feature and SAMPLE_TIME come from the records the conversion sees.
         if containers.is_empty()
             || !same_kind
             || opts.expands(meta)
