@@ -14,7 +14,9 @@
 //! zeroed (their sizes kept, so every record keeps its layout): user stacks
 //! (STACK_USER), user and interrupt registers (REGS_USER, REGS_INTR, which can hold
 //! pointers into and values from the program's memory), AUX samples and AUXTRACE trace
-//! data. With `keep_raw` all of these, RAW payloads included, are kept as they are.
+//! data. Features whose layout is unknown (simpleperf's, from bit 128: file tables with
+//! paths and symbols, meta-info with build properties) are dropped. With `keep_raw` all
+//! of these, RAW payloads included, are kept as they are.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -54,6 +56,9 @@ pub struct AnonymizeCounts {
     /// AUXTRACE records whose trace data was zeroed, and its bytes.
     pub auxtrace_zeroed: u64,
     pub auxtrace_bytes: u64,
+    /// Features dropped because their layout is unknown (simpleperf's file, meta-info
+    /// and debug-unwind sections hold paths, symbols and build properties).
+    pub dropped_features: Vec<FeatureId>,
 }
 
 /// The anonymise edit. See the module documentation.
@@ -180,8 +185,21 @@ impl Anonymize {
         }
     }
 
-    /// Edit every feature the metadata has that names something.
+    /// Edit every feature the metadata has that names something, and drop those whose
+    /// layout is unknown unless `keep_raw`.
     fn features(&self, meta: &mut Metadata) {
+        if !self.keep_raw {
+            let unknown: Vec<FeatureId> = meta
+                .features
+                .keys()
+                .copied()
+                .filter(|id| matches!(id, FeatureId::Unknown(_)))
+                .collect();
+            for id in &unknown {
+                meta.features.shift_remove(id);
+            }
+            self.note_dropped(unknown);
+        }
         let mut done = Vec::new();
         for id in NAMING_FEATURES {
             if let Some(section) = meta.features.get_mut(&id) {
@@ -198,6 +216,15 @@ impl Anonymize {
         for id in ids {
             if !c.features.contains(&id) {
                 c.features.push(id);
+            }
+        }
+    }
+
+    fn note_dropped(&self, ids: Vec<FeatureId>) {
+        let mut c = self.counts.borrow_mut();
+        for id in ids {
+            if !c.dropped_features.contains(&id) {
+                c.dropped_features.push(id);
             }
         }
     }
@@ -313,6 +340,16 @@ impl RecordEdit for Anonymize {
         let ty = item.raw.record_type();
         match ty {
             RecordType::HeaderFeature => {
+                let bit = perfdata_core::codec::u64_at(item.raw.bytes, 8, item.meta.endian);
+                let id = bit
+                    .and_then(|b| u32::try_from(b).ok())
+                    .map(FeatureId::from_bit);
+                if let Some(id @ FeatureId::Unknown(_)) = id {
+                    if !self.keep_raw {
+                        self.note_dropped(vec![id]);
+                        return Ok(Action::Drop);
+                    }
+                }
                 for id in NAMING_FEATURES {
                     let action = super::edit_feature_record(item, id, |f| self.feature(f))?;
                     if action != Action::Keep {
