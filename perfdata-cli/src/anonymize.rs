@@ -28,7 +28,8 @@ pub struct AnonymizeArgs {
     #[arg(long, value_name = "NAME")]
     keep_comm: Vec<String>,
     /// Keep RAW tracepoint payloads, user stacks, registers and AUX trace data instead
-    /// of zeroing them (they may hold names and memory contents).
+    /// of zeroing them, and features of unknown layout instead of dropping them (they
+    /// may hold names and memory contents).
     #[arg(long)]
     keep_raw: bool,
     /// Write the records of compressed input uncompressed.
@@ -97,6 +98,14 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
         .filter(|(_, n)| *n > 0)
         .map(|(what, n)| format!("{n} {what}"))
         .collect();
+    if !c.dropped_features.is_empty() {
+        let names: Vec<String> = c.dropped_features.iter().map(|f| f.name()).collect();
+        eprintln!(
+            "dropped (layout unknown, cannot be vouched for; --keep-raw keeps them): \
+             features {}",
+            names.join(", ")
+        );
+    }
     if !zeroed.is_empty() {
         eprintln!(
             "zeroed (unvouched bytes; --keep-raw keeps them): {}",

@@ -4,7 +4,10 @@
 //! after anonymising none of them may occur anywhere in the output's bytes (compressed
 //! output expanded first). perf must read the output as it reads the input, and the
 //! samples per comm must be the input's, each comm's pseudonym computed here with
-//! `sha1sum` (the first 12 hex digits of SHA-1 of salt, a 0 byte and the name).
+//! `sha1sum` (the first 12 hex digits of SHA-1 of salt, a 0 byte and the name). Every
+//! fixture and every corpus file is checked (those perf refuses through a copy it reads).
+
+mod anon_secrets;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -12,9 +15,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use anon_secrets::{comm_counts, kept_path, secrets};
 use perfdata_tests::{
-    fixture_files, fixtures_dir, listed, name, perf_available, perf_run, perf_stats, run_perfdata,
-    PERF_REFUSES,
+    corpus_files, fixture_files, fixtures_dir, listed, name, perf_available, perf_run, perf_stats,
+    run_perfdata, CORRUPT, PERF_REFUSES,
 };
 
 const SALT: &str = "test-salt";
@@ -84,19 +88,6 @@ fn perf_clean(args: &[&str], input: &Path) -> String {
     run.stdout
 }
 
-/// Samples per comm, from `perf script -F comm` (callchains hidden); empty for a
-/// recording without samples (`perf stat record`), where perf script prints counts.
-fn comm_counts(input: &Path) -> BTreeMap<String, u64> {
-    let mut counts = BTreeMap::new();
-    if perf_stats(input).samples.iter().all(|(_, n)| *n == 0) {
-        return counts;
-    }
-    for line in perf_clean(&["script", "-F", "comm", "-G"], input).lines() {
-        *counts.entry(line.trim().to_string()).or_insert(0) += 1;
-    }
-    counts
-}
-
 /// The input's counts with each comm replaced by its pseudonym.
 fn expected_counts(input: &BTreeMap<String, u64>, salt: &str) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
@@ -104,71 +95,6 @@ fn expected_counts(input: &BTreeMap<String, u64>, salt: &str) -> BTreeMap<String
         *out.entry(comm_pseudonym(salt, comm)).or_insert(0) += n;
     }
     out
-}
-
-/// Paths perf and the kernel name memory with, and the default kept prefixes.
-fn kept_path(p: &str) -> bool {
-    p.starts_with('[')
-        || ["/usr/lib/", "/usr/lib64/", "/lib/", "/lib64/", "//anon"]
-            .iter()
-            .any(|k| p.starts_with(k))
-}
-
-/// The names `input` holds, as perf shows them: (kind, word) with words of 4 bytes or
-/// more (shorter ones occur in any binary by chance). Command-line words that are part of
-/// an event's name are left out: event names are kept on purpose.
-fn secrets(input: &Path) -> Vec<(&'static str, String)> {
-    let mut words = Vec::new();
-    let header = perf_clean(&["report", "--header-only", "-I"], input);
-    let events = perf_clean(&["evlist"], input);
-    for line in header.lines() {
-        if let Some(h) = line.strip_prefix("# hostname : ") {
-            words.push(("hostname", h.trim().to_string()));
-        }
-        if let Some(c) = line.strip_prefix("# cmdline : ") {
-            for w in c.split(|ch: char| ch.is_whitespace() || ch == '/') {
-                if !events.contains(w) {
-                    words.push(("cmdline", w.to_string()));
-                }
-            }
-        }
-    }
-    let args = [
-        "script",
-        "--show-task-events",
-        "--show-mmap-events",
-        "--show-cgroup-events",
-        "-F",
-        "comm,pid,tid,event",
-    ];
-    for line in perf_clean(&args, input).lines() {
-        if let Some((_, rest)) = line.split_once("PERF_RECORD_COMM") {
-            // `PERF_RECORD_COMM[ exec]: NAME:PID/TID`
-            let rest = rest.trim_start_matches(" exec").trim_start_matches(": ");
-            if let Some((comm, _)) = rest.rsplit_once(':') {
-                words.push(("comm", comm.to_string()));
-            }
-        }
-        if line.contains("PERF_RECORD_MMAP") {
-            let path = line.rsplit(' ').next().unwrap_or("");
-            if !kept_path(path) {
-                words.extend(path.split('/').map(|w| ("path", w.to_string())));
-            }
-        }
-        if let Some((_, rest)) = line.split_once("PERF_RECORD_CGROUP cgroup: ") {
-            let path = rest.split_once(' ').map_or("", |(_, p)| p);
-            words.extend(path.split('/').map(|w| ("cgroup", w.to_string())));
-        }
-    }
-    for comm in comm_counts(input).keys() {
-        if !comm.starts_with(':') && comm != "swapper" {
-            words.push(("comm", comm.clone()));
-        }
-    }
-    words.retain(|(_, w)| w.len() >= 4);
-    words.sort();
-    words.dedup();
-    words
 }
 
 /// The output's bytes, its compressed records expanded (`perfdata convert --decompress`).
@@ -189,23 +115,33 @@ fn expanded(out: &Path, dir: &Path) -> Vec<u8> {
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
+    // str::contains is std's (optimised) search; ASCII and UTF-8 names survive the
+    // lossy conversion, which only replaces bytes that are no UTF-8.
+    String::from_utf8_lossy(haystack).contains(needle)
 }
 
-/// No secret of `input` is in `out`'s (expanded) bytes; returns how many were checked.
-fn assert_no_secret(input: &Path, out: &Path, dir: &Path) -> usize {
+/// The secrets of `input` still in `out`'s bytes, as written and with its compressed
+/// records expanded, as messages; and how many words were checked.
+fn secrets_left(input: &Path, out: &Path, dir: &Path) -> (Vec<String>, usize) {
     let words = secrets(input);
-    let bytes = expanded(out, dir);
-    for (kind, w) in &words {
-        assert!(
-            !contains(&bytes, w),
-            "{}: the {kind} word {w:?} is still in the output",
-            name(input)
-        );
+    let mut left = Vec::new();
+    for bytes in [std::fs::read(out).unwrap(), expanded(out, dir)] {
+        assert!(!bytes.is_empty());
+        let text = String::from_utf8_lossy(&bytes);
+        for (kind, w) in &words {
+            if text.contains(w.as_str()) {
+                left.push(format!("{}: the {kind} word {w:?}", name(input)));
+            }
+        }
     }
-    words.len()
+    (left, words.len())
+}
+
+/// No secret of `input` is in `out`'s bytes; returns how many words were checked.
+fn assert_no_secret(input: &Path, out: &Path, dir: &Path) -> usize {
+    let (left, n) = secrets_left(input, out, dir);
+    assert!(left.is_empty(), "still in the output: {left:#?}");
+    n
 }
 
 /// perf reads the output as it reads the input: exit 0, nothing on stderr but what it
@@ -222,27 +158,104 @@ fn assert_read_alike(input: &Path, out: &Path, salt: &str) -> usize {
     got.values().sum::<u64>() as usize
 }
 
+/// A copy of `input` that perf 6.1 reads (`perfdata convert --to-file --decompress
+/// --compat=perf6.1`), for inputs perf refuses: their names are listed from it.
+fn perf_twin(input: &Path, dir: &Path) -> Option<PathBuf> {
+    let twin = dir.join(format!("{}.twin", name(input)));
+    let o = perfdata(
+        &[
+            OsStr::new("convert"),
+            OsStr::new("--to-file"),
+            OsStr::new("--decompress"),
+            OsStr::new("--compat=perf6.1"),
+            input.as_os_str(),
+            OsStr::new("-o"),
+            twin.as_os_str(),
+        ],
+        None,
+    );
+    (o.status.success() && perf_run(&["report", "--stats"], &twin).clean()).then_some(twin)
+}
+
+/// What [`check_inputs`] checked: inputs perf reads (and of them, those with samples),
+/// inputs perf refuses whose names came from their [`perf_twin`], and secret words.
+#[derive(Debug, Default)]
+struct Checked {
+    read: usize,
+    with_samples: usize,
+    twins: usize,
+    words: usize,
+}
+
+/// Anonymise every input: none of its names may be left in the output, and where perf
+/// reads the input, perf must read the output alike.
+fn check_inputs(inputs: &[PathBuf], dir: &Path) -> Checked {
+    let mut c = Checked::default();
+    let mut left = Vec::new();
+    let mut no_secret = |input: &Path, out: &Path| {
+        let (l, n) = secrets_left(input, out, dir);
+        left.extend(l);
+        n
+    };
+    for input in inputs {
+        let out = dir.join(format!("{}.anon", name(input)));
+        anonymize(input, &out, &[]);
+        if listed(PERF_REFUSES, &name(input)).is_some() {
+            if let Some(twin) = perf_twin(input, dir) {
+                c.words += no_secret(&twin, &out);
+                c.twins += 1;
+            }
+            continue;
+        }
+        c.words += no_secret(input, &out);
+        c.with_samples += usize::from(assert_read_alike(input, &out, SALT) > 0);
+        c.read += 1;
+    }
+    eprintln!("{c:?}");
+    assert!(left.is_empty(), "still in the output: {left:#?}");
+    c
+}
+
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn every_fixture_keeps_no_name_and_its_samples() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
-    let (mut checked, mut with_samples, mut words) = (0, 0, 0);
-    for input in fixture_files() {
-        let out = dir.path().join(format!("{}.anon", name(&input)));
-        anonymize(&input, &out, &[]);
-        if listed(PERF_REFUSES, &name(&input)).is_some() {
-            continue;
-        }
-        words += assert_no_secret(&input, &out, dir.path());
-        with_samples += usize::from(assert_read_alike(&input, &out, SALT) > 0);
-        checked += 1;
+    let c = check_inputs(&fixture_files(), dir.path());
+    // Every fixture perf reads (files, pipes, directories, compressed) was checked, and
+    // the two it refuses (a compressed pipe, a pipe with tracepoints) through their twins.
+    assert!(c.read >= 25, "{c:?}");
+    assert!(c.with_samples >= 23, "{c:?}");
+    assert_eq!(c.twins, 2, "{c:?}");
+    assert!(c.words > 200, "{c:?}");
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn every_corpus_file_keeps_no_name_and_its_samples() {
+    assert!(perf_available());
+    let files = corpus_files();
+    if files.is_empty() {
+        return; // corpus_files said why
     }
-    eprintln!("{checked} fixtures, {with_samples} with samples, {words} words checked");
-    // Every fixture perf reads (files, pipes, directories, compressed) was checked.
-    assert!(checked >= 25, "{checked} fixtures checked");
-    assert!(with_samples >= 23, "{with_samples} with samples");
-    assert!(words > 200, "{words} words checked");
+    let dir = tempfile::tempdir().unwrap();
+    let (corrupt, inputs): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.into_iter().partition(|f| name(f) == CORRUPT.0);
+    // The corrupt file: a clear error naming the offset, and no output.
+    assert_eq!(corrupt.len(), 1);
+    let out = dir.path().join("corrupt.anon");
+    let o = run_anonymize(&corrupt[0], &out, &["--salt", SALT]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("offset {}", CORRUPT.1)),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let c = check_inputs(&inputs, dir.path());
+    assert_eq!(c.read + c.twins + 1, 40, "{c:?}: every corpus file checked");
+    assert!(c.with_samples >= 25, "{c:?}");
+    assert!(c.words > 3000, "{c:?}");
 }
 
 #[test]
@@ -434,23 +447,25 @@ fn renamed_trace(line: &str, salt: &str) -> String {
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn tracepoint_strings_are_renamed_unless_raw_is_kept() {
     assert!(perf_available());
-    let input = fixtures_dir().join("file-tracepoint.data");
     let dir = tempfile::tempdir().unwrap();
     let trace = |p: &Path| perf_clean(&["script", "-F", "trace:event,trace"], p);
-    let before = trace(&input);
-    assert!(before.contains("filename=/usr/bin/sleep"), "{before}");
-    assert!(before.contains("prev_comm=sh "), "{before}");
-    let out = dir.path().join("renamed.data");
-    let stderr = anonymize(&input, &out, &[]);
-    assert!(stderr.contains("10 RAW payloads"), "{stderr}");
-    let want: Vec<String> = before.lines().map(|l| renamed_trace(l, SALT)).collect();
-    assert_eq!(want.len(), 10);
-    assert_ne!(want.join("\n"), before.trim_end());
-    assert_eq!(trace(&out).lines().collect::<Vec<_>>(), want);
-    let kept = dir.path().join("kept.data");
-    let stderr = anonymize(&input, &kept, &["--keep-raw"]);
-    assert!(stderr.contains("--keep-raw"), "{stderr}");
-    assert_eq!(trace(&kept), before);
+    for file in ["file-tracepoint.data", "pipe-tracepoint.data"] {
+        let input = fixtures_dir().join(file);
+        let before = trace(&input);
+        assert!(before.contains("filename=/usr/bin/s"), "{before}");
+        assert!(before.contains("prev_comm=sh "), "{before}");
+        let out = dir.path().join(format!("renamed-{file}"));
+        let stderr = anonymize(&input, &out, &[]);
+        assert!(stderr.contains("10 RAW payloads"), "{stderr}");
+        let want: Vec<String> = before.lines().map(|l| renamed_trace(l, SALT)).collect();
+        assert_eq!(want.len(), 10);
+        assert_ne!(want.join("\n"), before.trim_end());
+        assert_eq!(trace(&out).lines().collect::<Vec<_>>(), want, "{file}");
+        let kept = dir.path().join(format!("kept-{file}"));
+        let stderr = anonymize(&input, &kept, &["--keep-raw"]);
+        assert!(stderr.contains("--keep-raw"), "{stderr}");
+        assert_eq!(trace(&kept), before, "{file}");
+    }
 }
 
 #[test]
@@ -458,19 +473,37 @@ fn bad_options_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.data");
     let input = fixtures_dir().join("anon-secret.data");
-    for (args, says) in [
-        (&["--salt", ""][..], "salt is empty"),
-        (&["--keep-path", "usr/lib"][..], "must start with '/'"),
+    let not_perf = fixtures_dir().join("README.md");
+    for (from, args, says) in [
+        (&input, &["--salt", ""][..], "salt is empty"),
         (
+            &input,
+            &["--keep-path", "usr/lib"][..],
+            "must start with '/'",
+        ),
+        (
+            &input,
             &["--keep-comm", "a-much-too-long-comm"][..],
             "cannot be a comm",
         ),
+        (&not_perf, &["--salt", SALT][..], "not a perf.data file"),
     ] {
-        let o = run_anonymize(&input, &out, args);
+        let o = run_anonymize(from, &out, args);
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!out.exists(), "{args:?} wrote an output");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
+    // Never over its input.
+    let copy = dir.path().join("in.data");
+    std::fs::copy(&input, &copy).unwrap();
+    let o = run_anonymize(&copy, &copy, &["--salt", SALT]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is the input"));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&input).unwrap()
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

@@ -14,7 +14,10 @@
 //! zeroed (their sizes kept, so every record keeps its layout): user stacks
 //! (STACK_USER), user and interrupt registers (REGS_USER, REGS_INTR, which can hold
 //! pointers into and values from the program's memory), AUX samples and AUXTRACE trace
-//! data. With `keep_raw` all of these, RAW payloads included, are kept as they are.
+//! data. Features whose layout is unknown (simpleperf's, from bit 128: file tables with
+//! paths and symbols, meta-info with build properties) or whose bytes did not fit it are
+//! dropped. With `keep_raw` all
+//! of these, RAW payloads included, are kept as they are.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -54,6 +57,10 @@ pub struct AnonymizeCounts {
     /// AUXTRACE records whose trace data was zeroed, and its bytes.
     pub auxtrace_zeroed: u64,
     pub auxtrace_bytes: u64,
+    /// Features dropped because they were held as raw bytes: their layout is unknown
+    /// (simpleperf's file, meta-info and debug-unwind sections hold paths, symbols and
+    /// build properties) or their bytes did not fit it.
+    pub dropped_features: Vec<FeatureId>,
 }
 
 /// The anonymise edit. See the module documentation.
@@ -180,12 +187,28 @@ impl Anonymize {
         }
     }
 
-    /// Edit every feature the metadata has that names something.
+    /// Edit every feature the metadata has that names something (the bytes a renamed
+    /// one had past its layout go too), and drop, unless `keep_raw`, those held as raw
+    /// bytes: of unknown layout, or whose bytes did not fit theirs (a HOSTNAME that did
+    /// not decode cannot be renamed).
     fn features(&self, meta: &mut Metadata) {
+        if !self.keep_raw {
+            let raw: Vec<FeatureId> = meta
+                .features
+                .iter()
+                .filter(|(_, s)| matches!(s.feature, Feature::Raw(_)))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in &raw {
+                meta.features.shift_remove(id);
+            }
+            self.note_dropped(raw);
+        }
         let mut done = Vec::new();
         for id in NAMING_FEATURES {
             if let Some(section) = meta.features.get_mut(&id) {
                 if self.feature(&mut section.feature) {
+                    section.trailing.clear();
                     done.push(id);
                 }
             }
@@ -198,6 +221,15 @@ impl Anonymize {
         for id in ids {
             if !c.features.contains(&id) {
                 c.features.push(id);
+            }
+        }
+    }
+
+    fn note_dropped(&self, ids: Vec<FeatureId>) {
+        let mut c = self.counts.borrow_mut();
+        for id in ids {
+            if !c.dropped_features.contains(&id) {
+                c.dropped_features.push(id);
             }
         }
     }
@@ -310,6 +342,16 @@ impl RecordEdit for Anonymize {
         let ty = item.raw.record_type();
         match ty {
             RecordType::HeaderFeature => {
+                let bit = perfdata_core::codec::u64_at(item.raw.bytes, 8, item.meta.endian);
+                let id = bit
+                    .and_then(|b| u32::try_from(b).ok())
+                    .map(FeatureId::from_bit);
+                if let Some(id @ FeatureId::Unknown(_)) = id {
+                    if !self.keep_raw {
+                        self.note_dropped(vec![id]);
+                        return Ok(Action::Drop);
+                    }
+                }
                 for id in NAMING_FEATURES {
                     let action = super::edit_feature_record(item, id, |f| self.feature(f))?;
                     if action != Action::Keep {
@@ -471,6 +513,43 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn features_held_raw_are_dropped_and_renamed_ones_lose_their_tail() {
+        use perfdata_core::feature::FeatureSection;
+        let keep = DEFAULT_KEEP_PATHS.iter().map(|s| s.to_string()).collect();
+        let names = Pseudonyms::new("s1", keep, Vec::new()).unwrap();
+        let mut meta = open(fixture("anon-secret.data")).unwrap().meta().clone();
+        let host = b"zqxsecrethost\0\0\0".to_vec();
+        let raw = |id, bytes: &[u8]| FeatureSection {
+            id,
+            feature: Feature::Raw(bytes.to_vec()),
+            trailing: Vec::new(),
+        };
+        meta.features
+            .insert(FeatureId::Hostname, raw(FeatureId::Hostname, &host));
+        let simpleperf = FeatureId::Unknown(129);
+        meta.features
+            .insert(simpleperf, raw(simpleperf, b"/data/local/tmp/app"));
+        let cmdline = meta.features.get_mut(&FeatureId::Cmdline).unwrap();
+        cmdline.trailing = b"zqxoldtail".to_vec();
+        let mut kept = meta.clone();
+        let anon = Anonymize::new(names.clone(), false);
+        anon.features(&mut meta);
+        assert!(!meta.features.contains_key(&FeatureId::Hostname));
+        assert!(!meta.features.contains_key(&simpleperf));
+        assert!(meta.features[&FeatureId::Cmdline].trailing.is_empty());
+        let c = anon.counts().borrow().clone();
+        assert_eq!(c.dropped_features, vec![FeatureId::Hostname, simpleperf]);
+        assert_eq!(c.features, vec![FeatureId::Cmdline, FeatureId::BuildId]);
+        // --keep-raw keeps what it cannot rename.
+        Anonymize::new(names, true).features(&mut kept);
+        assert_eq!(
+            kept.features[&FeatureId::Hostname].feature,
+            Feature::Raw(host)
+        );
+        assert!(kept.features.contains_key(&simpleperf));
     }
 
     #[test]
