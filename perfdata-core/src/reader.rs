@@ -18,7 +18,8 @@ use crate::header::{self, Container, Probe};
 use crate::input::{read_up_to, Bytes, Prefixed};
 use crate::meta::{ContainerKind, Metadata};
 use crate::raw::{
-    advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span, StreamRecords,
+    locate, Decompressor, Located, RawRecord, RecordSource, SliceRecords, Span, StreamEnd,
+    StreamRecords,
 };
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
@@ -51,66 +52,111 @@ impl ReadOptions {
     }
 }
 
-enum SourceKind {
-    /// A data section or a whole headerless stream in memory.
+/// A shared mapping seen as its bytes (what [`SliceRecords`] walks).
+struct Shared(Arc<Bytes>);
+
+impl std::ops::Deref for Shared {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Where a data stream's top-level records come from.
+enum Top {
+    /// A data section or a whole headerless stream in memory (mapped pages before
+    /// `released` have been given back).
     Slice {
-        bytes: Arc<Bytes>,
-        start: usize,
-        end: usize,
-        pos: usize,
-        /// Pipe-mode streams may end with junk; file data sections may not.
-        junk_allowed: bool,
-        /// Mapped pages before this offset have been given back.
+        records: SliceRecords<Shared>,
         released: usize,
     },
     Stream(StreamRecords<Box<dyn Read>>),
 }
 
+impl Top {
+    /// Records of `bytes[range]`.
+    fn slice(
+        bytes: Arc<Bytes>,
+        range: std::ops::Range<usize>,
+        endian: Endian,
+        stream: usize,
+    ) -> Self {
+        let released = range.start;
+        Top::Slice {
+            records: SliceRecords::over(Shared(bytes), range, endian, stream),
+            released,
+        }
+    }
+
+    /// Whether the source may end anywhere, with a warning for a truncated record
+    /// (streams, pipe files, unfinished files) rather than an error (data sections).
+    fn ends_anywhere(&self) -> bool {
+        match self {
+            Top::Slice { records, .. } => records.junk_allowed(),
+            Top::Stream(_) => true,
+        }
+    }
+
+    fn end(&self) -> Option<&StreamEnd> {
+        match self {
+            Top::Slice { records, .. } => records.end(),
+            Top::Stream(s) => s.end(),
+        }
+    }
+}
+
+impl RecordSource for Top {
+    #[inline]
+    fn advance(&mut self) -> Result<Option<Span>> {
+        match self {
+            Top::Slice { records, released } => {
+                // Records before the next one have been handed out and dropped.
+                records
+                    .backing()
+                    .0
+                    .release_behind(released, records.backing_pos());
+                let next = records.advance();
+                if matches!(&next, Err(e) if records.junk_allowed() && truncated::is_truncation(e))
+                {
+                    records.skip_rest();
+                }
+                next
+            }
+            Top::Stream(s) => s.advance(),
+        }
+    }
+
+    #[inline]
+    fn buffer(&self) -> &[u8] {
+        match self {
+            Top::Slice { records, .. } => records.buffer(),
+            Top::Stream(s) => s.buffer(),
+        }
+    }
+
+    fn endian(&self) -> Endian {
+        match self {
+            Top::Slice { records, .. } => records.endian(),
+            Top::Stream(s) => s.endian(),
+        }
+    }
+}
+
+/// One data stream: its top-level records and the decompressor of the compressed ones.
 struct Source {
-    kind: SourceKind,
+    top: Top,
     decomp: Option<Decompressor>,
     stream: usize,
     name: String,
 }
 
 impl Source {
-    /// Records of `bytes[start..end]`, the first at `start + skip`.
-    fn slice(
-        bytes: Arc<Bytes>,
-        (start, end): (usize, usize),
-        skip: usize,
-        junk_allowed: bool,
-        stream: usize,
-        name: String,
-    ) -> Self {
+    fn new(top: Top, stream: usize, name: String) -> Self {
         Source {
-            kind: SourceKind::Slice {
-                bytes,
-                start,
-                end,
-                pos: skip,
-                junk_allowed,
-                released: start,
-            },
+            top,
             decomp: None,
             stream,
             name,
-        }
-    }
-
-    fn buffer(&self) -> &[u8] {
-        self.kind.buffer()
-    }
-}
-
-impl SourceKind {
-    /// The buffer the spans this source frames index into.
-    fn buffer(&self) -> &[u8] {
-        match self {
-            SourceKind::Slice {
-                bytes, start, end, ..
-            } => &bytes[*start..*end],
-            SourceKind::Stream(s) => s.buffer(),
         }
     }
 }
@@ -208,9 +254,12 @@ impl PerfReader {
         match probe.container {
             Container::Pipe => {
                 let meta = Metadata::new(ContainerKind::Pipe, &probe);
-                let whole = (0, bytes.len());
-                let skip = header::PIPE_HEADER_SIZE as usize;
-                let source = Source::slice(bytes, whole, skip, true, 0, name.to_string());
+                let records = header::PIPE_HEADER_SIZE as usize..bytes.len();
+                let mut top = Top::slice(bytes, records, probe.endian, 0);
+                if let Top::Slice { records, .. } = &mut top {
+                    records.allow_junk();
+                }
+                let source = Source::new(top, 0, name.to_string());
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
@@ -218,13 +267,13 @@ impl PerfReader {
                 let unfinished = truncated::take_unfinished_data(&mut hdr, bytes.len() as u64);
                 let data = hdr.data;
                 let mut meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::File)?;
-                let mut source = data_section_source(bytes, data, name);
+                let mut source = data_section_source(bytes, data, meta.endian, name);
                 if let Some((at, warning)) = unfinished {
                     meta.warn(Some(at), warning);
                     meta.unfinished = true;
                     // It may end anywhere, as a stream may.
-                    if let SourceKind::Slice { junk_allowed, .. } = &mut source.kind {
-                        *junk_allowed = true;
+                    if let Top::Slice { records, .. } = &mut source.top {
+                        records.allow_junk();
                     }
                 }
                 Ok(Self::new(meta, vec![source], opts))
@@ -245,12 +294,7 @@ impl PerfReader {
                 let rest = first[header::PIPE_HEADER_SIZE as usize..].to_vec();
                 let reader: Box<dyn Read> = Box::new(Prefixed::new(rest, input));
                 let stream = StreamRecords::new(reader, header::PIPE_HEADER_SIZE, probe.endian, 0);
-                let source = Source {
-                    kind: SourceKind::Stream(stream),
-                    decomp: None,
-                    stream: 0,
-                    name: name.to_string(),
-                };
+                let source = Source::new(Top::Stream(stream), 0, name.to_string());
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
@@ -270,16 +314,22 @@ impl PerfReader {
         let (probe, hdr) = header::read_file_header(&bytes)?;
         let data = hdr.data;
         let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::Directory)?;
+        let endian = meta.endian;
         let mut sources = vec![data_section_source(
             bytes,
             data,
+            endian,
             &main.display().to_string(),
         )];
         for (n, path) in numbered_streams(dir)? {
             let bytes = Arc::new(Bytes::map(&path)?);
-            let whole = (0, bytes.len());
+            let whole = 0..bytes.len();
             let name = path.display().to_string();
-            sources.push(Source::slice(bytes, whole, 0, false, n + 1, name));
+            sources.push(Source::new(
+                Top::slice(bytes, whole, endian, n + 1),
+                n + 1,
+                name,
+            ));
         }
         let mut r = Self::new(meta, sources, opts);
         r.path = dir.to_path_buf();
@@ -365,14 +415,9 @@ impl PerfReader {
             }
         };
         let source = &self.sources[src];
-        let buf = if inner {
-            source
-                .decomp
-                .as_ref()
-                .expect("inner records come from a decompressor")
-                .buffer()
-        } else {
-            source.buffer()
+        let buf = match &source.decomp {
+            Some(d) if inner => d.buffer(),
+            _ => source.top.buffer(),
         };
         let raw = span.record(buf, self.meta.endian);
         if let Err(e) = self.meta.fold(&raw) {
@@ -389,14 +434,12 @@ impl PerfReader {
     fn advance(&mut self) -> Result<Option<(usize, bool, Span)>> {
         let endian = self.meta.endian;
         loop {
-            // Whether the current source ended inside a record (a warning, not an error).
-            let mut cut_short = false;
             let cur = self.current;
             let Some(source) = self.sources.get_mut(cur) else {
                 return Ok(None);
             };
             let Source {
-                kind,
+                top,
                 decomp,
                 stream,
                 name,
@@ -408,86 +451,29 @@ impl PerfReader {
                     }
                 }
             }
-            let top = match kind {
-                SourceKind::Slice {
-                    bytes,
-                    start,
-                    end,
-                    pos,
-                    junk_allowed,
-                    released,
-                } => {
-                    // Records before `pos` have been handed out and dropped.
-                    bytes.release_behind(released, *start + *pos);
-                    let data = &bytes[*start..*end];
-                    match advance_slice(data, pos, *start as u64, endian, *stream) {
-                        Ok(top) => top,
-                        Err(e) if *junk_allowed && !plausible_header(&data[*pos..], endian) => {
-                            let junk = (data.len() - *pos) as u64;
-                            self.meta.warn(
-                                Some((*start + *pos) as u64),
-                                format!("{}: {e}", junk_warning(junk)),
-                            );
-                            *pos = data.len();
-                            None
-                        }
-                        Err(e) if *junk_allowed && truncated::is_truncation(&e) => {
-                            self.meta
-                                .warn(e.offset(), truncated::truncation_warning(&e));
-                            cut_short = true;
-                            *pos = data.len();
-                            None
-                        }
-                        Err(e) => return Err(e),
-                    }
+            // Whether the source ended inside a record (a warning, not an error).
+            let mut cut_short = false;
+            let next = match top.advance() {
+                Err(e) if top.ends_anywhere() && truncated::is_truncation(&e) => {
+                    self.meta
+                        .warn(e.offset(), truncated::truncation_warning(&e));
+                    cut_short = true;
+                    None
                 }
-                SourceKind::Stream(s) => match s.advance() {
-                    Err(e) if truncated::is_truncation(&e) => {
-                        self.meta
-                            .warn(e.offset(), truncated::truncation_warning(&e));
-                        cut_short = true;
-                        None
-                    }
-                    other => other?,
-                },
+                other => other?,
             };
-            let Some(span) = top else {
-                if let Some(d) = decomp.as_ref() {
-                    if d.pending() > 0 && self.opts.decompress() && cut_short {
-                        let at = d.total_out() - d.pending() as u64;
-                        self.meta.warn(
-                            Some(d.pending_container()),
-                            format!(
-                                "the decompressed stream of {name} ends {} bytes into a \
-                                 record (at decompressed byte {at}): cut short with its input",
-                                d.pending()
-                            ),
-                        );
-                    } else if d.pending() > 0 && self.opts.decompress() {
-                        // Named by the compressed record the cut record starts in.
-                        let pos = d.total_out() - d.pending() as u64;
-                        return Err(Error::format(
-                            d.pending_container(),
-                            format!(
-                                "the record at byte {pos} of the decompressed stream of {name}"
-                            ),
-                            Problem::Truncated {
-                                needed: 8,
-                                available: d.pending() as u64,
-                            },
-                        ));
-                    }
+            let Some(span) = next else {
+                if let Some(d) = decomp.as_ref().filter(|_| self.opts.decompress()) {
+                    end_of_decompressed(&mut self.meta, d, name, cut_short)?;
                 }
-                if let SourceKind::Stream(s) = kind {
-                    if let Some(crate::raw::StreamEnd::Junk { offset, len }) = s.end() {
-                        let (offset, len) = (*offset, *len);
-                        self.meta.warn(Some(offset), junk_warning(len));
-                    }
+                if let Some(StreamEnd::Junk { offset, len }) = top.end() {
+                    let (offset, len) = (*offset, *len);
+                    self.meta.warn(Some(offset), junk_warning(len));
                 }
                 self.current += 1;
                 continue;
             };
-            let raw = span.record(kind.buffer(), endian);
+            let raw = span.record(top.buffer(), endian);
             if raw.is_compressed() && self.opts.decompress() {
                 self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
@@ -506,10 +492,49 @@ impl PerfReader {
     }
 }
 
+/// At the end of a data stream, its decompressed stream must end with a whole record:
+/// a warning if the input itself was cut short, an error otherwise.
+fn end_of_decompressed(
+    meta: &mut Metadata,
+    d: &Decompressor,
+    name: &str,
+    cut_short: bool,
+) -> Result<()> {
+    if d.pending() == 0 {
+        return Ok(());
+    }
+    let at = d.total_out() - d.pending() as u64;
+    if cut_short {
+        meta.warn(
+            Some(d.pending_container()),
+            format!(
+                "the decompressed stream of {name} ends {} bytes into a record (at \
+                 decompressed byte {at}): cut short with its input",
+                d.pending()
+            ),
+        );
+        return Ok(());
+    }
+    // Named by the compressed record the cut record starts in.
+    Err(Error::format(
+        d.pending_container(),
+        format!("the record at byte {at} of the decompressed stream of {name}"),
+        Problem::Truncated {
+            needed: 8,
+            available: d.pending() as u64,
+        },
+    ))
+}
+
 /// The data section of a file-mode file as a source.
-fn data_section_source(bytes: Arc<Bytes>, data: crate::header::FileSection, name: &str) -> Source {
-    let range = (data.offset as usize, data.end() as usize);
-    Source::slice(bytes, range, 0, false, 0, name.to_string())
+fn data_section_source(
+    bytes: Arc<Bytes>,
+    data: crate::header::FileSection,
+    endian: Endian,
+    name: &str,
+) -> Source {
+    let range = data.offset as usize..data.end() as usize;
+    Source::new(Top::slice(bytes, range, endian, 0), 0, name.to_string())
 }
 
 /// `data.0`, `data.1`, ... of a perf.data directory, in number order.

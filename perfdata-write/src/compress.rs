@@ -162,7 +162,7 @@ impl Compressor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use perfdata_core::raw::Decompressor;
+    use perfdata_core::raw::{Decompressor, RecordSource};
 
     fn record(ty: u32, size: u16, fill: u8) -> Vec<u8> {
         let mut v = ty.to_le_bytes().to_vec();

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use binrw::Endian;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
-use super::{frame, header_of, Frame, Origin, RawRecord, Span};
+use super::{frame, header_of, Frame, Origin, RecordSource, Span};
 use crate::codec::u64_at;
 use crate::error::{Error, Problem, Result};
 use crate::record::RecordType;
@@ -138,21 +138,12 @@ impl Decompressor {
         }
         self.segments.front().map_or(0, |s| s.1)
     }
+}
 
-    /// The next whole decompressed record, `Ok(None)` when the rest waits for more input.
-    pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self
-            .advance()?
-            .map(|span| span.record(&self.buf, self.endian)))
-    }
-
-    /// The buffer that spans from [`Decompressor::advance`] index into.
-    pub fn buffer(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// Frame the next whole decompressed record.
-    pub fn advance(&mut self) -> Result<Option<Span>> {
+impl RecordSource for Decompressor {
+    /// Frame the next whole decompressed record; `Ok(None)` when the rest waits for
+    /// more input.
+    fn advance(&mut self) -> Result<Option<Span>> {
         let avail = &self.buf[self.start..];
         if avail.is_empty() {
             return Ok(None);
@@ -184,5 +175,13 @@ impl Decompressor {
                 ))
             }
         }
+    }
+
+    fn buffer(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn endian(&self) -> Endian {
+        self.endian
     }
 }

@@ -1,24 +1,29 @@
 //! The raw layer: records framed as byte slices, with no per-field decoding.
 //!
 //! [`frame`] decides where one record ends (its header size plus, for
-//! HEADER_TRACING_DATA and AUXTRACE, the payload that follows it). [`SliceRecords`] walks
-//! a memory-mapped data section with it, [`StreamRecords`] a `Read` stream (stdin, a
-//! FIFO) with one reused buffer, and [`Decompressor`] expands COMPRESSED and COMPRESSED2
-//! records into the records they hold. [`locate`] finds a record's id, time, pid, tid and
+//! HEADER_TRACING_DATA and AUXTRACE, the payload that follows it). Three
+//! [`RecordSource`]s frame with it: [`SliceRecords`] walks a memory-mapped data section,
+//! [`StreamRecords`] a `Read` stream (stdin, a FIFO) with one reused buffer, and
+//! [`Decompressor`] expands COMPRESSED and COMPRESSED2 records into the records they
+//! hold; the reader composes them. [`locate`] finds a record's id, time, pid, tid and
 //! cpu from fixed offsets.
 
 mod decompress;
 mod locate;
+mod slice;
+mod source;
 mod stream;
 
 use binrw::Endian;
 
 use crate::codec::{u16_at, u32_at, u64_at};
-use crate::error::{Error, Problem, Result};
+use crate::error::Problem;
 use crate::record::{RecordHeader, RecordType};
 
 pub use decompress::Decompressor;
 pub use locate::{locate, Located};
+pub use slice::SliceRecords;
+pub use source::RecordSource;
 pub use stream::{StreamEnd, StreamRecords};
 
 /// Where a framed record came from.
@@ -210,99 +215,6 @@ pub fn plausible_header(bytes: &[u8], endian: Endian) -> bool {
     }
 }
 
-/// Records of a byte slice: a file's data section or a whole in-memory stream.
-pub struct SliceRecords<'a> {
-    data: &'a [u8],
-    pos: usize,
-    /// File offset of `data[0]`.
-    base: u64,
-    endian: Endian,
-    stream: usize,
-    done: bool,
-}
-
-impl<'a> SliceRecords<'a> {
-    pub fn new(data: &'a [u8], base: u64, endian: Endian, stream: usize) -> Self {
-        SliceRecords {
-            data,
-            pos: 0,
-            base,
-            endian,
-            stream,
-            done: false,
-        }
-    }
-
-    /// File offset of the next record.
-    pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
-    }
-
-    /// Bytes not yet framed.
-    pub fn remaining(&self) -> &'a [u8] {
-        &self.data[self.pos..]
-    }
-}
-
-/// Frame the next record of `data` at `*pos` (the cursor of a slice source), advancing
-/// `*pos` past it; `base` is the file offset of `data[0]`.
-pub fn advance_slice(
-    data: &[u8],
-    pos: &mut usize,
-    base: u64,
-    endian: Endian,
-    stream: usize,
-) -> Result<Option<Span>> {
-    if *pos >= data.len() {
-        return Ok(None);
-    }
-    let rest = &data[*pos..];
-    let offset = base + *pos as u64;
-    match frame(rest, endian) {
-        Frame::Complete { size, payload } => {
-            let span = Span {
-                pos: *pos,
-                size,
-                payload,
-                offset,
-                origin: Origin::Top,
-                stream,
-            };
-            *pos += size + payload;
-            Ok(Some(span))
-        }
-        Frame::Incomplete { needed } => {
-            let context = format!("record {}", header_of(rest, endian).record_type());
-            Err(Error::truncated(offset, context, needed, rest.len() as u64))
-        }
-        Frame::Invalid(problem) => Err(Error::format(offset, "record header", problem)),
-    }
-}
-
-impl<'a> Iterator for SliceRecords<'a> {
-    type Item = Result<RawRecord<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match advance_slice(
-            self.data,
-            &mut self.pos,
-            self.base,
-            self.endian,
-            self.stream,
-        ) {
-            Ok(Some(span)) => Some(Ok(span.record(self.data, self.endian))),
-            Ok(None) => None,
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
-    }
-}
-
 /// Decode the 8-byte header of a framed record.
 pub fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
     RecordHeader {
@@ -326,6 +238,7 @@ pub(crate) fn test_record(ty: u32, size: u16) -> Vec<u8> {
 mod tests {
     use super::test_record as rec;
     use super::*;
+    use crate::error::Result;
 
     #[test]
     fn frames_records_and_payloads() {

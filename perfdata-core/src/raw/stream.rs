@@ -4,7 +4,7 @@ use std::io::{self, Read};
 
 use binrw::Endian;
 
-use super::{frame, header_of, plausible_header, Frame, Origin, RawRecord, Span};
+use super::{frame, header_of, plausible_header, Frame, Origin, RecordSource, Span};
 use crate::error::{Error, Problem, Result};
 
 /// Read-ahead size: large enough that a pipe is drained in few syscalls.
@@ -85,55 +85,6 @@ impl<R: Read> StreamRecords<R> {
         Ok(())
     }
 
-    /// The next record, `Ok(None)` at the end of the stream (or at junk after the last
-    /// record: see [`StreamRecords::end`]).
-    pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self
-            .advance()?
-            .map(|span| span.record(&self.buf, self.endian)))
-    }
-
-    /// The buffer that the spans returned by [`StreamRecords::advance`] index into; valid
-    /// until the next call to `advance`.
-    pub fn buffer(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// Frame the next record, reading more of the stream as needed.
-    pub fn advance(&mut self) -> Result<Option<Span>> {
-        if self.finished.is_some() {
-            return Ok(None);
-        }
-        loop {
-            let framed = frame(&self.buf[self.start..self.end], self.endian);
-            match framed {
-                Frame::Complete { size, payload } => {
-                    let span = Span {
-                        pos: self.start,
-                        size,
-                        payload,
-                        offset: self.offset,
-                        origin: Origin::Top,
-                        stream: self.stream,
-                    };
-                    self.start += size + payload;
-                    self.offset += (size + payload) as u64;
-                    return Ok(Some(span));
-                }
-                Frame::Incomplete { needed } if !self.eof => self.fill(needed)?,
-                Frame::Incomplete { needed } => return self.finish_at_eof(needed),
-                Frame::Invalid(problem) => {
-                    if !plausible_header(&self.buf[self.start..self.end], self.endian) {
-                        self.drain_junk()?;
-                        return Ok(None);
-                    }
-                    self.finished = Some(StreamEnd::Clean);
-                    return Err(Error::format(self.offset, "record header", problem));
-                }
-            }
-        }
-    }
-
     /// The stream ended inside a record: junk if it does not even look like one.
     fn finish_at_eof(&mut self, needed: u64) -> Result<Option<Span>> {
         let avail = &self.buf[self.start..self.end];
@@ -173,6 +124,52 @@ impl<R: Read> StreamRecords<R> {
             len,
         });
         Ok(())
+    }
+}
+
+impl<R: Read> RecordSource for StreamRecords<R> {
+    /// Frame the next record, reading more of the stream as needed; `Ok(None)` at the
+    /// end of the stream (or at junk after the last record: see [`StreamRecords::end`]).
+    fn advance(&mut self) -> Result<Option<Span>> {
+        if self.finished.is_some() {
+            return Ok(None);
+        }
+        loop {
+            let framed = frame(&self.buf[self.start..self.end], self.endian);
+            match framed {
+                Frame::Complete { size, payload } => {
+                    let span = Span {
+                        pos: self.start,
+                        size,
+                        payload,
+                        offset: self.offset,
+                        origin: Origin::Top,
+                        stream: self.stream,
+                    };
+                    self.start += size + payload;
+                    self.offset += (size + payload) as u64;
+                    return Ok(Some(span));
+                }
+                Frame::Incomplete { needed } if !self.eof => self.fill(needed)?,
+                Frame::Incomplete { needed } => return self.finish_at_eof(needed),
+                Frame::Invalid(problem) => {
+                    if !plausible_header(&self.buf[self.start..self.end], self.endian) {
+                        self.drain_junk()?;
+                        return Ok(None);
+                    }
+                    self.finished = Some(StreamEnd::Clean);
+                    return Err(Error::format(self.offset, "record header", problem));
+                }
+            }
+        }
+    }
+
+    fn buffer(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn endian(&self) -> Endian {
+        self.endian
     }
 }
 
