@@ -140,6 +140,27 @@ impl RecordSource for Top {
             Top::Stream(s) => s.endian(),
         }
     }
+
+    fn payload_left(&self) -> u64 {
+        match self {
+            Top::Slice { records, .. } => records.payload_left(),
+            Top::Stream(s) => s.payload_left(),
+        }
+    }
+
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        match self {
+            Top::Slice { records, released } => {
+                // A payload of gigabytes read from the mapping is given back as it goes.
+                records
+                    .backing()
+                    .0
+                    .release_behind(released, records.payload_backing_pos());
+                records.payload_chunk()
+            }
+            Top::Stream(s) => s.payload_chunk(),
+        }
+    }
 }
 
 /// One data stream: its top-level records and the decompressor of the compressed ones.
@@ -214,6 +235,9 @@ pub struct PerfReader {
     opts: ReadOptions,
     failed: bool,
     path: PathBuf,
+    /// Where the last record came from (source index, from its decompressor?): whose
+    /// streamed payload [`PerfReader::payload_chunk`] reads.
+    last: Option<(usize, bool)>,
 }
 
 impl PerfReader {
@@ -344,6 +368,7 @@ impl PerfReader {
             opts,
             failed: false,
             path: PathBuf::new(),
+            last: None,
         }
     }
 
@@ -396,6 +421,7 @@ impl PerfReader {
                 opts,
                 failed: false,
                 path: path.clone(),
+                last: None,
             })
             .collect()
     }
@@ -414,6 +440,7 @@ impl PerfReader {
                 return Err(e);
             }
         };
+        self.last = Some((src, inner));
         let source = &self.sources[src];
         let buf = match &source.decomp {
             Some(d) if inner => d.buffer(),
@@ -428,6 +455,87 @@ impl PerfReader {
             raw,
             meta: &self.meta,
         }))
+    }
+
+    /// The next part (at most [`crate::raw::PAYLOAD_CHUNK`] bytes) of the payload of the
+    /// last record that [`PerfReader::next_record`] returned, beyond what it held
+    /// ([`RawRecord::rest`] bytes in all, for a record larger than
+    /// [`crate::raw::MAX_BUFFERED`]); `Ok(None)` when all of it was handed out. What is
+    /// not read is skipped by the next `next_record`. A payload inside compressed
+    /// records reads the compressed records it needs (they are not returned as records
+    /// then).
+    pub fn payload_chunk(&mut self) -> Result<Option<&[u8]>> {
+        let Some((src, inner)) = self.last.filter(|_| !self.failed) else {
+            return Ok(None);
+        };
+        let got = if inner {
+            self.fill_decompressed_payload(src)
+        } else {
+            Ok(self.sources[src].top.payload_left() > 0)
+        };
+        match got {
+            Ok(false) => return Ok(None),
+            Ok(true) => {}
+            Err(e) => {
+                self.failed = true;
+                return Err(e);
+            }
+        }
+        let source = &mut self.sources[src];
+        let chunk = match source.decomp.as_mut() {
+            Some(d) if inner => d.payload_chunk(),
+            _ => source.top.payload_chunk(),
+        };
+        if chunk.is_err() {
+            self.failed = true;
+        }
+        chunk.map(Some)
+    }
+
+    /// Make bytes of a decompressed record's streamed payload ready, feeding the
+    /// decompressor the compressed records that follow; `false` when none are left.
+    fn fill_decompressed_payload(&mut self, src: usize) -> Result<bool> {
+        let endian = self.meta.endian;
+        let source = &mut self.sources[src];
+        let d = source
+            .decomp
+            .as_mut()
+            .expect("inner records come from a decompressor");
+        while d.payload_left() > 0 {
+            if d.fill_payload()? > 0 {
+                return Ok(true);
+            }
+            let Some(span) = source.top.advance()? else {
+                return Err(Error::format(
+                    d.pending_container(),
+                    format!(
+                        "the record at byte {} of the decompressed stream of {}",
+                        d.total_out() - d.pending() as u64,
+                        source.name
+                    ),
+                    Problem::Truncated {
+                        needed: d.pending() as u64 + d.payload_left(),
+                        available: d.pending() as u64,
+                    },
+                ));
+            };
+            let raw = span.record(source.top.buffer(), endian);
+            if !raw.is_compressed() {
+                return Err(Error::format(
+                    raw.offset,
+                    format!("record {}", raw.record_type()),
+                    Problem::Invalid(format!(
+                        "a record that is not compressed comes before the end of a \
+                         {}-byte record whose payload is read from the compressed \
+                         records around it",
+                        d.pending() as u64 + d.payload_left()
+                    )),
+                ));
+            }
+            self.meta.compression_record = Some(raw.record_type());
+            d.feed(raw.bytes, raw.offset)?;
+        }
+        Ok(false)
     }
 
     /// Find the next record: (source index, from the decompressor?, span).
@@ -500,7 +608,7 @@ fn end_of_decompressed(
     name: &str,
     cut_short: bool,
 ) -> Result<()> {
-    if d.pending() == 0 {
+    if d.pending() == 0 && d.payload_left() == 0 {
         return Ok(());
     }
     let at = d.total_out() - d.pending() as u64;

@@ -14,6 +14,9 @@ mod slice;
 mod source;
 mod stream;
 
+#[cfg(test)]
+mod large_tests;
+
 use binrw::Endian;
 
 use crate::codec::{u16_at, u32_at, u64_at};
@@ -25,6 +28,16 @@ pub use locate::{locate, Located};
 pub use slice::SliceRecords;
 pub use source::RecordSource;
 pub use stream::{StreamEnd, StreamRecords};
+
+/// The largest record (header.size plus payload) a source buffers whole. A larger one
+/// (AUXTRACE with gigabytes of Intel PT data, a huge HEADER_TRACING_DATA) comes out as its
+/// `header.size` bytes, with its payload left in the input to be read in chunks of at
+/// most [`PAYLOAD_CHUNK`] bytes ([`RecordSource::payload_chunk`]) or skipped: memory
+/// stays bounded whatever a record claims.
+pub const MAX_BUFFERED: u64 = 16 << 20;
+
+/// The most bytes a source hands out of a streamed payload at once.
+pub const PAYLOAD_CHUNK: usize = 1 << 20;
 
 /// Where a framed record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +58,13 @@ pub struct RawRecord<'a> {
     pub offset: u64,
     /// The `header.size` bytes of the record, header included.
     pub bytes: &'a [u8],
-    /// Bytes after `header.size` that belong to the record (tracing data, AUX trace).
+    /// Bytes after `header.size` that belong to the record (tracing data, AUX trace),
+    /// as far as they are held: see `rest`.
     pub payload: &'a [u8],
+    /// Payload bytes after `payload` not held in memory (a record larger than
+    /// [`MAX_BUFFERED`]): read them with `PerfReader::payload_chunk`, or leave them to
+    /// be skipped by the next `next_record`.
+    pub rest: u64,
     pub origin: Origin,
     /// 0 for the main data (or the `data` file of a directory), n + 1 for `data.n`.
     pub stream: usize,
@@ -59,14 +77,21 @@ impl<'a> RawRecord<'a> {
 
     /// Bytes the record takes in its stream: header.size plus the payload.
     pub fn total_len(&self) -> usize {
-        self.bytes.len() + self.payload.len()
+        self.bytes.len() + self.payload.len() + self.rest as usize
     }
 
-    /// A copy that outlives the source's buffer.
+    /// The whole payload's length, held or not.
+    pub fn payload_len(&self) -> u64 {
+        self.payload.len() as u64 + self.rest
+    }
+
+    /// A copy that outlives the source's buffer (of the bytes held: `rest` stays in
+    /// the input).
     pub fn to_owned_record(&self) -> OwnedRecord {
         OwnedRecord {
             bytes: self.bytes.to_vec(),
             payload: self.payload.to_vec(),
+            rest: self.rest,
             offset: self.offset,
             origin: self.origin,
             stream: self.stream,
@@ -88,6 +113,8 @@ impl<'a> RawRecord<'a> {
 pub struct OwnedRecord {
     pub bytes: Vec<u8>,
     pub payload: Vec<u8>,
+    /// Payload bytes not held (see [`RawRecord::rest`]).
+    pub rest: u64,
     pub offset: u64,
     pub origin: Origin,
     pub stream: usize,
@@ -101,6 +128,7 @@ impl OwnedRecord {
             offset: self.offset,
             bytes: &self.bytes,
             payload: &self.payload,
+            rest: self.rest,
             origin: self.origin,
             stream: self.stream,
         }
@@ -116,6 +144,8 @@ pub struct Span {
     pub pos: usize,
     pub size: usize,
     pub payload: usize,
+    /// Payload bytes not in the buffer (see [`RawRecord::rest`]).
+    pub rest: u64,
     pub offset: u64,
     pub origin: Origin,
     pub stream: usize,
@@ -131,6 +161,7 @@ impl Span {
             offset: self.offset,
             bytes,
             payload: &buf[self.pos + self.size..self.pos + self.size + self.payload],
+            rest: self.rest,
             origin: self.origin,
             stream: self.stream,
         }
@@ -148,6 +179,9 @@ pub enum Frame {
     Complete { size: usize, payload: usize },
     /// Not enough bytes: at least `needed` are required in total.
     Incomplete { needed: u64 },
+    /// A record larger than [`MAX_BUFFERED`] whose `size` bytes are there: its `payload`
+    /// is to be streamed, not buffered.
+    Large { size: usize, payload: u64 },
     /// The header cannot start a record.
     Invalid(Problem),
 }
@@ -195,6 +229,14 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
         _ => 0,
     };
     let total = size as u64 + payload;
+    if total > MAX_BUFFERED {
+        if bytes.len() < size {
+            return Frame::Incomplete {
+                needed: size as u64,
+            };
+        }
+        return Frame::Large { size, payload };
+    }
     if (bytes.len() as u64) < total {
         return Frame::Incomplete { needed: total };
     }

@@ -6,7 +6,9 @@ use std::ops::{Deref, Range};
 use binrw::Endian;
 
 use super::StreamEnd;
-use super::{frame, header_of, plausible_header, Frame, Origin, RawRecord, RecordSource, Span};
+use super::{
+    frame, header_of, plausible_header, Frame, Origin, RawRecord, RecordSource, Span, PAYLOAD_CHUNK,
+};
 use crate::error::{Error, Result};
 
 /// Records of `range` of a byte buffer `B` (a slice, or a shared mapping).
@@ -23,6 +25,10 @@ pub struct SliceRecords<B> {
     /// unfinished files) instead of an error (data sections).
     junk_allowed: bool,
     finished: Option<StreamEnd>,
+    /// The streamed payload of the last record: where its unread part starts (relative
+    /// to `range.start`) and how long it is.
+    payload_pos: usize,
+    payload_left: u64,
 }
 
 impl<'a> SliceRecords<&'a [u8]> {
@@ -51,6 +57,8 @@ impl<B: Deref<Target = [u8]>> SliceRecords<B> {
             stream,
             junk_allowed: false,
             finished: None,
+            payload_pos: 0,
+            payload_left: 0,
         }
     }
 
@@ -84,6 +92,11 @@ impl<B: Deref<Target = [u8]>> SliceRecords<B> {
         self.range.start + self.pos
     }
 
+    /// Index in the backing buffer of the next streamed payload byte.
+    pub fn payload_backing_pos(&self) -> usize {
+        self.range.start + self.payload_pos
+    }
+
     /// How the records ended, once `advance` has returned `Ok(None)`.
     pub fn end(&self) -> Option<&StreamEnd> {
         self.finished.as_ref()
@@ -99,6 +112,8 @@ impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {
     #[inline]
     fn advance(&mut self) -> Result<Option<Span>> {
         let data = &self.data[self.range.clone()];
+        // An unread streamed payload is skipped by moving on: it is all in `data`.
+        self.payload_left = 0;
         if self.pos >= data.len() {
             self.finished.get_or_insert(StreamEnd::Clean);
             return Ok(None);
@@ -111,12 +126,33 @@ impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {
                     pos: self.pos,
                     size,
                     payload,
+                    rest: 0,
                     offset,
                     origin: Origin::Top,
                     stream: self.stream,
                 };
                 self.pos += size + payload;
                 return Ok(Some(span));
+            }
+            Frame::Large { size, payload } if (rest.len() - size) as u64 >= payload => {
+                self.payload_pos = self.pos + size;
+                self.payload_left = payload;
+                let span = Span {
+                    pos: self.pos,
+                    size,
+                    payload: 0,
+                    rest: payload,
+                    offset,
+                    origin: Origin::Top,
+                    stream: self.stream,
+                };
+                // Within `data` (checked above), so it fits a usize.
+                self.pos += size + payload as usize;
+                return Ok(Some(span));
+            }
+            Frame::Large { size, payload } => {
+                let context = format!("record {}", header_of(rest, self.endian).record_type());
+                Error::truncated(offset, context, size as u64 + payload, rest.len() as u64)
             }
             Frame::Incomplete { needed } => {
                 let context = format!("record {}", header_of(rest, self.endian).record_type());
@@ -142,6 +178,18 @@ impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {
 
     fn endian(&self) -> Endian {
         self.endian
+    }
+
+    fn payload_left(&self) -> u64 {
+        self.payload_left
+    }
+
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        let n = self.payload_left.min(PAYLOAD_CHUNK as u64) as usize;
+        let at = self.range.start + self.payload_pos;
+        self.payload_pos += n;
+        self.payload_left -= n as u64;
+        Ok(&self.data[at..at + n])
     }
 }
 

@@ -2,6 +2,11 @@
 //! frame the next record as a [`Span`] into the source's own buffer. A span, unlike a
 //! borrowed record, can be held while the reader updates its metadata or decides which
 //! source's buffer to read; [`RecordSource::next_record`] is the borrowed form.
+//!
+//! A record larger than [`super::MAX_BUFFERED`] is framed as its `header.size` bytes
+//! with the payload left in the input (sans-IO: the caller decides whether the payload
+//! is wanted): [`RecordSource::payload_chunk`] hands it out piece by piece, and the next
+//! `advance` skips whatever was not taken.
 
 use binrw::Endian;
 
@@ -20,6 +25,16 @@ pub trait RecordSource {
 
     /// The byte order records are framed in.
     fn endian(&self) -> Endian;
+
+    /// Bytes of the last framed record's payload not yet handed out (its
+    /// [`RawRecord::rest`], less what [`RecordSource::payload_chunk`] gave). The next
+    /// `advance` skips them.
+    fn payload_left(&self) -> u64;
+
+    /// The next part of the last record's unread payload, at most
+    /// [`super::PAYLOAD_CHUNK`] bytes; empty when none is left or, for a
+    /// [`super::Decompressor`], when it must be fed the next compressed record first.
+    fn payload_chunk(&mut self) -> Result<&[u8]>;
 
     /// The next record, borrowing the source's buffer until the next call.
     fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {

@@ -4,8 +4,9 @@ use std::io::{self, Read};
 
 use binrw::Endian;
 
-use super::{frame, header_of, plausible_header, Frame, Origin, RecordSource, Span};
+use super::{frame, header_of, plausible_header, Frame, Origin, RecordSource, Span, PAYLOAD_CHUNK};
 use crate::error::{Error, Problem, Result};
+use crate::record::RecordType;
 
 /// Read-ahead size: large enough that a pipe is drained in few syscalls.
 const CHUNK: usize = 256 * 1024;
@@ -33,6 +34,11 @@ pub struct StreamRecords<R> {
     stream: usize,
     eof: bool,
     finished: Option<StreamEnd>,
+    /// Unread bytes of the last record's streamed payload (see [`super::MAX_BUFFERED`]).
+    payload_left: u64,
+    /// That record's offset, whole length and type, for the error if the stream ends
+    /// inside it.
+    large: (u64, u64, RecordType),
 }
 
 impl<R: Read> StreamRecords<R> {
@@ -48,6 +54,8 @@ impl<R: Read> StreamRecords<R> {
             stream,
             eof: false,
             finished: None,
+            payload_left: 0,
+            large: (0, 0, RecordType::Auxtrace),
         }
     }
 
@@ -134,6 +142,9 @@ impl<R: Read> RecordSource for StreamRecords<R> {
         if self.finished.is_some() {
             return Ok(None);
         }
+        while self.payload_left > 0 {
+            self.payload_chunk()?;
+        }
         loop {
             let framed = frame(&self.buf[self.start..self.end], self.endian);
             match framed {
@@ -142,12 +153,30 @@ impl<R: Read> RecordSource for StreamRecords<R> {
                         pos: self.start,
                         size,
                         payload,
+                        rest: 0,
                         offset: self.offset,
                         origin: Origin::Top,
                         stream: self.stream,
                     };
                     self.start += size + payload;
                     self.offset += (size + payload) as u64;
+                    return Ok(Some(span));
+                }
+                Frame::Large { size, payload } => {
+                    let span = Span {
+                        pos: self.start,
+                        size,
+                        payload: 0,
+                        rest: payload,
+                        offset: self.offset,
+                        origin: Origin::Top,
+                        stream: self.stream,
+                    };
+                    let ty = header_of(&self.buf[self.start..], self.endian).record_type();
+                    self.large = (self.offset, size as u64 + payload, ty);
+                    self.start += size;
+                    self.offset += size as u64;
+                    self.payload_left = payload;
                     return Ok(Some(span));
                 }
                 Frame::Incomplete { needed } if !self.eof => self.fill(needed)?,
@@ -170,6 +199,58 @@ impl<R: Read> RecordSource for StreamRecords<R> {
 
     fn endian(&self) -> Endian {
         self.endian
+    }
+
+    fn payload_left(&self) -> u64 {
+        self.payload_left
+    }
+
+    /// Bytes already buffered first, then one read of the stream at a time into the
+    /// start of the buffer, so the buffer does not grow with the payload.
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        if self.payload_left == 0 {
+            return Ok(&[]);
+        }
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.buf.len() < PAYLOAD_CHUNK {
+                self.buf.resize(PAYLOAD_CHUNK, 0);
+            }
+            let want = self.payload_left.min(self.buf.len() as u64) as usize;
+            while self.end == 0 && !self.eof {
+                match self.reader.read(&mut self.buf[..want]) {
+                    Ok(0) => self.eof = true,
+                    Ok(n) => self.end = n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(Error::io(
+                            format!("reading the stream at byte {}", self.offset),
+                            e,
+                        ))
+                    }
+                }
+            }
+            if self.end == 0 {
+                let (at, needed, ty) = self.large;
+                let available = needed - self.payload_left;
+                self.payload_left = 0;
+                self.finished = Some(StreamEnd::Clean);
+                return Err(Error::format(
+                    at,
+                    format!("record {ty}"),
+                    Problem::Truncated { needed, available },
+                ));
+            }
+        }
+        let n = self
+            .payload_left
+            .min((self.end - self.start).min(PAYLOAD_CHUNK) as u64) as usize;
+        let at = self.start;
+        self.start += n;
+        self.offset += n as u64;
+        self.payload_left -= n as u64;
+        Ok(&self.buf[at..at + n])
     }
 }
 
