@@ -154,6 +154,14 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(())
     }
 
+    /// Append more payload to the record written last: a payload too large to hold
+    /// (see `perfdata_core::raw::MAX_BUFFERED`) is written as it is read.
+    pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.out.write_all(more).map_err(io_err)?;
+        self.pos += more.len() as u64;
+        Ok(())
+    }
+
     /// Where the AUXTRACE records written so far are.
     pub fn auxtrace_positions(&self) -> &[AuxtracePosition] {
         &self.auxtrace

@@ -65,6 +65,7 @@ pub(super) fn directory_to_file<W: Write + Seek>(
             let head = heads[i].take().expect("chosen head exists");
             let raw = head.record.as_raw(meta.endian);
             conv.record(&mut sink, &Item { raw, meta: &meta })?;
+            conv.stream_payload(&mut sink, &mut streams[i])?;
             heads[i] = next_head(&mut streams[i], &mut last_times[i])?;
         }
         conv.finish_compression(&mut sink)?;

@@ -110,6 +110,9 @@ struct Converter {
     edit: Option<EditStage>,
     /// Checks the compressed records copied as they are.
     verifier: verify::Verifier,
+    /// The record written last has a payload still in the input (larger than
+    /// `perfdata_core::raw::MAX_BUFFERED`): [`Converter::stream_payload`] copies it.
+    streaming: bool,
 }
 
 impl Converter {
@@ -130,7 +133,20 @@ impl Converter {
             stream_features: None,
             verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
             edit: None,
+            streaming: false,
         }
+    }
+
+    /// Copy the rest of the payload of the record written last from `reader` (the
+    /// reader that gave it) to `sink`, piece by piece: a payload of gigabytes (Intel PT
+    /// AUXTRACE) goes from input to output without being held.
+    fn stream_payload(&mut self, sink: &mut dyn Sink, reader: &mut PerfReader) -> Result<()> {
+        if std::mem::take(&mut self.streaming) {
+            while let Some(chunk) = reader.payload_chunk()? {
+                sink.write_payload(chunk)?;
+            }
+        }
+        Ok(())
     }
 
     /// The metadata the output describes: the input's, as the edits change it.
@@ -185,6 +201,17 @@ impl Converter {
     ) -> Result<Option<Vec<u8>>> {
         if self.in_endian == self.out_endian {
             return Ok(None);
+        }
+        if raw.rest > 0 {
+            return Err(WriteError::unsupported(
+                Some(raw.offset),
+                format!(
+                    "record {} has a {}-byte payload, too large to hold, so it cannot be \
+                     byte-swapped",
+                    raw.record_type(),
+                    raw.payload_len()
+                ),
+            ));
         }
         let ctx = DecodeContext {
             endian: self.in_endian,
@@ -287,6 +314,14 @@ impl Converter {
         match stage.apply(item)? {
             Action::Keep => self.record_out(sink, item),
             Action::Drop => Ok(()),
+            Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
+                Some(item.raw.offset),
+                format!(
+                    "an edit rewrites record {}, whose {}-byte payload is too large to hold",
+                    item.raw.record_type(),
+                    item.raw.payload_len()
+                ),
+            )),
             Action::Replace(recs) => {
                 for rec in &recs {
                     let raw = rec.as_raw(item.meta.endian);
@@ -366,7 +401,8 @@ impl Converter {
             Some(bytes) => split_payload(bytes, self.out_endian),
             None => (raw.bytes, raw.payload),
         };
-        let compressed = self.compress_this(ty, raw.origin);
+        // A payload too large to hold is written plain, as it streams by.
+        let compressed = self.compress_this(ty, raw.origin) && raw.rest == 0;
         // What cannot be written is named by the input record it comes from.
         self.emit(sink, parts, compressed, item.meta)
             .map_err(|e| match e {
@@ -374,7 +410,9 @@ impl Converter {
                     WriteError::unsupported(Some(raw.offset), what)
                 }
                 other => other,
-            })
+            })?;
+        self.streaming = raw.rest > 0;
+        Ok(())
     }
 }
 
@@ -483,6 +521,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
             let meta = reader.meta();
             let raw = rec.as_raw(meta.endian);
             conv.record(&mut sink, &perfdata_core::Item { raw, meta })?;
+            conv.stream_payload(&mut sink, &mut reader)?;
         }
         while let Some(item) = reader.next_record()? {
             if !conv.keep_metadata
@@ -496,6 +535,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
                 ));
             }
             conv.record(&mut sink, &item)?;
+            conv.stream_payload(&mut sink, &mut reader)?;
         }
         conv.finish_compression(&mut sink)?;
     }
@@ -564,6 +604,7 @@ pub(crate) fn to_pipe_with<W: Write>(
         let mut sink = sink::PipeSink(&mut writer);
         while let Some(item) = reader.next_record()? {
             conv.record(&mut sink, &item)?;
+            conv.stream_payload(&mut sink, &mut reader)?;
         }
         conv.finish_compression(&mut sink)?;
     }
