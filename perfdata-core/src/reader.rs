@@ -18,11 +18,14 @@ use crate::header::{self, Container, Probe};
 use crate::input::{read_up_to, Bytes, Prefixed};
 use crate::meta::{ContainerKind, Metadata};
 use crate::raw::{
-    locate, Decompressor, Located, RawRecord, RecordSource, SliceRecords, Span, StreamEnd,
-    StreamRecords,
+    locate, Decompressor, Located, RawRecord, RecordSource, Span, StreamEnd, StreamRecords,
 };
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
+
+mod sources;
+
+use sources::{Source, Top};
 
 /// What the reader returns of compressed records (COMPRESSED, COMPRESSED2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,136 +52,6 @@ impl ReadOptions {
     /// Whether the compressed records themselves are returned.
     pub fn keep_containers(self) -> bool {
         self != ReadOptions::Contents
-    }
-}
-
-/// A shared mapping seen as its bytes (what [`SliceRecords`] walks).
-struct Shared(Arc<Bytes>);
-
-impl std::ops::Deref for Shared {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-/// Where a data stream's top-level records come from.
-enum Top {
-    /// A data section or a whole headerless stream in memory (mapped pages before
-    /// `released` have been given back).
-    Slice {
-        records: SliceRecords<Shared>,
-        released: usize,
-    },
-    Stream(StreamRecords<Box<dyn Read>>),
-}
-
-impl Top {
-    /// Records of `bytes[range]`.
-    fn slice(
-        bytes: Arc<Bytes>,
-        range: std::ops::Range<usize>,
-        endian: Endian,
-        stream: usize,
-    ) -> Self {
-        let released = range.start;
-        Top::Slice {
-            records: SliceRecords::over(Shared(bytes), range, endian, stream),
-            released,
-        }
-    }
-
-    /// Whether the source may end anywhere, with a warning for a truncated record
-    /// (streams, pipe files, unfinished files) rather than an error (data sections).
-    fn ends_anywhere(&self) -> bool {
-        match self {
-            Top::Slice { records, .. } => records.junk_allowed(),
-            Top::Stream(_) => true,
-        }
-    }
-
-    fn end(&self) -> Option<&StreamEnd> {
-        match self {
-            Top::Slice { records, .. } => records.end(),
-            Top::Stream(s) => s.end(),
-        }
-    }
-}
-
-impl RecordSource for Top {
-    #[inline]
-    fn advance(&mut self) -> Result<Option<Span>> {
-        match self {
-            Top::Slice { records, released } => {
-                // Records before the next one have been handed out and dropped.
-                records
-                    .backing()
-                    .0
-                    .release_behind(released, records.backing_pos());
-                let next = records.advance();
-                if matches!(&next, Err(e) if records.junk_allowed() && truncated::is_truncation(e))
-                {
-                    records.skip_rest();
-                }
-                next
-            }
-            Top::Stream(s) => s.advance(),
-        }
-    }
-
-    #[inline]
-    fn buffer(&self) -> &[u8] {
-        match self {
-            Top::Slice { records, .. } => records.buffer(),
-            Top::Stream(s) => s.buffer(),
-        }
-    }
-
-    fn endian(&self) -> Endian {
-        match self {
-            Top::Slice { records, .. } => records.endian(),
-            Top::Stream(s) => s.endian(),
-        }
-    }
-
-    fn payload_left(&self) -> u64 {
-        match self {
-            Top::Slice { records, .. } => records.payload_left(),
-            Top::Stream(s) => s.payload_left(),
-        }
-    }
-
-    fn payload_chunk(&mut self) -> Result<&[u8]> {
-        match self {
-            Top::Slice { records, released } => {
-                // A payload of gigabytes read from the mapping is given back as it goes.
-                records
-                    .backing()
-                    .0
-                    .release_behind(released, records.payload_backing_pos());
-                records.payload_chunk()
-            }
-            Top::Stream(s) => s.payload_chunk(),
-        }
-    }
-}
-
-/// One data stream: its top-level records and the decompressor of the compressed ones.
-struct Source {
-    top: Top,
-    decomp: Option<Decompressor>,
-    stream: usize,
-    name: String,
-}
-
-impl Source {
-    fn new(top: Top, stream: usize, name: String) -> Self {
-        Source {
-            top,
-            decomp: None,
-            stream,
-            name,
-        }
     }
 }
 
