@@ -1,8 +1,9 @@
 //! AUXTRACE payloads larger than a reader holds (issue #9, defect 1): every command
 //! reads past them, `convert` copies them byte for byte from input to output (file,
-//! pipe, compressed, stdin), and a small compressed file that expands to a payload
-//! larger than the address space allowed is read under `prlimit --as`. The 3 GiB
-//! figures (peak RSS of every command) are measured by `bench/payload.sh`.
+//! pipe, compressed, stdin, another byte order), and a small compressed file that
+//! expands to a payload larger than the address space allowed is read under `prlimit
+//! --as`. The 3 GiB figures (peak RSS of every command) are measured by
+//! `bench/payload.sh`.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -139,46 +140,44 @@ fn large_aux_payloads_are_read_and_converted_losslessly_from_every_input() {
     assert_eq!(auxtrace_count(&stdin_stats), 1);
 
     // (input, stdin, convert options) and whether the output is a pipe stream.
-    let cases: [(&Path, bool, &[&str]); 6] = [
-        (&inputs.plain, false, &[]),
-        (&inputs.plain, false, &["--to-pipe"]),
-        (&inputs.plain, false, &["--to-pipe", "--compress"]),
-        (&inputs.compressed, false, &["--decompress"]),
-        (&inputs.compressed, false, &["--to-pipe"]),
-        (Path::new("-"), true, &["--to-file"]),
+    // (input, stdin, convert options, the options of a second conversion that makes
+    // the output readable here: out of compressed records, back to little-endian).
+    type Case<'a> = (&'a Path, bool, &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 7] = [
+        (&inputs.plain, false, &[], &[]),
+        (&inputs.plain, false, &["--to-pipe"], &[]),
+        (&inputs.plain, false, &["--to-pipe", "--compress"], &[]),
+        (
+            &inputs.plain,
+            false,
+            &["--endian", "big"],
+            &["--endian", "little"],
+        ),
+        (&inputs.compressed, false, &["--decompress"], &[]),
+        (&inputs.compressed, false, &["--to-pipe"], &["--decompress"]),
+        (Path::new("-"), true, &["--to-file"], &[]),
     ];
-    for (i, (input, stdin, opts)) in cases.into_iter().enumerate() {
+    for (i, (input, stdin, opts, back)) in cases.into_iter().enumerate() {
         let out = inputs.dir.path().join(format!("out{i}.data"));
-        let mut args = os(&["convert"]);
-        args.extend(os(opts));
-        let (p, o) = (path(input), path(&out));
-        args.extend([p.as_os_str(), OsStr::new("-o"), o.as_os_str()]);
-        ok(perfdata(&args, stdin.then_some(&inputs.pipe[..])));
+        let convert = |opts: &[&str], input: &Path, out: &Path, stdin: Option<&[u8]>| {
+            let mut args = os(&["convert"]);
+            args.extend(os(opts));
+            let (p, o) = (path(input), path(out));
+            args.extend([p.as_os_str(), OsStr::new("-o"), o.as_os_str()]);
+            ok(perfdata(&args, stdin));
+        };
+        convert(opts, input, &out, stdin.then_some(&inputs.pipe[..]));
         let bytes = std::fs::read(&out).unwrap();
-        let compressed_out =
-            input == inputs.compressed.as_path() && !opts.contains(&"--decompress");
-        if compressed_out {
-            // The payload stays inside the compressed records: read it back through a
-            // decompressing conversion.
-            let again = inputs.dir.path().join(format!("out{i}-plain.data"));
-            let a = path(&again);
-            ok(perfdata(
-                &[
-                    OsStr::new("convert"),
-                    OsStr::new("--decompress"),
-                    &o,
-                    OsStr::new("-o"),
-                    &a,
-                ],
-                None,
-            ));
-            assert_eq!(
-                aux_payloads(&std::fs::read(&again).unwrap()),
-                [expected],
-                "{opts:?}"
-            );
+        let readable = if back.is_empty() {
+            bytes.clone()
         } else {
-            assert_eq!(aux_payloads(&bytes), [expected], "{opts:?}");
+            let again = inputs.dir.path().join(format!("out{i}-back.data"));
+            convert(back, &out, &again, None);
+            std::fs::read(&again).unwrap()
+        };
+        assert_eq!(aux_payloads(&readable), [expected], "{opts:?}");
+        if opts.contains(&"big") {
+            assert_eq!(&bytes[..8], b"2ELIFREP", "a big-endian file's magic");
         }
         if opts.is_empty() {
             // The records are copied as they are (the header gains the AUXTRACE index
@@ -209,7 +208,20 @@ fn perf_reads_the_large_payload_of_the_input_and_of_the_conversions() {
         ],
         Some(&inputs.pipe),
     ));
-    for input in [&inputs.plain, &file] {
+    let big = inputs.dir.path().join("big-endian.data");
+    let p = inputs.plain.as_os_str();
+    ok(perfdata(
+        &[
+            OsStr::new("convert"),
+            OsStr::new("--endian"),
+            OsStr::new("big"),
+            p,
+            OsStr::new("-o"),
+            big.as_os_str(),
+        ],
+        None,
+    ));
+    for input in [&inputs.plain, &file, &big] {
         let stats = perf_stats(input);
         assert!(stats.clean, "{}", input.display());
         assert_eq!(

@@ -19,17 +19,9 @@ impl Converter {
         if self.in_endian == self.out_endian {
             return Ok(None);
         }
-        if raw.rest > 0 {
-            return Err(WriteError::unsupported(
-                Some(raw.offset),
-                format!(
-                    "record {} has a {}-byte payload, too large to hold, so it cannot be \
-                     byte-swapped",
-                    raw.record_type(),
-                    raw.payload_len()
-                ),
-            ));
-        }
+        // A payload too large to hold (AUXTRACE's trace, HEADER_TRACING_DATA's blob) is
+        // bytes kept in their order, as perf reads them: only the record is swapped, and
+        // the payload streams after it as it is.
         let ctx = DecodeContext {
             endian: self.in_endian,
             events: &meta.events,
