@@ -344,6 +344,19 @@ impl Metadata {
                 // perf's blob follows the record; simpleperf's is inside it.
                 let td: HeaderTracingData =
                     codec::decode(body, endian, (), body_offset, &context())?;
+                if raw.rest > 0 {
+                    // Streamed past, not held: the feature stays unknown.
+                    self.warn(
+                        Some(raw.offset),
+                        format!(
+                            "HEADER_TRACING_DATA of {} bytes is larger than the {} bytes \
+                             a record may hold in memory; its data is not read",
+                            raw.payload_len(),
+                            crate::raw::MAX_BUFFERED
+                        ),
+                    );
+                    return Ok(());
+                }
                 let blob = td.inline_data().unwrap_or(raw.payload);
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }

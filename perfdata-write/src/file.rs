@@ -16,7 +16,7 @@ use perfdata_core::feature::{
 use perfdata_core::header::{
     EventType, FeatureBitmap, FileHeader, FileSection, Magic, FILE_HEADER_SIZE,
 };
-use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord};
+use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord, RecordSource};
 use perfdata_core::record::{EventIndex, RecordType};
 use perfdata_core::{encode, EventAttr, Metadata};
 
@@ -289,6 +289,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 payload,
                 origin: Origin::Top,
                 stream: 0,
+                rest: 0,
             };
             d.record(&raw, self.endian)?;
         }
@@ -301,6 +302,14 @@ impl<W: Write + Seek> FileWriter<W> {
         self.out.write_all(bytes).map_err(io_err)?;
         self.out.write_all(payload).map_err(io_err)?;
         self.pos += (bytes.len() + payload.len()) as u64;
+        Ok(())
+    }
+
+    /// Append more payload to the record written last: a payload too large to hold
+    /// (see `perfdata_core::raw::MAX_BUFFERED`) is written as it is read.
+    pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.out.write_all(more).map_err(io_err)?;
+        self.pos += more.len() as u64;
         Ok(())
     }
 

@@ -30,6 +30,12 @@ pub(crate) fn checked_type(bytes: &[u8], payload: &[u8], endian: Endian) -> Resu
     let expected = match frame(bytes, endian) {
         Frame::Complete { .. } => 0,
         Frame::Incomplete { needed } => needed.saturating_sub(bytes.len() as u64),
+        // A payload too large to hold: this is its first piece, the rest follows
+        // (`write_payload`).
+        Frame::Large { payload: whole, .. } if payload.len() as u64 <= whole => {
+            return Ok(ty);
+        }
+        Frame::Large { payload: whole, .. } => whole,
         Frame::Invalid(problem) => {
             return Err(WriteError::unsupported(
                 None,

@@ -184,6 +184,14 @@ impl<W: Write> PipeWriter<W> {
         Ok(())
     }
 
+    /// Append more payload to the record written last (see
+    /// [`crate::file::FileWriter::write_payload`]).
+    pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.out.write_all(more).map_err(io_err)?;
+        self.written += more.len() as u64;
+        Ok(())
+    }
+
     /// Flush and hand back the output.
     pub fn finish(mut self) -> Result<W> {
         self.out.flush().map_err(io_err)?;

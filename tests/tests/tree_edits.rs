@@ -165,6 +165,7 @@ fn a_removed_event_takes_its_ids_and_id_index_entries() {
             offset: 0,
             origin: perfdata_core::raw::Origin::Top,
             stream: 0,
+            rest: 0,
         };
         let at = perfdata_core::raw::locate(&raw.as_raw(endian), &events, endian);
         at.id.is_none_or(|id| !gone.ids.contains(&id))

@@ -22,6 +22,10 @@ pub(super) struct MergedStreams {
     streams: Vec<PerfReader>,
     last_times: Vec<u64>,
     heads: Vec<Option<Head>>,
+    /// The stream whose head was handed out last: its next head is read only when the
+    /// next record is asked for, so that the rest of a payload too large to hold can
+    /// still be read from it ([`MergedStreams::last_stream`]).
+    taken: Option<usize>,
 }
 
 fn next_head(reader: &mut PerfReader, last_time: &mut u64) -> Result<Option<Head>> {
@@ -52,6 +56,7 @@ impl MergedStreams {
             streams,
             last_times,
             heads,
+            taken: None,
         })
     }
 
@@ -63,6 +68,9 @@ impl MergedStreams {
     /// The earliest record of all streams; ties go to the lower stream (side-band
     /// `data` first). `None` at the end, when the streams' warnings join the metadata.
     pub fn next_record(&mut self) -> Result<Option<OwnedRecord>> {
+        if let Some(i) = self.taken.take() {
+            self.heads[i] = next_head(&mut self.streams[i], &mut self.last_times[i])?;
+        }
         let earliest = self
             .heads
             .iter()
@@ -78,7 +86,13 @@ impl MergedStreams {
             return Ok(None);
         };
         let head = self.heads[i].take().expect("chosen head exists");
-        self.heads[i] = next_head(&mut self.streams[i], &mut self.last_times[i])?;
+        self.taken = Some(i);
         Ok(Some(head.record))
+    }
+
+    /// The stream of the record handed out last.
+    pub fn last_stream(&mut self) -> &mut PerfReader {
+        let i = self.taken.expect("a record was handed out");
+        &mut self.streams[i]
     }
 }

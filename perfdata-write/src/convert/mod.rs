@@ -40,7 +40,7 @@ use crate::pipe::PipeWriter;
 
 pub use features::{output_attrs, FeatureEdits};
 pub use options::{Compression, ConvertOptions, Target};
-use source::Source;
+use source::{Piece, Source};
 use stage::RecordStage;
 pub(crate) use tree::atomically;
 pub use tree::{write_tree, WriteTree};
@@ -123,7 +123,11 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     let nr_attrs = source.meta().attrs.len();
     {
         let mut sink = sink::FileSink(&mut writer);
-        source.for_each(|item| {
+        source.for_each(|piece| {
+            let item = match piece {
+                Piece::Record(item) => item,
+                Piece::Payload(more) => return stage.payload(&mut sink, more).map(|_| false),
+            };
             if !stage.keeps_metadata()
                 && item.raw.record_type() == RecordType::HeaderAttr
                 && item.meta.attrs.len() > nr_attrs
@@ -225,7 +229,10 @@ pub(crate) fn to_pipe_with<W: Write>(
     };
     {
         let mut sink = sink::PipeSink(&mut writer);
-        source.for_each(|item| stage.record(&mut sink, item))?;
+        source.for_each(|piece| match piece {
+            Piece::Record(item) => stage.record(&mut sink, item),
+            Piece::Payload(more) => stage.payload(&mut sink, more).map(|_| false),
+        })?;
         stage.finish_records(&mut sink)?;
     }
     let meta = source.meta();

@@ -63,31 +63,60 @@ impl Source {
         Ok(skipped)
     }
 
-    /// Give every (remaining) record to `f`, in order.
-    pub fn for_each(&mut self, mut f: impl FnMut(&Item<'_>) -> Result<()>) -> Result<()> {
+    /// Give every (remaining) record to `f`, in order, as [`Piece::Record`]; when `f`
+    /// returns true (it wrote a record whose payload is still in the input), the rest
+    /// of that payload follows as [`Piece::Payload`]s.
+    pub fn for_each(&mut self, mut f: impl FnMut(Piece<'_, '_>) -> Result<bool>) -> Result<()> {
         match self {
             Source::Reader { reader, held } => {
                 if let Some(rec) = held.take() {
                     let meta = reader.meta();
-                    f(&Item {
+                    let item = Item {
                         raw: rec.as_raw(meta.endian),
                         meta,
-                    })?;
+                    };
+                    if f(Piece::Record(&item))? {
+                        stream_rest(reader, &mut f)?;
+                    }
                 }
                 while let Some(item) = reader.next_record()? {
-                    f(&item)?;
+                    if f(Piece::Record(&item))? {
+                        stream_rest(reader, &mut f)?;
+                    }
                 }
             }
             Source::Merged(merged) => {
                 while let Some(rec) = merged.next_record()? {
                     let meta = merged.meta();
-                    f(&Item {
+                    let item = Item {
                         raw: rec.as_raw(meta.endian),
                         meta,
-                    })?;
+                    };
+                    if f(Piece::Record(&item))? {
+                        stream_rest(merged.last_stream(), &mut f)?;
+                    }
                 }
             }
         }
         Ok(())
     }
+}
+
+/// What a source hands on: a record, or more of the payload of the last one.
+pub(super) enum Piece<'i, 'm> {
+    /// A record (with as much of its payload as the reader holds).
+    Record(&'i Item<'m>),
+    /// More of the last record's payload.
+    Payload(&'i [u8]),
+}
+
+/// Hand the rest of the payload of the record `reader` returned last to `f`.
+fn stream_rest(
+    reader: &mut PerfReader,
+    f: &mut impl FnMut(Piece<'_, '_>) -> Result<bool>,
+) -> Result<()> {
+    while let Some(chunk) = reader.payload_chunk()? {
+        f(Piece::Payload(chunk))?;
+    }
+    Ok(())
 }

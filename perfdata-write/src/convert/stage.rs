@@ -35,6 +35,9 @@ pub(super) struct RecordStage {
     edit: Option<EditStage>,
     /// Checks the compressed records copied as they are.
     verifier: verify::Verifier,
+    /// The record written last has a payload still in the input (larger than
+    /// `perfdata_core::raw::MAX_BUFFERED`): [`RecordStage::payload`] copies the rest.
+    streaming: bool,
 }
 
 impl RecordStage {
@@ -63,6 +66,7 @@ impl RecordStage {
             stream_features,
             verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
             edit,
+            streaming: false,
         })
     }
 
@@ -90,8 +94,24 @@ impl RecordStage {
         }
     }
 
-    /// Process one input record: through the edits, then out.
-    pub fn record(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
+    /// Process one input record: through the edits, then out. Returns whether the
+    /// rest of its payload, still in the input, is wanted ([`RecordStage::payload`]).
+    pub fn record(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<bool> {
+        self.streaming = false;
+        self.record_in(sink, item)?;
+        Ok(self.streaming)
+    }
+
+    /// More of the payload of the record written last (a payload of gigabytes, Intel
+    /// PT's AUXTRACE, goes from input to output piece by piece, never held).
+    pub fn payload(&mut self, sink: &mut dyn Sink, more: &[u8]) -> Result<()> {
+        match self.streaming {
+            true => sink.write_payload(more),
+            false => Ok(()),
+        }
+    }
+
+    fn record_in(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
         self.report.records_in += 1;
         let Some(stage) = self.edit.as_mut() else {
             return self.record_out(sink, item);
@@ -99,6 +119,14 @@ impl RecordStage {
         match stage.apply(item)? {
             Action::Keep => self.record_out(sink, item),
             Action::Drop => Ok(()),
+            Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
+                Some(item.raw.offset),
+                format!(
+                    "an edit rewrites record {}, whose {}-byte payload is too large to hold",
+                    item.raw.record_type(),
+                    item.raw.payload_len()
+                ),
+            )),
             Action::Replace(recs) => {
                 for rec in &recs {
                     let raw = rec.as_raw(item.meta.endian);
@@ -178,6 +206,9 @@ impl RecordStage {
         if self.in_endian == self.out_endian {
             return Ok(None);
         }
+        // A payload too large to hold (AUXTRACE's trace) is bytes kept in their order,
+        // as perf reads them: only the record is swapped, and the payload streams after
+        // it as it is.
         let ctx = DecodeContext {
             endian: self.in_endian,
             events: &meta.events,
@@ -298,7 +329,8 @@ impl RecordStage {
             Some(bytes) => split_payload(bytes, self.out_endian),
             None => (raw.bytes, raw.payload),
         };
-        let compressed = self.compress_this(ty, raw.origin);
+        // A payload too large to hold is written plain, as it streams by.
+        let compressed = self.compress_this(ty, raw.origin) && raw.rest == 0;
         // What cannot be written is named by the input record it comes from.
         self.emit(sink, parts, compressed, item.meta)
             .map_err(|e| match e {
@@ -306,7 +338,9 @@ impl RecordStage {
                     WriteError::unsupported(Some(raw.offset), what)
                 }
                 other => other,
-            })
+            })?;
+        self.streaming = raw.rest > 0;
+        Ok(())
     }
 }
 

@@ -174,7 +174,7 @@ fn write_at(
         return Ok(());
     };
     let raw = raw(&bytes, entry, meta.endian);
-    conv.record(sink, &Item { raw, meta })
+    conv.record(sink, &Item { raw, meta }).map(drop)
 }
 
 /// One record of the tree encoded as it is written (its size recomputed; an ID_INDEX
@@ -204,6 +204,7 @@ fn raw<'a>(bytes: &'a [u8], entry: &Entry, endian: Endian) -> RawRecord<'a> {
         payload,
         origin: entry.origin,
         stream: entry.stream,
+        rest: 0,
     }
 }
 

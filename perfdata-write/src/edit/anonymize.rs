@@ -342,7 +342,7 @@ impl RecordEdit for Anonymize {
         let ty = item.raw.record_type();
         match ty {
             RecordType::HeaderFeature => {
-                let bit = perfdata_core::codec::u64_at(item.raw.bytes, 8, item.meta.endian);
+                let bit = perfdata_core::u64_at(item.raw.bytes, 8, item.meta.endian);
                 let id = bit
                     .and_then(|b| u32::try_from(b).ok())
                     .map(FeatureId::from_bit);

@@ -69,6 +69,7 @@ impl Action {
         OwnedRecord {
             bytes,
             payload: Vec::new(),
+            rest: 0,
             offset: raw.offset,
             origin: raw.origin,
             stream: raw.stream,

@@ -44,6 +44,10 @@ impl SynthTarget for DirWriter {
         self.data.write_record(bytes, payload)
     }
 
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.data.write_payload(more)
+    }
+
     fn write_sample(&mut self, cpu: u32, bytes: &[u8]) -> Result<()> {
         let i = cpu as usize % self.streams.len();
         let stream = &mut self.streams[i];

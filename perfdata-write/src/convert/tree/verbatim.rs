@@ -10,7 +10,7 @@
 //! the tree's records (perf's decompression is one stream, so a copied container cannot
 //! follow a recompressed one).
 
-use perfdata_core::raw::{Decompressor, Origin};
+use perfdata_core::raw::{Decompressor, Origin, RecordSource};
 use perfdata_core::{ContainerKind, Entry, Item, Metadata, PerfData, ReadContainer};
 
 use super::super::sink::Sink;
