@@ -6,10 +6,8 @@
 use std::path::PathBuf;
 
 use perfdata_core::record::RecordType;
-use perfdata_write::convert::ConvertOptions;
 use perfdata_write::edit::{self, RecordEdit, Remap};
 
-use crate::output::Out;
 use crate::CliError;
 
 #[derive(clap::Subcommand)]
@@ -93,25 +91,8 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
             "nothing to remap: give --map, --map-file or --path".into(),
         ));
     }
-    if args.output.as_os_str() != "-" && crate::convert::same_file(args.input.path(), &args.output)
-    {
-        return Err(CliError::Usage(format!(
-            "the output {} is the input",
-            args.output.display()
-        )));
-    }
-    // The output first: a directory or unwritable place is refused before any work.
-    let out = crate::output::Output::create(&args.output)?;
-    let reader = edit::open(args.input.path())?;
-    let opts = ConvertOptions::default();
-    let target = opts.target_for(reader.meta().container);
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Remap::new(ids, paths))];
-    let (report, _) = out.write(args.input.path(), target, |out| {
-        Ok(match out {
-            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
-            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
-        })
-    })?;
+    let (report, _) = crate::output::run_edits(args.input.path(), &args.output, false, edits)?;
     for w in &report.warnings {
         eprintln!("perfdata: warning: {w}");
     }

@@ -3,7 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use perfdata_core::ContainerKind;
 use perfdata_write::compress::CompressFormat;
 use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
 
@@ -101,57 +100,39 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn options(args: &ConvertArgs, input_container: ContainerKind) -> ConvertOptions {
-    let format = match args.compression.compress_format {
-        Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
-        _ => CompressFormat::Compressed,
-    };
-    let compat = args.compat == Some(CompatArg::Perf61);
-    // perf 6.1 reads files well and pipe streams less so (no decompression, tracing data
-    // trips `report --stats`), so compat writes a file unless told otherwise.
-    let target = if args.to_file || (compat && !args.to_pipe) {
-        Some(Target::File)
-    } else if args.to_pipe {
-        Some(Target::Pipe)
-    } else {
-        None
-    };
-    let mut compression = match (args.compression.compress, args.decompress) {
-        (Some(level), _) => Compression::Compress { level, format },
-        (None, true) => Compression::Decompress,
-        (None, false) => Compression::Keep,
-    };
-    let out_pipe = ConvertOptions {
-        target,
-        ..Default::default()
-    }
-    .target_for(input_container)
-        == Target::Pipe;
-    // perf 6.1 cannot decompress records in pipe mode at all (its buffer size comes from
-    // a feature it only reads in file mode), so compat expands them there.
-    if compat && out_pipe && compression == Compression::Keep {
-        compression = Compression::Decompress;
-    }
-    // Keeping compression but in another record format means re-encoding it: perf 6.1
-    // reads only COMPRESSED, and --compress-format alone asks for a format.
-    let keep_format = match (compression, args.compression.compress_format) {
-        (Compression::Keep, Some(_)) => Some(format),
-        // perf 6.1 reads COMPRESSED only: compressed records are re-encoded as such
-        // (which expands them on reading; COMPRESSED input comes out re-compressed).
-        (Compression::Keep, None) if compat => Some(CompressFormat::Compressed),
-        _ => None,
-    };
-    ConvertOptions {
-        target,
-        compression,
-        endian: match args.endian {
-            EndianArg::Little => Some(perfdata_core::Endian::Little),
-            EndianArg::Big => Some(perfdata_core::Endian::Big),
-            EndianArg::Keep => None,
-        },
-        compat_perf_6_1: compat,
-        keep_format,
-        keep_damaged: args.keep_damaged,
+impl ConvertArgs {
+    /// The library's options for these arguments; what `--compat` implies is resolved
+    /// by the library from the input ([`ConvertOptions::resolve`]).
+    fn options(&self) -> ConvertOptions {
+        let format = match self.compression.compress_format {
+            Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
+            Some(FormatArg::Compressed) | None => CompressFormat::Compressed,
+        };
+        let compression = match (self.compression.compress, self.decompress) {
+            (Some(level), _) => Compression::Compress { level, format },
+            (None, true) => Compression::Decompress,
+            (None, false) => Compression::Keep,
+        };
+        ConvertOptions {
+            target: match (self.to_file, self.to_pipe) {
+                (true, _) => Some(Target::File),
+                (false, true) => Some(Target::Pipe),
+                (false, false) => None,
+            },
+            compression,
+            endian: match self.endian {
+                EndianArg::Little => Some(perfdata_core::Endian::Little),
+                EndianArg::Big => Some(perfdata_core::Endian::Big),
+                EndianArg::Keep => None,
+            },
+            compat_perf_6_1: self.compat == Some(CompatArg::Perf61),
+            // --compress-format alone re-encodes the kept compressed records.
+            keep_format: match compression {
+                Compression::Keep => self.compression.compress_format.map(|_| format),
+                _ => None,
+            },
+            keep_damaged: self.keep_damaged,
+        }
     }
 }
 
@@ -165,8 +146,7 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     }
     // The output first: a directory or unwritable place is refused before any work.
     let out = Output::create(&args.output)?;
-    let (reader, opts) =
-        convert::open_input(args.input.path(), |meta| options(args, meta.container))?;
+    let (reader, opts) = convert::open_input(args.input.path(), &args.options())?;
     let target = opts.target_for(reader.meta().container);
 
     let (report, _) = out.write(args.input.path(), target, |out| {

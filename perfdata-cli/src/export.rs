@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use perfdata_report::stacks::Stacks;
 use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
-use perfdata_report::{folded, replay};
+use perfdata_report::{firefox, flamegraph, folded, pprof, replay, speedscope};
 use perfdata_write::output::AtomicOutput;
 
 use crate::CliError;
@@ -15,6 +16,14 @@ use crate::CliError;
 pub enum Format {
     /// `comm;outer;...;leaf count` lines (flame graph input).
     Folded,
+    /// pprof's profile.proto, gzipped (`go tool pprof`).
+    Pprof,
+    /// speedscope's JSON file format.
+    Speedscope,
+    /// The Firefox Profiler's processed format (JSON).
+    Firefox,
+    /// An SVG flame graph.
+    Flamegraph,
 }
 
 #[derive(clap::Args)]
@@ -44,12 +53,18 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
         kallsyms: r.kernel_is_running(),
         buildid_dir: None,
     };
-    let mut symbols = Symbolizer::new(opts);
+    let stacks = Stacks::new(&r, &mut Symbolizer::new(opts));
+    let title = a.file.path().display().to_string();
+    let dsos = &r.machine.dsos;
     let mut out = AtomicOutput::create(&a.output)?;
     {
         let mut w = out.writer();
         match a.format {
-            Format::Folded => folded::write_folded(&mut w, &folded::folded(&r, &mut symbols))?,
+            Format::Folded => folded::write_folded(&mut w, &folded::folded(&stacks))?,
+            Format::Pprof => pprof::write_pprof(&mut w, &stacks, dsos)?,
+            Format::Speedscope => speedscope::write_speedscope(&mut w, &stacks, dsos, &title)?,
+            Format::Firefox => firefox::write_firefox(&mut w, &stacks, &title)?,
+            Format::Flamegraph => flamegraph::write_flamegraph(&mut w, &stacks, &title)?,
         }
         w.flush()?;
     }

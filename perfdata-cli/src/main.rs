@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod anonymize;
 mod buildid;
 mod check;
 mod convert;
@@ -53,9 +54,12 @@ enum Command {
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
     #[command(subcommand)]
     Buildid(buildid::BuildIdCommand),
+    /// Replace comms, paths, hostname, command line and cgroups with stable pseudonyms.
+    Anonymize(anonymize::AnonymizeArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
-    /// Write the samples in another profiler's format (folded stacks).
+    /// Write the samples in another profiler's format (folded, pprof, speedscope,
+    /// firefox, flamegraph).
     Export(export::ExportArgs),
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     Completions {
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
         Command::Convert(a) => Some(a.input()),
         Command::Strip(a) => Some(a.input()),
         Command::Buildid(c) => Some(c.input()),
+        Command::Anonymize(a) => Some(a.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
         Command::Synth(_) | Command::Check(_) | Command::Completions { .. } | Command::Manpage => {
@@ -138,6 +143,7 @@ fn main() -> ExitCode {
         Command::Synth(a) => synth::run(a),
         Command::Strip(a) => strip::run(a),
         Command::Buildid(c) => buildid::run(c),
+        Command::Anonymize(a) => anonymize::run(a),
         Command::Check(_) => unreachable!("check returns its own exit status above"),
         Command::Report(a) => report::run(a),
         Command::Export(a) => export::run(a),

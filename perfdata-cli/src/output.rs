@@ -83,6 +83,43 @@ impl Output {
     }
 }
 
+/// Run `edits` over `input` into `output` (a path or `-`), as the edit commands do:
+/// an output that is the input is refused, the output is created before the input is
+/// read (a directory or unwritable place is refused before any work), compressed input
+/// is compressed again unless `decompress`. Returns the report and the bytes written.
+pub fn run_edits(
+    input: &Path,
+    output: &Path,
+    decompress: bool,
+    edits: Vec<Box<dyn perfdata_write::edit::RecordEdit>>,
+) -> Result<(Report, Option<u64>), CliError> {
+    use perfdata_write::convert::{Compression, ConvertOptions};
+    use perfdata_write::edit;
+    if output.as_os_str() != "-" && crate::convert::same_file(input, output) {
+        return Err(CliError::Usage(format!(
+            "the output {} is the input",
+            output.display()
+        )));
+    }
+    let out = Output::create(output)?;
+    let reader = edit::open(input)?;
+    let opts = ConvertOptions {
+        compression: if decompress {
+            Compression::Decompress
+        } else {
+            Compression::Keep
+        },
+        ..Default::default()
+    };
+    let target = opts.target_for(reader.meta().container);
+    out.write(input, target, |out| {
+        Ok(match out {
+            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
+            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
+        })
+    })
+}
+
 /// A write failure names the target the user gave, not the temp file behind it.
 fn name_error(out: &AtomicOutput, e: CliError) -> CliError {
     match e {

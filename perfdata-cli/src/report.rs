@@ -3,9 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use perfdata_report::readperf::{self, Table};
 use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
 use perfdata_report::table::{self, SortKey};
 use perfdata_report::{replay, text};
+use perfdata_write::output::AtomicOutput;
 
 use crate::CliError;
 
@@ -28,6 +30,10 @@ pub struct ReportArgs {
     /// Look for binaries and debug files under this directory (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
+    /// Write readperf's tables (stat.csv, overview.csv, processes.csv, results.csv) into
+    /// this directory, created if missing, instead of printing the report.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio"])]
+    csv: Option<PathBuf>,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -43,7 +49,11 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         kallsyms: r.kernel_is_running(),
         buildid_dir: None,
     };
-    let tables = table::build(&r, &keys, &mut Symbolizer::new(opts));
+    let mut symbols = Symbolizer::new(opts);
+    if let Some(dir) = &a.csv {
+        return write_csv(a.file.path(), dir, &r, &mut symbols);
+    }
+    let tables = table::build(&r, &keys, &mut symbols);
     let mut out = std::io::stdout().lock();
     if a.json {
         text::write_json(&mut out, &tables, &keys)?;
@@ -51,5 +61,31 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         text::write_stdio(&mut out, &tables, &keys, a.samples)?;
     }
     out.flush()?;
+    Ok(())
+}
+
+/// readperf's four tables of `input` into `dir`, each file written whole or not at all.
+fn write_csv(
+    input: &std::path::Path,
+    dir: &std::path::Path,
+    r: &replay::Replay,
+    symbols: &mut Symbolizer,
+) -> Result<(), CliError> {
+    if input.as_os_str() == "-" {
+        return Err(CliError::Usage(
+            "--csv reads the recording twice: give a file, not standard input".into(),
+        ));
+    }
+    let tables = readperf::tables(input, r, symbols)?;
+    std::fs::create_dir_all(dir)?;
+    for t in Table::ALL {
+        let mut out = AtomicOutput::create(&dir.join(t.file_name()))?;
+        {
+            let mut w = out.writer();
+            tables.write(t, &mut w)?;
+            w.flush()?;
+        }
+        out.commit(None)?;
+    }
     Ok(())
 }

@@ -4,10 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use perfdata_write::convert::{Compression, ConvertOptions, Report};
+use perfdata_write::convert::Report;
 use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Strip};
 
-use crate::output::Out;
 use crate::CliError;
 
 #[derive(clap::Args)]
@@ -115,25 +114,6 @@ fn size_of(path: &Path) -> Option<u64> {
 
 pub fn run(args: &StripArgs) -> Result<(), CliError> {
     let sel = args.selection()?;
-    let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && crate::convert::same_file(args.input.path(), &args.output) {
-        return Err(CliError::Usage(format!(
-            "the output {} is the input",
-            args.output.display()
-        )));
-    }
-    // The output first: a directory or unwritable place is refused before any work.
-    let out = crate::output::Output::create(&args.output)?;
-    let reader = edit::open(args.input.path())?;
-    let opts = ConvertOptions {
-        compression: if args.decompress {
-            Compression::Decompress
-        } else {
-            Compression::Keep
-        },
-        ..Default::default()
-    };
-    let target = opts.target_for(reader.meta().container);
     // Fields go first: its attr edits count the input's events, which strip may remove.
     let mut edits: Vec<Box<dyn RecordEdit>> = Vec::new();
     if let Some(fields) = &args.drop_sample_fields {
@@ -144,12 +124,8 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
     if sel.selects_samples() || !sel.drop_types.is_empty() {
         edits.push(Box::new(Strip::new(sel)));
     }
-    let (report, bytes_out) = out.write(args.input.path(), target, |out| {
-        Ok(match out {
-            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
-            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
-        })
-    })?;
+    let (report, bytes_out) =
+        crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
     print_summary(&report, size_of(args.input.path()), bytes_out);
     Ok(())
 }

@@ -7,9 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use perfdata_write::output::{copy_to, AtomicOutput};
-use perfdata_write::synth::{
-    write_workload, HostInfo, SynthSpec, SynthWriter, TraceSpec, Workload,
-};
+use perfdata_write::synth::{HostInfo, SynthSpec, SynthTarget, SynthWriter, TraceSpec, Workload};
 
 use crate::convert::FormatArg;
 use crate::CliError;
@@ -105,6 +103,11 @@ pub struct SynthArgs {
     /// function; with --spec too, where it replaces the spec's `dso_dir`.
     #[arg(long, value_name = "DIR")]
     dso_dir: Option<PathBuf>,
+    /// End with one AUXTRACE record carrying SIZE bytes of AUX data (2GB, 64K: powers
+    /// of 1024), written piece by piece as Intel PT recordings hold them; with
+    /// --compress it goes inside the compressed records.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    aux_payload: Option<u64>,
 }
 
 /// "2GB", "500M", "64k" or a plain byte count; units are powers of 1024.
@@ -172,20 +175,20 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
     };
     let (workload, trace) = spec.build()?;
     if args.dir {
-        return write_dir(&workload, trace, &args.output);
+        return write_dir(&workload, trace, args);
     }
     if args.output.as_os_str() == "-" {
         let stdout = std::io::stdout();
         if args.pipe {
             let w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            let (mut w, _) = write_workload(&workload, SynthWriter::pipe(w, trace)?)?;
+            let (mut w, _) = write_trace(&workload, args, SynthWriter::pipe(w, trace)?)?;
             w.flush()?;
         } else {
             // File mode seeks back for the header: build it in a temp file first.
             let mut tmp: File = tempfile::tempfile()?;
             {
                 let w = BufWriter::with_capacity(1 << 20, &mut tmp);
-                let (mut w, _) = write_workload(&workload, SynthWriter::file(w, trace)?)?;
+                let (mut w, _) = write_trace(&workload, args, SynthWriter::file(w, trace)?)?;
                 w.flush()?;
             }
             copy_to(&mut tmp, &mut stdout.lock())?;
@@ -196,9 +199,9 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
     {
         let w = out.writer();
         let (mut w, _) = if args.pipe {
-            write_workload(&workload, SynthWriter::pipe(w, trace)?)?
+            write_trace(&workload, args, SynthWriter::pipe(w, trace)?)?
         } else {
-            write_workload(&workload, SynthWriter::file(w, trace)?)?
+            write_trace(&workload, args, SynthWriter::file(w, trace)?)?
         };
         w.flush()?;
     }
@@ -206,9 +209,23 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The workload, then the AUXTRACE that `--aux-payload` asks for.
+fn write_trace<T: SynthTarget>(
+    workload: &Workload,
+    args: &SynthArgs,
+    mut writer: SynthWriter<T>,
+) -> Result<(T::Output, u64), CliError> {
+    let samples = workload.write(&mut writer)?;
+    if let Some(len) = args.aux_payload {
+        writer.auxtrace(len, args.seed)?;
+    }
+    Ok((writer.finish()?, samples))
+}
+
 /// A directory is built under a temp name beside OUT and renamed into place only when
 /// complete, as `AtomicOutput` does for files.
-fn write_dir(workload: &Workload, trace: TraceSpec, output: &Path) -> Result<(), CliError> {
+fn write_dir(workload: &Workload, trace: TraceSpec, args: &SynthArgs) -> Result<(), CliError> {
+    let output = args.output.as_path();
     if output.exists() {
         return Err(CliError::Usage(format!("{} exists", output.display())));
     }
@@ -219,7 +236,7 @@ fn write_dir(workload: &Workload, trace: TraceSpec, output: &Path) -> Result<(),
     let tmp = tempfile::Builder::new()
         .prefix(".perfdata-")
         .tempdir_in(parent)?;
-    write_workload(workload, SynthWriter::dir(tmp.path(), trace)?)?;
+    write_trace(workload, args, SynthWriter::dir(tmp.path(), trace)?)?;
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
     std::fs::rename(tmp.keep(), output)?;
     Ok(())

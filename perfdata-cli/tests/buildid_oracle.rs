@@ -104,39 +104,69 @@ fn remapped_ids_and_paths_are_what_perf_sees() {
             "{}",
             String::from_utf8_lossy(&res.stderr)
         );
+        // The same remap on the owned tree, written back: the same bytes.
+        let on_tree = dir.path().join(format!("tree-{file}"));
+        remap_tree(&input, &on_tree, &map, "/tmp/=/opt/moved/");
+        assert!(
+            std::fs::read(&on_tree).unwrap() == std::fs::read(&out).unwrap(),
+            "{file}: the tree's remap differs from the stream's"
+        );
         let new_path = path.replacen("/tmp/", "/opt/moved/", 1);
         let expected = before.replace(&format!("{old_id} {path}"), &format!("{new_id} {new_path}"));
         assert_ne!(expected, before);
-        assert_eq!(perf_ok(&["buildid-list"], &out), expected, "{file}");
-        // Samples now point at the new path.
         let script_in = perf_ok(&["script", "-F", "ip,dso"], &input);
-        let script_out = perf_ok(&["script", "-F", "ip,dso"], &out);
         assert!(script_in.contains(&format!("({path})")));
-        assert_eq!(
-            script_out,
-            script_in.replace(&format!("({path})"), &format!("({new_path})")),
-            "{file}"
-        );
+        for out in [&out, &on_tree] {
+            assert_eq!(perf_ok(&["buildid-list"], out), expected, "{file}");
+            // Samples now point at the new path.
+            let script_out = perf_ok(&["script", "-F", "ip,dso"], out);
+            assert_eq!(
+                script_out,
+                script_in.replace(&format!("({path})"), &format!("({new_path})")),
+                "{file}"
+            );
+        }
     }
+}
+
+/// `buildid remap --map MAP --path PATH` done on the owned tree (read with the records
+/// inside compressed records) and written back with `WriteTree`.
+fn remap_tree(input: &Path, out: &Path, map: &str, path: &str) -> u64 {
+    use perfdata_write::edit::{parse_id_pair, parse_path_pair, Remap};
+    use perfdata_write::WriteTree;
+    let read = perfdata_core::ReadOptions::Contents;
+    let mut tree = perfdata_core::PerfData::read_with(input, read).unwrap();
+    let mut remap = Remap::new(
+        vec![parse_id_pair(map).unwrap()],
+        vec![parse_path_pair(path).unwrap()],
+    );
+    remap.apply(&mut tree).unwrap();
+    tree.write_file(out).unwrap();
+    remap.changed
 }
 
 #[test]
 fn a_remap_that_changes_nothing_gives_the_input_back() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut identical, mut as_convert) = (0, 0);
+    let (mut identical, mut as_convert, mut tree_only) = (0, 0, 0);
     for input in all_inputs() {
         let out = dir.path().join("same.data");
         if !remap(&input, &out, &["--map", "00=11"]).status.success() {
             continue; // not a recording, or a corrupt one: the reader tests cover those
         }
         let b = std::fs::read(&out).unwrap();
+        // The tree's remap matches nothing either.
+        let on_tree = dir.path().join("tree.data");
+        assert_eq!(remap_tree(&input, &on_tree, "00=11", "/no/such/=/x/"), 0);
+        let t = std::fs::read(&on_tree).unwrap();
         // A directory becomes one file: only convert's output compares.
         if input.is_file() && std::fs::read(&input).unwrap() == b {
             identical += 1;
+            assert!(t == b, "{}: the tree's differs", name(&input));
             continue;
         }
         // Where identity `convert` changes the bytes (layouts perf would not write),
-        // remap gives what convert gives; compressed records are compressed again.
+        // remap gives what convert gives.
         let conv = dir.path().join("convert.data");
         let res = perfdata(&[
             OsStr::new("convert"),
@@ -146,16 +176,33 @@ fn a_remap_that_changes_nothing_gives_the_input_back() {
         ]);
         assert!(res.status.success());
         let c = std::fs::read(&conv).unwrap();
+        // The tree gives what identity convert gives, compressed records included: it
+        // writes back the compressed records it was read from.
+        assert!(
+            t == c,
+            "{}: the tree's differs from convert's",
+            name(&input)
+        );
         if c == b {
             as_convert += 1;
             continue;
         }
+        // The stream compresses the records inside compressed records again.
         let stats = perfdata(&[OsStr::new("stats"), input.as_os_str()]);
         let text = String::from_utf8_lossy(&stats.stdout);
         assert!(text.contains("COMPRESSED"), "{} changed", name(&input));
+        tree_only += usize::from(input.is_file() && std::fs::read(&input).unwrap() == t);
     }
-    eprintln!("{identical} byte-identical, {as_convert} as identity convert");
+    eprintln!(
+        "{identical} byte-identical, {as_convert} as identity convert, \
+         {tree_only} compressed ones byte-identical on the tree only"
+    );
     assert!(identical >= 20, "only {identical} identical");
+    // The three compressed fixtures at least.
+    assert!(
+        tree_only >= 3,
+        "only {tree_only} compressed inputs identical on the tree"
+    );
 }
 
 #[test]

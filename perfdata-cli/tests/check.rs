@@ -103,7 +103,8 @@ impl Lcg {
 }
 
 /// 1,000 mutants of the small fixtures (one to four bytes set to random values): every
-/// one `perfdata stats` rejects, check reports with at least one problem.
+/// one `perfdata stats` rejects or reads with a warning (a section cut off, say), check
+/// reports with at least one problem.
 #[test]
 fn every_mutant_stats_rejects_has_a_problem() {
     let files: Vec<Vec<u8>> = fixture_files()
@@ -123,7 +124,8 @@ fn every_mutant_stats_rejects_has_a_problem() {
         }
         std::fs::write(&mutant, &bytes).unwrap();
         let stats = perfdata(&[OsStr::new("stats"), mutant.as_os_str()]);
-        if stats.status.success() {
+        let warned = String::from_utf8_lossy(&stats.stderr).contains("warning:");
+        if stats.status.success() && !warned {
             continue;
         }
         rejected += 1;
@@ -135,7 +137,7 @@ fn every_mutant_stats_rejects_has_a_problem() {
             ));
         }
     }
-    println!("{rejected} of 1000 mutants rejected by stats");
+    println!("{rejected} of 1000 mutants rejected or warned about by stats");
     assert!(rejected > 100, "the mutants are too gentle: {rejected}");
     assert!(missed.is_empty(), "{}", missed.join("\n"));
 }

@@ -50,22 +50,33 @@ fn convert_error(dir: &Path, bytes: &[u8], args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// A feature index entry whose offset points far past the end: the error names the
-/// entry (in the index after the data section), and the value it held after it.
+/// A feature index entry whose offset points far past the end: the feature is lost and
+/// the rest read, with a warning that names the entry (in the index after the data
+/// section), and the value it held after it.
 #[test]
 fn a_feature_past_the_end_is_reported_at_its_index_entry() {
     let dir = tempfile::tempdir().unwrap();
-    let mut entry = 0;
-    let err = stats_error(dir.path(), |b| {
-        // The index follows the data section; BUILD_ID (bit 2) is the first feature
-        // of this fixture (bit 1, TRACING_DATA, is not set).
-        assert_eq!(b[72] & 0b110, 0b100, "BUILD_ID is the first feature");
-        entry = (u64_at(b, 40) + u64_at(b, 48)) as usize;
-        b[entry..entry + 8].copy_from_slice(&BOGUS.to_le_bytes());
-    });
-    let want = format!("at byte offset {entry} ({entry:#x}), feature BUILD_ID (said to be");
+    let mut bytes = std::fs::read(fixtures_dir().join("file-cpu-clock.data")).unwrap();
+    // The index follows the data section; BUILD_ID (bit 2) is the first feature of this
+    // fixture (bit 1, TRACING_DATA, is not set).
+    assert_eq!(bytes[72] & 0b110, 0b100, "BUILD_ID is the first feature");
+    let entry = (u64_at(&bytes, 40) + u64_at(&bytes, 48)) as usize;
+    bytes[entry..entry + 8].copy_from_slice(&BOGUS.to_le_bytes());
+    let path = dir.path().join("bad.data");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[OsStr::new("stats"), path.as_os_str()],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SAMPLE events:"));
+    let want =
+        format!("warning: at byte offset {entry} ({entry:#x}): feature BUILD_ID (said to be");
     assert!(err.contains(&want), "{err}");
-    assert!(err.contains(&format!("at offset {BOGUS}")), "{err}");
+    assert!(err.contains(&format!("at offset {BOGUS})")), "{err}");
+    assert!(err.contains("the feature is lost"), "{err}");
     assert!(!err.contains(&format!("byte offset {BOGUS}")), "{err}");
 }
 
@@ -141,31 +152,40 @@ fn mutated_inputs_name_offsets_inside_the_input() {
             let mut m = bytes.clone();
             m[pos] ^= [0xff, 0x80, 0x01, 0x7f][i % 4];
             mutants += 1;
-            // Every error met: opening, framing, and decoding each record.
-            let mut errors = Vec::new();
+            // Every error met: opening, framing, and decoding each record; and every
+            // warning (a section cut off is read with one).
+            let mut errors: Vec<(Option<u64>, String)> = Vec::new();
             match PerfReader::from_vec(m, ReadOptions::default()) {
-                Err(e) => errors.push(e),
-                Ok(mut r) => loop {
-                    match r.next_record() {
-                        Ok(Some(item)) => errors.extend(item.decode().err()),
-                        Ok(None) => break,
-                        Err(e) => {
-                            errors.push(e);
-                            break;
+                Err(e) => errors.push((e.offset(), e.to_string())),
+                Ok(mut r) => {
+                    loop {
+                        match r.next_record() {
+                            Ok(Some(item)) => errors
+                                .extend(item.decode().err().map(|e| (e.offset(), e.to_string()))),
+                            Ok(None) => break,
+                            Err(e) => {
+                                errors.push((e.offset(), e.to_string()));
+                                break;
+                            }
                         }
                     }
-                },
+                    let warnings = r.meta().warnings.iter();
+                    errors.extend(warnings.map(|w| (w.offset, w.to_string())));
+                }
             }
-            for e in errors {
-                let Some(offset) = e.offset() else { continue };
+            for (offset, e) in errors {
+                let Some(offset) = offset else { continue };
                 checked += 1;
-                if offset >= bytes.len() as u64 {
+                // An empty feature section at the very end is named where it starts:
+                // the end of the file.
+                let empty_at_end = offset == bytes.len() as u64 && e.contains("only 0 remain");
+                if offset >= bytes.len() as u64 && !empty_at_end {
                     past_end.push(format!("{} byte {pos}: {e}", path.display()));
                 }
             }
         }
     }
-    println!("{mutants} mutants, {checked} errors with offsets");
+    println!("{mutants} mutants, {checked} errors and warnings with offsets");
     assert!(checked > 100, "only {checked} errors with offsets");
     assert!(
         past_end.is_empty(),

@@ -1,67 +1,21 @@
 //! `perfdata export --format folded` against stacks folded, in this test, from
-//! `perf script -F comm,ip,sym` of perf 6.1 run live: the same stacks with the same counts.
+//! `perf script -F comm,event,ip,sym` of perf 6.1 run live (tests/exports/script.rs):
+//! the same stacks with the same counts.
 
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use perfdata_tests::{fixtures_dir, name, perf_available, perf_output, run_perfdata};
+use perfdata_tests::{fixtures_dir, name, perf_available};
 
+mod exports;
 mod workload;
 
-/// perf script's samples, each a comm line then one `ip sym` line per frame (leaf first),
-/// folded outermost first.
-fn perf_folded(path: &Path) -> BTreeMap<String, u64> {
-    let out = perf_output(&["script", "-F", "comm,ip,sym"], path);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "perf script: {stderr}");
-    let odd: Vec<&str> = stderr
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("No kallsyms or vmlinux"))
-        .collect();
-    assert!(odd.is_empty(), "perf script on {}: {odd:?}", path.display());
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut folded = BTreeMap::new();
-    for sample in text.split("\n\n").filter(|s| !s.trim().is_empty()) {
-        let mut lines = sample.lines();
-        let comm = lines.next().expect("comm line").trim().to_string();
-        let mut frames: Vec<String> = lines
-            .map(|l| {
-                let l = l.trim();
-                l.split_once(' ')
-                    .map_or("", |(_, sym)| sym)
-                    .trim()
-                    .to_string()
-            })
-            .collect();
-        frames.reverse();
-        let stack = std::iter::once(comm)
-            .chain(frames)
-            .collect::<Vec<_>>()
-            .join(";");
-        *folded.entry(stack).or_insert(0) += 1;
-    }
-    folded
-}
+use exports::export;
+use exports::script::{perf_folded, Depth};
 
 fn our_folded(path: &Path, dir: &Path) -> BTreeMap<String, u64> {
-    let out_file = dir.join(format!("{}.folded", name(path)));
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        path.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("folded"),
-        OsStr::new("-o"),
-        out_file.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(&out_file)
-        .expect("output written")
+    String::from_utf8(export(path, "folded", dir))
+        .expect("UTF-8")
         .lines()
         .map(|l| {
             let (stack, n) = l.rsplit_once(' ').expect("stack count");
@@ -83,7 +37,10 @@ fn folded_stacks_match_perf_script() {
     let dir = tempfile::tempdir().expect("temp dir");
     let fresh = record_fp(dir.path());
     for input in [fixtures_dir().join("file-callgraph-fp.data"), fresh.clone()] {
-        let (perf, ours) = (perf_folded(&input), our_folded(&input, dir.path()));
+        let (perf, ours) = (
+            perf_folded(&input, Depth::Full).0,
+            our_folded(&input, dir.path()),
+        );
         assert!(
             perf.values().sum::<u64>() > 50,
             "{}: {perf:?}",

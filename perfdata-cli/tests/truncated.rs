@@ -183,3 +183,61 @@ fn a_killed_recording_becomes_a_valid_file() {
         );
     }
 }
+
+/// A finished file cut short (a copy stopped early, a full disk): cut inside its data
+/// section, `stats` counts every whole record (walked here) with a warning that says
+/// what is lost, and `convert` makes a file perf 6.1 reads with every whole sample; cut
+/// inside its features, every sample is kept and only the features cut off are lost.
+#[test]
+fn a_finished_file_cut_short_keeps_its_whole_records() {
+    let bytes = std::fs::read(fixtures_dir().join("file-cpu-clock.data")).unwrap();
+    let (data, size) = (u64_at(&bytes, 40), u64_at(&bytes, 48));
+    let (all, _) = whole_records(&bytes[..data + size], data);
+    let dir = tempfile::tempdir().unwrap();
+    // Inside a record half way through the data; then inside the last feature.
+    for cut in [data + size / 2 + 3, bytes.len() - 10] {
+        let path = dir.path().join(format!("cut-{cut}.data"));
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let (counts, _) = whole_records(&bytes[..cut.min(data + size)], data);
+        let samples = counts[&9];
+        assert!(samples > 100, "cut {cut}: {samples} samples");
+        let out = perfdata(
+            &["stats".as_ref(), "--json".as_ref(), path.as_os_str()],
+            None,
+        );
+        let v = stats_json(&out);
+        assert_eq!(v["records"]["SAMPLE"], samples, "cut {cut}");
+        let warnings = stderr(&out);
+        if cut < data + size {
+            let lost = data + size - cut;
+            assert!(
+                warnings.contains(&format!(
+                    "the file ends at byte {cut}, inside its data section"
+                )) && warnings.contains(&format!("the {lost} bytes of data past the end"))
+                    && warnings.contains("the input ends inside a record"),
+                "{warnings}"
+            );
+        } else {
+            assert_eq!(samples, all[&9]);
+            assert!(warnings.contains("the feature is lost"), "{warnings}");
+        }
+
+        let fixed = dir.path().join(format!("fixed-{cut}.data"));
+        let args = [
+            "convert".as_ref(),
+            path.as_os_str(),
+            "-o".as_ref(),
+            fixed.as_os_str(),
+        ];
+        let out = perfdata(&args, None);
+        assert!(out.status.success(), "{}", stderr(&out));
+        if perf_available() {
+            let perf = perf_stats(&fixed);
+            assert!(
+                perf.clean,
+                "perf 6.1 cannot open the conversion of cut {cut}"
+            );
+            assert_eq!(perf.samples, [("cpu-clock".to_string(), samples)]);
+        }
+    }
+}

@@ -200,7 +200,7 @@ impl Walk {
                     }
                     RecordBody::HeaderBuildId(h) => {
                         let id = h.build_id_bytes(record.header.misc).to_vec();
-                        let d = self.dso(c_str_lossy(&h.filename.bytes), None);
+                        let d = self.dso(h.filename_str(), None);
                         self.dsos[d].build_id = Some(id);
                     }
                     _ => {}

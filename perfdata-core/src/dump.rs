@@ -78,8 +78,9 @@ pub fn record_value_with(
     if !record.extra.is_empty() {
         obj.insert("extra_len".into(), json!(record.extra.len()));
     }
-    if !record.payload.is_empty() {
-        obj.insert("payload_len".into(), json!(record.payload.len()));
+    // A payload too large to hold is not in `record` (see `RawRecord::rest`).
+    if raw.payload_len() > 0 {
+        obj.insert("payload_len".into(), json!(raw.payload_len()));
     }
     if let Some(e) = err {
         obj.insert("undecoded".into(), json!(e.to_string()));

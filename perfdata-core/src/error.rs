@@ -12,6 +12,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// An error while reading or decoding perf.data.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The operating system failed to read or open something.
     #[error("{context}: {source}")]
@@ -36,6 +37,7 @@ pub enum Error {
 
 /// What is wrong with a piece of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Problem {
     /// The first 8 bytes are not a perf.data magic.
     BadMagic([u8; 8]),

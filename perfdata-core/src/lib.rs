@@ -6,14 +6,16 @@
 //! - [`record`], [`feature`], [`attr`] and [`header`] are binrw models that decode every
 //!   record and header feature and encode them back to the same bytes.
 //!
-//! [`reader::PerfReader`] opens files, pipe streams (stdin too) and perf.data
-//! directories, and [`tree::PerfData`] holds a whole file as an owned tree built from
-//! the same record iterator.
+//! [`PerfReader`] opens files, pipe streams (stdin too) and perf.data directories, and
+//! returns every record once (the records inside compressed records, not the
+//! containers). [`PerfData`] holds a whole recording as an owned tree built from the
+//! same record iterator.
 //!
-//! ```no_run
+//! ```
 //! use perfdata_core::{record::RecordBody, PerfReader};
 //!
-//! let mut reader = PerfReader::open("perf.data")?; // a file, a directory, or "-"
+//! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-callgraph-fp.data");
+//! let mut reader = PerfReader::open(input)?; // a file, a directory, or "-"
 //! while let Some(item) = reader.next_record()? {
 //!     let at = item.locate(); // event, id, time, pid, tid, cpu: no decoding
 //!     if let RecordBody::Sample(s) = item.decode()?.body {
@@ -25,13 +27,58 @@
 //! }
 //! # Ok::<(), perfdata_core::Error>(())
 //! ```
+//!
+//! Writing is perfdata-write's: edits streamed from a reader into a new file, or a tree
+//! changed and written back. Keep only the samples (and side-band) of process 31451:
+//!
+//! ```
+//! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
+//! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
+//! let only_pid = Strip::new(Selection {
+//!     pids: Some(vec![(31451, 31451)]),
+//!     keep: true,
+//!     ..Default::default()
+//! });
+//! let opts = ConvertOptions::default(); // same container, compression and byte order
+//! edit::run_file(input, &output, &opts, vec![Box::new(only_pid)])?;
+//! let mut reader = perfdata_core::PerfReader::open(&output)?;
+//! while let Some(item) = reader.next_record()? {
+//!     if item.raw.record_type() == perfdata_core::record::RecordType::Sample {
+//!         assert_eq!(item.locate().pid, Some(31451));
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Read a tree, rename a comm, write it back:
+//!
+//! ```
+//! use perfdata_core::record::{PaddedString, RecordBody};
+//! use perfdata_core::PerfData;
+//! use perfdata_write::WriteTree;
+//! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
+//! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+//! let mut tree = PerfData::read(input)?; // compressed records? use read_with(.., Contents)
+//! for entry in &mut tree.records {
+//!     if let RecordBody::Comm(comm) = &mut entry.record.body {
+//!         if comm.comm.as_str_lossy() == "perfdata-spin" {
+//!             comm.comm = PaddedString::new("renamed");
+//!         }
+//!     }
+//! }
+//! tree.write_file(&output)?; // offsets, sizes and derived features recomputed
+//! assert!(PerfData::read(&output)?.records.iter().any(|e| matches!(&e.record.body,
+//!     RecordBody::Comm(c) if c.comm.as_str_lossy() == "renamed")));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
 
 pub mod attr;
 pub(crate) mod bounded;
 pub mod buildids;
 pub mod check;
-pub mod codec;
+mod codec;
 pub mod dump;
 mod error;
 pub mod feature;
@@ -40,19 +87,21 @@ pub mod info;
 pub(crate) mod input;
 pub mod json;
 mod meta;
-pub mod names;
+mod names;
 pub mod raw;
 mod reader;
 pub mod record;
 pub mod stats;
-pub mod text;
+mod text;
 pub mod tracing;
 mod tree;
 mod truncated;
 
 pub use binrw::Endian;
+pub use codec::{decode, encode, try_encode, u16_at, u32_at, u64_at};
 pub use error::{Error, Problem, Result};
+pub use text::c_str_lossy;
 
 pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
 pub use reader::{Item, PerfReader, ReadOptions};
-pub use tree::{Entry, PerfData};
+pub use tree::{Entry, PerfData, ReadContainer};

@@ -94,8 +94,9 @@ pub struct Metadata {
     pub saw_feature_end_marker: bool,
     /// The type of the last compressed container expanded (COMPRESSED or COMPRESSED2).
     pub compression_record: Option<RecordType>,
-    /// File mode: `perf record` never finished (the header's data size is 0): the data
-    /// section runs to the end of the file and the features were never written.
+    /// File mode: `perf record` never finished (the header's data size is 0) or the file
+    /// was cut short: the data section runs to the end of the file, and the features
+    /// were never written or are (partly) lost, so the derived ones are recomputed.
     pub unfinished: bool,
     /// What was odd but did not stop reading, in reading order.
     pub warnings: Vec<Warning>,
@@ -251,33 +252,43 @@ impl Metadata {
         let bits = header.feature_bits(endian);
         let index_at = header.feature_index_offset();
         let index_len = bits.count() as u64 * 16;
-        // The index follows the data section: the header's data field says where.
-        check_section(
-            &FileSection {
-                offset: index_at,
-                size: index_len,
-            },
-            len,
-            "feature index (after the data section)",
-            40,
-        )?;
-        for (i, bit) in bits.iter().enumerate() {
-            let at = index_at + i as u64 * 16;
-            let sec: FileSection = codec::decode(
-                &bytes[at as usize..at as usize + 16],
-                endian,
-                (),
-                at,
-                "feature index entry",
-            )?;
-            let id = FeatureId::from_bit(bit);
-            check_section(&sec, len, &format!("feature {id}"), at)?;
-            meta.add_feature(
-                id,
-                &bytes[sec.offset as usize..sec.end() as usize],
-                sec.offset,
+        // The index follows the data section: the header's data field says where. A
+        // file cut short after its data keeps its records; what is cut off is lost.
+        let index = FileSection {
+            offset: index_at,
+            size: index_len,
+        };
+        let index_what = "feature index (after the data section)";
+        if let Some(lost) = section_lost(&index, len, index_what) {
+            let n = bits.count();
+            meta.warn(
+                Some(40),
+                format!("{lost}: the file was cut short; its {n} features are lost"),
             );
-            meta.feature_sections.insert(id, sec);
+            meta.unfinished = true;
+        } else {
+            for (i, bit) in bits.iter().enumerate() {
+                let at = index_at + i as u64 * 16;
+                let sec: FileSection = codec::decode(
+                    &bytes[at as usize..at as usize + 16],
+                    endian,
+                    (),
+                    at,
+                    "feature index entry",
+                )?;
+                let id = FeatureId::from_bit(bit);
+                if let Some(lost) = section_lost(&sec, len, &format!("feature {id}")) {
+                    meta.warn(Some(at), format!("{lost}: the feature is lost"));
+                    meta.unfinished = true;
+                    continue;
+                }
+                meta.add_feature(
+                    id,
+                    &bytes[sec.offset as usize..sec.end() as usize],
+                    sec.offset,
+                );
+                meta.feature_sections.insert(id, sec);
+            }
         }
         meta.apply_event_desc();
         // The slack: from the end of the index to the first payload, when the payloads
@@ -345,14 +356,27 @@ impl Metadata {
                 // perf's blob follows the record; simpleperf's is inside it.
                 let td: HeaderTracingData =
                     codec::decode(body, endian, (), body_offset, &context())?;
+                if raw.rest > 0 {
+                    // Streamed past, not held: the feature stays unknown.
+                    self.warn(
+                        Some(raw.offset),
+                        format!(
+                            "HEADER_TRACING_DATA of {} bytes is larger than the {} bytes \
+                             a record may hold in memory; its data is not read",
+                            raw.payload_len(),
+                            crate::raw::MAX_BUFFERED
+                        ),
+                    );
+                    return Ok(());
+                }
                 let blob = td.inline_data().unwrap_or(raw.payload);
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }
             RecordType::HeaderBuildId => {
-                // The same layout as a BUILD_ID feature entry, which perf writes with
+                // The same model as a BUILD_ID feature entry, which perf writes with
                 // type 0.
                 let mut entry: BuildIdEntry =
-                    codec::decode(raw.bytes, endian, (false,), raw.offset, &context())?;
+                    codec::decode(raw.bytes, endian, (false, None), raw.offset, &context())?;
                 entry.header.type_ = 0;
                 let section = self.features.entry(FeatureId::BuildId).or_insert_with(|| {
                     let empty = Feature::BuildId(BuildIdList::new(Vec::new()));
@@ -380,14 +404,26 @@ impl Metadata {
     }
 }
 
-/// A section must lie inside the file.
 /// Check that `sec` lies within the file. The error names `field_at`, where the
 /// offset/size pair that says so is, and what it points at.
 fn check_section(sec: &FileSection, file_len: u64, what: &str, field_at: u64) -> Result<()> {
+    match past_end(sec, file_len, what) {
+        None => Ok(()),
+        Some((context, problem)) => Err(Error::format(field_at, context, problem)),
+    }
+}
+
+/// What is lost when `sec` runs past the end of the file, in a PastEnd error's words;
+/// `None` when it lies within the file.
+fn section_lost(sec: &FileSection, file_len: u64, what: &str) -> Option<String> {
+    past_end(sec, file_len, what).map(|(context, problem)| format!("{context}: {problem}"))
+}
+
+/// The context and problem of a section that runs past the end of the file.
+fn past_end(sec: &FileSection, file_len: u64, what: &str) -> Option<(String, Problem)> {
     match sec.offset.checked_add(sec.size) {
-        Some(end) if end <= file_len => Ok(()),
-        end => Err(Error::format(
-            field_at,
+        Some(end) if end <= file_len => None,
+        end => Some((
             format!(
                 "{what} (said to be {} bytes at offset {})",
                 sec.size, sec.offset

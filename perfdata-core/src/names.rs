@@ -45,6 +45,15 @@ const HW_CACHE: [&str; 7] = [
 const HW_CACHE_OP: [&str; 3] = ["load", "store", "prefetch"];
 const HW_CACHE_RESULT: [&str; 2] = ["refs", "misses"];
 
+impl Metadata {
+    /// The name of event `idx` as perf prints it: the recorded name (EVENT_DESC,
+    /// EVENT_UPDATE) when there is one, else one derived from its attr; `event{idx}`
+    /// for an index with no event.
+    pub fn event_name(&self, idx: usize) -> String {
+        event_name(self, idx)
+    }
+}
+
 /// The name of event `idx` of `meta`.
 pub fn event_name(meta: &Metadata, idx: usize) -> String {
     match meta.attrs.get(idx) {

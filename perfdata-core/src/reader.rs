@@ -18,13 +18,18 @@ use crate::header::{self, Container, Probe};
 use crate::input::{read_up_to, Bytes, Prefixed};
 use crate::meta::{ContainerKind, Metadata};
 use crate::raw::{
-    advance_slice, locate, plausible_header, Decompressor, Located, RawRecord, Span, StreamRecords,
+    locate, Decompressor, Located, RawRecord, RecordSource, Span, StreamEnd, StreamRecords,
 };
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
 
+mod sources;
+
+use sources::{Source, Top};
+
 /// What the reader returns of compressed records (COMPRESSED, COMPRESSED2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum ReadOptions {
     /// The records inside compressed records, never the containers: every record once,
     /// as a copy loop needs them (the default, so that copying every record cannot
@@ -48,70 +53,6 @@ impl ReadOptions {
     /// Whether the compressed records themselves are returned.
     pub fn keep_containers(self) -> bool {
         self != ReadOptions::Contents
-    }
-}
-
-enum SourceKind {
-    /// A data section or a whole headerless stream in memory.
-    Slice {
-        bytes: Arc<Bytes>,
-        start: usize,
-        end: usize,
-        pos: usize,
-        /// Pipe-mode streams may end with junk; file data sections may not.
-        junk_allowed: bool,
-        /// Mapped pages before this offset have been given back.
-        released: usize,
-    },
-    Stream(StreamRecords<Box<dyn Read>>),
-}
-
-struct Source {
-    kind: SourceKind,
-    decomp: Option<Decompressor>,
-    stream: usize,
-    name: String,
-}
-
-impl Source {
-    /// Records of `bytes[start..end]`, the first at `start + skip`.
-    fn slice(
-        bytes: Arc<Bytes>,
-        (start, end): (usize, usize),
-        skip: usize,
-        junk_allowed: bool,
-        stream: usize,
-        name: String,
-    ) -> Self {
-        Source {
-            kind: SourceKind::Slice {
-                bytes,
-                start,
-                end,
-                pos: skip,
-                junk_allowed,
-                released: start,
-            },
-            decomp: None,
-            stream,
-            name,
-        }
-    }
-
-    fn buffer(&self) -> &[u8] {
-        self.kind.buffer()
-    }
-}
-
-impl SourceKind {
-    /// The buffer the spans this source frames index into.
-    fn buffer(&self) -> &[u8] {
-        match self {
-            SourceKind::Slice {
-                bytes, start, end, ..
-            } => &bytes[*start..*end],
-            SourceKind::Stream(s) => s.buffer(),
-        }
     }
 }
 
@@ -170,6 +111,9 @@ pub struct PerfReader {
     opts: ReadOptions,
     failed: bool,
     path: PathBuf,
+    /// Where the last record came from (source index, from its decompressor?): whose
+    /// streamed payload [`PerfReader::payload_chunk`] reads.
+    last: Option<(usize, bool)>,
 }
 
 impl PerfReader {
@@ -211,9 +155,12 @@ impl PerfReader {
         match probe.container {
             Container::Pipe => {
                 let meta = Metadata::new(ContainerKind::Pipe, &probe);
-                let whole = (0, bytes.len());
-                let skip = header::PIPE_HEADER_SIZE as usize;
-                let source = Source::slice(bytes, whole, skip, true, 0, name.to_string());
+                let records = header::PIPE_HEADER_SIZE as usize..bytes.len();
+                let mut top = Top::slice(bytes, records, probe.endian, 0);
+                if let Top::Slice { records, .. } = &mut top {
+                    records.allow_junk();
+                }
+                let source = Source::new(top, 0, name.to_string());
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
@@ -221,13 +168,13 @@ impl PerfReader {
                 let unfinished = truncated::take_unfinished_data(&mut hdr, bytes.len() as u64);
                 let data = hdr.data;
                 let mut meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::File)?;
-                let mut source = data_section_source(bytes, data, name);
+                let mut source = data_section_source(bytes, data, meta.endian, name);
                 if let Some((at, warning)) = unfinished {
                     meta.warn(Some(at), warning);
                     meta.unfinished = true;
                     // It may end anywhere, as a stream may.
-                    if let SourceKind::Slice { junk_allowed, .. } = &mut source.kind {
-                        *junk_allowed = true;
+                    if let Top::Slice { records, .. } = &mut source.top {
+                        records.allow_junk();
                     }
                 }
                 Ok(Self::new(meta, vec![source], opts))
@@ -248,12 +195,7 @@ impl PerfReader {
                 let rest = first[header::PIPE_HEADER_SIZE as usize..].to_vec();
                 let reader: Box<dyn Read> = Box::new(Prefixed::new(rest, input));
                 let stream = StreamRecords::new(reader, header::PIPE_HEADER_SIZE, probe.endian, 0);
-                let source = Source {
-                    kind: SourceKind::Stream(stream),
-                    decomp: None,
-                    stream: 0,
-                    name: name.to_string(),
-                };
+                let source = Source::new(Top::Stream(stream), 0, name.to_string());
                 Ok(Self::new(meta, vec![source], opts))
             }
             Container::File => {
@@ -273,16 +215,22 @@ impl PerfReader {
         let (probe, hdr) = header::read_file_header(&bytes)?;
         let data = hdr.data;
         let meta = Metadata::load_file(&bytes, &probe, hdr, ContainerKind::Directory)?;
+        let endian = meta.endian;
         let mut sources = vec![data_section_source(
             bytes,
             data,
+            endian,
             &main.display().to_string(),
         )];
         for (n, path) in numbered_streams(dir)? {
             let bytes = Arc::new(Bytes::map(&path)?);
-            let whole = (0, bytes.len());
+            let whole = 0..bytes.len();
             let name = path.display().to_string();
-            sources.push(Source::slice(bytes, whole, 0, false, n + 1, name));
+            sources.push(Source::new(
+                Top::slice(bytes, whole, endian, n + 1),
+                n + 1,
+                name,
+            ));
         }
         let mut r = Self::new(meta, sources, opts);
         r.path = dir.to_path_buf();
@@ -297,6 +245,7 @@ impl PerfReader {
             opts,
             failed: false,
             path: PathBuf::new(),
+            last: None,
         }
     }
 
@@ -351,6 +300,7 @@ impl PerfReader {
                 opts,
                 failed: false,
                 path: path.clone(),
+                last: None,
             })
             .collect()
     }
@@ -369,15 +319,11 @@ impl PerfReader {
                 return Err(e);
             }
         };
+        self.last = Some((src, inner));
         let source = &self.sources[src];
-        let buf = if inner {
-            source
-                .decomp
-                .as_ref()
-                .expect("inner records come from a decompressor")
-                .buffer()
-        } else {
-            source.buffer()
+        let buf = match &source.decomp {
+            Some(d) if inner => d.buffer(),
+            _ => source.top.buffer(),
         };
         let raw = span.record(buf, self.meta.endian);
         if let Err(e) = self.meta.fold(&raw) {
@@ -390,18 +336,97 @@ impl PerfReader {
         }))
     }
 
+    /// The next part (at most [`crate::raw::PAYLOAD_CHUNK`] bytes) of the payload of the
+    /// last record that [`PerfReader::next_record`] returned, beyond what it held
+    /// ([`RawRecord::rest`] bytes in all, for a record larger than
+    /// [`crate::raw::MAX_BUFFERED`]); `Ok(None)` when all of it was handed out. What is
+    /// not read is skipped by the next `next_record`. A payload inside compressed
+    /// records reads the compressed records it needs (they are not returned as records
+    /// then).
+    pub fn payload_chunk(&mut self) -> Result<Option<&[u8]>> {
+        let Some((src, inner)) = self.last.filter(|_| !self.failed) else {
+            return Ok(None);
+        };
+        let got = if inner {
+            self.fill_decompressed_payload(src)
+        } else {
+            Ok(self.sources[src].top.payload_left() > 0)
+        };
+        match got {
+            Ok(false) => return Ok(None),
+            Ok(true) => {}
+            Err(e) => {
+                self.failed = true;
+                return Err(e);
+            }
+        }
+        let source = &mut self.sources[src];
+        let chunk = match source.decomp.as_mut() {
+            Some(d) if inner => d.payload_chunk(),
+            _ => source.top.payload_chunk(),
+        };
+        if chunk.is_err() {
+            self.failed = true;
+        }
+        chunk.map(Some)
+    }
+
+    /// Make bytes of a decompressed record's streamed payload ready, feeding the
+    /// decompressor the compressed records that follow; `false` when none are left.
+    fn fill_decompressed_payload(&mut self, src: usize) -> Result<bool> {
+        let endian = self.meta.endian;
+        let source = &mut self.sources[src];
+        let d = source
+            .decomp
+            .as_mut()
+            .expect("inner records come from a decompressor");
+        while d.payload_left() > 0 {
+            if d.fill_payload()? > 0 {
+                return Ok(true);
+            }
+            let Some(span) = source.top.advance()? else {
+                return Err(Error::format(
+                    d.pending_container(),
+                    format!(
+                        "the record at byte {} of the decompressed stream of {}",
+                        d.total_out() - d.pending() as u64,
+                        source.name
+                    ),
+                    Problem::Truncated {
+                        needed: d.pending() as u64 + d.payload_left(),
+                        available: d.pending() as u64,
+                    },
+                ));
+            };
+            let raw = span.record(source.top.buffer(), endian);
+            if !raw.is_compressed() {
+                return Err(Error::format(
+                    raw.offset,
+                    format!("record {}", raw.record_type()),
+                    Problem::Invalid(format!(
+                        "a record that is not compressed comes before the end of a \
+                         {}-byte record whose payload is read from the compressed \
+                         records around it",
+                        d.pending() as u64 + d.payload_left()
+                    )),
+                ));
+            }
+            self.meta.compression_record = Some(raw.record_type());
+            d.feed(raw.bytes, raw.offset)?;
+        }
+        Ok(false)
+    }
+
     /// Find the next record: (source index, from the decompressor?, span).
     fn advance(&mut self) -> Result<Option<(usize, bool, Span)>> {
         let endian = self.meta.endian;
         loop {
-            // Whether the current source ended inside a record (a warning, not an error).
-            let mut cut_short = false;
             let cur = self.current;
             let Some(source) = self.sources.get_mut(cur) else {
                 return Ok(None);
             };
             let Source {
-                kind,
+                top,
                 decomp,
                 stream,
                 name,
@@ -413,86 +438,29 @@ impl PerfReader {
                     }
                 }
             }
-            let top = match kind {
-                SourceKind::Slice {
-                    bytes,
-                    start,
-                    end,
-                    pos,
-                    junk_allowed,
-                    released,
-                } => {
-                    // Records before `pos` have been handed out and dropped.
-                    bytes.release_behind(released, *start + *pos);
-                    let data = &bytes[*start..*end];
-                    match advance_slice(data, pos, *start as u64, endian, *stream) {
-                        Ok(top) => top,
-                        Err(e) if *junk_allowed && !plausible_header(&data[*pos..], endian) => {
-                            let junk = (data.len() - *pos) as u64;
-                            self.meta.warn(
-                                Some((*start + *pos) as u64),
-                                format!("{}: {e}", junk_warning(junk)),
-                            );
-                            *pos = data.len();
-                            None
-                        }
-                        Err(e) if *junk_allowed && truncated::is_truncation(&e) => {
-                            self.meta
-                                .warn(e.offset(), truncated::truncation_warning(&e));
-                            cut_short = true;
-                            *pos = data.len();
-                            None
-                        }
-                        Err(e) => return Err(e),
-                    }
+            // Whether the source ended inside a record (a warning, not an error).
+            let mut cut_short = false;
+            let next = match top.advance() {
+                Err(e) if top.ends_anywhere() && truncated::is_truncation(&e) => {
+                    self.meta
+                        .warn(e.offset(), truncated::truncation_warning(&e));
+                    cut_short = true;
+                    None
                 }
-                SourceKind::Stream(s) => match s.advance() {
-                    Err(e) if truncated::is_truncation(&e) => {
-                        self.meta
-                            .warn(e.offset(), truncated::truncation_warning(&e));
-                        cut_short = true;
-                        None
-                    }
-                    other => other?,
-                },
+                other => other?,
             };
-            let Some(span) = top else {
-                if let Some(d) = decomp.as_ref() {
-                    if d.pending() > 0 && self.opts.decompress() && cut_short {
-                        let at = d.total_out() - d.pending() as u64;
-                        self.meta.warn(
-                            Some(d.pending_container()),
-                            format!(
-                                "the decompressed stream of {name} ends {} bytes into a \
-                                 record (at decompressed byte {at}): cut short with its input",
-                                d.pending()
-                            ),
-                        );
-                    } else if d.pending() > 0 && self.opts.decompress() {
-                        // Named by the compressed record the cut record starts in.
-                        let pos = d.total_out() - d.pending() as u64;
-                        return Err(Error::format(
-                            d.pending_container(),
-                            format!(
-                                "the record at byte {pos} of the decompressed stream of {name}"
-                            ),
-                            Problem::Truncated {
-                                needed: 8,
-                                available: d.pending() as u64,
-                            },
-                        ));
-                    }
+            let Some(span) = next else {
+                if let Some(d) = decomp.as_ref().filter(|_| self.opts.decompress()) {
+                    end_of_decompressed(&mut self.meta, d, name, cut_short)?;
                 }
-                if let SourceKind::Stream(s) = kind {
-                    if let Some(crate::raw::StreamEnd::Junk { offset, len }) = s.end() {
-                        let (offset, len) = (*offset, *len);
-                        self.meta.warn(Some(offset), junk_warning(len));
-                    }
+                if let Some(StreamEnd::Junk { offset, len }) = top.end() {
+                    let (offset, len) = (*offset, *len);
+                    self.meta.warn(Some(offset), junk_warning(len));
                 }
                 self.current += 1;
                 continue;
             };
-            let raw = span.record(kind.buffer(), endian);
+            let raw = span.record(top.buffer(), endian);
             if raw.is_compressed() && self.opts.decompress() {
                 self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
@@ -511,10 +479,49 @@ impl PerfReader {
     }
 }
 
+/// At the end of a data stream, its decompressed stream must end with a whole record:
+/// a warning if the input itself was cut short, an error otherwise.
+fn end_of_decompressed(
+    meta: &mut Metadata,
+    d: &Decompressor,
+    name: &str,
+    cut_short: bool,
+) -> Result<()> {
+    if d.pending() == 0 && d.payload_left() == 0 {
+        return Ok(());
+    }
+    let at = d.total_out() - d.pending() as u64;
+    if cut_short {
+        meta.warn(
+            Some(d.pending_container()),
+            format!(
+                "the decompressed stream of {name} ends {} bytes into a record (at \
+                 decompressed byte {at}): cut short with its input",
+                d.pending()
+            ),
+        );
+        return Ok(());
+    }
+    // Named by the compressed record the cut record starts in.
+    Err(Error::format(
+        d.pending_container(),
+        format!("the record at byte {at} of the decompressed stream of {name}"),
+        Problem::Truncated {
+            needed: 8,
+            available: d.pending() as u64,
+        },
+    ))
+}
+
 /// The data section of a file-mode file as a source.
-fn data_section_source(bytes: Arc<Bytes>, data: crate::header::FileSection, name: &str) -> Source {
-    let range = (data.offset as usize, data.end() as usize);
-    Source::slice(bytes, range, 0, false, 0, name.to_string())
+fn data_section_source(
+    bytes: Arc<Bytes>,
+    data: crate::header::FileSection,
+    endian: Endian,
+    name: &str,
+) -> Source {
+    let range = data.offset as usize..data.end() as usize;
+    Source::new(Top::slice(bytes, range, endian, 0), 0, name.to_string())
 }
 
 /// `data.0`, `data.1`, ... of a perf.data directory, in number order.

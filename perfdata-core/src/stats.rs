@@ -19,8 +19,9 @@ use crate::record::RecordType;
 /// Per-event counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct EventCounts {
-    /// The event's name as `perf report --stats` prints it (see
-    /// [`crate::names::perf_stats_name`]).
+    /// The event's name as `perf report --stats` of perf 6.1 prints it: in pipe mode
+    /// derived from the attr (perf names the event before EVENT_DESC or EVENT_UPDATE
+    /// arrive), in file mode [`Metadata::event_name`](crate::Metadata::event_name).
     pub name: String,
     /// SAMPLE records of this event.
     pub samples: u64,

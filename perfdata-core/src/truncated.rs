@@ -1,8 +1,8 @@
 //! Recordings that stop early: a stream cut inside a record (`head -c`, a full disk, a
-//! killed writer) and a file-mode recording whose `perf record` never finished (killed
-//! by the OOM killer, a closed terminal). Both keep every whole record they hold, with a
-//! warning that says where they stop and what is lost; perf 6.1 reads the first and
-//! cannot open the second at all.
+//! killed writer), a file-mode recording whose `perf record` never finished (killed by
+//! the OOM killer, a closed terminal) and a finished file cut short. All keep every whole
+//! record they hold, with a warning that says where they stop and what is lost; perf 6.1
+//! reads the first and cannot open the others.
 
 use crate::error::{Error, Problem};
 use crate::header::FileHeader;
@@ -38,31 +38,53 @@ pub(crate) fn is_truncation(e: &Error) -> bool {
 /// The file offset of the header's `data.size` field.
 const DATA_SIZE_FIELD: u64 = 48;
 
-/// A file whose header says its data section is empty while records follow it: perf
-/// writes the data size and the features only when `perf record` ends. The data
-/// section is taken to the end of the file and the features, which the bitmap flags but
-/// were never written, are dropped. Returns the warning (at the data size field), or
-/// `None` for a finished file.
+/// A file-mode file whose data section does not hold what its header says: the header
+/// says it is empty while records follow it (perf writes the data size and the features
+/// only when `perf record` ends: the recording was killed), or it runs past the end of
+/// the file (a copy stopped early, a full disk). The data section is taken to the end of
+/// the file, where the reader keeps every whole record, and the features, which the
+/// bitmap flags but which would follow the data, are dropped. Returns the warning (at
+/// the data size field), or `None` when the data section is where the header says.
 pub(crate) fn take_unfinished_data(
     header: &mut FileHeader,
     file_len: u64,
 ) -> Option<(u64, String)> {
-    let data = &mut header.data;
-    if data.size != 0 || data.offset == 0 || data.offset >= file_len {
+    let data = header.data;
+    if data.offset == 0 || data.offset >= file_len {
         return None;
     }
-    data.size = file_len - data.offset;
+    let cut = data
+        .offset
+        .checked_add(data.size)
+        .is_none_or(|end| end > file_len);
+    if data.size != 0 && !cut {
+        return None;
+    }
+    header.data.size = file_len - data.offset;
     let flagged = header.features.as_ref().map_or(0, |f| f.count());
     if let Some(f) = header.features.as_mut() {
         f.words = [0; 4];
     }
-    Some((
-        DATA_SIZE_FIELD,
+    let read = format!(
+        "its records are read to the end of the file ({} bytes from offset {})",
+        header.data.size, data.offset
+    );
+    let message = if cut {
+        format!(
+            "the file ends at byte {file_len}, inside its data section (said to be {} bytes \
+             at offset {}): it was cut short (a copy stopped early? a full disk?); {read}; \
+             the {} bytes of data past the end and the {flagged} features it flagged are \
+             lost",
+            data.size,
+            data.offset,
+            data.size - header.data.size
+        )
+    } else {
         format!(
             "the header's data size is 0: this recording did not finish (was perf record \
-             killed?); its records are read to the end of the file ({} bytes from offset \
-             {}), and the {flagged} features it flagged are lost (perf writes them last)",
-            data.size, data.offset
-        ),
-    ))
+             killed?); {read}, and the {flagged} features it flagged are lost (perf writes \
+             them last)"
+        )
+    };
+    Some((DATA_SIZE_FIELD, message))
 }

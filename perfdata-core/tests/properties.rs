@@ -4,12 +4,12 @@
 
 use binrw::Endian;
 use perfdata_core::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleType};
-use perfdata_core::codec::{decode, encode};
 use perfdata_core::raw::SliceRecords;
 use perfdata_core::record::{
     AuxSample, BranchEntry, BranchStack, Callchain, CpuRes, EventFormat, PidTid, RawData, ReadData,
     ReadValue, Regs, Sample, StackUser,
 };
+use perfdata_core::{decode, encode};
 use proptest::prelude::*;
 
 fn endian() -> impl Strategy<Value = Endian> {

@@ -16,9 +16,15 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod firefox;
+pub mod flamegraph;
 pub mod folded;
+pub mod pprof;
 pub mod process;
+pub mod readperf;
 pub mod replay;
+pub mod speedscope;
+pub mod stacks;
 pub mod symbolize;
 pub mod symtab;
 pub mod table;

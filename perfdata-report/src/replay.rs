@@ -7,7 +7,7 @@ use std::path::Path;
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, RecordBody, RecordType};
-use perfdata_core::{names, Metadata, PerfReader, Result};
+use perfdata_core::{Metadata, PerfReader, Result};
 
 use crate::process::{Location, Machine};
 
@@ -190,7 +190,7 @@ pub fn replay(path: &Path) -> Result<Replay> {
             }
             RecordBody::HeaderBuildId(b) => Event::BuildId {
                 filename: b.filename.as_str_lossy(),
-                build_id: b.build_id.to_vec(),
+                build_id: b.build_id_padded.to_vec(),
             },
             RecordBody::Sample(s) => {
                 let Some(event) = event_idx else { continue };
@@ -245,9 +245,7 @@ pub fn replay(path: &Path) -> Result<Replay> {
         _ => None,
     };
     Ok(Replay {
-        event_names: (0..meta.attrs.len())
-            .map(|i| names::event_name(meta, i))
-            .collect(),
+        event_names: (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect(),
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
         machine,

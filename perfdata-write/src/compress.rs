@@ -6,7 +6,7 @@
 //! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
 
 use binrw::Endian;
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::record::{RecordHeader, RecordType};
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
@@ -14,6 +14,7 @@ use crate::error::{Result, WriteError};
 
 /// Which compressed record type to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum CompressFormat {
     /// PERF_RECORD_COMPRESSED (81): what perf 6.1 reads.
     #[default]
@@ -109,6 +110,28 @@ impl Compressor {
         Ok(())
     }
 
+    /// Add bytes of the record stream that need not be a whole record (a record larger
+    /// than a batch, written piece by piece), cutting batches where they fill. perf
+    /// never writes such records compressed, and perf 6.1 cannot read one back; the
+    /// synthetic builder makes them to test readers whose memory must not follow a
+    /// record's size.
+    pub fn push_stream(
+        &mut self,
+        mut bytes: &[u8],
+        emit: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
+        while !bytes.is_empty() {
+            let room = self.mmap_len - self.batch.len();
+            let (now, later) = bytes.split_at(room.min(bytes.len()));
+            self.batch.extend_from_slice(now);
+            if self.batch.len() == self.mmap_len {
+                self.flush(emit)?;
+            }
+            bytes = later;
+        }
+        Ok(())
+    }
+
     /// Compress the current batch (if any) and emit its compressed records.
     pub fn flush(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         if self.batch.is_empty() {
@@ -163,7 +186,7 @@ impl Compressor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use perfdata_core::raw::Decompressor;
+    use perfdata_core::raw::{Decompressor, RecordSource};
 
     fn record(ty: u32, size: u16, fill: u8) -> Vec<u8> {
         let mut v = ty.to_le_bytes().to_vec();

@@ -4,6 +4,7 @@ use std::io;
 
 /// An error while writing perf.data.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// Reading the input failed (the error names the input's byte offset).
     #[error(transparent)]

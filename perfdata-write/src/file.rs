@@ -10,14 +10,18 @@ use std::io::{Seek, SeekFrom, Write};
 
 use binrw::Endian;
 use perfdata_core::attr::{FileAttr, PerfEventAttr};
-use perfdata_core::codec::{encode, u32_at};
-use perfdata_core::feature::FeatureId;
+use perfdata_core::feature::{
+    AuxTrace, AuxTraceEntry, Feature, FeatureId, FeatureSection, SampleTime,
+};
 use perfdata_core::header::{
     EventType, FeatureBitmap, FileHeader, FileSection, Magic, FILE_HEADER_SIZE,
 };
-use perfdata_core::record::RecordType;
+use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord, RecordSource};
+use perfdata_core::record::{EventIndex, RecordType};
+use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
+use crate::framing::checked_type;
 
 /// An event to write: its attr and ids.
 #[derive(Debug, Clone)]
@@ -26,6 +30,48 @@ pub struct AttrEntry {
     pub attr: PerfEventAttr,
     /// The sample ids of the attr's events (its ids section).
     pub ids: Vec<u64>,
+}
+
+impl From<&EventAttr> for AttrEntry {
+    fn from(ev: &EventAttr) -> Self {
+        AttrEntry {
+            attr: ev.attr.clone(),
+            ids: ev.ids.clone(),
+        }
+    }
+}
+
+impl From<EventAttr> for AttrEntry {
+    fn from(ev: EventAttr) -> Self {
+        AttrEntry {
+            attr: ev.attr,
+            ids: ev.ids,
+        }
+    }
+}
+
+impl AttrEntry {
+    /// Every event of a recording, in its order: the attrs section of a copy.
+    pub fn all(meta: &Metadata) -> Vec<AttrEntry> {
+        meta.attrs.iter().map(AttrEntry::from).collect()
+    }
+}
+
+/// Records that only a pipe stream carries: a file holds the same content in its
+/// header sections (attrs, event types, TRACING_DATA and the other features), and perf
+/// does not expect them in a file's data section.
+fn pipe_only(ty: RecordType) -> Option<&'static str> {
+    match ty {
+        RecordType::HeaderAttr => Some("attrs are the attrs section: give them to FileWriter::new"),
+        RecordType::HeaderEventType => {
+            Some("event types are the event_types section: give them to FileWriter::new")
+        }
+        RecordType::HeaderTracingData => {
+            Some("tracing data is the TRACING_DATA feature: give it to finish")
+        }
+        RecordType::HeaderFeature => Some("features are feature sections: give them to finish"),
+        _ => None,
+    }
 }
 
 /// Where an AUXTRACE record landed: what the AUXTRACE feature indexes.
@@ -47,6 +93,54 @@ pub struct FileWriter<W: Write + Seek> {
     data_offset: u64,
     pos: u64,
     auxtrace: Vec<AuxtracePosition>,
+    /// The compressed record type written, if any: the file then needs COMPRESSED.
+    compressed: Option<RecordType>,
+    /// What [`FileWriter::finish`] derives from the records written; `None` when the
+    /// caller derives the features itself (the convert pipeline).
+    derive: Option<Derive>,
+    /// Copying an input file's data section as it is: records perf keeps in a file
+    /// (simpleperf's tracing data) are allowed there (the convert pipeline).
+    copying_file: bool,
+}
+
+/// The features a file's records determine, gathered as they are written.
+struct Derive {
+    events: EventIndex,
+    /// First and last sample time.
+    span: Option<(u64, u64)>,
+    /// Expands COMPRESSED records to find the samples inside.
+    decompressor: Option<Decompressor>,
+}
+
+impl Derive {
+    fn sample(&mut self, raw: &RawRecord<'_>, endian: Endian) {
+        if raw.record_type() != RecordType::Sample {
+            return;
+        }
+        if let Some(t) = locate(raw, &self.events, endian).time {
+            self.span = Some(self.span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+        }
+    }
+
+    fn record(&mut self, raw: &RawRecord<'_>, endian: Endian) -> Result<()> {
+        if !raw.is_compressed() {
+            self.sample(raw, endian);
+            return Ok(());
+        }
+        if self.decompressor.is_none() {
+            self.decompressor = Some(Decompressor::new(endian, 0)?);
+        }
+        let d = self.decompressor.as_mut().expect("just made");
+        d.feed(raw.bytes, raw.offset)?;
+        let mut inner = Vec::new();
+        while let Some(r) = d.next_record()? {
+            inner.push(r.to_owned_record());
+        }
+        for r in &inner {
+            self.sample(&r.as_raw(endian), endian);
+        }
+        Ok(())
+    }
 }
 
 fn io_err(e: std::io::Error) -> WriteError {
@@ -79,6 +173,10 @@ impl<W: Write + Seek> FileWriter<W> {
                     a.attr.encoded_len
                 ),
             ));
+        }
+        let mut events = EventIndex::new();
+        for a in attrs {
+            events.push(&a.attr, &a.ids);
         }
         out.seek(SeekFrom::Start(0)).map_err(io_err)?;
         out.write_all(&[0u8; FILE_HEADER_SIZE as usize])
@@ -130,7 +228,35 @@ impl<W: Write + Seek> FileWriter<W> {
             data_offset: pos,
             pos,
             auxtrace: Vec::new(),
+            compressed: None,
+            derive: Some(Derive {
+                events,
+                span: None,
+                decompressor: None,
+            }),
+            copying_file: false,
         })
+    }
+
+    /// A file with the attrs and event types of `meta`, in its byte order: where a copy
+    /// of a recording starts.
+    pub fn for_meta(out: W, meta: &Metadata) -> Result<Self> {
+        Self::new(out, meta.endian, &AttrEntry::all(meta), &meta.event_types)
+    }
+
+    /// The caller derives the features itself and finishes with
+    /// [`FileWriter::finish_encoded`] (the convert pipeline, with the input's features
+    /// at hand; the synthetic-trace builder, which knows its samples).
+    pub(crate) fn caller_derives(mut self) -> Self {
+        self.derive = None;
+        self
+    }
+
+    /// The records written are an input file's data section copied as it was: a
+    /// record perf or simpleperf left there (simpleperf's tracing data) stays.
+    pub(crate) fn copying_file_data(mut self) -> Self {
+        self.copying_file = true;
+        self
     }
 
     /// The byte order written.
@@ -143,10 +269,35 @@ impl<W: Write + Seek> FileWriter<W> {
         self.pos - self.data_offset
     }
 
-    /// Append a record already encoded in this file's byte order (header included),
-    /// followed by its payload (tracing data, AUX trace bytes).
+    /// Append a record already encoded in this file's byte order (header included,
+    /// `bytes` exactly `header.size` long), followed by its payload (tracing data, AUX
+    /// trace bytes). Refused: a record whose size field is not its length, and the
+    /// records only a pipe stream carries (HEADER_ATTR, HEADER_EVENT_TYPE,
+    /// HEADER_TRACING_DATA, HEADER_FEATURE), whose content a file holds in its header.
     pub fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        if u32_at(bytes, 0, self.endian) == Some(RecordType::Auxtrace.as_u32()) {
+        let ty = checked_type(bytes, payload, self.endian)?;
+        if let Some(why) = pipe_only(ty).filter(|_| !self.copying_file) {
+            return Err(WriteError::unsupported(
+                None,
+                format!("a {ty} record in a file's data section: it is pipe-only ({why})"),
+            ));
+        }
+        if matches!(ty, RecordType::Compressed | RecordType::Compressed2) {
+            self.compressed.get_or_insert(ty);
+        }
+        if let Some(d) = self.derive.as_mut() {
+            let raw = RawRecord {
+                header: header_of(bytes, self.endian),
+                offset: self.pos,
+                bytes,
+                payload,
+                origin: Origin::Top,
+                stream: 0,
+                rest: 0,
+            };
+            d.record(&raw, self.endian)?;
+        }
+        if ty == RecordType::Auxtrace {
             self.auxtrace.push(AuxtracePosition {
                 offset: self.pos,
                 size: bytes.len() as u64,
@@ -158,15 +309,82 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(())
     }
 
+    /// Append more payload to the record written last: a payload too large to hold
+    /// (see `perfdata_core::raw::MAX_BUFFERED`) is written as it is read.
+    pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.out.write_all(more).map_err(io_err)?;
+        self.pos += more.len() as u64;
+        Ok(())
+    }
+
     /// Where the AUXTRACE records written so far are.
     pub fn auxtrace_positions(&self) -> &[AuxtracePosition] {
         &self.auxtrace
     }
 
-    /// Write the feature index and payloads (`features` in ascending bit order, each
-    /// already encoded), then the header. `index_slack` is written between the index and
-    /// the first payload (perf's zero entries for features it failed to write).
-    pub fn finish(mut self, features: &[(FeatureId, Vec<u8>)], index_slack: &[u8]) -> Result<W> {
+    /// Write the features and the header, and hand back the output. The features the
+    /// records determine are the writer's: SAMPLE_TIME is the span of the samples
+    /// written (left out when none has a time), the AUXTRACE index says where the
+    /// AUXTRACE records went (added when there are any). Refused: compressed records
+    /// without a COMPRESSED feature (perf could not read them), a feature given twice.
+    pub fn finish(self, mut features: Vec<FeatureSection>) -> Result<W> {
+        features.sort_by_key(|s| s.id.bit());
+        if let Some(w) = features.windows(2).find(|w| w[0].id == w[1].id) {
+            return Err(WriteError::unsupported(
+                None,
+                format!("feature {} given twice", w[0].id),
+            ));
+        }
+        let span = self.derive.as_ref().and_then(|d| d.span);
+        features.retain(|s| s.id != FeatureId::SampleTime);
+        if let Some((first, last)) = span {
+            let t = Feature::SampleTime(SampleTime { first, last });
+            features.push(FeatureSection::new(FeatureId::SampleTime, t));
+        }
+        if !self.auxtrace.is_empty() && !features.iter().any(|s| s.id == FeatureId::AuxTrace) {
+            let index = Feature::AuxTrace(AuxTrace::new(Vec::new()));
+            features.push(FeatureSection::new(FeatureId::AuxTrace, index));
+        }
+        features.sort_by_key(|s| s.id.bit());
+        let mut encoded = Vec::with_capacity(features.len());
+        for mut s in features {
+            if let Feature::AuxTrace(index) = &mut s.feature {
+                index.entries = self
+                    .auxtrace
+                    .iter()
+                    .map(|p| AuxTraceEntry {
+                        file_offset: p.offset,
+                        size: p.size,
+                    })
+                    .collect();
+            }
+            let bytes = s.try_encode(self.endian).map_err(|e| {
+                WriteError::unsupported(None, format!("encoding feature {}: {e}", s.id))
+            })?;
+            encoded.push((s.id, bytes));
+        }
+        self.finish_encoded(&encoded, &[])
+    }
+
+    /// [`FileWriter::finish`] with the features already encoded, in ascending bit order,
+    /// none derived. `index_slack` is written between the index and the first payload
+    /// (perf's zero entries for features it failed to write, kept by conversions).
+    pub(crate) fn finish_encoded(
+        mut self,
+        features: &[(FeatureId, Vec<u8>)],
+        index_slack: &[u8],
+    ) -> Result<W> {
+        if let Some(ty) = self.compressed {
+            if !features.iter().any(|(id, _)| *id == FeatureId::Compressed) {
+                return Err(WriteError::unsupported(
+                    None,
+                    format!(
+                        "{ty} records written without the COMPRESSED feature: perf cannot \
+                         decompress them (\"Couldn't decompress data\")"
+                    ),
+                ));
+            }
+        }
         let data = FileSection {
             offset: self.data_offset,
             size: self.pos - self.data_offset,
@@ -215,3 +433,7 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(self.out)
     }
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

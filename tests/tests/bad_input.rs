@@ -82,9 +82,19 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(fixtures_dir().join(name)).expect("fixture exists")
 }
 
-/// The cut lengths the issue names: 8, 64, 256 bytes and 75%.
-fn cuts(len: usize) -> [u64; 4] {
-    [8, 64, 256, len as u64 * 3 / 4]
+/// The cut lengths the issue names: 8, 64, 256 bytes and 75%; in a file also half way
+/// through its data section.
+fn cuts(bytes: &[u8]) -> Vec<u64> {
+    let len = bytes.len() as u64;
+    let mut cuts = vec![8, 64, 256, len * 3 / 4];
+    // A file-mode header is 104 bytes; a pipe stream's, 16.
+    if u64_at(bytes, 8) > 16 {
+        cuts.insert(
+            3,
+            u64_at(bytes, layout::DATA) + u64_at(bytes, layout::DATA + 8) / 2,
+        );
+    }
+    cuts
 }
 
 /// `err` is `expected`: the same offset, the same thing named, the same problem.
@@ -95,16 +105,36 @@ fn assert_error(err: &Error, expected: &Error, what: &str) {
 
 /// Cut each fixture at each length: the error names where the part of the file the cut
 /// falls in starts, that part (file header, section, feature, record) and how much of
-/// it is missing.
+/// it is missing. A file cut inside its data section or the features after it is read
+/// instead: its whole records are kept, and a warning names the header field (data size)
+/// or index entry of what was cut off.
 fn check_cuts(files: [&str; 3], regions: fn(&[u8]) -> Vec<layout::Region>) {
     for f in files {
         let bytes = fixture(f);
         let regions = regions(&bytes);
-        for cut in cuts(bytes.len()) {
-            let (err, warnings, _) = read_all(bytes[..cut as usize].to_vec());
+        for cut in cuts(&bytes) {
+            let (err, warnings, n) = read_all(bytes[..cut as usize].to_vec());
             let what = format!("{f} cut at {cut}");
+            let region = region_cut_at(&regions, cut);
+            if let Some(field) = region.lost_when_cut(cut) {
+                assert!(err.is_none(), "{what}: {err:?}");
+                assert_eq!(warnings[0].offset, Some(field), "{what}: {warnings:?}");
+                let size = region.end - region.start;
+                let lost = if region.name == "data section" {
+                    format!("the file ends at byte {cut}, inside its data section")
+                } else {
+                    format!(
+                        "{} (said to be {size} bytes at offset {}): extends to byte {}",
+                        region.name, region.start, region.end
+                    )
+                };
+                assert!(warnings[0].message.contains(&lost), "{what}: {warnings:?}");
+                assert!(n > 0, "{what}: no record read");
+                println!("{what}: {n} records, {}", warnings[0]);
+                continue;
+            }
             let err = err.unwrap_or_else(|| panic!("{what}: no error ({warnings:?})"));
-            let expected = region_cut_at(&regions, cut).error_when_cut_at(cut);
+            let expected = region.error_when_cut_at(cut);
             assert_error(&err, &expected, &what);
             println!("{what}: {err}");
         }
@@ -112,7 +142,7 @@ fn check_cuts(files: [&str; 3], regions: fn(&[u8]) -> Vec<layout::Region>) {
 }
 
 #[test]
-fn truncated_file_mode_inputs_fail_with_an_offset() {
+fn truncated_file_mode_inputs_fail_with_an_offset_or_keep_their_records() {
     let files = [
         "file-cpu-clock.data",
         "file-compressed.data",
@@ -131,7 +161,7 @@ fn truncated_pipe_inputs_keep_their_whole_records() {
         "pipe-tracepoint.data",
     ] {
         let bytes = fixture(f);
-        for cut in cuts(bytes.len()) {
+        for cut in cuts(&bytes) {
             let cut = cut as usize;
             let (err, warnings, n) = read_all(bytes[..cut].to_vec());
             if cut < 16 {
@@ -272,26 +302,60 @@ fn record_smaller_than_its_type_is_kept_raw_with_a_named_error() {
     }
 }
 
+/// A data size far past the end of the file reads as a file cut short: every record is
+/// read (the same number as with the true size), with a warning that names the data
+/// size field and the bytes said to be missing, until the feature index that follows
+/// the true data, which is no record: an error at its offset. A section that starts
+/// past the end is an error at its header field.
 #[test]
-fn section_past_the_end_is_an_error() {
-    let mut bytes = fixture("file-cpu-clock.data");
-    // data.size (bytes 48..56) far past the end of the file.
-    bytes[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
+fn section_past_the_end_keeps_the_records_or_is_an_error() {
+    let bytes = fixture("file-cpu-clock.data");
+    let (err, _, whole) = read_all(bytes.clone());
+    assert!(err.is_none(), "{err:?}");
     let data = u64_at(&bytes, layout::DATA);
+    let size = u64_at(&bytes, layout::DATA + 8);
+
+    let mut long = bytes.clone();
+    // data.size (bytes 48..56) far past the end of the file.
+    long[48..56].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let (err, warnings, n) = read_all(long);
+    assert_eq!(n, whole, "records read");
+    let missing = (1u64 << 40) - (bytes.len() as u64 - data);
+    assert_eq!(warnings[0].offset, Some(layout::DATA + 8), "{warnings:?}");
+    let message = &warnings[0].message;
+    assert!(
+        message.contains(&format!(
+            "inside its data section (said to be {} bytes at offset {data})",
+            1u64 << 40
+        )) && message.contains(&format!("the {missing} bytes of data past the end")),
+        "{message}"
+    );
+    // The first feature index entry's offset field reads as a record header of size 0.
+    let index = data + size;
+    assert_eq!(u16_at(&bytes, index + 6), 0);
+    let expected = Error::format(
+        index,
+        "record header",
+        Problem::RecordTooSmall { size: 0, min: 8 },
+    );
+    assert_error(&err.expect("an error"), &expected, "data.size 2^40");
+
+    let mut far = bytes.clone();
+    far[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
     // The error names the header field that says where the section is.
     let expected = Error::format(
         layout::DATA,
         format!(
-            "data section (said to be {} bytes at offset {data})",
+            "data section (said to be {size} bytes at offset {})",
             1u64 << 40
         ),
         Problem::PastEnd {
-            end: data + (1 << 40),
+            end: (1 << 40) + size,
             limit: bytes.len() as u64,
         },
     );
-    let (err, _, _) = read_all(bytes);
-    assert_error(&err.expect("an error"), &expected, "data.size 2^40");
+    let (err, _, _) = read_all(far);
+    assert_error(&err.expect("an error"), &expected, "data.offset 2^40");
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use perfdata_core::attr::FileAttr;
-use perfdata_core::codec;
+
 use perfdata_core::feature::{FeatureContext, FeatureId, FeatureSection};
 use perfdata_core::record::{HeaderFeature, RecordBody, RecordType};
 use perfdata_core::{Endian, Metadata, PerfReader};
@@ -99,7 +99,7 @@ fn walk(path: &Path) -> Walk {
         }
         if raw.record_type() == RecordType::HeaderFeature {
             let hf: HeaderFeature =
-                codec::decode(&raw.bytes[8..], item.meta.endian, (), raw.offset, "feature")
+                perfdata_core::decode(&raw.bytes[8..], item.meta.endian, (), raw.offset, "feature")
                     .expect("HEADER_FEATURE body decodes");
             if !hf.data.is_empty() {
                 let id = FeatureId::from_bit(hf.feat_id as u32);
@@ -166,9 +166,10 @@ fn check_file_sections(w: &mut Walk, path: &Path, meta: &Metadata) {
         let at = (header.attrs.offset + i * header.attr_size) as usize;
         let entry = &bytes[at..at + header.attr_size as usize];
         let attr_len = (header.attr_size - 16) as usize;
-        let fa: FileAttr = codec::decode(entry, meta.endian, (attr_len,), at as u64, "attr")
-            .expect("attr decodes");
-        if codec::encode(&fa, meta.endian, ()) != entry {
+        let fa: FileAttr =
+            perfdata_core::decode(entry, meta.endian, (attr_len,), at as u64, "attr")
+                .expect("attr decodes");
+        if perfdata_core::encode(&fa, meta.endian, ()) != entry {
             w.mismatches
                 .push(format!("attr {i} re-encodes differently"));
         }

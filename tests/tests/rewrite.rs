@@ -80,11 +80,7 @@ fn listed(list: &[(&str, &str)], n: &str) -> bool {
 /// Convert `input` (a path, or bytes in memory) to bytes.
 fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
     let reader = match input {
-        Input::Path(p) => {
-            convert::open_input(p, |_| *opts)
-                .map_err(|e| e.to_string())?
-                .0
-        }
+        Input::Path(p) => convert::open_input(p, opts).map_err(|e| e.to_string())?.0,
         Input::Bytes(b) => {
             let ro = ReadOptions::Contents;
             PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?

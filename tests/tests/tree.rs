@@ -42,8 +42,25 @@ fn tree_holds_every_record_decoded() {
             stats.records[&RecordType::Sample],
             "{name}"
         );
+        // The containers an expanded tree keeps aside: each as perf counts it, each
+        // record that came out of one counted once.
+        let aside = expanded.read_containers();
+        let from_containers = expanded
+            .records
+            .iter()
+            .filter(|e| e.origin != perfdata_core::raw::Origin::Top)
+            .count();
+        if compressed > 0 && !path.is_dir() {
+            assert_eq!(aside.len() as u64, compressed, "{name}");
+            let held: usize = aside.iter().map(|c| c.contents).sum();
+            assert_eq!(held, from_containers, "{name}");
+            assert!(from_containers > 0, "{name}");
+        } else {
+            assert!(aside.is_empty(), "{name}");
+        }
         if compressed > 0 {
             assert!(stored.records.len() < expanded.records.len(), "{name}");
+            assert!(stored.read_containers().is_empty(), "{name}");
         } else {
             assert_eq!(stored.records, expanded.records, "{name}");
         }

@@ -1,5 +1,6 @@
 //! BUILD_ID: the build ids of the binaries the samples hit, as a run of
-//! `struct perf_record_header_build_id` entries (the same bytes as HEADER_BUILD_ID records).
+//! `struct perf_record_header_build_id` entries. [`BuildIdEntry`] is also the body of a
+//! HEADER_BUILD_ID record (67): the same bytes, one model.
 //!
 //! ```text
 //! { perf_event_header header; i32 pid; u8 build_id[20]; u8 size; u8 reserved[3];
@@ -21,8 +22,7 @@ use binrw::{binrw, BinResult};
 use serde::Serialize;
 
 use crate::bounded;
-use crate::record::{misc, RecordHeader};
-use crate::text::c_str_lossy;
+use crate::record::{misc, PaddedString, RecordHeader};
 
 /// Bytes of an entry before the filename: header, pid, build id, size, reserved.
 pub const BUILD_ID_ENTRY_FIXED: usize = 36;
@@ -68,21 +68,49 @@ fn entry_header(h: &RecordHeader, old_abi: bool, filename_len: usize) -> BinResu
     Ok(RecordHeader { size, ..*h })
 }
 
-/// One build id entry.
+/// The header of an entry: read from the bytes in a feature section, the record's own
+/// header for the body of a HEADER_BUILD_ID record.
+#[binrw::parser(reader, endian)]
+fn read_entry_header(in_record: Option<RecordHeader>) -> BinResult<RecordHeader> {
+    use binrw::BinRead;
+    match in_record {
+        Some(header) => Ok(header),
+        None => RecordHeader::read_options(reader, endian, ()),
+    }
+}
+
+/// The filename: `len` bytes, kept as read.
+#[binrw::parser(reader, endian)]
+fn read_filename(len: usize) -> BinResult<PaddedString> {
+    Ok(PaddedString {
+        bytes: bounded::bytes(reader, endian, (len,))?,
+    })
+}
+
+/// One build id entry of the BUILD_ID feature, and the body of a HEADER_BUILD_ID record.
+///
+/// Read arguments: whether the section is in the old ABI, and the record's header when
+/// the entry is a record's body (the header is then not in the bytes). Write arguments:
+/// the old ABI, and whether to write the header (a feature entry) or leave it to the
+/// record (a record body: the default). In a record the record's header is the one
+/// written; [`BuildIdEntry::header`] is a copy of it as read.
 #[binrw]
-#[brw(import(old_abi: bool))]
+#[br(import(old_abi: bool, in_record: Option<RecordHeader>))]
+#[bw(import(old_abi: bool, with_header: bool))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BuildIdEntry {
     /// type (0 from perf, which leaves it unset in the feature section; 67,
     /// HEADER_BUILD_ID, from simpleperf), misc (cpumode and [`misc::BUILD_ID_SIZE`]) and
     /// size. The size is recomputed from the filename on write.
+    #[br(parse_with = read_entry_header, args(in_record))]
     #[br(assert(
         header.size as usize >= fixed_len(old_abi),
         "build id entry size {} is below the {} bytes of its fixed part",
         header.size,
         fixed_len(old_abi)
     ))]
-    #[bw(try_map = |h: &RecordHeader| entry_header(h, old_abi, filename.len()))]
+    #[bw(if(with_header))]
+    #[bw(try_map = |h: &RecordHeader| entry_header(h, old_abi, filename.bytes.len()))]
     pub header: RecordHeader,
     /// The process the binary was mapped in (-1 for the host kernel). Old-ABI entries have
     /// none: this holds the value perf assumes and is not written.
@@ -90,25 +118,27 @@ pub struct BuildIdEntry {
     #[bw(if(!old_abi))]
     pub pid: i32,
     /// The build id, zero-padded to 20 bytes; see [`BuildIdEntry::build_id`].
-    #[serde(serialize_with = "crate::text::serialize_hex")]
-    pub build_id_bytes: [u8; 20],
-    /// Bytes of `build_id_bytes` that are the id, valid when misc has BUILD_ID_SIZE.
+    #[serde(
+        rename = "build_id_bytes",
+        serialize_with = "crate::text::serialize_hex"
+    )]
+    pub build_id_padded: [u8; 20],
+    /// Bytes of `build_id_padded` that are the id, valid when misc has BUILD_ID_SIZE.
     pub size: u8,
     #[serde(skip)]
     pub reserved: [u8; 3],
     /// The filename, NUL-terminated and padded: every byte up to `header.size`.
-    #[br(parse_with = bounded::bytes, args(header.size as usize - fixed_len(old_abi)))]
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
-    pub filename: Vec<u8>,
+    #[br(parse_with = read_filename, args(header.size as usize - fixed_len(old_abi)))]
+    pub filename: PaddedString,
 }
 
 impl BuildIdEntry {
     /// An entry as perf 6.1 writes it: type 0, `misc` the cpumode plus BUILD_ID_SIZE, the
     /// filename NUL-padded to a multiple of 64.
     pub fn new(cpumode: u16, pid: i32, build_id: &[u8], filename: &str) -> Self {
-        let mut build_id_bytes = [0u8; 20];
+        let mut build_id_padded = [0u8; 20];
         let n = build_id.len().min(20);
-        build_id_bytes[..n].copy_from_slice(&build_id[..n]);
+        build_id_padded[..n].copy_from_slice(&build_id[..n]);
         let mut name = filename.as_bytes().to_vec();
         name.resize((filename.len() + 1).div_ceil(64) * 64, 0);
         BuildIdEntry {
@@ -118,20 +148,27 @@ impl BuildIdEntry {
                 size: (BUILD_ID_ENTRY_FIXED + name.len()) as u16,
             },
             pid,
-            build_id_bytes,
+            build_id_padded,
             size: n as u8,
             reserved: [0; 3],
-            filename: name,
+            filename: PaddedString { bytes: name },
         }
     }
 
     /// The build id: `size` bytes when misc has BUILD_ID_SIZE, else all 20 (a SHA-1, as
     /// perf assumed before build ids of other sizes existed).
     pub fn build_id(&self) -> &[u8] {
-        if self.header.misc & misc::BUILD_ID_SIZE != 0 {
-            &self.build_id_bytes[..(self.size as usize).min(20)]
+        self.build_id_bytes(self.header.misc)
+    }
+
+    /// The build id as a record whose header has `misc` states it (a remapped record's
+    /// misc may have gained BUILD_ID_SIZE): `size` bytes when misc has BUILD_ID_SIZE,
+    /// else all 20.
+    pub fn build_id_bytes(&self, misc: u16) -> &[u8] {
+        if misc & misc::BUILD_ID_SIZE != 0 {
+            &self.build_id_padded[..(self.size as usize).min(20)]
         } else {
-            &self.build_id_bytes
+            &self.build_id_padded
         }
     }
 
@@ -142,8 +179,28 @@ impl BuildIdEntry {
 
     /// The filename before its first NUL.
     pub fn filename_str(&self) -> String {
-        c_str_lossy(&self.filename)
+        self.filename.as_str_lossy()
     }
+}
+
+/// The JSON form of a HEADER_BUILD_ID record's body (`perfdata dump --json`): perf's
+/// field names for the record (`pid`, `build_id`, `size`, `reserved1`, `reserved2`,
+/// `filename`), the header being the record's own. `reserved2` is read little-endian:
+/// the entry does not keep its byte order, and perf writes it zero.
+pub(crate) fn serialize_as_record<S: serde::Serializer>(
+    e: &BuildIdEntry,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut st = s.serialize_struct("HeaderBuildId", 6)?;
+    st.serialize_field("pid", &e.pid)?;
+    st.serialize_field("build_id", &crate::text::hex(&e.build_id_padded))?;
+    st.serialize_field("size", &e.size)?;
+    st.serialize_field("reserved1", &e.reserved[0])?;
+    let reserved2 = u16::from_le_bytes([e.reserved[1], e.reserved[2]]);
+    st.serialize_field("reserved2", &reserved2)?;
+    st.serialize_field("filename", &e.filename)?;
+    st.end()
 }
 
 /// Whether a BUILD_ID section is in the old ABI: perf's test on the first filename.
@@ -169,8 +226,8 @@ pub struct BuildIdList {
     #[br(parse_with = detect_old_abi)]
     #[bw(ignore)]
     pub old_abi: bool,
-    #[br(parse_with = bounded::while_fits, args(1, (old_abi,)))]
-    #[bw(args(*old_abi))]
+    #[br(parse_with = bounded::while_fits, args(1, (old_abi, None)))]
+    #[bw(args(*old_abi, true))]
     pub entries: Vec<BuildIdEntry>,
 }
 
@@ -282,6 +339,48 @@ mod tests {
         assert_eq!(back.entries[0].build_id(), &[1, 2, 3]);
         assert_eq!(back.entries[0].header.misc, 0x8002);
         assert_eq!(back.entries[0].header.type_, 0);
+    }
+
+    #[test]
+    fn a_header_build_id_record_is_a_feature_entry() {
+        use crate::record::{DecodeContext, EventIndex, Record, RecordBody};
+        // simpleperf's feature entries are HEADER_BUILD_ID records, type 67 and all.
+        let mut b = Bytes::le();
+        entry(
+            &mut b,
+            misc::USER,
+            4242,
+            &[0x5a; 20],
+            0,
+            "/usr/bin/true",
+            28,
+        );
+        let bytes = b.take();
+        let list: BuildIdList = round_trip(&bytes, Endian::Little, ());
+        let events = EventIndex::new();
+        let ctx = DecodeContext {
+            endian: Endian::Little,
+            events: &events,
+        };
+        let record = Record::decode(&bytes, &[], 0, &ctx).unwrap();
+        let RecordBody::HeaderBuildId(body) = &record.body else {
+            panic!("{:?}", record.body)
+        };
+        assert_eq!(body, &list.entries[0]);
+        assert_eq!(
+            (body.pid, body.filename_str()),
+            (4242, "/usr/bin/true".into())
+        );
+        assert_eq!(record.encode(Endian::Little).unwrap(), bytes);
+        // Dumped as a record, with perf's names for the record's fields.
+        let json = serde_json::to_value(&record.body).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "pid": 4242, "build_id": "5a".repeat(20), "size": 0, "reserved1": 0,
+                "reserved2": 0, "filename": "/usr/bin/true",
+            })
+        );
     }
 
     #[test]

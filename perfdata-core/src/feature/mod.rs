@@ -9,7 +9,7 @@
 
 mod auxtrace;
 mod bpf;
-mod build_id;
+pub(crate) mod build_id;
 mod event_desc;
 mod memory;
 mod pmu;

@@ -47,6 +47,7 @@ macro_rules! features {
     )*) => {
         /// A header feature bit, named as perf's `HEADER_*` constants.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[non_exhaustive]
         pub enum FeatureId {
             $($(#[doc = $doc])* $variant,)*
             /// Any other bit (0, past the last perf defines, simpleperf's from 128).
@@ -56,6 +57,7 @@ macro_rules! features {
         /// A decoded feature payload.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+        #[non_exhaustive]
         pub enum Feature {
             $($(#[doc = $doc])* $variant $(( $(#[$fattr])* $body ))?,)*
             /// A feature kept as its bytes: unknown bits, and known ones whose bytes did

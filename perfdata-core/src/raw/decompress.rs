@@ -4,13 +4,18 @@
 //! the frame) after each record, so the compressed records of one stream form one zstd
 //! stream and a decompressed record may straddle two of them. One `Decompressor` per
 //! stream, fed every compressed record in order, yields the records inside.
+//!
+//! A compressed record is expanded when it is fed as long as the output waiting to be
+//! framed stays under [`MAX_BUFFERED`] (all of it, for what perf writes), and the rest
+//! as records are framed: a few kilobytes of zstd can claim gigabytes (an AUXTRACE
+//! payload across many compressed records), and memory must not follow the claim.
 
 use std::collections::VecDeque;
 
 use binrw::Endian;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
-use super::{frame, header_of, Frame, Origin, RawRecord, Span};
+use super::{frame, header_of, Frame, Origin, RecordSource, Span, MAX_BUFFERED, PAYLOAD_CHUNK};
 use crate::codec::u64_at;
 use crate::error::{Error, Problem, Result};
 use crate::record::RecordType;
@@ -33,15 +38,30 @@ pub fn compressed_payload(bytes: &[u8], endian: Endian) -> Option<&[u8]> {
     }
 }
 
+/// Decompressed bytes produced per zstd call.
+const OUT_CHUNK: usize = 128 * 1024;
+
 /// One stream's decompression state.
 pub struct Decompressor {
     dctx: Decoder<'static>,
+    /// The zstd bytes of the compressed record being expanded, and how far.
+    input: Vec<u8>,
+    in_pos: usize,
+    /// All of `input` went through zstd and zstd holds nothing more back.
+    drained: bool,
+    /// The compressed record being expanded: its file offset, type and what it gave so
+    /// far.
+    container: (u64, RecordType, u64),
     buf: Vec<u8>,
     start: usize,
     /// Offset in the decompressed stream of `buf[start]`.
     stream_offset: u64,
     /// (decompressed-stream offset where a container's output begins, its file offset).
     segments: VecDeque<(u64, u64)>,
+    /// Unread bytes of the last record's streamed payload, and where that record starts
+    /// in the decompressed stream.
+    payload_left: u64,
+    large_start: u64,
     endian: Endian,
     stream: usize,
 }
@@ -53,77 +73,112 @@ impl Decompressor {
             Decoder::new().map_err(|e| Error::io("creating a zstd decompression context", e))?;
         Ok(Decompressor {
             dctx,
+            input: Vec::new(),
+            in_pos: 0,
+            drained: true,
+            container: (0, RecordType::Compressed, 0),
             buf: Vec::new(),
             start: 0,
             stream_offset: 0,
             segments: VecDeque::new(),
+            payload_left: 0,
+            large_start: 0,
             endian,
             stream,
         })
     }
 
-    /// Decompressed bytes waiting for the rest of their record.
+    /// Decompressed bytes of a record that is not whole yet: those buffered, or, inside
+    /// a streamed payload, all of that record's bytes so far.
     pub fn pending(&self) -> usize {
+        if self.payload_left > 0 {
+            (self.total_out() - self.large_start) as usize
+        } else {
+            self.buffered()
+        }
+    }
+
+    fn buffered(&self) -> usize {
         self.buf.len() - self.start
     }
 
     /// Total decompressed bytes produced so far.
     pub fn total_out(&self) -> u64 {
-        self.stream_offset + self.pending() as u64
+        self.stream_offset + self.buffered() as u64
     }
 
     /// Feed the compressed record `record` (header included) found at `offset`.
     pub fn feed(&mut self, record: &[u8], offset: u64) -> Result<()> {
-        let context = || format!("record {}", header_of(record, self.endian).record_type());
+        let ty = header_of(record, self.endian).record_type();
         let input = compressed_payload(record, self.endian).ok_or_else(|| {
             Error::format(
                 offset,
-                context(),
+                format!("record {ty}"),
                 Problem::Invalid("COMPRESSED2 data_size is larger than the record".into()),
             )
         })?;
-        // Drop what has been framed; only a partial record's bytes move.
-        if self.start > 0 {
+        // What the previous record still holds comes first.
+        while !self.drained {
+            self.expand()?;
+        }
+        self.input.clear();
+        self.input.extend_from_slice(input);
+        self.in_pos = 0;
+        self.drained = false;
+        self.container = (offset, ty, 0);
+        self.segments.push_back((self.total_out(), offset));
+        while !self.drained && self.buffered() < MAX_BUFFERED as usize {
+            self.expand()?;
+        }
+        Ok(())
+    }
+
+    /// One zstd call: up to [`OUT_CHUNK`] more bytes at the end of the buffer.
+    fn expand(&mut self) -> Result<usize> {
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        } else if self.start > 0 && self.start >= self.buf.len() / 2 {
+            // Drop what has been framed; only a partial record's bytes move.
             self.buf.drain(..self.start);
             self.start = 0;
         }
-        let seg_start = self.stream_offset + self.buf.len() as u64;
-        self.segments.push_back((seg_start, offset));
-
-        let before = self.buf.len();
-        let mut inbuf = InBuffer::around(input);
-        let mut chunk = vec![0u8; 128 * 1024];
-        loop {
-            let mut out = OutBuffer::around(&mut chunk[..]);
-            self.dctx.run(&mut inbuf, &mut out).map_err(|e| {
-                Error::format(offset, context(), Problem::Decompress(e.to_string()))
-            })?;
-            let written = out.pos();
-            self.buf.extend_from_slice(&chunk[..written]);
-            if self.buf.len() - before > MAX_EXPANSION {
-                return Err(Error::format(
-                    offset,
-                    context(),
-                    Problem::TooLarge {
-                        what: "decompressed size of one record",
-                        value: (self.buf.len() - before) as u64,
-                        limit: MAX_EXPANSION as u64,
-                    },
-                ));
-            }
-            // Done when all input is consumed and the last call did not fill the output
-            // (so zstd has nothing more buffered to give).
-            if inbuf.pos() == input.len() && written < chunk.len() {
-                break;
-            }
+        let (offset, ty, given) = self.container;
+        let context = || format!("record {ty}");
+        let old = self.buf.len();
+        self.buf.resize(old + OUT_CHUNK, 0);
+        let mut inbuf = InBuffer::around(&self.input[self.in_pos..]);
+        let mut out = OutBuffer::around(&mut self.buf[old..]);
+        let run = self.dctx.run(&mut inbuf, &mut out);
+        let written = out.pos();
+        self.in_pos += inbuf.pos();
+        self.buf.truncate(old + written);
+        run.map_err(|e| Error::format(offset, context(), Problem::Decompress(e.to_string())))?;
+        let given = given + written as u64;
+        self.container.2 = given;
+        if given > MAX_EXPANSION as u64 {
+            return Err(Error::format(
+                offset,
+                context(),
+                Problem::TooLarge {
+                    what: "decompressed size of one record",
+                    value: given,
+                    limit: MAX_EXPANSION as u64,
+                },
+            ));
         }
-        Ok(())
+        // Done when all input is consumed and the call did not fill the output (so zstd
+        // has nothing more buffered to give).
+        if self.in_pos == self.input.len() && written < OUT_CHUNK {
+            self.drained = true;
+        }
+        Ok(written)
     }
 
     /// The file offset of the compressed record that holds the start of the record
     /// still waiting for its rest (see [`Decompressor::pending`]).
     pub fn pending_container(&self) -> u64 {
-        let pos = self.stream_offset;
+        let pos = self.total_out() - self.pending() as u64;
         self.segments
             .iter()
             .take_while(|s| s.0 <= pos)
@@ -140,50 +195,106 @@ impl Decompressor {
         self.segments.front().map_or(0, |s| s.1)
     }
 
-    /// The next whole decompressed record, `Ok(None)` when the rest waits for more input.
-    pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self
-            .advance()?
-            .map(|span| span.record(&self.buf, self.endian)))
+    /// Make streamed payload bytes ready: the number buffered, 0 when the next
+    /// compressed record is needed first (or no payload is left).
+    pub fn fill_payload(&mut self) -> Result<usize> {
+        if self.payload_left == 0 {
+            return Ok(0);
+        }
+        while self.buffered() == 0 && !self.drained {
+            self.expand()?;
+        }
+        Ok(self.buffered())
     }
 
-    /// The buffer that spans from [`Decompressor::advance`] index into.
-    pub fn buffer(&self) -> &[u8] {
+    /// Consume up to `max` buffered payload bytes; where they start in `buf`.
+    fn take_payload(&mut self, max: usize) -> (usize, usize) {
+        let n = self.payload_left.min(self.buffered().min(max) as u64) as usize;
+        let at = self.start;
+        self.start += n;
+        self.stream_offset += n as u64;
+        self.payload_left -= n as u64;
+        (at, n)
+    }
+}
+
+impl Decompressor {
+    /// Frame the record at `start`: `size + payload` bytes held, `rest` left to stream.
+    fn take_span(&mut self, size: usize, payload: usize, rest: u64) -> Span {
+        let pos = self.stream_offset;
+        let span = Span {
+            pos: self.start,
+            size,
+            payload,
+            rest,
+            offset: self.container_of(pos),
+            origin: Origin::Decompressed { stream_offset: pos },
+            stream: self.stream,
+        };
+        self.start += size + payload;
+        self.stream_offset += (size + payload) as u64;
+        span
+    }
+}
+
+impl RecordSource for Decompressor {
+    /// Frame the next whole decompressed record; `Ok(None)` when the rest waits for
+    /// more input.
+    fn advance(&mut self) -> Result<Option<Span>> {
+        // Skip what was not read of a streamed payload.
+        while self.payload_left > 0 {
+            if self.fill_payload()? == 0 {
+                return Ok(None);
+            }
+            self.take_payload(usize::MAX);
+        }
+        loop {
+            let avail = &self.buf[self.start..];
+            if avail.is_empty() && self.drained {
+                return Ok(None);
+            }
+            match frame(avail, self.endian) {
+                Frame::Complete { size, payload } => {
+                    return Ok(Some(self.take_span(size, payload, 0)));
+                }
+                Frame::Large { size, payload } => {
+                    self.large_start = self.stream_offset;
+                    let span = self.take_span(size, 0, payload);
+                    self.payload_left = payload;
+                    return Ok(Some(span));
+                }
+                Frame::Incomplete { .. } if self.drained => return Ok(None),
+                Frame::Incomplete { .. } => {
+                    self.expand()?;
+                }
+                Frame::Invalid(problem) => {
+                    let pos = self.stream_offset;
+                    let offset = self.container_of(pos);
+                    return Err(Error::format(
+                        offset,
+                        format!("record header at byte {pos} of the decompressed stream"),
+                        problem,
+                    ));
+                }
+            }
+        }
+    }
+
+    fn buffer(&self) -> &[u8] {
         &self.buf
     }
 
-    /// Frame the next whole decompressed record.
-    pub fn advance(&mut self) -> Result<Option<Span>> {
-        let avail = &self.buf[self.start..];
-        if avail.is_empty() {
-            return Ok(None);
-        }
-        match frame(avail, self.endian) {
-            Frame::Complete { size, payload } => {
-                let pos = self.stream_offset;
-                let offset = self.container_of(pos);
-                let span = Span {
-                    pos: self.start,
-                    size,
-                    payload,
-                    offset,
-                    origin: Origin::Decompressed { stream_offset: pos },
-                    stream: self.stream,
-                };
-                self.start += size + payload;
-                self.stream_offset += (size + payload) as u64;
-                Ok(Some(span))
-            }
-            Frame::Incomplete { .. } => Ok(None),
-            Frame::Invalid(problem) => {
-                let pos = self.stream_offset;
-                let offset = self.container_of(pos);
-                Err(Error::format(
-                    offset,
-                    format!("record header at byte {pos} of the decompressed stream"),
-                    problem,
-                ))
-            }
-        }
+    fn endian(&self) -> Endian {
+        self.endian
+    }
+
+    fn payload_left(&self) -> u64 {
+        self.payload_left
+    }
+
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        self.fill_payload()?;
+        let (at, n) = self.take_payload(PAYLOAD_CHUNK);
+        Ok(&self.buf[at..at + n])
     }
 }

@@ -1,25 +1,43 @@
 //! The raw layer: records framed as byte slices, with no per-field decoding.
 //!
 //! [`frame`] decides where one record ends (its header size plus, for
-//! HEADER_TRACING_DATA and AUXTRACE, the payload that follows it). [`SliceRecords`] walks
-//! a memory-mapped data section with it, [`StreamRecords`] a `Read` stream (stdin, a
-//! FIFO) with one reused buffer, and [`Decompressor`] expands COMPRESSED and COMPRESSED2
-//! records into the records they hold. [`locate`] finds a record's id, time, pid, tid and
+//! HEADER_TRACING_DATA and AUXTRACE, the payload that follows it). Three
+//! [`RecordSource`]s frame with it: [`SliceRecords`] walks a memory-mapped data section,
+//! [`StreamRecords`] a `Read` stream (stdin, a FIFO) with one reused buffer, and
+//! [`Decompressor`] expands COMPRESSED and COMPRESSED2 records into the records they
+//! hold; the reader composes them. [`locate`] finds a record's id, time, pid, tid and
 //! cpu from fixed offsets.
 
 mod decompress;
 mod locate;
+mod slice;
+mod source;
 mod stream;
+
+#[cfg(test)]
+mod large_tests;
 
 use binrw::Endian;
 
 use crate::codec::{u16_at, u32_at, u64_at};
-use crate::error::{Error, Problem, Result};
+use crate::error::Problem;
 use crate::record::{RecordHeader, RecordType};
 
 pub use decompress::Decompressor;
 pub use locate::{locate, Located};
+pub use slice::SliceRecords;
+pub use source::RecordSource;
 pub use stream::{StreamEnd, StreamRecords};
+
+/// The largest record (header.size plus payload) a source buffers whole. A larger one
+/// (AUXTRACE with gigabytes of Intel PT data, a huge HEADER_TRACING_DATA) comes out as its
+/// `header.size` bytes, with its payload left in the input to be read in chunks of at
+/// most [`PAYLOAD_CHUNK`] bytes ([`RecordSource::payload_chunk`]) or skipped: memory
+/// stays bounded whatever a record claims.
+pub const MAX_BUFFERED: u64 = 16 << 20;
+
+/// The most bytes a source hands out of a streamed payload at once.
+pub const PAYLOAD_CHUNK: usize = 1 << 20;
 
 /// Where a framed record came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +62,13 @@ pub struct RawRecord<'a> {
     pub offset: u64,
     /// The `header.size` bytes of the record, header included.
     pub bytes: &'a [u8],
-    /// Bytes after `header.size` that belong to the record (tracing data, AUX trace).
+    /// Bytes after `header.size` that belong to the record (tracing data, AUX trace),
+    /// as far as they are held: see `rest`.
     pub payload: &'a [u8],
+    /// Payload bytes after `payload` not held in memory (a record larger than
+    /// [`MAX_BUFFERED`]): read them with `PerfReader::payload_chunk`, or leave them to
+    /// be skipped by the next `next_record`.
+    pub rest: u64,
     /// Whether it was read as stored or out of a compressed record.
     pub origin: Origin,
     /// 0 for the main data (or the `data` file of a directory), n + 1 for `data.n`.
@@ -60,14 +83,21 @@ impl<'a> RawRecord<'a> {
 
     /// Bytes the record takes in its stream: header.size plus the payload.
     pub fn total_len(&self) -> usize {
-        self.bytes.len() + self.payload.len()
+        self.bytes.len() + self.payload.len() + self.rest as usize
     }
 
-    /// A copy that outlives the source's buffer.
+    /// The whole payload's length, held or not.
+    pub fn payload_len(&self) -> u64 {
+        self.payload.len() as u64 + self.rest
+    }
+
+    /// A copy that outlives the source's buffer (of the bytes held: `rest` stays in
+    /// the input).
     pub fn to_owned_record(&self) -> OwnedRecord {
         OwnedRecord {
             bytes: self.bytes.to_vec(),
             payload: self.payload.to_vec(),
+            rest: self.rest,
             offset: self.offset,
             origin: self.origin,
             stream: self.stream,
@@ -91,6 +121,8 @@ pub struct OwnedRecord {
     pub bytes: Vec<u8>,
     /// Bytes after `header.size` that belong to the record.
     pub payload: Vec<u8>,
+    /// Payload bytes not held (see [`RawRecord::rest`]).
+    pub rest: u64,
     /// File offset of the record (see [`RawRecord::offset`]).
     pub offset: u64,
     /// Whether it was read as stored or out of a compressed record.
@@ -107,6 +139,7 @@ impl OwnedRecord {
             offset: self.offset,
             bytes: &self.bytes,
             payload: &self.payload,
+            rest: self.rest,
             origin: self.origin,
             stream: self.stream,
         }
@@ -124,6 +157,8 @@ pub struct Span {
     pub size: usize,
     /// Bytes after `header.size` that belong to the record.
     pub payload: usize,
+    /// Payload bytes not in the buffer (see [`RawRecord::rest`]).
+    pub rest: u64,
     /// File offset of the record (see [`RawRecord::offset`]).
     pub offset: u64,
     /// Whether it was read as stored or out of a compressed record.
@@ -142,6 +177,7 @@ impl Span {
             offset: self.offset,
             bytes,
             payload: &buf[self.pos + self.size..self.pos + self.size + self.payload],
+            rest: self.rest,
             origin: self.origin,
             stream: self.stream,
         }
@@ -167,6 +203,14 @@ pub enum Frame {
     Incomplete {
         /// Bytes needed in total.
         needed: u64,
+    },
+    /// A record larger than [`MAX_BUFFERED`] whose `size` bytes are there: its `payload`
+    /// is to be streamed, not buffered.
+    Large {
+        /// The record's `header.size`.
+        size: usize,
+        /// The payload's length after it.
+        payload: u64,
     },
     /// The header cannot start a record.
     Invalid(Problem),
@@ -215,6 +259,14 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
         _ => 0,
     };
     let total = size as u64 + payload;
+    if total > MAX_BUFFERED {
+        if bytes.len() < size {
+            return Frame::Incomplete {
+                needed: size as u64,
+            };
+        }
+        return Frame::Large { size, payload };
+    }
     if (bytes.len() as u64) < total {
         return Frame::Incomplete { needed: total };
     }
@@ -232,100 +284,6 @@ pub fn plausible_header(bytes: &[u8], endian: Endian) -> bool {
     match u32_at(bytes, 0, endian) {
         Some(ty) => ty < 65536,
         None => bytes.len() < 4,
-    }
-}
-
-/// Records of a byte slice: a file's data section or a whole in-memory stream.
-pub struct SliceRecords<'a> {
-    data: &'a [u8],
-    pos: usize,
-    /// File offset of `data[0]`.
-    base: u64,
-    endian: Endian,
-    stream: usize,
-    done: bool,
-}
-
-impl<'a> SliceRecords<'a> {
-    /// The records of `data`, whose first byte is at file offset `base`.
-    pub fn new(data: &'a [u8], base: u64, endian: Endian, stream: usize) -> Self {
-        SliceRecords {
-            data,
-            pos: 0,
-            base,
-            endian,
-            stream,
-            done: false,
-        }
-    }
-
-    /// File offset of the next record.
-    pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
-    }
-
-    /// Bytes not yet framed.
-    pub fn remaining(&self) -> &'a [u8] {
-        &self.data[self.pos..]
-    }
-}
-
-/// Frame the next record of `data` at `*pos` (the cursor of a slice source), advancing
-/// `*pos` past it; `base` is the file offset of `data[0]`.
-pub fn advance_slice(
-    data: &[u8],
-    pos: &mut usize,
-    base: u64,
-    endian: Endian,
-    stream: usize,
-) -> Result<Option<Span>> {
-    if *pos >= data.len() {
-        return Ok(None);
-    }
-    let rest = &data[*pos..];
-    let offset = base + *pos as u64;
-    match frame(rest, endian) {
-        Frame::Complete { size, payload } => {
-            let span = Span {
-                pos: *pos,
-                size,
-                payload,
-                offset,
-                origin: Origin::Top,
-                stream,
-            };
-            *pos += size + payload;
-            Ok(Some(span))
-        }
-        Frame::Incomplete { needed } => {
-            let context = format!("record {}", header_of(rest, endian).record_type());
-            Err(Error::truncated(offset, context, needed, rest.len() as u64))
-        }
-        Frame::Invalid(problem) => Err(Error::format(offset, "record header", problem)),
-    }
-}
-
-impl<'a> Iterator for SliceRecords<'a> {
-    type Item = Result<RawRecord<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match advance_slice(
-            self.data,
-            &mut self.pos,
-            self.base,
-            self.endian,
-            self.stream,
-        ) {
-            Ok(Some(span)) => Some(Ok(span.record(self.data, self.endian))),
-            Ok(None) => None,
-            Err(e) => {
-                self.done = true;
-                Some(Err(e))
-            }
-        }
     }
 }
 
@@ -352,6 +310,7 @@ pub(crate) fn test_record(ty: u32, size: u16) -> Vec<u8> {
 mod tests {
     use super::test_record as rec;
     use super::*;
+    use crate::error::Result;
 
     #[test]
     fn frames_records_and_payloads() {

@@ -4,8 +4,9 @@ use std::io::{self, Read};
 
 use binrw::Endian;
 
-use super::{frame, header_of, plausible_header, Frame, Origin, RawRecord, Span};
+use super::{frame, header_of, plausible_header, Frame, Origin, RecordSource, Span, PAYLOAD_CHUNK};
 use crate::error::{Error, Problem, Result};
+use crate::record::RecordType;
 
 /// Read-ahead size: large enough that a pipe is drained in few syscalls.
 const CHUNK: usize = 256 * 1024;
@@ -38,6 +39,11 @@ pub struct StreamRecords<R> {
     stream: usize,
     eof: bool,
     finished: Option<StreamEnd>,
+    /// Unread bytes of the last record's streamed payload (see [`super::MAX_BUFFERED`]).
+    payload_left: u64,
+    /// That record's offset, whole length and type, for the error if the stream ends
+    /// inside it.
+    large: (u64, u64, RecordType),
 }
 
 impl<R: Read> StreamRecords<R> {
@@ -53,6 +59,8 @@ impl<R: Read> StreamRecords<R> {
             stream,
             eof: false,
             finished: None,
+            payload_left: 0,
+            large: (0, 0, RecordType::Auxtrace),
         }
     }
 
@@ -88,55 +96,6 @@ impl<R: Read> StreamRecords<R> {
             }
         }
         Ok(())
-    }
-
-    /// The next record, `Ok(None)` at the end of the stream (or at junk after the last
-    /// record: see [`StreamRecords::end`]).
-    pub fn next_record(&mut self) -> Result<Option<RawRecord<'_>>> {
-        Ok(self
-            .advance()?
-            .map(|span| span.record(&self.buf, self.endian)))
-    }
-
-    /// The buffer that the spans returned by [`StreamRecords::advance`] index into; valid
-    /// until the next call to `advance`.
-    pub fn buffer(&self) -> &[u8] {
-        &self.buf
-    }
-
-    /// Frame the next record, reading more of the stream as needed.
-    pub fn advance(&mut self) -> Result<Option<Span>> {
-        if self.finished.is_some() {
-            return Ok(None);
-        }
-        loop {
-            let framed = frame(&self.buf[self.start..self.end], self.endian);
-            match framed {
-                Frame::Complete { size, payload } => {
-                    let span = Span {
-                        pos: self.start,
-                        size,
-                        payload,
-                        offset: self.offset,
-                        origin: Origin::Top,
-                        stream: self.stream,
-                    };
-                    self.start += size + payload;
-                    self.offset += (size + payload) as u64;
-                    return Ok(Some(span));
-                }
-                Frame::Incomplete { needed } if !self.eof => self.fill(needed)?,
-                Frame::Incomplete { needed } => return self.finish_at_eof(needed),
-                Frame::Invalid(problem) => {
-                    if !plausible_header(&self.buf[self.start..self.end], self.endian) {
-                        self.drain_junk()?;
-                        return Ok(None);
-                    }
-                    self.finished = Some(StreamEnd::Clean);
-                    return Err(Error::format(self.offset, "record header", problem));
-                }
-            }
-        }
     }
 
     /// The stream ended inside a record: junk if it does not even look like one.
@@ -178,6 +137,125 @@ impl<R: Read> StreamRecords<R> {
             len,
         });
         Ok(())
+    }
+}
+
+impl<R: Read> RecordSource for StreamRecords<R> {
+    /// Frame the next record, reading more of the stream as needed; `Ok(None)` at the
+    /// end of the stream (or at junk after the last record: see [`StreamRecords::end`]).
+    fn advance(&mut self) -> Result<Option<Span>> {
+        if self.finished.is_some() {
+            return Ok(None);
+        }
+        while self.payload_left > 0 {
+            self.payload_chunk()?;
+        }
+        loop {
+            let framed = frame(&self.buf[self.start..self.end], self.endian);
+            match framed {
+                Frame::Complete { size, payload } => {
+                    let span = Span {
+                        pos: self.start,
+                        size,
+                        payload,
+                        rest: 0,
+                        offset: self.offset,
+                        origin: Origin::Top,
+                        stream: self.stream,
+                    };
+                    self.start += size + payload;
+                    self.offset += (size + payload) as u64;
+                    return Ok(Some(span));
+                }
+                Frame::Large { size, payload } => {
+                    let span = Span {
+                        pos: self.start,
+                        size,
+                        payload: 0,
+                        rest: payload,
+                        offset: self.offset,
+                        origin: Origin::Top,
+                        stream: self.stream,
+                    };
+                    let ty = header_of(&self.buf[self.start..], self.endian).record_type();
+                    self.large = (self.offset, size as u64 + payload, ty);
+                    self.start += size;
+                    self.offset += size as u64;
+                    self.payload_left = payload;
+                    return Ok(Some(span));
+                }
+                Frame::Incomplete { needed } if !self.eof => self.fill(needed)?,
+                Frame::Incomplete { needed } => return self.finish_at_eof(needed),
+                Frame::Invalid(problem) => {
+                    if !plausible_header(&self.buf[self.start..self.end], self.endian) {
+                        self.drain_junk()?;
+                        return Ok(None);
+                    }
+                    self.finished = Some(StreamEnd::Clean);
+                    return Err(Error::format(self.offset, "record header", problem));
+                }
+            }
+        }
+    }
+
+    fn buffer(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn endian(&self) -> Endian {
+        self.endian
+    }
+
+    fn payload_left(&self) -> u64 {
+        self.payload_left
+    }
+
+    /// Bytes already buffered first, then one read of the stream at a time into the
+    /// start of the buffer, so the buffer does not grow with the payload.
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        if self.payload_left == 0 {
+            return Ok(&[]);
+        }
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            if self.buf.len() < PAYLOAD_CHUNK {
+                self.buf.resize(PAYLOAD_CHUNK, 0);
+            }
+            let want = self.payload_left.min(self.buf.len() as u64) as usize;
+            while self.end == 0 && !self.eof {
+                match self.reader.read(&mut self.buf[..want]) {
+                    Ok(0) => self.eof = true,
+                    Ok(n) => self.end = n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(Error::io(
+                            format!("reading the stream at byte {}", self.offset),
+                            e,
+                        ))
+                    }
+                }
+            }
+            if self.end == 0 {
+                let (at, needed, ty) = self.large;
+                let available = needed - self.payload_left;
+                self.payload_left = 0;
+                self.finished = Some(StreamEnd::Clean);
+                return Err(Error::format(
+                    at,
+                    format!("record {ty}"),
+                    Problem::Truncated { needed, available },
+                ));
+            }
+        }
+        let n = self
+            .payload_left
+            .min((self.end - self.start).min(PAYLOAD_CHUNK) as u64) as usize;
+        let at = self.start;
+        self.start += n;
+        self.offset += n as u64;
+        self.payload_left -= n as u64;
+        Ok(&self.buf[at..at + n])
     }
 }
 

@@ -11,17 +11,31 @@ use serde::{Serialize, Serializer};
 pub use super::registry::RecordType;
 use super::registry::TABLE;
 
-/// Direct lookup from the number (0..=86) to the table row.
-const fn build_lookup() -> [u8; 87] {
-    let mut out = [u8::MAX; 87];
+/// One past the highest number in the table: the length of [`LOOKUP`].
+const LOOKUP_LEN: usize = {
+    let mut max = 0;
+    let mut i = 0;
+    while i < TABLE.len() {
+        if TABLE[i].number > max {
+            max = TABLE[i].number;
+        }
+        i += 1;
+    }
+    max as usize + 1
+};
+
+/// Direct lookup from a number up to the highest one perf defines to its table row
+/// (`u8::MAX` for a number with no row). Derived from the rows: a new row extends it.
+const LOOKUP: [u8; LOOKUP_LEN] = {
+    assert!(TABLE.len() < u8::MAX as usize, "row indices fit a u8");
+    let mut out = [u8::MAX; LOOKUP_LEN];
     let mut i = 0;
     while i < TABLE.len() {
         out[TABLE[i].number as usize] = i as u8;
         i += 1;
     }
     out
-}
-const LOOKUP: [u8; 87] = build_lookup();
+};
 
 impl RecordType {
     /// The first number perf uses for its own (user-space synthesized) records.

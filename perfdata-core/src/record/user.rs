@@ -151,35 +151,6 @@ impl HeaderEventType {
     }
 }
 
-/// HEADER_BUILD_ID (67): the build id of a DSO, as `perf inject -b` or old pipe-mode
-/// perf writes it into the data. misc has BUILD_ID_SIZE when `size` is valid, and the
-/// cpumode of the DSO.
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HeaderBuildId {
-    pub pid: i32,
-    #[serde(serialize_with = "crate::text::serialize_hex")]
-    pub build_id: [u8; 20],
-    /// How many bytes of `build_id` are used (valid only with misc BUILD_ID_SIZE).
-    pub size: u8,
-    pub reserved1: u8,
-    pub reserved2: u16,
-    /// NUL-padded (perf pads to 64 bytes past the name's NUL, aligned to 8).
-    pub filename: PaddedString,
-}
-
-impl HeaderBuildId {
-    /// The used bytes of the build id: `size` bytes when misc says it is valid (and
-    /// sane), else the 20 bytes of a SHA-1.
-    pub fn build_id_bytes(&self, misc: u16) -> &[u8] {
-        if misc & super::misc::BUILD_ID_SIZE != 0 && (self.size as usize) <= 20 {
-            &self.build_id[..self.size as usize]
-        } else {
-            &self.build_id
-        }
-    }
-}
-
 /// One entry of ID_INDEX: where the event with sample id `id` was opened.
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -213,6 +184,25 @@ pub struct IdIndex {
     #[br(parse_with = bounded::optional_vec, args(nr as usize, 16))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entries2: Option<Vec<IdIndexEntry2>>,
+}
+
+impl IdIndex {
+    /// Keep the entries (and their second-array entries) of the ids `keep` accepts;
+    /// whether any went.
+    pub fn retain_ids(&mut self, mut keep: impl FnMut(u64) -> bool) -> bool {
+        let flags: Vec<bool> = self.entries.iter().map(|e| keep(e.id)).collect();
+        if flags.iter().all(|&k| k) {
+            return false;
+        }
+        let mut it = flags.iter();
+        self.entries
+            .retain(|_| *it.next().expect("one flag per entry"));
+        if let Some(second) = &mut self.entries2 {
+            let mut it = flags.iter();
+            second.retain(|_| *it.next().unwrap_or(&true));
+        }
+        true
+    }
 }
 
 /// AUXTRACE_INFO (70): what decodes the AUX area trace (type 1 Intel PT, 2 Intel BTS,
@@ -323,4 +313,14 @@ pub struct BpfMetadata {
     nr_entries: u64,
     #[br(parse_with = bounded::vec, args(nr_entries as usize, 320))]
     pub entries: Vec<BpfMetadataEntry>,
+}
+
+/// The model of the test-only record type 87 (see the registry's last row).
+#[cfg(test)]
+#[binrw]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestOnly {
+    pub pid: i32,
+    pub tid: i32,
+    pub value: u64,
 }

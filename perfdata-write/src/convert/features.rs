@@ -10,14 +10,15 @@ use std::io::Write;
 
 use binrw::Endian;
 use perfdata_core::attr::{SampleType, ATTR_SIZE_PERF_6_1};
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::feature::{
     AuxTrace, AuxTraceEntry, Compressed, Feature, FeatureId, FeatureSection, SampleTime,
 };
 use perfdata_core::record::{HeaderEventType, Record, RecordBody, RecordType};
 use perfdata_core::{ContainerKind, Metadata};
 
-use super::{Compression, ConvertOptions, Converter, Target};
+use super::observed::Observed;
+use super::{Compression, ConvertOptions, Target};
 use crate::compress::{Compressor, DEFAULT_MMAP_LEN};
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, AuxtracePosition};
@@ -98,7 +99,7 @@ pub fn output_attrs(
                     format!(
                         "attr {i} ({}) uses fields past perf 6.1's 128 bytes (config3 = {:#x}); \
                          cutting it would change the event",
-                        perfdata_core::names::event_name(meta, i),
+                        meta.event_name(i),
                         attr.config3
                     ),
                 ));
@@ -151,10 +152,17 @@ pub struct FeatureEdits {
 }
 
 impl FeatureEdits {
-    pub(super) fn for_output(conv: &Converter, meta: &Metadata, target: Target) -> Self {
+    /// The feature changes of an output in `target` described by `meta` (the input's
+    /// metadata as the edits left it), from what the record stage `observed`.
+    pub(super) fn derive(
+        observed: &Observed,
+        opts: &ConvertOptions,
+        meta: &Metadata,
+        target: Target,
+    ) -> Self {
         let mut edits = FeatureEdits {
-            include_folded: meta.header.is_none() || conv.opts.compat_perf_6_1,
-            auxtrace_in_perf_layout: conv.opts.compat_perf_6_1,
+            include_folded: meta.header.is_none() || opts.compat_perf_6_1,
+            auxtrace_in_perf_layout: opts.compat_perf_6_1,
             ..Default::default()
         };
         if meta.container == ContainerKind::Directory {
@@ -162,24 +170,22 @@ impl FeatureEdits {
         }
         // Containers copied as they are keep the input's feature; records compressed here
         // get a feature that says how.
-        match (&conv.opts.compression, conv.wrote_compressed) {
-            (_, false) => {
+        match observed.compressed {
+            None => {
                 if meta.features.contains_key(&FeatureId::Compressed)
-                    && !matches!(conv.opts.compression, Compression::Keep)
+                    && !matches!(opts.compression, Compression::Keep)
                 {
                     edits.drop.push(FeatureId::Compressed);
                 }
             }
-            (_, true) => {
-                let c = conv
-                    .compressor
-                    .as_ref()
-                    .expect("compressed output has a compressor");
-                let level = match conv.opts.compression {
+            Some(c) => {
+                let level = match opts.compression {
                     Compression::Compress { level, .. } => level.max(0) as u32,
-                    _ => input_compressed(meta).map_or(1, |c| c.level),
+                    Compression::Keep | Compression::Decompress => {
+                        input_compressed(meta).map_or(1, |c| c.level)
+                    }
                 };
-                let feature = Compressed::zstd(level, c.ratio(), c.mmap_len() as u32);
+                let feature = Compressed::zstd(level, c.ratio, c.mmap_len as u32);
                 edits.set.push(FeatureSection::new(
                     FeatureId::Compressed,
                     Feature::Compressed(feature),
@@ -189,7 +195,7 @@ impl FeatureEdits {
         if target == Target::File {
             if meta.features.contains_key(&FeatureId::AuxTrace) {
                 edits.recompute_auxtrace = true;
-            } else if conv.saw_auxtrace {
+            } else if observed.saw_auxtrace {
                 // A pipe stream indexes no AUX trace; a file must, for perf to find it.
                 edits.recompute_auxtrace = true;
                 edits.set.push(FeatureSection::new(
@@ -214,7 +220,7 @@ impl FeatureEdits {
             // A pipe stream of `perf stat record` has no STAT flag (it sends no
             // features); the file perf stat record writes has it, and perf script needs
             // it to show the counts.
-            if conv.saw_stat
+            if observed.saw_stat
                 && !meta.features.contains_key(&FeatureId::Stat)
                 && meta.container == ContainerKind::Pipe
             {
@@ -230,9 +236,9 @@ impl FeatureEdits {
             // widen the span past the samples (quipper's files do): a stated span that
             // holds every sample is kept. When edits removed samples, the span is that
             // of the samples written (quietly: the input's was right for the input).
-            let edited = conv.edit.as_ref().is_some_and(|e| e.removed_samples());
+            let edited = observed.removed_samples;
             let derives = meta.container != ContainerKind::File || meta.unfinished;
-            match (conv.sample_time, derives || edited) {
+            match (observed.sample_time, derives || edited) {
                 (Some((first, last)), true) => {
                     let stated = match meta.feature(FeatureId::SampleTime) {
                         Some(Feature::SampleTime(t)) => Some(*t),
@@ -462,7 +468,7 @@ pub(super) fn write_pipe_header<W: Write>(
         for entry in &list.entries {
             let mut entry = entry.clone();
             entry.header.type_ = RecordType::HeaderBuildId.as_u32();
-            let bytes = encode(&entry, out_endian, (false,));
+            let bytes = encode(&entry, out_endian, (false, true));
             writer.write_record(&bytes, &[])?;
         }
     }

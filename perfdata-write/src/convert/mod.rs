@@ -1,450 +1,97 @@
 //! `perfdata convert`: read a recording and write it again, changing its container (file,
 //! pipe), its compression or its byte order on the way, one record at a time.
 //!
+//! A conversion runs one way, each stage a module:
+//!
+//! 1. [`options`](ConvertOptions): what was asked, completed from the input's metadata
+//!    by [`ConvertOptions::resolve`] (what `compat_perf_6_1` implies).
+//! 2. `source`: the input's records (a directory's streams merged by time by `merge`).
+//! 3. `stage`: the record stage: the edits of [`crate::edit`] (keep, drop, replace), the
+//!    byte order, compression, and the sink (file or pipe writer); it notes what went
+//!    by in an `Observed` summary (sample times, STAT and AUXTRACE records, the
+//!    compressor's state).
+//! 4. `features`: the output's features derived from the input's metadata and that
+//!    summary, and the header written last.
+//!
 //! Records are copied as bytes unless a transformation needs them decoded (byte order)
 //! or expanded (compression changes, directory merging). Metadata records of a pipe
 //! stream become header sections of a file and the other way round.
 
 mod features;
 mod merge;
+mod observed;
+mod options;
 mod sink;
+mod source;
+mod stage;
 mod stream_features;
+mod tree;
 mod verify;
 
 use std::io::{Seek, Write};
 
-use binrw::Endian;
-use perfdata_core::raw::{Origin, OwnedRecord};
-use perfdata_core::record::{DecodeContext, Record, RecordType};
-use perfdata_core::{ContainerKind, Metadata, PerfReader, ReadOptions};
+use perfdata_core::record::RecordType;
+use perfdata_core::{Metadata, PerfReader, ReadOptions};
 
-use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
-use crate::edit::{Action, EditStage, EditSummary};
+use crate::edit::{EditStage, EditSummary};
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, FileWriter};
 use crate::pipe::PipeWriter;
 
 pub use features::{output_attrs, FeatureEdits};
-use sink::Sink;
-use stream_features::{Place, StreamFeatures};
-
-/// The container to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    /// File mode: a header, attrs and features at known offsets (seekable output).
-    File,
-    /// Pipe mode: a 16-byte header, then attrs and features as records (any output).
-    Pipe,
-}
-
-/// What to do with compressed records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Compression {
-    /// Keep what was compressed compressed, and nothing else.
-    #[default]
-    Keep,
-    /// Compress the kernel's records (what `perf record -z` compresses).
-    Compress {
-        /// zstd level.
-        level: i32,
-        /// COMPRESSED or COMPRESSED2 records.
-        format: CompressFormat,
-    },
-    /// Expand every compressed record and drop the COMPRESSED feature.
-    Decompress,
-}
-
-/// Options of a conversion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ConvertOptions {
-    /// `None`: the input's container (a directory becomes a file).
-    pub target: Option<Target>,
-    /// What to do with compressed records.
-    pub compression: Compression,
-    /// `None`: the input's byte order.
-    pub endian: Option<Endian>,
-    /// Make a file perf 6.1 can open: attrs cut to 128 bytes (see [`output_attrs`]),
-    /// simpleperf's in-data tracing record left to the TRACING_DATA feature.
-    pub compat_perf_6_1: bool,
-    /// Compressed records to write when keeping compression but rewriting records.
-    pub keep_format: Option<CompressFormat>,
-    /// Copy compressed records that do not decompress, with a warning, instead of
-    /// failing (they are checked whenever they are copied as they are).
-    pub keep_damaged: bool,
-}
-
-impl ConvertOptions {
-    /// The container written for an input in `container`: `target`, else the input's
-    /// (a directory becomes a file).
-    pub fn target_for(&self, container: ContainerKind) -> Target {
-        self.target.unwrap_or(match container {
-            ContainerKind::Pipe => Target::Pipe,
-            ContainerKind::File | ContainerKind::Directory => Target::File,
-        })
-    }
-}
+pub use options::{Compression, ConvertOptions, Target};
+use source::{Piece, Source};
+use stage::RecordStage;
+pub(crate) use tree::atomically;
+pub use tree::{write_tree, WriteTree};
 
 /// What a conversion did.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Records read from the input (those inside compressed records counted).
+    /// Records read.
     pub records_in: u64,
-    /// Records written.
+    /// Records written (compressed records counted as the records they hold).
     pub records_out: u64,
-    /// What the conversion could not carry over as it was.
+    /// The reader's warnings, then the conversion's own.
     pub warnings: Vec<String>,
     /// What the record edits did, when the conversion ran any (see [`crate::edit`]).
     pub edits: Option<EditSummary>,
 }
 
-/// The conversion state shared by file and pipe output.
-struct Converter {
-    opts: ConvertOptions,
-    /// Whether the input's metadata records are written as records: only when input
-    /// and output are the same kind (a pipe's become a file's header sections, and a
-    /// file's header sections become a pipe's metadata records).
-    keep_metadata: bool,
-    in_endian: Endian,
-    out_endian: Endian,
-    compressor: Option<Compressor>,
-    /// Whether any compressed record was written (the COMPRESSED feature says how).
-    wrote_compressed: bool,
-    report: Report,
-    sample_time: Option<(u64, u64)>,
-    /// Whether `perf stat record` data went by (STAT_CONFIG, STAT, STAT_ROUND).
-    saw_stat: bool,
-    /// Whether AUXTRACE records went by.
-    saw_auxtrace: bool,
-    /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
-    stream_features: Option<StreamFeatures>,
-    /// The record stage: edits that keep, drop or replace each record (`crate::edit`).
-    edit: Option<EditStage>,
-    /// Checks the compressed records copied as they are.
-    verifier: verify::Verifier,
-}
-
-impl Converter {
-    fn new(opts: ConvertOptions, meta: &Metadata, target: Target) -> Self {
-        let in_endian = meta.endian;
-        let out_endian = opts.endian.unwrap_or(in_endian);
-        Converter {
-            opts,
-            keep_metadata: (meta.container == ContainerKind::Pipe) == (target == Target::Pipe),
-            in_endian,
-            out_endian,
-            compressor: None,
-            wrote_compressed: false,
-            report: Report::default(),
-            sample_time: None,
-            saw_stat: false,
-            saw_auxtrace: false,
-            stream_features: None,
-            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
-            edit: None,
-        }
-    }
-
-    /// The metadata the output describes: the input's, as the edits change it.
-    fn out_meta<'m>(&mut self, meta: &'m Metadata) -> Result<std::borrow::Cow<'m, Metadata>> {
-        match self.edit.as_mut() {
-            Some(stage) => Ok(std::borrow::Cow::Owned(stage.output_meta(meta)?)),
-            None => Ok(std::borrow::Cow::Borrowed(meta)),
-        }
-    }
-
-    /// The compressor, made on first use: keeping compression writes the containers the
-    /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
-    fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
-        if self.compressor.is_none() {
-            let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
-            let (level, format) = match self.opts.compression {
-                Compression::Compress { level, format } => (level, format),
-                _ => {
-                    let seen = match meta.compression_record {
-                        Some(RecordType::Compressed2) => CompressFormat::Compressed2,
-                        _ => CompressFormat::Compressed,
-                    };
-                    let level = features::input_level(meta).unwrap_or(1);
-                    (level, self.opts.keep_format.unwrap_or(seen))
-                }
-            };
-            self.compressor = Some(Compressor::new(level, format, mmap_len, self.out_endian)?);
-        }
-        Ok(self.compressor.as_mut().expect("just made"))
-    }
-
-    /// Whether records must be expanded out of compressed containers.
-    fn expand(opts: &ConvertOptions, meta: &Metadata) -> bool {
-        let endian_change = opts.endian.is_some_and(|e| e != meta.endian);
-        // A file made from a stream derives SAMPLE_TIME from every sample, those inside
-        // compressed records too.
-        let pipe_to_file = meta.container == ContainerKind::Pipe
-            && opts.target_for(meta.container) == Target::File;
-        !matches!(opts.compression, Compression::Keep)
-            || endian_change
-            || meta.container == ContainerKind::Directory
-            || pipe_to_file
-            || opts.keep_format.is_some()
-    }
-
-    /// Re-encode a record in the output byte order (a copy when the order is the same).
-    /// `None` when the record is written as it is (the common, copy-free case).
-    fn transcode(
-        &self,
-        raw: &perfdata_core::raw::RawRecord<'_>,
-        meta: &Metadata,
-    ) -> Result<Option<Vec<u8>>> {
-        if self.in_endian == self.out_endian {
-            return Ok(None);
-        }
-        let ctx = DecodeContext {
-            endian: self.in_endian,
-            events: &meta.events,
-        };
-        let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
-        match &mut record.body {
-            perfdata_core::record::RecordBody::Sample(sample) => swap_memory_images(sample),
-            perfdata_core::record::RecordBody::HeaderFeature(hf) => {
-                // The payload is a feature section: swap it through its model.
-                hf.data = features::transcode_section(hf, meta, raw.offset, self.out_endian)?;
-            }
-            _ => {}
-        }
-        if let perfdata_core::record::RecordBody::Raw(_) = record.body {
-            return Err(WriteError::unsupported(
-                Some(raw.offset),
-                format!(
-                    "record {} has no known layout, so its fields cannot be byte-swapped",
-                    raw.record_type()
-                ),
-            ));
-        }
-        Ok(Some(record.encode(self.out_endian)?))
-    }
-
-    /// Whether a record goes into the compression stream. Keeping compression puts back
-    /// exactly the records that came out of it; compressing takes the kernel's records
-    /// (what perf's ring buffers hold and `perf record -z` compresses) and leaves perf's
-    /// own records (FINISHED_ROUND, metadata, AUXTRACE with its payload) plain.
-    fn compress_this(&self, ty: RecordType, origin: Origin) -> bool {
-        match self.opts.compression {
-            Compression::Decompress => false,
-            Compression::Keep => matches!(origin, Origin::Decompressed { .. }),
-            Compression::Compress { .. } => ty.is_kernel(),
-        }
-    }
-
-    /// Write one record (already in the output byte order) through compression.
-    fn emit(
-        &mut self,
-        sink: &mut dyn Sink,
-        (rec, payload): (&[u8], &[u8]),
-        compressed: bool,
-        meta: &Metadata,
-    ) -> Result<()> {
-        if compressed {
-            self.wrote_compressed = true;
-            let c = self.compressor(meta)?;
-            let mut out = |rec: &[u8]| sink.write(rec, &[]);
-            c.push(rec, payload, &mut out)?;
-        } else {
-            if let Some(c) = self.compressor.as_mut() {
-                let mut out = |rec: &[u8]| sink.write(rec, &[]);
-                c.flush(&mut out)?;
-            }
-            sink.write(rec, payload)?;
-        }
-        self.report.records_out += 1;
-        Ok(())
-    }
-
-    /// The edits' last word: an edit that selected nothing fails here, before the
-    /// output is finished.
-    fn finish_edits(&mut self, meta: &Metadata) -> Result<()> {
-        match self.edit.as_mut() {
-            Some(stage) => stage.finish(meta),
-            None => Ok(()),
-        }
-    }
-
-    fn finish_compression(&mut self, sink: &mut dyn Sink) -> Result<()> {
-        if let Some(warning) = self.verifier.finish()? {
-            self.report.warnings.push(warning);
-        }
-        if let Some(c) = self.compressor.as_mut() {
-            let mut out = |rec: &[u8]| sink.write(rec, &[]);
-            c.flush(&mut out)?;
-        }
-        Ok(())
-    }
-
-    /// The report: counts, the reader's warnings, then the conversion's own.
-    fn report(&mut self, meta: &Metadata, warnings: Vec<String>) -> Report {
-        let mut report = std::mem::take(&mut self.report);
-        report
-            .warnings
+impl Report {
+    /// The report of a finished conversion: the stage's report, then the reader's
+    /// warnings, then those of the feature derivation.
+    fn finish(mut self, meta: &Metadata, warnings: Vec<String>) -> Report {
+        self.warnings
             .extend(meta.warnings.iter().map(|w| w.to_string()));
-        report.warnings.extend(warnings);
-        report.edits = self.edit.take().map(EditStage::into_summary);
-        report
-    }
-
-    /// Process one input record for a sink: through the edits, then out.
-    fn record(&mut self, sink: &mut dyn Sink, item: &perfdata_core::Item<'_>) -> Result<()> {
-        self.report.records_in += 1;
-        let Some(stage) = self.edit.as_mut() else {
-            return self.record_out(sink, item);
-        };
-        match stage.apply(item)? {
-            Action::Keep => self.record_out(sink, item),
-            Action::Drop => Ok(()),
-            Action::Replace(recs) => {
-                for rec in &recs {
-                    let raw = rec.as_raw(item.meta.endian);
-                    self.record_out(
-                        sink,
-                        &perfdata_core::Item {
-                            raw,
-                            meta: item.meta,
-                        },
-                    )?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// Write one record that the edits (if any) kept.
-    fn record_out(&mut self, sink: &mut dyn Sink, item: &perfdata_core::Item<'_>) -> Result<()> {
-        let raw = &item.raw;
-        let ty = raw.record_type();
-        // SAMPLE_TIME is derived for files made from pipes, directories and recordings
-        // that never finished (a finished file has its own), and whenever edits may
-        // have removed samples.
-        if ty == RecordType::Sample
-            && (item.meta.container != ContainerKind::File
-                || item.meta.unfinished
-                || self.edit.is_some())
-        {
-            if let Some(t) = item.locate().time {
-                self.sample_time = Some(match self.sample_time {
-                    Some((a, b)) => (a.min(t), b.max(t)),
-                    None => (t, t),
-                });
-            }
-        }
-        if matches!(
-            ty,
-            RecordType::StatConfig | RecordType::Stat | RecordType::StatRound
-        ) {
-            self.saw_stat = true;
-        }
-        self.saw_auxtrace |= ty == RecordType::Auxtrace;
-        if let Some(sf) = self.stream_features.as_mut() {
-            let place = match ty {
-                RecordType::HeaderFeature => Place::Feature(
-                    perfdata_core::codec::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0),
-                ),
-                RecordType::HeaderAttr => Place::Attr,
-                _ => Place::Data,
-            };
-            let (insert, keep) = sf.before(place);
-            if let Some(rec) = insert {
-                self.emit(sink, (&rec, &[]), false, item.meta)?;
-            }
-            if !keep {
-                return Ok(());
-            }
-        }
-        if ty.is_metadata() && !self.keep_metadata {
-            return Ok(());
-        }
-        // perf 6.1 cannot read simpleperf's tracing data record inside a file's data;
-        // its content is in the TRACING_DATA feature of the output.
-        if ty == RecordType::HeaderTracingData
-            && self.opts.compat_perf_6_1
-            && item.meta.header.is_some()
-        {
-            return Ok(());
-        }
-        if raw.is_compressed() {
-            if let Some(warning) = self.verifier.check(raw)? {
-                self.report.warnings.push(warning);
-            }
-        }
-        let encoded = self.transcode(raw, item.meta)?;
-        let parts = match &encoded {
-            Some(bytes) => split_payload(bytes, self.out_endian),
-            None => (raw.bytes, raw.payload),
-        };
-        let compressed = self.compress_this(ty, raw.origin);
-        // What cannot be written is named by the input record it comes from.
-        self.emit(sink, parts, compressed, item.meta)
-            .map_err(|e| match e {
-                WriteError::Unsupported { offset: None, what } => {
-                    WriteError::unsupported(Some(raw.offset), what)
-                }
-                other => other,
-            })
+        self.warnings.extend(warnings);
+        self
     }
 }
 
-/// The user stack and AUX snapshot of a sample are memory images: a big-endian machine's
-/// stack holds big-endian words. perf reads a foreign-endian sample by swapping all of it
-/// as u64 words and then undoing that only for RAW data, so to show perf the same memory
-/// after a byte-order change, these images are swapped word by word as well.
-fn swap_memory_images(sample: &mut perfdata_core::record::Sample) {
-    fn swap_words(bytes: &mut [u8]) {
-        for word in bytes.chunks_exact_mut(8) {
-            word.reverse();
-        }
-    }
-    if let Some(stack) = &mut sample.stack_user {
-        swap_words(&mut stack.data);
-    }
-    if let Some(aux) = &mut sample.aux {
-        swap_words(&mut aux.data);
-    }
-}
-
-/// Split an encoded record into its `header.size` bytes and the payload after them.
-fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
-    let size = perfdata_core::codec::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
-    if size >= 8 && size <= bytes.len() {
-        bytes.split_at(size)
-    } else {
-        (bytes, &[])
-    }
-}
-
-fn reader_options(opts: &ConvertOptions, meta: &Metadata) -> ReadOptions {
-    let expand = Converter::expand(opts, meta);
-    if expand {
-        ReadOptions::Contents
-    } else {
-        ReadOptions::Containers
-    }
-}
-
-/// Open `path` for a conversion whose options follow from what the input is.
+/// Open `path` for a conversion with `opts`; returns the reader and the options
+/// resolved for the input ([`ConvertOptions::resolve`]).
 pub fn open_input(
     path: &std::path::Path,
-    options: impl FnOnce(&Metadata) -> ConvertOptions,
+    opts: &ConvertOptions,
 ) -> Result<(PerfReader, ConvertOptions)> {
     // Whether compressed records are expanded depends on the options and the input's
     // metadata; a second open is cheap (a map and a header parse). stdin can be read
     // only once: its records are expanded (compression is then redone as it was).
     if path.as_os_str() == "-" {
-        let ro = ReadOptions::Contents;
-        let reader = PerfReader::open_with(path, ro)?;
-        let opts = options(reader.meta());
-        return Ok((reader, opts));
+        let reader = PerfReader::open_with(path, ReadOptions::Contents)?;
+        let resolved = opts.resolve(reader.meta());
+        return Ok((reader, resolved));
     }
     let probe = PerfReader::open_with(path, ReadOptions::Containers)?;
-    let opts = options(probe.meta());
-    let ro = reader_options(&opts, probe.meta());
+    let resolved = opts.resolve(probe.meta());
+    let read = if resolved.expands(probe.meta()) {
+        ReadOptions::Contents
+    } else {
+        ReadOptions::Containers
+    };
     drop(probe);
-    Ok((PerfReader::open_with(path, ro)?, opts))
+    Ok((PerfReader::open_with(path, read)?, resolved))
 }
 
 /// Convert to file mode on a seekable output.
@@ -463,40 +110,25 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     opts: &ConvertOptions,
     edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
-    if reader.meta().container == ContainerKind::Directory {
-        return merge::directory_to_file(reader, out, opts, edit);
+    let opts = opts.resolve(reader.meta());
+    let mut source = Source::for_file(reader)?;
+    let mut stage = RecordStage::new(opts, source.meta(), Target::File, edit)?;
+    for _ in 0..source.read_metadata_ahead()? {
+        stage.count_read();
     }
-    let mut reader = reader;
-    let mut conv = Converter::new(*opts, reader.meta(), Target::File);
-    conv.edit = edit;
-
-    // In pipe mode the attrs arrive as records before the data: read up to the first
-    // data record before laying out the file, holding that record.
-    let mut held: Option<OwnedRecord> = None;
-    if reader.meta().container == ContainerKind::Pipe {
-        while let Some(item) = reader.next_record()? {
-            if item.raw.record_type().is_metadata() {
-                conv.report.records_in += 1;
-                continue;
-            }
-            held = Some(item.raw.to_owned_record());
-            break;
-        }
-    }
-    let out_meta = conv.out_meta(reader.meta())?;
-    let attrs: Vec<AttrEntry> = output_attrs(&out_meta, opts, Target::File)?;
-    let mut writer = FileWriter::new(out, conv.out_endian, &attrs, &out_meta.event_types)?;
+    let out_meta = stage.out_meta(source.meta())?;
+    let attrs: Vec<AttrEntry> = output_attrs(&out_meta, &opts, Target::File)?;
+    let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
     drop(out_meta);
-    let nr_attrs = reader.meta().attrs.len();
+    let nr_attrs = source.meta().attrs.len();
     {
         let mut sink = sink::FileSink(&mut writer);
-        if let Some(rec) = held {
-            let meta = reader.meta();
-            let raw = rec.as_raw(meta.endian);
-            conv.record(&mut sink, &perfdata_core::Item { raw, meta })?;
-        }
-        while let Some(item) = reader.next_record()? {
-            if !conv.keep_metadata
+        source.for_each(|piece| {
+            let item = match piece {
+                Piece::Record(item) => item,
+                Piece::Payload(more) => return stage.payload(&mut sink, more).map(|_| false),
+            };
+            if !stage.keeps_metadata()
                 && item.raw.record_type() == RecordType::HeaderAttr
                 && item.meta.attrs.len() > nr_attrs
             {
@@ -506,31 +138,55 @@ pub(crate) fn to_file_with<W: Write + Seek>(
                      was already laid out",
                 ));
             }
-            conv.record(&mut sink, &item)?;
-        }
-        conv.finish_compression(&mut sink)?;
+            stage.record(&mut sink, item)
+        })?;
+        stage.finish_records(&mut sink)?;
     }
-    finish_file(writer, &mut conv, reader.meta())
+    finish_file(writer, stage, &opts, source.meta())
 }
 
-/// The end of every file conversion: the features (derived ones recomputed) and the
-/// header, then the report.
+/// The end of every file conversion: the edits' last word, the features (derived ones
+/// recomputed from what the stage observed) and the header, then the report.
 fn finish_file<W: Write + Seek>(
     writer: FileWriter<W>,
-    conv: &mut Converter,
+    mut stage: RecordStage,
+    opts: &ConvertOptions,
     meta: &Metadata,
 ) -> Result<(W, Report)> {
-    conv.finish_edits(meta)?;
-    let out_meta = conv.out_meta(meta)?;
-    let edits = FeatureEdits::for_output(conv, &out_meta, Target::File);
-    let feats = features::file_features(
-        &out_meta,
-        &edits,
-        writer.auxtrace_positions(),
-        conv.out_endian,
-    )?;
-    let out = writer.finish(&feats, &out_meta.feature_index_slack)?;
-    Ok((out, conv.report(meta, edits.warnings)))
+    let out_endian = stage.out_endian();
+    stage.finish_edits(meta)?;
+    let out_meta = stage.out_meta(meta)?;
+    let (observed, report) = stage.into_results();
+    let edits = FeatureEdits::derive(&observed, opts, &out_meta, Target::File);
+    let feats =
+        features::file_features(&out_meta, &edits, writer.auxtrace_positions(), out_endian)?;
+    let out = writer.finish_encoded(&feats, &out_meta.feature_index_slack)?;
+    Ok((out, report.finish(meta, edits.warnings)))
+}
+
+/// The file writer of a conversion: the features are derived by the conversion, and a
+/// file's data records are copied as the input had them.
+fn file_writer<W: Write + Seek>(
+    stage: &RecordStage,
+    out: W,
+    attrs: &[AttrEntry],
+    meta: &Metadata,
+) -> Result<FileWriter<W>> {
+    let writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
+    Ok(match stage.keeps_metadata() {
+        true => writer.caller_derives().copying_file_data(),
+        false => writer.caller_derives(),
+    })
+}
+
+/// The pipe writer of a conversion: a stream's records are copied as the input had
+/// them.
+fn pipe_writer<W: Write>(stage: &RecordStage, out: W) -> Result<PipeWriter<W>> {
+    let writer = PipeWriter::new(out, stage.out_endian())?;
+    Ok(match stage.keeps_metadata() {
+        true => writer.copying_stream(),
+        false => writer,
+    })
 }
 
 /// Convert to `target` on a seekable output.
@@ -558,27 +214,29 @@ pub(crate) fn to_pipe_with<W: Write>(
     opts: &ConvertOptions,
     edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
-    let mut reader = reader;
-    let mut conv = Converter::new(*opts, reader.meta(), Target::Pipe);
-    conv.edit = edit;
-    let mut writer = PipeWriter::new(out, conv.out_endian)?;
+    let opts = opts.resolve(reader.meta());
+    let mut source = Source::in_order(reader);
+    let mut stage = RecordStage::new(opts, source.meta(), Target::Pipe, edit)?;
+    let out_endian = stage.out_endian();
+    let mut writer = pipe_writer(&stage, out)?;
     // A file's header sections become the records that open a stream; a stream's
     // own metadata records pass through.
-    let warnings = if conv.keep_metadata {
-        conv.stream_features = Some(StreamFeatures::new(reader.meta(), opts, conv.out_endian)?);
+    let warnings = if stage.keeps_metadata() {
         Vec::new()
     } else {
-        let out_meta = conv.out_meta(reader.meta())?;
-        features::write_pipe_header(&out_meta, opts, &mut writer, conv.out_endian)?
+        let out_meta = stage.out_meta(source.meta())?;
+        features::write_pipe_header(&out_meta, &opts, &mut writer, out_endian)?
     };
     {
         let mut sink = sink::PipeSink(&mut writer);
-        while let Some(item) = reader.next_record()? {
-            conv.record(&mut sink, &item)?;
-        }
-        conv.finish_compression(&mut sink)?;
+        source.for_each(|piece| match piece {
+            Piece::Record(item) => stage.record(&mut sink, item),
+            Piece::Payload(more) => stage.payload(&mut sink, more).map(|_| false),
+        })?;
+        stage.finish_records(&mut sink)?;
     }
-    conv.finish_edits(reader.meta())?;
-    let report = conv.report(reader.meta(), warnings);
-    Ok((writer.finish()?, report))
+    let meta = source.meta();
+    stage.finish_edits(meta)?;
+    let (_, report) = stage.into_results();
+    Ok((writer.finish()?, report.finish(meta, warnings)))
 }

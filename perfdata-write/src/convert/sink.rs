@@ -10,6 +10,8 @@ use crate::pipe::PipeWriter;
 pub(crate) trait Sink {
     /// Write a record (header included, `header.size` bytes) and its payload.
     fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
+    /// Append more payload to the record written last (a payload streamed in pieces).
+    fn write_payload(&mut self, more: &[u8]) -> Result<()>;
 }
 
 pub(crate) struct FileSink<'a, W: Write + Seek>(pub &'a mut FileWriter<W>);
@@ -18,6 +20,9 @@ impl<W: Write + Seek> Sink for FileSink<'_, W> {
     fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
         self.0.write_record(bytes, payload)
     }
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.0.write_payload(more)
+    }
 }
 
 pub(crate) struct PipeSink<'a, W: Write>(pub &'a mut PipeWriter<W>);
@@ -25,5 +30,8 @@ pub(crate) struct PipeSink<'a, W: Write>(pub &'a mut PipeWriter<W>);
 impl<W: Write> Sink for PipeSink<'_, W> {
     fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
         self.0.write_record(bytes, payload)
+    }
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.0.write_payload(more)
     }
 }

@@ -3,7 +3,7 @@
 //! frame, would make the output as unreadable as the input while the conversion said
 //! it succeeded. What was decompressed is dropped; the original bytes are written.
 
-use perfdata_core::raw::{Decompressor, RawRecord};
+use perfdata_core::raw::{Decompressor, RawRecord, RecordSource};
 use perfdata_core::Endian;
 
 use crate::error::{Result, WriteError};

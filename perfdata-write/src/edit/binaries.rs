@@ -56,7 +56,7 @@ impl MappedFiles {
     pub(super) fn prune(&self, meta: &mut Metadata) {
         if let Some(section) = meta.features.get_mut(&FeatureId::BuildId) {
             if let Feature::BuildId(list) = &mut section.feature {
-                list.entries.retain(|e| !self.orphan(&e.filename));
+                list.entries.retain(|e| !self.orphan(&e.filename.bytes));
             }
         }
     }

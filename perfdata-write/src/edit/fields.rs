@@ -9,7 +9,6 @@
 
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::names::event_name;
 use perfdata_core::record::{EventIndex, RecordBody, RecordType};
 use perfdata_core::{Item, Metadata};
 
@@ -139,7 +138,7 @@ impl RecordEdit for DropSampleFields {
                 .map(|i| {
                     format!(
                         "{} ({:?})",
-                        event_name(meta, i),
+                        meta.event_name(i),
                         meta.attrs[i].attr.sample_type
                     )
                 })

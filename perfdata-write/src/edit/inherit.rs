@@ -11,9 +11,9 @@
 use std::collections::{HashMap, HashSet};
 
 use binrw::Endian;
-use perfdata_core::codec::u32_at;
 use perfdata_core::raw::OwnedRecord;
 use perfdata_core::record::{misc, RecordType};
+use perfdata_core::u32_at;
 use perfdata_core::Item;
 
 use super::Action;

@@ -1,4 +1,4 @@
-//! Record edits: a stage of the [`convert`] pipeline where each record
+//! Record edits: a stage of the [`crate::convert`] pipeline where each record
 //! is kept, dropped or replaced, in one streaming pass.
 //!
 //! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
@@ -13,11 +13,15 @@
 //! Memory does not grow with the input: records stream through.
 //!
 //! [`Strip`] removes samples by pid, tid, comm, cpu, event and time, with the side-band
-//! of what it removed (`perfdata strip`).
+//! of what it removed (`perfdata strip`). [`Remap`] replaces build ids and path
+//! prefixes; [`Anonymize`] replaces names with stable pseudonyms (`perfdata anonymize`).
 
+mod anon_raw;
+mod anonymize;
 mod binaries;
 mod fields;
 mod inherit;
+mod pseudonym;
 mod remap;
 mod select;
 mod strip;
@@ -33,7 +37,9 @@ use perfdata_core::{Item, Metadata, PerfReader, ReadOptions};
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
+pub use anonymize::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
+pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
 pub use strip::{parse_record_types, Selection, Strip};
@@ -63,6 +69,7 @@ impl Action {
         OwnedRecord {
             bytes,
             payload: Vec::new(),
+            rest: 0,
             offset: raw.offset,
             origin: raw.origin,
             stream: raw.stream,
@@ -104,7 +111,7 @@ pub fn edit_feature_record(
     use perfdata_core::record::RecordBody;
     let b = item.raw.bytes;
     let is_it = item.raw.record_type() == RecordType::HeaderFeature
-        && perfdata_core::codec::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
+        && perfdata_core::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
     if !is_it {
         return Ok(Action::Keep);
     }
@@ -273,9 +280,7 @@ impl EditStage {
         for e in &mut self.edits {
             e.finish(meta)?;
         }
-        self.event_names = (0..meta.attrs.len())
-            .map(|i| perfdata_core::names::event_name(meta, i))
-            .collect();
+        self.event_names = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
         Ok(())
     }
 
@@ -349,6 +354,26 @@ pub fn run<W: Write + Seek>(
         Target::File => convert::to_file_with(reader, out, opts, stage),
         Target::Pipe => convert::to_pipe_with(reader, out, opts, stage),
     }
+}
+
+/// [`run`] from the recording at `input` (a file, a directory, or `-` for stdin) into
+/// a new file at `output`, in the input's container unless `opts` say otherwise,
+/// written through [`crate::output::AtomicOutput`]: the output appears only when every
+/// record was written and every edit finished without error.
+pub fn run_file(
+    input: impl AsRef<Path>,
+    output: impl AsRef<Path>,
+    opts: &ConvertOptions,
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<Report> {
+    let input = input.as_ref();
+    let reader = open(input)?;
+    let target = opts.target_for(reader.meta().container);
+    // The output keeps a file's permissions and modification time, as convert does.
+    let like = Some(input).filter(|p| p.is_file());
+    convert::atomically(output.as_ref(), like, |out| {
+        run(reader, target, out, opts, edits)
+    })
 }
 
 /// [`run`] into a pipe-mode stream on an output that cannot seek (stdout).

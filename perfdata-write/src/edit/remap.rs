@@ -4,10 +4,10 @@
 //! on the host, or a build tree that moved. Records that change are re-encoded with
 //! their sizes recomputed; the others are written as they were.
 
+use perfdata_core::c_str_lossy;
 use perfdata_core::feature::{BuildIdEntry, Feature, FeatureId};
-use perfdata_core::record::{misc, Mmap2Id, PaddedString, RecordBody, RecordType};
-use perfdata_core::text::c_str_lossy;
-use perfdata_core::{Item, Metadata};
+use perfdata_core::record::{misc, Mmap2Id, PaddedString, Record, RecordBody, RecordType};
+use perfdata_core::{Item, Metadata, PerfData};
 
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
@@ -115,20 +115,20 @@ impl Remap {
     /// A BUILD_ID entry (feature or HEADER_BUILD_ID record layout) rewritten.
     fn entry(&self, e: &BuildIdEntry) -> Option<BuildIdEntry> {
         let id = self.new_id(e.build_id());
-        let path = self.new_path(&e.filename);
+        let path = self.new_path(&e.filename.bytes);
         if id.is_none() && path.is_none() {
             return None;
         }
         let mut out = e.clone();
         if let Some(id) = id {
-            set_id(&mut out.build_id_bytes, &mut out.size, id);
+            set_id(&mut out.build_id_padded, &mut out.size, id);
             out.header.misc |= misc::BUILD_ID_SIZE;
         }
         if let Some(path) = path {
             // perf pads the name to 64 bytes past its NUL.
             let mut name = path.into_bytes();
             name.resize((name.len() + 1).div_ceil(64) * 64, 0);
-            out.filename = name;
+            out.filename = PaddedString { bytes: name };
         }
         Some(out)
     }
@@ -140,17 +140,9 @@ fn set_id(bytes: &mut [u8; 20], size: &mut u8, id: &[u8]) {
     *size = id.len() as u8;
 }
 
-impl RecordEdit for Remap {
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
-        let ty = item.raw.record_type();
-        if !matches!(
-            ty,
-            RecordType::Mmap | RecordType::Mmap2 | RecordType::HeaderBuildId
-        ) {
-            return Ok(Action::Keep);
-        }
-        let mut record = item.decode()?;
-        let misc_word = record.header.misc;
+impl Remap {
+    /// Rewrite one record in place (MMAP, MMAP2, HEADER_BUILD_ID); whether it changed.
+    fn edit_record(&self, record: &mut Record) -> bool {
         let changed = match &mut record.body {
             RecordBody::Mmap(m) => self.new_path(&m.filename.bytes).map(|p| {
                 m.filename = PaddedString::new(&p);
@@ -173,24 +165,54 @@ impl RecordEdit for Remap {
                 }
                 any
             }
-            RecordBody::HeaderBuildId(h) => {
-                let mut any = None;
-                if let Some(new) = self.new_id(h.build_id_bytes(misc_word)).map(<[u8]>::to_vec) {
-                    set_id(&mut h.build_id, &mut h.size, &new);
-                    record.header.misc |= misc::BUILD_ID_SIZE;
-                    any = Some(());
-                }
-                if let Some(p) = self.new_path(&h.filename.bytes) {
-                    let mut name = p.into_bytes();
-                    name.resize((name.len() + 1).div_ceil(64) * 64, 0);
-                    h.filename = PaddedString { bytes: name };
-                    any = Some(());
-                }
-                any
-            }
+            // The record's body is a BUILD_ID entry: rewritten as the feature's are, the
+            // record's header taking the entry's misc.
+            RecordBody::HeaderBuildId(entry) => self.entry(entry).map(|new| {
+                record.header.misc = new.header.misc;
+                *entry = new;
+            }),
             _ => None,
         };
-        if changed.is_none() {
+        changed.is_some()
+    }
+
+    /// The same remap on an owned tree: its MMAP, MMAP2 and HEADER_BUILD_ID records and
+    /// its BUILD_ID feature; write it with [`crate::WriteTree`]. A tree holding
+    /// compressed records is refused (the maps inside them would stay as they were):
+    /// read it with `ReadOptions::Contents`.
+    pub fn apply(&mut self, tree: &mut PerfData) -> Result<()> {
+        if let Some(e) = tree.records.iter().find(|e| {
+            matches!(
+                e.record.record_type(),
+                RecordType::Compressed | RecordType::Compressed2
+            )
+        }) {
+            return Err(WriteError::unsupported(
+                Some(e.offset),
+                "the tree holds compressed records, whose maps a remap cannot reach: \
+                 read it with ReadOptions::Contents",
+            ));
+        }
+        for e in &mut tree.records {
+            if self.edit_record(&mut e.record) {
+                self.changed += 1;
+            }
+        }
+        self.edit_meta(&mut tree.meta)
+    }
+}
+
+impl RecordEdit for Remap {
+    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+        let ty = item.raw.record_type();
+        if !matches!(
+            ty,
+            RecordType::Mmap | RecordType::Mmap2 | RecordType::HeaderBuildId
+        ) {
+            return Ok(Action::Keep);
+        }
+        let mut record = item.decode()?;
+        if !self.edit_record(&mut record) {
             return Ok(Action::Keep);
         }
         self.changed += 1;

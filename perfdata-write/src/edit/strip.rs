@@ -14,11 +14,10 @@ use std::collections::{HashMap, HashSet};
 
 use binrw::Endian;
 use perfdata_core::attr::SampleType;
-use perfdata_core::codec::{u32_at, u64_at};
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::names::event_name;
 use perfdata_core::raw::Located;
 use perfdata_core::record::{EventIndex, RecordBody, RecordType, TRAILER_FIELDS};
+use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{Item, Metadata};
 
 use super::binaries::MappedFiles;
@@ -280,21 +279,8 @@ impl Strip {
         let RecordBody::IdIndex(index) = &mut record.body else {
             return Ok(Action::Keep);
         };
-        let keep: Vec<bool> = index
-            .entries
-            .iter()
-            .map(|e| !self.removed_ids.contains(&e.id))
-            .collect();
-        if keep.iter().all(|&k| k) {
+        if !index.retain_ids(|id| !self.removed_ids.contains(&id)) {
             return Ok(Action::Keep);
-        }
-        let mut flags = keep.iter();
-        index
-            .entries
-            .retain(|_| *flags.next().expect("one flag per entry"));
-        if let Some(second) = &mut index.entries2 {
-            let mut flags = keep.iter();
-            second.retain(|_| *flags.next().unwrap_or(&true));
         }
         Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
     }
@@ -334,7 +320,7 @@ impl Strip {
     /// Resolve event names; decide which events go whole and where their side-band goes.
     fn resolve_events(&mut self, meta: &Metadata) -> Result<()> {
         let n = meta.attrs.len();
-        let names: Vec<String> = (0..n).map(|i| event_name(meta, i)).collect();
+        let names: Vec<String> = (0..n).map(|i| meta.event_name(i)).collect();
         self.event_selected = vec![false; n];
         for want in &self.sel.events {
             let mut found = false;
@@ -445,7 +431,7 @@ impl Strip {
                         None,
                         format!(
                             "{what} selects by a field the samples of {:?} do not have: {field}",
-                            event_name(meta, i)
+                            meta.event_name(i)
                         ),
                     ));
                 }

@@ -167,10 +167,7 @@ fn a_removed_event_takes_its_ids_with_it() {
     let input = open(&path).unwrap();
     let keep_ids = input.meta().attrs[0].ids.clone();
     let gone_ids = input.meta().attrs[1].ids.clone();
-    assert_eq!(
-        perfdata_core::names::event_name(input.meta(), 1),
-        "task-clock"
-    );
+    assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
         events: vec!["task-clock".into()],
         ..Default::default()

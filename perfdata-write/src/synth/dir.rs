@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use perfdata_core::codec::encode;
+use perfdata_core::encode;
 use perfdata_core::feature::{Compressed, Feature, FeatureId, FeatureSection};
 
 use super::writer::{attr_entries, prepare, SynthTarget, SynthWriter, TraceSpec};
@@ -44,6 +44,10 @@ impl SynthTarget for DirWriter {
         self.data.write_record(bytes, payload)
     }
 
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.data.write_payload(more)
+    }
+
     fn write_sample(&mut self, cpu: u32, bytes: &[u8]) -> Result<()> {
         let i = cpu as usize % self.streams.len();
         let stream = &mut self.streams[i];
@@ -70,7 +74,7 @@ impl SynthTarget for DirWriter {
             features.push((FeatureId::Compressed, section.encode(endian)));
         }
         features.sort_by_key(|(id, _)| id.bit());
-        let mut data = self.data.finish(&features, &[])?;
+        let mut data = self.data.finish_encoded(&features, &[])?;
         data.flush()
             .map_err(|e| WriteError::io("writing data", e))?;
         for (i, mut s) in self.streams.into_iter().enumerate() {
@@ -101,7 +105,8 @@ impl SynthWriter<DirWriter> {
             opts.endian,
             &attr_entries(&events, &ids),
             &[],
-        )?;
+        )?
+        .caller_derives();
         let streams = (0..host.nr_cpus.max(1))
             .map(|i| create(&path.join(format!("data.{i}"))))
             .collect::<Result<Vec<_>>>()?;

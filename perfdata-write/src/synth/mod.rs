@@ -14,6 +14,7 @@
 //! Same spec and seed, same bytes: nothing depends on the clock, the host or hash
 //! order.
 
+mod aux;
 mod cells;
 mod dir;
 mod elf;

@@ -195,8 +195,7 @@ fn reading_back_gives_what_the_builder_was_told() {
                         }
                         1 => {
                             let raw = s.raw.unwrap().data;
-                            let u64_at =
-                                |o: usize| perfdata_core::codec::u64_at(&raw, o, opts.endian);
+                            let u64_at = |o: usize| perfdata_core::u64_at(&raw, o, opts.endian);
                             // seq counts the tracepoint's hits from 1.
                             assert_eq!(u64_at(8), Some(i / 3 + 1), "{what}");
                         }

@@ -150,13 +150,13 @@ impl Bytes {
         self.out.extend_from_slice(b);
     }
     fn u16(&mut self, v: u16) {
-        self.raw(&perfdata_core::codec::encode(&v, self.endian, ()));
+        self.raw(&perfdata_core::encode(&v, self.endian, ()));
     }
     fn u32(&mut self, v: u32) {
-        self.raw(&perfdata_core::codec::encode(&v, self.endian, ()));
+        self.raw(&perfdata_core::encode(&v, self.endian, ()));
     }
     fn u64(&mut self, v: u64) {
-        self.raw(&perfdata_core::codec::encode(&v, self.endian, ()));
+        self.raw(&perfdata_core::encode(&v, self.endian, ()));
     }
     /// `u64 size` then the text.
     fn text(&mut self, t: &str) {

@@ -66,6 +66,8 @@ pub trait SynthTarget {
     type Output;
     /// Append a record (header included) and its payload.
     fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
+    /// Append more payload to the record written last (a payload written in pieces).
+    fn write_payload(&mut self, more: &[u8]) -> Result<()>;
     /// Write the features still to be written and flush.
     fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<Self::Output>;
     /// Append a SAMPLE taken on `cpu` (a directory keeps one stream per CPU).
@@ -79,8 +81,11 @@ impl<W: Write + Seek> SynthTarget for FileWriter<W> {
     fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
         FileWriter::write_record(self, bytes, payload)
     }
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        FileWriter::write_payload(self, more)
+    }
     fn finish(self, features: &[(FeatureId, Vec<u8>)]) -> Result<W> {
-        FileWriter::finish(self, features, &[])
+        FileWriter::finish_encoded(self, features, &[])
     }
 }
 
@@ -88,6 +93,9 @@ impl<W: Write> SynthTarget for PipeWriter<W> {
     type Output = W;
     fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
         PipeWriter::write_record(self, bytes, payload)
+    }
+    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        PipeWriter::write_payload(self, more)
     }
     fn finish(self, _features: &[(FeatureId, Vec<u8>)]) -> Result<W> {
         PipeWriter::finish(self)
@@ -168,7 +176,8 @@ impl<W: Write + Seek> SynthWriter<FileWriter<W>> {
     pub fn file(out: W, spec: TraceSpec) -> Result<Self> {
         let TraceSpec { events, host, opts } = spec;
         let (events, ids) = prepare(events, &host, &opts)?;
-        let target = FileWriter::new(out, opts.endian, &attr_entries(&events, &ids), &[])?;
+        let target =
+            FileWriter::new(out, opts.endian, &attr_entries(&events, &ids), &[])?.caller_derives();
         SynthWriter::with_target(target, events, ids, host, opts)
     }
 }

@@ -60,6 +60,22 @@ impl Region {
             ),
         }
     }
+    /// Where the reader's warning must point when the file ends at `cut` inside this
+    /// region, if a cut there is read rather than refused: the data section (its size
+    /// field), the feature index (the data field, which says where it is) and a feature
+    /// section (its index entry). The header, attrs and event types are needed to read
+    /// anything, so a cut there is an error.
+    pub fn lost_when_cut(&self, cut: u64) -> Option<u64> {
+        let field = self.section?;
+        if cut < self.start {
+            return None;
+        }
+        match self.name.as_str() {
+            "data section" => Some(DATA + 8),
+            name if name.starts_with("feature") => Some(field),
+            _ => None,
+        }
+    }
 }
 
 pub fn u16_at(b: &[u8], at: u64) -> u64 {

@@ -165,3 +165,31 @@ fn a_count_too_large_for_its_field_fails_the_encoding() {
     };
     assert!(r.encode(Endian::Little).is_err());
 }
+
+#[test]
+fn a_row_after_86_is_a_record_type() {
+    // The test-only row 87 and its model are all that was added for it.
+    let t = RecordType::from_u32(87);
+    assert_eq!(t, RecordType::TestOnly);
+    assert_eq!((t.as_u32(), t.name()), (87, "TEST_ONLY".to_string()));
+    assert!(!t.is_metadata() && !t.is_kernel());
+    assert_eq!(RecordType::all_known().last(), Some(t));
+    assert_eq!(RecordType::from_u32(88), RecordType::Unknown(88));
+
+    let bytes = Rec::le()
+        .u32(4242)
+        .u32(4243)
+        .u64(0x1122_3344_5566_7788)
+        .record(87, 0);
+    let r = round_trip(&bytes, Endian::Little);
+    let body = TestOnly {
+        pid: 4242,
+        tid: 4243,
+        value: 0x1122_3344_5566_7788,
+    };
+    assert_eq!(r.body, RecordBody::TestOnly(body));
+    assert_eq!(
+        serde_json::to_value(&r.body).unwrap(),
+        serde_json::json!({"pid": 4242, "tid": 4243, "value": 0x1122_3344_5566_7788u64})
+    );
+}

@@ -1,0 +1,39 @@
+//! Readers of the export formats and perf script's stacks, for the export oracle tests.
+// Each test crate that includes this module uses a part of it.
+#![allow(dead_code)]
+
+pub mod decode;
+pub mod script;
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use perfdata_tests::{name, run_perfdata};
+
+/// `perfdata export PATH --format FORMAT -o DIR/NAME.FORMAT`: the output's bytes, which
+/// must not be empty.
+pub fn export(path: &Path, format: &str, dir: &Path) -> Vec<u8> {
+    let out_file = dir.join(format!("{}.{format}", name(path)));
+    let args: Vec<&OsStr> = vec![
+        OsStr::new("export"),
+        path.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new(format),
+        OsStr::new("-o"),
+        out_file.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "export --format {format} {}: {}",
+        name(path),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&out_file).expect("output written");
+    assert!(
+        !bytes.is_empty(),
+        "{format} output of {} is empty",
+        name(path)
+    );
+    bytes
+}

@@ -1,0 +1,183 @@
+//! `perfdata export --format pprof|speedscope|firefox|flamegraph` against perf 6.1, run
+//! live: each output is read back by an independent reader in this test (tests/exports/
+//! decode.rs) and folded to `[event;]comm;outer;...;leaf` stacks with sample counts,
+//! which must equal the stacks folded from `perf script -F comm,event,ip,sym`.
+//!
+//! Inputs: the fixtures with frame-pointer callchains, DWARF callchains, a system-wide
+//! recording and three events, and the fixture workload recorded here with `-g`,
+//! `--call-graph dwarf` and two events with `-g`. perfdata does not unwind DWARF stacks,
+//! so for DWARF recordings both sides are cut to the sample's own frame (`perf script
+//! -G`, and the leaf of each of our stacks).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use perfdata_tests::{fixtures_dir, name, perf_available};
+
+mod exports;
+mod readperf_csv;
+mod report_rows;
+mod workload;
+
+use exports::decode::{self, Folded};
+use exports::export;
+use exports::script::{leaves, perf_folded, Depth};
+
+/// Every format of `input`, folded back, against perf; the differences, if any.
+fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
+    let (perf, multi) = perf_folded(input, depth);
+    let total: u64 = perf.values().sum();
+    assert!(total > 10, "{}: perf shows {total} samples", name(input));
+    let json = |b: Vec<u8>| -> serde_json::Value { serde_json::from_slice(&b).expect("JSON") };
+    let svg = String::from_utf8(export(input, "flamegraph", dir)).expect("UTF-8 SVG");
+    let (flame, width) = decode::flamegraph(&svg);
+    let mut ours: BTreeMap<&str, Folded> = BTreeMap::new();
+    ours.insert("pprof", decode::pprof(&export(input, "pprof", dir), multi));
+    ours.insert(
+        "speedscope",
+        decode::speedscope(&json(export(input, "speedscope", dir)), multi),
+    );
+    ours.insert(
+        "firefox",
+        decode::firefox(&json(export(input, "firefox", dir)), multi),
+    );
+    ours.insert("flamegraph", flame);
+    let mut problems = Vec::new();
+    if width != total {
+        problems.push(format!(
+            "{}: flame graph width {width}, perf {total} samples",
+            name(input)
+        ));
+    }
+    for (format, folded) in &ours {
+        let folded = match depth {
+            Depth::Full => folded.clone(),
+            Depth::Leaf => leaves(folded, multi),
+        };
+        let differ: Vec<String> = perf
+            .keys()
+            .chain(folded.keys())
+            .filter(|k| perf.get(*k) != folded.get(*k))
+            .map(|k| {
+                format!(
+                    "    {k}: perf {:?}, {format} {:?}",
+                    perf.get(k),
+                    folded.get(k)
+                )
+            })
+            .collect();
+        if !differ.is_empty() {
+            problems.push(format!(
+                "{} as {format}:\n{}",
+                name(input),
+                differ.join("\n")
+            ));
+        }
+    }
+    eprintln!(
+        "{}: {} stacks, {total} samples, {} formats compared",
+        name(input),
+        perf.len(),
+        ours.len()
+    );
+    problems
+}
+
+fn run_all(inputs: &[(PathBuf, Depth)], dir: &Path) {
+    let problems: Vec<String> = inputs
+        .iter()
+        .flat_map(|(input, depth)| check(input, *depth, dir))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn fixture_exports_fold_to_perf_scripts_stacks() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = fixtures_dir();
+    run_all(
+        &[
+            (f.join("file-callgraph-fp.data"), Depth::Full),
+            (f.join("file-callgraph-dwarf.data"), Depth::Leaf),
+            (f.join("file-system-wide.data"), Depth::Full),
+            (f.join("file-multi-event.data"), Depth::Full),
+        ],
+        dir.path(),
+    );
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn fresh_exports_fold_to_perf_scripts_stacks() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let spin = spin.as_str();
+    let record = |file: &str, args: &[&str]| workload::record(dir.path(), file, args, &[spin]);
+    let inputs = [
+        (
+            record("fp.data", &["-g", "-e", "cpu-clock", "-c", "100000"]),
+            Depth::Full,
+        ),
+        (
+            record(
+                "dwarf.data",
+                &[
+                    "--call-graph",
+                    "dwarf,4096",
+                    "-e",
+                    "cpu-clock",
+                    "-c",
+                    "200000",
+                ],
+            ),
+            Depth::Leaf,
+        ),
+        (
+            record(
+                "two.data",
+                &["-g", "-e", "cpu-clock", "-e", "task-clock", "-c", "100000"],
+            ),
+            Depth::Full,
+        ),
+    ];
+    run_all(&inputs, dir.path());
+    // The workload's call chain is named in every format (its binary is here).
+    let pprof = decode::pprof(&export(&inputs[0].0, "pprof", dir.path()), false);
+    assert!(
+        pprof.keys().any(|k| k.ends_with(";main;mid;leaf")),
+        "{pprof:?}"
+    );
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn csv_tables_match_perf() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let twice = format!("{spin}; {spin}");
+    // Two processes forked and exec'd by a shell: FORK, COMM exec, EXIT, symbols.
+    let sh = workload::record(
+        dir.path(),
+        "sh.data",
+        &["-e", "cpu-clock", "-c", "50000"],
+        &["sh", "-c", &twice],
+    );
+    let f = fixtures_dir();
+    let inputs = [
+        f.join("file-callgraph-fp.data"),
+        f.join("file-system-wide.data"),
+        f.join("file-multi-event.data"),
+        f.join("file-compressed.data"),
+        f.join("dir-threads.data"),
+        sh,
+    ];
+    let problems: Vec<String> = inputs
+        .iter()
+        .flat_map(|i| readperf_csv::check(i, dir.path()))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -1,0 +1,142 @@
+//! The sources a reader composes: per data stream, the top-level records (a slice of
+//! the shared mapping, or a stream) and the decompressor of its compressed records.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use binrw::Endian;
+
+use crate::error::Result;
+use crate::input::Bytes;
+use crate::raw::{Decompressor, RecordSource, SliceRecords, Span, StreamEnd, StreamRecords};
+use crate::truncated;
+
+/// A shared mapping seen as its bytes (what [`SliceRecords`] walks).
+pub(super) struct Shared(pub(super) Arc<Bytes>);
+
+impl std::ops::Deref for Shared {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// Where a data stream's top-level records come from.
+pub(super) enum Top {
+    /// A data section or a whole headerless stream in memory (mapped pages before
+    /// `released` have been given back).
+    Slice {
+        records: SliceRecords<Shared>,
+        released: usize,
+    },
+    Stream(StreamRecords<Box<dyn Read>>),
+}
+
+impl Top {
+    /// Records of `bytes[range]`.
+    pub(super) fn slice(
+        bytes: Arc<Bytes>,
+        range: std::ops::Range<usize>,
+        endian: Endian,
+        stream: usize,
+    ) -> Self {
+        let released = range.start;
+        Top::Slice {
+            records: SliceRecords::over(Shared(bytes), range, endian, stream),
+            released,
+        }
+    }
+
+    /// Whether the source may end anywhere, with a warning for a truncated record
+    /// (streams, pipe files, unfinished files) rather than an error (data sections).
+    pub(super) fn ends_anywhere(&self) -> bool {
+        match self {
+            Top::Slice { records, .. } => records.junk_allowed(),
+            Top::Stream(_) => true,
+        }
+    }
+
+    pub(super) fn end(&self) -> Option<&StreamEnd> {
+        match self {
+            Top::Slice { records, .. } => records.end(),
+            Top::Stream(s) => s.end(),
+        }
+    }
+}
+
+impl RecordSource for Top {
+    #[inline]
+    fn advance(&mut self) -> Result<Option<Span>> {
+        match self {
+            Top::Slice { records, released } => {
+                // Records before the next one have been handed out and dropped.
+                records
+                    .backing()
+                    .0
+                    .release_behind(released, records.backing_pos());
+                let next = records.advance();
+                if matches!(&next, Err(e) if records.junk_allowed() && truncated::is_truncation(e))
+                {
+                    records.skip_rest();
+                }
+                next
+            }
+            Top::Stream(s) => s.advance(),
+        }
+    }
+
+    #[inline]
+    fn buffer(&self) -> &[u8] {
+        match self {
+            Top::Slice { records, .. } => records.buffer(),
+            Top::Stream(s) => s.buffer(),
+        }
+    }
+
+    fn endian(&self) -> Endian {
+        match self {
+            Top::Slice { records, .. } => records.endian(),
+            Top::Stream(s) => s.endian(),
+        }
+    }
+
+    fn payload_left(&self) -> u64 {
+        match self {
+            Top::Slice { records, .. } => records.payload_left(),
+            Top::Stream(s) => s.payload_left(),
+        }
+    }
+
+    fn payload_chunk(&mut self) -> Result<&[u8]> {
+        match self {
+            Top::Slice { records, released } => {
+                // A payload of gigabytes read from the mapping is given back as it goes.
+                records
+                    .backing()
+                    .0
+                    .release_behind(released, records.payload_backing_pos());
+                records.payload_chunk()
+            }
+            Top::Stream(s) => s.payload_chunk(),
+        }
+    }
+}
+
+/// One data stream: its top-level records and the decompressor of the compressed ones.
+pub(super) struct Source {
+    pub(super) top: Top,
+    pub(super) decomp: Option<Decompressor>,
+    pub(super) stream: usize,
+    pub(super) name: String,
+}
+
+impl Source {
+    pub(super) fn new(top: Top, stream: usize, name: String) -> Self {
+        Source {
+            top,
+            decomp: None,
+            stream,
+            name,
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! pprof's profile.proto (github.com/google/pprof, proto/profile.proto), gzipped as pprof
+//! reads it. Per event two sample types: `<event>_samples` (count) and `<event>_period`
+//! (nanoseconds for the software clocks, else count). Samples of equal stack, event,
+//! pid, tid, comm and cpu are merged; labels `pid`, `tid`, `cpu` (numbers) and `comm`.
+//! One mapping per DSO, with its build id; locations are DSO-relative addresses
+//! (mappings start at 0), already symbolised (`has_functions`), one line each; an
+//! address without a symbol has a location without lines.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use prost::Message;
+
+use crate::process::Dso;
+use crate::stacks::Stacks;
+
+/// The messages of profile.proto that are written (field numbers as in the proto).
+pub mod proto {
+    /// The whole profile.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Profile {
+        #[prost(message, repeated, tag = "1")]
+        pub sample_type: Vec<ValueType>,
+        #[prost(message, repeated, tag = "2")]
+        pub sample: Vec<Sample>,
+        #[prost(message, repeated, tag = "3")]
+        pub mapping: Vec<Mapping>,
+        #[prost(message, repeated, tag = "4")]
+        pub location: Vec<Location>,
+        #[prost(message, repeated, tag = "5")]
+        pub function: Vec<Function>,
+        /// Index 0 is the empty string.
+        #[prost(string, repeated, tag = "6")]
+        pub string_table: Vec<String>,
+        #[prost(int64, tag = "9")]
+        pub time_nanos: i64,
+        #[prost(int64, tag = "10")]
+        pub duration_nanos: i64,
+        #[prost(int64, repeated, tag = "13")]
+        pub comment: Vec<i64>,
+        #[prost(int64, tag = "14")]
+        pub default_sample_type: i64,
+    }
+
+    /// A value's type and unit (string table indices).
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ValueType {
+        #[prost(int64, tag = "1")]
+        pub r#type: i64,
+        #[prost(int64, tag = "2")]
+        pub unit: i64,
+    }
+
+    /// A stack (leaf first) with one value per sample type.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Sample {
+        #[prost(uint64, repeated, tag = "1")]
+        pub location_id: Vec<u64>,
+        #[prost(int64, repeated, tag = "2")]
+        pub value: Vec<i64>,
+        #[prost(message, repeated, tag = "3")]
+        pub label: Vec<Label>,
+    }
+
+    /// A string (`str`) or numeric (`num`) label.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Label {
+        #[prost(int64, tag = "1")]
+        pub key: i64,
+        #[prost(int64, tag = "2")]
+        pub str: i64,
+        #[prost(int64, tag = "3")]
+        pub num: i64,
+    }
+
+    /// A mapped file.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Mapping {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(uint64, tag = "2")]
+        pub memory_start: u64,
+        #[prost(uint64, tag = "3")]
+        pub memory_limit: u64,
+        #[prost(uint64, tag = "4")]
+        pub file_offset: u64,
+        #[prost(int64, tag = "5")]
+        pub filename: i64,
+        #[prost(int64, tag = "6")]
+        pub build_id: i64,
+        #[prost(bool, tag = "7")]
+        pub has_functions: bool,
+    }
+
+    /// An address and the functions (lines) it is in.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Location {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(uint64, tag = "2")]
+        pub mapping_id: u64,
+        #[prost(uint64, tag = "3")]
+        pub address: u64,
+        #[prost(message, repeated, tag = "4")]
+        pub line: Vec<Line>,
+    }
+
+    /// A function of a location.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Line {
+        #[prost(uint64, tag = "1")]
+        pub function_id: u64,
+        #[prost(int64, tag = "2")]
+        pub line: i64,
+    }
+
+    /// A function's names.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Function {
+        #[prost(uint64, tag = "1")]
+        pub id: u64,
+        #[prost(int64, tag = "2")]
+        pub name: i64,
+        #[prost(int64, tag = "3")]
+        pub system_name: i64,
+        #[prost(int64, tag = "4")]
+        pub filename: i64,
+    }
+}
+
+/// The string table under construction.
+#[derive(Default)]
+struct Strings {
+    table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl Strings {
+    fn new() -> Self {
+        let mut s = Strings::default();
+        s.id("");
+        s
+    }
+
+    fn id(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.table.push(s.to_string());
+        let i = self.table.len() as i64 - 1;
+        self.index.insert(s.to_string(), i);
+        i
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The profile of `stacks` (`dsos` gives mappings their file and build id).
+pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
+    let mut strings = Strings::new();
+    let mut p = proto::Profile::default();
+    let events = stacks.event_names.len();
+    for name in &stacks.event_names {
+        let unit = match name.as_str() {
+            "cpu-clock" | "task-clock" => "nanoseconds",
+            _ => "count",
+        };
+        for (kind, unit) in [("samples", "count"), ("period", unit)] {
+            p.sample_type.push(proto::ValueType {
+                r#type: strings.id(&format!("{name}_{kind}")),
+                unit: strings.id(unit),
+            });
+        }
+    }
+    // The first event with samples is shown by default.
+    if let Some(first) = stacks.samples.iter().map(|s| s.event).min() {
+        p.default_sample_type = strings.id(&format!("{}_samples", stacks.event_names[first]));
+    }
+    // Mappings per DSO (ids from 1), functions per distinct (name, DSO), locations per
+    // frame.
+    let mut mapping_of: HashMap<usize, u64> = HashMap::new();
+    for f in &stacks.frames {
+        let Some(d) = f.dso else { continue };
+        mapping_of.entry(d).or_insert_with(|| {
+            let dso = &dsos[d];
+            p.mapping.push(proto::Mapping {
+                id: p.mapping.len() as u64 + 1,
+                memory_start: 0,
+                memory_limit: u64::MAX,
+                file_offset: 0,
+                filename: strings.id(&dso.long_name),
+                build_id: dso.build_id.as_deref().map_or(0, |b| strings.id(&hex(b))),
+                has_functions: true,
+            });
+            p.mapping.len() as u64
+        });
+    }
+    let mut function_of: HashMap<(String, Option<usize>), u64> = HashMap::new();
+    for (i, f) in stacks.frames.iter().enumerate() {
+        let line = f.function.as_ref().map(|name| {
+            let id = *function_of.entry((name.clone(), f.dso)).or_insert_with(|| {
+                let n = strings.id(name);
+                let file = f.dso.map_or(0, |d| strings.id(&dsos[d].long_name));
+                p.function.push(proto::Function {
+                    id: p.function.len() as u64 + 1,
+                    name: n,
+                    system_name: n,
+                    filename: file,
+                });
+                p.function.len() as u64
+            });
+            proto::Line {
+                function_id: id,
+                line: 0,
+            }
+        });
+        p.location.push(proto::Location {
+            id: i as u64 + 1,
+            mapping_id: f.dso.map_or(0, |d| mapping_of[&d]),
+            address: f.addr,
+            line: line.into_iter().collect(),
+        });
+    }
+    // Samples merged by what they say.
+    type Key<'a> = (&'a [usize], usize, i32, i32, &'a str, Option<u32>);
+    let mut merged: HashMap<Key, usize> = HashMap::new();
+    let (pid, tid, cpu, comm) = (
+        strings.id("pid"),
+        strings.id("tid"),
+        strings.id("cpu"),
+        strings.id("comm"),
+    );
+    for s in &stacks.samples {
+        let key = (&s.frames[..], s.event, s.pid, s.tid, s.comm.as_str(), s.cpu);
+        let at = *merged.entry(key).or_insert_with(|| {
+            let mut label = vec![
+                num_label(pid, s.pid.into()),
+                num_label(tid, s.tid.into()),
+                proto::Label {
+                    key: comm,
+                    str: strings.id(&s.comm),
+                    num: 0,
+                },
+            ];
+            if let Some(c) = s.cpu {
+                label.push(num_label(cpu, c.into()));
+            }
+            p.sample.push(proto::Sample {
+                // Leaf first; locations are numbered from 1.
+                location_id: s.frames.iter().rev().map(|&f| f as u64 + 1).collect(),
+                value: vec![0; 2 * events],
+                label,
+            });
+            p.sample.len() - 1
+        });
+        let v = &mut p.sample[at].value;
+        v[2 * s.event] += 1;
+        v[2 * s.event + 1] =
+            v[2 * s.event + 1].saturating_add(i64::try_from(s.period).unwrap_or(i64::MAX));
+    }
+    let times = stacks.samples.iter().filter_map(|s| s.time);
+    if let (Some(first), Some(last)) = (times.clone().min(), times.max()) {
+        p.duration_nanos = i64::try_from(last - first).unwrap_or(i64::MAX);
+    }
+    p.string_table = strings.table;
+    p
+}
+
+fn num_label(key: i64, num: i64) -> proto::Label {
+    proto::Label { key, str: 0, num }
+}
+
+/// Write the profile of `stacks`, gzipped.
+pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, dsos: &[Dso]) -> io::Result<()> {
+    let bytes = profile(stacks, dsos).encode_to_vec();
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    gz.write_all(&bytes)?;
+    gz.finish()?;
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! Every sample as a call stack of named frames, the common input of the exports: frames
+//! are interned once per (DSO, address, mode) and named as `perf script` names them, and
+//! samples are grouped into tracks (one per event, process, thread and name).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::process::{DsoId, Location};
+use crate::replay::Replay;
+use crate::symbolize::{SymbolName, Symbolizer};
+
+/// Index of a [`Frame`] in [`Stacks::frames`].
+pub type FrameId = usize;
+
+/// One distinct code location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The function, or None where no symbol covers the address (perf's `[unknown]`).
+    pub function: Option<String>,
+    /// The DSO the address is in, if any map held it.
+    pub dso: Option<DsoId>,
+    /// The DSO-relative address (the ip itself without a DSO).
+    pub addr: u64,
+    /// Kernel mode.
+    pub kernel: bool,
+}
+
+impl Frame {
+    /// The name `perf script` prints: the function, or `[unknown]`.
+    pub fn name(&self) -> &str {
+        self.function.as_deref().unwrap_or("[unknown]")
+    }
+}
+
+/// One sample's stack and what it is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StackSample {
+    /// Index of the event (attr).
+    pub event: usize,
+    pub pid: i32,
+    pub tid: i32,
+    /// The thread's name at the sample.
+    pub comm: String,
+    pub cpu: Option<u32>,
+    pub time: Option<u64>,
+    pub period: u64,
+    /// The frames, outermost (root) first; without a callchain, only the ip's.
+    pub frames: Vec<FrameId>,
+}
+
+/// The samples of one event, process, thread and name, in time order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Track {
+    pub event: usize,
+    pub pid: i32,
+    pub tid: i32,
+    pub comm: String,
+}
+
+/// All samples as stacks.
+#[derive(Debug, Clone, Default)]
+pub struct Stacks {
+    pub frames: Vec<Frame>,
+    pub samples: Vec<StackSample>,
+    /// perf's name of each event, by index.
+    pub event_names: Vec<String>,
+}
+
+impl Stacks {
+    /// Name every frame of every sample of `replay`.
+    pub fn new(replay: &Replay, symbols: &mut Symbolizer) -> Stacks {
+        let mut frames = Vec::new();
+        let mut ids: HashMap<(Option<DsoId>, u64, bool), FrameId> = HashMap::new();
+        let mut intern = |at: &Location| -> FrameId {
+            *ids.entry((at.dso, at.addr, at.kernel)).or_insert_with(|| {
+                let function =
+                    at.dso.and_then(
+                        |d| match symbols.name(d, &replay.machine.dsos[d], at.addr) {
+                            SymbolName::Function { name, .. } => Some(name),
+                            SymbolName::Address(_) => None,
+                        },
+                    );
+                frames.push(Frame {
+                    function,
+                    dso: at.dso,
+                    addr: at.addr,
+                    kernel: at.kernel,
+                });
+                frames.len() - 1
+            })
+        };
+        let samples = replay
+            .samples
+            .iter()
+            .map(|s| {
+                // Without a callchain the sample's ip is the only frame.
+                let chain = if s.callchain.is_empty() {
+                    std::slice::from_ref(&s.ip)
+                } else {
+                    &s.callchain[..]
+                };
+                StackSample {
+                    event: s.event,
+                    pid: s.pid,
+                    tid: s.tid,
+                    comm: replay.machine.comms[s.ip.comm].clone(),
+                    cpu: s.cpu,
+                    time: s.time,
+                    period: s.period,
+                    frames: chain.iter().rev().map(&mut intern).collect(),
+                }
+            })
+            .collect();
+        Stacks {
+            frames,
+            samples,
+            event_names: replay.event_names.clone(),
+        }
+    }
+
+    /// How many events have samples: with more than one, exports keep them apart.
+    pub fn events_with_samples(&self) -> usize {
+        let mut seen: Vec<usize> = self.samples.iter().map(|s| s.event).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        seen.len()
+    }
+
+    /// The samples by track, tracks in (event, pid, tid, comm) order, each track's
+    /// samples in the recording's (time) order, as indices into `samples`.
+    pub fn tracks(&self) -> BTreeMap<Track, Vec<usize>> {
+        let mut tracks: BTreeMap<Track, Vec<usize>> = BTreeMap::new();
+        for (i, s) in self.samples.iter().enumerate() {
+            let track = Track {
+                event: s.event,
+                pid: s.pid,
+                tid: s.tid,
+                comm: s.comm.clone(),
+            };
+            tracks.entry(track).or_default().push(i);
+        }
+        tracks
+    }
+
+    /// A track's title: `comm pid/tid`, with the event's name after it when more than
+    /// one event has samples.
+    pub fn track_name(&self, t: &Track) -> String {
+        let mut name = format!("{} {}/{}", t.comm, t.pid, t.tid);
+        if self.events_with_samples() > 1 {
+            name.push_str(&format!(" {}", self.event_names[t.event]));
+        }
+        name
+    }
+}

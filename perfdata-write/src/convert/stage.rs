@@ -1,0 +1,373 @@
+//! The record stage of a conversion: each input record goes through the edits (if any),
+//! is byte-swapped when the byte order changes, is (re)compressed as the options say and
+//! goes to the sink, while [`Observed`] notes what the feature derivation needs.
+
+use std::borrow::Cow;
+
+use binrw::Endian;
+use perfdata_core::raw::{Origin, RawRecord};
+use perfdata_core::record::{DecodeContext, Record, RecordBody, RecordType, Sample};
+use perfdata_core::{ContainerKind, Item, Metadata};
+
+use super::observed::{CompressorState, Observed};
+use super::sink::Sink;
+use super::stream_features::{Place, StreamFeatures};
+use super::{features, verify, Compression, ConvertOptions, Report, Target};
+use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use crate::edit::{Action, EditStage};
+use crate::error::{Result, WriteError};
+
+/// The record stage's state, shared by file and pipe output.
+pub(super) struct RecordStage {
+    opts: ConvertOptions,
+    /// Whether the input's metadata records are written as records: only when input
+    /// and output are the same kind (a pipe's become a file's header sections, and a
+    /// file's header sections become a pipe's metadata records).
+    keep_metadata: bool,
+    in_endian: Endian,
+    out_endian: Endian,
+    compressor: Option<Compressor>,
+    observed: Observed,
+    report: Report,
+    /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
+    stream_features: Option<StreamFeatures>,
+    /// The edits that keep, drop or replace each record (`crate::edit`).
+    edit: Option<EditStage>,
+    /// Checks the compressed records copied as they are.
+    verifier: verify::Verifier,
+    /// The record written last has a payload still in the input (larger than
+    /// `perfdata_core::raw::MAX_BUFFERED`): [`RecordStage::payload`] copies the rest.
+    streaming: bool,
+}
+
+impl RecordStage {
+    pub fn new(
+        opts: ConvertOptions,
+        meta: &Metadata,
+        target: Target,
+        edit: Option<EditStage>,
+    ) -> Result<Self> {
+        let in_endian = meta.endian;
+        let out_endian = opts.endian.unwrap_or(in_endian);
+        let keep_metadata = (meta.container == ContainerKind::Pipe) == (target == Target::Pipe);
+        let stream_features = if keep_metadata && target == Target::Pipe {
+            Some(StreamFeatures::new(meta, &opts, out_endian)?)
+        } else {
+            None
+        };
+        Ok(RecordStage {
+            opts,
+            keep_metadata,
+            in_endian,
+            out_endian,
+            compressor: None,
+            observed: Observed::default(),
+            report: Report::default(),
+            stream_features,
+            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
+            edit,
+            streaming: false,
+        })
+    }
+
+    /// The byte order written.
+    pub fn out_endian(&self) -> Endian {
+        self.out_endian
+    }
+
+    /// Whether the input's metadata records are copied as records.
+    pub fn keeps_metadata(&self) -> bool {
+        self.keep_metadata
+    }
+
+    /// Count a record read but not passed through the stage (a stream's metadata
+    /// records read ahead of a file's header).
+    pub fn count_read(&mut self) {
+        self.report.records_in += 1;
+    }
+
+    /// The metadata the output describes: the input's, as the edits change it.
+    pub fn out_meta<'m>(&mut self, meta: &'m Metadata) -> Result<Cow<'m, Metadata>> {
+        match self.edit.as_mut() {
+            Some(stage) => Ok(Cow::Owned(stage.output_meta(meta)?)),
+            None => Ok(Cow::Borrowed(meta)),
+        }
+    }
+
+    /// Process one input record: through the edits, then out. Returns whether the
+    /// rest of its payload, still in the input, is wanted ([`RecordStage::payload`]).
+    pub fn record(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<bool> {
+        self.streaming = false;
+        self.record_in(sink, item)?;
+        Ok(self.streaming)
+    }
+
+    /// More of the payload of the record written last (a payload of gigabytes, Intel
+    /// PT's AUXTRACE, goes from input to output piece by piece, never held).
+    pub fn payload(&mut self, sink: &mut dyn Sink, more: &[u8]) -> Result<()> {
+        match self.streaming {
+            true => sink.write_payload(more),
+            false => Ok(()),
+        }
+    }
+
+    fn record_in(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
+        self.report.records_in += 1;
+        let Some(stage) = self.edit.as_mut() else {
+            return self.record_out(sink, item);
+        };
+        match stage.apply(item)? {
+            Action::Keep => self.record_out(sink, item),
+            Action::Drop => Ok(()),
+            Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
+                Some(item.raw.offset),
+                format!(
+                    "an edit rewrites record {}, whose {}-byte payload is too large to hold",
+                    item.raw.record_type(),
+                    item.raw.payload_len()
+                ),
+            )),
+            Action::Replace(recs) => {
+                for rec in &recs {
+                    let raw = rec.as_raw(item.meta.endian);
+                    self.record_out(
+                        sink,
+                        &Item {
+                            raw,
+                            meta: item.meta,
+                        },
+                    )?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The end of the records: the verifier's last word and the compressor flushed.
+    pub fn finish_records(&mut self, sink: &mut dyn Sink) -> Result<()> {
+        if let Some(warning) = self.verifier.finish()? {
+            self.report.warnings.push(warning);
+        }
+        if let Some(c) = self.compressor.as_mut() {
+            let mut out = |rec: &[u8]| sink.write(rec, &[]);
+            c.flush(&mut out)?;
+        }
+        Ok(())
+    }
+
+    /// The edits' last word: an edit that selected nothing fails here, before the
+    /// output is finished.
+    pub fn finish_edits(&mut self, meta: &Metadata) -> Result<()> {
+        match self.edit.as_mut() {
+            Some(stage) => stage.finish(meta),
+            None => Ok(()),
+        }
+    }
+
+    /// What the stage saw, for the feature derivation, and its report (counts, its
+    /// warnings, the edits' summary).
+    pub fn into_results(mut self) -> (Observed, Report) {
+        let mut observed = self.observed;
+        observed.removed_samples = self.edit.as_ref().is_some_and(|e| e.removed_samples());
+        if let (Some(state), Some(c)) = (observed.compressed.as_mut(), self.compressor.as_ref()) {
+            *state = CompressorState {
+                ratio: c.ratio(),
+                mmap_len: c.mmap_len(),
+            };
+        }
+        self.report.edits = self.edit.take().map(EditStage::into_summary);
+        (observed, self.report)
+    }
+
+    /// The compressor, made on first use: keeping compression writes the containers the
+    /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
+    fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
+        if self.compressor.is_none() {
+            let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
+            let (level, format) = match self.opts.compression {
+                Compression::Compress { level, format } => (level, format),
+                Compression::Keep | Compression::Decompress => {
+                    let seen = match meta.compression_record {
+                        Some(RecordType::Compressed2) => CompressFormat::Compressed2,
+                        _ => CompressFormat::Compressed,
+                    };
+                    let level = features::input_level(meta).unwrap_or(1);
+                    (level, self.opts.keep_format.unwrap_or(seen))
+                }
+            };
+            self.compressor = Some(Compressor::new(level, format, mmap_len, self.out_endian)?);
+        }
+        Ok(self.compressor.as_mut().expect("just made"))
+    }
+
+    /// Re-encode a record in the output byte order (a copy when the order is the same).
+    /// `None` when the record is written as it is (the common, copy-free case).
+    fn transcode(&self, raw: &RawRecord<'_>, meta: &Metadata) -> Result<Option<Vec<u8>>> {
+        if self.in_endian == self.out_endian {
+            return Ok(None);
+        }
+        // A payload too large to hold (AUXTRACE's trace) is bytes kept in their order,
+        // as perf reads them: only the record is swapped, and the payload streams after
+        // it as it is.
+        let ctx = DecodeContext {
+            endian: self.in_endian,
+            events: &meta.events,
+        };
+        let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
+        match &mut record.body {
+            RecordBody::Sample(sample) => swap_memory_images(sample),
+            RecordBody::HeaderFeature(feature_record) => {
+                // The payload is a feature section: swap it through its model.
+                feature_record.data =
+                    features::transcode_section(feature_record, meta, raw.offset, self.out_endian)?;
+            }
+            RecordBody::Raw(_) => {
+                return Err(WriteError::unsupported(
+                    Some(raw.offset),
+                    format!(
+                        "record {} has no known layout, so its fields cannot be byte-swapped",
+                        raw.record_type()
+                    ),
+                ))
+            }
+            _ => {}
+        }
+        Ok(Some(record.encode(self.out_endian)?))
+    }
+
+    /// Whether a record goes into the compression stream. Keeping compression puts back
+    /// exactly the records that came out of it; compressing takes the kernel's records
+    /// (what perf's ring buffers hold and `perf record -z` compresses) and leaves perf's
+    /// own records (FINISHED_ROUND, metadata, AUXTRACE with its payload) plain.
+    fn compress_this(&self, ty: RecordType, origin: Origin) -> bool {
+        match self.opts.compression {
+            Compression::Decompress => false,
+            Compression::Keep => matches!(origin, Origin::Decompressed { .. }),
+            Compression::Compress { .. } => ty.is_kernel(),
+        }
+    }
+
+    /// Write one record (already in the output byte order) through compression.
+    fn emit(
+        &mut self,
+        sink: &mut dyn Sink,
+        (rec, payload): (&[u8], &[u8]),
+        compressed: bool,
+        meta: &Metadata,
+    ) -> Result<()> {
+        if compressed {
+            // The state is filled in when the stage finishes.
+            self.observed.compressed.get_or_insert(CompressorState {
+                ratio: 0,
+                mmap_len: 0,
+            });
+            let c = self.compressor(meta)?;
+            let mut out = |rec: &[u8]| sink.write(rec, &[]);
+            c.push(rec, payload, &mut out)?;
+        } else {
+            if let Some(c) = self.compressor.as_mut() {
+                let mut out = |rec: &[u8]| sink.write(rec, &[]);
+                c.flush(&mut out)?;
+            }
+            sink.write(rec, payload)?;
+        }
+        self.report.records_out += 1;
+        Ok(())
+    }
+
+    /// Whether a sample's time goes into a derived SAMPLE_TIME: for files made from
+    /// pipes, directories and recordings that never finished (a finished file has its
+    /// own), and whenever edits may have removed samples.
+    fn times_samples(&self, meta: &Metadata) -> bool {
+        meta.container != ContainerKind::File || meta.unfinished || self.edit.is_some()
+    }
+
+    /// Write one record that the edits (if any) kept.
+    fn record_out(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
+        let raw = &item.raw;
+        let ty = raw.record_type();
+        let time = if ty == RecordType::Sample && self.times_samples(item.meta) {
+            item.locate().time
+        } else {
+            None
+        };
+        self.observed.record(ty, time);
+        if let Some(sf) = self.stream_features.as_mut() {
+            let place = match ty {
+                RecordType::HeaderFeature => {
+                    Place::Feature(perfdata_core::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0))
+                }
+                RecordType::HeaderAttr => Place::Attr,
+                _ => Place::Data,
+            };
+            let (insert, keep) = sf.before(place);
+            if let Some(rec) = insert {
+                self.emit(sink, (&rec, &[]), false, item.meta)?;
+            }
+            if !keep {
+                return Ok(());
+            }
+        }
+        if ty.is_metadata() && !self.keep_metadata {
+            return Ok(());
+        }
+        // perf 6.1 cannot read simpleperf's tracing data record inside a file's data;
+        // its content is in the TRACING_DATA feature of the output.
+        if ty == RecordType::HeaderTracingData
+            && self.opts.compat_perf_6_1
+            && item.meta.header.is_some()
+        {
+            return Ok(());
+        }
+        if raw.is_compressed() {
+            if let Some(warning) = self.verifier.check(raw)? {
+                self.report.warnings.push(warning);
+            }
+        }
+        let encoded = self.transcode(raw, item.meta)?;
+        let parts = match &encoded {
+            Some(bytes) => split_payload(bytes, self.out_endian),
+            None => (raw.bytes, raw.payload),
+        };
+        // A payload too large to hold is written plain, as it streams by.
+        let compressed = self.compress_this(ty, raw.origin) && raw.rest == 0;
+        // What cannot be written is named by the input record it comes from.
+        self.emit(sink, parts, compressed, item.meta)
+            .map_err(|e| match e {
+                WriteError::Unsupported { offset: None, what } => {
+                    WriteError::unsupported(Some(raw.offset), what)
+                }
+                other => other,
+            })?;
+        self.streaming = raw.rest > 0;
+        Ok(())
+    }
+}
+
+/// The user stack and AUX snapshot of a sample are memory images: a big-endian machine's
+/// stack holds big-endian words. perf reads a foreign-endian sample by swapping all of it
+/// as u64 words and then undoing that only for RAW data, so to show perf the same memory
+/// after a byte-order change, these images are swapped word by word as well.
+fn swap_memory_images(sample: &mut Sample) {
+    fn swap_words(bytes: &mut [u8]) {
+        for word in bytes.chunks_exact_mut(8) {
+            word.reverse();
+        }
+    }
+    if let Some(stack) = &mut sample.stack_user {
+        swap_words(&mut stack.data);
+    }
+    if let Some(aux) = &mut sample.aux {
+        swap_words(&mut aux.data);
+    }
+}
+
+/// Split an encoded record into its `header.size` bytes and the payload after them.
+pub(super) fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
+    let size = perfdata_core::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
+    if size >= 8 && size <= bytes.len() {
+        bytes.split_at(size)
+    } else {
+        (bytes, &[])
+    }
+}
