@@ -43,7 +43,13 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
-    let r = replay::replay(a.file.path())?;
+    // The tables count samples as they come; only the CSV tables keep them.
+    let mut tally = table::Tally::new(&keys);
+    let r = if a.csv.is_some() {
+        replay::replay(a.file.path())?
+    } else {
+        replay::replay_each(a.file.path(), |_, s| tally.add(&s))?
+    };
     let opts = SymbolOptions {
         symfs: a.symfs.clone(),
         kallsyms: r.kernel_is_running(),
@@ -53,7 +59,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     if let Some(dir) = &a.csv {
         return write_csv(a.file.path(), dir, &r, &mut symbols);
     }
-    let tables = table::build(&r, &keys, &mut symbols);
+    let tables = tally.tables(&r, &mut symbols);
     let mut out = std::io::stdout().lock();
     if a.json {
         text::write_json(&mut out, &tables, &keys)?;
