@@ -7,7 +7,7 @@
 #
 # Without FILE it records one into $BENCH_DIR (default /tmp/perfdata-bench-report):
 # `perf record -c 10000 --period -e task-clock` (a sample every 10 us of CPU time) of
-# two pipelines, in parallel, compressing DATA_KIB KiB (default 1024) of random data
+# two pipelines, in parallel, compressing DATA_KIB KiB (default 820) of random data
 # with gzip then xz (user, libc and kernel symbols): about 1.4 million samples here,
 # the timer's interrupts included. Without perf it makes a synthetic file with `perfdata synth` instead and
 # times perfdata alone. The two tools run alternately RUNS times each (default 5) on a
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-report}
 RUNS=${RUNS:-5}
-DATA_KIB=${DATA_KIB:-1024}
+DATA_KIB=${DATA_KIB:-820}
 mkdir -p "$BENCH_DIR"
 perfdata=target/release/perfdata
 cargo build --release -q -p perfdata-cli

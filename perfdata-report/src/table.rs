@@ -131,6 +131,8 @@ struct Count {
 pub struct Tally {
     keys: Vec<SortKey>,
     counts: FxHashMap<RawKey, Count>,
+    /// The key of the last sample and what its run has counted so far.
+    last: Option<(RawKey, Count)>,
     seen: u64,
 }
 
@@ -140,6 +142,7 @@ impl Tally {
         Tally {
             keys: keys.to_vec(),
             counts: FxHashMap::default(),
+            last: None,
             seen: 0,
         }
     }
@@ -163,18 +166,40 @@ impl Tally {
         }
         let first = self.seen;
         self.seen += 1;
-        let c = self.counts.entry(k).or_insert(Count {
-            samples: 0,
-            period: 0,
+        // Runs of samples with the same key (a hot loop) are counted before the map.
+        if let Some((last, c)) = &mut self.last {
+            if *last == k {
+                c.samples += 1;
+                c.period += s.period;
+                return;
+            }
+        }
+        self.flush_last();
+        let c = Count {
+            samples: 1,
+            period: s.period,
             first,
             thread: ip.thread,
-        });
-        c.samples += 1;
-        c.period += s.period;
+        };
+        self.last = Some((k, c));
+    }
+
+    /// Move the current run into the map.
+    fn flush_last(&mut self) {
+        if let Some((k, c)) = self.last.take() {
+            let e = self.counts.entry(k).or_insert(Count {
+                samples: 0,
+                period: 0,
+                ..c
+            });
+            e.samples += c.samples;
+            e.period += c.period;
+        }
     }
 
     /// The tables: one per event that has samples.
-    pub fn tables(self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
+    pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
+        self.flush_last();
         let m = &replay.machine;
         // Rows per event: key values -> (samples, period, first sample, its thread).
         let mut groups: Vec<HashMap<Vec<Value>, Count>> =

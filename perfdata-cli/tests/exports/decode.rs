@@ -195,9 +195,12 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
 
 // ---- speedscope ----
 
-/// Fold a speedscope file: every sampled profile's samples, one each, the profile's
+/// Fold a speedscope file, which must validate against speedscope's schema: every
+/// sampled profile's samples, one each, the profile's
 /// title giving comm (and event); the weights must add up to endValue - startValue.
 pub fn speedscope(doc: &Value, multi: bool) -> Folded {
+    let errors = super::schema::validate(&super::schema::speedscope_schema(), doc);
+    assert!(errors.is_empty(), "speedscope schema: {errors:?}");
     assert_eq!(
         doc["$schema"],
         "https://www.speedscope.app/file-format-schema.json"
