@@ -7,6 +7,7 @@
 //! through at once.
 
 use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, Record, RecordBody, RecordType};
@@ -181,72 +182,44 @@ impl Queue {
     }
 }
 
+/// What the reading thread hands the replaying one, in file order.
+enum Step {
+    /// A FINISHED_ROUND record.
+    Round,
+    /// A record replayed at once (it has no time).
+    Now(Event),
+    /// A record queued at its time.
+    Queued(u64, Event),
+}
+
+/// Records handed over at a time.
+const BATCH: usize = 4096;
+
 /// Read `path` and replay it, handing each sample, resolved, to `on_sample` with the
 /// machine of that moment instead of keeping it (`Replay::samples` stays empty).
+/// Records are read and decoded on this thread and replayed on another: the two halves
+/// of the work take about as long.
 pub fn replay_each(
     path: &Path,
-    mut on_sample: impl FnMut(&Machine, ResolvedSample),
+    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
 ) -> Result<Replay> {
     let mut reader = PerfReader::open(path)?;
     let mut machine = Machine::new();
     add_feature_build_ids(reader.meta(), &mut machine);
-    let mut queue = Queue {
-        waiting: Vec::new(),
-        next_flush: 0,
-        max_time: 0,
-    };
     // A directory's data files are read one after the other, so their rounds do not
     // bound the times still to come: everything waits for the end.
     let rounds = !path.is_dir();
-    let mut apply = |machine: &mut Machine, ev: Event| apply(machine, ev, &mut on_sample);
-    while let Some(item) = reader.next_record()? {
-        let kind = item.raw.record_type();
-        if kind == RecordType::FinishedRound {
-            if rounds {
-                for ev in queue.round() {
-                    apply(&mut machine, ev);
-                }
-            }
-            continue;
-        }
-        // Only the records the process model or the tables use are decoded.
-        if !matches!(
-            kind,
-            RecordType::Comm
-                | RecordType::Fork
-                | RecordType::Exit
-                | RecordType::Mmap
-                | RecordType::Mmap2
-                | RecordType::HeaderBuildId
-                | RecordType::Sample
-        ) {
-            continue;
-        }
-        let at = item.locate();
-        let fast = match (kind, at.event) {
-            (RecordType::Sample, Some(e)) => {
-                let attr = &item.meta.attrs[e].attr;
-                sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian)
-                    .map(|f| sample_event(f, e, attr.sample_period, item.raw.header.misc))
-            }
-            _ => None,
-        };
-        let ev = match fast {
-            Some(ev) => ev,
-            None => match event_of(item.decode()?, at.event, &item.meta.attrs) {
-                Some(ev) => ev,
-                None => continue,
-            },
-        };
-        // perf delivers a record without a time (or of time 0) at once.
-        match at.time {
-            Some(t) if t != 0 => queue.push(t, ev),
-            _ => apply(&mut machine, ev),
-        }
-    }
-    for ev in queue.take_until(u64::MAX) {
-        apply(&mut machine, ev);
-    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Step>>(4);
+    let machine = std::thread::scope(|scope| -> Result<Machine> {
+        let worker = scope.spawn(move || replay_steps(machine, rx, rounds, on_sample));
+        let read = read_steps(&mut reader, &tx);
+        // The replay ends when the reading does, with or without an error.
+        drop(tx);
+        let machine = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        read.map(|()| machine)
+    })?;
     let meta = reader.meta();
     let string_feature = |id| match meta.feature(id) {
         Some(Feature::Hostname(s)) | Some(Feature::OsRelease(s)) => Some(s.to_string()),
@@ -261,6 +234,88 @@ pub fn replay_each(
         machine,
         samples: Vec::new(),
     })
+}
+
+/// Read every record the replay uses, in batches, into `tx`.
+fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(item) = reader.next_record()? {
+        let kind = item.raw.record_type();
+        // Only the records the process model or the tables use are decoded.
+        let step = match kind {
+            RecordType::FinishedRound => Step::Round,
+            RecordType::Comm
+            | RecordType::Fork
+            | RecordType::Exit
+            | RecordType::Mmap
+            | RecordType::Mmap2
+            | RecordType::HeaderBuildId
+            | RecordType::Sample => {
+                let at = item.locate();
+                let fast = match (kind, at.event) {
+                    (RecordType::Sample, Some(e)) => {
+                        let attr = &item.meta.attrs[e].attr;
+                        sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian)
+                            .map(|f| sample_event(f, e, attr.sample_period, item.raw.header.misc))
+                    }
+                    _ => None,
+                };
+                let ev = match fast {
+                    Some(ev) => ev,
+                    None => match event_of(item.decode()?, at.event, &item.meta.attrs) {
+                        Some(ev) => ev,
+                        None => continue,
+                    },
+                };
+                // perf delivers a record without a time (or of time 0) at once.
+                match at.time {
+                    Some(t) if t != 0 => Step::Queued(t, ev),
+                    _ => Step::Now(ev),
+                }
+            }
+            _ => continue,
+        };
+        batch.push(step);
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if tx.send(full).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    // The receiver is gone only if the replay thread panicked, which join reports.
+    let _ = tx.send(batch);
+    Ok(())
+}
+
+/// Replay the records from `rx` in perf's order, onto `machine`.
+fn replay_steps(
+    mut machine: Machine,
+    rx: Receiver<Vec<Step>>,
+    rounds: bool,
+    mut on_sample: impl FnMut(&Machine, ResolvedSample),
+) -> Machine {
+    let mut queue = Queue {
+        waiting: Vec::new(),
+        next_flush: 0,
+        max_time: 0,
+    };
+    for step in rx.into_iter().flatten() {
+        match step {
+            Step::Round if rounds => {
+                for ev in queue.round() {
+                    apply(&mut machine, ev, &mut on_sample);
+                }
+            }
+            Step::Round => {}
+            Step::Now(ev) => apply(&mut machine, ev, &mut on_sample),
+            Step::Queued(t, ev) => queue.push(t, ev),
+        }
+    }
+    for ev in queue.take_until(u64::MAX) {
+        apply(&mut machine, ev, &mut on_sample);
+    }
+    machine
 }
 
 /// What the replay keeps of `record` (None for a sample of no known event).
