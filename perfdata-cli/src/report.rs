@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_report::readperf::{self, Table};
-use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
+use perfdata_report::symbolize::{self, SymbolOptions, Symbolizer};
 use perfdata_report::table::{self, SortKey};
 use perfdata_report::{replay, text};
 use perfdata_write::output::AtomicOutput;
@@ -43,17 +43,25 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
-    let r = replay::replay(a.file.path())?;
+    let kallsyms = symbolize::kallsyms_in_background();
+    // The tables count samples as they come; only the CSV tables keep them.
+    let mut tally = table::Tally::new(&keys);
+    let r = if a.csv.is_some() {
+        replay::replay(a.file.path())?
+    } else {
+        replay::replay_each(a.file.path(), |_, s| tally.add(&s))?
+    };
     let opts = SymbolOptions {
         symfs: a.symfs.clone(),
         kallsyms: r.kernel_is_running(),
         buildid_dir: None,
     };
-    let mut symbols = Symbolizer::new(opts);
+    // A failed read (or thread) leaves the kernel without symbols, as a missing file does.
+    let mut symbols = Symbolizer::new(opts).with_kallsyms(kallsyms.join().ok().flatten());
     if let Some(dir) = &a.csv {
         return write_csv(a.file.path(), dir, &r, &mut symbols);
     }
-    let tables = table::build(&r, &keys, &mut symbols);
+    let tables = tally.tables(&r, &mut symbols);
     let mut out = std::io::stdout().lock();
     if a.json {
         text::write_json(&mut out, &tables, &keys)?;

@@ -3,6 +3,9 @@
 //! decode.rs) and folded to `[event;]comm;outer;...;leaf` stacks with sample counts,
 //! which must equal the stacks folded from `perf script -F comm,event,ip,sym`.
 //!
+//! The pprof files are also read by `go tool pprof -top`, whose flat count per function
+//! must be perf report's (tests/go_pprof).
+//!
 //! Inputs: the fixtures with frame-pointer callchains, DWARF callchains, a system-wide
 //! recording and three events, and the fixture workload recorded here with `-g`,
 //! `--call-graph dwarf` and two events with `-g`. perfdata does not unwind DWARF stacks,
@@ -15,6 +18,7 @@ use std::path::{Path, PathBuf};
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod exports;
+mod go_pprof;
 mod readperf_csv;
 mod report_rows;
 mod workload;
@@ -23,8 +27,9 @@ use exports::decode::{self, Folded};
 use exports::export;
 use exports::script::{leaves, perf_folded, Depth};
 
-/// Every format of `input`, folded back, against perf; the differences, if any.
-fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
+/// Every format of `input`, folded back, against perf: the differences, if any, and how
+/// many functions `go tool pprof` named.
+fn check(input: &Path, depth: Depth, dir: &Path) -> (Vec<String>, usize) {
     let (perf, multi) = perf_folded(input, depth);
     let total: u64 = perf.values().sum();
     assert!(total > 10, "{}: perf shows {total} samples", name(input));
@@ -33,6 +38,11 @@ fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
     let (flame, width) = decode::flamegraph(&svg);
     let mut ours: BTreeMap<&str, Folded> = BTreeMap::new();
     ours.insert("pprof", decode::pprof(&export(input, "pprof", dir), multi));
+    assert!(
+        go_pprof::go_available(),
+        "go is not installed: apt-get install golang-go (the CI script does)"
+    );
+    let (mut problems, named) = go_pprof::check(input, &dir.join(format!("{}.pprof", name(input))));
     ours.insert(
         "speedscope",
         decode::speedscope(&json(export(input, "speedscope", dir)), multi),
@@ -42,7 +52,6 @@ fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
         decode::firefox(&json(export(input, "firefox", dir)), multi),
     );
     ours.insert("flamegraph", flame);
-    let mut problems = Vec::new();
     if width != total {
         problems.push(format!(
             "{}: flame graph width {width}, perf {total} samples",
@@ -80,15 +89,18 @@ fn check(input: &Path, depth: Depth, dir: &Path) -> Vec<String> {
         perf.len(),
         ours.len()
     );
-    problems
+    (problems, named)
 }
 
 fn run_all(inputs: &[(PathBuf, Depth)], dir: &Path) {
-    let problems: Vec<String> = inputs
-        .iter()
-        .flat_map(|(input, depth)| check(input, *depth, dir))
-        .collect();
+    let (mut problems, mut named) = (Vec::new(), 0);
+    for (input, depth) in inputs {
+        let (p, n) = check(input, *depth, dir);
+        problems.extend(p);
+        named += n;
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(named > 10, "go tool pprof named {named} functions");
 }
 
 #[test]

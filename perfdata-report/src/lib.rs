@@ -23,6 +23,7 @@ pub mod pprof;
 pub mod process;
 pub mod readperf;
 pub mod replay;
+pub mod sample_fields;
 pub mod speedscope;
 pub mod stacks;
 pub mod symbolize;

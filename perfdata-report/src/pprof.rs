@@ -15,6 +15,8 @@ use crate::process::Dso;
 use crate::stacks::Stacks;
 
 /// The messages of profile.proto that are written (field numbers as in the proto).
+// Each field is the proto's field of the same name, documented there.
+#[allow(missing_docs)]
 pub mod proto {
     /// The whole profile.
     #[derive(Clone, PartialEq, prost::Message)]

@@ -21,9 +21,13 @@ use crate::symbolize::{SymbolName, Symbolizer};
 /// The four tables, by file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Table {
+    /// `stat.csv`: records by type.
     Stat,
+    /// `overview.csv`: every record in time order.
     Overview,
+    /// `processes.csv`: one line per process.
     Processes,
+    /// `results.csv`: samples per symbol.
     Results,
 }
 
@@ -55,7 +59,9 @@ pub struct OverviewRow {
     pub nr: u64,
     /// perf's name of its type (`MMAP2`, `SAMPLE`).
     pub kind: String,
+    /// Its process, where the record names one.
     pub pid: Option<i32>,
+    /// Its thread, where the record names one.
     pub tid: Option<i32>,
     /// Its time, where the record has one.
     pub time: Option<u64>,
@@ -67,6 +73,7 @@ pub struct OverviewRow {
 /// One line of `processes.csv`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessRow {
+    /// The process id.
     pub pid: i32,
     /// The process's name: its main thread's last one.
     pub comm: String,
@@ -74,14 +81,18 @@ pub struct ProcessRow {
     pub mmaps: u64,
     /// Its main thread's first FORK and last EXIT, at the times perf script shows.
     pub fork_time: Option<u64>,
+    /// When it exited, if it did in the recording.
     pub exit_time: Option<u64>,
+    /// Its samples.
     pub samples: u64,
+    /// The sum of their periods.
     pub period: u64,
 }
 
 /// One line of `results.csv`: a function (or an address without one) of an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultRow {
+    /// The event, as `perf script` names it.
     pub event: String,
     /// As perf report's Symbol column: `[k] name`, `[.] name` or `[.] 0x...`.
     pub symbol: String,
@@ -91,7 +102,9 @@ pub struct ResultRow {
     pub build_id: String,
     /// The source file, where known (not yet: DWARF line tables are not read).
     pub source: String,
+    /// Samples of the symbol.
     pub samples: u64,
+    /// The sum of their periods.
     pub period: u64,
 }
 

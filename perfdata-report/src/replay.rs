@@ -1,15 +1,20 @@
 //! Reading a recording into the process model: the side-band records and samples are put
-//! in time order (perf's ordered events: a stable sort, so records of equal time keep
-//! file order) and replayed, each sample resolved as it comes, against the maps and names
-//! of that moment.
+//! in time order as perf's ordered events put them and replayed, each sample resolved as
+//! it comes, against the maps and names of that moment. Records are queued by time (equal
+//! times keep file order); a FINISHED_ROUND record lets out the queued records no later
+//! than the latest time seen before the previous one, as perf 6.1 does, so only about
+//! two rounds of records are held at once; records without a time (or of time 0) go
+//! through at once.
 
 use std::path::Path;
+use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, RecordBody, RecordType};
-use perfdata_core::{Metadata, PerfReader, Result};
+use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, Record, RecordBody, RecordType};
+use perfdata_core::{EventAttr, Metadata, PerfReader, Result};
 
 use crate::process::{Location, Machine};
+use crate::sample_fields::{self, SampleFields};
 
 /// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
 /// maps come as MMAP records, so the parent's are not copied.
@@ -130,116 +135,99 @@ enum Event {
         filename: String,
         build_id: Vec<u8>,
     },
-    /// The sample (its locations still to find), its ip, whether in kernel mode, and its
-    /// callchain's raw entries.
-    Sample(ResolvedSample, u64, bool, Vec<u64>),
+    /// A sample, its locations still to find.
+    Sample(PendingSample),
 }
 
-/// Read `path` and replay it.
+/// Read `path` and replay it, keeping every sample.
 pub fn replay(path: &Path) -> Result<Replay> {
-    let mut reader = PerfReader::open(path)?;
-    let mut events: Vec<(u64, Event)> = Vec::new();
-    let mut all_timed = true;
-    while let Some(item) = reader.next_record()? {
-        // Only the records the process model or the tables use are decoded.
-        if !matches!(
-            item.raw.record_type(),
-            RecordType::Comm
-                | RecordType::Fork
-                | RecordType::Exit
-                | RecordType::Mmap
-                | RecordType::Mmap2
-                | RecordType::HeaderBuildId
-                | RecordType::Sample
-        ) {
-            continue;
-        }
-        let at = item.locate();
-        let (time, event_idx) = (at.time, at.event);
-        let record = item.decode()?;
-        let m = record.header.misc;
-        let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;
-        let ev = match record.body {
-            RecordBody::Comm(c) => Event::Comm {
-                pid: c.pid,
-                tid: c.tid,
-                name: c.comm.as_str_lossy(),
-                exec: m & misc::COMM_EXEC != 0,
-            },
-            RecordBody::Fork(f) => Event::Fork(f, m & MISC_FORK_EXEC == 0),
-            RecordBody::Exit(f) => Event::Exit(f),
-            RecordBody::Mmap(mm) => Event::Mmap(mm, kernel_mode, None),
-            RecordBody::Mmap2(mm) => {
-                let build_id = match mm.id {
-                    Mmap2Id::BuildId {
-                        build_id_size,
-                        build_id,
-                        ..
-                    } => Some(build_id[..usize::from(build_id_size).min(20)].to_vec()),
-                    Mmap2Id::Inode { .. } => None,
-                };
-                let mm = Mmap {
-                    pid: mm.pid,
-                    tid: mm.tid,
-                    addr: mm.addr,
-                    len: mm.len,
-                    pgoff: mm.pgoff,
-                    filename: mm.filename,
-                };
-                Event::Mmap(mm, kernel_mode, build_id)
-            }
-            RecordBody::HeaderBuildId(b) => Event::BuildId {
-                filename: b.filename.as_str_lossy(),
-                build_id: b.build_id_padded.to_vec(),
-            },
-            RecordBody::Sample(s) => {
-                let Some(event) = event_idx else { continue };
-                let attr = &item.meta.attrs[event].attr;
-                let pt = s.tid.unwrap_or_default();
-                let sample = ResolvedSample {
-                    event,
-                    pid: pt.pid,
-                    tid: pt.tid,
-                    cpu: s.cpu.map(|c| c.cpu),
-                    time: s.time,
-                    period: s.period.unwrap_or(attr.sample_period),
-                    ip: Location::default(),
-                    callchain: Vec::new(),
-                };
-                let chain = s.callchain.map(|c| c.ips).unwrap_or_default();
-                Event::Sample(sample, s.ip.unwrap_or(0), kernel_mode, chain)
-            }
-            _ => continue,
-        };
-        all_timed &= time.is_some();
-        events.push((time.unwrap_or(0), ev));
-    }
-    if all_timed {
-        events.sort_by_key(|(t, _)| *t);
-    }
-    let meta = reader.meta();
-    let mut machine = Machine::new();
-    add_feature_build_ids(meta, &mut machine);
     let mut samples = Vec::new();
-    for (_, ev) in events {
-        match ev {
-            Event::Comm {
-                pid,
-                tid,
-                name,
-                exec,
-            } => machine.process_comm(pid, tid, &name, exec),
-            Event::Fork(f, clone_maps) => machine.process_fork(&f, clone_maps),
-            Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
-            Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
-            Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
-            Event::Sample(mut sample, ip, kernel, chain) => {
-                sample.ip = machine.resolve(sample.pid, sample.tid, ip, kernel);
-                sample.callchain = resolve_chain(&mut machine, &sample, &chain);
-                samples.push(sample);
-            }
-        }
+    let mut r = replay_each(path, |_, s| samples.push(s))?;
+    r.samples = samples;
+    Ok(r)
+}
+
+/// Records waiting for their turn, in perf's order (see the module's comment).
+struct Queue {
+    /// (time, record), in file order after the sorted rest of earlier rounds.
+    waiting: Vec<(u64, Event)>,
+    /// Records up to this time go out at the next FINISHED_ROUND.
+    next_flush: u64,
+    /// The latest time queued.
+    max_time: u64,
+}
+
+impl Queue {
+    fn push(&mut self, time: u64, ev: Event) {
+        // perf's max_timestamp: the latest time queued since the queue was last empty.
+        self.max_time = if self.waiting.is_empty() {
+            time
+        } else {
+            self.max_time.max(time)
+        };
+        self.waiting.push((time, ev));
     }
+
+    /// The records up to `limit`, in order; the rest stay queued.
+    fn take_until(&mut self, limit: u64) -> impl Iterator<Item = Event> + '_ {
+        // Stable, by time: equal times keep the order they came in (the queue is in file
+        // order but for what is left of earlier rounds, itself sorted and earlier), and
+        // the merge sort is quick on the few sorted runs (one per CPU) a round holds.
+        self.waiting.sort_by_key(|(t, _)| *t);
+        let n = self.waiting.partition_point(|(t, _)| *t <= limit);
+        self.waiting.drain(..n).map(|(_, ev)| ev)
+    }
+
+    /// perf's OE_FLUSH__ROUND.
+    fn round(&mut self) -> impl Iterator<Item = Event> + '_ {
+        let limit = self.next_flush;
+        // An empty queue leaves perf's next_flush as it was.
+        if !self.waiting.is_empty() {
+            self.next_flush = self.max_time;
+        }
+        self.take_until(limit)
+    }
+}
+
+/// What the reading thread hands the replaying one, in file order.
+enum Step {
+    /// A FINISHED_ROUND record.
+    Round,
+    /// A record replayed at once (it has no time).
+    Now(Event),
+    /// A record queued at its time.
+    Queued(u64, Event),
+}
+
+/// Records handed over at a time.
+const BATCH: usize = 4096;
+
+/// Read `path` and replay it, handing each sample, resolved, to `on_sample` with the
+/// machine of that moment instead of keeping it (`Replay::samples` stays empty).
+/// Records are read and decoded on this thread and replayed on another: the two halves
+/// of the work take about as long.
+pub fn replay_each(
+    path: &Path,
+    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
+) -> Result<Replay> {
+    let mut reader = PerfReader::open(path)?;
+    let mut machine = Machine::new();
+    add_feature_build_ids(reader.meta(), &mut machine);
+    // A directory's data files are read one after the other, so their rounds do not
+    // bound the times still to come: everything waits for the end.
+    let rounds = !path.is_dir();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Step>>(4);
+    let machine = std::thread::scope(|scope| -> Result<Machine> {
+        let worker = scope.spawn(move || replay_steps(machine, rx, rounds, on_sample));
+        let read = read_steps(&mut reader, &tx);
+        // The replay ends when the reading does, with or without an error.
+        drop(tx);
+        let machine = worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        read.map(|()| machine)
+    })?;
+    let meta = reader.meta();
     let string_feature = |id| match meta.feature(id) {
         Some(Feature::Hostname(s)) | Some(Feature::OsRelease(s)) => Some(s.to_string()),
         _ => None,
@@ -249,8 +237,195 @@ pub fn replay(path: &Path) -> Result<Replay> {
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
         machine,
-        samples,
+        samples: Vec::new(),
     })
+}
+
+/// Read every record the replay uses, in batches, into `tx`.
+fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(item) = reader.next_record()? {
+        let kind = item.raw.record_type();
+        // Only the records the process model or the tables use are decoded.
+        let step = match kind {
+            RecordType::FinishedRound => Step::Round,
+            RecordType::Comm
+            | RecordType::Fork
+            | RecordType::Exit
+            | RecordType::Mmap
+            | RecordType::Mmap2
+            | RecordType::HeaderBuildId
+            | RecordType::Sample => {
+                let at = item.locate();
+                let fast = match (kind, at.event) {
+                    (RecordType::Sample, Some(e)) => {
+                        let attr = &item.meta.attrs[e].attr;
+                        sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian)
+                            .map(|f| sample_event(f, e, attr.sample_period, item.raw.header.misc))
+                    }
+                    _ => None,
+                };
+                let ev = match fast {
+                    Some(ev) => ev,
+                    None => match event_of(item.decode()?, at.event, &item.meta.attrs) {
+                        Some(ev) => ev,
+                        None => continue,
+                    },
+                };
+                // perf delivers a record without a time (or of time 0) at once.
+                match at.time {
+                    Some(t) if t != 0 => Step::Queued(t, ev),
+                    _ => Step::Now(ev),
+                }
+            }
+            _ => continue,
+        };
+        batch.push(step);
+        if batch.len() == BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+            if tx.send(full).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    // The receiver is gone only if the replay thread panicked, which join reports.
+    let _ = tx.send(batch);
+    Ok(())
+}
+
+/// Replay the records from `rx` in perf's order, onto `machine`.
+fn replay_steps(
+    mut machine: Machine,
+    rx: Receiver<Vec<Step>>,
+    rounds: bool,
+    mut on_sample: impl FnMut(&Machine, ResolvedSample),
+) -> Machine {
+    let mut queue = Queue {
+        waiting: Vec::new(),
+        next_flush: 0,
+        max_time: 0,
+    };
+    for step in rx.into_iter().flatten() {
+        match step {
+            Step::Round if rounds => {
+                for ev in queue.round() {
+                    apply(&mut machine, ev, &mut on_sample);
+                }
+            }
+            Step::Round => {}
+            Step::Now(ev) => apply(&mut machine, ev, &mut on_sample),
+            Step::Queued(t, ev) => queue.push(t, ev),
+        }
+    }
+    for ev in queue.take_until(u64::MAX) {
+        apply(&mut machine, ev, &mut on_sample);
+    }
+    machine
+}
+
+/// What the replay keeps of `record` (None for a sample of no known event).
+fn event_of(record: Record, event_idx: Option<usize>, attrs: &[EventAttr]) -> Option<Event> {
+    let m = record.header.misc;
+    let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;
+    Some(match record.body {
+        RecordBody::Comm(c) => Event::Comm {
+            pid: c.pid,
+            tid: c.tid,
+            name: c.comm.as_str_lossy(),
+            exec: m & misc::COMM_EXEC != 0,
+        },
+        RecordBody::Fork(f) => Event::Fork(f, m & MISC_FORK_EXEC == 0),
+        RecordBody::Exit(f) => Event::Exit(f),
+        RecordBody::Mmap(mm) => Event::Mmap(mm, kernel_mode, None),
+        RecordBody::Mmap2(mm) => {
+            let build_id = match mm.id {
+                Mmap2Id::BuildId {
+                    build_id_size,
+                    build_id,
+                    ..
+                } => Some(build_id[..usize::from(build_id_size).min(20)].to_vec()),
+                Mmap2Id::Inode { .. } => None,
+            };
+            let mm = Mmap {
+                pid: mm.pid,
+                tid: mm.tid,
+                addr: mm.addr,
+                len: mm.len,
+                pgoff: mm.pgoff,
+                filename: mm.filename,
+            };
+            Event::Mmap(mm, kernel_mode, build_id)
+        }
+        RecordBody::HeaderBuildId(b) => Event::BuildId {
+            filename: b.filename.as_str_lossy(),
+            build_id: b.build_id_padded.to_vec(),
+        },
+        RecordBody::Sample(s) => {
+            let f = SampleFields::from_decoded(*s);
+            sample_event(f, event_idx?, attrs[event_idx?].attr.sample_period, m)
+        }
+        _ => return None,
+    })
+}
+
+/// A sample waiting for its turn: its locations still to find.
+struct PendingSample {
+    event: usize,
+    pid: i32,
+    tid: i32,
+    cpu: Option<u32>,
+    time: Option<u64>,
+    period: u64,
+    ip: u64,
+    /// The ip is in kernel mode.
+    kernel: bool,
+    /// The callchain's raw entries, markers included.
+    chain: Vec<u64>,
+}
+
+/// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
+/// that do not carry one.
+fn sample_event(f: SampleFields, event: usize, period: u64, misc: u16) -> Event {
+    Event::Sample(PendingSample {
+        event,
+        pid: f.pid,
+        tid: f.tid,
+        cpu: f.cpu,
+        time: f.time,
+        period: f.period.unwrap_or(period),
+        ip: f.ip.unwrap_or(0),
+        kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
+        chain: f.callchain,
+    })
+}
+
+/// Replay one record.
+fn apply(machine: &mut Machine, ev: Event, on_sample: &mut impl FnMut(&Machine, ResolvedSample)) {
+    match ev {
+        Event::Comm {
+            pid,
+            tid,
+            name,
+            exec,
+        } => machine.process_comm(pid, tid, &name, exec),
+        Event::Fork(f, clone_maps) => machine.process_fork(&f, clone_maps),
+        Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
+        Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
+        Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
+        Event::Sample(p) => {
+            let sample = ResolvedSample {
+                event: p.event,
+                pid: p.pid,
+                tid: p.tid,
+                cpu: p.cpu,
+                time: p.time,
+                period: p.period,
+                ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
+                callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
+            };
+            on_sample(machine, sample);
+        }
+    }
 }
 
 /// PERF_CONTEXT_MAX: callchain entries at or above it are context markers.
@@ -261,7 +436,7 @@ const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
 /// Resolve a callchain as perf's `thread__resolve_callchain_sample` does: entries start
 /// in user mode, a PERF_CONTEXT_KERNEL marker switches to kernel mode, any other marker
 /// (USER, HV, guest) to user mode; markers are not frames.
-fn resolve_chain(machine: &mut Machine, s: &ResolvedSample, chain: &[u64]) -> Vec<Location> {
+fn resolve_chain(machine: &mut Machine, pid: i32, tid: i32, chain: &[u64]) -> Vec<Location> {
     let mut kernel = false;
     let mut frames = Vec::with_capacity(chain.len());
     for &ip in chain {
@@ -269,7 +444,7 @@ fn resolve_chain(machine: &mut Machine, s: &ResolvedSample, chain: &[u64]) -> Ve
             kernel = ip == PERF_CONTEXT_KERNEL;
             continue;
         }
-        frames.push(machine.resolve(s.pid, s.tid, ip, kernel));
+        frames.push(machine.resolve(pid, tid, ip, kernel));
     }
     frames
 }

@@ -36,12 +36,17 @@ impl Frame {
 pub struct StackSample {
     /// Index of the event (attr).
     pub event: usize,
+    /// Its process.
     pub pid: i32,
+    /// Its thread.
     pub tid: i32,
     /// The thread's name at the sample.
     pub comm: String,
+    /// The CPU it was taken on, if sampled.
     pub cpu: Option<u32>,
+    /// Its time in ns, if sampled.
     pub time: Option<u64>,
+    /// Its period (the attr's when not sampled).
     pub period: u64,
     /// The frames, outermost (root) first; without a callchain, only the ip's.
     pub frames: Vec<FrameId>,
@@ -50,16 +55,22 @@ pub struct StackSample {
 /// The samples of one event, process, thread and name, in time order.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Track {
+    /// The event (index into the attrs).
     pub event: usize,
+    /// The process.
     pub pid: i32,
+    /// The thread.
     pub tid: i32,
+    /// The thread's name.
     pub comm: String,
 }
 
 /// All samples as stacks.
 #[derive(Debug, Clone, Default)]
 pub struct Stacks {
+    /// Every distinct frame; samples refer to them by index.
     pub frames: Vec<Frame>,
+    /// The samples, in file order.
     pub samples: Vec<StackSample>,
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,

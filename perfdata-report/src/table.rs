@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::process::DsoId;
-use crate::replay::Replay;
+use crate::replay::{Replay, ResolvedSample};
 use crate::symbolize::{SymbolName, Symbolizer};
 
 /// A sort key, by perf's name for it.
@@ -107,53 +108,170 @@ enum Value {
     Event(usize),
 }
 
+/// What a sample is counted by as it comes: the parts of it the sort keys use (the
+/// others left at their defaults), before symbols are looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct RawKey {
+    event: usize,
+    comm: usize,
+    tid: i32,
+    cpu: i64,
+    dso: Option<DsoId>,
+    kernel: bool,
+    addr: u64,
+}
+
+/// A raw key's count: samples, period, and the first sample's number and thread.
+#[derive(Debug, Clone, Copy)]
+struct Count {
+    samples: u64,
+    period: u64,
+    first: u64,
+    thread: usize,
+}
+
+/// Samples counted one at a time (perf's hists), so that a report need not keep them:
+/// [`Tally::add`] each, then [`Tally::tables`].
+#[derive(Debug, Clone)]
+pub struct Tally {
+    keys: Vec<SortKey>,
+    counts: FxHashMap<RawKey, Count>,
+    /// The key of the last sample and what its run has counted so far.
+    last: Option<(RawKey, Count)>,
+    seen: u64,
+}
+
+impl Tally {
+    /// An empty tally for `keys`.
+    pub fn new(keys: &[SortKey]) -> Tally {
+        Tally {
+            keys: keys.to_vec(),
+            counts: FxHashMap::default(),
+            last: None,
+            seen: 0,
+        }
+    }
+
+    /// Count one sample.
+    pub fn add(&mut self, s: &ResolvedSample) {
+        let ip = &s.ip;
+        let mut k = RawKey {
+            event: s.event,
+            ..RawKey::default()
+        };
+        for key in &self.keys {
+            match key {
+                SortKey::Comm => k.comm = ip.comm,
+                SortKey::Pid | SortKey::Tid => k.tid = s.tid,
+                SortKey::Dso => k.dso = ip.dso,
+                SortKey::Sym => (k.kernel, k.dso, k.addr) = (ip.kernel, ip.dso, ip.addr),
+                SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
+                SortKey::Event => {}
+            }
+        }
+        let first = self.seen;
+        self.seen += 1;
+        // Runs of samples with the same key (a hot loop) are counted before the map.
+        if let Some((last, c)) = &mut self.last {
+            if *last == k {
+                c.samples += 1;
+                c.period += s.period;
+                return;
+            }
+        }
+        self.flush_last();
+        let c = Count {
+            samples: 1,
+            period: s.period,
+            first,
+            thread: ip.thread,
+        };
+        self.last = Some((k, c));
+    }
+
+    /// Move the current run into the map.
+    fn flush_last(&mut self) {
+        if let Some((k, c)) = self.last.take() {
+            let e = self.counts.entry(k).or_insert(Count {
+                samples: 0,
+                period: 0,
+                ..c
+            });
+            e.samples += c.samples;
+            e.period += c.period;
+        }
+    }
+
+    /// The tables: one per event that has samples.
+    pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
+        self.flush_last();
+        let m = &replay.machine;
+        // Rows per event: key values -> (samples, period, first sample, its thread).
+        let mut groups: Vec<HashMap<Vec<Value>, Count>> =
+            vec![HashMap::new(); replay.event_names.len()];
+        for (k, c) in self.counts {
+            let values: Vec<Value> = self
+                .keys
+                .iter()
+                .map(|key| match key {
+                    SortKey::Comm => Value::Comm(k.comm),
+                    SortKey::Pid => Value::Thread(k.tid),
+                    SortKey::Tid => Value::Int(i64::from(k.tid)),
+                    SortKey::Dso => Value::Dso(k.dso),
+                    SortKey::Sym => {
+                        let name = match k.dso {
+                            Some(d) => symbols.name(d, &m.dsos[d], k.addr),
+                            None => SymbolName::Address(k.addr),
+                        };
+                        Value::Sym(k.kernel, k.dso, name)
+                    }
+                    SortKey::Cpu => Value::Int(k.cpu),
+                    SortKey::Event => Value::Event(k.event),
+                })
+                .collect();
+            let Some(g) = groups.get_mut(k.event) else {
+                continue;
+            };
+            let e = g.entry(values).or_insert(Count {
+                samples: 0,
+                period: 0,
+                ..c
+            });
+            e.samples += c.samples;
+            e.period += c.period;
+            if c.first < e.first {
+                (e.first, e.thread) = (c.first, c.thread);
+            }
+        }
+        named_tables(replay, groups)
+    }
+}
+
 /// Group the samples of `replay` by `keys`; one table per event that has samples.
 pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec<EventTable> {
-    let m = &replay.machine;
-    // Rows per event: key values -> (samples, period, first thread seen).
-    let mut groups: Vec<HashMap<Vec<Value>, (u64, u64, usize)>> =
-        vec![HashMap::new(); replay.event_names.len()];
+    let mut tally = Tally::new(keys);
     for s in &replay.samples {
-        let ip = &s.ip;
-        let values: Vec<Value> = keys
-            .iter()
-            .map(|k| match k {
-                SortKey::Comm => Value::Comm(ip.comm),
-                SortKey::Pid => Value::Thread(m.threads[ip.thread].tid),
-                SortKey::Tid => Value::Int(i64::from(s.tid)),
-                SortKey::Dso => Value::Dso(ip.dso),
-                SortKey::Sym => {
-                    let name = match ip.dso {
-                        Some(d) => symbols.name(d, &m.dsos[d], ip.addr),
-                        None => SymbolName::Address(ip.addr),
-                    };
-                    Value::Sym(ip.kernel, ip.dso, name)
-                }
-                SortKey::Cpu => Value::Int(s.cpu.map_or(-1, i64::from)),
-                SortKey::Event => Value::Event(s.event),
-            })
-            .collect();
-        let Some(g) = groups.get_mut(s.event) else {
-            continue;
-        };
-        let e = g.entry(values).or_insert((0, 0, ip.thread));
-        e.0 += 1;
-        e.1 += s.period;
+        tally.add(s);
     }
+    tally.tables(replay, symbols)
+}
+
+/// The rows of each event's groups, their cells printed, sorted as perf sorts them.
+fn named_tables(replay: &Replay, groups: Vec<HashMap<Vec<Value>, Count>>) -> Vec<EventTable> {
     // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
     let mut tables = Vec::new();
     for (event, g) in groups.into_iter().enumerate() {
         if g.is_empty() {
             continue;
         }
-        let samples: u64 = g.values().map(|v| v.0).sum();
-        let period: u64 = g.values().map(|v| v.1).sum();
+        let samples: u64 = g.values().map(|v| v.samples).sum();
+        let period: u64 = g.values().map(|v| v.period).sum();
         let mut merged: HashMap<Vec<String>, (u64, u64)> = HashMap::new();
-        for (values, (n, p, thread)) in g {
-            let cells = values.iter().map(|v| cell(replay, v, thread)).collect();
+        for (values, c) in g {
+            let cells = values.iter().map(|v| cell(replay, v, c.thread)).collect();
             let e = merged.entry(cells).or_default();
-            e.0 += n;
-            e.1 += p;
+            e.0 += c.samples;
+            e.1 += c.period;
         }
         let mut rows: Vec<Row> = merged
             .into_iter()

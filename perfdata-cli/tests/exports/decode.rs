@@ -195,9 +195,12 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
 
 // ---- speedscope ----
 
-/// Fold a speedscope file: every sampled profile's samples, one each, the profile's
+/// Fold a speedscope file, which must validate against speedscope's schema: every
+/// sampled profile's samples, one each, the profile's
 /// title giving comm (and event); the weights must add up to endValue - startValue.
 pub fn speedscope(doc: &Value, multi: bool) -> Folded {
+    let errors = super::schema::validate(&super::schema::speedscope_schema(), doc);
+    assert!(errors.is_empty(), "speedscope schema: {errors:?}");
     assert_eq!(
         doc["$schema"],
         "https://www.speedscope.app/file-format-schema.json"
@@ -309,6 +312,46 @@ fn unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
+/// The SVG parses as XML (quick-xml, end names checked, every attribute read): one
+/// `svg` root element, every element closed.
+fn well_formed_svg(svg: &str) {
+    use quick_xml::events::Event;
+    assert!(svg.trim_start().starts_with("<?xml"), "an XML declaration");
+    let mut reader = quick_xml::Reader::from_str(svg);
+    reader.config_mut().check_end_names = true;
+    let (mut depth, mut roots, mut elements) = (0usize, Vec::new(), 0);
+    loop {
+        let event = reader
+            .read_event()
+            .unwrap_or_else(|e| panic!("SVG at byte {}: {e}", reader.buffer_position()));
+        let (start, empty) = match &event {
+            Event::Start(e) => (Some(e), false),
+            Event::Empty(e) => (Some(e), true),
+            Event::End(_) => {
+                depth -= 1;
+                (None, false)
+            }
+            Event::Eof => break,
+            _ => (None, false),
+        };
+        if let Some(e) = start {
+            for a in e.attributes() {
+                a.unwrap_or_else(|err| panic!("attribute at {}: {err}", reader.buffer_position()));
+            }
+            if depth == 0 {
+                roots.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+            }
+            elements += 1;
+            if !empty {
+                depth += 1;
+            }
+        }
+    }
+    assert_eq!(depth, 0, "unclosed elements");
+    assert_eq!(roots, ["svg"], "one svg root");
+    assert!(elements > 3, "{elements} elements");
+}
+
 /// One drawn frame: its name, level (0 = the root `all`), first sample and width.
 struct Box {
     name: String,
@@ -322,8 +365,7 @@ struct Box {
 /// `[fg:x, fg:x + fg:w)` are its callees, and what they leave of its width is the count
 /// of the stack ending there. Returns the stacks and the root's width.
 pub fn flamegraph(svg: &str) -> (Folded, u64) {
-    assert!(svg.trim_start().starts_with("<?xml"), "an XML document");
-    assert!(svg.trim_end().ends_with("</svg>"), "the SVG is complete");
+    well_formed_svg(svg);
     let mut boxes = Vec::new();
     for g in svg.split("<g><title>").skip(1) {
         let (title, rest) = g.split_once("</title>").expect("title ends");

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod decode;
+pub mod schema;
 pub mod script;
 
 use std::ffi::OsStr;

@@ -147,6 +147,14 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
     // processes.csv: samples per pid, fork and exit times.
     let processes = table("processes.csv");
     let pids = processes.column("pid");
+    let mut unique = pids.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    expect(
+        "processes.csv one line per process",
+        unique.len() == pids.len() && !pids.is_empty(),
+        format!("{} lines, {} pids", pids.len(), unique.len()),
+    );
     let ours: BTreeMap<i64, u64> = pids
         .iter()
         .zip(processes.column("samples"))

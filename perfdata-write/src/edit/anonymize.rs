@@ -56,6 +56,7 @@ pub struct AnonymizeCounts {
     pub aux_zeroed: u64,
     /// AUXTRACE records whose trace data was zeroed, and its bytes.
     pub auxtrace_zeroed: u64,
+    /// The bytes of AUXTRACE trace data zeroed.
     pub auxtrace_bytes: u64,
     /// Features dropped because they were held as raw bytes: their layout is unknown
     /// (simpleperf's file, meta-info and debug-unwind sections hold paths, symbols and
