@@ -49,6 +49,11 @@ pub const EXAMPLES: &[(&str, &str)] = &[
          perfdata buildid remap perf.data --path /build=/usr -o moved.data",
     ),
     (
+        "anonymize",
+        "perfdata anonymize perf.data --salt \"$TEAM_SECRET\" -o share.data\n  \
+         perfdata anonymize perf.data --keep-path /opt/app --keep-comm app -o share.data",
+    ),
+    (
         "report",
         "perfdata report perf.data\n  perfdata report -s dso,sym -n --json perf.data | jq .events",
     ),

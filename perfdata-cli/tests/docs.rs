@@ -17,6 +17,7 @@ const COMMANDS: &[&str] = &[
     "synth",
     "strip",
     "buildid",
+    "anonymize",
     "report",
     "export",
     "completions",
