@@ -17,7 +17,7 @@ use perfdata_core::header::{
     EventType, FeatureBitmap, FileHeader, FileSection, Magic, FILE_HEADER_SIZE,
 };
 use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord, RecordSource};
-use perfdata_core::record::{EventIndex, RecordType};
+use perfdata_core::record::{EventIndex, RecordHeader, RecordType};
 use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
@@ -384,6 +384,16 @@ impl<W: Write + Seek> FileWriter<W> {
                     ),
                 ));
             }
+        }
+        // An empty data section (size 0) is what a killed `perf record` leaves: perf
+        // warns it "was not properly terminated" and the reader takes the features
+        // after it for records. A FINISHED_ROUND (perf writes them all the time, and
+        // it says nothing) keeps a file without records a finished file.
+        if self.pos == self.data_offset {
+            let round = RecordHeader::new(RecordType::FinishedRound, 0, 8);
+            let bytes = encode(&round, self.endian, ());
+            self.out.write_all(&bytes).map_err(io_err)?;
+            self.pos += bytes.len() as u64;
         }
         let data = FileSection {
             offset: self.data_offset,

@@ -258,7 +258,8 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
         }
         _ => 0,
     };
-    let total = size as u64 + payload;
+    // A payload length is any u64 in a hostile file: the sum must not wrap.
+    let total = (size as u64).saturating_add(payload);
     if total > MAX_BUFFERED {
         if bytes.len() < size {
             return Frame::Incomplete {

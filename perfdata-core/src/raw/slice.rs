@@ -152,7 +152,12 @@ impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {
             }
             Frame::Large { size, payload } => {
                 let context = format!("record {}", header_of(rest, self.endian).record_type());
-                Error::truncated(offset, context, size as u64 + payload, rest.len() as u64)
+                Error::truncated(
+                    offset,
+                    context,
+                    (size as u64).saturating_add(payload),
+                    rest.len() as u64,
+                )
             }
             Frame::Incomplete { needed } => {
                 let context = format!("record {}", header_of(rest, self.endian).record_type());

@@ -178,7 +178,7 @@ impl<R: Read> RecordSource for StreamRecords<R> {
                         stream: self.stream,
                     };
                     let ty = header_of(&self.buf[self.start..], self.endian).record_type();
-                    self.large = (self.offset, size as u64 + payload, ty);
+                    self.large = (self.offset, (size as u64).saturating_add(payload), ty);
                     self.start += size;
                     self.offset += size as u64;
                     self.payload_left = payload;

@@ -128,6 +128,9 @@ impl SynthSpec {
                 first.attr.flags |= EXTRA_RECORD_FLAGS;
             }
         }
+        // What the writer would refuse (RAW samples of an event that is no tracepoint,
+        // say) is refused here, before any output exists.
+        super::event::normalize(&mut events.clone(), self.sample_id_all)?;
         let workload = Workload::new(WorkloadSpec {
             seed: self.seed,
             processes: self.processes,
