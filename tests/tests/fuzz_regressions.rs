@@ -130,7 +130,9 @@ fn a_synth_spec_the_writer_would_refuse_does_not_build() {
         fields: "RAW".into(),
         ..SynthSpec::default()
     };
-    let err = spec.build().err().expect("RAW on cycles is refused");
+    let Err(err) = spec.build() else {
+        panic!("RAW on cycles is refused");
+    };
     assert!(
         err.to_string()
             .contains("event cycles: RAW samples need a tracepoint format"),
