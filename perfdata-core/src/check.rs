@@ -228,7 +228,7 @@ impl Checker {
                 // The reader warned already, with the offset and the reason.
                 continue;
             }
-            if let Err(e) = section.try_encode(meta.endian) {
+            if let Err(e) = section.encode(meta.endian) {
                 self.push(None, context, format!("does not encode back: {e}"));
             }
         }

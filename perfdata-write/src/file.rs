@@ -358,7 +358,7 @@ impl<W: Write + Seek> FileWriter<W> {
                     })
                     .collect();
             }
-            let bytes = s.try_encode(self.endian).map_err(|e| {
+            let bytes = s.encode(self.endian).map_err(|e| {
                 WriteError::unsupported(None, format!("encoding feature {}: {e}", s.id))
             })?;
             encoded.push((s.id, bytes));

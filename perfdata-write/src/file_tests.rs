@@ -84,7 +84,7 @@ fn contents(bytes: Vec<u8>) -> Contents {
     let features = meta
         .features
         .values()
-        .map(|s| (s.id, s.encode(meta.endian)))
+        .map(|s| (s.id, s.encode(meta.endian).unwrap()))
         .collect();
     let events = AttrEntry::all(meta);
     (records, events, features)

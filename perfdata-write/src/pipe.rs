@@ -246,7 +246,7 @@ mod tests {
         );
         let feature = Feature::Compressed(Compressed::zstd(1, 0, 1 << 16));
         let section = FeatureSection::new(FeatureId::Compressed, feature);
-        w.write_feature(FeatureId::Compressed, &section.encode(LE))
+        w.write_feature(FeatureId::Compressed, &section.encode(LE).unwrap())
             .unwrap();
         w.write_record(&record, &[]).unwrap();
         let out = w.finish().unwrap();

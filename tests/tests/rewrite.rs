@@ -129,7 +129,7 @@ fn contents(bytes: Vec<u8>) -> Contents {
         .features
         .values()
         .filter(|s| s.id != FeatureId::AuxTrace)
-        .map(|s| (s.id, s.encode(meta.endian)))
+        .map(|s| (s.id, s.encode(meta.endian).unwrap()))
         .collect();
     features.sort_by_key(|(id, _)| id.bit());
     Contents {

@@ -178,17 +178,10 @@ impl FeatureSection {
         }
     }
 
-    /// Encode the section: the payload's layout followed by the trailing bytes.
-    ///
-    /// Panics if a model's own write checks fail (a count that disagrees with its list
-    /// after an edit); [`FeatureSection::try_encode`] returns that as an error.
-    pub fn encode(&self, endian: Endian) -> Vec<u8> {
-        self.try_encode(endian)
-            .expect("a feature model that passes its own write checks")
-    }
-
-    /// Encode the section, or say which of the model's write checks failed.
-    pub fn try_encode(&self, endian: Endian) -> binrw::BinResult<Vec<u8>> {
+    /// Encode the section: the payload's layout followed by the trailing bytes; an
+    /// error says which of the model's own write checks failed (a count that disagrees
+    /// with its list after an edit, say).
+    pub fn encode(&self, endian: Endian) -> binrw::BinResult<Vec<u8>> {
         let mut out = registry::encode_payload(&self.feature, endian)?;
         out.extend_from_slice(&self.trailing);
         Ok(out)
@@ -224,7 +217,7 @@ mod tests {
         let s = FeatureSection::decode(FeatureId::ClockId, &bytes, &ctx, 0).unwrap();
         assert_eq!(s.feature, Feature::ClockId(5));
         assert_eq!(s.trailing, vec![1, 2, 3]);
-        assert_eq!(s.encode(Endian::Little), bytes);
+        assert_eq!(s.encode(Endian::Little).unwrap(), bytes);
     }
 
     #[test]
@@ -234,7 +227,7 @@ mod tests {
         assert_eq!(s.feature, Feature::Raw(vec![1, 2]));
         let err = err.expect("an error for a 2-byte TOTAL_MEM");
         assert!(err.to_string().contains("feature TOTAL_MEM"), "{err}");
-        assert_eq!(s.encode(Endian::Little), vec![1, 2]);
+        assert_eq!(s.encode(Endian::Little).unwrap(), vec![1, 2]);
     }
 
     #[test]
@@ -244,7 +237,7 @@ mod tests {
         let s = FeatureSection::decode(FeatureId::TracingData, &blob, &ctx, 0).unwrap();
         assert_eq!(s.feature, Feature::TracingData(blob.clone()));
         assert!(s.trailing.is_empty());
-        assert_eq!(s.encode(Endian::Big), blob);
+        assert_eq!(s.encode(Endian::Big).unwrap(), blob);
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(
             json["feature"],
@@ -294,7 +287,7 @@ mod tests {
         assert_eq!(t.cpus.as_ref().map(Vec::len), Some(1));
         assert!(t.dies.is_none());
         assert_eq!(s.trailing.len(), 8);
-        assert_eq!(s.encode(Endian::Little), b);
+        assert_eq!(s.encode(Endian::Little).unwrap(), b);
 
         ctx.nr_cpus_avail = Some(2);
         let s = FeatureSection::decode(FeatureId::CpuTopology, &b, &ctx, 0).unwrap();
@@ -327,7 +320,7 @@ mod tests {
             let text = format!("{:?}", s.feature);
             let variant = text.split(['(', ' ', '{']).next().unwrap();
             assert_eq!(variant, format!("{id:?}"));
-            assert_eq!(s.encode(Endian::Little), bytes, "{id}");
+            assert_eq!(s.encode(Endian::Little).unwrap(), bytes, "{id}");
         }
         let s = FeatureSection::decode(FeatureId::Unknown(129), &[1, 2], &ctx, 0).unwrap();
         assert_eq!(s.feature, Feature::Raw(vec![1, 2]));

@@ -170,7 +170,7 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         Feature::GroupDesc(g) => attr::write_group_desc(out, ctx, g),
         Feature::CpuTopology(t) => {
             let len = section
-                .try_encode(ctx.meta.endian)
+                .encode(ctx.meta.endian)
                 .map_or(usize::MAX, |b| b.len());
             topology::write_cpu_topology(out, t, len)
         }

@@ -293,7 +293,9 @@ fn encode_feature(
             }
         }
     }
-    Ok(section.encode(out_endian))
+    section
+        .encode(out_endian)
+        .map_err(|e| WriteError::unsupported(None, format!("encoding feature {}: {e}", section.id)))
 }
 
 /// Where a file's feature section is in the input (`None` for one that came from a

@@ -386,7 +386,7 @@ fn header_records_agree(tree: &PerfData, meta: &Metadata) -> Result<bool> {
         let mut f: Vec<_> = m
             .features
             .values()
-            .map(|s| (s.id.bit(), s.encode(m.endian)))
+            .map(|s| (s.id.bit(), s.encode(m.endian).ok()))
             .collect();
         f.sort();
         f

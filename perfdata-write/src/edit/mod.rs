@@ -125,7 +125,12 @@ pub fn edit_feature_record(
     if !change(&mut section.feature) {
         return Ok(Action::Keep);
     }
-    hf.data = section.encode(item.meta.endian);
+    hf.data = section.encode(item.meta.endian).map_err(|e| {
+        WriteError::unsupported(
+            Some(item.raw.offset),
+            format!("feature {id} after the edit: {e}"),
+        )
+    })?;
     Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
 }
 

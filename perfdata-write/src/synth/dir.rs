@@ -71,7 +71,10 @@ impl SynthTarget for DirWriter {
             // perf prints one ratio: the first stream's stands for all.
             let c = Compressed::zstd(*level as u32, cs[0].ratio(), cs[0].mmap_len() as u32);
             let section = FeatureSection::new(FeatureId::Compressed, Feature::Compressed(c));
-            features.push((FeatureId::Compressed, section.encode(endian)));
+            let bytes = section.encode(endian).map_err(|e| {
+                crate::WriteError::unsupported(None, format!("encoding feature COMPRESSED: {e}"))
+            })?;
+            features.push((FeatureId::Compressed, bytes));
         }
         features.sort_by_key(|(id, _)| id.bit());
         let mut data = self.data.finish_encoded(&features, &[])?;
