@@ -174,6 +174,18 @@ impl<W: Write + Seek> FileWriter<W> {
                 ),
             ));
         }
+        // perf (and the reader) need at least PERF_ATTR_SIZE_VER0 bytes of attr in a
+        // file; a pipe's HEADER_ATTR may say less.
+        if attr_len < perfdata_core::attr::ATTR_SIZE_VER0 && !attrs.is_empty() {
+            return Err(WriteError::unsupported(
+                None,
+                format!(
+                    "attrs of {attr_len} bytes: a file's attrs are at least {} bytes \
+                     (PERF_ATTR_SIZE_VER0)",
+                    perfdata_core::attr::ATTR_SIZE_VER0
+                ),
+            ));
+        }
         let mut events = EventIndex::new();
         for a in attrs {
             events.push(&a.attr, &a.ids);

@@ -145,3 +145,36 @@ fn a_synth_spec_the_writer_would_refuse_does_not_build() {
     };
     assert!(tracepoint.build().is_ok());
 }
+
+/// `convert` target: a pipe stream whose HEADER_ATTR says its attr is 48 bytes (less
+/// than PERF_ATTR_SIZE_VER0) was written as a file its own reader refuses ("attr_size
+/// 64 is smaller than a perf_event_attr and its ids section"). The writer refuses it
+/// instead, before anything is written.
+#[test]
+fn an_attr_smaller_than_ver0_is_refused_for_a_file() {
+    let mut bytes = fixture("pipe-cpu-clock.data");
+    // The first record is the HEADER_ATTR: its attr's size field follows attr.type.
+    assert_eq!(&bytes[16..20], &64u32.to_le_bytes(), "HEADER_ATTR first");
+    bytes[16 + 8 + 4..16 + 8 + 8].copy_from_slice(&48u32.to_le_bytes());
+    let reader = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+    let opts = ConvertOptions {
+        target: Some(convert::Target::File),
+        ..ConvertOptions::default()
+    };
+    let err = match convert::to_target(
+        reader,
+        convert::Target::File,
+        Cursor::new(Vec::new()),
+        &opts,
+    ) {
+        Ok((out, _)) => panic!(
+            "a file with 48-byte attrs was written: {:?}",
+            read_all(out.into_inner()).1
+        ),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("attrs of 48 bytes: a file's attrs are at least 64 bytes"),
+        "{err}"
+    );
+}
