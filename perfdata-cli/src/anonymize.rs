@@ -60,10 +60,10 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), CliError> {
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(anon)];
     let (report, _) =
         crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
-    for w in &report.warnings {
-        eprintln!("perfdata: warning: {w}");
+    report.warnings.iter().for_each(crate::warn);
+    if !crate::quiet() {
+        print_summary(&counts.borrow(), args.salt.is_none(), args.keep_raw);
     }
-    print_summary(&counts.borrow(), args.salt.is_none(), args.keep_raw);
     Ok(())
 }
 

@@ -93,10 +93,8 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
     }
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Remap::new(ids, paths))];
     let (report, _) = crate::output::run_edits(args.input.path(), &args.output, false, edits)?;
-    for w in &report.warnings {
-        eprintln!("perfdata: warning: {w}");
-    }
-    if let Some(s) = &report.edits {
+    report.warnings.iter().for_each(crate::warn);
+    if let Some(s) = report.edits.as_ref().filter(|_| !crate::quiet()) {
         let changed: Vec<String> = [
             RecordType::Mmap,
             RecordType::Mmap2,

@@ -160,7 +160,5 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
 }
 
 fn print_report(report: &Report) {
-    for w in &report.warnings {
-        eprintln!("perfdata: warning: {w}");
-    }
+    report.warnings.iter().for_each(crate::warn);
 }

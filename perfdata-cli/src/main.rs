@@ -32,6 +32,24 @@ use perfdata_write::output::interrupt::{self, OnInterrupt};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print no warnings, summaries or progress on stderr (errors still)
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+/// `-q`/`--quiet`: stderr carries errors only.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `-q` was given: warnings, summaries and progress are left out.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Print a warning to stderr, unless `-q`.
+pub fn warn(w: impl std::fmt::Display) {
+    if !quiet() {
+        eprintln!("perfdata: warning: {w}");
+    }
 }
 
 #[derive(Subcommand)]
@@ -105,6 +123,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let input: Option<&Path> = match &cli.command {
         Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
         Command::Dump(a) => Some(a.input.file.path()),
@@ -224,7 +243,5 @@ impl From<serde_json::Error> for CliError {
 
 /// Print the reader's warnings to stderr.
 pub fn print_warnings(meta: &perfdata_core::Metadata) {
-    for w in &meta.warnings {
-        eprintln!("perfdata: warning: {w}");
-    }
+    meta.warnings.iter().for_each(warn);
 }

@@ -29,7 +29,7 @@ impl Progress {
             .ok()
             .and_then(|v| v.parse().ok())
             .map_or(Duration::from_secs(1), Duration::from_millis);
-        let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = (std::io::stderr().is_terminal() && !crate::quiet()).then(|| {
             let total = std::fs::metadata(path).ok().filter(|m| m.is_file());
             let (bar, template) = match total {
                 Some(m) => (

@@ -132,10 +132,8 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
 
 /// Records and samples kept and removed, by type and event, and bytes in and out.
 fn print_summary(report: &Report, file_in: Option<u64>, file_out: Option<u64>) {
-    for w in &report.warnings {
-        eprintln!("perfdata: warning: {w}");
-    }
-    let Some(s) = &report.edits else {
+    report.warnings.iter().for_each(crate::warn);
+    let Some(s) = report.edits.as_ref().filter(|_| !crate::quiet()) else {
         return;
     };
     eprintln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
