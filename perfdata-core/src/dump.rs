@@ -62,7 +62,9 @@ pub fn record_value_with(
     obj.insert("type".into(), json!(record.record_type().name()));
     obj.insert("misc".into(), json!(record.header.misc));
     obj.insert("size".into(), json!(record.header.size));
-    if let Some(event) = item.locate().event {
+    // Located once: the event is both a field and what a tracepoint sample needs.
+    let event = item.locate().event;
+    if let Some(event) = event {
         obj.insert("event".into(), json!(event));
     }
     obj.insert(
@@ -85,7 +87,7 @@ pub fn record_value_with(
     if let Some(e) = err {
         obj.insert("undecoded".into(), json!(e.to_string()));
     }
-    if let (RecordBody::Sample(sample), Some(event)) = (&record.body, item.locate().event) {
+    if let (RecordBody::Sample(sample), Some(event)) = (&record.body, event) {
         let attr = item.meta.attrs.get(event).map(|a| &a.attr);
         let raw = sample.raw.as_ref();
         // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.
