@@ -398,7 +398,50 @@ impl Metadata {
                 let et: HeaderEventType = codec::decode(body, endian, (), body_offset, &context())?;
                 self.event_types.push(et.to_event_type());
             }
-            _ => {}
+            // Every other type, listed rather than `_`: a new row in the record registry
+            // does not compile until it is decided here whether it folds into metadata.
+            RecordType::Mmap
+            | RecordType::Lost
+            | RecordType::Comm
+            | RecordType::Exit
+            | RecordType::Throttle
+            | RecordType::Unthrottle
+            | RecordType::Fork
+            | RecordType::Read
+            | RecordType::Sample
+            | RecordType::Mmap2
+            | RecordType::Aux
+            | RecordType::ItraceStart
+            | RecordType::LostSamples
+            | RecordType::Switch
+            | RecordType::SwitchCpuWide
+            | RecordType::Namespaces
+            | RecordType::Ksymbol
+            | RecordType::BpfEvent
+            | RecordType::Cgroup
+            | RecordType::TextPoke
+            | RecordType::AuxOutputHwId
+            | RecordType::CallchainDeferred
+            | RecordType::FinishedRound
+            | RecordType::IdIndex
+            | RecordType::AuxtraceInfo
+            | RecordType::Auxtrace
+            | RecordType::AuxtraceError
+            | RecordType::ThreadMap
+            | RecordType::CpuMap
+            | RecordType::StatConfig
+            | RecordType::Stat
+            | RecordType::StatRound
+            | RecordType::TimeConv
+            | RecordType::Compressed
+            | RecordType::FinishedInit
+            | RecordType::Compressed2
+            | RecordType::BpfMetadata
+            | RecordType::SchedstatCpu
+            | RecordType::SchedstatDomain
+            | RecordType::Unknown(_) => {}
+            #[cfg(test)]
+            RecordType::TestOnly => {}
         }
         Ok(())
     }

@@ -46,8 +46,20 @@ pub fn write_feature(out: &mut impl Write, feature: &Feature) -> io::Result<()> 
         Feature::ClockData(c) => write_clock_data(out, c),
         Feature::PmuCaps(p) => write_pmu_caps(out, p),
         Feature::CpuDomainInfo(d) => write_cpu_domain_info(out, d),
-        // The rest have their own modules (see `super::write_feature`).
-        _ => Ok(()),
+        // The rest have their own modules, and `super::write_feature` (whose match is
+        // exhaustive) does not send them here.
+        Feature::TracingData(_)
+        | Feature::BuildId(_)
+        | Feature::EventDesc(_)
+        | Feature::CpuTopology(_)
+        | Feature::NumaTopology(_)
+        | Feature::GroupDesc(_)
+        | Feature::Cache(_)
+        | Feature::MemTopology(_)
+        | Feature::BpfProgInfo(_)
+        | Feature::BpfBtf(_)
+        | Feature::HybridTopology(_)
+        | Feature::Raw(_) => Ok(()),
     }
 }
 
@@ -84,8 +96,18 @@ pub fn write_unreadable(out: &mut impl Write, id: FeatureId) -> io::Result<()> {
         FeatureId::AuxTrace => {
             writeln!(out, "# contains AUX area data (e.g. instruction trace)")
         }
-        // Nothing for an empty NUMA topology, group list, BPF list or PMU caps list.
-        _ => Ok(()),
+        // Nothing for an empty NUMA topology, group list, BPF list, PMU caps list or CPU
+        // domain list; perf has no print function for TRACING_DATA and BUILD_ID, and
+        // none for a feature it does not know.
+        FeatureId::NumaTopology
+        | FeatureId::GroupDesc
+        | FeatureId::BpfProgInfo
+        | FeatureId::BpfBtf
+        | FeatureId::PmuCaps
+        | FeatureId::CpuDomainInfo
+        | FeatureId::TracingData
+        | FeatureId::BuildId
+        | FeatureId::Unknown(_) => Ok(()),
     }
 }
 

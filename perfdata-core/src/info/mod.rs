@@ -180,7 +180,28 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         Feature::HybridTopology(h) => topology::write_hybrid_topology(out, h),
         Feature::BpfProgInfo(p) => bpf::write_prog_info(out, ctx, p),
         Feature::BpfBtf(b) => bpf::write_btf(out, b),
-        other => misc::write_feature(out, other),
+        // Listed, not `_`: a new feature row does not compile until it prints.
+        Feature::Hostname(_)
+        | Feature::OsRelease(_)
+        | Feature::Version(_)
+        | Feature::Arch(_)
+        | Feature::NrCpus(_)
+        | Feature::CpuDesc(_)
+        | Feature::CpuId(_)
+        | Feature::TotalMem(_)
+        | Feature::Cmdline(_)
+        | Feature::BranchStack
+        | Feature::PmuMappings(_)
+        | Feature::AuxTrace(_)
+        | Feature::Stat
+        | Feature::SampleTime(_)
+        | Feature::ClockId(_)
+        | Feature::DirFormat(_)
+        | Feature::Compressed(_)
+        | Feature::CpuPmuCaps(_)
+        | Feature::ClockData(_)
+        | Feature::PmuCaps(_)
+        | Feature::CpuDomainInfo(_) => misc::write_feature(out, &section.feature),
     }
 }
 
