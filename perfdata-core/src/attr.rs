@@ -325,10 +325,10 @@ impl PerfEventAttr {
     }
 
     /// Whether every byte past `len` is zero, i.e. the attr can be cut to `len` bytes
-    /// without losing information.
+    /// without losing information (false when the attr does not encode at all).
     pub fn is_zero_past(&self, len: usize, endian: Endian) -> bool {
-        let bytes = crate::codec::encode(self, endian, ());
-        bytes.iter().skip(len).all(|&b| b == 0)
+        crate::codec::encode(self, endian, ())
+            .is_ok_and(|bytes| bytes.iter().skip(len).all(|&b| b == 0))
     }
 }
 
@@ -358,7 +358,11 @@ mod tests {
                 let bytes = attr_bytes(len);
                 let attr = PerfEventAttr::parse(&bytes, len, endian).unwrap();
                 assert_eq!(attr.encoded_len, len);
-                assert_eq!(encode(&attr, endian, ()), bytes, "len {len} {endian:?}");
+                assert_eq!(
+                    encode(&attr, endian, ()).unwrap(),
+                    bytes,
+                    "len {len} {endian:?}"
+                );
             }
         }
     }
@@ -394,7 +398,7 @@ mod tests {
         bytes[40] = 0x80;
         let a = PerfEventAttr::parse(&bytes, 64, Endian::Big).unwrap();
         assert_eq!(a.flags, AttrFlags::DISABLED);
-        assert_eq!(encode(&a, Endian::Big, ()), bytes);
+        assert_eq!(encode(&a, Endian::Big, ()).unwrap(), bytes);
     }
 
     #[test]
@@ -402,7 +406,7 @@ mod tests {
         let bytes = attr_bytes(136);
         let mut a = PerfEventAttr::parse(&bytes, 136, Endian::Little).unwrap();
         a.set_encoded_len(128);
-        let out = encode(&a, Endian::Little, ());
+        let out = encode(&a, Endian::Little, ()).unwrap();
         assert_eq!(out, bytes[..128]);
     }
 }

@@ -8,24 +8,26 @@ use crate::error::{Error, Result};
 
 /// Encode `value` in `endian` into a new buffer.
 ///
-/// Writing into a `Vec` cannot fail for lack of space; a model whose own write logic fails
-/// (an assertion) is a bug in the model, reported by panic in debug and as empty output
-/// otherwise is not acceptable, so the error is propagated by [`try_encode`].
-pub fn encode<T>(value: &T, endian: Endian, args: T::Args<'_>) -> Vec<u8>
-where
-    T: BinWrite,
-{
-    try_encode(value, endian, args).expect("writing a perfdata model into memory cannot fail")
-}
-
-/// Encode `value`, returning binrw's error if one of the model's own checks fails.
-pub fn try_encode<T>(value: &T, endian: Endian, args: T::Args<'_>) -> binrw::BinResult<Vec<u8>>
+/// Writing into a `Vec` cannot fail for lack of space, but a model's own write checks
+/// can (a count that no longer fits its field after an edit): that is an
+/// [`Error::Encode`](crate::Error::Encode) naming the model's type, never a panic.
+pub fn encode<T>(value: &T, endian: Endian, args: T::Args<'_>) -> Result<Vec<u8>>
 where
     T: BinWrite,
 {
     let mut cursor = Cursor::new(Vec::new());
-    value.write_options(&mut cursor, endian, args)?;
+    value
+        .write_options(&mut cursor, endian, args)
+        .map_err(|e| Error::encode(type_name::<T>(), &e))?;
     Ok(cursor.into_inner())
+}
+
+/// A type's name without its module path (`perfdata_core::feature::EventDesc` is
+/// `EventDesc`), for error messages.
+fn type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let base = full.split('<').next().unwrap_or(full);
+    base.rsplit("::").next().unwrap_or(base)
 }
 
 /// Decode a `T` from the start of `bytes`; `offset` is where `bytes` sits in the file and

@@ -33,6 +33,15 @@ pub enum Error {
         /// What is wrong.
         problem: Problem,
     },
+    /// A model's own write checks refused it (a count that no longer fits its field or
+    /// disagrees with its list after an edit): nothing of a file, so no offset.
+    #[error("encoding {what}: {reason}")]
+    Encode {
+        /// What was being encoded: "feature EVENT_DESC", "record body MMAP2", a type.
+        what: String,
+        /// The check that failed.
+        reason: String,
+    },
 }
 
 /// What is wrong with a piece of a file.
@@ -144,11 +153,19 @@ impl Error {
         Self::format(offset + pos, context, Problem::Decode(msg))
     }
 
+    /// A model's write checks failed while encoding `what`.
+    pub fn encode(what: impl Into<String>, err: &binrw::Error) -> Self {
+        Error::Encode {
+            what: what.into(),
+            reason: binrw_position(err).1,
+        }
+    }
+
     /// The byte offset this error names, if it names one.
     pub fn offset(&self) -> Option<u64> {
         match self {
             Error::Format { offset, .. } => Some(*offset),
-            Error::Io { .. } => None,
+            Error::Io { .. } | Error::Encode { .. } => None,
         }
     }
 
@@ -156,7 +173,7 @@ impl Error {
     pub fn problem(&self) -> Option<&Problem> {
         match self {
             Error::Format { problem, .. } => Some(problem),
-            Error::Io { .. } => None,
+            Error::Io { .. } | Error::Encode { .. } => None,
         }
     }
 }

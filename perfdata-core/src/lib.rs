@@ -98,7 +98,7 @@ mod tree;
 mod truncated;
 
 pub use binrw::Endian;
-pub use codec::{decode, encode, try_encode, u16_at, u32_at, u64_at};
+pub use codec::{decode, encode, u16_at, u32_at, u64_at};
 pub use error::{Error, Problem, Result};
 pub use text::c_str_lossy;
 

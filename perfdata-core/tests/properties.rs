@@ -163,10 +163,10 @@ proptest! {
         e in endian(),
     ) {
         let s = sample_for(f, &v, &bytes, n);
-        let encoded = encode(&s, e, ());
+        let encoded = encode(&s, e, ()).unwrap();
         let back: Sample = decode(&encoded, e, (f,), 0, "SAMPLE").unwrap();
         prop_assert_eq!(&back, &s);
-        prop_assert_eq!(encode(&back, e, ()), encoded);
+        prop_assert_eq!(encode(&back, e, ()).unwrap(), encoded);
     }
 
     #[test]
@@ -175,10 +175,10 @@ proptest! {
             .map(|i| (seed.rotate_left(i as u32 % 64) >> (i % 8)) as u8)
             .collect();
         let attr = PerfEventAttr::parse(&bytes, len, e).unwrap();
-        prop_assert_eq!(encode(&attr, e, ()), bytes);
+        prop_assert_eq!(encode(&attr, e, ()).unwrap(), bytes);
         // The same attr in the other byte order reads back to the same fields.
         let other = if e == Endian::Little { Endian::Big } else { Endian::Little };
-        let swapped = encode(&attr, other, ());
+        let swapped = encode(&attr, other, ()).unwrap();
         prop_assert_eq!(PerfEventAttr::parse(&swapped, len, other).unwrap(), attr);
     }
 

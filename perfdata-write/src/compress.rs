@@ -160,12 +160,12 @@ impl Compressor {
         self.bytes_out += compressed.len() as u64;
         self.batch.clear();
         for piece in compressed.chunks(MAX_PAYLOAD) {
-            emit(&self.record(piece))?;
+            emit(&self.record(piece)?)?;
         }
         Ok(())
     }
 
-    fn record(&self, piece: &[u8]) -> Vec<u8> {
+    fn record(&self, piece: &[u8]) -> perfdata_core::Result<Vec<u8>> {
         let (ty, body_len) = match self.format {
             CompressFormat::Compressed => (RecordType::Compressed, piece.len()),
             CompressFormat::Compressed2 => {
@@ -173,13 +173,13 @@ impl Compressor {
             }
         };
         let size = 8 + body_len;
-        let mut rec = encode(&RecordHeader::new(ty, 0, size as u16), self.endian, ());
+        let mut rec = encode(&RecordHeader::new(ty, 0, size as u16), self.endian, ())?;
         if self.format == CompressFormat::Compressed2 {
-            rec.extend_from_slice(&encode(&(piece.len() as u64), self.endian, ()));
+            rec.extend_from_slice(&encode(&(piece.len() as u64), self.endian, ())?);
         }
         rec.extend_from_slice(piece);
         rec.resize(size, 0);
-        rec
+        Ok(rec)
     }
 }
 

@@ -6,7 +6,9 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
-    /// Reading the input failed (the error names the input's byte offset).
+    /// perfdata-core failed: reading the input (the error names the input's byte
+    /// offset), or encoding a model whose own checks refused it after an edit (the
+    /// error names the feature or record).
     #[error(transparent)]
     Read(#[from] perfdata_core::Error),
     /// Writing the output failed.

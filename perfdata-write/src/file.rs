@@ -200,7 +200,7 @@ impl<W: Write + Seek> FileWriter<W> {
             sections.push(FileSection { offset: pos, size });
             let mut buf = Vec::with_capacity(size as usize);
             for id in &a.ids {
-                buf.extend_from_slice(&encode(id, endian, ()));
+                buf.extend_from_slice(&encode(id, endian, ())?);
             }
             out.write_all(&buf).map_err(io_err)?;
             pos += size;
@@ -215,7 +215,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 attr: a.attr.clone(),
                 ids,
             };
-            out.write_all(&encode(&fa, endian, ())).map_err(io_err)?;
+            out.write_all(&encode(&fa, endian, ())?).map_err(io_err)?;
         }
         pos += attrs_section.size;
         let event_types_section = if event_types.is_empty() {
@@ -226,7 +226,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 size: EventType::SIZE * event_types.len() as u64,
             };
             for et in event_types {
-                out.write_all(&encode(et, endian, ())).map_err(io_err)?;
+                out.write_all(&encode(et, endian, ())?).map_err(io_err)?;
             }
             pos += s.size;
             s
@@ -370,10 +370,7 @@ impl<W: Write + Seek> FileWriter<W> {
                     })
                     .collect();
             }
-            let bytes = s.encode(self.endian).map_err(|e| {
-                WriteError::unsupported(None, format!("encoding feature {}: {e}", s.id))
-            })?;
-            encoded.push((s.id, bytes));
+            encoded.push((s.id, s.encode(self.endian)?));
         }
         self.finish_encoded(&encoded, &[])
     }
@@ -403,7 +400,7 @@ impl<W: Write + Seek> FileWriter<W> {
         // it says nothing) keeps a file without records a finished file.
         if self.pos == self.data_offset {
             let round = RecordHeader::new(RecordType::FinishedRound, 0, 8);
-            let bytes = encode(&round, self.endian, ());
+            let bytes = encode(&round, self.endian, ())?;
             self.out.write_all(&bytes).map_err(io_err)?;
             self.pos += bytes.len() as u64;
         }
@@ -429,7 +426,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 offset: payload_at,
                 size: payload.len() as u64,
             };
-            index.extend_from_slice(&encode(&sec, self.endian, ()));
+            index.extend_from_slice(&encode(&sec, self.endian, ())?);
             payload_at += sec.size;
         }
         self.out.write_all(&index).map_err(io_err)?;
@@ -448,7 +445,7 @@ impl<W: Write + Seek> FileWriter<W> {
         };
         self.out.seek(SeekFrom::Start(0)).map_err(io_err)?;
         self.out
-            .write_all(&encode(&header, self.endian, ()))
+            .write_all(&encode(&header, self.endian, ())?)
             .map_err(io_err)?;
         self.out.seek(SeekFrom::Start(payload_at)).map_err(io_err)?;
         self.out.flush().map_err(io_err)?;

@@ -44,7 +44,7 @@ impl<W: Write> PipeWriter<W> {
     /// Write the pipe header.
     pub fn new(mut out: W, endian: Endian) -> Result<Self> {
         out.write_all(&Magic::V2.bytes(endian)).map_err(io_err)?;
-        out.write_all(&encode(&PIPE_HEADER_SIZE, endian, ()))
+        out.write_all(&encode(&PIPE_HEADER_SIZE, endian, ())?)
             .map_err(io_err)?;
         Ok(PipeWriter {
             out,

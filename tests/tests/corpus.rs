@@ -170,7 +170,7 @@ fn check_file_sections(w: &mut Walk, path: &Path, meta: &Metadata) {
         let fa: FileAttr =
             perfdata_core::decode(entry, meta.endian, (attr_len,), at as u64, "attr")
                 .expect("attr decodes");
-        if perfdata_core::encode(&fa, meta.endian, ()) != entry {
+        if perfdata_core::encode(&fa, meta.endian, ()).unwrap() != entry {
             w.mismatches
                 .push(format!("attr {i} re-encodes differently"));
         }

@@ -332,7 +332,7 @@ mod tests {
         let mut e = BuildIdEntry::new(2, 42, &[1, 2, 3], "/bin/true");
         e.header.size = 7; // stale: ignored on write
         let list = BuildIdList::new(vec![e]);
-        let bytes = crate::codec::encode(&list, Endian::Little, ());
+        let bytes = crate::codec::encode(&list, Endian::Little, ()).unwrap();
         assert_eq!(bytes.len(), 100);
         let back: BuildIdList = round_trip(&bytes, Endian::Little, ());
         assert_eq!(back.entries[0].header.size, 100);

@@ -149,7 +149,18 @@ mod tests {
         b.u32(0).str("x");
         let mut d: EventDesc = round_trip(&b.take(), Endian::Little, ());
         d.attr_size = 128; // the attr still says 72 bytes: refused
-        assert!(crate::codec::try_encode(&d, Endian::Little, ()).is_err());
+        let e = crate::codec::encode(&d, Endian::Little, ()).unwrap_err();
+        assert!(
+            matches!(&e, crate::Error::Encode { what, .. } if what == "EventDesc"),
+            "{e}"
+        );
+        // As a feature section, the error names the feature, as perf names it.
+        let section = super::super::FeatureSection::new(
+            super::super::FeatureId::EventDesc,
+            super::super::Feature::EventDesc(d),
+        );
+        let e = section.encode(Endian::Little).unwrap_err().to_string();
+        assert!(e.starts_with("encoding feature EVENT_DESC: "), "{e}");
     }
 
     #[test]

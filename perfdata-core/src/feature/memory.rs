@@ -161,7 +161,7 @@ mod tests {
 
         let mut bad = m.clone();
         bad.nodes[1].nbits = 200;
-        assert!(crate::codec::try_encode(&bad, Endian::Little, ()).is_err());
+        assert!(crate::codec::encode(&bad, Endian::Little, ()).is_err());
     }
 
     #[test]

@@ -181,8 +181,14 @@ impl FeatureSection {
     /// Encode the section: the payload's layout followed by the trailing bytes; an
     /// error says which of the model's own write checks failed (a count that disagrees
     /// with its list after an edit, say).
-    pub fn encode(&self, endian: Endian) -> binrw::BinResult<Vec<u8>> {
-        let mut out = registry::encode_payload(&self.feature, endian)?;
+    pub fn encode(&self, endian: Endian) -> Result<Vec<u8>> {
+        let mut out = registry::encode_payload(&self.feature, endian).map_err(|e| match e {
+            Error::Encode { reason, .. } => Error::Encode {
+                what: format!("feature {}", self.id),
+                reason,
+            },
+            other => other,
+        })?;
         out.extend_from_slice(&self.trailing);
         Ok(out)
     }
@@ -248,7 +254,7 @@ mod tests {
     #[test]
     fn json_has_strings_as_text_and_ids_as_hex() {
         let list = BuildIdList::new(vec![BuildIdEntry::new(1, -1, &[0xab, 0xcd], "[vdso]")]);
-        let bytes = crate::codec::encode(&list, Endian::Little, ());
+        let bytes = crate::codec::encode(&list, Endian::Little, ()).unwrap();
         let ctx = FeatureContext::new(Endian::Little);
         let s = FeatureSection::decode(FeatureId::BuildId, &bytes, &ctx, 0).unwrap();
         let json = serde_json::to_value(&s.feature).unwrap();

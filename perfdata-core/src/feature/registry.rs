@@ -88,7 +88,7 @@ macro_rules! features {
         }
 
         /// Encode a payload.
-        pub(super) fn encode_payload(feature: &Feature, endian: Endian) -> binrw::BinResult<Vec<u8>> {
+        pub(super) fn encode_payload(feature: &Feature, endian: Endian) -> crate::error::Result<Vec<u8>> {
             Ok(match feature {
                 $(features!(@pattern $variant, v, [$($body)?]) => features!(@encode v, endian, [$($body)?], [$($kind)?]),)*
                 Feature::Raw(bytes) => bytes.clone(),
@@ -114,7 +114,7 @@ macro_rules! features {
     (@args $cx:ident, $args:expr) => { args_of($args, $cx.ctx) };
     (@encode $v:ident, $endian:ident, [], []) => { Vec::new() };
     (@encode $v:ident, $endian:ident, [$body:ty], [bytes]) => { $v.clone() };
-    (@encode $v:ident, $endian:ident, [$body:ty], []) => { codec::try_encode($v, $endian, ())? };
+    (@encode $v:ident, $endian:ident, [$body:ty], []) => { codec::encode($v, $endian, ())? };
 }
 
 features! {

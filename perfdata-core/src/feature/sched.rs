@@ -112,6 +112,6 @@ mod tests {
 
         let mut named = d.clone();
         named.schedstat_version = 17;
-        assert!(crate::codec::try_encode(&named, Endian::Little, ()).is_err());
+        assert!(crate::codec::encode(&named, Endian::Little, ()).is_err());
     }
 }

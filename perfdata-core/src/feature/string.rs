@@ -71,7 +71,7 @@ mod tests {
         raw.extend_from_slice(b"host\0\0\0\0");
         let s: PerfString = decode(&raw, Endian::Little, (), 0, "test").unwrap();
         assert_eq!(s.as_str_lossy(), "host");
-        assert_eq!(encode(&s, Endian::Little, ()), raw);
+        assert_eq!(encode(&s, Endian::Little, ()).unwrap(), raw);
         assert_eq!(PerfString::new("x").bytes.len(), 64);
     }
 

@@ -86,7 +86,7 @@ where
     let (value, used) = codec::decode_prefix::<T>(bytes, endian, args, 0, "test").unwrap();
     assert_eq!(used, bytes.len(), "the model left bytes unread");
     assert_eq!(
-        codec::encode(&value, endian, Default::default()),
+        codec::encode(&value, endian, Default::default()).unwrap(),
         bytes,
         "re-encoding changed the bytes"
     );
@@ -100,7 +100,7 @@ where
     T: BinRead + BinWrite + PartialEq + std::fmt::Debug,
     for<'a> <T as BinWrite>::Args<'a>: Default,
 {
-    let be = codec::encode(value, Endian::Big, Default::default());
+    let be = codec::encode(value, Endian::Big, Default::default()).unwrap();
     let back: T = round_trip(&be, Endian::Big, args);
     assert_eq!(&back, value);
 }

@@ -190,30 +190,33 @@ impl Record {
     /// Encode into `out`: header (with the size recomputed), body, extra, trailer, then
     /// the payload.
     pub fn encode_into(&self, endian: Endian, out: &mut Vec<u8>) -> Result<()> {
+        let what = || format!("record {}", self.record_type());
+        // The model's errors name the record, not the model's Rust type.
+        let named = |e: Error| match e {
+            Error::Encode { reason, .. } => Error::Encode {
+                what: what(),
+                reason,
+            },
+            other => other,
+        };
         let start = out.len();
         out.extend_from_slice(&[0u8; RecordHeader::SIZE]);
-        registry::encode_body(&self.body, endian, out)?;
+        registry::encode_body(&self.body, endian, out).map_err(named)?;
         out.extend_from_slice(&self.extra);
         if let Some(sid) = &self.sample_id {
-            out.extend_from_slice(&codec::encode(sid, endian, ()));
+            out.extend_from_slice(&codec::encode(sid, endian, ()).map_err(named)?);
         }
         let size = out.len() - start;
-        let size16 = u16::try_from(size).map_err(|_| {
-            Error::format(
-                0,
-                format!("encoding record {}", self.record_type()),
-                Problem::TooLarge {
-                    what: "record size",
-                    value: size as u64,
-                    limit: u16::MAX as u64,
-                },
-            )
+        let size16 = u16::try_from(size).map_err(|_| Error::Encode {
+            what: what(),
+            reason: format!("its {size} bytes do not fit the header's 16-bit size field"),
         })?;
         let header = RecordHeader {
             size: size16,
             ..self.header
         };
-        out[start..start + RecordHeader::SIZE].copy_from_slice(&codec::encode(&header, endian, ()));
+        out[start..start + RecordHeader::SIZE]
+            .copy_from_slice(&codec::encode(&header, endian, ()).map_err(named)?);
         out.extend_from_slice(&self.payload);
         Ok(())
     }

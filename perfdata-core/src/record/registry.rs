@@ -128,9 +128,7 @@ macro_rules! record_types {
     // fail the encoding instead of panicking. A model's default write arguments are
     // those of a record body (a BUILD_ID entry without its header).
     (@encode $v:ident, $endian:ident, $out:ident, [$body:ty]) => {
-        $out.extend_from_slice(&codec::try_encode($v, $endian, Default::default()).map_err(|e| {
-            Error::format(0, "encoding a record body", Problem::Invalid(e.to_string()))
-        })?)
+        $out.extend_from_slice(&codec::encode($v, $endian, Default::default())?)
     };
 }
 

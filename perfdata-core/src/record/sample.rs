@@ -373,7 +373,7 @@ mod tests {
             other => panic!("expected a group read, got {other:?}"),
         }
         assert_eq!(s.callchain.as_ref().unwrap().ips.len(), 3);
-        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+        assert_eq!(encode(&s, Endian::Little, ()).unwrap(), bytes);
     }
 
     #[test]
@@ -389,13 +389,13 @@ mod tests {
         let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
         assert!(s.regs_user.as_ref().unwrap().regs.is_empty());
         assert_eq!(s.stack_user.as_ref().unwrap().dyn_size, Some(12));
-        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+        assert_eq!(encode(&s, Endian::Little, ()).unwrap(), bytes);
 
         let bytes = words(&[2, 1, 2, 3, 0]);
         let s: Sample = decode(&bytes, Endian::Little, (f,), 0, "SAMPLE").unwrap();
         assert_eq!(s.regs_user.as_ref().unwrap().regs, vec![1, 2, 3]);
         assert_eq!(s.stack_user.as_ref().unwrap().dyn_size, None);
-        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+        assert_eq!(encode(&s, Endian::Little, ()).unwrap(), bytes);
     }
 
     #[test]
@@ -418,7 +418,7 @@ mod tests {
             }
         );
         assert_eq!(bs.counters, vec![70, 80]);
-        assert_eq!(encode(&s, Endian::Little, ()), bytes);
+        assert_eq!(encode(&s, Endian::Little, ()).unwrap(), bytes);
     }
 
     #[test]

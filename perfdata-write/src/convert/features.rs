@@ -293,9 +293,7 @@ fn encode_feature(
             }
         }
     }
-    section
-        .encode(out_endian)
-        .map_err(|e| WriteError::unsupported(None, format!("encoding feature {}: {e}", section.id)))
+    Ok(section.encode(out_endian)?)
 }
 
 /// Where a file's feature section is in the input (`None` for one that came from a
@@ -470,7 +468,7 @@ pub(super) fn write_pipe_header<W: Write>(
         for entry in &list.entries {
             let mut entry = entry.clone();
             entry.header.type_ = RecordType::HeaderBuildId.as_u32();
-            let bytes = encode(&entry, out_endian, (false, true));
+            let bytes = encode(&entry, out_endian, (false, true))?;
             writer.write_record(&bytes, &[])?;
         }
     }

@@ -10,7 +10,7 @@ use perfdata_core::record::{HeaderFeature, Record, RecordBody, RecordType};
 use perfdata_core::Metadata;
 
 use super::{features, Compression, ConvertOptions};
-use crate::error::{Result, WriteError};
+use crate::error::Result;
 
 /// What happens to the input's HEADER_FEATURE records on the way to the output.
 pub(super) struct StreamFeatures {
@@ -36,12 +36,7 @@ impl StreamFeatures {
             Some(section) => {
                 let body = HeaderFeature {
                     feat_id: section.id.bit() as u64,
-                    data: section.encode(out_endian).map_err(|e| {
-                        WriteError::unsupported(
-                            None,
-                            format!("encoding feature {}: {e}", section.id),
-                        )
-                    })?,
+                    data: section.encode(out_endian)?,
                 };
                 let record =
                     Record::new(RecordType::HeaderFeature, RecordBody::HeaderFeature(body));

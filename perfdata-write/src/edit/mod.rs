@@ -125,12 +125,8 @@ pub fn edit_feature_record(
     if !change(&mut section.feature) {
         return Ok(Action::Keep);
     }
-    hf.data = section.encode(item.meta.endian).map_err(|e| {
-        WriteError::unsupported(
-            Some(item.raw.offset),
-            format!("feature {id} after the edit: {e}"),
-        )
-    })?;
+    // The error names the feature and the check its model failed after the edit.
+    hf.data = section.encode(item.meta.endian)?;
     Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
 }
 

@@ -62,7 +62,7 @@ impl SynthTarget for DirWriter {
     fn finish(mut self, features: &[(FeatureId, Vec<u8>)]) -> Result<()> {
         let endian = self.data.endian();
         let mut features = features.to_vec();
-        let dir_format = encode(&DIR_FORMAT_VERSION, endian, ());
+        let dir_format = encode(&DIR_FORMAT_VERSION, endian, ())?;
         features.push((FeatureId::DirFormat, dir_format));
         if let Some((cs, level)) = &mut self.compressors {
             for (i, (c, stream)) in cs.iter_mut().zip(&mut self.streams).enumerate() {
@@ -71,10 +71,7 @@ impl SynthTarget for DirWriter {
             // perf prints one ratio: the first stream's stands for all.
             let c = Compressed::zstd(*level as u32, cs[0].ratio(), cs[0].mmap_len() as u32);
             let section = FeatureSection::new(FeatureId::Compressed, Feature::Compressed(c));
-            let bytes = section.encode(endian).map_err(|e| {
-                crate::WriteError::unsupported(None, format!("encoding feature COMPRESSED: {e}"))
-            })?;
-            features.push((FeatureId::Compressed, bytes));
+            features.push((FeatureId::Compressed, section.encode(endian)?));
         }
         features.sort_by_key(|(id, _)| id.bit());
         let mut data = self.data.finish_encoded(&features, &[])?;

@@ -150,13 +150,22 @@ impl Bytes {
         self.out.extend_from_slice(b);
     }
     fn u16(&mut self, v: u16) {
-        self.raw(&perfdata_core::encode(&v, self.endian, ()));
+        match self.endian {
+            Endian::Little => self.raw(&v.to_le_bytes()),
+            Endian::Big => self.raw(&v.to_be_bytes()),
+        }
     }
     fn u32(&mut self, v: u32) {
-        self.raw(&perfdata_core::encode(&v, self.endian, ()));
+        match self.endian {
+            Endian::Little => self.raw(&v.to_le_bytes()),
+            Endian::Big => self.raw(&v.to_be_bytes()),
+        }
     }
     fn u64(&mut self, v: u64) {
-        self.raw(&perfdata_core::encode(&v, self.endian, ()));
+        match self.endian {
+            Endian::Little => self.raw(&v.to_le_bytes()),
+            Endian::Big => self.raw(&v.to_be_bytes()),
+        }
     }
     /// `u64 size` then the text.
     fn text(&mut self, t: &str) {

@@ -197,7 +197,7 @@ impl<W: Write> SynthWriter<PipeWriter<W>> {
         let mut recorded = w.recorded_so_far();
         let tracing = recorded.tracing_data.take();
         for section in w.host.features(&w.events, &w.ids, &recorded) {
-            let payload = section.encode(w.endian).map_err(feature_err)?;
+            let payload = section.encode(w.endian)?;
             // An empty HEADER_FEATURE is the end marker: a flag feature (BRANCH_STACK)
             // cannot be sent, as perf does not send it either.
             if !payload.is_empty() {
@@ -210,10 +210,6 @@ impl<W: Write> SynthWriter<PipeWriter<W>> {
         }
         Ok(w)
     }
-}
-
-fn feature_err(e: binrw::Error) -> crate::WriteError {
-    crate::WriteError::unsupported(None, format!("encoding a feature: {e}"))
 }
 
 /// Normalize the events and give each one id per CPU.
@@ -510,7 +506,7 @@ impl<T: SynthTarget> SynthWriter<T> {
         let sections = self.host.features(&self.events, &self.ids, &recorded);
         let mut features = Vec::with_capacity(sections.len());
         for s in sections {
-            features.push((s.id, s.encode(self.endian).map_err(feature_err)?));
+            features.push((s.id, s.encode(self.endian)?));
         }
         self.target.finish(&features)
     }

@@ -163,7 +163,30 @@ fn a_count_too_large_for_its_field_fails_the_encoding() {
         sample_id: None,
         payload: Vec::new(),
     };
-    assert!(r.encode(Endian::Little).is_err());
+    // 70,000 u16 CPUs do not fit the u16 count: an error naming the record, no panic.
+    let e = r.encode(Endian::Little).unwrap_err().to_string();
+    assert!(e.starts_with("encoding record CPU_MAP: "), "{e}");
+}
+
+#[test]
+fn a_record_larger_than_its_size_field_fails_the_encoding() {
+    // A COMM whose name makes the record 70,016 bytes: more than the u16 size holds.
+    let r = Record {
+        header: RecordHeader::new(RecordType::Comm, 0, 0),
+        body: RecordBody::Comm(Comm {
+            pid: 1,
+            tid: 1,
+            comm: PaddedString::new(&"a".repeat(70_000)),
+        }),
+        extra: Vec::new(),
+        sample_id: None,
+        payload: Vec::new(),
+    };
+    let e = r.encode(Endian::Little).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "encoding record COMM: its 70024 bytes do not fit the header's 16-bit size field"
+    );
 }
 
 #[test]
