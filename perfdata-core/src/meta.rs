@@ -220,15 +220,20 @@ impl Metadata {
                 let at = header.attrs.offset + i * header.attr_size;
                 let entry = &bytes[at as usize..(at + header.attr_size) as usize];
                 let context = format!("attr {i}");
-                let fa: FileAttr = codec::decode(entry, endian, (attr_len,), at, &context)?;
+                let file_attr: FileAttr = codec::decode(entry, endian, (attr_len,), at, &context)?;
                 let ids_field = at + attr_len as u64;
-                check_section(&fa.ids, len, &format!("ids section of attr {i}"), ids_field)?;
-                let ids_bytes = &bytes[fa.ids.offset as usize..fa.ids.end() as usize];
+                check_section(
+                    &file_attr.ids,
+                    len,
+                    &format!("ids section of attr {i}"),
+                    ids_field,
+                )?;
+                let ids_bytes = &bytes[file_attr.ids.offset as usize..file_attr.ids.end() as usize];
                 let ids = ids_bytes
                     .chunks_exact(8)
                     .map(|c| codec::u64_at(c, 0, endian).expect("8-byte chunk"))
                     .collect();
-                let declared = fa.attr.size as usize;
+                let declared = file_attr.attr.size as usize;
                 if declared != 0 && declared != attr_len {
                     meta.warn(
                         Some(at + 4),
@@ -237,13 +242,13 @@ impl Metadata {
                         ),
                     );
                 }
-                meta.add_attr(fa.attr, ids, Some(fa.ids));
+                meta.add_attr(file_attr.attr, ids, Some(file_attr.ids));
             }
         }
 
-        let et = header.event_types;
-        for i in 0..et.size / EventType::SIZE {
-            let at = et.offset + i * EventType::SIZE;
+        let section = header.event_types;
+        for i in 0..section.size / EventType::SIZE {
+            let at = section.offset + i * EventType::SIZE;
             let entry = &bytes[at as usize..(at + EventType::SIZE) as usize];
             meta.event_types
                 .push(codec::decode(entry, endian, (), at, "event_types entry")?);
@@ -333,28 +338,33 @@ impl Metadata {
         match raw.record_type() {
             RecordType::HeaderAttr => {
                 let attr_len = HeaderAttr::attr_len(body, endian);
-                let ha: HeaderAttr =
+                let header_attr: HeaderAttr =
                     codec::decode(body, endian, (attr_len,), body_offset, &context())?;
-                self.add_attr(ha.attr, ha.ids, None);
+                self.add_attr(header_attr.attr, header_attr.ids, None);
             }
             RecordType::HeaderFeature => {
-                let hf: HeaderFeature = codec::decode(body, endian, (), body_offset, &context())?;
-                let Ok(bit) = u32::try_from(hf.feat_id) else {
+                let feature_record: HeaderFeature =
+                    codec::decode(body, endian, (), body_offset, &context())?;
+                let Ok(bit) = u32::try_from(feature_record.feat_id) else {
                     self.warn(
                         Some(raw.offset),
-                        format!("HEADER_FEATURE with feature id {}", hf.feat_id),
+                        format!("HEADER_FEATURE with feature id {}", feature_record.feat_id),
                     );
                     return Ok(());
                 };
-                if hf.data.is_empty() && bit == FeatureId::PERF_6_1_LAST {
+                if feature_record.data.is_empty() && bit == FeatureId::PERF_6_1_LAST {
                     self.saw_feature_end_marker = true;
                     return Ok(());
                 }
-                self.add_feature(FeatureId::from_bit(bit), &hf.data, body_offset + 8);
+                self.add_feature(
+                    FeatureId::from_bit(bit),
+                    &feature_record.data,
+                    body_offset + 8,
+                );
             }
             RecordType::HeaderTracingData => {
                 // perf's blob follows the record; simpleperf's is inside it.
-                let td: HeaderTracingData =
+                let tracing: HeaderTracingData =
                     codec::decode(body, endian, (), body_offset, &context())?;
                 if raw.rest > 0 {
                     // Streamed past, not held: the feature stays unknown.
@@ -369,7 +379,7 @@ impl Metadata {
                     );
                     return Ok(());
                 }
-                let blob = td.inline_data().unwrap_or(raw.payload);
+                let blob = tracing.inline_data().unwrap_or(raw.payload);
                 self.add_feature(FeatureId::TracingData, blob, body_offset + 8);
             }
             RecordType::HeaderBuildId => {
@@ -387,16 +397,17 @@ impl Metadata {
                 }
             }
             RecordType::EventUpdate => {
-                let ev: EventUpdate = codec::decode(body, endian, (), body_offset, &context())?;
-                if let EventUpdateData::Name(name) = ev.data {
-                    if let Some(i) = self.events.event_of_id(ev.id) {
+                let update: EventUpdate = codec::decode(body, endian, (), body_offset, &context())?;
+                if let EventUpdateData::Name(name) = update.data {
+                    if let Some(i) = self.events.event_of_id(update.id) {
                         self.attrs[i].name = Some(name.as_str_lossy());
                     }
                 }
             }
             RecordType::HeaderEventType => {
-                let et: HeaderEventType = codec::decode(body, endian, (), body_offset, &context())?;
-                self.event_types.push(et.to_event_type());
+                let event_type: HeaderEventType =
+                    codec::decode(body, endian, (), body_offset, &context())?;
+                self.event_types.push(event_type.to_event_type());
             }
             // Every other type, listed rather than `_`: a new row in the record registry
             // does not compile until it is decided here whether it folds into metadata.

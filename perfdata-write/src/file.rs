@@ -211,11 +211,12 @@ impl<W: Write + Seek> FileWriter<W> {
             size: attr_size * attrs.len() as u64,
         };
         for (a, ids) in attrs.iter().zip(sections) {
-            let fa = FileAttr {
+            let file_attr = FileAttr {
                 attr: a.attr.clone(),
                 ids,
             };
-            out.write_all(&encode(&fa, endian, ())?).map_err(io_err)?;
+            out.write_all(&encode(&file_attr, endian, ())?)
+                .map_err(io_err)?;
         }
         pos += attrs_section.size;
         let event_types_section = if event_types.is_empty() {
@@ -225,8 +226,9 @@ impl<W: Write + Seek> FileWriter<W> {
                 offset: pos,
                 size: EventType::SIZE * event_types.len() as u64,
             };
-            for et in event_types {
-                out.write_all(&encode(et, endian, ())?).map_err(io_err)?;
+            for event_type in event_types {
+                out.write_all(&encode(event_type, endian, ())?)
+                    .map_err(io_err)?;
             }
             pos += s.size;
             s

@@ -48,7 +48,7 @@
 mod attr;
 mod bpf;
 mod json;
-mod misc;
+mod short;
 mod time;
 mod topology;
 
@@ -162,7 +162,7 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
             // A pipe-mode feature perf fails to read stops perf there: nothing printed.
             FeatureId::Unknown(_) => Ok(()),
             _ if ctx.pipe => Ok(()),
-            known => misc::write_unreadable(out, known),
+            known => short::write_unreadable(out, known),
         },
         // perf 6.1 has no print function for these two.
         Feature::TracingData(_) | Feature::BuildId(_) => Ok(()),
@@ -201,7 +201,7 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         | Feature::CpuPmuCaps(_)
         | Feature::ClockData(_)
         | Feature::PmuCaps(_)
-        | Feature::CpuDomainInfo(_) => misc::write_feature(out, &section.feature),
+        | Feature::CpuDomainInfo(_) => short::write_feature(out, &section.feature),
     }
 }
 

@@ -1,6 +1,7 @@
-//! The features printed on a line or two: strings, counts, times, clocks, PMUs,
+//! The features perf prints in a line or two: strings, counts, times, clocks, PMUs,
 //! compression, the directory version, CPU_DOMAIN_INFO; and what perf prints for a
-//! feature it could not read.
+//! feature it could not read. (Named `short`, not `misc`: `misc` is the record
+//! header's flag word, `record::misc`.)
 
 use std::io::{self, Write};
 
