@@ -88,13 +88,13 @@ pub(crate) mod input;
 pub mod json;
 mod meta;
 mod names;
+mod perf_data;
 pub mod raw;
 mod reader;
 pub mod record;
 pub mod stats;
 mod text;
 pub mod tracing;
-mod tree;
 mod truncated;
 
 pub use binrw::Endian;
@@ -103,5 +103,5 @@ pub use error::{Error, Problem, Result};
 pub use text::c_str_lossy;
 
 pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
+pub use perf_data::{Entry, PerfData, ReadContainer};
 pub use reader::{Item, PerfReader, ReadOptions};
-pub use tree::{Entry, PerfData, ReadContainer};
