@@ -291,8 +291,14 @@ impl PerfReader {
             path,
             ..
         } = self;
+        // Read at once, the streams share what one stream may hold ahead.
+        let limit = crate::raw::MAX_BUFFERED / sources.len().max(1) as u64;
         sources
             .into_iter()
+            .map(|mut source| {
+                source.limit = limit;
+                source
+            })
             .map(|source| PerfReader {
                 meta: meta.clone(),
                 sources: vec![source],
@@ -313,7 +319,11 @@ impl PerfReader {
         }
         let (src, inner, span) = match self.advance() {
             Ok(Some(found)) => found,
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                // Every stream ended (and dropped its decompressor): no payload is left.
+                self.last = None;
+                return Ok(None);
+            }
             Err(e) => {
                 self.failed = true;
                 return Err(e);
@@ -376,10 +386,9 @@ impl PerfReader {
     fn fill_decompressed_payload(&mut self, src: usize) -> Result<bool> {
         let endian = self.meta.endian;
         let source = &mut self.sources[src];
-        let d = source
-            .decomp
-            .as_mut()
-            .expect("inner records come from a decompressor");
+        let Some(d) = source.decomp.as_mut() else {
+            return Ok(false);
+        };
         while d.payload_left() > 0 {
             if d.fill_payload()? > 0 {
                 return Ok(true);
@@ -430,6 +439,7 @@ impl PerfReader {
                 decomp,
                 stream,
                 name,
+                limit,
             } = source;
             if self.opts.decompress() {
                 if let Some(d) = decomp.as_mut() {
@@ -453,6 +463,8 @@ impl PerfReader {
                 if let Some(d) = decomp.as_ref().filter(|_| self.opts.decompress()) {
                     end_of_decompressed(&mut self.meta, d, name, cut_short)?;
                 }
+                // Its buffer (up to its limit) is not kept while later streams are read.
+                *decomp = None;
                 if let Some(StreamEnd::Junk { offset, len }) = top.end() {
                     let (offset, len) = (*offset, *len);
                     self.meta.warn(Some(offset), junk_warning(len));
@@ -464,7 +476,7 @@ impl PerfReader {
             if raw.is_compressed() && self.opts.decompress() {
                 self.meta.compression_record = Some(raw.record_type());
                 if decomp.is_none() {
-                    *decomp = Some(Decompressor::new(endian, *stream)?);
+                    *decomp = Some(Decompressor::new(endian, *stream)?.with_limit(*limit));
                 }
                 decomp
                     .as_mut()

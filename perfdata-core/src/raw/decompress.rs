@@ -15,7 +15,9 @@ use std::collections::VecDeque;
 use binrw::Endian;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
-use super::{frame, header_of, Frame, Origin, RecordSource, Span, MAX_BUFFERED, PAYLOAD_CHUNK};
+use super::{
+    frame_within, header_of, Frame, Origin, RecordSource, Span, MAX_BUFFERED, PAYLOAD_CHUNK,
+};
 use crate::codec::u64_at;
 use crate::error::{Error, Problem, Result};
 use crate::record::RecordType;
@@ -64,6 +66,10 @@ pub struct Decompressor {
     large_start: u64,
     endian: Endian,
     stream: usize,
+    /// The most decompressed bytes held ahead of the reader, and the largest record held
+    /// whole (larger ones stream their payload): [`MAX_BUFFERED`], or a share of it when
+    /// several streams are read at once.
+    limit: u64,
 }
 
 impl Decompressor {
@@ -85,7 +91,15 @@ impl Decompressor {
             large_start: 0,
             endian,
             stream,
+            limit: MAX_BUFFERED,
         })
+    }
+
+    /// Hold at most `limit` bytes ahead (at least [`super::MIN_STREAM_BUFFER`]): for a
+    /// stream read beside others, see [`frame_within`].
+    pub fn with_limit(mut self, limit: u64) -> Self {
+        self.limit = limit.clamp(super::MIN_STREAM_BUFFER, MAX_BUFFERED);
+        self
     }
 
     /// Decompressed bytes of a record that is not whole yet: those buffered, or, inside
@@ -127,7 +141,7 @@ impl Decompressor {
         self.drained = false;
         self.container = (offset, ty, 0);
         self.segments.push_back((self.total_out(), offset));
-        while !self.drained && self.buffered() < MAX_BUFFERED as usize {
+        while !self.drained && (self.buffered() as u64) < self.limit {
             self.expand()?;
         }
         Ok(())
@@ -253,7 +267,7 @@ impl RecordSource for Decompressor {
             if avail.is_empty() && self.drained {
                 return Ok(None);
             }
-            match frame(avail, self.endian) {
+            match frame_within(avail, self.endian, self.limit) {
                 Frame::Complete { size, payload } => {
                     return Ok(Some(self.take_span(size, payload, 0)));
                 }

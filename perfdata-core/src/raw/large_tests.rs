@@ -141,3 +141,72 @@ fn decompressor_streams_or_skips_a_large_payload_across_compressed_records() {
         assert_eq!((d.pending(), d.payload_left()), (0, 0));
     }
 }
+
+#[test]
+fn frame_within_streams_a_payload_over_its_limit() {
+    use super::{frame, frame_within, Frame, MIN_STREAM_BUFFER};
+    let two_mib = 2 << 20;
+    let big = auxtrace(two_mib);
+    // Under MAX_BUFFERED, `frame` holds it whole; within 1 MiB its payload streams.
+    assert!(matches!(
+        frame(&big, Endian::Little),
+        Frame::Complete { size: 48, payload } if payload as u64 == two_mib
+    ));
+    for have in [48, 4096, big.len()] {
+        assert!(matches!(
+            frame_within(&big[..have], Endian::Little, MIN_STREAM_BUFFER),
+            Frame::Large { size: 48, payload } if payload == two_mib
+        ));
+    }
+    // Before the record's own 48 bytes are there, it waits for them (not the payload).
+    assert!(matches!(
+        frame_within(&big[..30], Endian::Little, MIN_STREAM_BUFFER),
+        Frame::Incomplete { needed: 48 }
+    ));
+    assert!(matches!(
+        frame_within(&big[..30], Endian::Little, MAX_BUFFERED),
+        Frame::Incomplete { needed } if needed == 48 + two_mib
+    ));
+    // A small payload, and a record without one, are held whole.
+    let small = auxtrace(100);
+    assert!(matches!(
+        frame_within(&small, Endian::Little, MIN_STREAM_BUFFER),
+        Frame::Complete {
+            size: 48,
+            payload: 100
+        }
+    ));
+    assert!(matches!(
+        frame_within(&rec(3, 32), Endian::Little, MIN_STREAM_BUFFER),
+        Frame::Complete {
+            size: 32,
+            payload: 0
+        }
+    ));
+}
+
+#[test]
+fn a_decompressor_read_beside_others_holds_its_share_only() {
+    use super::MIN_STREAM_BUFFER;
+    // MMAP, a 2 MiB AUXTRACE, COMM: one compressed record expands to all of it.
+    let two_mib = 2 << 20;
+    let mut data = rec(1, 40);
+    data.extend_from_slice(&auxtrace(two_mib));
+    data.extend_from_slice(&rec(3, 32));
+    let z = zstd::bulk::compress(&data, 3).unwrap();
+    assert!(z.len() < 60_000, "{}", z.len());
+    let mut r = rec(81, 8);
+    r[6..8].copy_from_slice(&((8 + z.len()) as u16).to_le_bytes());
+    r.extend_from_slice(&z);
+    let mut d = Decompressor::new(Endian::Little, 0)
+        .unwrap()
+        .with_limit(MIN_STREAM_BUFFER);
+    d.feed(&r, 0).unwrap();
+    let mut seen = Vec::new();
+    while let Some(r) = d.next_record().unwrap() {
+        seen.push((r.header.type_, r.bytes.len(), r.rest));
+        // At most its limit and one zstd call's output are held.
+        assert!(d.buffer().len() <= (MIN_STREAM_BUFFER as usize) + 256 * 1024);
+    }
+    assert_eq!(seen, vec![(1, 40, 0), (71, 48, two_mib), (3, 32, 0)]);
+}

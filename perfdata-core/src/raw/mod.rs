@@ -277,6 +277,41 @@ pub fn frame(bytes: &[u8], endian: Endian) -> Frame {
     }
 }
 
+/// [`frame`] with a bound below [`MAX_BUFFERED`] on what is held whole: a record with a
+/// payload whose `size + payload` exceeds `limit` is [`Frame::Large`], its payload to
+/// be streamed. Several streams read at once (a directory's, merged by time) each get
+/// a share of [`MAX_BUFFERED`], so that together they hold no more than one would.
+pub fn frame_within(bytes: &[u8], endian: Endian, limit: u64) -> Frame {
+    let framed = frame(bytes, endian);
+    if limit >= MAX_BUFFERED {
+        return framed;
+    }
+    let (size, total) = match framed {
+        Frame::Complete { size, payload } => (size, (size + payload) as u64),
+        // Past the header checks (which need at most 16 bytes), `needed` is the total.
+        Frame::Incomplete { needed } if needed > limit.max(16) => {
+            (u16_at(bytes, 6, endian).unwrap_or(0) as usize, needed)
+        }
+        other => return other,
+    };
+    // A record without a payload is at most 64 KiB (a u16 size): held whole.
+    if total <= limit || total == size as u64 {
+        return framed;
+    }
+    if bytes.len() < size {
+        return Frame::Incomplete {
+            needed: size as u64,
+        };
+    }
+    Frame::Large {
+        size,
+        payload: total - size as u64,
+    }
+}
+
+/// The least [`frame_within`] bound a stream read beside others gets.
+pub const MIN_STREAM_BUFFER: u64 = 1 << 20;
+
 /// Whether the bytes at a record boundary could start a record at all; used to tell
 /// junk after the last record of a pipe stream (perf's own stderr text, say) from a
 /// corrupt or truncated record. The kernel's types, perf's and simpleperf's (from 32768)

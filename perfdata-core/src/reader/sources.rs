@@ -128,6 +128,8 @@ pub(super) struct Source {
     pub(super) decomp: Option<Decompressor>,
     pub(super) stream: usize,
     pub(super) name: String,
+    /// What its decompressor may hold ahead (see [`Decompressor::with_limit`]).
+    pub(super) limit: u64,
 }
 
 impl Source {
@@ -136,6 +138,7 @@ impl Source {
             top,
             decomp: None,
             stream,
+            limit: crate::raw::MAX_BUFFERED,
             name,
         }
     }

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Memory with several large records at once (issue #9): a perf.data directory whose N
+# streams (default 8) each hold, inside compressed records, a 15 MiB AUXTRACE record
+# (made with `perfdata synth --aux-payload`, its compressed data section copied into
+# every data.N). Reading it, each stream's decompressor holds what it expanded; before
+# the fix, finished streams kept their 16 MiB buffers (stats 135 MiB, check and
+# dump --json 153 MiB with 8 streams). Prints peak RSS of stats, check and dump --json.
+#
+#   bench/hostile_dir.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-8}
+BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-hostile}
+rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR"
+cargo build --release -q
+perfdata=$PWD/target/release/perfdata
+"$perfdata" -q synth --dir --cpus "$N" --compress --samples 2000 -o "$BENCH_DIR/dir.data"
+"$perfdata" -q synth --compress --samples 100 --aux-payload 15M -o "$BENCH_DIR/one.data"
+# The data section of one.data: its offset and size from the header (bytes 40 to 56).
+read -r off size < <(od -An -t u8 -j 40 -N 16 "$BENCH_DIR/one.data")
+for ((i = 0; i < N; i++)); do
+    tail -c +$((off + 1)) "$BENCH_DIR/one.data" | head -c "$size" > "$BENCH_DIR/dir.data/data.$i"
+done
+echo "| command | streams | peak RSS |"
+echo "|---|---|---|"
+for cmd in stats check "dump --json"; do
+    # shellcheck disable=SC2086
+    /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$perfdata" $cmd "$BENCH_DIR/dir.data" \
+        > /dev/null 2>&1
+    echo "| $cmd | $N | $(($(cat "$BENCH_DIR/time.txt") / 1024)) MiB |"
+done
