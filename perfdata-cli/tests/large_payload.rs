@@ -303,3 +303,30 @@ fn a_small_file_that_expands_past_the_address_space_limit_is_read_and_converted(
     assert!(convert.wait().unwrap().success(), "{err}");
     assert_eq!(auxtrace_count(&ok(stats)), 1);
 }
+
+#[test]
+fn a_payload_that_fits_in_memory_may_still_be_written_in_pieces() {
+    // Under MAX_BUFFERED (16 MiB), synth still writes the AUXTRACE's trace 64 KiB at a
+    // time after its record: the writers take the record with the first part of its
+    // payload and the rest with write_payload (they refused it before).
+    let dir = tempfile::tempdir().unwrap();
+    let len = 200_000u64;
+    for (name, extra) in [("plain.data", &[][..]), ("pipe.data", &["--pipe"][..])] {
+        let out = dir.path().join(name);
+        synth(&out, len, extra);
+        let bytes = std::fs::read(&out).unwrap();
+        let found = aux_payloads(&bytes);
+        assert_eq!(found.len(), 1, "{name}");
+        assert_eq!(found[0].len() as u64, len, "{name}");
+        // Its four blocks, each starting with its index.
+        for block in 0..4u64 {
+            let at = block as usize * 65536;
+            assert_eq!(found[0][at..at + 8], block.to_le_bytes(), "{name}");
+        }
+        let stats = ok(perfdata(
+            &os(&["stats", "--json", out.to_str().unwrap()]),
+            None,
+        ));
+        assert_eq!(auxtrace_count(&stats), 1, "{name}");
+    }
+}

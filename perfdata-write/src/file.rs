@@ -21,7 +21,7 @@ use perfdata_core::record::{EventIndex, RecordHeader, RecordType};
 use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
-use crate::framing::checked_type;
+use crate::framing::{checked_type, OwedPayload};
 
 /// An event to write: its attr and ids.
 #[derive(Debug, Clone)]
@@ -101,6 +101,8 @@ pub struct FileWriter<W: Write + Seek> {
     /// Copying an input file's data section as it is: records perf keeps in a file
     /// (simpleperf's tracing data) are allowed there (the convert pipeline).
     copying_file: bool,
+    /// The payload the last record still waits for.
+    owed: OwedPayload,
 }
 
 /// The features a file's records determine, gathered as they are written.
@@ -249,6 +251,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 decompressor: None,
             }),
             copying_file: false,
+            owed: OwedPayload::default(),
         })
     }
 
@@ -289,7 +292,8 @@ impl<W: Write + Seek> FileWriter<W> {
     /// records only a pipe stream carries (HEADER_ATTR, HEADER_EVENT_TYPE,
     /// HEADER_TRACING_DATA, HEADER_FEATURE), whose content a file holds in its header.
     pub fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        let ty = checked_type(bytes, payload, self.endian)?;
+        self.owed.settled("a record")?;
+        let (ty, left) = checked_type(bytes, payload, self.endian)?;
         if let Some(why) = pipe_only(ty).filter(|_| !self.copying_file) {
             return Err(WriteError::unsupported(
                 None,
@@ -307,7 +311,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 payload,
                 origin: Origin::Top,
                 stream: 0,
-                rest: 0,
+                rest: left,
             };
             d.record(&raw, self.endian)?;
         }
@@ -320,12 +324,14 @@ impl<W: Write + Seek> FileWriter<W> {
         self.out.write_all(bytes).map_err(io_err)?;
         self.out.write_all(payload).map_err(io_err)?;
         self.pos += (bytes.len() + payload.len()) as u64;
+        self.owed.owe(ty, left);
         Ok(())
     }
 
     /// Append more payload to the record written last: a payload too large to hold
     /// (see `perfdata_core::raw::MAX_BUFFERED`) is written as it is read.
     pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.owed.pay(more.len() as u64)?;
         self.out.write_all(more).map_err(io_err)?;
         self.pos += more.len() as u64;
         Ok(())
@@ -385,6 +391,7 @@ impl<W: Write + Seek> FileWriter<W> {
         features: &[(FeatureId, Vec<u8>)],
         index_slack: &[u8],
     ) -> Result<W> {
+        self.owed.settled("the features")?;
         if let Some(ty) = self.compressed {
             if !features.iter().any(|(id, _)| *id == FeatureId::Compressed) {
                 return Err(WriteError::unsupported(

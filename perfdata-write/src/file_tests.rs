@@ -226,6 +226,63 @@ fn a_record_must_be_as_long_as_its_size_says() {
     assert_eq!(w.data_size(), 8);
 }
 
+/// An AUXTRACE record (48 bytes) saying `len` bytes of trace follow it.
+fn auxtrace(len: u64) -> Vec<u8> {
+    let mut r = vec![0u8; 48];
+    r[..4].copy_from_slice(&71u32.to_le_bytes());
+    r[6..8].copy_from_slice(&48u16.to_le_bytes());
+    r[8..16].copy_from_slice(&len.to_le_bytes());
+    r
+}
+
+#[test]
+fn a_payload_may_follow_in_pieces_but_must_all_come() {
+    let round = [68, 0, 0, 0, 0, 0, 8, 0];
+    let new = || FileWriter::new(Cursor::new(Vec::new()), Endian::Little, &[], &[]).unwrap();
+    // The record with its first 10 payload bytes; the next record, the features and
+    // more payload than it says are refused until the other 90 have come.
+    let mut w = new();
+    w.write_record(&auxtrace(100), &[1; 10]).unwrap();
+    let err = w.write_record(&round, &[]).unwrap_err().to_string();
+    assert!(
+        err.contains("a record written while 90 payload bytes of the AUXTRACE record"),
+        "{err}"
+    );
+    let err = w.write_payload(&[2; 91]).unwrap_err().to_string();
+    assert!(
+        err.contains("91 payload bytes written where 90 were still to come"),
+        "{err}"
+    );
+    w.write_payload(&[2; 40]).unwrap();
+    w.write_payload(&[3; 50]).unwrap();
+    w.write_record(&round, &[]).unwrap();
+    let out: Out = w.finish(Vec::new()).unwrap();
+    // The reader frames the AUXTRACE with its 100 bytes, then the FINISHED_ROUND.
+    let mut r = PerfReader::from_vec(out.into_inner(), ReadOptions::Contents).unwrap();
+    let first = r.next_record().unwrap().unwrap();
+    assert_eq!(first.raw.record_type(), RecordType::Auxtrace);
+    let mut payload = vec![1; 10];
+    payload.extend_from_slice(&[2; 40]);
+    payload.extend_from_slice(&[3; 50]);
+    assert_eq!(first.raw.payload, &payload[..]);
+    let second = r.next_record().unwrap().unwrap();
+    assert_eq!(second.raw.record_type(), RecordType::FinishedRound);
+    // Finishing while payload is owed is refused; so is payload no record asked for.
+    let mut w = new();
+    w.write_record(&auxtrace(100), &[]).unwrap();
+    let err = w.finish(Vec::new()).unwrap_err().to_string();
+    assert!(
+        err.contains("the features written while 100 payload bytes"),
+        "{err}"
+    );
+    let mut w = new();
+    let err = w.write_payload(&[0; 4]).unwrap_err().to_string();
+    assert!(
+        err.contains("4 payload bytes written where 0 were still to come"),
+        "{err}"
+    );
+}
+
 #[test]
 fn features_are_given_once() {
     let w = FileWriter::new(Cursor::new(Vec::new()), Endian::Little, &[], &[]).unwrap();

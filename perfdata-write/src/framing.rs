@@ -11,9 +11,14 @@ use perfdata_core::{u16_at, u32_at};
 
 use crate::error::{Result, WriteError};
 
-/// The type of the record `bytes` followed by `payload`, if a reader would frame them
-/// as one record with that payload; an error saying why not otherwise.
-pub(crate) fn checked_type(bytes: &[u8], payload: &[u8], endian: Endian) -> Result<RecordType> {
+/// The type of the record `bytes` followed by `payload`, and how many payload bytes
+/// its record says are still to come after `payload` (written with `write_payload`),
+/// if a reader would frame them as one record; an error saying why not otherwise.
+pub(crate) fn checked_type(
+    bytes: &[u8],
+    payload: &[u8],
+    endian: Endian,
+) -> Result<(RecordType, u64)> {
     let size = u16_at(bytes, 6, endian).unwrap_or(0) as usize;
     let ty = RecordType::from_u32(u32_at(bytes, 0, endian).unwrap_or(0));
     if bytes.len() < 8 || size != bytes.len() {
@@ -27,14 +32,11 @@ pub(crate) fn checked_type(bytes: &[u8], payload: &[u8], endian: Endian) -> Resu
         ));
     }
     // `frame` sees only the record: a payload it expects shows as bytes still needed.
+    // `payload` may be its first part only, the rest following with `write_payload`
+    // (a payload too large to hold is copied piece by piece).
     let expected = match frame(bytes, endian) {
         Frame::Complete { .. } => 0,
         Frame::Incomplete { needed } => needed.saturating_sub(bytes.len() as u64),
-        // A payload too large to hold: this is its first piece, the rest follows
-        // (`write_payload`).
-        Frame::Large { payload: whole, .. } if payload.len() as u64 <= whole => {
-            return Ok(ty);
-        }
         Frame::Large { payload: whole, .. } => whole,
         Frame::Invalid(problem) => {
             return Err(WriteError::unsupported(
@@ -43,7 +45,7 @@ pub(crate) fn checked_type(bytes: &[u8], payload: &[u8], endian: Endian) -> Resu
             ))
         }
     };
-    if expected != payload.len() as u64 {
+    if (payload.len() as u64) > expected {
         return Err(WriteError::unsupported(
             None,
             format!(
@@ -53,7 +55,56 @@ pub(crate) fn checked_type(bytes: &[u8], payload: &[u8], endian: Endian) -> Resu
             ),
         ));
     }
-    Ok(ty)
+    Ok((ty, expected - payload.len() as u64))
+}
+
+/// The payload a writer still owes the record it wrote last: nothing else may be
+/// written, nor the output finished, until `write_payload` has written all of it, or
+/// the reader would frame what follows as that payload.
+#[derive(Debug, Default)]
+pub(crate) struct OwedPayload {
+    /// The record's type and the bytes still to come.
+    owed: Option<(RecordType, u64)>,
+}
+
+impl OwedPayload {
+    /// Before anything but payload is written (`what`: "a record", "the features").
+    pub fn settled(&self, what: &str) -> Result<()> {
+        match self.owed {
+            Some((ty, left)) => Err(WriteError::unsupported(
+                None,
+                format!(
+                    "{what} written while {left} payload bytes of the {ty} record before it                      are still to come (write_payload): a reader would frame them as its                      payload"
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// A record went out owing `left` bytes.
+    pub fn owe(&mut self, ty: RecordType, left: u64) {
+        self.owed = (left > 0).then_some((ty, left));
+    }
+
+    /// `n` bytes of payload are about to go out.
+    pub fn pay(&mut self, n: u64) -> Result<()> {
+        let (ty, left) = self.owed.unwrap_or((RecordType::Unknown(0), 0));
+        if n > left {
+            return Err(WriteError::unsupported(
+                None,
+                format!(
+                    "{n} payload bytes written where {left} were still to come{}",
+                    if left > 0 {
+                        format!(" for the {ty} record")
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+        self.owe(ty, left - n);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -75,20 +126,25 @@ mod tests {
     fn a_payload_must_be_as_long_as_its_record_says() {
         assert_eq!(
             checked_type(&auxtrace(16), &[7; 16], LE).unwrap(),
-            RecordType::Auxtrace
+            (RecordType::Auxtrace, 0)
         );
-        let err = checked_type(&auxtrace(16), &[7; 8], LE)
+        // Its first part, the rest owed; more than it says, refused.
+        assert_eq!(
+            checked_type(&auxtrace(16), &[7; 8], LE).unwrap(),
+            (RecordType::Auxtrace, 8)
+        );
+        let err = checked_type(&auxtrace(16), &[7; 24], LE)
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("AUXTRACE followed by 8 payload bytes where it says 16"),
+            err.contains("AUXTRACE followed by 24 payload bytes where it says 16"),
             "{err}"
         );
         // A record without a payload takes none.
         let round = [68, 0, 0, 0, 0, 0, 8, 0];
         assert_eq!(
             checked_type(&round, &[], LE).unwrap(),
-            RecordType::FinishedRound
+            (RecordType::FinishedRound, 0)
         );
         let err = checked_type(&round, &[1], LE).unwrap_err().to_string();
         assert!(

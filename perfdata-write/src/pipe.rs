@@ -16,7 +16,7 @@ use perfdata_core::record::{
 use perfdata_core::{encode, u64_at};
 
 use crate::error::{Result, WriteError};
-use crate::framing::checked_type;
+use crate::framing::{checked_type, OwedPayload};
 
 /// A pipe-mode writer.
 pub struct PipeWriter<W: Write> {
@@ -31,6 +31,8 @@ pub struct PipeWriter<W: Write> {
     attr_written: bool,
     /// Copying an input stream as it is (the convert pipeline): its records stand.
     copying_stream: bool,
+    /// The payload the last record still waits for.
+    owed: OwedPayload,
 }
 
 fn io_err(e: std::io::Error) -> WriteError {
@@ -53,6 +55,7 @@ impl<W: Write> PipeWriter<W> {
             announced_compression: false,
             attr_written: false,
             copying_stream: false,
+            owed: OwedPayload::default(),
         })
     }
 
@@ -145,7 +148,8 @@ impl<W: Write> PipeWriter<W> {
     /// [`PipeWriter::write_feature`]); a kernel record (SAMPLE, MMAP, ...), EVENT_UPDATE,
     /// ID_INDEX or STAT before any HEADER_ATTR record (sent with [`PipeWriter::write_attr`]).
     pub fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        let ty = checked_type(bytes, payload, self.endian)?;
+        self.owed.settled("a record")?;
+        let (ty, left) = checked_type(bytes, payload, self.endian)?;
         let compressed_bit = u64::from(FeatureId::Compressed.bit());
         let names_an_event = ty.is_kernel()
             || matches!(
@@ -182,12 +186,14 @@ impl<W: Write> PipeWriter<W> {
         self.out.write_all(bytes).map_err(io_err)?;
         self.out.write_all(payload).map_err(io_err)?;
         self.written += (bytes.len() + payload.len()) as u64;
+        self.owed.owe(ty, left);
         Ok(())
     }
 
     /// Append more payload to the record written last (see
     /// [`crate::file::FileWriter::write_payload`]).
     pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
+        self.owed.pay(more.len() as u64)?;
         self.out.write_all(more).map_err(io_err)?;
         self.written += more.len() as u64;
         Ok(())
@@ -195,6 +201,7 @@ impl<W: Write> PipeWriter<W> {
 
     /// Flush and hand back the output.
     pub fn finish(mut self) -> Result<W> {
+        self.owed.settled("the end of the stream")?;
         self.out.flush().map_err(io_err)?;
         Ok(self.out)
     }

@@ -11,7 +11,10 @@ fn version(v: &str) -> Vec<u64> {
 
 /// The host's target triple, from `rustc -vV`.
 fn host() -> String {
-    let out = Command::new("rustc").arg("-vV").output().expect("rustc runs");
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc runs");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
