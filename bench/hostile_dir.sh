@@ -6,24 +6,34 @@
 # the fix, finished streams kept their 16 MiB buffers (stats 135 MiB, check and
 # dump --json 153 MiB with 8 streams). Prints peak RSS of stats, check and dump --json.
 #
-#   bench/hostile_dir.sh [N]
+# With --plain the streams are not compressed (each data.N then holds the AUXTRACE as
+# it is) and `convert`, which merges the streams by time, is measured too.
+#
+#   bench/hostile_dir.sh [N] [--plain]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=${1:-8}
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-hostile}
+N=${1:-8}
+compress=(--compress)
+commands=(stats check "dump --json")
+if [ "${2:-}" = --plain ]; then
+    compress=()
+    commands+=("convert -o $BENCH_DIR/out.data")
+fi
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR"
 cargo build --release -q
 perfdata=$PWD/target/release/perfdata
-"$perfdata" -q synth --dir --cpus "$N" --compress --samples 2000 -o "$BENCH_DIR/dir.data"
-"$perfdata" -q synth --compress --samples 100 --aux-payload 15M -o "$BENCH_DIR/one.data"
+"$perfdata" -q synth --dir --cpus "$N" "${compress[@]}" --samples 2000 -o "$BENCH_DIR/dir.data"
+"$perfdata" -q synth "${compress[@]}" --samples 100 --aux-payload 15M -o "$BENCH_DIR/one.data"
 # The data section of one.data: its offset and size from the header (bytes 40 to 56).
 read -r off size < <(od -An -t u8 -j 40 -N 16 "$BENCH_DIR/one.data")
 for ((i = 0; i < N; i++)); do
-    tail -c +$((off + 1)) "$BENCH_DIR/one.data" | head -c "$size" > "$BENCH_DIR/dir.data/data.$i"
+    dd if="$BENCH_DIR/one.data" of="$BENCH_DIR/dir.data/data.$i" bs=1M status=none \
+        iflag=skip_bytes,count_bytes skip="$off" count="$size"
 done
 echo "| command | streams | peak RSS |"
 echo "|---|---|---|"
-for cmd in stats check "dump --json"; do
+for cmd in "${commands[@]}"; do
     # shellcheck disable=SC2086
     /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$perfdata" $cmd "$BENCH_DIR/dir.data" \
         > /dev/null 2>&1

@@ -297,6 +297,7 @@ impl PerfReader {
             .into_iter()
             .map(|mut source| {
                 source.limit = limit;
+                source.top.set_limit(limit);
                 source
             })
             .map(|source| PerfReader {
@@ -463,8 +464,10 @@ impl PerfReader {
                 if let Some(d) = decomp.as_ref().filter(|_| self.opts.decompress()) {
                     end_of_decompressed(&mut self.meta, d, name, cut_short)?;
                 }
-                // Its buffer (up to its limit) is not kept while later streams are read.
+                // Its buffer (up to its limit) and its mapped pages are not kept while
+                // later streams are read.
                 *decomp = None;
+                top.release_all();
                 if let Some(StreamEnd::Junk { offset, len }) = top.end() {
                     let (offset, len) = (*offset, *len);
                     self.meta.warn(Some(offset), junk_warning(len));

@@ -7,7 +7,8 @@ use binrw::Endian;
 
 use super::StreamEnd;
 use super::{
-    frame, header_of, plausible_header, Frame, Origin, RawRecord, RecordSource, Span, PAYLOAD_CHUNK,
+    frame_within, header_of, plausible_header, Frame, Origin, RawRecord, RecordSource, Span,
+    MAX_BUFFERED, PAYLOAD_CHUNK,
 };
 use crate::error::{Error, Result};
 
@@ -29,6 +30,8 @@ pub struct SliceRecords<B> {
     /// to `range.start`) and how long it is.
     payload_pos: usize,
     payload_left: u64,
+    /// The largest record handed out whole (see [`super::frame_within`]).
+    limit: u64,
 }
 
 impl<'a> SliceRecords<&'a [u8]> {
@@ -59,7 +62,20 @@ impl<B: Deref<Target = [u8]>> SliceRecords<B> {
             finished: None,
             payload_pos: 0,
             payload_left: 0,
+            limit: MAX_BUFFERED,
         }
+    }
+
+    /// Hand out records of more than `limit` bytes (payload included) as their header
+    /// and a streamed payload, for a source read beside others (see
+    /// [`super::frame_within`]); [`MAX_BUFFERED`] at most.
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit.clamp(super::MIN_STREAM_BUFFER, MAX_BUFFERED);
+    }
+
+    /// Index in the backing buffer where the records end.
+    pub fn backing_end(&self) -> usize {
+        self.range.end
     }
 
     fn based_at(mut self, base: u64) -> Self {
@@ -120,7 +136,7 @@ impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {
         }
         let rest = &data[self.pos..];
         let offset = self.base + self.pos as u64;
-        let err = match frame(rest, self.endian) {
+        let err = match frame_within(rest, self.endian, self.limit) {
             Frame::Complete { size, payload } => {
                 let span = Span {
                     pos: self.pos,

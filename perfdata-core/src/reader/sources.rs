@@ -56,6 +56,24 @@ impl Top {
         }
     }
 
+    /// Read beside other streams: hold at most `limit` bytes of a record (see
+    /// [`crate::raw::frame_within`]). A stream (stdin) is never one of several.
+    pub(super) fn set_limit(&mut self, limit: u64) {
+        if let Top::Slice { records, .. } = self {
+            records.set_limit(limit);
+        }
+    }
+
+    /// The source has ended: give back every mapped page it touched (a directory's
+    /// finished streams would otherwise stay resident while the next ones are read).
+    pub(super) fn release_all(&mut self) {
+        if let Top::Slice { records, released } = self {
+            let end = records.backing_end();
+            records.backing().0.release(*released, end);
+            *released = end;
+        }
+    }
+
     pub(super) fn end(&self) -> Option<&StreamEnd> {
         match self {
             Top::Slice { records, .. } => records.end(),
