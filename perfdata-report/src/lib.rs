@@ -25,6 +25,7 @@ pub mod readperf;
 pub mod replay;
 pub mod sample_fields;
 pub mod speedscope;
+pub mod srcline;
 pub mod stacks;
 pub mod symbolize;
 pub mod symtab;

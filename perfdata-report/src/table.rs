@@ -25,6 +25,9 @@ pub enum SortKey {
     Dso,
     /// `[k]`/`[.]` and the function, or the DSO-relative address ("Symbol").
     Sym,
+    /// The source line of the sample's address from DWARF, `file.c:LINE`, else
+    /// `symbol+offset` as perf's srcline ("Source:Line").
+    Srcline,
     /// The CPU ("CPU").
     Cpu,
     /// The event's name ("Event").
@@ -40,6 +43,7 @@ impl SortKey {
             SortKey::Tid => "Tid",
             SortKey::Dso => "Shared Object",
             SortKey::Sym => "Symbol",
+            SortKey::Srcline => "Source:Line",
             SortKey::Cpu => "CPU",
             SortKey::Event => "Event",
         }
@@ -60,11 +64,12 @@ impl FromStr for SortKey {
             "tid" => SortKey::Tid,
             "dso" => SortKey::Dso,
             "sym" | "symbol" => SortKey::Sym,
+            "srcline" => SortKey::Srcline,
             "cpu" => SortKey::Cpu,
             "event" => SortKey::Event,
             _ => {
                 return Err(format!(
-                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, cpu, event)"
+                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, srcline, cpu, event)"
                 ))
             }
         })
@@ -106,6 +111,7 @@ enum Value {
     Dso(Option<DsoId>),
     Sym(bool, Option<DsoId>, SymbolName),
     Event(usize),
+    Srcline(String),
 }
 
 /// What a sample is counted by as it comes: the parts of it the sort keys use (the
@@ -164,7 +170,9 @@ impl Tally {
                 SortKey::Comm => k.comm = ip.comm,
                 SortKey::Pid | SortKey::Tid => k.tid = s.tid,
                 SortKey::Dso => k.dso = ip.dso,
-                SortKey::Sym => (k.kernel, k.dso, k.addr) = (ip.kernel, ip.dso, ip.addr),
+                SortKey::Sym | SortKey::Srcline => {
+                    (k.kernel, k.dso, k.addr) = (ip.kernel, ip.dso, ip.addr)
+                }
                 SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
                 SortKey::Event => {}
             }
@@ -224,6 +232,9 @@ impl Tally {
                             None => SymbolName::Address(k.addr),
                         };
                         Value::Sym(k.kernel, k.dso, name)
+                    }
+                    SortKey::Srcline => {
+                        Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
                     }
                     SortKey::Cpu => Value::Int(k.cpu),
                     SortKey::Event => Value::Event(k.event),
@@ -312,6 +323,7 @@ fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
             format!("[{}] {name}", if *kernel { 'k' } else { '.' })
         }
         Value::Event(e) => replay.event_names[*e].clone(),
+        Value::Srcline(s) => s.clone(),
     }
 }
 

@@ -2,9 +2,10 @@
 //! perfdata's tables with perf's.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 
-use perfdata_tests::perf_output;
+use perfdata_tests::{perf_output, run_perfdata};
 
 /// Rows of one event: cells -> (samples, percent).
 pub type Rows = BTreeMap<Vec<String>, (u64, f64)>;
@@ -17,20 +18,20 @@ pub fn benign(line: &str) -> bool {
 
 /// `perf report --stdio -n --sort KEYS`, parsed per event by the columns its dotted rule
 /// lays out.
-pub fn perf_rows(path: &Path, sort: &str) -> BTreeMap<String, Rows> {
-    let out = perf_output(
-        &[
-            "report",
-            "--stdio",
-            "-n",
-            "--no-children",
-            "-g",
-            "none",
-            "--sort",
-            sort,
-        ],
-        path,
-    );
+/// `extra`: more options for perf (filters), given to perfdata too by [`compare`].
+pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    let mut args = vec![
+        "report",
+        "--stdio",
+        "-n",
+        "--no-children",
+        "-g",
+        "none",
+        "--sort",
+        sort,
+    ];
+    args.extend_from_slice(extra);
+    let out = perf_output(&args, path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -87,4 +88,84 @@ fn rule_columns(line: &str) -> Vec<(usize, usize)> {
         }
     }
     cols
+}
+
+/// `perfdata report --json --sort KEYS`, per event.
+#[allow(dead_code)] // not every test that shares this module compares rows
+pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    let args: Vec<&OsStr> = ["report", "--json", "--sort", sort]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .map(OsStr::new)
+        .chain([path.as_os_str()])
+        .collect();
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "perfdata report failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let keys: Vec<&str> = sort.split(',').collect();
+    let mut events = BTreeMap::new();
+    for ev in doc["events"].as_array().expect("events") {
+        let rows = ev["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                let cells = keys
+                    .iter()
+                    .map(|k| r[*k].as_str().expect("cell").to_string())
+                    .collect();
+                let n = r["samples"].as_u64().expect("samples");
+                (cells, (n, r["overhead"].as_f64().expect("overhead")))
+            })
+            .collect();
+        events.insert(ev["event"].as_str().expect("event").to_string(), rows);
+    }
+    events
+}
+
+/// Compare perf's rows above 0.1% and ours, both given the same `extra` options (filters);
+/// returns the number of rows compared.
+#[allow(dead_code)]
+pub fn compare(path: &Path, sort: &str, extra: &[&str]) -> Result<usize, String> {
+    let perf = perf_rows(path, sort, extra);
+    let ours = our_rows(path, sort, extra);
+    let shown = |rows: &Rows| -> BTreeMap<Vec<String>, u64> {
+        rows.iter()
+            .filter(|(_, (_, pct))| *pct > 0.1)
+            .map(|(c, (n, _))| (c.clone(), *n))
+            .collect()
+    };
+    if perf.keys().collect::<Vec<_>>() != ours.keys().collect::<Vec<_>>() {
+        return Err(format!(
+            "events differ: perf {:?}, perfdata {:?}",
+            perf.keys(),
+            ours.keys()
+        ));
+    }
+    let mut compared = 0;
+    for (ev, rows) in &perf {
+        let (p, o) = (shown(rows), &ours[ev]);
+        let mut problems = Vec::new();
+        for (cells, n) in &p {
+            match o.get(cells) {
+                Some((m, _)) if m == n => {}
+                got => problems.push(format!("  {cells:?}: perf {n}, perfdata {got:?}")),
+            }
+        }
+        for (cells, (m, pct)) in o {
+            if *pct > 0.1 && !rows.contains_key(cells) {
+                problems.push(format!("  {cells:?}: perfdata {m}, not in perf"));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(format!("event {ev}:\n{}", problems.join("\n")));
+        }
+        compared += p.len();
+    }
+    Ok(compared)
 }

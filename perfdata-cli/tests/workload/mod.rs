@@ -7,12 +7,29 @@ use std::process::Command;
 use perfdata_tests::fixtures_dir;
 
 /// Compile fixtures/workload.c as fixtures/README.md says, into `dir/spin`.
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn build_spin(dir: &Path) -> String {
     let spin = dir.join("spin");
+    compile(&fixtures_dir().join("workload.c"), "-O1", &spin);
+    spin.to_str().expect("utf-8 path").to_string()
+}
+
+/// Compile tests/srcline/hot.c (the srcline and inline tests' busy loop, whose step is
+/// inlined at -O2) with `-g` and `opt` (`-O0`, `-O2`) into `dir/hot<opt>`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_hot(dir: &Path, opt: &str) -> PathBuf {
+    let exe = dir.join(format!("hot{opt}"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/hot.c");
+    compile(&src, opt, &exe);
+    exe
+}
+
+/// `gcc -g OPT -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
+fn compile(src: &Path, opt: &str, exe: &Path) {
     let gcc = Command::new("gcc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&spin)
-        .arg(fixtures_dir().join("workload.c"))
+        .args([opt, "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(exe)
+        .arg(src)
         .output()
         .expect("gcc runs");
     assert!(
@@ -20,7 +37,6 @@ pub fn build_spin(dir: &Path) -> String {
         "{}",
         String::from_utf8_lossy(&gcc.stderr)
     );
-    spin.to_str().expect("utf-8 path").to_string()
 }
 
 /// `perf record ARGS -o dir/file -- COMMAND`, its exit status checked.
