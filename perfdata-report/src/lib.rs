@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod filter;
 pub mod firefox;
 pub mod flamegraph;
 pub mod folded;

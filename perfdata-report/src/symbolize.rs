@@ -195,7 +195,12 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
         if let Some(cache) = cache {
             let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
             out.push(dir.join("debug"));
-            out.push(dir.join("elf"));
+            // perf's build_id_cache__basename: the vDSO perf record saved is `vdso`.
+            out.push(dir.join(if dso.long_name == "[vdso]" {
+                "vdso"
+            } else {
+                "elf"
+            }));
         }
         let debug = format!("/usr/lib/debug{}.debug", path.display());
         out.push(under(Path::new(&debug)));

@@ -7,7 +7,8 @@ use std::str::FromStr;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::process::DsoId;
+use crate::filter::{Percentage, SampleFilter};
+use crate::process::{DsoId, Machine};
 use crate::replay::{Replay, ResolvedSample};
 use crate::symbolize::{SymbolName, Symbolizer};
 
@@ -127,13 +128,15 @@ struct RawKey {
     addr: u64,
 }
 
-/// A raw key's count: samples, period, and the first sample's number and thread.
+/// A raw key's count: samples, period, and the first sample's number, thread and
+/// whether the filters drop it.
 #[derive(Debug, Clone, Copy)]
 struct Count {
     samples: u64,
     period: u64,
     first: u64,
     thread: usize,
+    filtered: bool,
 }
 
 /// Samples counted one at a time (perf's hists), so that a report need not keep them:
@@ -145,6 +148,9 @@ pub struct Tally {
     /// The key of the last sample and what its run has counted so far.
     last: Option<(RawKey, Count)>,
     seen: u64,
+    filter: SampleFilter,
+    /// Per event: samples and period before filtering (the absolute percent base).
+    totals: Vec<(u64, u64)>,
 }
 
 impl Tally {
@@ -155,11 +161,46 @@ impl Tally {
             counts: FxHashMap::default(),
             last: None,
             seen: 0,
+            filter: SampleFilter::default(),
+            totals: Vec::new(),
         }
+    }
+
+    /// An empty tally for `keys` that counts what `filter` keeps (see [`Tally::count`]).
+    pub fn with_filter(keys: &[SortKey], filter: SampleFilter) -> Tally {
+        Tally {
+            filter,
+            ..Tally::new(keys)
+        }
+    }
+
+    /// Count one sample through the filter, as perf's hists do: a sample of another CPU
+    /// is not counted at all; any other counts towards its event's total (the absolute
+    /// percent base), and a row is shown or hidden by its first sample's thread (perf
+    /// marks a hist entry filtered when it creates it, and adds later samples of the
+    /// same key to it whatever their thread: after an exec, say, a row keyed without
+    /// comm keeps the samples of the new name).
+    pub fn count(&mut self, m: &Machine, s: &ResolvedSample) {
+        if !self.filter.keeps_cpu(s) {
+            return;
+        }
+        if self.totals.len() <= s.event {
+            self.totals.resize(s.event + 1, (0, 0));
+        }
+        let t = &mut self.totals[s.event];
+        t.0 += 1;
+        t.1 += s.period;
+        let filtered = !self.filter.keeps_thread(m, s);
+        self.add_marked(s, filtered);
     }
 
     /// Count one sample.
     pub fn add(&mut self, s: &ResolvedSample) {
+        self.add_marked(s, false);
+    }
+
+    /// Count one sample, `filtered` if the row it may create is to be hidden.
+    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool) {
         let ip = &s.ip;
         let mut k = RawKey {
             event: s.event,
@@ -193,6 +234,7 @@ impl Tally {
             period: s.period,
             first,
             thread: ip.thread,
+            filtered,
         };
         self.last = Some((k, c));
     }
@@ -251,10 +293,18 @@ impl Tally {
             e.samples += c.samples;
             e.period += c.period;
             if c.first < e.first {
-                (e.first, e.thread) = (c.first, c.thread);
+                (e.first, e.thread, e.filtered) = (c.first, c.thread, c.filtered);
             }
         }
-        named_tables(replay, groups)
+        for g in &mut groups {
+            g.retain(|_, c| !c.filtered);
+        }
+        let relative = self.filter.percentage == Percentage::Relative;
+        let mut tables = named_tables(replay, groups, |e| {
+            self.totals.get(e).copied().filter(|_| !relative)
+        });
+        tables.retain(|t| self.filter.keeps_event(&t.event));
+        tables
     }
 }
 
@@ -267,16 +317,25 @@ pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec
     tally.tables(replay, symbols)
 }
 
-/// The rows of each event's groups, their cells printed, sorted as perf sorts them.
-fn named_tables(replay: &Replay, groups: Vec<HashMap<Vec<Value>, Count>>) -> Vec<EventTable> {
+/// The rows of each event's groups, their cells printed, sorted as perf sorts them;
+/// percentages of `base(event)` (samples, period) when it gives one, else of the rows'.
+fn named_tables(
+    replay: &Replay,
+    groups: Vec<HashMap<Vec<Value>, Count>>,
+    base: impl Fn(usize) -> Option<(u64, u64)>,
+) -> Vec<EventTable> {
     // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
     let mut tables = Vec::new();
     for (event, g) in groups.into_iter().enumerate() {
         if g.is_empty() {
             continue;
         }
-        let samples: u64 = g.values().map(|v| v.samples).sum();
-        let period: u64 = g.values().map(|v| v.period).sum();
+        let (samples, period) = base(event).unwrap_or_else(|| {
+            (
+                g.values().map(|v| v.samples).sum(),
+                g.values().map(|v| v.period).sum(),
+            )
+        });
         let mut merged: HashMap<Vec<String>, (u64, u64)> = HashMap::new();
         for (values, c) in g {
             let cells = values.iter().map(|v| cell(replay, v, c.thread)).collect();
