@@ -10,7 +10,7 @@ use perfdata_tests::fixtures_dir;
 #[allow(dead_code)] // not every test that shares this module uses it
 pub fn build_spin(dir: &Path) -> String {
     let spin = dir.join("spin");
-    compile(&fixtures_dir().join("workload.c"), "-O1", &spin);
+    compile("gcc", &fixtures_dir().join("workload.c"), "-O1", &spin);
     spin.to_str().expect("utf-8 path").to_string()
 }
 
@@ -20,13 +20,24 @@ pub fn build_spin(dir: &Path) -> String {
 pub fn build_hot(dir: &Path, opt: &str) -> PathBuf {
     let exe = dir.join(format!("hot{opt}"));
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/hot.c");
-    compile(&src, opt, &exe);
+    compile("gcc", &src, opt, &exe);
     exe
 }
 
-/// `gcc -g OPT -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
-fn compile(src: &Path, opt: &str, exe: &Path) {
-    let gcc = Command::new("gcc")
+/// Compile tests/srcline/hot.cpp (C++ templates and references, for demangling) with
+/// `g++ -g -O1` into `dir/hotpp`; None when g++ is not installed.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_hot_cpp(dir: &Path) -> Option<PathBuf> {
+    Command::new("g++").arg("--version").output().ok()?;
+    let exe = dir.join("hotpp");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/hot.cpp");
+    compile("g++", &src, "-O1", &exe);
+    Some(exe)
+}
+
+/// `CC -g OPT -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
+fn compile(cc: &str, src: &Path, opt: &str, exe: &Path) {
+    let gcc = Command::new(cc)
         .args([opt, "-g", "-fno-omit-frame-pointer", "-o"])
         .arg(exe)
         .arg(src)
