@@ -48,13 +48,20 @@ pub struct ReportArgs {
     /// option).
     #[arg(long, short = 'e', value_name = "EVENT")]
     event: Vec<String>,
+    /// Children and Self columns: each sample's period also counts towards every row
+    /// its callchain passes through (perf's --children; needs a -g recording).
+    #[arg(long)]
+    children: bool,
+    /// Self columns only (perf's --no-children, the default here).
+    #[arg(long, conflicts_with = "children")]
+    no_children: bool,
     /// Percentages of a filtered report: of the event's samples before filtering
     /// (absolute, perf's default) or of those kept (relative).
     #[arg(long, default_value = "absolute", value_name = "absolute|relative")]
     percentage: String,
     /// Write readperf's tables (stat.csv, overview.csv, processes.csv, results.csv) into
     /// this directory, created if missing, instead of printing the report.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio", "pid", "tid", "comms", "cpu", "event"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio", "pid", "tid", "comms", "cpu", "event", "children"])]
     csv: Option<PathBuf>,
 }
 
@@ -70,6 +77,9 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     // The tables count samples as they come; only the CSV tables keep them.
     let wants_cpu = !filter.cpus.is_empty();
     let mut tally = table::Tally::with_filter(&keys, filter.clone());
+    if a.children {
+        tally = tally.with_children();
+    }
     let mut cpu_less = false;
     let r = if a.csv.is_some() {
         replay::replay(a.file.path())?

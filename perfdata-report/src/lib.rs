@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod children;
 pub mod filter;
 pub mod firefox;
 pub mod flamegraph;

@@ -20,16 +20,41 @@ pub fn benign(line: &str) -> bool {
 /// lays out.
 /// `extra`: more options for perf (filters), given to perfdata too by [`compare`].
 pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
-    let mut args = vec![
-        "report",
-        "--stdio",
-        "-n",
-        "--no-children",
-        "-g",
-        "none",
-        "--sort",
-        sort,
-    ];
+    let mut args = vec!["--no-children"];
+    args.extend_from_slice(extra);
+    perf_table(path, sort, &args)
+        .into_iter()
+        .map(|(ev, rows)| {
+            let rows = rows
+                .into_iter()
+                .map(|(cells, pcts, n)| (cells, (n, pcts[0])))
+                .collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
+/// `perf report --stdio -n --children -g none --sort KEYS`, per event: cells ->
+/// ([children %, self %], samples).
+#[allow(dead_code)]
+pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
+    perf_table(path, sort, &["--children"])
+        .into_iter()
+        .map(|(ev, rows)| {
+            let rows = rows.into_iter().map(|(c, p, n)| (c, (p, n))).collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
+/// Rows of one event with children: cells -> ([children %, self %], samples).
+pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64)>;
+
+/// perf report's table per event: (cells, the percent columns, samples) per row.
+type Table = Vec<(Vec<String>, Vec<f64>, u64)>;
+
+fn perf_table(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Table> {
+    let mut args = vec!["report", "--stdio", "-n", "-g", "none", "--sort", sort];
     args.extend_from_slice(extra);
     let out = perf_output(&args, path);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -61,13 +86,19 @@ pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Ro
             let mut cells: Vec<String> = columns.iter().map(cell).collect();
             let last = columns.last().expect("columns").0;
             *cells.last_mut().expect("cells") = line.get(last..).unwrap_or_default().trim().into();
-            let percent: f64 = cells[0].trim_end_matches('%').parse().expect("overhead");
-            let samples: u64 = cells[1].parse().expect("samples");
+            // The percent columns, then Samples, then the keys.
+            let pcts = cells.iter().take_while(|c| c.ends_with('%')).count();
+            let percents: Vec<f64> = cells[..pcts]
+                .iter()
+                .map(|c| c.trim_end_matches('%').parse().expect("percent"))
+                .collect();
+            let samples: u64 = cells[pcts].parse().expect("samples");
             let ev = event.clone().expect("a row follows an event header");
-            events
-                .entry(ev)
-                .or_insert_with(Rows::new)
-                .insert(cells[2..].to_vec(), (samples, percent));
+            events.entry(ev).or_insert_with(Table::new).push((
+                cells[pcts + 1..].to_vec(),
+                percents,
+                samples,
+            ));
         }
     }
     events
@@ -93,6 +124,30 @@ fn rule_columns(line: &str) -> Vec<(usize, usize)> {
 /// `perfdata report --json --sort KEYS`, per event.
 #[allow(dead_code)] // not every test that shares this module compares rows
 pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    our_table(path, sort, extra, |r| {
+        let n = r["samples"].as_u64().expect("samples");
+        (n, r["overhead"].as_f64().expect("overhead"))
+    })
+}
+
+/// `perfdata report --json --children --sort KEYS`, per event: cells -> ([children %,
+/// self %], samples).
+#[allow(dead_code)]
+pub fn our_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
+    our_table(path, sort, &["--children"], |r| {
+        let pct = |f: &str| r[f].as_f64().expect("percent");
+        let n = r["samples"].as_u64().expect("samples");
+        (vec![pct("children"), pct("overhead")], n)
+    })
+}
+
+/// `perfdata report --json --sort KEYS EXTRA`, per event: cells -> `value(row)`.
+fn our_table<V>(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+    value: impl Fn(&serde_json::Value) -> V,
+) -> BTreeMap<String, BTreeMap<Vec<String>, V>> {
     let args: Vec<&OsStr> = ["report", "--json", "--sort", sort]
         .into_iter()
         .chain(extra.iter().copied())
@@ -119,8 +174,7 @@ pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Row
                     .iter()
                     .map(|k| r[*k].as_str().expect("cell").to_string())
                     .collect();
-                let n = r["samples"].as_u64().expect("samples");
-                (cells, (n, r["overhead"].as_f64().expect("overhead")))
+                (cells, value(r))
             })
             .collect();
         events.insert(ev["event"].as_str().expect("event").to_string(), rows);
