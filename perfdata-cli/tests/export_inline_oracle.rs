@@ -15,8 +15,9 @@ mod workload;
 
 use exports::decode::{fields, gunzip, int, messages};
 
-/// (address, [(function, line)] innermost first) of every location with inlined lines.
-fn inlined_locations(gz: &[u8]) -> Vec<(u64, Vec<(String, u64)>)> {
+/// (address, [(function, line)] innermost first) of every location with inlined lines
+/// in the mapping of file `exe` (others, ld.so's say, are not this test's binary).
+fn inlined_locations(gz: &[u8], exe: &str) -> Vec<(u64, Vec<(String, u64)>)> {
     let raw = gunzip(gz);
     let top = fields(&raw);
     let strings: Vec<String> = messages(&top, 6)
@@ -30,10 +31,20 @@ fn inlined_locations(gz: &[u8]) -> Vec<(u64, Vec<(String, u64)>)> {
             (int(&f, 1), strings[int(&f, 2) as usize].clone())
         })
         .collect();
+    let mappings: BTreeMap<u64, String> = messages(&top, 3)
+        .iter()
+        .map(|m| {
+            let f = fields(m);
+            (int(&f, 1), strings[int(&f, 5) as usize].clone())
+        })
+        .collect();
     messages(&top, 4)
         .iter()
         .filter_map(|m| {
             let f = fields(m);
+            if mappings.get(&int(&f, 2)).map(String::as_str) != Some(exe) {
+                return None;
+            }
             let lines: Vec<(String, u64)> = messages(&f, 4)
                 .iter()
                 .map(|l| {
@@ -86,7 +97,7 @@ fn inlined_frames_match_binutils_addr2line() {
         &[exe.to_str().expect("utf-8 path"), "200"],
     );
     let pprof = exports::export_with(&data, "pprof", dir.path(), &["--inline"]);
-    let locations = inlined_locations(&pprof);
+    let locations = inlined_locations(&pprof, exe.to_str().expect("utf-8 path"));
     assert!(!locations.is_empty(), "no location with inlined lines");
     for (addr, lines) in &locations {
         // The executable's text is mapped at its file offset: DSO-relative addresses
