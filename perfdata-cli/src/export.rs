@@ -39,6 +39,10 @@ pub struct ExportArgs {
     /// Look for binaries and debug files under this directory (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
+    /// Show functions inlined at each address (DWARF) as frames of their own, and in
+    /// pprof as extra lines of the address's location (perf's --inline).
+    #[arg(long)]
+    inline: bool,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -53,7 +57,7 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
         kallsyms: r.kernel_is_running(),
         buildid_dir: None,
     };
-    let stacks = Stacks::new(&r, &mut Symbolizer::new(opts));
+    let stacks = Stacks::with_inlines(&r, &mut Symbolizer::new(opts), a.inline);
     let title = a.file.path().display().to_string();
     let dsos = &r.machine.dsos;
     let mut out = AtomicOutput::create(&a.output)?;

@@ -3,10 +3,12 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use perfdata_report::filter::SampleFilter;
 use perfdata_report::readperf::{self, Table};
 use perfdata_report::symbolize::{self, SymbolOptions, Symbolizer};
 use perfdata_report::table::{self, SortKey};
 use perfdata_report::{replay, text};
+use perfdata_write::edit;
 use perfdata_write::output::AtomicOutput;
 
 use crate::CliError;
@@ -30,9 +32,36 @@ pub struct ReportArgs {
     /// Look for binaries and debug files under this directory (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
+    /// Only samples of these processes (perf's list syntax, `1,3-5`).
+    #[arg(long, value_name = "PID,...")]
+    pid: Option<String>,
+    /// Only samples of these threads.
+    #[arg(long, value_name = "TID,...")]
+    tid: Option<String>,
+    /// Only samples of threads of these names at the sample (exact, comma-separated).
+    #[arg(long = "comms", short = 'c', alias = "comm", value_name = "COMM,...")]
+    comms: Option<String>,
+    /// Only samples on these CPUs (the recording must sample the CPU).
+    #[arg(long, short = 'C', value_name = "CPU,...")]
+    cpu: Option<String>,
+    /// Only the table of this event, as perf names it (repeatable; not a perf report
+    /// option).
+    #[arg(long, short = 'e', value_name = "EVENT")]
+    event: Vec<String>,
+    /// Children and Self columns: each sample's period also counts towards every row
+    /// its callchain passes through (perf's --children; needs a -g recording).
+    #[arg(long)]
+    children: bool,
+    /// Self columns only (perf's --no-children, the default here).
+    #[arg(long, conflicts_with = "children")]
+    no_children: bool,
+    /// Percentages of a filtered report: of the event's samples before filtering
+    /// (absolute, perf's default) or of those kept (relative).
+    #[arg(long, default_value = "absolute", value_name = "absolute|relative")]
+    percentage: String,
     /// Write readperf's tables (stat.csv, overview.csv, processes.csv, results.csv) into
     /// this directory, created if missing, instead of printing the report.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio", "pid", "tid", "comms", "cpu", "event", "children"])]
     csv: Option<PathBuf>,
 }
 
@@ -43,14 +72,36 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
+    let filter = filter_of(a)?;
     let kallsyms = symbolize::kallsyms_in_background();
     // The tables count samples as they come; only the CSV tables keep them.
-    let mut tally = table::Tally::new(&keys);
+    let wants_cpu = !filter.cpus.is_empty();
+    let mut tally = table::Tally::with_filter(&keys, filter.clone());
+    if a.children {
+        tally = tally.with_children();
+    }
+    let mut cpu_less = false;
     let r = if a.csv.is_some() {
         replay::replay(a.file.path())?
     } else {
-        replay::replay_each(a.file.path(), |_, s| tally.add(&s))?
+        replay::replay_each(a.file.path(), |m, s| {
+            cpu_less |= s.cpu.is_none();
+            tally.count(m, &s)
+        })?
     };
+    if wants_cpu && cpu_less {
+        return Err(CliError::Usage(
+            "--cpu: the recording's samples carry no CPU (record with --sample-cpu or -a)".into(),
+        ));
+    }
+    let unknown = filter.unknown_events(&r.event_names);
+    if !unknown.is_empty() {
+        return Err(CliError::Usage(format!(
+            "--event {}: the recording's events are {}",
+            unknown.join(", "),
+            r.event_names.join(", ")
+        )));
+    }
     let opts = SymbolOptions {
         symfs: a.symfs.clone(),
         kallsyms: r.kernel_is_running(),
@@ -70,6 +121,27 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     }
     out.flush()?;
     Ok(())
+}
+
+/// The filters as the options give them.
+fn filter_of(a: &ReportArgs) -> Result<SampleFilter, CliError> {
+    let ids = |list: &Option<String>, what: &str| -> Result<Vec<(u64, u64)>, CliError> {
+        list.as_deref().map_or(Ok(Vec::new()), |s| {
+            edit::parse_id_list(s, what).map_err(|e| CliError::Usage(e.to_string()))
+        })
+    };
+    Ok(SampleFilter {
+        pids: ids(&a.pid, "pid list")?,
+        tids: ids(&a.tid, "tid list")?,
+        cpus: ids(&a.cpu, "cpu list")?,
+        comms: a
+            .comms
+            .as_deref()
+            .map(|c| c.split(',').map(str::to_string).collect())
+            .unwrap_or_default(),
+        events: a.event.clone(),
+        percentage: a.percentage.parse().map_err(CliError::Usage)?,
+    })
 }
 
 /// readperf's four tables of `input` into `dir`, each file written whole or not at all.

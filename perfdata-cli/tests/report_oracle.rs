@@ -8,16 +8,14 @@
 //! symbols, the C library's, the loader's and (same host) the kernel's are resolved.
 //! perf runs with `--no-children -g none` so that call-graph recordings give self rows.
 
-use std::collections::BTreeMap;
-use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata};
+use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod report_rows;
 mod workload;
 
-use report_rows::{perf_rows, Rows};
+use report_rows::{compare, our_rows};
 
 /// Fixtures not compared, each with the reason.
 const NOT_COMPARED: &[(&str, &str)] = &[
@@ -41,82 +39,6 @@ const NOT_COMPARED: &[(&str, &str)] = &[
     ),
 ];
 
-/// `perfdata report --json --sort KEYS`, per event.
-fn our_rows(path: &Path, sort: &str) -> BTreeMap<String, Rows> {
-    let args: Vec<&OsStr> = ["report", "--json", "--sort", sort]
-        .into_iter()
-        .map(OsStr::new)
-        .chain([path.as_os_str()])
-        .collect();
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "perfdata report failed on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let keys: Vec<&str> = sort.split(',').collect();
-    let mut events = BTreeMap::new();
-    for ev in doc["events"].as_array().expect("events") {
-        let rows = ev["rows"]
-            .as_array()
-            .expect("rows")
-            .iter()
-            .map(|r| {
-                let cells = keys
-                    .iter()
-                    .map(|k| r[*k].as_str().expect("cell").to_string())
-                    .collect();
-                let n = r["samples"].as_u64().expect("samples");
-                (cells, (n, r["overhead"].as_f64().expect("overhead")))
-            })
-            .collect();
-        events.insert(ev["event"].as_str().expect("event").to_string(), rows);
-    }
-    events
-}
-
-/// Compare perf's rows above 0.1% and ours; returns the number of rows compared.
-fn compare(path: &Path, sort: &str) -> Result<usize, String> {
-    let perf = perf_rows(path, sort);
-    let ours = our_rows(path, sort);
-    let shown = |rows: &Rows| -> BTreeMap<Vec<String>, u64> {
-        rows.iter()
-            .filter(|(_, (_, pct))| *pct > 0.1)
-            .map(|(c, (n, _))| (c.clone(), *n))
-            .collect()
-    };
-    if perf.keys().collect::<Vec<_>>() != ours.keys().collect::<Vec<_>>() {
-        return Err(format!(
-            "events differ: perf {:?}, perfdata {:?}",
-            perf.keys(),
-            ours.keys()
-        ));
-    }
-    let mut compared = 0;
-    for (ev, rows) in &perf {
-        let (p, o) = (shown(rows), &ours[ev]);
-        let mut problems = Vec::new();
-        for (cells, n) in &p {
-            match o.get(cells) {
-                Some((m, _)) if m == n => {}
-                got => problems.push(format!("  {cells:?}: perf {n}, perfdata {got:?}")),
-            }
-        }
-        for (cells, (m, pct)) in o {
-            if *pct > 0.1 && !rows.contains_key(cells) {
-                problems.push(format!("  {cells:?}: perfdata {m}, not in perf"));
-            }
-        }
-        if !problems.is_empty() {
-            return Err(format!("event {ev}:\n{}", problems.join("\n")));
-        }
-        compared += p.len();
-    }
-    Ok(compared)
-}
-
 fn reported_fixtures() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
         .expect("fixtures")
@@ -133,7 +55,7 @@ fn check_all(inputs: &[PathBuf], sorts: &[&str]) {
     for input in inputs {
         for sort in sorts {
             eprintln!("{} --sort {sort}", name(input));
-            match compare(input, sort) {
+            match compare(input, sort, &[]) {
                 Ok(0) => failures.push(format!("{} --sort {sort}: no rows", name(input))),
                 Ok(n) => compared += n,
                 Err(e) => failures.push(format!("{} --sort {sort}: {e}", name(input))),
@@ -185,7 +107,7 @@ fn fresh_recordings_match_perf_report_with_symbols() {
     ];
     check_all(&inputs, &["comm,dso,sym", "pid,dso"]);
     // The workload's own functions are named (its binary is here, build id and all).
-    let ours = our_rows(&inputs[0], "comm,dso,sym");
+    let ours = our_rows(&inputs[0], "comm,dso,sym", &[]);
     let named: Vec<&Vec<String>> = ours
         .values()
         .flat_map(|rows| rows.keys())

@@ -16,6 +16,8 @@
 //! ```
 #![warn(missing_docs)]
 
+mod children;
+pub mod filter;
 pub mod firefox;
 pub mod flamegraph;
 pub mod folded;
@@ -25,6 +27,7 @@ pub mod readperf;
 pub mod replay;
 pub mod sample_fields;
 pub mod speedscope;
+pub mod srcline;
 pub mod stacks;
 pub mod symbolize;
 pub mod symtab;

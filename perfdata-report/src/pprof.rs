@@ -200,6 +200,7 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
         });
     }
     let mut function_of: HashMap<(String, Option<usize>), u64> = HashMap::new();
+    let mut lines: Vec<Vec<proto::Line>> = vec![Vec::new(); stacks.frames.len()];
     for (i, f) in stacks.frames.iter().enumerate() {
         let line = f.function.as_ref().map(|name| {
             let id = *function_of.entry((name.clone(), f.dso)).or_insert_with(|| {
@@ -215,14 +216,23 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
             });
             proto::Line {
                 function_id: id,
-                line: 0,
+                line: i64::from(f.line),
             }
         });
+        // An inlined function is a line of its address's location, before the lines
+        // already there: profile.proto lists the innermost inlined function first.
+        let at = f.inlined_in.unwrap_or(i);
+        lines[at].splice(0..0, line);
+    }
+    for (i, f) in stacks.frames.iter().enumerate() {
+        if f.inlined_in.is_some() {
+            continue;
+        }
         p.location.push(proto::Location {
             id: i as u64 + 1,
             mapping_id: f.dso.map_or(0, |d| mapping_of[&d]),
             address: f.addr,
-            line: line.into_iter().collect(),
+            line: std::mem::take(&mut lines[i]),
         });
     }
     // Samples merged by what they say.
@@ -251,7 +261,13 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
             }
             p.sample.push(proto::Sample {
                 // Leaf first; locations are numbered from 1.
-                location_id: s.frames.iter().rev().map(|&f| f as u64 + 1).collect(),
+                location_id: s
+                    .frames
+                    .iter()
+                    .rev()
+                    .filter(|&&f| stacks.frames[f].inlined_in.is_none())
+                    .map(|&f| f as u64 + 1)
+                    .collect(),
                 value: vec![0; 2 * events],
                 label,
             });

@@ -22,6 +22,13 @@ pub struct Frame {
     pub addr: u64,
     /// Kernel mode.
     pub kernel: bool,
+    /// For a function inlined at this address (exports with inlines): the frame of the
+    /// address itself, whose function holds it. Such frames follow that frame in a stack,
+    /// outermost first, the innermost inlined function last (perf's `--inline`).
+    pub inlined_in: Option<FrameId>,
+    /// The source line from DWARF (of the call of the next inlined function, when one
+    /// is inlined here), 0 if unknown or inlines were not asked for.
+    pub line: u32,
 }
 
 impl Frame {
@@ -79,25 +86,58 @@ pub struct Stacks {
 impl Stacks {
     /// Name every frame of every sample of `replay`.
     pub fn new(replay: &Replay, symbols: &mut Symbolizer) -> Stacks {
-        let mut frames = Vec::new();
-        let mut ids: HashMap<(Option<DsoId>, u64, bool), FrameId> = HashMap::new();
-        let mut intern = |at: &Location| -> FrameId {
-            *ids.entry((at.dso, at.addr, at.kernel)).or_insert_with(|| {
-                let function =
-                    at.dso.and_then(
-                        |d| match symbols.name(d, &replay.machine.dsos[d], at.addr) {
-                            SymbolName::Function { name, .. } => Some(name),
-                            SymbolName::Address(_) => None,
-                        },
-                    );
-                frames.push(Frame {
-                    function,
-                    dso: at.dso,
-                    addr: at.addr,
-                    kernel: at.kernel,
-                });
-                frames.len() - 1
-            })
+        Self::with_inlines(replay, symbols, false)
+    }
+
+    /// Name every frame of every sample of `replay`; with `inlines`, each address in
+    /// code inlined from other functions (DWARF) is followed by a frame per inlined
+    /// function, as perf's `--inline` shows them.
+    pub fn with_inlines(replay: &Replay, symbols: &mut Symbolizer, inlines: bool) -> Stacks {
+        let mut frames: Vec<Frame> = Vec::new();
+        // (DSO, address, mode) -> the address's frames, root first.
+        let mut ids: HashMap<(Option<DsoId>, u64, bool), Vec<FrameId>> = HashMap::new();
+        let mut intern = |at: &Location| -> Vec<FrameId> {
+            ids.entry((at.dso, at.addr, at.kernel))
+                .or_insert_with(|| {
+                    let dso = at.dso.map(|d| (d, &replay.machine.dsos[d]));
+                    let function = dso.and_then(|(d, dso)| match symbols.name(d, dso, at.addr) {
+                        SymbolName::Function { name, .. } => Some(name),
+                        SymbolName::Address(_) => None,
+                    });
+                    // DWARF's frames at the address, innermost first; the outermost is
+                    // the symbol's function, the others inlined into it.
+                    let dwarf = match dso {
+                        Some((d, dso)) if inlines && function.is_some() => {
+                            symbols.source_frames(d, dso, at.addr).to_vec()
+                        }
+                        _ => Vec::new(),
+                    };
+                    let base = frames.len();
+                    let mut out = vec![base];
+                    frames.push(Frame {
+                        function,
+                        dso: at.dso,
+                        addr: at.addr,
+                        kernel: at.kernel,
+                        inlined_in: None,
+                        line: dwarf.last().map_or(0, |f| f.line),
+                    });
+                    for f in dwarf.iter().rev().skip(1) {
+                        out.push(frames.len());
+                        frames.push(Frame {
+                            function: Some(
+                                f.function.clone().unwrap_or_else(|| "[unknown]".into()),
+                            ),
+                            dso: at.dso,
+                            addr: at.addr,
+                            kernel: at.kernel,
+                            inlined_in: Some(base),
+                            line: f.line,
+                        });
+                    }
+                    out
+                })
+                .clone()
         };
         let samples = replay
             .samples
@@ -117,7 +157,7 @@ impl Stacks {
                     cpu: s.cpu,
                     time: s.time,
                     period: s.period,
-                    frames: chain.iter().rev().map(&mut intern).collect(),
+                    frames: chain.iter().rev().flat_map(&mut intern).collect(),
                 }
             })
             .collect();

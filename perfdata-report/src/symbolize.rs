@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection};
 
 use crate::process::{Dso, DsoId};
+use crate::srcline::{SourceFrame, SourceLines};
 use crate::symtab::SymbolTable;
 
 /// Where to look for symbols.
@@ -56,6 +57,8 @@ pub struct Symbolizer {
     tables: HashMap<DsoId, Option<SymbolTable>>,
     kernel: Option<Option<SymbolTable>>,
     cache: HashMap<(DsoId, u64), SymbolName>,
+    lines: HashMap<DsoId, Option<SourceLines>>,
+    frames: HashMap<(DsoId, u64), Vec<SourceFrame>>,
 }
 
 /// /proc/kallsyms read into a symbol table on another thread, to be handed to
@@ -111,10 +114,60 @@ impl Symbolizer {
         name
     }
 
+    /// The DWARF frames at `addr` (DSO-relative) of `dso`, innermost first (see
+    /// [`SourceLines::frames`]); empty for the kernel and for DSOs without DWARF.
+    pub fn source_frames(&mut self, id: DsoId, dso: &Dso, addr: u64) -> &[SourceFrame] {
+        let opts = &self.opts;
+        let lines = &mut self.lines;
+        self.frames.entry((id, addr)).or_insert_with(|| {
+            if dso.kernel || dso.long_name.starts_with('[') {
+                return Vec::new();
+            }
+            lines
+                .entry(id)
+                .or_insert_with(|| load_lines(dso, opts))
+                .as_ref()
+                .map_or_else(Vec::new, |l| l.frames(addr))
+        })
+    }
+
+    /// perf report's `srcline` cell of `addr` in `dso` (perf's `__get_srcline` without
+    /// inlines): `file.c:LINE` from DWARF (the innermost frame's position), else
+    /// `symbol+OFFSET` (decimal), else `dso[vaddr]` (hex); `??:0` without a DSO.
+    pub fn srcline(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64) -> String {
+        let Some((id, dso)) = dso else {
+            return "??:0".to_string();
+        };
+        if let Some(s) = self
+            .source_frames(id, dso, addr)
+            .first()
+            .and_then(SourceFrame::srcline)
+        {
+            return s;
+        }
+        match self.name(id, dso, addr) {
+            SymbolName::Function { start, name } => format!("{name}+{}", addr - start),
+            SymbolName::Address(a) => {
+                let vaddr = self
+                    .lines
+                    .get(&id)
+                    .and_then(Option::as_ref)
+                    .map_or(a, |l| l.vaddr(a));
+                format!("{}[{vaddr:x}]", dso.short_name)
+            }
+        }
+    }
+
     /// Name many addresses of one DSO: one table load, one lookup per distinct address.
     pub fn names(&mut self, id: DsoId, dso: &Dso, addrs: &[u64]) -> Vec<SymbolName> {
         addrs.iter().map(|&a| self.name(id, dso, a)).collect()
     }
+}
+
+fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
+    let files = read_candidates(dso, opts);
+    let parsed = parse_all(&files);
+    SourceLines::load(&parsed, runtime_image(&parsed)?)
 }
 
 fn load_kallsyms() -> Option<SymbolTable> {
@@ -142,7 +195,12 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
         if let Some(cache) = cache {
             let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
             out.push(dir.join("debug"));
-            out.push(dir.join("elf"));
+            // perf's build_id_cache__basename: the vDSO perf record saved is `vdso`.
+            out.push(dir.join(if dso.long_name == "[vdso]" {
+                "vdso"
+            } else {
+                "elf"
+            }));
         }
         let debug = format!("/usr/lib/debug{}.debug", path.display());
         out.push(under(Path::new(&debug)));
@@ -169,7 +227,8 @@ fn trim_build_id(id: &[u8]) -> &[u8] {
     &id[..end]
 }
 
-fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
+/// The candidate files of `dso` that exist and have its build id, read once each.
+fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<Vec<u8>> {
     // Without a build id from the recording, perf takes the one of the file on disk, so
     // that its debug files are found by build id too.
     let from_disk;
@@ -190,8 +249,7 @@ fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
     } else {
         dso
     };
-    // Every candidate of the right build id, read once.
-    let files: Vec<Vec<u8>> = candidates(dso, opts)
+    candidates(dso, opts)
         .iter()
         .filter_map(|p| std::fs::read(p).ok())
         .filter(|data| {
@@ -202,20 +260,33 @@ fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
                 }
             })
         })
-        .collect();
-    let parsed: Vec<object::File<'_>> = files
-        .iter()
-        .filter_map(|d| object::File::parse(&**d).ok())
-        .collect();
-    // perf's runtime image: the first file whose .dynsym has contents (a debug file's is
-    // NOBITS); its program headers map addresses to file offsets.
-    let runtime = parsed
+        .collect()
+}
+
+/// perf's runtime image among parsed candidates: the first file whose .dynsym has
+/// contents (a debug file's is NOBITS); its program headers map addresses to file
+/// offsets.
+fn runtime_image<'a, 'd>(parsed: &'a [object::File<'d>]) -> Option<&'a object::File<'d>> {
+    parsed
         .iter()
         .find(|f| {
             f.section_by_name(".dynsym")
                 .is_some_and(|s| s.file_range().is_some())
         })
-        .or(parsed.first())?;
+        .or(parsed.first())
+}
+
+fn parse_all(files: &[Vec<u8>]) -> Vec<object::File<'_>> {
+    files
+        .iter()
+        .filter_map(|d| object::File::parse(&**d).ok())
+        .collect()
+}
+
+fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
+    let files = read_candidates(dso, opts);
+    let parsed = parse_all(&files);
+    let runtime = runtime_image(&parsed)?;
     let with_symtab = parsed.iter().find(|f| {
         f.symbol_table()
             .is_some_and(|t| object::ObjectSymbolTable::symbols(&t).next().is_some())

@@ -277,12 +277,25 @@ fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool 
     }
 }
 
-/// Rust symbols demangled without their hash; anything else as it is.
+/// Rust symbols demangled without their hash; C++ (Itanium ABI, `_Z...`) as perf 6.1
+/// demangles by default (`DMGL_NO_OPTS`: no parameter list, no return type); anything
+/// else, or what does not demangle, as it is.
 pub fn demangle(name: &str) -> String {
-    match rustc_demangle::try_demangle(name) {
-        Ok(d) => format!("{d:#}"),
-        Err(_) => name.to_string(),
+    if let Ok(d) = rustc_demangle::try_demangle(name) {
+        return format!("{d:#}");
     }
+    if name.starts_with("_Z") {
+        let opts = cpp_demangle::DemangleOptions::new()
+            .no_params()
+            .no_return_type();
+        if let Some(d) = cpp_demangle::Symbol::new(name)
+            .ok()
+            .and_then(|sym| sym.demangle(&opts).ok())
+        {
+            return d;
+        }
+    }
+    name.to_string()
 }
 
 #[cfg(test)]
@@ -323,6 +336,12 @@ ffffffff81000300 T last_fn
             "core::fmt::write"
         );
         assert_eq!(demangle("main"), "main");
+        // C++ as perf 6.1 prints it (perf report of a g++ build: tests/report_oracle_cpp).
+        assert_eq!(
+            demangle("_ZN4busy5MixerImE4stepEmi"),
+            "busy::Mixer<unsigned long>::step"
+        );
+        assert_eq!(demangle("_Znot_mangled"), "_Znot_mangled");
     }
 
     /// /usr/bin/dash (Debian's /bin/sh) calls libc through a lazy PLT: its entry `i`

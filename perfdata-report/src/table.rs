@@ -7,7 +7,9 @@ use std::str::FromStr;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::process::DsoId;
+use crate::children::{Children, ChildrenTables};
+use crate::filter::{Percentage, SampleFilter};
+use crate::process::{DsoId, Location, Machine};
 use crate::replay::{Replay, ResolvedSample};
 use crate::symbolize::{SymbolName, Symbolizer};
 
@@ -25,6 +27,9 @@ pub enum SortKey {
     Dso,
     /// `[k]`/`[.]` and the function, or the DSO-relative address ("Symbol").
     Sym,
+    /// The source line of the sample's address from DWARF, `file.c:LINE`, else
+    /// `symbol+offset` as perf's srcline ("Source:Line").
+    Srcline,
     /// The CPU ("CPU").
     Cpu,
     /// The event's name ("Event").
@@ -40,6 +45,7 @@ impl SortKey {
             SortKey::Tid => "Tid",
             SortKey::Dso => "Shared Object",
             SortKey::Sym => "Symbol",
+            SortKey::Srcline => "Source:Line",
             SortKey::Cpu => "CPU",
             SortKey::Event => "Event",
         }
@@ -60,11 +66,12 @@ impl FromStr for SortKey {
             "tid" => SortKey::Tid,
             "dso" => SortKey::Dso,
             "sym" | "symbol" => SortKey::Sym,
+            "srcline" => SortKey::Srcline,
             "cpu" => SortKey::Cpu,
             "event" => SortKey::Event,
             _ => {
                 return Err(format!(
-                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, cpu, event)"
+                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, srcline, cpu, event)"
                 ))
             }
         })
@@ -82,6 +89,9 @@ pub struct Row {
     pub period: u64,
     /// Percent of the event's total period.
     pub percent: f64,
+    /// With `--children`: the period of the samples whose callchain passes through the
+    /// row (its own included), and its percent of the event's total period.
+    pub children: Option<(u64, f64)>,
 }
 
 /// The rows of one event.
@@ -93,26 +103,29 @@ pub struct EventTable {
     pub samples: u64,
     /// Sum of their periods.
     pub period: u64,
-    /// By period, largest first.
+    /// By period (children period first with `--children`), largest first.
     pub rows: Vec<Row>,
+    /// Whether rows have children periods.
+    pub children: bool,
 }
 
 /// What a row is keyed by, before it is printed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Value {
+pub(crate) enum Value {
     Comm(usize),
     Thread(i32),
     Int(i64),
     Dso(Option<DsoId>),
     Sym(bool, Option<DsoId>, SymbolName),
     Event(usize),
+    Srcline(String),
 }
 
 /// What a sample is counted by as it comes: the parts of it the sort keys use (the
 /// others left at their defaults), before symbols are looked up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-struct RawKey {
-    event: usize,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub(crate) struct RawKey {
+    pub(crate) event: usize,
     comm: usize,
     tid: i32,
     cpu: i64,
@@ -121,13 +134,15 @@ struct RawKey {
     addr: u64,
 }
 
-/// A raw key's count: samples, period, and the first sample's number and thread.
+/// A raw key's count: samples, period, and the first sample's number, thread and
+/// whether the filters drop it.
 #[derive(Debug, Clone, Copy)]
 struct Count {
     samples: u64,
     period: u64,
     first: u64,
     thread: usize,
+    filtered: bool,
 }
 
 /// Samples counted one at a time (perf's hists), so that a report need not keep them:
@@ -139,6 +154,10 @@ pub struct Tally {
     /// The key of the last sample and what its run has counted so far.
     last: Option<(RawKey, Count)>,
     seen: u64,
+    filter: SampleFilter,
+    /// Per event: samples and period before filtering (the absolute percent base).
+    totals: Vec<(u64, u64)>,
+    children: Option<Children>,
 }
 
 impl Tally {
@@ -149,24 +168,65 @@ impl Tally {
             counts: FxHashMap::default(),
             last: None,
             seen: 0,
+            filter: SampleFilter::default(),
+            totals: Vec::new(),
+            children: None,
         }
+    }
+
+    /// Also count children periods from the samples' callchains (perf's `--children`).
+    pub fn with_children(mut self) -> Tally {
+        self.children = Some(Children::default());
+        self
+    }
+
+    /// An empty tally for `keys` that counts what `filter` keeps (see [`Tally::count`]).
+    pub fn with_filter(keys: &[SortKey], filter: SampleFilter) -> Tally {
+        Tally {
+            filter,
+            ..Tally::new(keys)
+        }
+    }
+
+    /// Count one sample through the filter, as perf's hists do: a sample of another CPU
+    /// is not counted at all; any other counts towards its event's total (the absolute
+    /// percent base), and a row is shown or hidden by its first sample's thread (perf
+    /// marks a hist entry filtered when it creates it, and adds later samples of the
+    /// same key to it whatever their thread: after an exec, say, a row keyed without
+    /// comm keeps the samples of the new name).
+    pub fn count(&mut self, m: &Machine, s: &ResolvedSample) {
+        if !self.filter.keeps_cpu(s) {
+            return;
+        }
+        if self.totals.len() <= s.event {
+            self.totals.resize(s.event + 1, (0, 0));
+        }
+        let t = &mut self.totals[s.event];
+        t.0 += 1;
+        t.1 += s.period;
+        let filtered = !self.filter.keeps_thread(m, s);
+        self.add_marked(s, filtered);
     }
 
     /// Count one sample.
     pub fn add(&mut self, s: &ResolvedSample) {
+        self.add_marked(s, false);
+    }
+
+    /// Count one sample, `filtered` if the row it may create is to be hidden.
+    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool) {
         let ip = &s.ip;
-        let mut k = RawKey {
-            event: s.event,
-            ..RawKey::default()
-        };
-        for key in &self.keys {
-            match key {
-                SortKey::Comm => k.comm = ip.comm,
-                SortKey::Pid | SortKey::Tid => k.tid = s.tid,
-                SortKey::Dso => k.dso = ip.dso,
-                SortKey::Sym => (k.kernel, k.dso, k.addr) = (ip.kernel, ip.dso, ip.addr),
-                SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
-                SortKey::Event => {}
+        let k = self.raw_key(s, ip);
+        if let Some(children) = &mut self.children {
+            if !filtered {
+                // Without a callchain the sample's ip is its only frame.
+                let chain = if s.callchain.is_empty() {
+                    std::slice::from_ref(ip)
+                } else {
+                    &s.callchain[..]
+                };
+                let keys = chain.iter().map(|at| raw_key(&self.keys, s, at)).collect();
+                children.add(keys, s.period, ip.thread);
             }
         }
         let first = self.seen;
@@ -185,8 +245,13 @@ impl Tally {
             period: s.period,
             first,
             thread: ip.thread,
+            filtered,
         };
         self.last = Some((k, c));
+    }
+
+    fn raw_key(&self, s: &ResolvedSample, at: &Location) -> RawKey {
+        raw_key(&self.keys, s, at)
     }
 
     /// Move the current run into the map.
@@ -205,30 +270,16 @@ impl Tally {
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
-        let m = &replay.machine;
         // Rows per event: key values -> (samples, period, first sample, its thread).
         let mut groups: Vec<HashMap<Vec<Value>, Count>> =
             vec![HashMap::new(); replay.event_names.len()];
+        let children = self.children.as_ref().map(|c| {
+            c.rows(replay.event_names.len(), |k| {
+                values(&self.keys, k, replay, symbols)
+            })
+        });
         for (k, c) in self.counts {
-            let values: Vec<Value> = self
-                .keys
-                .iter()
-                .map(|key| match key {
-                    SortKey::Comm => Value::Comm(k.comm),
-                    SortKey::Pid => Value::Thread(k.tid),
-                    SortKey::Tid => Value::Int(i64::from(k.tid)),
-                    SortKey::Dso => Value::Dso(k.dso),
-                    SortKey::Sym => {
-                        let name = match k.dso {
-                            Some(d) => symbols.name(d, &m.dsos[d], k.addr),
-                            None => SymbolName::Address(k.addr),
-                        };
-                        Value::Sym(k.kernel, k.dso, name)
-                    }
-                    SortKey::Cpu => Value::Int(k.cpu),
-                    SortKey::Event => Value::Event(k.event),
-                })
-                .collect();
+            let values = values(&self.keys, &k, replay, symbols);
             let Some(g) = groups.get_mut(k.event) else {
                 continue;
             };
@@ -240,10 +291,18 @@ impl Tally {
             e.samples += c.samples;
             e.period += c.period;
             if c.first < e.first {
-                (e.first, e.thread) = (c.first, c.thread);
+                (e.first, e.thread, e.filtered) = (c.first, c.thread, c.filtered);
             }
         }
-        named_tables(replay, groups)
+        for g in &mut groups {
+            g.retain(|_, c| !c.filtered);
+        }
+        let relative = self.filter.percentage == Percentage::Relative;
+        let mut tables = named_tables(replay, groups, children, |e| {
+            self.totals.get(e).copied().filter(|_| !relative)
+        });
+        tables.retain(|t| self.filter.keeps_event(&t.event));
+        tables
     }
 }
 
@@ -256,39 +315,64 @@ pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec
     tally.tables(replay, symbols)
 }
 
-/// The rows of each event's groups, their cells printed, sorted as perf sorts them.
-fn named_tables(replay: &Replay, groups: Vec<HashMap<Vec<Value>, Count>>) -> Vec<EventTable> {
+/// The rows of each event's groups, their cells printed, sorted as perf sorts them;
+/// percentages of `base(event)` (samples, period) when it gives one, else of the rows'.
+/// With `children` (per event: key values -> children period and a thread), rows also
+/// have children periods, and rows of children alone are added.
+fn named_tables(
+    replay: &Replay,
+    groups: Vec<HashMap<Vec<Value>, Count>>,
+    children: Option<ChildrenTables>,
+    base: impl Fn(usize) -> Option<(u64, u64)>,
+) -> Vec<EventTable> {
+    let with_children = children.is_some();
+    let mut children = children.unwrap_or_default();
     // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
     let mut tables = Vec::new();
     for (event, g) in groups.into_iter().enumerate() {
         if g.is_empty() {
             continue;
         }
-        let samples: u64 = g.values().map(|v| v.samples).sum();
-        let period: u64 = g.values().map(|v| v.period).sum();
-        let mut merged: HashMap<Vec<String>, (u64, u64)> = HashMap::new();
+        let (samples, period) = base(event).unwrap_or_else(|| {
+            (
+                g.values().map(|v| v.samples).sum(),
+                g.values().map(|v| v.period).sum(),
+            )
+        });
+        let mut merged: HashMap<Vec<String>, (u64, u64, u64)> = HashMap::new();
         for (values, c) in g {
             let cells = values.iter().map(|v| cell(replay, v, c.thread)).collect();
             let e = merged.entry(cells).or_default();
             e.0 += c.samples;
             e.1 += c.period;
         }
+        if let Some(ch) = children.get_mut(event) {
+            for (values, (p, thread)) in ch.drain() {
+                let cells = values.iter().map(|v| cell(replay, v, thread)).collect();
+                merged.entry(cells).or_default().2 += p;
+            }
+        }
+        let pct = |p: u64| {
+            if period == 0 {
+                0.0
+            } else {
+                100.0 * p as f64 / period as f64
+            }
+        };
         let mut rows: Vec<Row> = merged
             .into_iter()
-            .map(|(cells, (n, p))| Row {
+            .map(|(cells, (n, p, ch))| Row {
                 cells,
                 samples: n,
                 period: p,
-                percent: if period == 0 {
-                    0.0
-                } else {
-                    100.0 * p as f64 / period as f64
-                },
+                percent: pct(p),
+                children: with_children.then(|| (ch, pct(ch))),
             })
             .collect();
         rows.sort_by(|a, b| {
-            (b.period, b.samples)
-                .cmp(&(a.period, a.samples))
+            let ch = |r: &Row| r.children.map_or(0, |c| c.0);
+            (ch(b), b.period, b.samples)
+                .cmp(&(ch(a), a.period, a.samples))
                 .then_with(|| a.cells.cmp(&b.cells))
         });
         tables.push(EventTable {
@@ -296,9 +380,56 @@ fn named_tables(replay: &Replay, groups: Vec<HashMap<Vec<Value>, Count>>) -> Vec
             samples,
             period,
             rows,
+            children: with_children,
         });
     }
     tables
+}
+
+/// The raw key of a sample's frame `at` (its ip or a callchain entry) for `keys`.
+fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location) -> RawKey {
+    let mut k = RawKey {
+        event: s.event,
+        ..RawKey::default()
+    };
+    for key in keys {
+        match key {
+            SortKey::Comm => k.comm = s.ip.comm,
+            SortKey::Pid | SortKey::Tid => k.tid = s.tid,
+            SortKey::Dso => k.dso = at.dso,
+            SortKey::Sym | SortKey::Srcline => {
+                (k.kernel, k.dso, k.addr) = (at.kernel, at.dso, at.addr)
+            }
+            SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
+            SortKey::Event => {}
+        }
+    }
+    k
+}
+
+/// What a raw key's row is keyed by, symbols looked up.
+fn values(keys: &[SortKey], k: &RawKey, replay: &Replay, symbols: &mut Symbolizer) -> Vec<Value> {
+    let m = &replay.machine;
+    keys.iter()
+        .map(|key| match key {
+            SortKey::Comm => Value::Comm(k.comm),
+            SortKey::Pid => Value::Thread(k.tid),
+            SortKey::Tid => Value::Int(i64::from(k.tid)),
+            SortKey::Dso => Value::Dso(k.dso),
+            SortKey::Sym => {
+                let name = match k.dso {
+                    Some(d) => symbols.name(d, &m.dsos[d], k.addr),
+                    None => SymbolName::Address(k.addr),
+                };
+                Value::Sym(k.kernel, k.dso, name)
+            }
+            SortKey::Srcline => {
+                Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
+            }
+            SortKey::Cpu => Value::Int(k.cpu),
+            SortKey::Event => Value::Event(k.event),
+        })
+        .collect()
 }
 
 fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
@@ -312,6 +443,7 @@ fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
             format!("[{}] {name}", if *kernel { 'k' } else { '.' })
         }
         Value::Event(e) => replay.event_names[*e].clone(),
+        Value::Srcline(s) => s.clone(),
     }
 }
 

@@ -33,8 +33,15 @@ pub fn write_stdio(
             .enumerate()
             .map(|(i, k)| column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())))
             .collect();
-        let mut header = vec![format!("{:>8}", "Overhead")];
-        let mut rule = vec![".".repeat(8)];
+        // perf's --children: Children then Self where Overhead was.
+        let (mut header, mut rule) = if t.children {
+            (
+                vec![format!("{:>8}", "Children"), format!("{:>8}", "Self")],
+                vec![".".repeat(8), ".".repeat(8)],
+            )
+        } else {
+            (vec![format!("{:>8}", "Overhead")], vec![".".repeat(8)])
+        };
         if samples {
             header.push(format!("{:>12}", "Samples"));
             rule.push(".".repeat(12));
@@ -47,7 +54,11 @@ pub fn write_stdio(
         writeln!(out, "# {}", rule.join("  "))?;
         writeln!(out, "#")?;
         for r in &t.rows {
-            let mut line = vec![format!("{:>8}", format!("{:.2}%", r.percent))];
+            let mut line = Vec::new();
+            if let Some((_, pct)) = r.children {
+                line.push(format!("{:>8}", format!("{pct:.2}%")));
+            }
+            line.push(format!("{:>8}", format!("{:.2}%", r.percent)));
             if samples {
                 line.push(format!("{:>12}", r.samples));
             }
@@ -92,7 +103,8 @@ struct JsonTable<'a> {
 }
 
 /// The tables as JSON: `{"sort": [keys], "events": [{event, samples, period, rows}]}`,
-/// each row `{overhead, samples, period, <key>: cell...}`, cells as `write_stdio` prints
+/// each row `{overhead, samples, period, [children, children_period,] <key>: cell...}`
+/// (`overhead` the self percent), cells as `write_stdio` prints
 /// them (trimmed).
 pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) -> io::Result<()> {
     let events: Vec<JsonTable> = tables
@@ -109,6 +121,10 @@ pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) 
                     o.insert("overhead".into(), r.percent.into());
                     o.insert("samples".into(), r.samples.into());
                     o.insert("period".into(), r.period.into());
+                    if let Some((period, pct)) = r.children {
+                        o.insert("children".into(), pct.into());
+                        o.insert("children_period".into(), period.into());
+                    }
                     for (k, c) in keys.iter().zip(&r.cells) {
                         let name = serde_json::to_value(k).expect("a key serializes");
                         let name = name.as_str().unwrap_or_default().to_string();

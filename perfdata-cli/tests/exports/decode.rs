@@ -34,7 +34,7 @@ fn track(name: &str, multi: bool) -> (String, Option<String>) {
 // ---- pprof ----
 
 /// One field of a protobuf message: its number and its value (varint, or bytes).
-enum Field<'a> {
+pub enum Field<'a> {
     Varint(u64),
     Bytes(&'a [u8]),
 }
@@ -52,7 +52,7 @@ fn varint(buf: &[u8], at: &mut usize) -> u64 {
     panic!("varint too long");
 }
 
-fn fields(buf: &[u8]) -> Vec<(u64, Field<'_>)> {
+pub fn fields(buf: &[u8]) -> Vec<(u64, Field<'_>)> {
     let mut at = 0;
     let mut out = Vec::new();
     while at < buf.len() {
@@ -97,11 +97,11 @@ fn ints(fs: &[(u64, Field<'_>)], number: u64) -> Vec<u64> {
     v
 }
 
-fn int(fs: &[(u64, Field<'_>)], number: u64) -> u64 {
+pub fn int(fs: &[(u64, Field<'_>)], number: u64) -> u64 {
     ints(fs, number).last().copied().unwrap_or(0)
 }
 
-fn messages<'a>(fs: &[(u64, Field<'a>)], number: u64) -> Vec<&'a [u8]> {
+pub fn messages<'a>(fs: &[(u64, Field<'a>)], number: u64) -> Vec<&'a [u8]> {
     fs.iter()
         .filter_map(|(n, f)| match f {
             Field::Bytes(b) if *n == number => Some(*b),
@@ -110,7 +110,7 @@ fn messages<'a>(fs: &[(u64, Field<'a>)], number: u64) -> Vec<&'a [u8]> {
         .collect()
 }
 
-fn gunzip(gz: &[u8]) -> Vec<u8> {
+pub fn gunzip(gz: &[u8]) -> Vec<u8> {
     let mut child = Command::new("gzip")
         .arg("-dc")
         .stdin(Stdio::piped())

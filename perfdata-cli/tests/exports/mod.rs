@@ -14,8 +14,13 @@ use perfdata_tests::{name, run_perfdata};
 /// `perfdata export PATH --format FORMAT -o DIR/NAME.FORMAT`: the output's bytes, which
 /// must not be empty.
 pub fn export(path: &Path, format: &str, dir: &Path) -> Vec<u8> {
+    export_with(path, format, dir, &[])
+}
+
+/// [`export`] with more options (`--inline`).
+pub fn export_with(path: &Path, format: &str, dir: &Path, extra: &[&str]) -> Vec<u8> {
     let out_file = dir.join(format!("{}.{format}", name(path)));
-    let args: Vec<&OsStr> = vec![
+    let mut args: Vec<&OsStr> = vec![
         OsStr::new("export"),
         path.as_os_str(),
         OsStr::new("--format"),
@@ -23,6 +28,7 @@ pub fn export(path: &Path, format: &str, dir: &Path) -> Vec<u8> {
         OsStr::new("-o"),
         out_file.as_os_str(),
     ];
+    args.extend(extra.iter().map(OsStr::new));
     let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
     assert!(
         out.status.success(),

@@ -68,7 +68,7 @@ fn go_top(profile: &Path, event: &str) -> (BTreeMap<String, u64>, u64) {
 pub fn check(input: &Path, profile: &Path) -> (Vec<String>, usize) {
     let mut problems = Vec::new();
     let mut named = 0;
-    for (event, rows) in perf_rows(input, "sym") {
+    for (event, rows) in perf_rows(input, "sym", &[]) {
         let mut perf: BTreeMap<String, u64> = BTreeMap::new();
         let mut total = 0;
         for (cells, (n, _)) in &rows {

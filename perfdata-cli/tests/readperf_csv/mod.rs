@@ -175,7 +175,7 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
         })
         .collect();
     let mut theirs: BTreeMap<i64, u64> = BTreeMap::new();
-    for rows in perf_rows(input, "pid").values() {
+    for rows in perf_rows(input, "pid", &[]).values() {
         for (cells, (n, _)) in rows {
             let tid: i64 = cells[0]
                 .split(':')
@@ -262,7 +262,7 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
         total == sample_records && total > 0,
         format!("{total} vs {sample_records} SAMPLE records"),
     );
-    for (event, rows) in perf_rows(input, "sym") {
+    for (event, rows) in perf_rows(input, "sym", &[]) {
         for (cells, (n, pct)) in rows {
             let got = ours.get(&(event.clone(), cells[0].clone())).copied();
             if pct > 0.1 && got != Some(n) {

@@ -2,9 +2,10 @@
 //! perfdata's tables with perf's.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::Path;
 
-use perfdata_tests::perf_output;
+use perfdata_tests::{perf_output, run_perfdata};
 
 /// Rows of one event: cells -> (samples, percent).
 pub type Rows = BTreeMap<Vec<String>, (u64, f64)>;
@@ -17,20 +18,45 @@ pub fn benign(line: &str) -> bool {
 
 /// `perf report --stdio -n --sort KEYS`, parsed per event by the columns its dotted rule
 /// lays out.
-pub fn perf_rows(path: &Path, sort: &str) -> BTreeMap<String, Rows> {
-    let out = perf_output(
-        &[
-            "report",
-            "--stdio",
-            "-n",
-            "--no-children",
-            "-g",
-            "none",
-            "--sort",
-            sort,
-        ],
-        path,
-    );
+/// `extra`: more options for perf (filters), given to perfdata too by [`compare`].
+pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    let mut args = vec!["--no-children"];
+    args.extend_from_slice(extra);
+    perf_table(path, sort, &args)
+        .into_iter()
+        .map(|(ev, rows)| {
+            let rows = rows
+                .into_iter()
+                .map(|(cells, pcts, n)| (cells, (n, pcts[0])))
+                .collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
+/// `perf report --stdio -n --children -g none --sort KEYS`, per event: cells ->
+/// ([children %, self %], samples).
+#[allow(dead_code)]
+pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
+    perf_table(path, sort, &["--children"])
+        .into_iter()
+        .map(|(ev, rows)| {
+            let rows = rows.into_iter().map(|(c, p, n)| (c, (p, n))).collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
+/// Rows of one event with children: cells -> ([children %, self %], samples).
+pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64)>;
+
+/// perf report's table per event: (cells, the percent columns, samples) per row.
+type Table = Vec<(Vec<String>, Vec<f64>, u64)>;
+
+fn perf_table(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Table> {
+    let mut args = vec!["report", "--stdio", "-n", "-g", "none", "--sort", sort];
+    args.extend_from_slice(extra);
+    let out = perf_output(&args, path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
@@ -60,13 +86,19 @@ pub fn perf_rows(path: &Path, sort: &str) -> BTreeMap<String, Rows> {
             let mut cells: Vec<String> = columns.iter().map(cell).collect();
             let last = columns.last().expect("columns").0;
             *cells.last_mut().expect("cells") = line.get(last..).unwrap_or_default().trim().into();
-            let percent: f64 = cells[0].trim_end_matches('%').parse().expect("overhead");
-            let samples: u64 = cells[1].parse().expect("samples");
+            // The percent columns, then Samples, then the keys.
+            let pcts = cells.iter().take_while(|c| c.ends_with('%')).count();
+            let percents: Vec<f64> = cells[..pcts]
+                .iter()
+                .map(|c| c.trim_end_matches('%').parse().expect("percent"))
+                .collect();
+            let samples: u64 = cells[pcts].parse().expect("samples");
             let ev = event.clone().expect("a row follows an event header");
-            events
-                .entry(ev)
-                .or_insert_with(Rows::new)
-                .insert(cells[2..].to_vec(), (samples, percent));
+            events.entry(ev).or_insert_with(Table::new).push((
+                cells[pcts + 1..].to_vec(),
+                percents,
+                samples,
+            ));
         }
     }
     events
@@ -87,4 +119,107 @@ fn rule_columns(line: &str) -> Vec<(usize, usize)> {
         }
     }
     cols
+}
+
+/// `perfdata report --json --sort KEYS`, per event.
+#[allow(dead_code)] // not every test that shares this module compares rows
+pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    our_table(path, sort, extra, |r| {
+        let n = r["samples"].as_u64().expect("samples");
+        (n, r["overhead"].as_f64().expect("overhead"))
+    })
+}
+
+/// `perfdata report --json --children --sort KEYS`, per event: cells -> ([children %,
+/// self %], samples).
+#[allow(dead_code)]
+pub fn our_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
+    our_table(path, sort, &["--children"], |r| {
+        let pct = |f: &str| r[f].as_f64().expect("percent");
+        let n = r["samples"].as_u64().expect("samples");
+        (vec![pct("children"), pct("overhead")], n)
+    })
+}
+
+/// `perfdata report --json --sort KEYS EXTRA`, per event: cells -> `value(row)`.
+fn our_table<V>(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+    value: impl Fn(&serde_json::Value) -> V,
+) -> BTreeMap<String, BTreeMap<Vec<String>, V>> {
+    let args: Vec<&OsStr> = ["report", "--json", "--sort", sort]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .map(OsStr::new)
+        .chain([path.as_os_str()])
+        .collect();
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "perfdata report failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let keys: Vec<&str> = sort.split(',').collect();
+    let mut events = BTreeMap::new();
+    for ev in doc["events"].as_array().expect("events") {
+        let rows = ev["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| {
+                let cells = keys
+                    .iter()
+                    .map(|k| r[*k].as_str().expect("cell").to_string())
+                    .collect();
+                (cells, value(r))
+            })
+            .collect();
+        events.insert(ev["event"].as_str().expect("event").to_string(), rows);
+    }
+    events
+}
+
+/// Compare perf's rows above 0.1% and ours, both given the same `extra` options (filters);
+/// returns the number of rows compared.
+#[allow(dead_code)]
+pub fn compare(path: &Path, sort: &str, extra: &[&str]) -> Result<usize, String> {
+    let perf = perf_rows(path, sort, extra);
+    let ours = our_rows(path, sort, extra);
+    let shown = |rows: &Rows| -> BTreeMap<Vec<String>, u64> {
+        rows.iter()
+            .filter(|(_, (_, pct))| *pct > 0.1)
+            .map(|(c, (n, _))| (c.clone(), *n))
+            .collect()
+    };
+    if perf.keys().collect::<Vec<_>>() != ours.keys().collect::<Vec<_>>() {
+        return Err(format!(
+            "events differ: perf {:?}, perfdata {:?}",
+            perf.keys(),
+            ours.keys()
+        ));
+    }
+    let mut compared = 0;
+    for (ev, rows) in &perf {
+        let (p, o) = (shown(rows), &ours[ev]);
+        let mut problems = Vec::new();
+        for (cells, n) in &p {
+            match o.get(cells) {
+                Some((m, _)) if m == n => {}
+                got => problems.push(format!("  {cells:?}: perf {n}, perfdata {got:?}")),
+            }
+        }
+        for (cells, (m, pct)) in o {
+            if *pct > 0.1 && !rows.contains_key(cells) {
+                problems.push(format!("  {cells:?}: perfdata {m}, not in perf"));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(format!("event {ev}:\n{}", problems.join("\n")));
+        }
+        compared += p.len();
+    }
+    Ok(compared)
 }

@@ -7,12 +7,40 @@ use std::process::Command;
 use perfdata_tests::fixtures_dir;
 
 /// Compile fixtures/workload.c as fixtures/README.md says, into `dir/spin`.
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn build_spin(dir: &Path) -> String {
     let spin = dir.join("spin");
-    let gcc = Command::new("gcc")
-        .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&spin)
-        .arg(fixtures_dir().join("workload.c"))
+    compile("gcc", &fixtures_dir().join("workload.c"), "-O1", &spin);
+    spin.to_str().expect("utf-8 path").to_string()
+}
+
+/// Compile tests/srcline/hot.c (the srcline and inline tests' busy loop, whose step is
+/// inlined at -O2) with `-g` and `opt` (`-O0`, `-O2`) into `dir/hot<opt>`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_hot(dir: &Path, opt: &str) -> PathBuf {
+    let exe = dir.join(format!("hot{opt}"));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/hot.c");
+    compile("gcc", &src, opt, &exe);
+    exe
+}
+
+/// Compile tests/srcline/hot.cpp (C++ templates and references, for demangling) with
+/// `g++ -g -O1` into `dir/hotpp`; None when g++ is not installed.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_hot_cpp(dir: &Path) -> Option<PathBuf> {
+    Command::new("g++").arg("--version").output().ok()?;
+    let exe = dir.join("hotpp");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/hot.cpp");
+    compile("g++", &src, "-O1", &exe);
+    Some(exe)
+}
+
+/// `CC -g OPT -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
+fn compile(cc: &str, src: &Path, opt: &str, exe: &Path) {
+    let gcc = Command::new(cc)
+        .args([opt, "-g", "-fno-omit-frame-pointer", "-o"])
+        .arg(exe)
+        .arg(src)
         .output()
         .expect("gcc runs");
     assert!(
@@ -20,7 +48,6 @@ pub fn build_spin(dir: &Path) -> String {
         "{}",
         String::from_utf8_lossy(&gcc.stderr)
     );
-    spin.to_str().expect("utf-8 path").to_string()
 }
 
 /// `perf record ARGS -o dir/file -- COMMAND`, its exit status checked.

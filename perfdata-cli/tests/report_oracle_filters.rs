@@ -1,0 +1,120 @@
+//! `perfdata report` with perf report's filters (`--pid`, `--tid`, `--comms`, `--cpu`,
+//! `--percentage`) against `perf report --stdio -n` of perf 6.1 given the same options,
+//! run live: every row perf shows above 0.1% must be ours with the same cells and sample
+//! count, and every row of ours above 0.1% must be perf's; the percentages compared are
+//! perf's own (absolute by default: of the event's unfiltered samples). `--event`, which
+//! perf 6.1's report does not have, must give exactly that event's table of perf's
+//! unfiltered report.
+
+use std::collections::BTreeMap;
+
+use perfdata_tests::{fixtures_dir, perf_available};
+
+mod report_rows;
+mod workload;
+
+use report_rows::{compare, our_rows, perf_rows};
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn filtered_rows_match_perf_report() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let o0 = workload::build_hot(dir.path(), "-O0");
+    let o2 = workload::build_hot(dir.path(), "-O2");
+    // Two processes of different names after a shell, on whichever CPUs they run.
+    let script = format!("{} 200; {} 200", o0.display(), o2.display());
+    let data = workload::record(
+        dir.path(),
+        "two.data",
+        &["-e", "task-clock", "-c", "100000", "--sample-cpu"],
+        &["sh", "-c", &script],
+    );
+    // The threads as perf shows them (`tid:comm`, one thread per process here).
+    let threads: BTreeMap<String, String> = perf_rows(&data, "pid", &[])
+        .values()
+        .flat_map(|rows| rows.keys())
+        .filter_map(|c| c[0].split_once(':'))
+        .map(|(tid, comm)| (comm.to_string(), tid.to_string()))
+        .collect();
+    let (Some(p0), Some(p2)) = (threads.get("hot-O0"), threads.get("hot-O2")) else {
+        panic!("perf shows no hot-O0 and hot-O2 threads: {threads:?}");
+    };
+    let pids = format!("{p0},{p2}");
+    let filters: Vec<Vec<&str>> = vec![
+        vec!["--pid", p2],
+        vec!["--pid", &pids],
+        vec!["--tid", p0],
+        vec!["--comms", "hot-O2,sh"],
+        vec!["--pid", p2, "--cpu", "0-1"],
+        vec!["--percentage", "relative", "--comms", "hot-O0,sh"],
+        vec!["--percentage", "relative", "--pid", p2],
+    ];
+    // Each CPU that has samples (perf refuses a filter that leaves none).
+    let cpus: Vec<String> = perf_rows(&data, "cpu", &[])
+        .values()
+        .flat_map(|rows| rows.keys())
+        .map(|c| c[0].clone())
+        .collect();
+    assert!(!cpus.is_empty());
+    let mut filters = filters;
+    filters.extend(cpus.iter().map(|c| vec!["--cpu", c.as_str()]));
+    let mut compared = 0;
+    let mut problems = Vec::new();
+    for f in &filters {
+        for sort in ["comm,dso,sym", "pid,dso"] {
+            match compare(&data, sort, f) {
+                Ok(n) => compared += n,
+                Err(e) => problems.push(format!("{f:?} --sort {sort}: {e}")),
+            }
+            problems.extend(
+                percent_differences(&data, sort, f)
+                    .into_iter()
+                    .map(|d| format!("{f:?} --sort {sort}: {d}")),
+            );
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // At least the hot process's own row under each filter but the CPU ones (a CPU
+    // may have run nothing of note).
+    assert!(compared >= 2 * 7, "{compared} rows compared");
+    eprintln!("CPUs with samples: {cpus:?}");
+    eprintln!("{compared} rows compared over {} filters", filters.len());
+}
+
+/// Rows perf shows above 0.1% whose percentage, as perf prints it (two decimals), is
+/// not ours rounded the same way: the percent base of each filter.
+fn percent_differences(data: &std::path::Path, sort: &str, extra: &[&str]) -> Vec<String> {
+    let perf = perf_rows(data, sort, extra);
+    let ours = our_rows(data, sort, extra);
+    let mut out = Vec::new();
+    for (ev, rows) in &perf {
+        for (cells, (_, pct)) in rows.iter().filter(|(_, (_, p))| *p > 0.1) {
+            let mine = ours.get(ev).and_then(|r| r.get(cells)).map(|(_, p)| *p);
+            if mine.is_none_or(|m| format!("{m:.2}") != format!("{pct:.2}")) {
+                out.push(format!("{cells:?}: perf {pct:.2}%, perfdata {mine:?}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn event_filter_gives_perfs_table_of_that_event() {
+    assert!(perf_available());
+    let path = fixtures_dir().join("file-multi-event.data");
+    let sort = "comm,dso,sym";
+    let perf = perf_rows(&path, sort, &[]);
+    assert!(perf.len() >= 2, "events: {:?}", perf.keys());
+    let mut compared = 0;
+    for (event, rows) in &perf {
+        let ours = our_rows(&path, sort, &["--event", event]);
+        assert_eq!(ours.keys().collect::<Vec<_>>(), [event]);
+        let theirs: BTreeMap<_, _> = rows.iter().map(|(c, (n, _))| (c, *n)).collect();
+        let mine: BTreeMap<_, _> = ours[event].iter().map(|(c, (n, _))| (c, *n)).collect();
+        assert_eq!(mine, theirs, "event {event}");
+        compared += rows.len();
+    }
+    eprintln!("{compared} rows of {} events compared", perf.len());
+}

@@ -1,0 +1,114 @@
+//! perf report's sample filters (`--pid`, `--tid`, `--comms`, `--cpu`) and the percent
+//! base they leave (`--percentage`), plus `--event`, which perf 6.1's report does not
+//! have: a report of one event is that event's table of the unfiltered report.
+
+use std::str::FromStr;
+
+use crate::process::Machine;
+use crate::replay::ResolvedSample;
+
+/// What a report's percentages are relative to when samples are filtered out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Percentage {
+    /// The event's samples before filtering: perf 6.1's default (`--percentage
+    /// absolute`); the header keeps the unfiltered totals.
+    #[default]
+    Absolute,
+    /// The samples left by the filters (`--percentage relative`): rows add up to 100%.
+    Relative,
+}
+
+impl FromStr for Percentage {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "absolute" => Ok(Percentage::Absolute),
+            "relative" => Ok(Percentage::Relative),
+            _ => Err(format!("--percentage {s:?}: absolute or relative")),
+        }
+    }
+}
+
+/// Which samples a report counts; every selector given must match (an empty one is
+/// not given). Id lists are inclusive ranges, as perf's `1,3-5`.
+#[derive(Debug, Clone, Default)]
+pub struct SampleFilter {
+    /// Process ids (perf's `--pid`).
+    pub pids: Vec<(u64, u64)>,
+    /// Thread ids (perf's `--tid`).
+    pub tids: Vec<(u64, u64)>,
+    /// Thread names at the sample, exact (perf's `--comms`).
+    pub comms: Vec<String>,
+    /// CPUs (perf's `--cpu`); a sample without a CPU does not match.
+    pub cpus: Vec<(u64, u64)>,
+    /// Event names as perf report's tables name them (not a perf report option).
+    pub events: Vec<String>,
+    /// The percent base.
+    pub percentage: Percentage,
+}
+
+fn in_list(list: &[(u64, u64)], n: i64) -> bool {
+    u64::try_from(n).is_ok_and(|n| list.iter().any(|&(lo, hi)| (lo..=hi).contains(&n)))
+}
+
+impl SampleFilter {
+    /// Whether any selector is given.
+    pub fn is_active(&self) -> bool {
+        !(self.pids.is_empty()
+            && self.tids.is_empty()
+            && self.comms.is_empty()
+            && self.cpus.is_empty()
+            && self.events.is_empty())
+    }
+
+    /// Whether the sample's CPU is wanted: perf report drops other CPUs' samples
+    /// before counting anything, so they are in no total either.
+    pub fn keeps_cpu(&self, s: &ResolvedSample) -> bool {
+        self.cpus.is_empty() || s.cpu.is_some_and(|c| in_list(&self.cpus, c.into()))
+    }
+
+    /// Whether the sample's thread is wanted (perf's `thread__is_filtered`, the comm
+    /// being the thread's name at the sample). perf counts a filtered sample in the
+    /// totals and marks the row it creates as filtered; see [`crate::table::Tally`].
+    pub fn keeps_thread(&self, m: &Machine, s: &ResolvedSample) -> bool {
+        (self.pids.is_empty() || in_list(&self.pids, s.pid.into()))
+            && (self.tids.is_empty() || in_list(&self.tids, s.tid.into()))
+            && (self.comms.is_empty()
+                || m.comms
+                    .get(s.ip.comm)
+                    .is_some_and(|c| self.comms.iter().any(|w| w == c)))
+    }
+
+    /// Whether the event's table is shown (checked after counting).
+    pub fn keeps_event(&self, name: &str) -> bool {
+        self.events.is_empty() || self.events.iter().any(|e| e == name)
+    }
+
+    /// The events asked for that `names` (the recording's) does not have.
+    pub fn unknown_events<'a>(&'a self, names: &[String]) -> Vec<&'a str> {
+        self.events
+            .iter()
+            .filter(|e| !names.contains(e))
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_inclusive_ranges_and_negative_ids_match_nothing() {
+        let list = [(1, 1), (3, 5)];
+        assert!(in_list(&list, 1) && in_list(&list, 4) && in_list(&list, 5));
+        assert!(!in_list(&list, 2) && !in_list(&list, 6) && !in_list(&list, -1));
+    }
+
+    #[test]
+    fn percentage_by_perfs_names() {
+        assert_eq!("absolute".parse(), Ok(Percentage::Absolute));
+        assert_eq!("relative".parse(), Ok(Percentage::Relative));
+        assert!("total".parse::<Percentage>().is_err());
+    }
+}
