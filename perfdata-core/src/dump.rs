@@ -5,8 +5,9 @@
 //! The object's fields: `offset` (of the record in the file; for a record from a
 //! compressed record, of that compressed record), `decompressed_offset` (its position in
 //! the decompressed stream), `stream` (N for a directory's `data.N`), `type` (perf's
-//! name), `misc`, `size`, `event` (index of the attr), `body` (the model's fields, absent
-//! optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
+//! name), `misc`, `misc_names` (perf's names of its bits,
+//! [`crate::record::misc::names`]), `size`, `event` (index of the attr), `body` (the
+//! model's fields, absent optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
 //! `undecoded` (why the record was kept as bytes), and for a tracepoint's SAMPLE `trace`
 //! (its RAW payload as perf script prints it) and `trace_fields` (the payload's fields
 //! by name, from the event format in the tracing data; see [`crate::tracing::event`]).
@@ -67,6 +68,8 @@ pub fn record_value_with(
     }
     obj.insert("type".into(), json!(record.record_type().name()));
     obj.insert("misc".into(), json!(record.header.misc));
+    let names = crate::record::misc::names(record.header.misc, record.record_type());
+    obj.insert("misc_names".into(), json!(names));
     obj.insert("size".into(), json!(record.header.size));
     // Located once: the event is both a field and what a tracepoint sample needs.
     let event = item.locate().event;
@@ -146,8 +149,12 @@ pub fn write_text(out: &mut impl Write, record: &Map<String, Value>) -> io::Resu
     for (k, v) in record {
         if matches!(
             k.as_str(),
-            "offset" | "type" | "decompressed_offset" | "trace" | "trace_fields"
+            "offset" | "type" | "decompressed_offset" | "trace" | "trace_fields" | "misc_names"
         ) {
+            continue;
+        }
+        if let ("misc", Some(names)) = (k.as_str(), record.get("misc_names")) {
+            write!(out, " misc={v}({})", names.as_str().unwrap_or(""))?;
             continue;
         }
         match (k.as_str(), v, trace) {
@@ -267,6 +274,7 @@ impl DumpWriter {
         let payload_len = (raw.payload_len() > 0).then(|| raw.payload_len());
         let undecoded = err.map(|e| e.to_string());
         let ty = record.record_type().name();
+        let misc_names = crate::record::misc::names(record.header.misc, record.record_type());
         if self.json {
             let mut o = Obj::new(out);
             o.num("offset", raw.offset);
@@ -279,6 +287,8 @@ impl DumpWriter {
             o.key("type");
             ser_json(o.out, &ty)?;
             o.num("misc", record.header.misc.into());
+            o.key("misc_names");
+            ser_json(o.out, &misc_names)?;
             o.num("size", record.header.size.into());
             if let Some(e) = event {
                 o.num("event", e as u64);
@@ -327,7 +337,8 @@ impl DumpWriter {
             if let Some(s) = stream {
                 ser_flat(out, key, "stream", &s, None)?;
             }
-            ser_flat(out, key, "misc", &record.header.misc, None)?;
+            // The number, then perf's names beside it: `misc=16385(USER|EXACT_IP)`.
+            let _ = write!(out, " misc={}({misc_names})", record.header.misc);
             ser_flat(out, key, "size", &record.header.size, None)?;
             if let Some(e) = event {
                 ser_flat(out, key, "event", &e, None)?;
