@@ -3,7 +3,6 @@
 //! Text lines are `OFFSET TYPE key=value ...`; with `--json` each line is one JSON object
 //! (JSON Lines). The formatting is `perfdata_core::dump`.
 
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use perfdata_core::{dump, PerfReader, ReadOptions};
@@ -19,9 +18,10 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
     };
     let mut reader = PerfReader::open_with(path, opts)?;
     let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
+    // DumpWriter gathers its lines into large writes itself.
+    let mut out = stdout.lock();
     let mut result = Ok(());
-    let mut traces = dump::TraceDecoder::default();
+    let mut writer = dump::DumpWriter::new(as_json);
     let mut progress = Progress::for_input(path);
     loop {
         let item = match reader.next_record() {
@@ -33,14 +33,9 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
             }
         };
         progress.set(item.raw.offset + item.raw.bytes.len() as u64);
-        let record = dump::record_value_with(&item, &mut traces)?;
-        if as_json {
-            dump::write_json(&mut out, &record)?;
-        } else {
-            dump::write_text(&mut out, &record)?;
-        }
+        writer.write(&mut out, &item)?;
     }
-    out.flush()?;
+    writer.flush(&mut out)?;
     drop(out);
     drop(progress);
     print_warnings(reader.meta());

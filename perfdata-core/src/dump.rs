@@ -5,8 +5,9 @@
 //! The object's fields: `offset` (of the record in the file; for a record from a
 //! compressed record, of that compressed record), `decompressed_offset` (its position in
 //! the decompressed stream), `stream` (N for a directory's `data.N`), `type` (perf's
-//! name), `misc`, `size`, `event` (index of the attr), `body` (the model's fields, absent
-//! optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
+//! name), `misc`, `misc_names` (perf's names of its bits,
+//! [`crate::record::misc::names`]), `size`, `event` (index of the attr), `body` (the
+//! model's fields, absent optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
 //! `undecoded` (why the record was kept as bytes), and for a tracepoint's SAMPLE `trace`
 //! (its RAW payload as perf script prints it) and `trace_fields` (the payload's fields
 //! by name, from the event format in the tracing data; see [`crate::tracing::event`]).
@@ -14,12 +15,18 @@
 
 use std::io::{self, Write};
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::raw::Origin;
 use crate::reader::Item;
-use crate::record::RecordBody;
-use crate::tracing::{tracing_blob, TraceEvents};
+use crate::record::{RecordBody, Sample};
+use crate::tracing::{tracing_blob, DecodedTrace, TraceEvents};
+
+mod flat;
+mod ser;
+
+pub use ser::Error as SerializeError;
 
 /// The event formats of a recording's tracing data, read once, when first needed, for
 /// [`record_value_with`] to decode tracepoint samples.
@@ -61,6 +68,8 @@ pub fn record_value_with(
     }
     obj.insert("type".into(), json!(record.record_type().name()));
     obj.insert("misc".into(), json!(record.header.misc));
+    let names = crate::record::misc::names(record.header.misc, record.record_type());
+    obj.insert("misc_names".into(), json!(names));
     obj.insert("size".into(), json!(record.header.size));
     // Located once: the event is both a field and what a tracepoint sample needs.
     let event = item.locate().event;
@@ -140,8 +149,12 @@ pub fn write_text(out: &mut impl Write, record: &Map<String, Value>) -> io::Resu
     for (k, v) in record {
         if matches!(
             k.as_str(),
-            "offset" | "type" | "decompressed_offset" | "trace" | "trace_fields"
+            "offset" | "type" | "decompressed_offset" | "trace" | "trace_fields" | "misc_names"
         ) {
+            continue;
+        }
+        if let ("misc", Some(names)) = (k.as_str(), record.get("misc_names")) {
+            write!(out, " misc={v}({})", names.as_str().unwrap_or(""))?;
             continue;
         }
         match (k.as_str(), v, trace) {
@@ -191,4 +204,250 @@ fn is_address(s: &str) -> bool {
 
 fn is_address_value(v: &Value) -> bool {
     v.as_str().is_some_and(is_address)
+}
+
+/// Writes records as `perfdata dump` shows them, straight from the models into a
+/// buffer: the same bytes as [`record_value_with`] then [`write_json`] or
+/// [`write_text`], without a `serde_json::Value` per record.
+#[derive(Debug, Default)]
+pub struct DumpWriter {
+    json: bool,
+    traces: TraceDecoder,
+    buf: Vec<u8>,
+    key: String,
+}
+
+/// Bytes gathered before they go to the output: large writes, few system calls.
+const FLUSH_AT: usize = 64 * 1024;
+
+impl DumpWriter {
+    /// A writer of JSON Lines (`json`) or text lines.
+    pub fn new(json: bool) -> Self {
+        DumpWriter {
+            json,
+            ..Self::default()
+        }
+    }
+
+    /// Write `item`'s line, to `out` once enough lines are gathered ([`Self::flush`]
+    /// writes the rest).
+    pub fn write(&mut self, out: &mut impl Write, item: &Item<'_>) -> io::Result<()> {
+        let mark = self.buf.len();
+        if let Err(e) = self.line(item) {
+            self.buf.truncate(mark);
+            return Err(io::Error::other(e));
+        }
+        if self.buf.len() >= FLUSH_AT {
+            self.flush(out)?;
+        }
+        Ok(())
+    }
+
+    /// Write the lines gathered so far to `out`, and flush it.
+    pub fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(&self.buf)?;
+        self.buf.clear();
+        out.flush()
+    }
+
+    fn line(&mut self, item: &Item<'_>) -> Result<(), ser::Error> {
+        let (record, err) = item.decode_or_raw();
+        let raw = &item.raw;
+        let event = item.locate().event;
+        let mut trace = None;
+        if let (RecordBody::Sample(sample), Some(event)) = (&record.body, event) {
+            trace = self.traces.decode(item, event, sample);
+            if !self.json && trace.is_some() && fields_after_raw(sample) {
+                // The Value path printed these out of order (a map's swap_remove of
+                // `raw`): kept as it was.
+                let v = record_value_with(item, &mut self.traces).map_err(to_error)?;
+                return write_text(&mut self.buf, &v).map_err(to_error);
+            }
+        }
+        let out = &mut self.buf;
+        let decompressed = match raw.origin {
+            Origin::Decompressed { stream_offset } => Some(stream_offset),
+            _ => None,
+        };
+        let stream = (raw.stream > 0).then(|| raw.stream - 1);
+        let extra_len = (!record.extra.is_empty()).then_some(record.extra.len());
+        let payload_len = (raw.payload_len() > 0).then(|| raw.payload_len());
+        let undecoded = err.map(|e| e.to_string());
+        let ty = record.record_type().name();
+        let misc_names = crate::record::misc::names(record.header.misc, record.record_type());
+        if self.json {
+            let mut o = Obj::new(out);
+            o.num("offset", raw.offset);
+            if let Some(d) = decompressed {
+                o.num("decompressed_offset", d);
+            }
+            if let Some(s) = stream {
+                o.num("stream", s as u64);
+            }
+            o.key("type");
+            ser_json(o.out, &ty)?;
+            o.num("misc", record.header.misc.into());
+            o.key("misc_names");
+            ser_json(o.out, &misc_names)?;
+            o.num("size", record.header.size.into());
+            if let Some(e) = event {
+                o.num("event", e as u64);
+            }
+            o.key("body");
+            ser_json(o.out, &record.body)?;
+            if let Some(sid) = &record.sample_id {
+                o.key("sample_id");
+                ser_json(o.out, sid)?;
+            }
+            if let Some(n) = extra_len {
+                o.num("extra_len", n as u64);
+            }
+            if let Some(n) = payload_len {
+                o.num("payload_len", n);
+            }
+            if let Some(u) = &undecoded {
+                o.key("undecoded");
+                ser_json(o.out, u)?;
+            }
+            if let Some(d) = &trace {
+                o.key("trace");
+                ser_json(o.out, &d.text)?;
+                o.key("trace_fields");
+                o.out.push(b'{');
+                for (i, (name, v)) in d.fields.iter().enumerate() {
+                    if i > 0 {
+                        o.out.push(b',');
+                    }
+                    ser_json(o.out, name)?;
+                    o.out.push(b':');
+                    ser_json(o.out, &v.to_json())?;
+                }
+                o.out.push(b'}');
+            }
+            out.extend_from_slice(b"}\n");
+        } else {
+            use std::io::Write as _;
+            let _ = write!(out, "{:#010x}", raw.offset);
+            if let Some(d) = decompressed {
+                let _ = write!(out, " (+{d})");
+            }
+            out.push(b' ');
+            out.extend_from_slice(ty.as_bytes());
+            let key = &mut self.key;
+            if let Some(s) = stream {
+                ser_flat(out, key, "stream", &s, None)?;
+            }
+            // The number, then perf's names beside it: `misc=16385(USER|EXACT_IP)`.
+            let _ = write!(out, " misc={}({misc_names})", record.header.misc);
+            ser_flat(out, key, "size", &record.header.size, None)?;
+            if let Some(e) = event {
+                ser_flat(out, key, "event", &e, None)?;
+            }
+            let skip = trace.as_ref().map(|_| "raw");
+            ser_flat(out, key, "body", &record.body, skip)?;
+            if let Some(sid) = &record.sample_id {
+                ser_flat(out, key, "sample_id", sid, None)?;
+            }
+            if let Some(n) = extra_len {
+                ser_flat(out, key, "extra_len", &n, None)?;
+            }
+            if let Some(n) = payload_len {
+                ser_flat(out, key, "payload_len", &n, None)?;
+            }
+            if let Some(u) = &undecoded {
+                ser_flat(out, key, "undecoded", u, None)?;
+            }
+            if let Some(d) = &trace {
+                out.push(b' ');
+                out.extend_from_slice(d.text.as_bytes());
+            }
+            out.push(b'\n');
+        }
+        Ok(())
+    }
+}
+
+impl TraceDecoder {
+    /// A tracepoint sample's RAW payload decoded, when `sample` is one and the
+    /// recording's formats describe it.
+    fn decode(&mut self, item: &Item<'_>, event: usize, sample: &Sample) -> Option<DecodedTrace> {
+        let attr = item.meta.attrs.get(event).map(|a| &a.attr)?;
+        let raw = sample.raw.as_ref()?;
+        // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.
+        if attr.type_ != 2 {
+            return None;
+        }
+        self.events(item)?.decode(attr.config, &raw.data)
+    }
+}
+
+/// Whether `sample` has a field after `raw` (that the Value path's text reordered).
+fn fields_after_raw(s: &Sample) -> bool {
+    s.branch_stack.is_some()
+        || s.regs_user.is_some()
+        || s.stack_user.is_some()
+        || s.weight.is_some()
+        || s.data_src.is_some()
+        || s.transaction.is_some()
+        || s.regs_intr.is_some()
+        || s.phys_addr.is_some()
+        || s.cgroup.is_some()
+        || s.data_page_size.is_some()
+        || s.code_page_size.is_some()
+        || s.aux.is_some()
+}
+
+fn to_error(e: impl std::fmt::Display) -> ser::Error {
+    serde::ser::Error::custom(e)
+}
+
+fn ser_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<(), ser::Error> {
+    let wrote = v.serialize(ser::Json { out, safe: true })?;
+    if wrote == ser::Wrote::Null {
+        // Top-level fields are never absent values; null, as a Value would say.
+        out.extend_from_slice(b"null");
+    }
+    Ok(())
+}
+
+fn ser_flat<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    key: &mut String,
+    name: &str,
+    v: &T,
+    skip: Option<&'static str>,
+) -> Result<(), ser::Error> {
+    key.clear();
+    key.push_str(name);
+    v.serialize(flat::Flat { out, key, skip })?;
+    Ok(())
+}
+
+/// The top-level JSON object of a line.
+struct Obj<'a> {
+    out: &'a mut Vec<u8>,
+    empty: bool,
+}
+
+impl<'a> Obj<'a> {
+    fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Obj { out, empty: true }
+    }
+
+    fn key(&mut self, k: &str) {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+
+    fn num(&mut self, k: &str, v: u64) {
+        self.key(k);
+        // A u64 always serialises.
+        let _ = ser_json(self.out, &v);
+    }
 }

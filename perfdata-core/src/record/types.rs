@@ -162,11 +162,92 @@ pub mod misc {
     pub const EXACT_IP: u16 = 1 << 14;
     /// BUILD_ID feature entries: the size byte is valid.
     pub const BUILD_ID_SIZE: u16 = 1 << 15;
+
+    use super::RecordType;
+
+    /// `misc` of a record of type `ty` by perf_event.h's PERF_RECORD_MISC_* names, as
+    /// `KERNEL|EXACT_IP`: the cpumode first (`CPUMODE_UNKNOWN` for 0, `CPUMODE_6` and
+    /// `CPUMODE_7` for the values it does not name), then the flags the record's type
+    /// gives its bits (bits 13 and 14 mean one thing per type), then any other bit as
+    /// hex.
+    pub fn names(misc: u16, ty: RecordType) -> String {
+        const CPUMODES: [&str; 8] = [
+            "CPUMODE_UNKNOWN",
+            "KERNEL",
+            "USER",
+            "HYPERVISOR",
+            "GUEST_KERNEL",
+            "GUEST_USER",
+            "CPUMODE_6",
+            "CPUMODE_7",
+        ];
+        let mut out = String::from(CPUMODES[usize::from(misc & CPUMODE_MASK)]);
+        let mut rest = misc & !CPUMODE_MASK;
+        let switch = matches!(ty, RecordType::Switch | RecordType::SwitchCpuWide);
+        let mut flag = |bit: u16, name: &str| {
+            if rest & bit != 0 {
+                out.push('|');
+                out.push_str(name);
+                rest &= !bit;
+            }
+        };
+        flag(1 << 12, "PROC_MAP_PARSE_TIMEOUT");
+        match ty {
+            RecordType::Mmap | RecordType::Mmap2 => flag(1 << 13, "MMAP_DATA"),
+            RecordType::Comm => flag(1 << 13, "COMM_EXEC"),
+            RecordType::Fork => flag(1 << 13, "FORK_EXEC"),
+            _ if switch => flag(1 << 13, "SWITCH_OUT"),
+            _ => {}
+        }
+        match ty {
+            RecordType::Sample => flag(1 << 14, "EXACT_IP"),
+            RecordType::Mmap2 => flag(1 << 14, "MMAP_BUILD_ID"),
+            _ if switch => flag(1 << 14, "SWITCH_OUT_PREEMPT"),
+            _ => {}
+        }
+        flag(1 << 15, "EXT_RESERVED");
+        if rest != 0 {
+            out.push_str(&format!("|{rest:#x}"));
+        }
+        out
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Values and names of linux/perf_event.h (6.1), PERF_RECORD_MISC_*.
+    #[test]
+    fn misc_names_as_perf_event_h() {
+        use misc::names;
+        assert_eq!(names(0, RecordType::Sample), "CPUMODE_UNKNOWN");
+        assert_eq!(names(1 | 1 << 14, RecordType::Sample), "KERNEL|EXACT_IP");
+        assert_eq!(names(2, RecordType::Sample), "USER");
+        assert_eq!(names(3, RecordType::Sample), "HYPERVISOR");
+        assert_eq!(names(4, RecordType::Sample), "GUEST_KERNEL");
+        assert_eq!(names(5, RecordType::Sample), "GUEST_USER");
+        assert_eq!(names(2 | 1 << 13, RecordType::Mmap2), "USER|MMAP_DATA");
+        assert_eq!(names(2 | 1 << 14, RecordType::Mmap2), "USER|MMAP_BUILD_ID");
+        assert_eq!(
+            names(1 << 13, RecordType::Comm),
+            "CPUMODE_UNKNOWN|COMM_EXEC"
+        );
+        assert_eq!(
+            names(3 << 13, RecordType::SwitchCpuWide),
+            "CPUMODE_UNKNOWN|SWITCH_OUT|SWITCH_OUT_PREEMPT"
+        );
+        assert_eq!(
+            names(1 << 12 | 2, RecordType::Mmap),
+            "USER|PROC_MAP_PARSE_TIMEOUT"
+        );
+        assert_eq!(
+            names(1 << 15 | 1 << 4, RecordType::Exit),
+            "CPUMODE_UNKNOWN|EXT_RESERVED|0x10"
+        );
+        // Bit 14 of an EXIT names nothing there.
+        assert_eq!(names(1 << 14, RecordType::Exit), "CPUMODE_UNKNOWN|0x4000");
+    }
 
     #[test]
     fn numbers_and_names_match_perf() {
