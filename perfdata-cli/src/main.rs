@@ -15,6 +15,7 @@ mod report;
 mod stats;
 mod strip;
 mod synth;
+mod verbose;
 
 use std::io::Write;
 use std::path::Path;
@@ -35,6 +36,14 @@ struct Cli {
     /// Print no warnings, summaries or progress on stderr (errors still)
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Say more on stderr: the input's kind and the policy resolved (-v), each section
+    /// and feature with its size (-vv). Not with -q.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
+    /// Accepted as perf takes it: perf refuses files not owned by the user unless -f;
+    /// perfdata reads them anyway, so -f changes nothing.
+    #[arg(short, long, global = true)]
+    force: bool,
 }
 
 /// `-q`/`--quiet`: stderr carries errors only.
@@ -119,11 +128,15 @@ fn is_stream(path: &Path) -> bool {
 
 fn main() -> ExitCode {
     // Parsed with the examples added to each command's help (see docs).
-    let cli = match Cli::from_arg_matches(&docs::command().get_matches()) {
+    let cli = match Cli::from_arg_matches(
+        &docs::command()
+            .get_matches_from(convert::join_compress_level(std::env::args_os().collect())),
+    ) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    verbose::set_level(cli.verbose);
     let input: Option<&Path> = match &cli.command {
         Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
         Command::Dump(a) => Some(a.input.file.path()),
