@@ -9,6 +9,7 @@ mod dump;
 mod export;
 mod info;
 mod input;
+mod json_help;
 mod output;
 mod progress;
 mod report;
@@ -95,6 +96,10 @@ enum Command {
     },
     /// Print the man page (roff): every command with its options and examples.
     Manpage,
+    /// Print the fields of every --json output, from the JSON Schemas the outputs are
+    /// validated against: which are "0x..." addresses and which big-number strings.
+    #[command(name = "help-json")]
+    HelpJson,
 }
 
 #[derive(clap::Args)]
@@ -146,9 +151,11 @@ fn main() -> ExitCode {
         Command::Anonymize(a) => Some(a.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
-        Command::Synth(_) | Command::Check(_) | Command::Completions { .. } | Command::Manpage => {
-            None
-        }
+        Command::Synth(_)
+        | Command::Check(_)
+        | Command::Completions { .. }
+        | Command::Manpage
+        | Command::HelpJson => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
     // way an interrupted convert leaves no temp file.
@@ -181,6 +188,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Completions { shell } => docs::completions(*shell),
         Command::Manpage => docs::manpage(),
+        Command::HelpJson => json_help::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
