@@ -148,6 +148,8 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     let out = Output::create(&args.output)?;
     let (reader, opts) = convert::open_input(args.input.path(), &args.options())?;
     let target = opts.target_for(reader.meta().container);
+    crate::verbose::describe_input(reader.meta());
+    crate::verbose::say(1, format_args!("convert: to {target:?}, policy {opts:?}"));
 
     let (report, _) = out.write(args.input.path(), target, |out| {
         Ok(match out {
@@ -155,8 +157,43 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,
         })
     })?;
+    crate::verbose::say(
+        1,
+        format_args!(
+            "convert: {} records read, {} written",
+            report.records_in, report.records_out
+        ),
+    );
     print_report(&report);
     Ok(())
+}
+
+/// `--compress 3` (a space, as perf's `-z` habits suggest) read as `--compress=3`: the
+/// level is optional, so clap alone would take `3` for the input file. Only a number
+/// right after `--compress` is joined, and nothing after `--`.
+pub fn join_compress_level(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut args = args.into_iter().peekable();
+    while let Some(arg) = args.next() {
+        if arg == "--" {
+            out.push(arg);
+            out.extend(args);
+            break;
+        }
+        let level = args
+            .peek()
+            .and_then(|next| next.to_str())
+            .filter(|next| !next.is_empty() && next.bytes().all(|b| b.is_ascii_digit()))
+            .map(str::to_owned);
+        match level {
+            Some(level) if arg == "--compress" => {
+                args.next();
+                out.push(format!("--compress={level}").into());
+            }
+            _ => out.push(arg),
+        }
+    }
+    out
 }
 
 fn print_report(report: &Report) {

@@ -68,6 +68,10 @@ pub const EXAMPLES: &[(&str, &str)] = &[
          perfdata completions fish > ~/.config/fish/completions/perfdata.fish",
     ),
     (
+        "help-json",
+        "perfdata help-json | grep address   # the fields that are \"0x...\" strings",
+    ),
+    (
         "manpage",
         "perfdata manpage > perfdata.1 && man ./perfdata.1",
     ),

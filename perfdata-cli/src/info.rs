@@ -26,6 +26,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
         }
     }
     let meta = reader.meta();
+    crate::verbose::describe_input(meta);
     print_warnings(meta);
     let captured_on = info::captured_on(path);
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -9,12 +9,14 @@ mod dump;
 mod export;
 mod info;
 mod input;
+mod json_help;
 mod output;
 mod progress;
 mod report;
 mod stats;
 mod strip;
 mod synth;
+mod verbose;
 
 use std::io::Write;
 use std::path::Path;
@@ -35,6 +37,14 @@ struct Cli {
     /// Print no warnings, summaries or progress on stderr (errors still)
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Say more on stderr: the input's kind and the policy resolved (-v), each section
+    /// and feature with its size (-vv). Not with -q.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    verbose: u8,
+    /// Accepted as perf takes it: perf refuses files not owned by the user unless -f;
+    /// perfdata reads them anyway, so -f changes nothing.
+    #[arg(short, long, global = true)]
+    force: bool,
 }
 
 /// `-q`/`--quiet`: stderr carries errors only.
@@ -86,6 +96,10 @@ enum Command {
     },
     /// Print the man page (roff): every command with its options and examples.
     Manpage,
+    /// Print the fields of every --json output, from the JSON Schemas the outputs are
+    /// validated against: which are "0x..." addresses and which big-number strings.
+    #[command(name = "help-json")]
+    HelpJson,
 }
 
 #[derive(clap::Args)]
@@ -119,11 +133,15 @@ fn is_stream(path: &Path) -> bool {
 
 fn main() -> ExitCode {
     // Parsed with the examples added to each command's help (see docs).
-    let cli = match Cli::from_arg_matches(&docs::command().get_matches()) {
+    let cli = match Cli::from_arg_matches(
+        &docs::command()
+            .get_matches_from(convert::join_compress_level(std::env::args_os().collect())),
+    ) {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    verbose::set_level(cli.verbose);
     let input: Option<&Path> = match &cli.command {
         Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
         Command::Dump(a) => Some(a.input.file.path()),
@@ -133,9 +151,11 @@ fn main() -> ExitCode {
         Command::Anonymize(a) => Some(a.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
-        Command::Synth(_) | Command::Check(_) | Command::Completions { .. } | Command::Manpage => {
-            None
-        }
+        Command::Synth(_)
+        | Command::Check(_)
+        | Command::Completions { .. }
+        | Command::Manpage
+        | Command::HelpJson => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
     // way an interrupted convert leaves no temp file.
@@ -168,6 +188,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Completions { shell } => docs::completions(*shell),
         Command::Manpage => docs::manpage(),
+        Command::HelpJson => json_help::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,6 +9,7 @@ use crate::{print_warnings, CliError};
 
 pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
     let (stats, reader, result) = Stats::of(path)?;
+    crate::verbose::describe_input(reader.meta());
     print_warnings(reader.meta());
     result?;
     let aux = reader

@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "export",
     "completions",
     "manpage",
+    "help-json",
 ];
 
 fn perfdata(args: &[&str]) -> String {

@@ -1,0 +1,203 @@
+//! perf's habits the command line keeps: `-v/--verbose` (repeatable, not with `-q`),
+//! `-f/--force` (accepted, changes nothing: perfdata has no ownership check to skip),
+//! `--compress 3` with a space, and a closed stdout ending every command with status 0.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use perfdata_tests::{fixtures_dir, perf_available, perf_stats, run_perfdata};
+
+const INPUT: &str = "file-callgraph-dwarf.data";
+
+fn perfdata(args: &[&OsStr]) -> Output {
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A u64 of a little-endian file header at `at` (the fixtures are little-endian).
+fn le_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+}
+
+#[test]
+fn verbose_says_what_was_read_and_repeats() {
+    let input = fixtures_dir().join(INPUT);
+    let bytes = std::fs::read(&input).unwrap();
+    // perf_file_header: magic, size, attr_size, attrs {offset, size}, data {offset, size}.
+    let (data_offset, data_size) = (le_u64(&bytes, 40), le_u64(&bytes, 48));
+    let plain = perfdata(&[OsStr::new("stats"), input.as_os_str()]);
+    let v = perfdata(&[OsStr::new("-v"), OsStr::new("stats"), input.as_os_str()]);
+    let vv = perfdata(&[OsStr::new("stats"), OsStr::new("-vv"), input.as_os_str()]);
+    for out in [&plain, &v, &vv] {
+        assert!(out.status.success(), "{}", stderr(out));
+        assert_eq!(out.stdout, plain.stdout, "-v changes stderr only");
+    }
+    assert_eq!(stderr(&plain), "");
+    assert!(
+        stderr(&v).contains("input: File mode, Little endian, 1 event attrs"),
+        "{}",
+        stderr(&v)
+    );
+    let data = format!("section data: offset {data_offset:#x}, {data_size} bytes");
+    assert!(!stderr(&v).contains(&data), "sections are -vv's");
+    assert!(stderr(&vv).contains(&data), "{data} not in {}", stderr(&vv));
+
+    // convert says the policy it resolved and how many records went through: the count
+    // is perf's TOTAL for the file.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.data");
+    let conv = perfdata(&[
+        OsStr::new("convert"),
+        OsStr::new("--verbose"),
+        input.as_os_str(),
+        OsStr::new("-o"),
+        out.as_os_str(),
+    ]);
+    assert!(conv.status.success(), "{}", stderr(&conv));
+    assert!(
+        stderr(&conv).contains("convert: to File, policy "),
+        "{}",
+        stderr(&conv)
+    );
+    if perf_available() {
+        let total: u64 = perf_stats(&input).records.values().sum();
+        let said = format!("convert: {total} records read, {total} written");
+        assert!(
+            stderr(&conv).contains(&said),
+            "{said} not in {}",
+            stderr(&conv)
+        );
+    }
+}
+
+#[test]
+fn quiet_and_verbose_are_refused_together() {
+    let input = fixtures_dir().join(INPUT);
+    for args in [["-q", "-v"], ["--verbose", "--quiet"]] {
+        let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        all.extend([OsStr::new("info"), input.as_os_str()]);
+        let out = perfdata(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            stderr(&out).contains("cannot be used with"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn force_is_accepted_and_reads_a_file_of_another_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("other.data");
+    std::fs::copy(fixtures_dir().join(INPUT), &input).unwrap();
+    // Owned by another user where the test may change that (root); perf refuses such a
+    // file without -f when it is not root, perfdata reads it either way.
+    let _ = Command::new("chown")
+        .arg("12345:12345")
+        .arg(&input)
+        .status();
+    for cmd in [&["info"][..], &["stats"], &["dump"], &["report"]] {
+        let run = |force: &[&str]| {
+            let mut all: Vec<&OsStr> = cmd.iter().chain(force).map(OsStr::new).collect();
+            all.push(input.as_os_str());
+            perfdata(&all)
+        };
+        let (plain, forced, long) = (run(&[]), run(&["-f"]), run(&["--force"]));
+        assert!(plain.status.success(), "{cmd:?}: {}", stderr(&plain));
+        assert!(!plain.stdout.is_empty());
+        for out in [&forced, &long] {
+            assert!(out.status.success(), "{cmd:?}: {}", stderr(out));
+            assert_eq!(out.stdout, plain.stdout, "{cmd:?}");
+        }
+    }
+}
+
+#[test]
+fn compress_level_after_a_space() {
+    let input = fixtures_dir().join(INPUT);
+    let dir = tempfile::tempdir().unwrap();
+    let (spaced, equals) = (dir.path().join("a.data"), dir.path().join("b.data"));
+    let conv = |out: &Path, level: &[&str], input_first: bool| {
+        let mut all: Vec<&OsStr> = vec![OsStr::new("convert")];
+        if input_first {
+            all.push(input.as_os_str());
+        }
+        all.extend(level.iter().map(OsStr::new));
+        if !input_first {
+            all.push(input.as_os_str());
+        }
+        all.extend([OsStr::new("-o"), out.as_os_str()]);
+        perfdata(&all)
+    };
+    for input_first in [true, false] {
+        let a = conv(&spaced, &["--compress", "3"], input_first);
+        let b = conv(&equals, &["--compress=3"], input_first);
+        assert!(a.status.success(), "{}", stderr(&a));
+        assert!(b.status.success(), "{}", stderr(&b));
+        assert_eq!(
+            std::fs::read(&spaced).unwrap(),
+            std::fs::read(&equals).unwrap()
+        );
+    }
+    // A level out of range is still refused, naming the range.
+    let bad = conv(&spaced, &["--compress", "30"], true);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("1..=22"), "{}", stderr(&bad));
+    if !perf_available() {
+        return;
+    }
+    // perf reads the level the header says, and the same records as the input.
+    let header = perfdata_tests::perf_output(&["report", "--header-only"], &spaced);
+    let header = String::from_utf8_lossy(&header.stdout);
+    assert!(
+        header.contains("# compressed : Zstd, level = 3,"),
+        "{header}"
+    );
+    // perf counts the COMPRESSED records beside the records inside them.
+    let mut records = perf_stats(&spaced).records;
+    assert!(
+        records.remove("COMPRESSED").is_some_and(|n| n > 0),
+        "{records:?}"
+    );
+    assert_eq!(records, perf_stats(&input).records);
+}
+
+/// Run perfdata with a stdout whose reader is already gone: every write is EPIPE.
+fn with_closed_stdout(args: &[&OsStr]) -> Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly() {
+    let input = fixtures_dir().join(INPUT);
+    let i = input.as_os_str();
+    let s = OsStr::new;
+    let cases: [&[&OsStr]; 7] = [
+        &[s("convert"), i, s("-o"), s("-")],
+        &[s("convert"), i, s("--to-pipe"), s("-o"), s("-")],
+        &[s("dump"), i],
+        &[s("report"), i],
+        &[s("export"), i, s("--format"), s("folded"), s("-o"), s("-")],
+        &[s("stats"), i],
+        &[s("info"), i],
+    ];
+    for args in cases {
+        let out = with_closed_stdout(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
+}
