@@ -18,7 +18,7 @@ use crate::codec::{u32_at, u64_at};
 use crate::error::Result;
 use crate::feature::{Feature, FeatureId};
 use crate::meta::ContainerKind;
-use crate::reader::{Item, PerfReader};
+use crate::reader::{PerfReader, RecordRef};
 use crate::record::{misc, Mmap2Id, RecordBody, RecordType};
 use crate::text::c_str_lossy;
 
@@ -145,7 +145,7 @@ impl Walk {
             .map(|m| m.dso)
     }
 
-    fn record(&mut self, item: &Item<'_>) -> Result<()> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<()> {
         self.seq += 1;
         let ty = item.raw.record_type();
         let (b, e) = (item.raw.bytes, item.meta.endian);
@@ -222,16 +222,16 @@ impl Walk {
     }
 }
 
-fn format_of<'a>(item: &Item<'a>) -> Option<&'a crate::record::EventFormat> {
+fn format_of<'a>(item: &RecordRef<'a>) -> Option<&'a crate::record::EventFormat> {
     let e = item.locate().event?;
     item.meta.events.format(e)
 }
 
-fn has_identifier(item: &Item<'_>) -> bool {
+fn has_identifier(item: &RecordRef<'_>) -> bool {
     format_of(item).is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::IDENTIFIER))
 }
 
-fn has_ip(item: &Item<'_>) -> bool {
+fn has_ip(item: &RecordRef<'_>) -> bool {
     format_of(item).is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::IP))
 }
 

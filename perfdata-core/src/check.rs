@@ -151,7 +151,7 @@ impl Checker {
         }
     }
 
-    fn record(&mut self, item: &crate::Item<'_>) {
+    fn record(&mut self, item: &crate::RecordRef<'_>) {
         self.report.records += 1;
         let raw = &item.raw;
         let ty = raw.record_type();

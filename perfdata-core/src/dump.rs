@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::raw::Origin;
-use crate::reader::Item;
+use crate::reader::RecordRef;
 use crate::record::{RecordBody, Sample};
 use crate::tracing::{tracing_blob, DecodedTrace, TraceEvents};
 
@@ -38,7 +38,7 @@ pub struct TraceDecoder {
 }
 
 impl TraceDecoder {
-    fn events(&mut self, item: &Item<'_>) -> Option<&TraceEvents> {
+    fn events(&mut self, item: &RecordRef<'_>) -> Option<&TraceEvents> {
         self.events
             .get_or_insert_with(|| tracing_blob(item.meta).and_then(TraceEvents::parse))
             .as_ref()
@@ -46,14 +46,14 @@ impl TraceDecoder {
 }
 
 /// The record `item` as a JSON object, numbers exact (addresses as hex strings already).
-pub fn record_value(item: &Item<'_>) -> serde_json::Result<Map<String, Value>> {
+pub fn record_value(item: &RecordRef<'_>) -> serde_json::Result<Map<String, Value>> {
     record_value_with(item, &mut TraceDecoder::default())
 }
 
 /// [`record_value`], tracepoint samples decoded with the formats `traces` keeps between
 /// records.
 pub fn record_value_with(
-    item: &Item<'_>,
+    item: &RecordRef<'_>,
     traces: &mut TraceDecoder,
 ) -> serde_json::Result<Map<String, Value>> {
     let (record, err) = item.decode_or_raw();
@@ -231,7 +231,7 @@ impl DumpWriter {
 
     /// Write `item`'s line, to `out` once enough lines are gathered ([`Self::flush`]
     /// writes the rest).
-    pub fn write(&mut self, out: &mut impl Write, item: &Item<'_>) -> io::Result<()> {
+    pub fn write(&mut self, out: &mut impl Write, item: &RecordRef<'_>) -> io::Result<()> {
         let mark = self.buf.len();
         if let Err(e) = self.line(item) {
             self.buf.truncate(mark);
@@ -250,7 +250,7 @@ impl DumpWriter {
         out.flush()
     }
 
-    fn line(&mut self, item: &Item<'_>) -> Result<(), ser::Error> {
+    fn line(&mut self, item: &RecordRef<'_>) -> Result<(), ser::Error> {
         let (record, err) = item.decode_or_raw();
         let raw = &item.raw;
         let event = item.locate().event;
@@ -370,7 +370,12 @@ impl DumpWriter {
 impl TraceDecoder {
     /// A tracepoint sample's RAW payload decoded, when `sample` is one and the
     /// recording's formats describe it.
-    fn decode(&mut self, item: &Item<'_>, event: usize, sample: &Sample) -> Option<DecodedTrace> {
+    fn decode(
+        &mut self,
+        item: &RecordRef<'_>,
+        event: usize,
+        sample: &Sample,
+    ) -> Option<DecodedTrace> {
         let attr = item.meta.attrs.get(event).map(|a| &a.attr)?;
         let raw = sample.raw.as_ref()?;
         // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.

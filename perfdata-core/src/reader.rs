@@ -61,15 +61,17 @@ fn junk_warning(len: u64) -> String {
     format!("{len} bytes after the last record are not a record (junk); ignored")
 }
 
-/// One record and the metadata as of that record.
-pub struct Item<'a> {
+/// One record of the input, borrowed from the reader, with the metadata as of that
+/// record: its raw bytes for the fast path (counting, filtering, copying), `locate` for
+/// the fields records are sorted and filtered by, `decode` for the typed model.
+pub struct RecordRef<'a> {
     /// The record's bytes and where it was.
     pub raw: RawRecord<'a>,
     /// The metadata as of the record (attrs and features seen so far in a pipe).
     pub meta: &'a Metadata,
 }
 
-impl Item<'_> {
+impl RecordRef<'_> {
     fn context(&self) -> DecodeContext<'_> {
         DecodeContext {
             endian: self.meta.endian,
@@ -314,7 +316,7 @@ impl PerfReader {
 
     /// The next record, with the metadata as of that record; `Ok(None)` at the end.
     /// After an error, the reader returns `Ok(None)`.
-    pub fn next_record(&mut self) -> Result<Option<Item<'_>>> {
+    pub fn next_record(&mut self) -> Result<Option<RecordRef<'_>>> {
         if self.failed {
             return Ok(None);
         }
@@ -341,7 +343,7 @@ impl PerfReader {
             self.failed = true;
             return Err(e);
         }
-        Ok(Some(Item {
+        Ok(Some(RecordRef {
             raw,
             meta: &self.meta,
         }))

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::names::perf_stats_name;
-use crate::reader::{Item, PerfReader};
+use crate::reader::{PerfReader, RecordRef};
 use crate::record::RecordType;
 
 /// Per-event counts.
@@ -44,7 +44,7 @@ pub struct Stats {
 
 impl Stats {
     /// Count one record.
-    pub fn add(&mut self, item: &Item<'_>) {
+    pub fn add(&mut self, item: &RecordRef<'_>) {
         let ty = item.raw.record_type();
         *self.records.entry(ty).or_default() += 1;
         self.total += 1;
@@ -81,7 +81,7 @@ impl Stats {
 
     /// perf's `deliver_sample_value` for each value of a sample's READ: the sample goes to
     /// the event of the value's id when the value changed since the last one seen.
-    fn add_read_sample(&mut self, item: &Item<'_>) {
+    fn add_read_sample(&mut self, item: &RecordRef<'_>) {
         let Ok(record) = item.decode() else {
             return;
         };

@@ -2,7 +2,7 @@
 //! file, its streams merged by time ([`super::merge`]).
 
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::{ContainerKind, Item, Metadata, PerfReader};
+use perfdata_core::{ContainerKind, Metadata, PerfReader, RecordRef};
 
 use super::merge::MergedStreams;
 use crate::error::Result;
@@ -71,7 +71,7 @@ impl Source {
             Source::Reader { reader, held } => {
                 if let Some(rec) = held.take() {
                     let meta = reader.meta();
-                    let item = Item {
+                    let item = RecordRef {
                         raw: rec.as_raw(meta.endian),
                         meta,
                     };
@@ -88,7 +88,7 @@ impl Source {
             Source::Merged(merged) => {
                 while let Some(rec) = merged.next_record()? {
                     let meta = merged.meta();
-                    let item = Item {
+                    let item = RecordRef {
                         raw: rec.as_raw(meta.endian),
                         meta,
                     };
@@ -105,7 +105,7 @@ impl Source {
 /// What a source hands on: a record, or more of the payload of the last one.
 pub(super) enum Piece<'i, 'm> {
     /// A record (with as much of its payload as the reader holds).
-    Record(&'i Item<'m>),
+    Record(&'i RecordRef<'m>),
     /// More of the last record's payload.
     Payload(&'i [u8]),
 }

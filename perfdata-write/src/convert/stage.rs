@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use binrw::Endian;
 use perfdata_core::raw::{Origin, RawRecord};
 use perfdata_core::record::{DecodeContext, Record, RecordBody, RecordType, Sample};
-use perfdata_core::{ContainerKind, Item, Metadata};
+use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
 use super::observed::{CompressorState, Observed};
 use super::sink::Sink;
@@ -96,7 +96,7 @@ impl RecordStage {
 
     /// Process one input record: through the edits, then out. Returns whether the
     /// rest of its payload, still in the input, is wanted ([`RecordStage::payload`]).
-    pub fn record(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<bool> {
+    pub fn record(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<bool> {
         self.streaming = false;
         self.record_in(sink, item)?;
         Ok(self.streaming)
@@ -111,7 +111,7 @@ impl RecordStage {
         }
     }
 
-    fn record_in(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
+    fn record_in(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<()> {
         self.report.records_in += 1;
         let Some(stage) = self.edit.as_mut() else {
             return self.record_out(sink, item);
@@ -132,7 +132,7 @@ impl RecordStage {
                     let raw = rec.as_raw(item.meta.endian);
                     self.record_out(
                         sink,
-                        &Item {
+                        &RecordRef {
                             raw,
                             meta: item.meta,
                         },
@@ -283,7 +283,7 @@ impl RecordStage {
     }
 
     /// Write one record that the edits (if any) kept.
-    fn record_out(&mut self, sink: &mut dyn Sink, item: &Item<'_>) -> Result<()> {
+    fn record_out(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<()> {
         let raw = &item.raw;
         let ty = raw.record_type();
         let time = if ty == RecordType::Sample && self.times_samples(item.meta) {

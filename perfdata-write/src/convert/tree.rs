@@ -18,7 +18,7 @@ use perfdata_core::header::FileSection;
 use perfdata_core::raw::{header_of, RawRecord};
 use perfdata_core::record::{EventIndex, Record, RecordBody, RecordType};
 use perfdata_core::Endian;
-use perfdata_core::{ContainerKind, Entry, Item, Metadata, PerfData};
+use perfdata_core::{ContainerKind, Entry, Metadata, PerfData, RecordRef};
 
 use super::sink::{FileSink, PipeSink, Sink};
 use super::stage::{split_payload, RecordStage};
@@ -174,7 +174,7 @@ fn write_at(
         return Ok(());
     };
     let raw = raw(&bytes, entry, meta.endian);
-    conv.record(sink, &Item { raw, meta }).map(drop)
+    conv.record(sink, &RecordRef { raw, meta }).map(drop)
 }
 
 /// One record of the tree encoded as it is written (its size recomputed; an ID_INDEX

@@ -25,7 +25,7 @@ use std::rc::Rc;
 use perfdata_core::feature::{BuildIdEntry, Feature, FeatureId, PerfString};
 use perfdata_core::record::{PaddedString, RecordBody, RecordType, Sample};
 use perfdata_core::tracing::saved_cmdlines;
-use perfdata_core::{Item, Metadata};
+use perfdata_core::{Metadata, RecordRef};
 
 use super::anon_raw::RawFormats;
 use super::pseudonym::Pseudonyms;
@@ -276,7 +276,7 @@ impl Anonymize {
     }
 
     /// The record with its names replaced or unvouched bytes zeroed, if any changed.
-    fn rewrite(&self, item: &Item<'_>) -> Result<Option<Vec<u8>>> {
+    fn rewrite(&self, item: &RecordRef<'_>) -> Result<Option<Vec<u8>>> {
         let mut record = item.decode()?;
         let renamed = match &mut record.body {
             RecordBody::Comm(c) => set(&mut c.comm, |b| self.names.comm(b)),
@@ -339,7 +339,7 @@ impl RecordEdit for Anonymize {
         Ok(())
     }
 
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         let ty = item.raw.record_type();
         match ty {
             RecordType::HeaderFeature => {

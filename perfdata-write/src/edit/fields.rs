@@ -10,7 +10,7 @@
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::{EventIndex, RecordBody, RecordType};
-use perfdata_core::{Item, Metadata};
+use perfdata_core::{Metadata, RecordRef};
 
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
@@ -155,7 +155,7 @@ impl RecordEdit for DropSampleFields {
         Ok(())
     }
 
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         match item.raw.record_type() {
             RecordType::Sample => {
                 let Some(event) = item.locate().event else {

@@ -14,7 +14,7 @@ use binrw::Endian;
 use perfdata_core::raw::OwnedRecord;
 use perfdata_core::record::{misc, RecordType};
 use perfdata_core::u32_at;
-use perfdata_core::Item;
+use perfdata_core::RecordRef;
 
 use super::Action;
 
@@ -35,7 +35,7 @@ fn put_u32(bytes: &mut [u8], at: usize, v: u32, endian: Endian) {
 }
 
 /// The sample_id trailer of a record (empty when its event has none).
-fn trailer<'a>(item: &Item<'a>) -> &'a [u8] {
+fn trailer<'a>(item: &RecordRef<'a>) -> &'a [u8] {
     let b = item.raw.bytes;
     let len = item
         .meta
@@ -52,7 +52,7 @@ fn trailer<'a>(item: &Item<'a>) -> &'a [u8] {
 
 impl Inheritance {
     /// A side-band record was stripped.
-    pub(super) fn stripped(&mut self, item: &Item<'_>) {
+    pub(super) fn stripped(&mut self, item: &RecordRef<'_>) {
         let (b, e) = (item.raw.bytes, item.meta.endian);
         match item.raw.record_type() {
             RecordType::Mmap | RecordType::Mmap2 => {
@@ -78,7 +78,7 @@ impl Inheritance {
     }
 
     /// An exec replaces the process's maps.
-    fn forget_on_exec(&mut self, item: &Item<'_>) {
+    fn forget_on_exec(&mut self, item: &RecordRef<'_>) {
         if item.raw.header.misc & misc::COMM_EXEC != 0 {
             if let Some(pid) = u32_at(item.raw.bytes, 8, item.meta.endian) {
                 self.parked.remove(&pid);
@@ -86,7 +86,7 @@ impl Inheritance {
         }
     }
 
-    fn forget_exit(&mut self, item: &Item<'_>) {
+    fn forget_exit(&mut self, item: &RecordRef<'_>) {
         let (b, e) = (item.raw.bytes, item.meta.endian);
         if let (Some(pid), Some(tid)) = (u32_at(b, 8, e), u32_at(b, 16, e)) {
             self.stripped_tids.remove(&tid);
@@ -98,7 +98,7 @@ impl Inheritance {
 
     /// A side-band record was kept: for a FORK of a stripped parent, the records that
     /// give the child what it inherits (`comm` is the parent thread's).
-    pub(super) fn kept(&mut self, item: &Item<'_>, parent_comm: Option<&[u8]>) -> Action {
+    pub(super) fn kept(&mut self, item: &RecordRef<'_>, parent_comm: Option<&[u8]>) -> Action {
         match item.raw.record_type() {
             RecordType::Comm => self.forget_on_exec(item),
             RecordType::Exit => self.forget_exit(item),
@@ -127,7 +127,7 @@ impl Inheritance {
         if pid != ppid {
             for map in self.parked.get(&ppid).into_iter().flatten() {
                 let raw = map.as_raw(e);
-                let own = trailer(&Item {
+                let own = trailer(&RecordRef {
                     raw,
                     meta: item.meta,
                 });

@@ -2,7 +2,7 @@
 //! is kept, dropped or replaced, in one streaming pass.
 //!
 //! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
-//! [`Item::locate`] for its event, time, pid, tid and cpu without decoding) and the
+//! [`RecordRef::locate`] for its event, time, pid, tid and cpu without decoding) and the
 //! metadata as of that record; it may also change the metadata the output describes
 //! (attrs, features). Edits compose: each sees the record as the previous one left it.
 //! The rest is the conversion's: any input the reader takes (file, pipe, stdin,
@@ -32,7 +32,7 @@ use std::path::Path;
 
 use perfdata_core::raw::{OwnedRecord, RawRecord};
 use perfdata_core::record::RecordType;
-use perfdata_core::{Item, Metadata, PerfReader, ReadOptions};
+use perfdata_core::{Metadata, PerfReader, ReadOptions, RecordRef};
 
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
@@ -86,7 +86,7 @@ pub trait RecordEdit {
     }
 
     /// What to do with one record.
-    fn record(&mut self, item: &Item<'_>) -> Result<Action>;
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action>;
 
     /// Change the metadata the output describes (attrs, ids, features). Called on a
     /// copy of the input's metadata, after [`RecordEdit::start`].
@@ -104,7 +104,7 @@ pub trait RecordEdit {
 /// A pipe stream's HEADER_FEATURE record of feature `id` with its section changed by
 /// `change` (which says whether it changed anything); other records are kept.
 pub fn edit_feature_record(
-    item: &Item<'_>,
+    item: &RecordRef<'_>,
     id: perfdata_core::feature::FeatureId,
     change: impl FnOnce(&mut perfdata_core::feature::Feature) -> bool,
 ) -> Result<Action> {
@@ -133,8 +133,8 @@ pub fn edit_feature_record(
 /// An edit made of a function of each record.
 pub struct FnEdit<F>(pub F);
 
-impl<F: FnMut(&Item<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+impl<F: FnMut(&RecordRef<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         (self.0)(item)
     }
 }
@@ -185,7 +185,7 @@ impl EditStage {
     }
 
     /// Run the edits on one record.
-    pub(crate) fn apply(&mut self, item: &Item<'_>) -> Result<Action> {
+    pub(crate) fn apply(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         // A reader that also returns compressed containers returns their records next:
         // writing both would double them, and the records are what edits see.
         if item.raw.is_compressed() {
@@ -201,7 +201,7 @@ impl EditStage {
                 let mut out = Vec::new();
                 for rec in std::mem::take(&mut self.held) {
                     let raw = rec.as_raw(item.meta.endian);
-                    let action = self.run_chain(&Item {
+                    let action = self.run_chain(&RecordRef {
                         raw,
                         meta: item.meta,
                     })?;
@@ -216,7 +216,7 @@ impl EditStage {
     }
 
     /// Run every edit on one record, counting what came of it.
-    fn run_chain(&mut self, item: &Item<'_>) -> Result<Action> {
+    fn run_chain(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         // `None`: the record as it came; else what the edits so far made of it.
         let mut current: Option<Vec<OwnedRecord>> = None;
         for e in &mut self.edits {
@@ -230,7 +230,7 @@ impl EditStage {
                     let mut next = Vec::with_capacity(recs.len());
                     for rec in recs {
                         let raw = rec.as_raw(item.meta.endian);
-                        match e.record(&Item {
+                        match e.record(&RecordRef {
                             raw,
                             meta: item.meta,
                         })? {
@@ -316,7 +316,7 @@ fn push_action(out: &mut Vec<OwnedRecord>, original: OwnedRecord, action: Action
 
 /// The index of the event a HEADER_ATTR record declares: by its first id, else by an
 /// equal attr (the reader has folded every attr by the time edits see the record).
-pub fn header_attr_event(item: &Item<'_>) -> Result<Option<usize>> {
+pub fn header_attr_event(item: &RecordRef<'_>) -> Result<Option<usize>> {
     let record = item.decode()?;
     let perfdata_core::record::RecordBody::HeaderAttr(ha) = record.body else {
         return Ok(None);

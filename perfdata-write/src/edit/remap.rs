@@ -7,7 +7,7 @@
 use perfdata_core::c_str_lossy;
 use perfdata_core::feature::{BuildIdEntry, Feature, FeatureId};
 use perfdata_core::record::{misc, Mmap2Id, PaddedString, Record, RecordBody, RecordType};
-use perfdata_core::{Item, Metadata, PerfData};
+use perfdata_core::{Metadata, PerfData, RecordRef};
 
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
@@ -203,7 +203,7 @@ impl Remap {
 }
 
 impl RecordEdit for Remap {
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         let ty = item.raw.record_type();
         if !matches!(
             ty,

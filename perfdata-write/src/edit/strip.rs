@@ -18,7 +18,7 @@ use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::Located;
 use perfdata_core::record::{EventIndex, RecordBody, RecordType, TRAILER_FIELDS};
 use perfdata_core::{u32_at, u64_at};
-use perfdata_core::{Item, Metadata};
+use perfdata_core::{Metadata, RecordRef};
 
 use super::binaries::MappedFiles;
 use super::inherit::Inheritance;
@@ -216,7 +216,7 @@ impl Strip {
 
     /// The (pid, tid) a side-band record is about, and whether it is a thread's or a
     /// process's. `None`: not side-band of a task (kernel, lost counts, metadata).
-    fn task_of(item: &Item<'_>, at: &Located) -> Option<(i32, i32, Scope)> {
+    fn task_of(item: &RecordRef<'_>, at: &Located) -> Option<(i32, i32, Scope)> {
         let (b, e) = (item.raw.bytes, item.meta.endian);
         let word = |o| u32_at(b, o, e).map(|v| v as i32);
         match item.raw.record_type() {
@@ -236,7 +236,7 @@ impl Strip {
     }
 
     /// Kept records of a removed event, their trailers' ids moved to a remaining event.
-    fn move_ids(&self, item: &Item<'_>, event: usize, action: Action) -> Action {
+    fn move_ids(&self, item: &RecordRef<'_>, event: usize, action: Action) -> Action {
         let mut recs = match action {
             Action::Keep => vec![item.raw.to_owned_record()],
             Action::Replace(recs) => recs,
@@ -274,7 +274,7 @@ impl Strip {
     }
 
     /// ID_INDEX without the removed events' ids.
-    fn edit_id_index(&self, item: &Item<'_>) -> Result<Action> {
+    fn edit_id_index(&self, item: &RecordRef<'_>) -> Result<Action> {
         let mut record = item.decode()?;
         let RecordBody::IdIndex(index) = &mut record.body else {
             return Ok(Action::Keep);
@@ -286,7 +286,7 @@ impl Strip {
     }
 
     /// Records of perf's own types that name an event by id.
-    fn user_record(&self, item: &Item<'_>) -> Result<Action> {
+    fn user_record(&self, item: &RecordRef<'_>) -> Result<Action> {
         let (b, e) = (item.raw.bytes, item.meta.endian);
         let gone = |id: Option<u64>| {
             Ok(if id.is_some_and(|id| self.removed_ids.contains(&id)) {
@@ -465,7 +465,7 @@ impl RecordEdit for Strip {
         Ok(())
     }
 
-    fn record(&mut self, item: &Item<'_>) -> Result<Action> {
+    fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         let ty = item.raw.record_type();
         if self.sel.drop_types.contains(&ty) {
             self.dropped_types += 1;

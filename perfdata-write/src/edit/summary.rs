@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use perfdata_core::record::RecordType;
-use perfdata_core::Item;
+use perfdata_core::RecordRef;
 
 /// Records of one kind that the edits kept (some perhaps replaced) or removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,7 +63,7 @@ const DIRECT: usize = 128;
 impl Counter {
     /// Count `item`: written in `out_len` bytes, or removed (`None`); `replaced` when
     /// what was written is not the record as it came.
-    pub(crate) fn count(&mut self, item: &Item<'_>, out_len: Option<usize>, replaced: bool) {
+    pub(crate) fn count(&mut self, item: &RecordRef<'_>, out_len: Option<usize>, replaced: bool) {
         self.bytes_in += item.raw.total_len() as u64;
         self.bytes_out += out_len.unwrap_or(0) as u64;
         let n = item.raw.header.type_;

@@ -36,7 +36,7 @@ fn run_file(reader: PerfReader, edits: Vec<Box<dyn RecordEdit>>) -> (Vec<u8>, Re
 }
 
 fn keep_all() -> Box<dyn RecordEdit> {
-    Box::new(FnEdit(|_: &Item<'_>| Ok(Action::Keep)))
+    Box::new(FnEdit(|_: &RecordRef<'_>| Ok(Action::Keep)))
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn edits_compose_in_order() {
     // The first edit doubles every COMM and drops every other sample; the second sees
     // exactly what the first left.
     let mut nth = 0;
-    let first = FnEdit(move |item: &Item<'_>| {
+    let first = FnEdit(move |item: &RecordRef<'_>| {
         Ok(match item.raw.record_type() {
             RecordType::Comm => {
                 let copy = item.raw.to_owned_record();
@@ -88,7 +88,7 @@ fn edits_compose_in_order() {
     });
     let seen = Rc::new(RefCell::new((0usize, 0usize)));
     let seen2 = seen.clone();
-    let second = FnEdit(move |item: &Item<'_>| {
+    let second = FnEdit(move |item: &RecordRef<'_>| {
         let mut s = seen2.borrow_mut();
         match item.raw.record_type() {
             RecordType::Comm => s.0 += 1,
@@ -125,7 +125,7 @@ fn sample_time_follows_the_kept_samples() {
         }
     }
     let mut nth = 0;
-    let middle = FnEdit(move |item: &Item<'_>| {
+    let middle = FnEdit(move |item: &RecordRef<'_>| {
         if item.raw.record_type() != RecordType::Sample {
             return Ok(Action::Keep);
         }

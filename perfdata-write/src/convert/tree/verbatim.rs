@@ -11,7 +11,7 @@
 //! follow a recompressed one).
 
 use perfdata_core::raw::{Decompressor, Origin, RecordSource};
-use perfdata_core::{ContainerKind, Entry, Item, Metadata, PerfData, ReadContainer};
+use perfdata_core::{ContainerKind, Entry, Metadata, PerfData, ReadContainer, RecordRef};
 
 use super::super::sink::Sink;
 use super::super::stage::RecordStage;
@@ -70,7 +70,7 @@ impl<'t> Verbatim<'t> {
     ) -> Result<bool> {
         while let Some(c) = self.containers.get(self.next).filter(|c| c.at <= index) {
             let raw = c.record.as_raw(meta.endian);
-            conv.record(sink, &Item { raw, meta })?;
+            conv.record(sink, &RecordRef { raw, meta })?;
             self.next += 1;
         }
         Ok(matches!(entry.origin, Origin::Top))
@@ -85,7 +85,7 @@ impl<'t> Verbatim<'t> {
     ) -> Result<()> {
         for c in &self.containers[self.next..] {
             let raw = c.record.as_raw(meta.endian);
-            conv.record(sink, &Item { raw, meta })?;
+            conv.record(sink, &RecordRef { raw, meta })?;
         }
         self.next = self.containers.len();
         Ok(())
