@@ -33,7 +33,8 @@ pub struct ExportArgs {
     /// The output format.
     #[arg(long, value_enum)]
     format: Format,
-    /// The output file (written to a temporary file, renamed into place when complete).
+    /// The output file (written to a temporary file, renamed into place when complete),
+    /// or `-` for standard output.
     #[arg(short, long)]
     output: PathBuf,
     /// Look for binaries and debug files under this directory (perf's --symfs).
@@ -60,18 +61,24 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
     let stacks = Stacks::with_inlines(&r, &mut Symbolizer::new(opts), a.inline);
     let title = a.file.path().display().to_string();
     let dsos = &r.machine.dsos;
-    let mut out = AtomicOutput::create(&a.output)?;
-    {
-        let mut w = out.writer();
+    let write = |w: &mut dyn Write| -> Result<(), CliError> {
         match a.format {
-            Format::Folded => folded::write_folded(&mut w, &folded::folded(&stacks))?,
-            Format::Pprof => pprof::write_pprof(&mut w, &stacks, dsos)?,
-            Format::Speedscope => speedscope::write_speedscope(&mut w, &stacks, dsos, &title)?,
-            Format::Firefox => firefox::write_firefox(&mut w, &stacks, &title)?,
-            Format::Flamegraph => flamegraph::write_flamegraph(&mut w, &stacks, &title)?,
+            Format::Folded => folded::write_folded(w, &folded::folded(&stacks))?,
+            Format::Pprof => pprof::write_pprof(w, &stacks, dsos)?,
+            Format::Speedscope => speedscope::write_speedscope(w, &stacks, dsos, &title)?,
+            Format::Firefox => firefox::write_firefox(w, &stacks, &title)?,
+            Format::Flamegraph => flamegraph::write_flamegraph(w, &stacks, &title)?,
         }
         w.flush()?;
+        Ok(())
+    };
+    // `-o -`: standard output, as convert and report take it (not a file named "-").
+    if a.output.as_os_str() == "-" {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+        return write(&mut w);
     }
+    let mut out = AtomicOutput::create(&a.output)?;
+    write(&mut out.writer())?;
     out.commit(None)?;
     Ok(())
 }

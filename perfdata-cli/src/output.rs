@@ -60,7 +60,8 @@ impl Output {
             };
             let report = written.map_err(|e| name_error(&out, e))?;
             let target_path = out.target().to_path_buf();
-            out.commit(Some(input).filter(|p| p.is_file()))?;
+            // `-` is stdin, even where a file named "-" exists.
+            out.commit(Some(input).filter(|p| p.as_os_str() != "-" && p.is_file()))?;
             let len = std::fs::metadata(target_path).map(|m| m.len()).ok();
             return Ok((report, len));
         }

@@ -66,3 +66,25 @@ fn folded_stacks_match_perf_script() {
         "{ours:?}"
     );
 }
+
+#[test]
+fn dash_writes_to_standard_output() {
+    // `-o -` is standard output (it wrote a file named "-" in the working directory).
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = fixtures_dir().join("file-callgraph-fp.data");
+    let in_file = export(&input, "folded", dir.path());
+    assert!(!in_file.is_empty());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["export", "--format", "folded", "-o", "-"])
+        .arg(&input)
+        .current_dir(dir.path())
+        .output()
+        .expect("perfdata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, in_file);
+    assert!(!dir.path().join("-").exists());
+}

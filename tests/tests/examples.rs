@@ -123,6 +123,48 @@ fn stream_edit_keeps_one_process() {
     );
 }
 
+/// `perf script -F comm` of `path`: samples per comm.
+fn perf_samples_per_comm(path: &Path) -> BTreeMap<String, u64> {
+    let run = perf_run(&["script", "-F", "comm"], path);
+    assert!(run.clean(), "perf script: {:?} {}", run.status, run.stderr);
+    let mut out = BTreeMap::new();
+    for line in run.stdout.lines() {
+        *out.entry(line.trim().to_string()).or_default() += 1;
+    }
+    assert!(!out.is_empty(), "perf script printed no sample");
+    out
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn tree_edit_renames_a_command() {
+    assert!(perf_available());
+    // A compressed recording: the COMM records are inside compressed records.
+    let input = fixtures_dir().join("file-compressed.data");
+    let mut expected = perf_samples_per_comm(&input);
+    let spin = expected
+        .remove("perfdata-spin")
+        .expect("the fixture's command");
+    assert!(spin > 0);
+    expected.insert("renamed".into(), spin);
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("renamed.data");
+    let stdout = run(
+        &example("perfdata-write", "tree_edit"),
+        &[
+            input.as_os_str(),
+            output.as_os_str(),
+            "perfdata-spin".as_ref(),
+            "renamed".as_ref(),
+        ],
+    );
+    assert!(
+        stdout.starts_with("renamed ") && !stdout.starts_with("renamed 0 "),
+        "{stdout}"
+    );
+    assert_eq!(perf_samples_per_comm(&output), expected);
+}
+
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn synth_writes_the_samples_asked_for() {
