@@ -153,15 +153,15 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
 
     let (report, _) = out.write(args.input.path(), target, |out| {
         Ok(match out {
-            Out::Seek(w) => convert::to_target(reader, target, w, &opts)?.1,
+            Out::Seek(w, file) => convert::to_target_in(reader, target, w, file, &opts)?.1,
             Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,
         })
     })?;
     crate::verbose::say(
         1,
         format_args!(
-            "convert: {} records read, {} written",
-            report.records_in, report.records_out
+            "convert: {} records read, {} written ({} bytes of them copied by the kernel)",
+            report.records_in, report.records_out, report.bytes_copied
         ),
     );
     print_report(&report);

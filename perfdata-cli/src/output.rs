@@ -20,8 +20,9 @@ impl<T: Write + Seek> WriteSeek for T {}
 
 /// The writer handed to a command's conversion.
 pub enum Out<'a> {
-    /// Seekable: any target.
-    Seek(&'a mut dyn WriteSeek),
+    /// Seekable: any target; with a handle of the file written (for the kernel's copies
+    /// of unchanged records, `convert::to_target_in`).
+    Seek(&'a mut dyn WriteSeek, Option<File>),
     /// stdout with a pipe target.
     Stream(&'a mut dyn Write),
 }
@@ -52,7 +53,8 @@ impl Output {
         if let Some(mut out) = self.0 {
             let written = {
                 let mut w = out.writer();
-                convert(Out::Seek(&mut w)).and_then(|report| {
+                let file = w.get_ref().try_clone().ok();
+                convert(Out::Seek(&mut w, file)).and_then(|report| {
                     w.flush()
                         .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
                     Ok(report)
@@ -74,7 +76,8 @@ impl Output {
         let mut tmp: File = tempfile::tempfile()?;
         let report = {
             let mut w = BufWriter::with_capacity(1 << 20, &mut tmp);
-            let report = convert(Out::Seek(&mut w))?;
+            let file = w.get_ref().try_clone().ok();
+            let report = convert(Out::Seek(&mut w, file))?;
             w.flush()?;
             report
         };
@@ -115,7 +118,7 @@ pub fn run_edits(
     let target = opts.target_for(reader.meta().container);
     out.write(input, target, |out| {
         Ok(match out {
-            Out::Seek(w) => edit::run(reader, target, w, &opts, edits)?.1,
+            Out::Seek(w, file) => edit::run_in(reader, target, w, file, &opts, edits)?.1,
             Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
         })
     })

@@ -34,7 +34,7 @@ fn write_text(out: &mut impl Write, stats: &Stats, aux: bool) -> std::io::Result
     };
     writeln!(out, "Aggregated stats:{note}")?;
     writeln!(out, "{:>16} events: {:>10}", "TOTAL", stats.total)?;
-    for (ty, n) in &stats.records {
+    for (ty, n) in &stats.records() {
         let pct = 100.0 * *n as f64 / stats.total.max(1) as f64;
         writeln!(out, "{:>16} events: {:>10}  ({:4.1}%)", ty.name(), n, pct)?;
     }

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 
 /// The bytes of a whole file: memory-mapped when it is a regular file, owned otherwise.
 pub enum Bytes {
-    Mmap(memmap2::Mmap),
+    /// A mapped regular file, and the file (what a writer may copy ranges from).
+    Mmap(memmap2::Mmap, File),
     Owned(Vec<u8>),
 }
 
@@ -17,14 +18,14 @@ impl Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Mmap(m) => m,
+            Bytes::Mmap(m, _) => m,
             Bytes::Owned(v) => v,
         }
     }
 }
 
 /// How far behind the reading position pages are given back (see [`Bytes::release`]).
-const RELEASE_CHUNK: usize = 16 << 20;
+pub(crate) const RELEASE_CHUNK: usize = 16 << 20;
 
 impl Bytes {
     /// Tell the kernel the mapped pages in `range` are no longer needed. Touched pages of
@@ -32,7 +33,7 @@ impl Bytes {
     /// walk has passed keeps memory flat however large the file. The mapping is
     /// read-only and file-backed, so a page touched again is simply read again.
     pub fn release(&self, start: usize, end: usize) {
-        if let Bytes::Mmap(m) = self {
+        if let Bytes::Mmap(m, _) = self {
             let page = 4096;
             let from = start.div_ceil(page) * page;
             let to = end / page * page;
@@ -55,6 +56,14 @@ impl Bytes {
         }
     }
 
+    /// The mapped file, if the bytes are one.
+    pub fn file(&self) -> Option<&File> {
+        match self {
+            Bytes::Mmap(_, file) => Some(file),
+            Bytes::Owned(_) => None,
+        }
+    }
+
     /// Map the regular file at `path`.
     pub fn map(path: &Path) -> Result<Self> {
         let file = File::open(path)
@@ -71,7 +80,7 @@ impl Bytes {
         // would be a problem for any reader of perf.data; perf itself maps the same way.
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|e| Error::io(format!("cannot map {}", path.display()), e))?;
-        Ok(Bytes::Mmap(map))
+        Ok(Bytes::Mmap(map, file))
     }
 }
 

@@ -23,7 +23,10 @@ use crate::raw::{
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
 
+mod each;
 mod sources;
+
+pub use each::Piece;
 
 use sources::{Source, Top};
 
@@ -69,6 +72,21 @@ pub struct RecordRef<'a> {
     pub raw: RawRecord<'a>,
     /// The metadata as of the record (attrs and features seen so far in a pipe).
     pub meta: &'a Metadata,
+    /// What [`RecordRef::locate`] found, once asked: a filter and the writer behind it
+    /// both ask for every sample.
+    located: std::cell::Cell<Option<Located>>,
+}
+
+impl<'a> RecordRef<'a> {
+    /// The record `raw` read with `meta`.
+    #[inline]
+    pub fn new(raw: RawRecord<'a>, meta: &'a Metadata) -> Self {
+        RecordRef {
+            raw,
+            meta,
+            located: std::cell::Cell::new(None),
+        }
+    }
 }
 
 impl RecordRef<'_> {
@@ -101,7 +119,12 @@ impl RecordRef<'_> {
 
     /// Event, id, time, pid, tid and cpu, from fixed offsets.
     pub fn locate(&self) -> Located {
-        locate(&self.raw, &self.meta.events, self.meta.endian)
+        if let Some(found) = self.located.get() {
+            return found;
+        }
+        let found = locate(&self.raw, &self.meta.events, self.meta.endian);
+        self.located.set(Some(found));
+        found
     }
 }
 
@@ -251,6 +274,18 @@ impl PerfReader {
         }
     }
 
+    /// The regular file the records are read from, when they all come from one mapped
+    /// file (not a directory, a stream or memory). Records of
+    /// [`Origin::Top`](crate::raw::Origin::Top) are its bytes at their
+    /// [`offset`](crate::raw::RawRecord::offset): a writer may copy runs of unchanged
+    /// records from it in the kernel instead of through memory.
+    pub fn input_file(&self) -> Option<&std::fs::File> {
+        match self.sources.as_slice() {
+            [only] => only.top.mapped_file(),
+            _ => None,
+        }
+    }
+
     /// The metadata known so far (complete for file mode; in pipe mode it grows while
     /// records are read).
     pub fn meta(&self) -> &Metadata {
@@ -343,10 +378,7 @@ impl PerfReader {
             self.failed = true;
             return Err(e);
         }
-        Ok(Some(RecordRef {
-            raw,
-            meta: &self.meta,
-        }))
+        Ok(Some(RecordRef::new(raw, &self.meta)))
     }
 
     /// The next part (at most [`crate::raw::PAYLOAD_CHUNK`] bytes) of the payload of the

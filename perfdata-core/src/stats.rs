@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::names::perf_stats_name;
-use crate::reader::{PerfReader, RecordRef};
+use crate::reader::{PerfReader, Piece, RecordRef};
 use crate::record::RecordType;
 
 /// Per-event counts.
@@ -32,8 +32,10 @@ pub struct EventCounts {
 /// Counts of a whole recording.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Records by type.
-    pub records: BTreeMap<RecordType, u64>,
+    /// Records by type: the kernel's and perf's types (below [`COUNTED_TYPES`]) by
+    /// number, without hashing per record; others in `other_types`.
+    by_type: Vec<u64>,
+    other_types: BTreeMap<u32, u64>,
     /// All records (perf's TOTAL).
     pub total: u64,
     /// Samples per event, in attr order.
@@ -42,14 +44,36 @@ pub struct Stats {
     read_values: HashMap<u64, u64>,
 }
 
+/// Record types counted in an array (perf's own end below 128).
+const COUNTED_TYPES: usize = 128;
+
 impl Stats {
     /// Count one record.
+    #[inline]
     pub fn add(&mut self, item: &RecordRef<'_>) {
-        let ty = item.raw.record_type();
-        *self.records.entry(ty).or_default() += 1;
+        let type_ = item.raw.header.type_;
+        match self.by_type.get_mut(type_ as usize) {
+            Some(n) => *n += 1,
+            None if (type_ as usize) < COUNTED_TYPES => {
+                self.by_type.resize(COUNTED_TYPES, 0);
+                self.by_type[type_ as usize] = 1;
+            }
+            None => *self.other_types.entry(type_).or_default() += 1,
+        }
         self.total += 1;
+        let ty = item.raw.record_type();
         if matches!(ty, RecordType::Sample | RecordType::LostSamples) {
-            let Some(event) = item.locate().event else {
+            // Only the event is needed: the id alone is read (or nothing, with one
+            // event).
+            let is_sample = ty == RecordType::Sample;
+            if !is_sample && !ty.has_sample_id_trailer() {
+                return;
+            }
+            let Some(event) =
+                item.meta
+                    .events
+                    .event_of(item.raw.bytes, is_sample, item.meta.endian)
+            else {
                 return;
             };
             let reads = item
@@ -122,13 +146,12 @@ impl Stats {
     /// [`Stats::of`]). On an error, the counts so far come back with it.
     pub fn collect(reader: &mut PerfReader) -> (Self, Result<()>) {
         let mut stats = Stats::default();
-        let result = loop {
-            match reader.next_record() {
-                Ok(Some(item)) => stats.add(&item),
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
+        let result = reader.for_each(|piece| {
+            if let Piece::Record(item) = piece {
+                stats.add(item);
             }
-        };
+            Ok(false)
+        });
         let meta = reader.meta();
         stats.events.resize(
             meta.attrs.len().max(stats.events.len()),
@@ -140,9 +163,19 @@ impl Stats {
         (stats, result)
     }
 
+    /// Records by type, the types seen.
+    pub fn records(&self) -> BTreeMap<RecordType, u64> {
+        let small = self.by_type.iter().enumerate().map(|(t, n)| (t as u32, *n));
+        small
+            .chain(self.other_types.iter().map(|(t, n)| (*t, *n)))
+            .filter(|(_, n)| *n > 0)
+            .map(|(t, n)| (RecordType::from_u32(t), n))
+            .collect()
+    }
+
     /// Counts keyed by perf's record names ("SAMPLE", "MMAP2", "ATTR", ...).
     pub fn by_name(&self) -> BTreeMap<String, u64> {
-        self.records.iter().map(|(t, n)| (t.name(), *n)).collect()
+        self.records().iter().map(|(t, n)| (t.name(), *n)).collect()
     }
 
     /// `perfdata stats --json`: `{"records": {NAME: count}, "total", "events": [{name,

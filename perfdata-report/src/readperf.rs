@@ -156,7 +156,11 @@ pub fn tables(path: &Path, replay: &Replay, symbols: &mut Symbolizer) -> Result<
     }
     overview.sort_by_key(|(t, _)| *t);
     Ok(Tables {
-        stat: stats.records.iter().map(|(t, n)| (t.name(), *n)).collect(),
+        stat: stats
+            .records()
+            .iter()
+            .map(|(t, n)| (t.name(), *n))
+            .collect(),
         overview: overview.into_iter().map(|(_, r)| r).collect(),
         processes: processes(replay, &seen),
         results: results(replay, symbols),

@@ -6,6 +6,7 @@
 //! feature index at data.offset + data.size, then the payloads back to back in bit order.
 //! A file perf wrote this way comes out byte for byte as it went in.
 
+use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
 use binrw::Endian;
@@ -22,6 +23,7 @@ use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
 use crate::framing::{checked_type, OwedPayload};
+use crate::range_copy::RangeCopy;
 
 /// An event to write: its attr and ids.
 #[derive(Debug, Clone)]
@@ -103,6 +105,9 @@ pub struct FileWriter<W: Write + Seek> {
     copying_file: bool,
     /// The payload the last record still waits for.
     owed: OwedPayload,
+    /// Copies runs of unchanged input records in the kernel (see
+    /// [`FileWriter::copy_runs_from`]).
+    copy: Option<RangeCopy>,
 }
 
 /// The features a file's records determine, gathered as they are written.
@@ -252,6 +257,7 @@ impl<W: Write + Seek> FileWriter<W> {
             }),
             copying_file: false,
             owed: OwedPayload::default(),
+            copy: None,
         })
     }
 
@@ -276,6 +282,22 @@ impl<W: Write + Seek> FileWriter<W> {
         self
     }
 
+    /// Let records given with [`FileWriter::write_input_record`] be copied from `input`
+    /// by the kernel (`copy_file_range`) where they follow each other in it, rather than
+    /// through memory. `output` must be a handle of the file this writer's output goes
+    /// to (`File::try_clone` of it): the copies are written into it at the writer's
+    /// position. Where the two file systems cannot copy between them, the bytes go
+    /// through memory after all.
+    pub fn copy_runs_from(mut self, input: File, output: File) -> Self {
+        self.copy = Some(RangeCopy::new(input, output));
+        self
+    }
+
+    /// Bytes the kernel copied from the input (see [`FileWriter::copy_runs_from`]).
+    pub fn bytes_copied(&self) -> u64 {
+        self.copy.as_ref().map_or(0, RangeCopy::copied)
+    }
+
     /// The byte order written.
     pub fn endian(&self) -> Endian {
         self.endian
@@ -292,6 +314,16 @@ impl<W: Write + Seek> FileWriter<W> {
     /// records only a pipe stream carries (HEADER_ATTR, HEADER_EVENT_TYPE,
     /// HEADER_TRACING_DATA, HEADER_FEATURE), whose content a file holds in its header.
     pub fn write_record(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
+        self.write_record_from(bytes, payload, None)
+    }
+
+    /// [`FileWriter::write_record`] of a record that is, with its payload, the bytes of
+    /// the input file at offset `at` (given to [`FileWriter::copy_runs_from`]).
+    pub fn write_input_record(&mut self, bytes: &[u8], payload: &[u8], at: u64) -> Result<()> {
+        self.write_record_from(bytes, payload, Some(at))
+    }
+
+    fn write_record_from(&mut self, bytes: &[u8], payload: &[u8], at: Option<u64>) -> Result<()> {
         self.owed.settled("a record")?;
         let (ty, left) = checked_type(bytes, payload, self.endian)?;
         if let Some(why) = pipe_only(ty).filter(|_| !self.copying_file) {
@@ -321,17 +353,35 @@ impl<W: Write + Seek> FileWriter<W> {
                 size: bytes.len() as u64,
             });
         }
-        self.out.write_all(bytes).map_err(io_err)?;
-        self.out.write_all(payload).map_err(io_err)?;
-        self.pos += (bytes.len() + payload.len()) as u64;
+        let len = (bytes.len() + payload.len()) as u64;
+        let copied = match (self.copy.as_mut(), at) {
+            // A payload still to come is written as it comes: the run ends here.
+            (Some(copy), Some(at)) if left == 0 => copy.take(&mut self.out, at, len)?,
+            (Some(copy), _) => copy.flush(&mut self.out).map(|_| false)?,
+            (None, _) => false,
+        };
+        if !copied {
+            self.out.write_all(bytes).map_err(io_err)?;
+            self.out.write_all(payload).map_err(io_err)?;
+        }
+        self.pos += len;
         self.owed.owe(ty, left);
         Ok(())
+    }
+
+    /// End a run of copied records: what is written next goes after it.
+    pub(crate) fn end_run(&mut self) -> Result<()> {
+        match self.copy.as_mut() {
+            Some(copy) => copy.flush(&mut self.out),
+            None => Ok(()),
+        }
     }
 
     /// Append more payload to the record written last: a payload too large to hold
     /// (see `perfdata_core::raw::MAX_BUFFERED`) is written as it is read.
     pub fn write_payload(&mut self, more: &[u8]) -> Result<()> {
         self.owed.pay(more.len() as u64)?;
+        self.end_run()?;
         self.out.write_all(more).map_err(io_err)?;
         self.pos += more.len() as u64;
         Ok(())
@@ -392,6 +442,7 @@ impl<W: Write + Seek> FileWriter<W> {
         index_slack: &[u8],
     ) -> Result<W> {
         self.owed.settled("the features")?;
+        self.end_run()?;
         if let Some(ty) = self.compressed {
             if !features.iter().any(|(id, _)| *id == FeatureId::Compressed) {
                 return Err(WriteError::unsupported(

@@ -71,6 +71,7 @@ pub mod file;
 mod framing;
 pub mod output;
 pub mod pipe;
+mod range_copy;
 pub mod synth;
 
 pub use convert::{write_tree, WriteTree};

@@ -17,7 +17,7 @@ fn tree_holds_every_record_decoded() {
         let (stats, _, result) = Stats::of(&path).unwrap();
         result.unwrap();
         let compressed = stats
-            .records
+            .records()
             .get(&RecordType::Compressed)
             .copied()
             .unwrap_or(0);
@@ -39,7 +39,7 @@ fn tree_holds_every_record_decoded() {
         };
         assert_eq!(
             samples(&expanded),
-            stats.records[&RecordType::Sample],
+            stats.records()[&RecordType::Sample],
             "{name}"
         );
         // The containers an expanded tree keeps aside: each as perf counts it, each
@@ -91,10 +91,10 @@ fn the_default_reader_returns_each_record_once() {
                 _ => {}
             }
         }
-        let compressed = stats.records[&RecordType::Compressed];
+        let compressed = stats.records()[&RecordType::Compressed];
         assert!(compressed > 0, "{name}");
         assert_eq!(containers, 0, "{name}");
-        assert_eq!(samples, stats.records[&RecordType::Sample], "{name}");
+        assert_eq!(samples, stats.records()[&RecordType::Sample], "{name}");
         assert_eq!(all, stats.total - compressed, "{name}");
     }
 }

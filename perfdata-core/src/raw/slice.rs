@@ -122,6 +122,52 @@ impl<B: Deref<Target = [u8]>> SliceRecords<B> {
     pub fn skip_rest(&mut self) {
         self.pos = self.range.len();
     }
+
+    /// The fast lane of a walk: hand `f` the kernel's records that follow (types below
+    /// [`RecordType::USER_TYPE_START`](crate::record::RecordType::USER_TYPE_START):
+    /// no payload, whole within the buffer), for at most `max_bytes`, and stop before
+    /// anything else (a record of perf's own, one cut short or too small, junk), which
+    /// [`RecordSource::advance`] frames and judges as always. One bounds check and one
+    /// header read per record. Returns how many records `f` got; `f` returning `false`
+    /// stops the run after its record.
+    #[inline]
+    pub fn kernel_records<E>(
+        &mut self,
+        max_bytes: usize,
+        mut f: impl FnMut(RawRecord<'_>) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<usize, E> {
+        self.payload_left = 0;
+        let data = &self.data[self.range.clone()];
+        let stop = data.len().min(self.pos.saturating_add(max_bytes));
+        let mut n = 0;
+        while self.pos + super::RecordHeader::SIZE <= stop {
+            let bytes = &data[self.pos..];
+            let header = header_of(bytes, self.endian);
+            let size = header.size as usize;
+            if header.type_ >= crate::record::RecordType::USER_TYPE_START
+                || size < super::RecordHeader::SIZE
+                || size > bytes.len()
+            {
+                break;
+            }
+            let offset = self.base + self.pos as u64;
+            self.pos += size;
+            n += 1;
+            let raw = RawRecord {
+                header,
+                offset,
+                bytes: &bytes[..size],
+                payload: &[],
+                rest: 0,
+                origin: Origin::Top,
+                stream: self.stream,
+            };
+            if !f(raw)? {
+                break;
+            }
+        }
+        Ok(n)
+    }
 }
 
 impl<B: Deref<Target = [u8]>> RecordSource for SliceRecords<B> {

@@ -74,6 +74,33 @@ impl Top {
         }
     }
 
+    /// [`SliceRecords::kernel_records`] of a slice (what has gone by given back as the
+    /// walk goes); none of a stream.
+    #[inline]
+    pub(super) fn kernel_records<E>(
+        &mut self,
+        f: impl FnMut(crate::raw::RawRecord<'_>) -> std::result::Result<bool, E>,
+    ) -> std::result::Result<usize, E> {
+        match self {
+            Top::Slice { records, released } => {
+                records
+                    .backing()
+                    .0
+                    .release_behind(released, records.backing_pos());
+                records.kernel_records(crate::input::RELEASE_CHUNK, f)
+            }
+            Top::Stream(_) => Ok(0),
+        }
+    }
+
+    /// The mapped file the records are read from, if they are.
+    pub(super) fn mapped_file(&self) -> Option<&std::fs::File> {
+        match self {
+            Top::Slice { records, .. } => records.backing().0.file(),
+            Top::Stream(_) => None,
+        }
+    }
+
     pub(super) fn end(&self) -> Option<&StreamEnd> {
         match self {
             Top::Slice { records, .. } => records.end(),

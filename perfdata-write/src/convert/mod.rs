@@ -28,6 +28,7 @@ mod stream_features;
 mod tree;
 mod verify;
 
+use std::fs::File;
 use std::io::{Seek, Write};
 
 use perfdata_core::record::RecordType;
@@ -56,6 +57,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// What the record edits did, when the conversion ran any (see [`crate::edit`]).
     pub edits: Option<EditSummary>,
+    /// Bytes of unchanged records the kernel copied from the input file to the output
+    /// (see [`to_target_in`]); the rest went through memory.
+    pub bytes_copied: u64,
 }
 
 impl Report {
@@ -100,17 +104,24 @@ pub fn to_file<W: Write + Seek>(
     out: W,
     opts: &ConvertOptions,
 ) -> Result<(W, Report)> {
-    to_file_with(reader, out, opts, None)
+    to_file_with(reader, out, None, opts, None)
 }
 
-/// [`to_file`] with a record stage of edits.
+/// [`to_file`] with a record stage of edits; `out_file`, when given, is a handle of the
+/// file `out` writes to, into which runs of unchanged records are copied from the input
+/// file by the kernel ([`FileWriter::copy_runs_from`]).
 pub(crate) fn to_file_with<W: Write + Seek>(
     reader: PerfReader,
     out: W,
+    out_file: Option<File>,
     opts: &ConvertOptions,
     edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
     let opts = opts.resolve(reader.meta());
+    let copy = match (reader.input_file(), out_file) {
+        (Some(input), Some(output)) => input.try_clone().ok().map(|input| (input, output)),
+        _ => None,
+    };
     let mut source = Source::for_file(reader)?;
     let mut stage = RecordStage::new(opts, source.meta(), Target::File, edit)?;
     for _ in 0..source.read_metadata_ahead()? {
@@ -119,6 +130,9 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     let out_meta = stage.out_meta(source.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, &opts, Target::File)?;
     let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
+    if let Some((input, output)) = copy {
+        writer = writer.copy_runs_from(input, output);
+    }
     drop(out_meta);
     let nr_attrs = source.meta().attrs.len();
     {
@@ -148,7 +162,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
 /// The end of every file conversion: the edits' last word, the features (derived ones
 /// recomputed from what the stage observed) and the header, then the report.
 fn finish_file<W: Write + Seek>(
-    writer: FileWriter<W>,
+    mut writer: FileWriter<W>,
     mut stage: RecordStage,
     opts: &ConvertOptions,
     meta: &Metadata,
@@ -156,7 +170,9 @@ fn finish_file<W: Write + Seek>(
     let out_endian = stage.out_endian();
     stage.finish_edits(meta)?;
     let out_meta = stage.out_meta(meta)?;
-    let (observed, report) = stage.into_results();
+    let (observed, mut report) = stage.into_results();
+    writer.end_run()?;
+    report.bytes_copied = writer.bytes_copied();
     let edits = FeatureEdits::derive(&observed, opts, &out_meta, Target::File);
     let feats =
         features::file_features(&out_meta, &edits, writer.auxtrace_positions(), out_endian)?;
@@ -196,8 +212,22 @@ pub fn to_target<W: Write + Seek>(
     out: W,
     opts: &ConvertOptions,
 ) -> Result<(W, Report)> {
+    to_target_in(reader, target, out, None, opts)
+}
+
+/// [`to_target`] where `out_file` is a handle of the file `out` writes to
+/// (`File::try_clone` of it): a file output then gets the runs of records it copies
+/// unchanged from an input file copied by the kernel (`copy_file_range`), not through
+/// memory. The bytes written are the same either way.
+pub fn to_target_in<W: Write + Seek>(
+    reader: PerfReader,
+    target: Target,
+    out: W,
+    out_file: Option<File>,
+    opts: &ConvertOptions,
+) -> Result<(W, Report)> {
     match target {
-        Target::File => to_file(reader, out, opts),
+        Target::File => to_file_with(reader, out, out_file, opts, None),
         Target::Pipe => to_pipe(reader, out, opts),
     }
 }

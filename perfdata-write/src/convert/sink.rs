@@ -10,6 +10,10 @@ use crate::pipe::PipeWriter;
 pub(crate) trait Sink {
     /// Write a record (header included, `header.size` bytes) and its payload.
     fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
+    /// Write a record that is, with its payload, the input file's bytes at `at`.
+    fn write_input(&mut self, bytes: &[u8], payload: &[u8], _at: u64) -> Result<()> {
+        self.write(bytes, payload)
+    }
     /// Append more payload to the record written last (a payload streamed in pieces).
     fn write_payload(&mut self, more: &[u8]) -> Result<()>;
 }
@@ -19,6 +23,9 @@ pub(crate) struct FileSink<'a, W: Write + Seek>(pub &'a mut FileWriter<W>);
 impl<W: Write + Seek> Sink for FileSink<'_, W> {
     fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
         self.0.write_record(bytes, payload)
+    }
+    fn write_input(&mut self, bytes: &[u8], payload: &[u8], at: u64) -> Result<()> {
+        self.0.write_input_record(bytes, payload, at)
     }
     fn write_payload(&mut self, more: &[u8]) -> Result<()> {
         self.0.write_payload(more)

@@ -71,27 +71,17 @@ impl Source {
             Source::Reader { reader, held } => {
                 if let Some(rec) = held.take() {
                     let meta = reader.meta();
-                    let item = RecordRef {
-                        raw: rec.as_raw(meta.endian),
-                        meta,
-                    };
+                    let item = RecordRef::new(rec.as_raw(meta.endian), meta);
                     if f(Piece::Record(&item))? {
                         stream_rest(reader, &mut f)?;
                     }
                 }
-                while let Some(item) = reader.next_record()? {
-                    if f(Piece::Record(&item))? {
-                        stream_rest(reader, &mut f)?;
-                    }
-                }
+                reader.for_each(f)?;
             }
             Source::Merged(merged) => {
                 while let Some(rec) = merged.next_record()? {
                     let meta = merged.meta();
-                    let item = RecordRef {
-                        raw: rec.as_raw(meta.endian),
-                        meta,
-                    };
+                    let item = RecordRef::new(rec.as_raw(meta.endian), meta);
                     if f(Piece::Record(&item))? {
                         stream_rest(merged.last_stream(), &mut f)?;
                     }
@@ -103,12 +93,7 @@ impl Source {
 }
 
 /// What a source hands on: a record, or more of the payload of the last one.
-pub(super) enum Piece<'i, 'm> {
-    /// A record (with as much of its payload as the reader holds).
-    Record(&'i RecordRef<'m>),
-    /// More of the last record's payload.
-    Payload(&'i [u8]),
-}
+pub(super) use perfdata_core::Piece;
 
 /// Hand the rest of the payload of the record `reader` returned last to `f`.
 fn stream_rest(

@@ -114,10 +114,10 @@ impl RecordStage {
     fn record_in(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<()> {
         self.report.records_in += 1;
         let Some(stage) = self.edit.as_mut() else {
-            return self.record_out(sink, item);
+            return self.record_out(sink, item, true);
         };
         match stage.apply(item)? {
-            Action::Keep => self.record_out(sink, item),
+            Action::Keep => self.record_out(sink, item, true),
             Action::Drop => Ok(()),
             Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
                 Some(item.raw.offset),
@@ -130,13 +130,8 @@ impl RecordStage {
             Action::Replace(recs) => {
                 for rec in &recs {
                     let raw = rec.as_raw(item.meta.endian);
-                    self.record_out(
-                        sink,
-                        &RecordRef {
-                            raw,
-                            meta: item.meta,
-                        },
-                    )?;
+                    let item = RecordRef::new(raw, item.meta);
+                    self.record_out(sink, &item, false)?;
                 }
                 Ok(())
             }
@@ -247,13 +242,15 @@ impl RecordStage {
         }
     }
 
-    /// Write one record (already in the output byte order) through compression.
+    /// Write one record (already in the output byte order) through compression; `at`
+    /// is its offset in the input file when it is the input's bytes there, unchanged.
     fn emit(
         &mut self,
         sink: &mut dyn Sink,
         (rec, payload): (&[u8], &[u8]),
         compressed: bool,
         meta: &Metadata,
+        at: Option<u64>,
     ) -> Result<()> {
         if compressed {
             // The state is filled in when the stage finishes.
@@ -269,7 +266,10 @@ impl RecordStage {
                 let mut out = |rec: &[u8]| sink.write(rec, &[]);
                 c.flush(&mut out)?;
             }
-            sink.write(rec, payload)?;
+            match at {
+                Some(at) => sink.write_input(rec, payload, at)?,
+                None => sink.write(rec, payload)?,
+            }
         }
         self.report.records_out += 1;
         Ok(())
@@ -282,8 +282,9 @@ impl RecordStage {
         meta.container != ContainerKind::File || meta.unfinished || self.edit.is_some()
     }
 
-    /// Write one record that the edits (if any) kept.
-    fn record_out(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<()> {
+    /// Write one record that the edits (if any) kept; `input` when it is the input's
+    /// record (not one an edit made).
+    fn record_out(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>, input: bool) -> Result<()> {
         let raw = &item.raw;
         let ty = raw.record_type();
         let time = if ty == RecordType::Sample && self.times_samples(item.meta) {
@@ -302,7 +303,7 @@ impl RecordStage {
             };
             let (insert, keep) = sf.before(place);
             if let Some(rec) = insert {
-                self.emit(sink, (&rec, &[]), false, item.meta)?;
+                self.emit(sink, (&rec, &[]), false, item.meta, None)?;
             }
             if !keep {
                 return Ok(());
@@ -331,8 +332,10 @@ impl RecordStage {
         };
         // A payload too large to hold is written plain, as it streams by.
         let compressed = self.compress_this(ty, raw.origin) && raw.rest == 0;
+        // The input file's own bytes may be copied from it.
+        let at = (input && encoded.is_none() && raw.origin == Origin::Top).then_some(raw.offset);
         // What cannot be written is named by the input record it comes from.
-        self.emit(sink, parts, compressed, item.meta)
+        self.emit(sink, parts, compressed, item.meta, at)
             .map_err(|e| match e {
                 WriteError::Unsupported { offset: None, what } => {
                     WriteError::unsupported(Some(raw.offset), what)

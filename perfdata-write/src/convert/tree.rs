@@ -174,7 +174,7 @@ fn write_at(
         return Ok(());
     };
     let raw = raw(&bytes, entry, meta.endian);
-    conv.record(sink, &RecordRef { raw, meta }).map(drop)
+    conv.record(sink, &RecordRef::new(raw, meta)).map(drop)
 }
 
 /// One record of the tree encoded as it is written (its size recomputed; an ID_INDEX

@@ -127,10 +127,7 @@ impl Inheritance {
         if pid != ppid {
             for map in self.parked.get(&ppid).into_iter().flatten() {
                 let raw = map.as_raw(e);
-                let own = trailer(&RecordRef {
-                    raw,
-                    meta: item.meta,
-                });
+                let own = trailer(&RecordRef::new(raw, item.meta));
                 let mut bytes = map.bytes.clone();
                 put_u32(&mut bytes, 8, pid, e);
                 put_u32(&mut bytes, 12, tid, e);

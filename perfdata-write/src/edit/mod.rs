@@ -201,10 +201,7 @@ impl EditStage {
                 let mut out = Vec::new();
                 for rec in std::mem::take(&mut self.held) {
                     let raw = rec.as_raw(item.meta.endian);
-                    let action = self.run_chain(&RecordRef {
-                        raw,
-                        meta: item.meta,
-                    })?;
+                    let action = self.run_chain(&RecordRef::new(raw, item.meta))?;
                     push_action(&mut out, rec.clone(), action);
                 }
                 let action = self.run_chain(item)?;
@@ -230,10 +227,7 @@ impl EditStage {
                     let mut next = Vec::with_capacity(recs.len());
                     for rec in recs {
                         let raw = rec.as_raw(item.meta.endian);
-                        match e.record(&RecordRef {
-                            raw,
-                            meta: item.meta,
-                        })? {
+                        match e.record(&RecordRef::new(raw, item.meta))? {
                             Action::Keep => next.push(rec),
                             Action::Drop => {}
                             Action::Replace(more) => next.extend(more),
@@ -349,10 +343,24 @@ pub fn run<W: Write + Seek>(
     opts: &ConvertOptions,
     edits: Vec<Box<dyn RecordEdit>>,
 ) -> Result<(W, Report)> {
+    run_in(reader, target, out, None, opts, edits)
+}
+
+/// [`run`] where `out_file` is a handle of the file `out` writes to: the runs of records
+/// the edits keep unchanged are copied from the input file by the kernel (see
+/// [`convert::to_target_in`]).
+pub fn run_in<W: Write + Seek>(
+    reader: PerfReader,
+    target: Target,
+    out: W,
+    out_file: Option<std::fs::File>,
+    opts: &ConvertOptions,
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<(W, Report)> {
     check_reader(&reader)?;
     let stage = Some(EditStage::new(edits));
     match target {
-        Target::File => convert::to_file_with(reader, out, opts, stage),
+        Target::File => convert::to_file_with(reader, out, out_file, opts, stage),
         Target::Pipe => convert::to_pipe_with(reader, out, opts, stage),
     }
 }
@@ -373,7 +381,8 @@ pub fn run_file(
     // The output keeps a file's permissions and modification time, as convert does.
     let like = Some(input).filter(|p| p.is_file());
     convert::atomically(output.as_ref(), like, |out| {
-        run(reader, target, out, opts, edits)
+        let file = out.get_ref().try_clone().ok();
+        run_in(reader, target, out, file, opts, edits)
     })
 }
 

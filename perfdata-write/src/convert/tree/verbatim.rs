@@ -70,7 +70,7 @@ impl<'t> Verbatim<'t> {
     ) -> Result<bool> {
         while let Some(c) = self.containers.get(self.next).filter(|c| c.at <= index) {
             let raw = c.record.as_raw(meta.endian);
-            conv.record(sink, &RecordRef { raw, meta })?;
+            conv.record(sink, &RecordRef::new(raw, meta))?;
             self.next += 1;
         }
         Ok(matches!(entry.origin, Origin::Top))
@@ -85,7 +85,7 @@ impl<'t> Verbatim<'t> {
     ) -> Result<()> {
         for c in &self.containers[self.next..] {
             let raw = c.record.as_raw(meta.endian);
-            conv.record(sink, &RecordRef { raw, meta })?;
+            conv.record(sink, &RecordRef::new(raw, meta))?;
         }
         self.next = self.containers.len();
         Ok(())

@@ -1,0 +1,307 @@
+//! Runs of unchanged input records copied file to file by the kernel
+//! (`copy_file_range`), not through memory: what makes an identity conversion or a strip
+//! that keeps long stretches run at `cp`'s speed.
+//!
+//! The file writer hands each record that is the input's own bytes to [`RangeCopy`]. A
+//! run of records that follow each other in the input is written through the writer's
+//! buffer for its first [`BUFFERED_RUN`] bytes (a short run costs what it always did);
+//! beyond that, the rest of the run is only counted and is copied in one call when the
+//! run ends (the next record is not the next in the input, something else is written,
+//! or the file is finished).
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+
+use crate::error::{Result, WriteError};
+
+/// Bytes of a run written through the buffer before the rest is left to the kernel. A
+/// copy call costs about a microsecond; below this, copying through memory is as fast.
+pub(crate) const BUFFERED_RUN: u64 = 256 << 10;
+
+/// Copies runs of records from the input file to the output file.
+pub(crate) struct RangeCopy {
+    from: File,
+    to: File,
+    /// Input offset the next record must have to continue the run.
+    next: u64,
+    /// Bytes of the run written through the buffer.
+    buffered: u64,
+    /// Where in the input the part of the run left to the kernel starts.
+    skipped_from: Option<u64>,
+    /// Bytes copied by the kernel so far (for tests and reports).
+    copied: u64,
+}
+
+impl RangeCopy {
+    /// Copy from `from` into `to`, the file the writer's output goes to.
+    pub fn new(from: File, to: File) -> Self {
+        RangeCopy {
+            from,
+            to,
+            next: u64::MAX,
+            buffered: 0,
+            skipped_from: None,
+            copied: 0,
+        }
+    }
+
+    /// A record of `len` bytes at input offset `at` is to be written: `true` when it is
+    /// left to the kernel (the caller writes nothing), `false` when the caller writes it
+    /// (after the pending copy, done here, if the run broke).
+    pub fn take<W: Write + Seek>(&mut self, out: &mut W, at: u64, len: u64) -> Result<bool> {
+        if at != self.next {
+            self.flush(out)?;
+            self.buffered = 0;
+        }
+        self.next = at.saturating_add(len);
+        if self.skipped_from.is_none() && self.buffered + len > BUFFERED_RUN {
+            self.skipped_from = Some(at);
+        }
+        if self.skipped_from.is_some() {
+            return Ok(true);
+        }
+        self.buffered += len;
+        Ok(false)
+    }
+
+    /// Copy the part of the run left to the kernel, if any, and end the run: anything
+    /// written next goes after it.
+    pub fn flush<W: Write + Seek>(&mut self, out: &mut W) -> Result<()> {
+        let end = std::mem::replace(&mut self.next, u64::MAX);
+        let Some(start) = self.skipped_from.take() else {
+            return Ok(());
+        };
+        let len = end - start;
+        let err = |e| WriteError::io("copying records from the input", e);
+        let dst = out.stream_position().map_err(err)?;
+        copy_range(&self.from, start, &self.to, dst, len, out).map_err(err)?;
+        out.seek(SeekFrom::Start(dst + len)).map_err(err)?;
+        self.copied += len;
+        Ok(())
+    }
+
+    /// Bytes the kernel copied.
+    pub fn copied(&self) -> u64 {
+        self.copied
+    }
+}
+
+/// Copy `len` bytes of `from` at `src` into `to` at `dst`; where the file systems cannot
+/// (`copy_file_range` unsupported between them), through memory into `out`, the
+/// writer over `to`.
+fn copy_range<W: Write + Seek>(
+    from: &File,
+    mut src: u64,
+    to: &File,
+    mut dst: u64,
+    mut len: u64,
+    out: &mut W,
+) -> std::io::Result<()> {
+    while len > 0 {
+        let chunk = len.min(1 << 30) as usize;
+        let mut off_in = src as libc::loff_t;
+        let mut off_out = dst as libc::loff_t;
+        // SAFETY: both descriptors are open files owned by the caller; the offsets are
+        // passed by pointer to locals, as the call requires.
+        let n = unsafe {
+            libc::copy_file_range(
+                from.as_raw_fd(),
+                &mut off_in,
+                to.as_raw_fd(),
+                &mut off_out,
+                chunk,
+                0,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            return match e.raw_os_error() {
+                Some(libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL) => {
+                    out.seek(SeekFrom::Start(dst))?;
+                    copy_through_memory(from, src, len, out)
+                }
+                _ => Err(e),
+            };
+        }
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("the input ended at byte {src}, {len} bytes short of its records"),
+            ));
+        }
+        src += n as u64;
+        dst += n as u64;
+        len -= n as u64;
+    }
+    Ok(())
+}
+
+fn copy_through_memory<W: Write>(
+    from: &File,
+    mut src: u64,
+    mut len: u64,
+    out: &mut W,
+) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    while len > 0 {
+        let n = len.min(buf.len() as u64) as usize;
+        from.read_exact_at(&mut buf[..n], src)?;
+        out.write_all(&buf[..n])?;
+        src += n as u64;
+        len -= n as u64;
+    }
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Read, Seek, SeekFrom};
+
+    use perfdata_core::record::RecordType;
+    use perfdata_core::{PerfReader, ReadOptions};
+
+    use crate::convert::{self, ConvertOptions, Target};
+    use crate::edit::{self, Selection, Strip};
+    use crate::synth::{write_workload, SynthSpec, SynthWriter};
+
+    /// A synthetic recording of `samples` samples of 4 threads, in a temp file.
+    fn recording(samples: u64) -> tempfile::NamedTempFile {
+        recording_in(samples, &std::env::temp_dir())
+    }
+
+    fn recording_in(samples: u64, dir: &std::path::Path) -> tempfile::NamedTempFile {
+        let spec = SynthSpec {
+            samples,
+            processes: 2,
+            threads_per_process: 2,
+            callchain: Some(4),
+            ..SynthSpec::default()
+        };
+        let (workload, trace) = spec.build().unwrap();
+        let file = tempfile::NamedTempFile::new_in(dir).unwrap();
+        let w = SynthWriter::file(std::io::BufWriter::new(file.reopen().unwrap()), trace).unwrap();
+        write_workload(&workload, w).unwrap();
+        file
+    }
+
+    fn read_all(mut f: &std::fs::File) -> Vec<u8> {
+        let mut v = Vec::new();
+        f.seek(SeekFrom::Start(0)).unwrap();
+        f.read_to_end(&mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn an_identity_conversion_is_copied_by_the_kernel_and_equals_the_input() {
+        let input = recording(40_000);
+        let opts = ConvertOptions::default();
+        let open = || PerfReader::open_with(input.path(), ReadOptions::Containers).unwrap();
+        let (through_memory, plain) =
+            convert::to_target(open(), Target::File, Cursor::new(Vec::new()), &opts).unwrap();
+        assert_eq!(plain.bytes_copied, 0);
+        let mut out = tempfile::tempfile().unwrap();
+        let handle = out.try_clone().unwrap();
+        let (_, copied) = convert::to_target_in(
+            open(),
+            Target::File,
+            std::io::BufWriter::new(&mut out),
+            Some(handle),
+            &opts,
+        )
+        .unwrap();
+        let bytes = read_all(&out);
+        assert_eq!(bytes, through_memory.into_inner());
+        assert_eq!(bytes, std::fs::read(input.path()).unwrap());
+        // All but the first run's buffered part (the data section is one run): the
+        // records up to BUFFERED_RUN bytes (each at most 64 KiB).
+        let reader = PerfReader::open(input.path()).unwrap();
+        let data = reader.meta().header.as_ref().unwrap().data;
+        let through_buffer = data.size - copied.bytes_copied;
+        assert!(through_buffer <= super::BUFFERED_RUN, "{through_buffer}");
+        assert!(
+            through_buffer > super::BUFFERED_RUN - (64 << 10),
+            "{through_buffer}"
+        );
+    }
+
+    /// Between file systems that cannot copy to each other (tmpfs to the temp
+    /// directory's, where /dev/shm exists), the copy goes through memory, same bytes.
+    #[test]
+    fn a_copy_between_file_systems_falls_back_to_memory() {
+        let shm = std::path::Path::new("/dev/shm");
+        let dir = if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let input = recording_in(40_000, &dir);
+        let reader = PerfReader::open_with(input.path(), ReadOptions::Containers).unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        let handle = out.try_clone().unwrap();
+        let opts = ConvertOptions::default();
+        let w = std::io::BufWriter::new(&mut out);
+        convert::to_target_in(reader, Target::File, w, Some(handle), &opts).unwrap();
+        assert_eq!(read_all(&out), std::fs::read(input.path()).unwrap());
+    }
+
+    /// A strip of one process (short runs) and of the second half of the time (one long
+    /// run) write the same bytes with and without the kernel's copies.
+    #[test]
+    fn a_strip_copies_the_runs_it_keeps_and_writes_what_memory_would() {
+        for (pids, time, long_runs) in [
+            (Some(vec![(10000, 10000)]), None, false),
+            (None, Some("50%-100%"), true),
+        ] {
+            strips_alike(pids, time, long_runs);
+        }
+    }
+
+    fn strips_alike(pids: Option<Vec<(u64, u64)>>, time: Option<&str>, long_runs: bool) {
+        let input = recording(40_000);
+        let opts = ConvertOptions::default();
+        let strip = || -> Vec<Box<dyn edit::RecordEdit>> {
+            let sel = Selection {
+                pids: pids.clone(),
+                time: time.map(|t| edit::parse_time_ranges(t).unwrap()),
+                ..Selection::default()
+            };
+            vec![Box::new(Strip::new(sel))]
+        };
+        let open = || edit::open(input.path()).unwrap();
+        let (expected, _) = edit::run(
+            open(),
+            Target::File,
+            Cursor::new(Vec::new()),
+            &opts,
+            strip(),
+        )
+        .unwrap();
+        let mut out = tempfile::tempfile().unwrap();
+        let handle = out.try_clone().unwrap();
+        let (_, report) = edit::run_in(
+            open(),
+            Target::File,
+            std::io::BufWriter::new(&mut out),
+            Some(handle),
+            &opts,
+            strip(),
+        )
+        .unwrap();
+        let expected = expected.into_inner();
+        assert_eq!(read_all(&out), expected);
+        let samples = report.edits.unwrap().records[&RecordType::Sample];
+        assert!(
+            samples.removed > 5_000 && samples.kept > 5_000,
+            "{samples:?}"
+        );
+        assert_eq!(
+            report.bytes_copied > 0,
+            long_runs,
+            "{}",
+            report.bytes_copied
+        );
+        assert!(report.bytes_copied < expected.len() as u64);
+    }
+}
