@@ -6,8 +6,7 @@
 //! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
 
 use binrw::Endian;
-use perfdata_core::encode;
-use perfdata_core::record::{RecordHeader, RecordType};
+use perfdata_core::record::RecordType;
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
 use crate::error::{Result, WriteError};
@@ -37,6 +36,10 @@ pub struct Compressor {
     format: CompressFormat,
     mmap_len: usize,
     batch: Vec<u8>,
+    /// The compressed bytes of a batch, and a record of them: kept between batches so
+    /// that compressing allocates nothing per batch.
+    compressed: Vec<u8>,
+    record: Vec<u8>,
     /// Totals, for the COMPRESSED feature's ratio.
     bytes_in: u64,
     bytes_out: u64,
@@ -58,6 +61,8 @@ impl Compressor {
             format,
             mmap_len: Self::batch_limit(mmap_len),
             batch: Vec::new(),
+            compressed: Vec::new(),
+            record: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,
         })
@@ -138,49 +143,79 @@ impl Compressor {
             return Ok(());
         }
         let zerr = |e: std::io::Error| WriteError::io("zstd compression", e);
-        let mut compressed = Vec::with_capacity(self.batch.len() / 2 + 1024);
-        let mut chunk = vec![0u8; 64 * 1024];
+        // zstd writes straight into the spare room of one buffer, large enough for the
+        // batch's worst case (more room is made should it not be).
+        let out = &mut self.compressed;
+        out.clear();
+        out.reserve(zstd::compress_bound(self.batch.len()) + 1024);
         let mut input = InBuffer::around(&self.batch);
         while input.pos() < self.batch.len() {
-            let mut out = OutBuffer::around(&mut chunk[..]);
-            self.enc.run(&mut input, &mut out).map_err(zerr)?;
-            let n = out.pos();
-            compressed.extend_from_slice(&chunk[..n]);
+            make_room(out);
+            let pos = out.len();
+            self.enc
+                .run(&mut input, &mut OutBuffer::around_pos(out, pos))
+                .map_err(zerr)?;
         }
         loop {
-            let mut out = OutBuffer::around(&mut chunk[..]);
-            let remaining = self.enc.flush(&mut out).map_err(zerr)?;
-            let n = out.pos();
-            compressed.extend_from_slice(&chunk[..n]);
+            make_room(out);
+            let pos = out.len();
+            let remaining = self
+                .enc
+                .flush(&mut OutBuffer::around_pos(out, pos))
+                .map_err(zerr)?;
             if remaining == 0 {
                 break;
             }
         }
         self.bytes_in += self.batch.len() as u64;
-        self.bytes_out += compressed.len() as u64;
+        self.bytes_out += out.len() as u64;
         self.batch.clear();
-        for piece in compressed.chunks(MAX_PAYLOAD) {
-            emit(&self.record(piece)?)?;
+        for piece in self.compressed.chunks(MAX_PAYLOAD) {
+            record_into(&mut self.record, piece, self.format, self.endian);
+            emit(&self.record)?;
         }
         Ok(())
     }
+}
 
-    fn record(&self, piece: &[u8]) -> perfdata_core::Result<Vec<u8>> {
-        let (ty, body_len) = match self.format {
-            CompressFormat::Compressed => (RecordType::Compressed, piece.len()),
-            CompressFormat::Compressed2 => {
-                (RecordType::Compressed2, 8 + piece.len().div_ceil(8) * 8)
-            }
-        };
-        let size = 8 + body_len;
-        let mut rec = encode(&RecordHeader::new(ty, 0, size as u16), self.endian, ())?;
-        if self.format == CompressFormat::Compressed2 {
-            rec.extend_from_slice(&encode(&(piece.len() as u64), self.endian, ())?);
-        }
-        rec.extend_from_slice(piece);
-        rec.resize(size, 0);
-        Ok(rec)
+/// At least 64 KiB of spare room in `out` for zstd to write into.
+fn make_room(out: &mut Vec<u8>) {
+    if out.capacity() - out.len() < 64 << 10 {
+        out.reserve(64 << 10);
     }
+}
+
+/// The compressed record holding `piece`, written into `rec`.
+fn record_into(rec: &mut Vec<u8>, piece: &[u8], format: CompressFormat, endian: Endian) {
+    let (ty, body_len) = match format {
+        CompressFormat::Compressed => (RecordType::Compressed, piece.len()),
+        CompressFormat::Compressed2 => (RecordType::Compressed2, 8 + piece.len().div_ceil(8) * 8),
+    };
+    let size = 8 + body_len;
+    let big = endian == Endian::Big;
+    let (ty, size16) = (ty.as_u32(), size as u16);
+    rec.clear();
+    rec.extend_from_slice(&if big {
+        ty.to_be_bytes()
+    } else {
+        ty.to_le_bytes()
+    });
+    rec.extend_from_slice(&[0, 0]);
+    rec.extend_from_slice(&if big {
+        size16.to_be_bytes()
+    } else {
+        size16.to_le_bytes()
+    });
+    if format == CompressFormat::Compressed2 {
+        let len = piece.len() as u64;
+        rec.extend_from_slice(&if big {
+            len.to_be_bytes()
+        } else {
+            len.to_le_bytes()
+        });
+    }
+    rec.extend_from_slice(piece);
+    rec.resize(size, 0);
 }
 
 #[cfg(test)]
