@@ -19,7 +19,7 @@ use perfdata_core::header::{
 };
 use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord, RecordSource};
 use perfdata_core::record::{EventIndex, RecordHeader, RecordType};
-use perfdata_core::{encode, EventAttr, Metadata};
+use perfdata_core::{encode, u16_at, u32_at, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
 use crate::framing::{checked_type, OwedPayload};
@@ -321,6 +321,29 @@ impl<W: Write + Seek> FileWriter<W> {
     /// the input file at offset `at` (given to [`FileWriter::copy_runs_from`]).
     pub fn write_input_record(&mut self, bytes: &[u8], payload: &[u8], at: u64) -> Result<()> {
         self.write_record_from(bytes, payload, Some(at))
+    }
+
+    /// [`FileWriter::write_input_record`] of a kernel record as the reader framed it
+    /// (type below 64, `bytes` its whole `header.size`, no payload): none of the checks
+    /// can fail for it, so the conversion's most common write skips them (a record
+    /// that is not one goes through them after all).
+    pub(crate) fn write_kernel_record(&mut self, bytes: &[u8], at: u64) -> Result<()> {
+        let framed = u32_at(bytes, 0, self.endian)
+            .is_some_and(|ty| ty < RecordType::USER_TYPE_START)
+            && u16_at(bytes, 6, self.endian) == Some(bytes.len() as u16);
+        if !framed || self.derive.is_some() || !self.owed.is_settled() {
+            return self.write_record_from(bytes, &[], Some(at));
+        }
+        let len = bytes.len() as u64;
+        let copied = match self.copy.as_mut() {
+            Some(copy) => copy.take(&mut self.out, at, len)?,
+            None => false,
+        };
+        if !copied {
+            self.out.write_all(bytes).map_err(io_err)?;
+        }
+        self.pos += len;
+        Ok(())
     }
 
     fn write_record_from(&mut self, bytes: &[u8], payload: &[u8], at: Option<u64>) -> Result<()> {

@@ -68,6 +68,11 @@ pub(crate) struct OwedPayload {
 }
 
 impl OwedPayload {
+    /// Whether no payload is owed.
+    pub fn is_settled(&self) -> bool {
+        self.owed.is_none()
+    }
+
     /// Before anything but payload is written (`what`: "a record", "the features").
     pub fn settled(&self, what: &str) -> Result<()> {
         match self.owed {

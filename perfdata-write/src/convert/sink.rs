@@ -14,6 +14,11 @@ pub(crate) trait Sink {
     fn write_input(&mut self, bytes: &[u8], payload: &[u8], _at: u64) -> Result<()> {
         self.write(bytes, payload)
     }
+    /// Write a kernel record (no payload, framed by the reader) that is the input
+    /// file's bytes at `at`.
+    fn write_kernel_input(&mut self, bytes: &[u8], at: u64) -> Result<()> {
+        self.write_input(bytes, &[], at)
+    }
     /// Append more payload to the record written last (a payload streamed in pieces).
     fn write_payload(&mut self, more: &[u8]) -> Result<()>;
 }
@@ -26,6 +31,9 @@ impl<W: Write + Seek> Sink for FileSink<'_, W> {
     }
     fn write_input(&mut self, bytes: &[u8], payload: &[u8], at: u64) -> Result<()> {
         self.0.write_input_record(bytes, payload, at)
+    }
+    fn write_kernel_input(&mut self, bytes: &[u8], at: u64) -> Result<()> {
+        self.0.write_kernel_record(bytes, at)
     }
     fn write_payload(&mut self, more: &[u8]) -> Result<()> {
         self.0.write_payload(more)

@@ -38,6 +38,12 @@ pub(super) struct RecordStage {
     /// The record written last has a payload still in the input (larger than
     /// `perfdata_core::raw::MAX_BUFFERED`): [`RecordStage::payload`] copies the rest.
     streaming: bool,
+    /// Kernel records the edits keep are written as read: the same byte order, no
+    /// compression added, no stream features to place.
+    writes_kernel_records_as_read: bool,
+    /// Moreover, no edits and no sample times to gather: kernel records go straight to
+    /// the writer ([`RecordStage::pass_through`]).
+    passes_kernel_records: bool,
 }
 
 impl RecordStage {
@@ -55,7 +61,16 @@ impl RecordStage {
         } else {
             None
         };
+        let writes_kernel_records_as_read = in_endian == out_endian
+            && stream_features.is_none()
+            && !matches!(opts.compression, Compression::Compress { .. });
+        let passes_kernel_records = writes_kernel_records_as_read
+            && edit.is_none()
+            && meta.container == ContainerKind::File
+            && !meta.unfinished;
         Ok(RecordStage {
+            writes_kernel_records_as_read,
+            passes_kernel_records,
             opts,
             keep_metadata,
             in_endian,
@@ -98,8 +113,31 @@ impl RecordStage {
     /// rest of its payload, still in the input, is wanted ([`RecordStage::payload`]).
     pub fn record(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<bool> {
         self.streaming = false;
+        if self.pass_through(sink, item)? {
+            return Ok(false);
+        }
         self.record_in(sink, item)?;
         Ok(self.streaming)
+    }
+
+    /// A conversion that changes no kernel record (most records: SAMPLE above all)
+    /// writes one read as stored straight out: it has no payload, no metadata and
+    /// nothing to note, and it is the input's bytes (`record_out` would come to the same
+    /// write after checks that cannot fail for it). Whether it went.
+    #[inline]
+    fn pass_through(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<bool> {
+        let raw = &item.raw;
+        if !self.passes_kernel_records
+            || raw.header.type_ >= RecordType::USER_TYPE_START
+            || raw.origin != Origin::Top
+            || self.compressor.is_some()
+        {
+            return Ok(false);
+        }
+        self.report.records_in += 1;
+        self.report.records_out += 1;
+        sink.write_kernel_input(raw.bytes, raw.offset)?;
+        Ok(true)
     }
 
     /// More of the payload of the record written last (a payload of gigabytes, Intel
@@ -293,6 +331,16 @@ impl RecordStage {
             None
         };
         self.observed.record(ty, time);
+        if input
+            && self.writes_kernel_records_as_read
+            && raw.header.type_ < RecordType::USER_TYPE_START
+            && raw.origin == Origin::Top
+            && self.compressor.is_none()
+        {
+            // As in pass_through: nothing below applies to it.
+            self.report.records_out += 1;
+            return sink.write_kernel_input(raw.bytes, raw.offset);
+        }
         if let Some(sf) = self.stream_features.as_mut() {
             let place = match ty {
                 RecordType::HeaderFeature => {
