@@ -117,7 +117,14 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     if a.json {
         text::write_json(&mut out, &tables, &keys)?;
     } else {
-        text::write_stdio(&mut out, &tables, &keys, a.samples)?;
+        let preamble = text::Preamble {
+            lost_samples: r.lost_samples,
+            single_comm: match filter.comms.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+        };
+        text::write_stdio(&mut out, &tables, &keys, a.samples, &preamble)?;
     }
     out.flush()?;
     Ok(())

@@ -55,3 +55,79 @@ fn srcline_rows_match_perf_report() {
     }
     eprintln!("rows compared: {compared:?}");
 }
+
+/// results.csv's source column: for each function of the workload with samples, where
+/// it starts in its source, as binutils' `addr2line` gives it for the function's first
+/// address (`nm`'s value of the symbol); empty for the kernel's functions.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn results_csv_gives_each_functions_source_as_addr2line_does() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = workload::build_hot(dir.path(), "-O0");
+    let exe_str = exe.to_str().expect("utf-8 path");
+    let data = workload::record(
+        dir.path(),
+        "hot.data",
+        &["-e", "task-clock", "-c", "100000"],
+        &[exe_str, "300"],
+    );
+    let csv = dir.path().join("csv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .arg("report")
+        .arg(&data)
+        .arg("--csv")
+        .arg(&csv)
+        .output()
+        .expect("perfdata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(csv.join("results.csv")).expect("results.csv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
+    let col = |n: &str| header.iter().position(|h| *h == n).expect("column");
+    let (sym, dso, source) = (col("symbol"), col("dso"), col("source"));
+    let nm = std::process::Command::new("nm")
+        .arg(&exe)
+        .output()
+        .expect("nm runs");
+    let nm = String::from_utf8_lossy(&nm.stdout).into_owned();
+    let mut checked = Vec::new();
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells[sym].starts_with("[k] ") {
+            assert_eq!(cells[source], "", "{line}");
+            continue;
+        }
+        let Some(function) = cells[sym].strip_prefix("[.] ") else {
+            continue;
+        };
+        if cells[dso] != exe_str {
+            continue;
+        }
+        let addr = nm
+            .lines()
+            .find_map(|l| {
+                let mut f = l.split_whitespace();
+                let (a, kind, n) = (f.next()?, f.next()?, f.next()?);
+                (n == function && kind.eq_ignore_ascii_case("t")).then(|| a.to_string())
+            })
+            .unwrap_or_else(|| panic!("nm has no {function}: {nm}"));
+        let a2l = std::process::Command::new("addr2line")
+            .arg("-e")
+            .arg(&exe)
+            .arg(format!("0x{addr}"))
+            .output()
+            .expect("addr2line runs");
+        let expected = String::from_utf8_lossy(&a2l.stdout).trim().to_string();
+        // addr2line may add " (discriminator N)".
+        let expected = expected.split(" (").next().unwrap_or_default().to_string();
+        assert_eq!(cells[source], expected, "{function}: {line}");
+        checked.push(function.to_string());
+    }
+    eprintln!("sources checked: {checked:?}");
+    assert!(checked.iter().any(|f| f == "work"), "{text}");
+}

@@ -11,7 +11,8 @@
 //! let opts = SymbolOptions { kallsyms: r.kernel_is_running(), ..Default::default() };
 //! let keys = table::SortKey::parse_list("comm,dso,sym").unwrap();
 //! let tables = table::build(&r, &keys, &mut Symbolizer::new(opts));
-//! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true)?;
+//! let preamble = perfdata_report::text::Preamble { lost_samples: r.lost_samples, single_comm: None };
+//! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true, &preamble)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]

@@ -100,7 +100,9 @@ pub struct ResultRow {
     pub dso: String,
     /// Its build id in hex, where the recording gives one.
     pub build_id: String,
-    /// The source file, where known (not yet: DWARF line tables are not read).
+    /// Where the function starts in its source, `/path/file.c:LINE` from the DSO's
+    /// DWARF line table (what `addr2line` gives for its first address); empty without
+    /// DWARF, for the kernel and for addresses without a symbol.
     pub source: String,
     /// Samples of the symbol.
     pub samples: u64,
@@ -274,6 +276,15 @@ fn results(replay: &Replay, symbols: &mut Symbolizer) -> Vec<ResultRow> {
         .into_iter()
         .map(|((event, kernel, dso, name), (samples, period))| {
             let d = dso.map(|d| &m.dsos[d]);
+            // The function's own frame at its first address: the outermost one.
+            let source = match (&name, dso) {
+                (SymbolName::Function { start, .. }, Some(id)) => symbols
+                    .source_frames(id, &m.dsos[id], *start)
+                    .last()
+                    .and_then(|f| Some(format!("{}:{}", f.file.as_deref()?, f.line)))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
             ResultRow {
                 event: replay.event_names[event].clone(),
                 symbol: format!("[{}] {name}", if kernel { 'k' } else { '.' }),
@@ -281,7 +292,7 @@ fn results(replay: &Replay, symbols: &mut Symbolizer) -> Vec<ResultRow> {
                 build_id: d
                     .and_then(|d| d.build_id.as_deref())
                     .map_or(String::new(), hex),
-                source: String::new(),
+                source,
                 samples,
                 period,
             }

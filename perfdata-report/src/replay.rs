@@ -55,6 +55,9 @@ pub struct Replay {
     pub hostname: Option<String>,
     /// The OSRELEASE feature.
     pub osrelease: Option<String>,
+    /// Samples the kernel said it lost (the sum of LOST_SAMPLES records' counts): perf
+    /// report's "Total Lost Samples".
+    pub lost_samples: u64,
 }
 
 impl Replay {
@@ -217,7 +220,7 @@ pub fn replay_each(
     // bound the times still to come: everything waits for the end.
     let rounds = !path.is_dir();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Step>>(4);
-    let machine = std::thread::scope(|scope| -> Result<Machine> {
+    let (machine, lost_samples) = std::thread::scope(|scope| -> Result<(Machine, u64)> {
         let worker = scope.spawn(move || replay_steps(machine, rx, rounds, on_sample));
         let read = read_steps(&mut reader, &tx);
         // The replay ends when the reading does, with or without an error.
@@ -225,7 +228,7 @@ pub fn replay_each(
         let machine = worker
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        read.map(|()| machine)
+        read.map(|lost| (machine, lost))
     })?;
     let meta = reader.meta();
     let string_feature = |id| match meta.feature(id) {
@@ -238,14 +241,22 @@ pub fn replay_each(
         osrelease: string_feature(FeatureId::OsRelease),
         machine,
         samples: Vec::new(),
+        lost_samples,
     })
 }
 
-/// Read every record the replay uses, in batches, into `tx`.
-fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<()> {
+/// Read every record the replay uses, in batches, into `tx`; returns the samples
+/// LOST_SAMPLES records say were lost.
+fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64> {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut lost = 0u64;
     while let Some(item) = reader.next_record()? {
         let kind = item.raw.record_type();
+        if kind == RecordType::LostSamples {
+            let n = perfdata_core::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
+            lost = lost.saturating_add(n);
+            continue;
+        }
         // Only the records the process model or the tables use are decoded.
         let step = match kind {
             RecordType::FinishedRound => Step::Round,
@@ -284,13 +295,13 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<()>
         if batch.len() == BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
             if tx.send(full).is_err() {
-                return Ok(());
+                return Ok(lost);
             }
         }
     }
     // The receiver is gone only if the replay thread panicked, which join reports.
     let _ = tx.send(batch);
-    Ok(())
+    Ok(lost)
 }
 
 /// Replay the records from `rx` in perf's order, onto `machine`.

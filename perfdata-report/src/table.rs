@@ -115,6 +115,7 @@ pub(crate) enum Value {
     Comm(usize),
     Thread(i32),
     Int(i64),
+    Cpu(i64),
     Dso(Option<DsoId>),
     Sym(bool, Option<DsoId>, SymbolName),
     Event(usize),
@@ -330,7 +331,8 @@ fn named_tables(
     // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
     let mut tables = Vec::new();
     for (event, g) in groups.into_iter().enumerate() {
-        if g.is_empty() {
+        // perf prints every event that has samples, rows or not (filtered away).
+        if g.is_empty() && base(event).is_none_or(|(samples, _)| samples == 0) {
             continue;
         }
         let (samples, period) = base(event).unwrap_or_else(|| {
@@ -426,7 +428,7 @@ fn values(keys: &[SortKey], k: &RawKey, replay: &Replay, symbols: &mut Symbolize
             SortKey::Srcline => {
                 Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
             }
-            SortKey::Cpu => Value::Int(k.cpu),
+            SortKey::Cpu => Value::Cpu(k.cpu),
             SortKey::Event => Value::Event(k.event),
         })
         .collect()
@@ -438,6 +440,11 @@ fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
         Value::Comm(c) => m.comms[*c].clone(),
         Value::Thread(tid) => format!("{tid}:{}", m.comms[m.threads[thread].comm]),
         Value::Int(i) => i.to_string(),
+        // perf's "%*.*d" with the header's width: at least three digits, "-001".
+        Value::Cpu(c) => match c {
+            c if *c < 0 => format!("-{:03}", c.unsigned_abs()),
+            c => format!("{c:03}"),
+        },
         Value::Dso(d) => d.map_or("[unknown]".to_string(), |d| m.dsos[d].short_name.clone()),
         Value::Sym(kernel, _, name) => {
             format!("[{}] {name}", if *kernel { 'k' } else { '.' })

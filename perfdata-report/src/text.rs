@@ -9,29 +9,96 @@ use crate::table::{EventTable, SortKey};
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
 const UNRESOLVED_SYM_WIDTH: usize = 16 + 4 + 2;
 
-/// Print `tables` as perf 6.1's `perf report --stdio` does: a preamble, then per event
-/// its sample count, event count, column headers, dotted rules and rows; `samples` adds
-/// the Samples column (`-n`).
+/// perf's least DSO width beside an unresolved symbol: a 64-bit address in hex.
+const UNRESOLVED_DSO_WIDTH: usize = 16;
+
+/// What perf prints before the tables, besides its fixed first lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preamble {
+    /// Samples the kernel lost ("Total Lost Samples").
+    pub lost_samples: u64,
+    /// The one name of a `--comms` filter of one name: perf says `# comm: NAME` and
+    /// leaves the Command column out (perf's `sort__setup_elide`), unless it is the
+    /// only column.
+    pub single_comm: Option<String>,
+}
+
+/// perf's `convert_unit` for the sample count: thousands as K, millions as M, billions
+/// as G (truncated), else the number and a space.
+fn sample_count(n: u64) -> String {
+    let (mut n, mut unit) = (n, ' ');
+    for u in ['K', 'M', 'G'] {
+        if n > 1000 {
+            n /= 1000;
+            unit = u;
+        }
+    }
+    format!("{n}{unit}")
+}
+
+/// Print `tables` as perf 6.1's `perf report --stdio` does (but for the random tip it
+/// ends with): a preamble, then per event its sample count, event count, column
+/// headers, dotted rules and rows; `samples` adds the Samples column (`-n`).
 pub fn write_stdio(
     out: &mut dyn Write,
     tables: &[EventTable],
     keys: &[SortKey],
     samples: bool,
+    preamble: &Preamble,
 ) -> io::Result<()> {
     writeln!(
         out,
         "# To display the perf.data header info, please use --header/--header-only options."
     )?;
     writeln!(out, "#")?;
+    // The columns printed: a comm filtered to one name is said once, above.
+    let elide_comm = preamble.single_comm.is_some() && keys.len() > 1;
+    if let Some(comm) = preamble
+        .single_comm
+        .as_ref()
+        .filter(|_| keys.contains(&SortKey::Comm))
+    {
+        writeln!(out, "# comm: {comm}")?;
+    }
+    // A recording without samples has nothing more (perf stops there).
+    if tables.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "#")?;
+    writeln!(out, "# Total Lost Samples: {}", preamble.lost_samples)?;
+    writeln!(out, "#")?;
+    let shown: Vec<usize> = (0..keys.len())
+        .filter(|&i| !(elide_comm && keys[i] == SortKey::Comm))
+        .collect();
+    let all_keys = keys;
+    let keys: Vec<SortKey> = shown.iter().map(|&i| keys[i]).collect();
     for t in tables {
-        writeln!(out, "#")?;
-        writeln!(out, "# Samples: {}  of event '{}'", t.samples, t.event)?;
+        writeln!(
+            out,
+            "# Samples: {} of event '{}'",
+            sample_count(t.samples),
+            t.event
+        )?;
         writeln!(out, "# Event count (approx.): {}", t.period)?;
         writeln!(out, "#")?;
         let widths: Vec<usize> = keys
             .iter()
-            .enumerate()
-            .map(|(i, k)| column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())))
+            .zip(&shown)
+            .map(|(k, &i)| column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())))
+            .collect();
+        // perf's hists__set_unres_dso_col_len: a row whose symbol is unresolved makes
+        // the DSO column at least an address wide.
+        let unresolved = all_keys
+            .iter()
+            .position(|k| *k == SortKey::Sym)
+            .is_some_and(|s| t.rows.iter().any(|r| is_unresolved(&r.cells[s])));
+        let widths: Vec<usize> = keys
+            .iter()
+            .zip(widths)
+            .map(|(k, w)| match k {
+                SortKey::Dso if unresolved => w.max(UNRESOLVED_DSO_WIDTH),
+                _ => w,
+            })
             .collect();
         // perf's --children: Children then Self where Overhead was.
         let (mut header, mut rule) = if t.children {
@@ -62,13 +129,17 @@ pub fn write_stdio(
             if samples {
                 line.push(format!("{:>12}", r.samples));
             }
-            for ((k, w), c) in keys.iter().zip(&widths).zip(&r.cells) {
+            let cells = shown.iter().map(|&i| &r.cells[i]);
+            for ((k, w), c) in keys.iter().zip(&widths).zip(cells) {
                 line.push(match (k, c.split_once(':')) {
                     (SortKey::Pid, Some((tid, comm))) => format!("{tid:>7}:{comm:<0$}", w - 8),
+                    // perf pads every cell to its column but the symbol's and the
+                    // source line's (printed with a precision, not a width).
+                    (SortKey::Sym | SortKey::Srcline, _) => c.to_string(),
                     _ => format!("{c:<w$}"),
                 });
             }
-            writeln!(out, "  {}", line.join("  ").trim_end())?;
+            writeln!(out, "  {}", line.join("  "))?;
         }
         writeln!(out)?;
         writeln!(out)?;
@@ -76,14 +147,18 @@ pub fn write_stdio(
     Ok(())
 }
 
+/// Whether a Symbol cell is an address (perf's unresolved symbol).
+fn is_unresolved(cell: &str) -> bool {
+    cell.starts_with("[.] 0x") || cell.starts_with("[k] 0x")
+}
+
 fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize {
     let longest = cells
         .map(|c| match key {
-            // perf counts a symbol's name with its NUL; unresolved ones get a fixed width.
-            SortKey::Sym if c.starts_with("[.] 0x") || c.starts_with("[k] 0x") => {
-                UNRESOLVED_SYM_WIDTH
-            }
-            SortKey::Sym => c.len() + 1,
+            // Unresolved symbols get a fixed width.
+            SortKey::Sym if is_unresolved(c) => UNRESOLVED_SYM_WIDTH,
+            // perf's CPU column stays as wide as its header ("-001" overflows it).
+            SortKey::Cpu => 0,
             SortKey::Pid => c
                 .split_once(':')
                 .map_or(c.len(), |(_, comm)| comm.len() + 8),
