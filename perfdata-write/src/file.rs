@@ -393,9 +393,19 @@ impl<W: Write + Seek> FileWriter<W> {
     }
 
     /// End a run of copied records: what is written next goes after it.
-    pub(crate) fn end_run(&mut self) -> Result<()> {
+    fn end_run(&mut self) -> Result<()> {
         match self.copy.as_mut() {
             Some(copy) => copy.flush(&mut self.out),
+            None => Ok(()),
+        }
+    }
+
+    /// End the run and wait for every copy of the kernel's to be done: the data
+    /// section is whole (and [`FileWriter::bytes_copied`] final) once this returns.
+    pub(crate) fn finish_copies(&mut self) -> Result<()> {
+        self.end_run()?;
+        match self.copy.as_mut() {
+            Some(copy) => copy.finish(),
             None => Ok(()),
         }
     }
@@ -465,7 +475,7 @@ impl<W: Write + Seek> FileWriter<W> {
         index_slack: &[u8],
     ) -> Result<W> {
         self.owed.settled("the features")?;
-        self.end_run()?;
+        self.finish_copies()?;
         if let Some(ty) = self.compressed {
             if !features.iter().any(|(id, _)| *id == FeatureId::Compressed) {
                 return Err(WriteError::unsupported(

@@ -1,18 +1,23 @@
 //! Runs of unchanged input records copied file to file by the kernel
-//! (`copy_file_range`), not through memory: what makes an identity conversion or a strip
-//! that keeps long stretches run at `cp`'s speed.
+//! (`copy_file_range`), not through memory, and beside the reading: what makes an
+//! identity conversion or a strip that keeps long stretches run at `cp`'s speed.
 //!
 //! The file writer hands each record that is the input's own bytes to [`RangeCopy`]. A
 //! run of records that follow each other in the input is written through the writer's
 //! buffer for its first [`BUFFERED_RUN`] bytes (a short run costs what it always did);
-//! beyond that, the rest of the run is only counted and is copied in one call when the
-//! run ends (the next record is not the next in the input, something else is written,
-//! or the file is finished).
+//! beyond that, the rest of the run is only counted, and handed in pieces of
+//! [`COPY_PIECE`] bytes (and its last piece when the run ends) to a thread that copies
+//! them into their place in the output while the records after them are read: on two
+//! cores, the walk over the input and the kernel's copy take the time of the longer.
+//! The writer goes on after the run's place; [`RangeCopy::finish`] waits for the copies
+//! and reports the first that failed.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 use crate::error::{Result, WriteError};
 
@@ -20,17 +25,55 @@ use crate::error::{Result, WriteError};
 /// copy call costs about a microsecond; below this, copying through memory is as fast.
 pub(crate) const BUFFERED_RUN: u64 = 256 << 10;
 
+/// The pieces a long run is copied in, as it grows.
+#[cfg(not(test))]
+const COPY_PIECE: u64 = 16 << 20;
+/// Small in tests, so that a run of a few MiB is copied in several pieces.
+#[cfg(test)]
+const COPY_PIECE: u64 = 512 << 10;
+
+/// One copy: `len` bytes of the input at `src` to the output at `dst`.
+struct Piece {
+    src: u64,
+    dst: u64,
+    len: u64,
+}
+
+/// The copying thread: pieces go in; the bytes copied, or the first error, come out.
+struct Copier {
+    pieces: SyncSender<Piece>,
+    done: JoinHandle<std::io::Result<u64>>,
+}
+
+impl Copier {
+    fn start(from: File, to: File) -> Self {
+        // A few pieces in flight at most: the walk may run ahead of the copy.
+        let (pieces, rx) = sync_channel::<Piece>(4);
+        let done = std::thread::spawn(move || {
+            let mut copied = 0;
+            for p in rx {
+                copy_range(&from, p.src, &to, p.dst, p.len)?;
+                copied += p.len;
+            }
+            Ok(copied)
+        });
+        Copier { pieces, done }
+    }
+}
+
 /// Copies runs of records from the input file to the output file.
 pub(crate) struct RangeCopy {
     from: File,
     to: File,
+    copier: Option<Copier>,
     /// Input offset the next record must have to continue the run.
     next: u64,
     /// Bytes of the run written through the buffer.
     buffered: u64,
-    /// Where in the input the part of the run left to the kernel starts.
-    skipped_from: Option<u64>,
-    /// Bytes copied by the kernel so far (for tests and reports).
+    /// The part of the run left to the kernel and not yet handed to the copier: where
+    /// it starts in the input and in the output.
+    skipped: Option<(u64, u64)>,
+    /// Bytes the copier copied (known once it finished).
     copied: u64,
 }
 
@@ -40,64 +83,106 @@ impl RangeCopy {
         RangeCopy {
             from,
             to,
+            copier: None,
             next: u64::MAX,
             buffered: 0,
-            skipped_from: None,
+            skipped: None,
             copied: 0,
         }
     }
 
     /// A record of `len` bytes at input offset `at` is to be written: `true` when it is
     /// left to the kernel (the caller writes nothing), `false` when the caller writes it
-    /// (after the pending copy, done here, if the run broke).
+    /// (after the run before it was ended, if it broke).
     pub fn take<W: Write + Seek>(&mut self, out: &mut W, at: u64, len: u64) -> Result<bool> {
         if at != self.next {
             self.flush(out)?;
             self.buffered = 0;
         }
         self.next = at.saturating_add(len);
-        if self.skipped_from.is_none() && self.buffered + len > BUFFERED_RUN {
-            self.skipped_from = Some(at);
+        if self.skipped.is_none() && self.buffered + len > BUFFERED_RUN {
+            // The run's place in the output: where the writer is now.
+            let dst = out.stream_position().map_err(copy_err)?;
+            self.skipped = Some((at, dst));
         }
-        if self.skipped_from.is_some() {
-            return Ok(true);
+        match self.skipped {
+            Some((src, dst)) => {
+                if self.next - src >= COPY_PIECE {
+                    let len = self.next - src;
+                    self.send(Piece { src, dst, len })?;
+                    self.skipped = Some((self.next, dst + len));
+                }
+                Ok(true)
+            }
+            None => {
+                self.buffered += len;
+                Ok(false)
+            }
         }
-        self.buffered += len;
-        Ok(false)
     }
 
-    /// Copy the part of the run left to the kernel, if any, and end the run: anything
-    /// written next goes after it.
+    /// End the run: its last piece goes to the copier, and the writer moves past the
+    /// run's place (what it writes next goes after it).
     pub fn flush<W: Write + Seek>(&mut self, out: &mut W) -> Result<()> {
         let end = std::mem::replace(&mut self.next, u64::MAX);
-        let Some(start) = self.skipped_from.take() else {
+        let Some((src, dst)) = self.skipped.take() else {
             return Ok(());
         };
-        let len = end - start;
-        let err = |e| WriteError::io("copying records from the input", e);
-        let dst = out.stream_position().map_err(err)?;
-        copy_range(&self.from, start, &self.to, dst, len, out).map_err(err)?;
-        out.seek(SeekFrom::Start(dst + len)).map_err(err)?;
-        self.copied += len;
+        let len = end - src;
+        if len > 0 {
+            self.send(Piece { src, dst, len })?;
+        }
+        out.seek(SeekFrom::Start(dst + len)).map_err(copy_err)?;
         Ok(())
     }
 
-    /// Bytes the kernel copied.
+    fn send(&mut self, piece: Piece) -> Result<()> {
+        if self.copier.is_none() {
+            let from = self.from.try_clone().map_err(copy_err)?;
+            let to = self.to.try_clone().map_err(copy_err)?;
+            self.copier = Some(Copier::start(from, to));
+        }
+        let copier = self.copier.as_ref().expect("just started");
+        if copier.pieces.send(piece).is_err() {
+            // The copier stopped on an error: finish reports it.
+            return self.finish();
+        }
+        Ok(())
+    }
+
+    /// Wait for every copy handed out; the first error, if one failed.
+    pub fn finish(&mut self) -> Result<()> {
+        let Some(copier) = self.copier.take() else {
+            return Ok(());
+        };
+        drop(copier.pieces);
+        let copied = copier
+            .done
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .map_err(copy_err)?;
+        self.copied += copied;
+        Ok(())
+    }
+
+    /// Bytes the kernel copied (those of finished copies).
     pub fn copied(&self) -> u64 {
         self.copied
     }
 }
 
+fn copy_err(e: std::io::Error) -> WriteError {
+    WriteError::io("copying records from the input", e)
+}
+
 /// Copy `len` bytes of `from` at `src` into `to` at `dst`; where the file systems cannot
-/// (`copy_file_range` unsupported between them), through memory into `out`, the
-/// writer over `to`.
-fn copy_range<W: Write + Seek>(
+/// (`copy_file_range` unsupported between them), through memory.
+fn copy_range(
     from: &File,
     mut src: u64,
     to: &File,
     mut dst: u64,
     mut len: u64,
-    out: &mut W,
 ) -> std::io::Result<()> {
     while len > 0 {
         let chunk = len.min(1 << 30) as usize;
@@ -119,8 +204,7 @@ fn copy_range<W: Write + Seek>(
             let e = std::io::Error::last_os_error();
             return match e.raw_os_error() {
                 Some(libc::EXDEV | libc::ENOSYS | libc::EOPNOTSUPP | libc::EINVAL) => {
-                    out.seek(SeekFrom::Start(dst))?;
-                    copy_through_memory(from, src, len, out)
+                    copy_through_memory(from, src, to, dst, len)
                 }
                 _ => Err(e),
             };
@@ -138,21 +222,23 @@ fn copy_range<W: Write + Seek>(
     Ok(())
 }
 
-fn copy_through_memory<W: Write>(
+fn copy_through_memory(
     from: &File,
     mut src: u64,
+    to: &File,
+    mut dst: u64,
     mut len: u64,
-    out: &mut W,
 ) -> std::io::Result<()> {
     let mut buf = vec![0u8; 1 << 20];
     while len > 0 {
         let n = len.min(buf.len() as u64) as usize;
         from.read_exact_at(&mut buf[..n], src)?;
-        out.write_all(&buf[..n])?;
+        to.write_all_at(&buf[..n], dst)?;
         src += n as u64;
+        dst += n as u64;
         len -= n as u64;
     }
-    out.flush()
+    Ok(())
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ fn finish_file<W: Write + Seek>(
     stage.finish_edits(meta)?;
     let out_meta = stage.out_meta(meta)?;
     let (observed, mut report) = stage.into_results();
-    writer.end_run()?;
+    writer.finish_copies()?;
     report.bytes_copied = writer.bytes_copied();
     let edits = FeatureEdits::derive(&observed, opts, &out_meta, Target::File);
     let feats =
