@@ -11,8 +11,10 @@
 //! Left out, and why:
 //! - file-group.data, recorded as an event group, which perf prints as one table with
 //!   a column per member (perfdata prints a table per event, with the same rows);
-//! - strip-system-wide.data, where one rustc sample perf leaves unresolved
-//!   (`0x54cfef2` in librustc_driver) is named by perfdata's symbol table;
+//! - strip-system-wide.data, where perf leaves one rustc sample unresolved (`-v` says
+//!   "Failed to open .../librustc_driver-6108105cd7e839cf.so, continuing without
+//!   symbols" once, and `perf script` names the same address in the other process's
+//!   sample `ThinVec::push`); perfdata names both;
 //! - sorts with `dso` but not `sym`: perf widens the DSO column to 16 when the first
 //!   sample of a row had no symbol, which perfdata's rows do not record (with `sym`
 //!   among the keys the rule is followed and compared).
