@@ -10,7 +10,7 @@ use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
 
 use perfdata_write::convert::{Report, Target};
-use perfdata_write::output::{copy_to, AtomicOutput};
+use perfdata_write::output::{copy_to, AtomicOutput, ThreadedWriter};
 
 use crate::CliError;
 
@@ -52,8 +52,8 @@ impl Output {
     ) -> Result<(Report, Option<u64>), CliError> {
         if let Some(mut out) = self.0 {
             let written = {
-                let mut w = out.writer();
-                let file = w.get_ref().try_clone().ok();
+                let mut w = out.threaded_writer()?;
+                let file = w.file().try_clone().ok();
                 convert(Out::Seek(&mut w, file)).and_then(|report| {
                     w.flush()
                         .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
@@ -75,8 +75,8 @@ impl Output {
         }
         let mut tmp: File = tempfile::tempfile()?;
         let report = {
-            let mut w = BufWriter::with_capacity(1 << 20, &mut tmp);
-            let file = w.get_ref().try_clone().ok();
+            let mut w = ThreadedWriter::new(&tmp)?;
+            let file = w.file().try_clone().ok();
             let report = convert(Out::Seek(&mut w, file))?;
             w.flush()?;
             report

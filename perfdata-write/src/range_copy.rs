@@ -49,7 +49,7 @@ impl Copier {
     fn start(from: File, to: File) -> Self {
         // A few pieces in flight at most: the walk may run ahead of the copy.
         let (pieces, rx) = sync_channel::<Piece>(4);
-        let done = std::thread::spawn(move || {
+        let done = crate::output::interrupt::spawn_without_signals(move || {
             let mut copied = 0;
             for p in rx {
                 copy_range(&from, p.src, &to, p.dst, p.len)?;

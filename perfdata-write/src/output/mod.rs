@@ -8,6 +8,9 @@
 //! and SIGTERM.
 
 pub mod interrupt;
+mod threaded;
+
+pub use threaded::ThreadedWriter;
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -170,6 +173,12 @@ impl AtomicOutput {
             Temp::Unnamed(f) => f,
             Temp::Named(t, _) => t.as_file(),
         }
+    }
+
+    /// A writer over the temp file whose writes a thread carries out (see
+    /// [`ThreadedWriter`]): flush it before [`AtomicOutput::commit`].
+    pub fn threaded_writer(&mut self) -> std::io::Result<ThreadedWriter> {
+        ThreadedWriter::new(self.file())
     }
 
     /// A buffered writer over the temp file.
