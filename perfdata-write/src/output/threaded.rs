@@ -10,7 +10,9 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Bytes gathered before they go to the thread.
@@ -34,6 +36,9 @@ pub struct ThreadedWriter {
     /// Buffers the thread is done with, to be filled again.
     spare: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<()>>,
+    /// Set by the thread when a write failed (a full disk): the next buffer sent
+    /// reports the error rather than converting the rest of the input for nothing.
+    failed: Arc<AtomicBool>,
 }
 
 impl ThreadedWriter {
@@ -44,8 +49,11 @@ impl ThreadedWriter {
         let theirs = file.try_clone()?;
         let (jobs, rx) = sync_channel::<Job>(4);
         let (give_back, spare) = sync_channel::<Vec<u8>>(8);
-        let thread =
-            super::interrupt::spawn_without_signals(move || write_jobs(&theirs, rx, give_back));
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&failed);
+        let thread = super::interrupt::spawn_without_signals(move || {
+            write_jobs(&theirs, rx, give_back, &flag)
+        });
         Ok(ThreadedWriter {
             file,
             buf_at: at,
@@ -53,6 +61,7 @@ impl ThreadedWriter {
             jobs: Some(jobs),
             spare,
             thread: Some(thread),
+            failed,
         })
     }
 
@@ -63,6 +72,10 @@ impl ThreadedWriter {
 
     /// Hand the gathered bytes to the thread; the next ones go right after them.
     fn send(&mut self) -> io::Result<()> {
+        if self.failed.load(Ordering::Relaxed) {
+            // The thread's error, as flush reports it.
+            self.flush_written()?;
+        }
         if self.buf.is_empty() {
             return Ok(());
         }
@@ -92,7 +105,7 @@ impl ThreadedWriter {
 
 /// The thread: write each job's bytes at its offset; after an error, write nothing more
 /// and report it at every sync.
-fn write_jobs(file: &File, jobs: Receiver<Job>, give_back: SyncSender<Vec<u8>>) {
+fn write_jobs(file: &File, jobs: Receiver<Job>, give_back: SyncSender<Vec<u8>>, flag: &AtomicBool) {
     let mut failed: Option<(io::ErrorKind, String)> = None;
     for job in jobs {
         match job {
@@ -100,6 +113,7 @@ fn write_jobs(file: &File, jobs: Receiver<Job>, give_back: SyncSender<Vec<u8>>) 
                 if failed.is_none() {
                     if let Err(e) = file.write_all_at(&bytes, at) {
                         failed = Some((e.kind(), e.to_string()));
+                        flag.store(true, Ordering::Relaxed);
                     }
                 }
                 let _ = give_back.try_send(bytes);
@@ -133,6 +147,13 @@ impl Write for ThreadedWriter {
 
     fn flush(&mut self) -> io::Result<()> {
         self.send()?;
+        self.flush_written()
+    }
+}
+
+impl ThreadedWriter {
+    /// Wait until the thread has written what it was given; its first error, if any.
+    fn flush_written(&mut self) -> io::Result<()> {
         let (ack, done) = sync_channel(1);
         self.job(Job::Sync(ack))?;
         done.recv()
@@ -213,6 +234,17 @@ mod tests {
         (&file).read_to_end(&mut got).unwrap();
         assert_eq!(got.len(), expected.len());
         assert!(got == expected);
+    }
+
+    #[test]
+    fn a_write_error_stops_the_writes_that_follow() {
+        let path = tempfile::NamedTempFile::new().unwrap();
+        let file = File::open(path.path()).unwrap();
+        let mut w = ThreadedWriter::new(&file).unwrap();
+        let chunk = vec![7u8; 64 << 10];
+        // The thread fails on the first buffer; a later write says so.
+        let failed_at = (0..1000).find(|_| w.write_all(&chunk).is_err());
+        assert!(failed_at.is_some_and(|n| n < 100), "{failed_at:?}");
     }
 
     #[test]
