@@ -19,6 +19,9 @@ fuzz_target!(|data: &[u8]| {
         },
     };
     if rejected {
-        assert!(!report.is_clean(), "the reader rejects it but check finds nothing");
+        assert!(
+            !report.is_clean(),
+            "the reader rejects it but check finds nothing"
+        );
     }
 });

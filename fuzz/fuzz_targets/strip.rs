@@ -35,7 +35,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let opts = ConvertOptions::default();
-    if let Ok((out, report)) = edit::run(reader, Target::File, Cursor::new(Vec::new()), &opts, edits)
+    if let Ok((out, report)) =
+        edit::run(reader, Target::File, Cursor::new(Vec::new()), &opts, edits)
     {
         let kept = report
             .edits

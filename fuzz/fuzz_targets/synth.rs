@@ -15,7 +15,14 @@ const EVENTS: [&str; 6] = [
     "cycles,tracepoint,cpu-clock",
     "{task-clock,cycles,cpu-clock}:S",
 ];
-const FIELDS: [&str; 6] = ["", "ADDR", "PHYS_ADDR,DATA_SRC", "RAW", "WEIGHT,TRANSACTION", "IDENTIFIER"];
+const FIELDS: [&str; 6] = [
+    "",
+    "ADDR",
+    "PHYS_ADDR,DATA_SRC",
+    "RAW",
+    "WEIGHT,TRANSACTION",
+    "IDENTIFIER",
+];
 
 fuzz_target!(|data: &[u8]| {
     let byte = |i: usize| data.get(i).copied().unwrap_or(0);
