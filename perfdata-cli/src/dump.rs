@@ -7,16 +7,29 @@ use std::path::Path;
 
 use perfdata_core::{dump, PerfReader, ReadOptions};
 
+use perfdata_write::edit::{self, RecordFilter};
+
 use crate::progress::Progress;
+use crate::strip::Selectors;
 use crate::{print_warnings, CliError};
 
-pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError> {
+pub fn run(
+    path: &Path,
+    as_json: bool,
+    decompress: bool,
+    select: &Selectors,
+    types: Option<&str>,
+) -> Result<(), CliError> {
+    let types = types.map(edit::parse_record_types).transpose()?;
+    let mut filter = RecordFilter::new(select.selection()?, types.unwrap_or_default());
     let opts = if decompress {
         ReadOptions::ContainersAndContents
     } else {
         ReadOptions::Containers
     };
     let mut reader = PerfReader::open_with(path, opts)?;
+    filter.start(reader.meta())?;
+    let all = filter.shows_all();
     let stdout = std::io::stdout();
     // DumpWriter gathers its lines into large writes itself.
     let mut out = stdout.lock();
@@ -33,7 +46,9 @@ pub fn run(path: &Path, as_json: bool, decompress: bool) -> Result<(), CliError>
             }
         };
         progress.set(item.raw.offset + item.raw.bytes.len() as u64);
-        writer.write(&mut out, &item)?;
+        if all || filter.shows(&item) {
+            writer.write(&mut out, &item)?;
+        }
     }
     writer.flush(&mut out)?;
     drop(out);

@@ -118,6 +118,14 @@ struct DumpArgs {
     /// Show compressed records as they are stored instead of the records inside them.
     #[arg(long)]
     no_decompress: bool,
+    /// Only records that carry every field a selector names, each matching: samples
+    /// and the records about the selected threads (COMM, MMAP, FORK, ...); records
+    /// without a pid (FINISHED_ROUND, metadata) are left out under --pid.
+    #[command(flatten)]
+    select: strip::Selectors,
+    /// Only records of these types, by perf's names (`SAMPLE,MMAP2`).
+    #[arg(long = "type", value_name = "TYPES")]
+    types: Option<String>,
 }
 
 /// Whether `path` is read as a stream that a terminal's Ctrl-C also ends: stdin or a
@@ -177,7 +185,13 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Info(a) => info::run(a.file.path(), a.json),
         Command::Stats(a) => stats::run(a.file.path(), a.json),
-        Command::Dump(a) => dump::run(a.input.file.path(), a.input.json, !a.no_decompress),
+        Command::Dump(a) => dump::run(
+            a.input.file.path(),
+            a.input.json,
+            !a.no_decompress,
+            &a.select,
+            a.types.as_deref(),
+        ),
         Command::Convert(a) => convert::run(a),
         Command::Synth(a) => synth::run(a),
         Command::Strip(a) => strip::run(a),

@@ -7,15 +7,10 @@ use std::path::{Path, PathBuf};
 use perfdata_write::convert::Report;
 use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Strip};
 
-use crate::CliError;
-
-#[derive(clap::Args)]
-pub struct StripArgs {
-    #[command(flatten)]
-    input: crate::input::Input,
-    /// Output path, or `-` for stdout.
-    #[arg(short, long)]
-    output: PathBuf,
+/// The selectors strip and dump share: perf's --pid, --tid, --comm, --cpu, --event and
+/// --time.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Selectors {
     /// Process ids, perf's list syntax (`1,3-5`).
     #[arg(long, value_name = "LIST")]
     pid: Option<String>,
@@ -34,6 +29,43 @@ pub struct StripArgs {
     /// perf's --time syntax: `START,END` in seconds, or percent slices `10%-20%`, `10%/2`.
     #[arg(long, value_name = "RANGE")]
     time: Option<String>,
+}
+
+impl Selectors {
+    /// The selectors parsed (an error names the one that does not parse).
+    pub fn selection(&self) -> Result<Selection, CliError> {
+        let list = |s: &Option<String>, what| {
+            s.as_deref()
+                .map(|s| edit::parse_id_list(s, what))
+                .transpose()
+        };
+        Ok(Selection {
+            pids: list(&self.pid, "pid list")?,
+            tids: list(&self.tid, "tid list")?,
+            comms: self.comm.iter().map(|c| Glob(c.clone())).collect(),
+            cpus: list(&self.cpu, "cpu list")?,
+            events: self.event.clone(),
+            time: self
+                .time
+                .as_deref()
+                .map(edit::parse_time_ranges)
+                .transpose()?,
+            ..Selection::default()
+        })
+    }
+}
+
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct StripArgs {
+    #[command(flatten)]
+    input: crate::input::Input,
+    /// Output path, or `-` for stdout.
+    #[arg(short, long)]
+    output: PathBuf,
+    #[command(flatten)]
+    select: Selectors,
     /// Keep what the selectors match and remove everything else.
     #[arg(long)]
     keep: bool,
@@ -61,28 +93,14 @@ impl StripArgs {
 
 impl StripArgs {
     fn selection(&self) -> Result<Selection, CliError> {
-        let list = |s: &Option<String>, what| {
-            s.as_deref()
-                .map(|s| edit::parse_id_list(s, what))
-                .transpose()
-        };
         let sel = Selection {
-            pids: list(&self.pid, "pid list")?,
-            tids: list(&self.tid, "tid list")?,
-            comms: self.comm.iter().map(|c| Glob(c.clone())).collect(),
-            cpus: list(&self.cpu, "cpu list")?,
-            events: self.event.clone(),
-            time: self
-                .time
-                .as_deref()
-                .map(edit::parse_time_ranges)
-                .transpose()?,
             keep: self.keep,
             keep_sideband: self.keep_sideband,
             drop_types: match &self.drop {
                 Some(t) => edit::parse_record_types(t)?,
                 None => Vec::new(),
             },
+            ..self.select.selection()?
         };
         if !sel.selects_samples() && sel.drop_types.is_empty() && self.drop_sample_fields.is_none()
         {

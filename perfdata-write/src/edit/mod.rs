@@ -19,7 +19,9 @@
 mod anon_raw;
 mod anonymize;
 mod binaries;
+mod comms;
 mod fields;
+mod filter;
 mod inherit;
 mod pseudonym;
 mod remap;
@@ -39,6 +41,7 @@ use crate::error::{Result, WriteError};
 
 pub use anonymize::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
+pub use filter::RecordFilter;
 pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};

@@ -21,6 +21,7 @@ use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{Metadata, RecordRef};
 
 use super::binaries::MappedFiles;
+use super::comms::Comms;
 use super::inherit::Inheritance;
 use super::select::{in_list, in_ranges, Glob, TimeRange, TimeSpec};
 use super::{Action, RecordEdit};
@@ -97,7 +98,7 @@ pub struct Strip {
     removed_ids: HashSet<u64>,
     times: Vec<TimeRange>,
     /// Each thread's comm as of the current record (perf's `thread__comm_str`).
-    comms: HashMap<u32, Vec<u8>>,
+    comms: Comms,
     /// Processes of threads the keep selection keeps (for their MMAPs).
     kept_pids: HashSet<u32>,
     /// What children of stripped parents inherit.
@@ -118,7 +119,7 @@ impl Strip {
             id_moves: HashMap::new(),
             removed_ids: HashSet::new(),
             times: Vec::new(),
-            comms: HashMap::new(),
+            comms: Comms::default(),
             kept_pids: HashSet::new(),
             inherit: Inheritance::default(),
             files: MappedFiles::default(),
@@ -129,10 +130,7 @@ impl Strip {
 
     /// The thread's comm; perf shows `:TID` for a thread it has no COMM of.
     fn comm_of(&self, tid: u32) -> std::borrow::Cow<'_, [u8]> {
-        match self.comms.get(&tid) {
-            Some(c) => std::borrow::Cow::Borrowed(c),
-            None => std::borrow::Cow::Owned(format!(":{tid}").into_bytes()),
-        }
+        self.comms.of(tid)
     }
 
     /// Whether the thread selectors match (pid, tid, comm); `tid` None ignores --tid.
@@ -189,29 +187,6 @@ impl Strip {
             return false;
         }
         self.thread_matches(pid, Some(tid), &comm)
-    }
-
-    /// Follow comm changes: COMM sets a thread's comm, FORK gives the child its parent's.
-    fn track_comm(&mut self, ty: RecordType, bytes: &[u8], endian: Endian) {
-        match ty {
-            RecordType::Comm => {
-                if let Some(tid) = u32_at(bytes, 12, endian) {
-                    let name = &bytes[16.min(bytes.len())..];
-                    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-                    self.comms.insert(tid, name[..end].to_vec());
-                }
-            }
-            RecordType::Fork => {
-                if let (Some(tid), Some(ptid)) =
-                    (u32_at(bytes, 16, endian), u32_at(bytes, 20, endian))
-                {
-                    if let Some(c) = self.comms.get(&ptid).cloned() {
-                        self.comms.insert(tid, c);
-                    }
-                }
-            }
-            _ => {}
-        }
     }
 
     /// The (pid, tid) a side-band record is about, and whether it is a thread's or a
@@ -487,10 +462,10 @@ impl RecordEdit for Strip {
         // The parent's comm as it was when it forked (before the child's is tracked).
         let parent_comm = match ty {
             RecordType::Fork => u32_at(item.raw.bytes, 20, item.meta.endian)
-                .and_then(|ptid| self.comms.get(&ptid).cloned()),
+                .and_then(|ptid| self.comms.get(ptid).map(<[u8]>::to_vec)),
             _ => None,
         };
-        self.track_comm(ty, item.raw.bytes, item.meta.endian);
+        self.comms.track(ty, item.raw.bytes, item.meta.endian);
         let mut action = Action::Keep;
         if let Some((pid, tid, scope)) = Self::task_of(item, &at) {
             if self.sideband_removed(pid, tid, scope) {
