@@ -9,12 +9,11 @@
 //! event a record's id names, `--time` its time. Record types given apart narrow what is
 //! shown further.
 
-use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::RecordType;
 use perfdata_core::{u32_at, Metadata, RecordRef};
 
 use super::comms::Comms;
-use super::select::{in_list, in_ranges, TimeRange};
+use super::select::{in_list, in_ranges, resolve_time, TimeRange};
 use super::strip::Selection;
 use crate::error::{Result, WriteError};
 
@@ -64,17 +63,7 @@ impl RecordFilter {
             ));
         }
         if let Some(spec) = &self.sel.time {
-            self.times = match meta.feature(FeatureId::SampleTime) {
-                Some(Feature::SampleTime(t)) => spec.resolve(t.first, t.last),
-                _ if spec.is_percent() => {
-                    return Err(WriteError::unsupported(
-                        None,
-                        "a percent time range needs the SAMPLE_TIME feature (first and last \
-                         sample time), which this recording lacks",
-                    ))
-                }
-                _ => spec.resolve(0, 0),
-            };
+            self.times = resolve_time(spec, meta)?;
         }
         Ok(())
     }

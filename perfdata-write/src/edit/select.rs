@@ -204,6 +204,24 @@ impl TimeSpec {
 
 /// Whether a sample at `t` is in `ranges`, as perf's `perf_time__ranges_skip_sample`
 /// decides (a sample without a time is in every range).
+/// `spec` resolved against the recording's first and last sample times (its
+/// SAMPLE_TIME feature), which percent slices need.
+pub(crate) fn resolve_time(
+    spec: &TimeSpec,
+    meta: &perfdata_core::Metadata,
+) -> Result<Vec<TimeRange>> {
+    use perfdata_core::feature::{Feature, FeatureId};
+    match meta.feature(FeatureId::SampleTime) {
+        Some(Feature::SampleTime(t)) => Ok(spec.resolve(t.first, t.last)),
+        _ if spec.is_percent() => Err(WriteError::unsupported(
+            None,
+            "a percent time range needs the SAMPLE_TIME feature (first and last sample time), \
+             which this recording lacks",
+        )),
+        _ => Ok(spec.resolve(0, 0)),
+    }
+}
+
 pub(crate) fn in_ranges(ranges: &[TimeRange], t: u64) -> bool {
     if t == 0 || ranges.is_empty() {
         return true;

@@ -23,7 +23,7 @@ use perfdata_core::{Metadata, RecordRef};
 use super::binaries::MappedFiles;
 use super::comms::Comms;
 use super::inherit::Inheritance;
-use super::select::{in_list, in_ranges, Glob, TimeRange, TimeSpec};
+use super::select::{in_list, in_ranges, resolve_time, Glob, TimeRange, TimeSpec};
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
 
@@ -421,21 +421,7 @@ impl RecordEdit for Strip {
         self.check_fields(meta)?;
         self.resolve_events(meta)?;
         if let Some(spec) = &self.sel.time {
-            let span = match meta.feature(FeatureId::SampleTime) {
-                Some(Feature::SampleTime(t)) => Some((t.first, t.last)),
-                _ => None,
-            };
-            self.times = match span {
-                Some((first, last)) => spec.resolve(first, last),
-                None if spec.is_percent() => {
-                    return Err(WriteError::unsupported(
-                        None,
-                        "a percent time range needs the SAMPLE_TIME feature (first and last \
-                         sample time), which this recording lacks",
-                    ))
-                }
-                None => spec.resolve(0, 0),
-            };
+            self.times = resolve_time(spec, meta)?;
         }
         Ok(())
     }
