@@ -151,6 +151,7 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     crate::verbose::describe_input(reader.meta());
     crate::verbose::say(1, format_args!("convert: to {target:?}, policy {opts:?}"));
 
+    let _progress = crate::progress::Progress::watch(args.input.path(), reader.progress());
     let (report, _) = out.write(args.input.path(), target, |out| {
         Ok(match out {
             Out::Seek(w, file) => convert::to_target_in(reader, target, w, file, &opts)?.1,

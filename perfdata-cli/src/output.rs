@@ -107,6 +107,7 @@ pub fn run_edits(
     }
     let out = Output::create(output)?;
     let reader = edit::open(input)?;
+    let _progress = crate::progress::Progress::watch(input, reader.progress());
     let opts = ConvertOptions {
         compression: if decompress {
             Compression::Decompress

@@ -8,6 +8,8 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -69,6 +71,52 @@ impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// A thread drawing a [`Progress`] from a reader's counter of bytes read
+/// (`PerfReader::progress`) while a library call does the reading; stopped, and the
+/// bar cleared, when dropped.
+pub struct Watch {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Show the progress of reading `path` as `counter` says, ten times a second. No
+    /// thread where no bar can be shown (stderr not a terminal, `-q`).
+    pub fn watch(path: &Path, counter: Arc<AtomicU64>) -> Watch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut progress = Progress::for_input(path);
+        if progress.bar.is_none() {
+            return Watch { stop, thread: None };
+        }
+        let flag = Arc::clone(&stop);
+        // The interrupt handler stays the main thread's (see spawn_without_signals).
+        let thread = perfdata_write::output::interrupt::spawn_without_signals(move || {
+            // Drawn at least once, and once more with where the reading ended.
+            loop {
+                progress.set(counter.load(Ordering::Relaxed));
+                if flag.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            progress.set(counter.load(Ordering::Relaxed));
+        });
+        Watch {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }

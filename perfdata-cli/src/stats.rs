@@ -8,7 +8,14 @@ use perfdata_core::stats::Stats;
 use crate::{print_warnings, CliError};
 
 pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
-    let (stats, reader, result) = Stats::of(path)?;
+    let mut reader = perfdata_core::PerfReader::open_with(
+        path,
+        perfdata_core::ReadOptions::ContainersAndContents,
+    )?;
+    let (stats, result) = {
+        let _progress = crate::progress::Progress::watch(path, reader.progress());
+        Stats::collect(&mut reader)
+    };
     crate::verbose::describe_input(reader.meta());
     print_warnings(reader.meta());
     result?;

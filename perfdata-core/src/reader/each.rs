@@ -54,11 +54,14 @@ impl PerfReader {
                 let cur = self.current;
                 let meta = &self.meta;
                 let source = &mut self.sources[cur];
+                let mut reached = 0;
                 let n = source.top.kernel_records(|raw| {
+                    reached = raw.offset + raw.bytes.len() as u64;
                     f(Piece::Record(&RecordRef::new(raw, meta)))?;
                     Ok::<_, E>(true)
                 })?;
                 if n > 0 {
+                    self.note_progress(reached);
                     // The records have no payload: nothing for payload_chunk.
                     self.last = Some((cur, false));
                     continue;
