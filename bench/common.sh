@@ -19,17 +19,20 @@ prepare() {
     cat "$input" > /dev/null
 }
 
-# run NAME CMD...: median wall seconds and max RSS (MiB) over RUNS runs.
+# run NAME CMD...: median wall seconds (to the millisecond) and max RSS (MiB) over RUNS
+# runs.
 run() {
     local name=$1; shift
     local times=() rss=0
     for _ in $(seq "$RUNS"); do
         rm -f "$out"; sync
-        local line
-        /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%e %M' "$@" >/dev/null 2>&1
-        line=$(tail -n 1 "$BENCH_DIR/time.txt")
-        times+=("${line% *}")
-        local kb=${line#* }
+        local start end kb
+        start=$(date +%s%N)
+        /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$@" >/dev/null 2>&1
+        end=$(date +%s%N)
+        # Wall time to the millisecond (time's %e has hundredths).
+        times+=("$(awk -v n=$((end - start)) 'BEGIN { printf "%.3f", n / 1e9 }')")
+        kb=$(tail -n 1 "$BENCH_DIR/time.txt")
         [ "$kb" -gt "$rss" ] && rss=$kb
     done
     local median

@@ -21,7 +21,7 @@ pub struct AnonymizeArgs {
     salt: Option<String>,
     /// Keep paths under this prefix as they are (repeatable; added to the defaults
     /// /usr/lib, /usr/lib64, /lib, /lib64, //anon, /dev/zero, /anon_hugepage, /SYSV and
-    /// every bracketed name such as [kernel.kallsyms] and [vdso]).
+    /// every bracketed name such as `[kernel.kallsyms]` and `[vdso]`).
     #[arg(long, value_name = "PREFIX")]
     keep_path: Vec<String>,
     /// Keep this comm as it is (repeatable).

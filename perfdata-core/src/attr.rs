@@ -7,7 +7,6 @@
 
 // The attr's fields, sizes and flags mirror struct perf_event_attr and the PERF_*
 // enums of include/uapi/linux/perf_event.h by name and order, and are documented there.
-#![allow(missing_docs)]
 
 use binrw::{binrw, BinRead, BinResult, BinWrite, Endian};
 use bitflags::bitflags;
@@ -17,13 +16,21 @@ use crate::header::FileSection;
 
 /// perf_event_attr sizes by ABI version.
 pub const ATTR_SIZE_VER0: usize = 64;
+/// Attr size with config2 (72 bytes).
 pub const ATTR_SIZE_VER1: usize = 72;
+/// Attr size with branch_sample_type (80).
 pub const ATTR_SIZE_VER2: usize = 80;
+/// Attr size with sample_regs_user and sample_stack_user (96).
 pub const ATTR_SIZE_VER3: usize = 96;
+/// Attr size with sample_regs_intr (104).
 pub const ATTR_SIZE_VER4: usize = 104;
+/// Attr size with aux_watermark and sample_max_stack (112).
 pub const ATTR_SIZE_VER5: usize = 112;
+/// Attr size with aux_sample_size (120).
 pub const ATTR_SIZE_VER6: usize = 120;
+/// Attr size with sig_data (128).
 pub const ATTR_SIZE_VER7: usize = 128;
+/// Attr size with config3 (136).
 pub const ATTR_SIZE_VER8: usize = 136;
 /// The largest attr perf 6.1 reads.
 pub const ATTR_SIZE_PERF_6_1: usize = ATTR_SIZE_VER7;
@@ -46,30 +53,55 @@ bitflags! {
     /// `PERF_SAMPLE_*`: which fields a SAMPLE record carries.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
     pub struct SampleType: u64 {
+        /// Instruction pointer.
         const IP = 1 << 0;
+        /// Process and thread id.
         const TID = 1 << 1;
+        /// Time stamp.
         const TIME = 1 << 2;
+        /// Data address.
         const ADDR = 1 << 3;
+        /// Counter values (read_format).
         const READ = 1 << 4;
+        /// Call chain.
         const CALLCHAIN = 1 << 5;
+        /// Event id.
         const ID = 1 << 6;
+        /// CPU number.
         const CPU = 1 << 7;
+        /// Sample period.
         const PERIOD = 1 << 8;
+        /// Group leader's id.
         const STREAM_ID = 1 << 9;
+        /// Raw (tracepoint) data.
         const RAW = 1 << 10;
+        /// Last branch records.
         const BRANCH_STACK = 1 << 11;
+        /// User registers.
         const REGS_USER = 1 << 12;
+        /// A copy of the user stack.
         const STACK_USER = 1 << 13;
+        /// Cost of the sampled access (one u64).
         const WEIGHT = 1 << 14;
+        /// Memory source of the access.
         const DATA_SRC = 1 << 15;
+        /// Event id at a fixed place, first.
         const IDENTIFIER = 1 << 16;
+        /// Transaction abort flags.
         const TRANSACTION = 1 << 17;
+        /// Registers at the interrupt.
         const REGS_INTR = 1 << 18;
+        /// Physical data address.
         const PHYS_ADDR = 1 << 19;
+        /// AUX area snapshot.
         const AUX = 1 << 20;
+        /// Cgroup id.
         const CGROUP = 1 << 21;
+        /// Page size of the data address.
         const DATA_PAGE_SIZE = 1 << 22;
+        /// Page size of the ip.
         const CODE_PAGE_SIZE = 1 << 23;
+        /// Weight as three fields (var1, var2, var3).
         const WEIGHT_STRUCT = 1 << 24;
     }
 }
@@ -78,10 +110,15 @@ bitflags! {
     /// `PERF_FORMAT_*`: the layout of READ values.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
     pub struct ReadFormat: u64 {
+        /// Time enabled.
         const TOTAL_TIME_ENABLED = 1 << 0;
+        /// Time running.
         const TOTAL_TIME_RUNNING = 1 << 1;
+        /// Event id of each value.
         const ID = 1 << 2;
+        /// All the group's counters.
         const GROUP = 1 << 3;
+        /// Lost samples of each counter.
         const LOST = 1 << 4;
     }
 }
@@ -90,25 +127,43 @@ bitflags! {
     /// `PERF_SAMPLE_BRANCH_*`: what a branch stack records, and its layout.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
     pub struct BranchSampleType: u64 {
+        /// Branches in user space.
         const USER = 1 << 0;
+        /// Branches in the kernel.
         const KERNEL = 1 << 1;
+        /// Branches in the hypervisor.
         const HV = 1 << 2;
+        /// Any branch.
         const ANY = 1 << 3;
+        /// Any call.
         const ANY_CALL = 1 << 4;
+        /// Any return.
         const ANY_RETURN = 1 << 5;
+        /// Indirect calls.
         const IND_CALL = 1 << 6;
+        /// Transaction aborts.
         const ABORT_TX = 1 << 7;
+        /// Branches in a transaction.
         const IN_TX = 1 << 8;
+        /// Branches outside transactions.
         const NO_TX = 1 << 9;
+        /// Conditional branches.
         const COND = 1 << 10;
+        /// The call stack.
         const CALL_STACK = 1 << 11;
+        /// Indirect jumps.
         const IND_JUMP = 1 << 12;
+        /// Direct calls.
         const CALL = 1 << 13;
+        /// No flags in the entries.
         const NO_FLAGS = 1 << 14;
+        /// No cycle counts in the entries.
         const NO_CYCLES = 1 << 15;
+        /// Branch types saved.
         const TYPE_SAVE = 1 << 16;
         /// A u64 hw_idx follows the branch count in samples.
         const HW_INDEX = 1 << 17;
+        /// Privilege levels saved.
         const PRIV_SAVE = 1 << 18;
         /// nr u64 counters follow the branch entries in samples.
         const COUNTERS = 1 << 19;
@@ -119,44 +174,81 @@ bitflags! {
     /// The bitfield word after read_format (`disabled:1, inherit:1, ...`).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
     pub struct AttrFlags: u64 {
+        /// Off by default.
         const DISABLED = 1 << 0;
+        /// Children inherit it.
         const INHERIT = 1 << 1;
+        /// Must always be on the PMU.
         const PINNED = 1 << 2;
+        /// The only group on the PMU.
         const EXCLUSIVE = 1 << 3;
+        /// Does not count user space.
         const EXCLUDE_USER = 1 << 4;
+        /// Does not count the kernel.
         const EXCLUDE_KERNEL = 1 << 5;
+        /// Does not count the hypervisor.
         const EXCLUDE_HV = 1 << 6;
+        /// Does not count when idle.
         const EXCLUDE_IDLE = 1 << 7;
+        /// Records MMAP.
         const MMAP = 1 << 8;
+        /// Records COMM.
         const COMM = 1 << 9;
+        /// sample_period is a frequency.
         const FREQ = 1 << 10;
+        /// Per-task counts.
         const INHERIT_STAT = 1 << 11;
+        /// Enabled at the next exec.
         const ENABLE_ON_EXEC = 1 << 12;
+        /// Records FORK and EXIT.
         const TASK = 1 << 13;
+        /// wakeup_events is a byte watermark.
         const WATERMARK = 1 << 14;
         /// Two bits: use [`PerfEventAttr::precise_ip`].
         const PRECISE_IP_LOW = 1 << 15;
+        /// High bit of precise_ip.
         const PRECISE_IP_HIGH = 1 << 16;
+        /// Records data mmaps too.
         const MMAP_DATA = 1 << 17;
+        /// Every record carries a sample_id.
         const SAMPLE_ID_ALL = 1 << 18;
+        /// Does not count the host.
         const EXCLUDE_HOST = 1 << 19;
+        /// Does not count guests.
         const EXCLUDE_GUEST = 1 << 20;
+        /// No kernel call chains.
         const EXCLUDE_CALLCHAIN_KERNEL = 1 << 21;
+        /// No user call chains.
         const EXCLUDE_CALLCHAIN_USER = 1 << 22;
+        /// Records MMAP2 instead of MMAP.
         const MMAP2 = 1 << 23;
+        /// Flags COMM records of an exec.
         const COMM_EXEC = 1 << 24;
+        /// Times come from clockid.
         const USE_CLOCKID = 1 << 25;
+        /// Records SWITCH.
         const CONTEXT_SWITCH = 1 << 26;
+        /// The ring buffer is written backward.
         const WRITE_BACKWARD = 1 << 27;
+        /// Records NAMESPACES.
         const NAMESPACES = 1 << 28;
+        /// Records KSYMBOL.
         const KSYMBOL = 1 << 29;
+        /// Records BPF_EVENT.
         const BPF_EVENT = 1 << 30;
+        /// Output goes to the AUX area.
         const AUX_OUTPUT = 1 << 31;
+        /// Records CGROUP.
         const CGROUP = 1 << 32;
+        /// Records TEXT_POKE.
         const TEXT_POKE = 1 << 33;
+        /// MMAP2 records carry build ids.
         const BUILD_ID = 1 << 34;
+        /// Only threads inherit it.
         const INHERIT_THREAD = 1 << 35;
+        /// Removed at exec.
         const REMOVE_ON_EXEC = 1 << 36;
+        /// Sends SIGTRAP on overflow.
         const SIGTRAP = 1 << 37;
     }
 }
@@ -198,20 +290,25 @@ pub struct PerfEventAttr {
     pub type_: u32,
     /// The attr's own size field (may be 0 in very old files: VER0).
     pub size: u32,
+    /// Event config: which event of its type (perf_event_attr.config).
     pub config: u64,
     /// sample_period, or sample_freq when [`AttrFlags::FREQ`] is set.
     pub sample_period: u64,
     #[br(map = SampleType::from_bits_retain)]
     #[bw(map = |x| x.bits())]
+    /// Fields each sample carries (PERF_SAMPLE_*).
     pub sample_type: SampleType,
     #[br(map = ReadFormat::from_bits_retain)]
     #[bw(map = |x| x.bits())]
+    /// What a read of the counter gives (PERF_FORMAT_*).
     pub read_format: ReadFormat,
     #[br(parse_with = read_flags)]
     #[bw(write_with = write_flags)]
+    /// The attr's one-bit flags (disabled, inherit, ..., sample_id_all, ...).
     pub flags: AttrFlags,
     /// wakeup_events, or wakeup_watermark when [`AttrFlags::WATERMARK`] is set.
     pub wakeup_events: u32,
+    /// Breakpoint type (HW_BREAKPOINT_*).
     pub bp_type: u32,
     /// config1 / bp_addr / kprobe_func / uprobe_path.
     pub config1: u64,
@@ -221,30 +318,39 @@ pub struct PerfEventAttr {
     pub config2: u64,
     #[br(if(len >= 80, BranchSampleType::empty()), map = BranchSampleType::from_bits_retain)]
     #[bw(if(*encoded_len >= 80), map = |x| x.bits())]
+    /// Branches a branch stack records (PERF_SAMPLE_BRANCH_*).
     pub branch_sample_type: BranchSampleType,
     #[br(if(len >= 88, 0))]
     #[bw(if(*encoded_len >= 88))]
+    /// User registers each sample records (a bit per register).
     pub sample_regs_user: u64,
     #[br(if(len >= 92, 0))]
     #[bw(if(*encoded_len >= 92))]
+    /// Bytes of user stack each sample copies.
     pub sample_stack_user: u32,
     #[br(if(len >= 96, 0))]
     #[bw(if(*encoded_len >= 96))]
+    /// Clock of sample times when use_clockid is set.
     pub clockid: i32,
     #[br(if(len >= 104, 0))]
     #[bw(if(*encoded_len >= 104))]
+    /// Registers at the interrupt each sample records.
     pub sample_regs_intr: u64,
     #[br(if(len >= 108, 0))]
     #[bw(if(*encoded_len >= 108))]
+    /// AUX buffer bytes before a wakeup.
     pub aux_watermark: u32,
     #[br(if(len >= 110, 0))]
     #[bw(if(*encoded_len >= 110))]
+    /// Deepest callchain recorded.
     pub sample_max_stack: u16,
     #[br(if(len >= 112, 0))]
     #[bw(if(*encoded_len >= 112))]
+    /// Reserved, kept as read.
     pub reserved_2: u16,
     #[br(if(len >= 116, 0))]
     #[bw(if(*encoded_len >= 116))]
+    /// Bytes of AUX data each sample takes (PERF_SAMPLE_AUX).
     pub aux_sample_size: u32,
     /// `__reserved_3` before perf 6.13, then the aux_action bitfield.
     #[br(if(len >= 120, 0))]
@@ -252,9 +358,11 @@ pub struct PerfEventAttr {
     pub aux_action: u32,
     #[br(if(len >= 128, 0))]
     #[bw(if(*encoded_len >= 128))]
+    /// Data the kernel passes with SIGTRAP (sigtrap events).
     pub sig_data: u64,
     #[br(if(len >= 136, 0))]
     #[bw(if(*encoded_len >= 136))]
+    /// Further event config (config3, VER8).
     pub config3: u64,
     /// Bytes past the fields known here (attrs from a newer kernel), kept as they were.
     #[br(parse_with = crate::bounded::bytes, args(len.saturating_sub(known_len(len))))]
@@ -338,7 +446,9 @@ impl PerfEventAttr {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileAttr {
     #[br(args(attr_len))]
+    /// The event attribute.
     pub attr: PerfEventAttr,
+    /// Where the attr's ids are in the file (offset and size).
     pub ids: FileSection,
 }
 

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use std::io::SeekFrom;
 
@@ -74,11 +73,13 @@ fn parse_entries(layout: AuxTraceLayout, nr: u64) -> BinResult<Vec<AuxTraceEntry
 pub struct AuxTrace {
     #[br(parse_with = detect_layout)]
     #[bw(ignore)]
+    /// How the entries were laid out (version).
     pub layout: AuxTraceLayout,
     #[br(temp, if(layout == AuxTraceLayout::Perf, 0))]
     #[bw(if(*layout == AuxTraceLayout::Perf), calc = entries.len() as u64)]
     nr: u64,
     #[br(parse_with = parse_entries, args(layout, nr))]
+    /// Where each AUXTRACE record is: file offset and size.
     pub entries: Vec<AuxTraceEntry>,
 }
 

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::{binrw, Endian};
 use serde::Serialize;
@@ -22,6 +21,7 @@ pub struct BpfProgInfo {
     #[bw(try_calc = u32::try_from(programs.len()))]
     count: u32,
     #[br(parse_with = bounded::vec, args(count as usize, 16))]
+    /// The programs loaded while recording.
     pub programs: Vec<BpfProgram>,
 }
 
@@ -47,13 +47,16 @@ pub struct BpfProgram {
     pub arrays: u64,
     #[br(parse_with = bounded::bytes, args(info_len as usize))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The program's bpf_prog_info fields.
     pub info: Vec<u8>,
     #[br(parse_with = bounded::bytes, args(data_len as usize))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The variable-size data bpf_prog_info points to (jited symbols, function info, tags).
     pub data: Vec<u8>,
 }
 
 impl BpfProgInfo {
+    /// A BPF_PROG_INFO feature of these programs.
     pub fn new(programs: Vec<BpfProgram>) -> Self {
         BpfProgInfo { programs }
     }
@@ -68,6 +71,7 @@ pub struct BpfBtf {
     #[bw(try_calc = u32::try_from(btfs.len()))]
     count: u32,
     #[br(parse_with = bounded::vec, args(count as usize, 8))]
+    /// The BTF objects.
     pub btfs: Vec<Btf>,
 }
 
@@ -75,6 +79,7 @@ pub struct BpfBtf {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Btf {
+    /// The BTF object's id.
     pub id: u32,
     #[br(temp)]
     #[bw(try_calc = u32::try_from(data.len()))]
@@ -86,6 +91,7 @@ pub struct Btf {
 }
 
 impl BpfBtf {
+    /// A BPF_BTF feature of these objects.
     pub fn new(btfs: Vec<Btf>) -> Self {
         BpfBtf { btfs }
     }
@@ -93,18 +99,29 @@ impl BpfBtf {
 
 /// Offsets in the kernel's `struct bpf_prog_info` of the fields perf reads.
 pub mod prog_info {
-    #![allow(missing_docs)]
+    /// bpf_prog_info field offset: id.
     pub const ID: usize = 4;
+    /// bpf_prog_info field offset: name.
     pub const NAME: usize = 64;
+    /// bpf_prog_info field offset: nr_jited_ksyms.
     pub const NR_JITED_KSYMS: usize = 104;
+    /// bpf_prog_info field offset: nr_jited_func_lens.
     pub const NR_JITED_FUNC_LENS: usize = 108;
+    /// bpf_prog_info field offset: jited_ksyms.
     pub const JITED_KSYMS: usize = 112;
+    /// bpf_prog_info field offset: jited_func_lens.
     pub const JITED_FUNC_LENS: usize = 120;
+    /// bpf_prog_info field offset: btf_id.
     pub const BTF_ID: usize = 128;
+    /// bpf_prog_info field offset: func_info_rec_size.
     pub const FUNC_INFO_REC_SIZE: usize = 132;
+    /// bpf_prog_info field offset: func_info.
     pub const FUNC_INFO: usize = 136;
+    /// bpf_prog_info field offset: nr_func_info.
     pub const NR_FUNC_INFO: usize = 144;
+    /// bpf_prog_info field offset: nr_prog_tags.
     pub const NR_PROG_TAGS: usize = 180;
+    /// bpf_prog_info field offset: prog_tags.
     pub const PROG_TAGS: usize = 184;
 }
 

@@ -14,7 +14,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use std::io::SeekFrom;
 
@@ -126,6 +125,7 @@ pub struct BuildIdEntry {
     /// Bytes of `build_id_padded` that are the id, valid when misc has BUILD_ID_SIZE.
     pub size: u8,
     #[serde(skip)]
+    /// Reserved bytes after the build id, kept as read.
     pub reserved: [u8; 3],
     /// The filename, NUL-terminated and padded: every byte up to `header.size`.
     #[br(parse_with = read_filename, args(header.size as usize - fixed_len(old_abi)))]
@@ -228,10 +228,12 @@ pub struct BuildIdList {
     pub old_abi: bool,
     #[br(parse_with = bounded::while_fits, args(1, (old_abi, None)))]
     #[bw(args(*old_abi, true))]
+    /// One entry per DSO with samples.
     pub entries: Vec<BuildIdEntry>,
 }
 
 impl BuildIdList {
+    /// A BUILD_ID feature of these entries.
     pub fn new(entries: Vec<BuildIdEntry>) -> Self {
         BuildIdList {
             old_abi: false,

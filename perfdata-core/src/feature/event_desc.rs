@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -37,6 +36,7 @@ pub struct EventDesc {
         "every EVENT_DESC attr must be encoded with attr_size ({}) bytes",
         attr_size
     ))]
+    /// One entry per event: its attr, name and ids.
     pub events: Vec<EventDescEntry>,
 }
 
@@ -46,6 +46,7 @@ pub struct EventDesc {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventDescEntry {
     #[br(args(attr_size))]
+    /// The event attribute.
     pub attr: PerfEventAttr,
     #[br(temp)]
     #[bw(try_calc = u32::try_from(ids.len()))]
@@ -65,6 +66,7 @@ impl EventDesc {
 }
 
 impl EventDescEntry {
+    /// An entry for `attr` with its name and ids.
     pub fn new(attr: PerfEventAttr, name: PerfString, ids: Vec<u64>) -> Self {
         EventDescEntry { attr, name, ids }
     }
@@ -79,6 +81,7 @@ pub struct GroupDesc {
     #[bw(try_calc = u32::try_from(groups.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 12))]
+    /// The event groups.
     pub groups: Vec<Group>,
 }
 
@@ -90,10 +93,12 @@ pub struct Group {
     pub name: PerfString,
     /// Index of the leader among the file's attrs.
     pub leader_idx: u32,
+    /// Events in the group, the leader included.
     pub nr_members: u32,
 }
 
 impl GroupDesc {
+    /// A GROUP_DESC feature of these groups.
     pub fn new(groups: Vec<Group>) -> Self {
         GroupDesc { groups }
     }

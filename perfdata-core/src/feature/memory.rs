@@ -3,7 +3,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -22,6 +21,7 @@ pub struct NumaTopology {
     #[bw(try_calc = u32::try_from(nodes.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 24))]
+    /// The NUMA nodes.
     pub nodes: Vec<NumaNode>,
 }
 
@@ -29,6 +29,7 @@ pub struct NumaTopology {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct NumaNode {
+    /// The node number.
     pub node: u32,
     /// kB.
     pub mem_total: u64,
@@ -39,6 +40,7 @@ pub struct NumaNode {
 }
 
 impl NumaTopology {
+    /// A NUMA_TOPOLOGY feature of these nodes.
     pub fn new(nodes: Vec<NumaNode>) -> Self {
         NumaTopology { nodes }
     }
@@ -57,6 +59,7 @@ pub struct MemTopology {
     #[bw(calc = nodes.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(usize::try_from(nr).unwrap_or(usize::MAX), 24))]
+    /// The memory nodes.
     pub nodes: Vec<MemoryNode>,
 }
 
@@ -71,6 +74,7 @@ pub struct MemTopology {
 ))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct MemoryNode {
+    /// The node number.
     pub node: u64,
     /// Bytes.
     pub size: u64,
@@ -104,6 +108,7 @@ pub struct Cache {
     #[bw(try_calc = u32::try_from(levels.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 28))]
+    /// One entry per cache.
     pub levels: Vec<CacheLevel>,
 }
 
@@ -111,9 +116,13 @@ pub struct Cache {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct CacheLevel {
+    /// The cache level (1, 2, 3).
     pub level: u32,
+    /// Line size in bytes.
     pub line_size: u32,
+    /// Number of sets.
     pub sets: u32,
+    /// Ways of associativity.
     pub ways: u32,
     /// "Data", "Instruction", "Unified".
     #[serde(rename = "type")]

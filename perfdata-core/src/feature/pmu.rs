@@ -3,7 +3,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -22,6 +21,7 @@ pub struct PmuMappings {
     #[bw(try_calc = u32::try_from(pmus.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    /// PMU type numbers and names.
     pub pmus: Vec<PmuMapping>,
 }
 
@@ -30,11 +30,14 @@ pub struct PmuMappings {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct PmuMapping {
     #[serde(rename = "type")]
+    /// The PMU's type number (attr.type).
     pub type_: u32,
+    /// The PMU's name.
     pub name: PerfString,
 }
 
 impl PmuMappings {
+    /// A PMU_MAPPINGS feature of these PMUs.
     pub fn new(pmus: Vec<PmuMapping>) -> Self {
         PmuMappings { pmus }
     }
@@ -44,7 +47,9 @@ impl PmuMappings {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct PmuCap {
+    /// Capability name.
     pub name: PerfString,
+    /// Capability value, as text.
     pub value: PerfString,
 }
 
@@ -57,10 +62,12 @@ pub struct PmuCapList {
     #[bw(try_calc = u32::try_from(caps.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    /// The capabilities.
     pub caps: Vec<PmuCap>,
 }
 
 impl PmuCapList {
+    /// A capability list of these entries.
     pub fn new(caps: Vec<PmuCap>) -> Self {
         PmuCapList { caps }
     }
@@ -79,6 +86,7 @@ pub struct PmuCaps {
     #[bw(try_calc = u32::try_from(pmus.len()))]
     nr_pmu: u32,
     #[br(parse_with = bounded::vec, args(nr_pmu as usize, 8))]
+    /// One entry per PMU with capabilities.
     pub pmus: Vec<PmuCapsEntry>,
 }
 
@@ -86,11 +94,14 @@ pub struct PmuCaps {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct PmuCapsEntry {
+    /// Its capabilities.
     pub caps: PmuCapList,
+    /// The PMU's name.
     pub pmu_name: PerfString,
 }
 
 impl PmuCaps {
+    /// A PMU_CAPS feature of these PMUs.
     pub fn new(pmus: Vec<PmuCapsEntry>) -> Self {
         PmuCaps { pmus }
     }

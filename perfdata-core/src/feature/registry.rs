@@ -8,7 +8,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::Endian;
 use serde::Serialize;
@@ -49,7 +48,10 @@ macro_rules! features {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         #[non_exhaustive]
         pub enum FeatureId {
-            $($(#[doc = $doc])* $variant,)*
+            $(
+                #[doc = concat!("`HEADER_", $name, "` (bit ", stringify!($bit), ").")]
+                $(#[doc = $doc])* $variant,
+            )*
             /// Any other bit (0, past the last perf defines, simpleperf's from 128).
             Unknown(u32),
         }
@@ -59,7 +61,10 @@ macro_rules! features {
         #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
         #[non_exhaustive]
         pub enum Feature {
-            $($(#[doc = $doc])* $variant $(( $(#[$fattr])* $body ))?,)*
+            $(
+                #[doc = concat!("The `HEADER_", $name, "` section.")]
+                $(#[doc = $doc])* $variant $(( $(#[$fattr])* $body ))?,
+            )*
             /// A feature kept as its bytes: unknown bits, and known ones whose bytes did
             /// not fit their layout.
             Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -31,6 +30,7 @@ pub struct CpuDomainInfo {
     pub max_sched_domains: u32,
     #[br(parse_with = bounded::while_fits, args(8, (schedstat_version,)))]
     #[bw(args(*schedstat_version))]
+    /// One entry per CPU.
     pub cpus: Vec<CpuDomains>,
 }
 
@@ -39,12 +39,14 @@ pub struct CpuDomainInfo {
 #[brw(import(version: u32))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct CpuDomains {
+    /// The CPU.
     pub cpu: u32,
     #[br(temp)]
     #[bw(try_calc = u32::try_from(domains.len()))]
     nr_domains: u32,
     #[br(parse_with = bounded::vec_with, args(nr_domains as usize, 12, (version,)))]
     #[bw(args(version))]
+    /// Its scheduling domains.
     pub domains: Vec<SchedDomain>,
 }
 
@@ -58,6 +60,7 @@ pub struct CpuDomains {
 ))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct SchedDomain {
+    /// The domain number.
     pub domain: u32,
     /// "SMT", "MC", "PKG"... (schedstat version 17 and later).
     #[br(if(version >= SCHEDSTAT_VERSION_NAMED_DOMAINS))]

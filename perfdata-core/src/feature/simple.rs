@@ -3,7 +3,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -12,7 +11,9 @@ use serde::Serialize;
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct NrCpus {
+    /// CPUs the system has.
     pub nr_cpus_available: u32,
+    /// CPUs online when recording.
     pub nr_cpus_online: u32,
 }
 
@@ -20,7 +21,9 @@ pub struct NrCpus {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SampleTime {
+    /// Time of the first sample (ns).
     pub first: u64,
+    /// Time of the last sample (ns).
     pub last: u64,
 }
 
@@ -28,11 +31,14 @@ pub struct SampleTime {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Compressed {
+    /// Format version (0).
     pub version: u32,
     /// 1 = zstd.
     #[serde(rename = "type")]
     pub type_: u32,
+    /// zstd compression level.
     pub level: u32,
+    /// Bytes in per byte out, rounded.
     pub ratio: u32,
     /// The largest decompressed size of one compressed record.
     pub mmap_len: u32,
@@ -55,8 +61,12 @@ impl Compressed {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ClockData {
+    /// Format version (1).
     pub version: u32,
+    /// The clock sample times come from.
     pub clockid: u32,
+    /// Wall-clock time when recording began (ns since the epoch).
     pub wall_clock_ns: u64,
+    /// The same moment on the sampling clock (ns).
     pub clockid_time_ns: u64,
 }

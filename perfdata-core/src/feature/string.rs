@@ -3,7 +3,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -21,6 +20,7 @@ pub struct PerfString {
     #[bw(try_calc = u32::try_from(bytes.len()))]
     len: u32,
     #[br(parse_with = bounded::bytes, args(len as usize))]
+    /// The string with its NUL and padding, as stored.
     pub bytes: Vec<u8>,
 }
 
@@ -44,10 +44,12 @@ pub struct StringList {
     #[bw(try_calc = u32::try_from(strings.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 4))]
+    /// The strings, in order.
     pub strings: Vec<PerfString>,
 }
 
 impl StringList {
+    /// A string list of these strings.
     pub fn new(strings: Vec<PerfString>) -> Self {
         StringList { strings }
     }

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use std::io::{Cursor, Read, Seek, SeekFrom};
 
@@ -59,6 +58,7 @@ fn dies_fit(cpus: &Option<Vec<CpuCoreSocket>>, dies: &Option<CpuDies>) -> bool {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct CpuCoreSocket {
+    /// Core id of the CPU.
     pub core_id: u32,
     /// -1 (u32::MAX) when unknown.
     pub socket_id: u32,
@@ -144,6 +144,7 @@ pub struct HybridTopology {
     #[bw(try_calc = u32::try_from(nodes.len()))]
     nr: u32,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+    /// One entry per hybrid PMU.
     pub nodes: Vec<HybridNode>,
 }
 
@@ -151,11 +152,14 @@ pub struct HybridTopology {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct HybridNode {
+    /// The PMU's name (cpu_core, cpu_atom).
     pub pmu_name: PerfString,
+    /// Its CPUs, in perf's text form.
     pub cpus: PerfString,
 }
 
 impl HybridTopology {
+    /// A HYBRID_TOPOLOGY feature of these nodes.
     pub fn new(nodes: Vec<HybridNode>) -> Self {
         HybridTopology { nodes }
     }

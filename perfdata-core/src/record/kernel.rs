@@ -7,7 +7,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -22,6 +21,7 @@ use crate::bounded;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PaddedString {
     #[br(parse_with = bounded::rest)]
+    /// The string and its padding, every byte as read.
     pub bytes: Vec<u8>,
 }
 
@@ -40,14 +40,20 @@ crate::text::c_string_text!(PaddedString);
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Mmap {
+    /// Process id (pid).
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Start address of the mapping.
     pub addr: u64,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Length of the mapping.
     pub len: u64,
     #[serde(serialize_with = "crate::json::addr")]
+    /// File offset of the mapping.
     pub pgoff: u64,
+    /// Path of the mapped file (NUL-padded).
     pub filename: PaddedString,
 }
 
@@ -55,7 +61,9 @@ pub struct Mmap {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Lost {
+    /// Id of the event whose records were lost.
     pub id: u64,
+    /// Records lost.
     pub lost: u64,
 }
 
@@ -63,8 +71,11 @@ pub struct Lost {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Comm {
+    /// Process id (pid).
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// The new command name (NUL-padded).
     pub comm: PaddedString,
 }
 
@@ -72,10 +83,15 @@ pub struct Comm {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ForkExit {
+    /// Process id (pid).
     pub pid: i32,
+    /// Parent process id.
     pub ppid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// Parent thread id.
     pub ptid: i32,
+    /// Time of the fork or exit (ns).
     pub time: u64,
 }
 
@@ -83,8 +99,11 @@ pub struct ForkExit {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Throttle {
+    /// Time of the (un)throttling (ns).
     pub time: u64,
+    /// Id of the event throttled.
     pub id: u64,
+    /// Id of the event group leader's stream (PERF_SAMPLE_STREAM_ID).
     pub stream_id: u64,
 }
 
@@ -93,9 +112,12 @@ pub struct Throttle {
 #[br(import(rf: ReadFormat))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReadRecord {
+    /// Process id (pid).
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
     #[br(args(rf))]
+    /// The counter values, as read_format lays them out.
     pub values: ReadData,
 }
 
@@ -109,18 +131,28 @@ pub struct ReadRecord {
 #[serde(untagged)]
 pub enum Mmap2Id {
     #[br(pre_assert(!build_id))]
+    /// Device and inode of the mapped file.
     Inode {
+        /// Major device number of the mapped file.
         maj: u32,
+        /// Minor device number.
         min: u32,
+        /// Inode number of the mapped file.
         ino: u64,
+        /// Inode generation.
         ino_generation: u64,
     },
     #[br(pre_assert(build_id))]
+    /// The mapped file's build id (misc MMAP_BUILD_ID).
     BuildId {
+        /// Bytes of the build id that are used (20 for SHA-1).
         build_id_size: u8,
+        /// Reserved, kept as read.
         reserved1: u8,
+        /// Reserved, kept as read.
         reserved2: u16,
         #[serde(serialize_with = "crate::text::serialize_hex")]
+        /// The build id, zero-padded to 20 bytes.
         build_id: [u8; 20],
     },
 }
@@ -130,19 +162,28 @@ pub enum Mmap2Id {
 #[br(import(build_id: bool))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mmap2 {
+    /// Process id (pid).
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Start address of the mapping.
     pub addr: u64,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Length of the mapping.
     pub len: u64,
     #[serde(serialize_with = "crate::json::addr")]
+    /// File offset of the mapping.
     pub pgoff: u64,
     #[br(args(build_id))]
     #[serde(flatten)]
+    /// Device and inode, or the build id.
     pub id: Mmap2Id,
+    /// Memory protection (PROT_*).
     pub prot: u32,
+    /// Mapping flags (MAP_*).
     pub flags: u32,
+    /// Path of the mapped file (NUL-padded).
     pub filename: PaddedString,
 }
 
@@ -150,8 +191,11 @@ pub struct Mmap2 {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Aux {
+    /// Offset in the AUX buffer of the new data.
     pub aux_offset: u64,
+    /// Size of the new data.
     pub aux_size: u64,
+    /// PERF_AUX_FLAG_* (truncated, overwrite, partial, collision).
     pub flags: u64,
 }
 
@@ -159,7 +203,9 @@ pub struct Aux {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ItraceStart {
+    /// Process id of the traced task.
     pub pid: i32,
+    /// Thread id of the traced task.
     pub tid: i32,
 }
 
@@ -167,6 +213,7 @@ pub struct ItraceStart {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct LostSamples {
+    /// Samples lost.
     pub lost: u64,
 }
 
@@ -174,7 +221,9 @@ pub struct LostSamples {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SwitchCpuWide {
+    /// Process id of the task switched to (out) or from (in).
     pub next_prev_pid: i32,
+    /// Thread id of the task switched to (out) or from (in).
     pub next_prev_tid: i32,
 }
 
@@ -182,7 +231,9 @@ pub struct SwitchCpuWide {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct NamespaceLink {
+    /// Device number of the namespace file.
     pub dev: u64,
+    /// Inode number of the namespace.
     pub ino: u64,
 }
 
@@ -190,12 +241,15 @@ pub struct NamespaceLink {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Namespaces {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
     #[br(temp)]
     #[bw(calc = links.len() as u64)]
     nr_namespaces: u64,
     #[br(parse_with = bounded::vec, args(nr_namespaces as usize, 16))]
+    /// One link per namespace type (PID, UTS, ..., cgroup), in the kernel's order.
     pub links: Vec<NamespaceLink>,
 }
 
@@ -204,10 +258,15 @@ pub struct Namespaces {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Ksymbol {
     #[serde(serialize_with = "crate::json::addr")]
+    /// Start address of the symbol.
     pub addr: u64,
+    /// Length of the symbol in bytes.
     pub len: u32,
+    /// PERF_RECORD_KSYMBOL_TYPE_* (1 BPF program, 2 out-of-line code).
     pub ksym_type: u16,
+    /// PERF_RECORD_KSYMBOL_FLAGS_* (1: unregistered).
     pub flags: u16,
+    /// The symbol's name.
     pub name: PaddedString,
 }
 
@@ -216,10 +275,14 @@ pub struct Ksymbol {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BpfEvent {
     #[serde(rename = "type")]
+    /// PERF_BPF_EVENT_* (1 program load, 2 unload).
     pub type_: u16,
+    /// Flags, zero so far.
     pub flags: u16,
+    /// The BPF program's id.
     pub id: u32,
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The program's tag (a hash of its instructions).
     pub tag: [u8; 8],
 }
 
@@ -227,7 +290,9 @@ pub struct BpfEvent {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Cgroup {
+    /// The cgroup's id.
     pub id: u64,
+    /// The cgroup's path.
     pub path: PaddedString,
 }
 
@@ -236,8 +301,11 @@ pub struct Cgroup {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct TextPoke {
     #[serde(serialize_with = "crate::json::addr")]
+    /// Address of the change.
     pub addr: u64,
+    /// Bytes before the change.
     pub old_len: u16,
+    /// Bytes after it.
     pub new_len: u16,
     /// old_len bytes of old text, then new_len bytes of new text.
     #[br(parse_with = bounded::bytes, args(old_len as usize + new_len as usize))]
@@ -249,6 +317,7 @@ pub struct TextPoke {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct AuxOutputHwId {
+    /// The hardware id of the AUX output.
     pub hw_id: u64,
 }
 
@@ -256,11 +325,13 @@ pub struct AuxOutputHwId {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct CallchainDeferred {
+    /// Cookie matching the sample that deferred its user callchain.
     pub cookie: u64,
     #[br(temp)]
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// The deferred user callchain, innermost first.
     pub ips: Vec<u64>,
 }

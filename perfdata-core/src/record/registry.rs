@@ -10,7 +10,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::Endian;
 
@@ -59,7 +58,10 @@ macro_rules! record_types {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
         pub enum RecordType {
-            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant,)*
+            $(
+                #[doc = concat!("`", $name, "` (", stringify!($num), ").")]
+                $(#[doc = $doc])* $(#[cfg($cfg)])? $variant,
+            )*
             /// Any other number (simpleperf's own records start at 32768).
             Unknown(u32),
         }
@@ -69,7 +71,10 @@ macro_rules! record_types {
         #[serde(untagged)]
         #[non_exhaustive]
         pub enum RecordBody {
-            $($(#[doc = $doc])* $(#[cfg($cfg)])? $variant $(( $(#[$battr])* $body ))?,)*
+            $(
+                #[doc = concat!("The body of a `", $name, "` record.")]
+                $(#[doc = $doc])* $(#[cfg($cfg)])? $variant $(( $(#[$battr])* $body ))?,
+            )*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
             /// their type's layout.
             Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -17,7 +16,9 @@ use crate::bounded;
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct PidTid {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
 }
 
@@ -25,7 +26,9 @@ pub struct PidTid {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct CpuRes {
+    /// The CPU.
     pub cpu: u32,
+    /// Reserved, kept as read.
     pub res: u32,
 }
 
@@ -35,16 +38,22 @@ pub struct CpuRes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct SampleId {
     #[br(if(st.contains(SampleType::TID)))]
+    /// PERF_SAMPLE_TID: process and thread id.
     pub tid: Option<PidTid>,
     #[br(if(st.contains(SampleType::TIME)))]
+    /// PERF_SAMPLE_TIME: time (ns).
     pub time: Option<u64>,
     #[br(if(st.contains(SampleType::ID)))]
+    /// PERF_SAMPLE_ID: event id.
     pub id: Option<u64>,
     #[br(if(st.contains(SampleType::STREAM_ID)))]
+    /// PERF_SAMPLE_STREAM_ID: the group leader's id.
     pub stream_id: Option<u64>,
     #[br(if(st.contains(SampleType::CPU)))]
+    /// PERF_SAMPLE_CPU: CPU and a reserved word.
     pub cpu: Option<CpuRes>,
     #[br(if(st.contains(SampleType::IDENTIFIER)))]
+    /// PERF_SAMPLE_IDENTIFIER: event id.
     pub identifier: Option<u64>,
 }
 
@@ -53,10 +62,13 @@ pub struct SampleId {
 #[br(import(rf: ReadFormat))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ReadValue {
+    /// The counter's value.
     pub value: u64,
     #[br(if(rf.contains(ReadFormat::ID)))]
+    /// Its event id (read_format ID).
     pub id: Option<u64>,
     #[br(if(rf.contains(ReadFormat::LOST)))]
+    /// Its lost count (read_format LOST).
     pub lost: Option<u64>,
 }
 
@@ -68,27 +80,37 @@ pub struct ReadValue {
 #[serde(untagged)]
 pub enum ReadData {
     #[br(pre_assert(!rf.contains(ReadFormat::GROUP)))]
+    /// One counter (read_format without GROUP).
     Single {
+        /// The counter's value.
         value: u64,
         #[br(if(rf.contains(ReadFormat::TOTAL_TIME_ENABLED)))]
+        /// Time the counter was enabled (ns; read_format TOTAL_TIME_ENABLED).
         time_enabled: Option<u64>,
         #[br(if(rf.contains(ReadFormat::TOTAL_TIME_RUNNING)))]
+        /// Time it was running (ns; read_format TOTAL_TIME_RUNNING).
         time_running: Option<u64>,
         #[br(if(rf.contains(ReadFormat::ID)))]
+        /// Its event id (read_format ID).
         id: Option<u64>,
         #[br(if(rf.contains(ReadFormat::LOST)))]
+        /// Its lost count (read_format LOST).
         lost: Option<u64>,
     },
     #[br(pre_assert(rf.contains(ReadFormat::GROUP)))]
+    /// A group's counters (read_format GROUP).
     Group {
         #[br(temp)]
         #[bw(calc = values.len() as u64)]
         nr: u64,
         #[br(if(rf.contains(ReadFormat::TOTAL_TIME_ENABLED)))]
+        /// Time the group was enabled (ns; read_format TOTAL_TIME_ENABLED).
         time_enabled: Option<u64>,
         #[br(if(rf.contains(ReadFormat::TOTAL_TIME_RUNNING)))]
+        /// Time it was running (ns; read_format TOTAL_TIME_RUNNING).
         time_running: Option<u64>,
         #[br(parse_with = bounded::vec_with, args(nr as usize, 8, (rf,)))]
+        /// One value per group member, the leader first.
         values: Vec<ReadValue>,
     },
 }
@@ -102,10 +124,12 @@ pub struct Callchain {
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// Instruction pointers, innermost first, with PERF_CONTEXT_* markers.
     pub ips: Vec<u64>,
 }
 
 impl Callchain {
+    /// A call chain of these instruction pointers.
     pub fn new(ips: Vec<u64>) -> Self {
         Callchain { ips }
     }
@@ -121,10 +145,12 @@ pub struct RawData {
     size: u32,
     #[br(parse_with = bounded::bytes, args(size as usize))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The tracepoint (or raw PMU) data, as the kernel wrote it (padding included).
     pub data: Vec<u8>,
 }
 
 impl RawData {
+    /// Raw data of these bytes.
     pub fn new(data: Vec<u8>) -> Self {
         RawData { data }
     }
@@ -137,11 +163,14 @@ impl RawData {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BranchEntry {
     #[serde(serialize_with = "crate::json::addr")]
+    /// Branch source address.
     pub from: u64,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Branch target address.
     pub to: u64,
     #[br(parse_with = read_branch_flags)]
     #[bw(write_with = write_branch_flags)]
+    /// Prediction, transaction, cycles and type bits.
     pub flags: u64,
 }
 
@@ -204,8 +233,10 @@ pub struct BranchStack {
     #[bw(calc = entries.len() as u64)]
     nr: u64,
     #[br(if(bst.contains(BranchSampleType::HW_INDEX)))]
+    /// Hardware index of the most recent branch (BRANCH_HW_INDEX).
     pub hw_idx: Option<u64>,
     #[br(parse_with = bounded::vec, args(nr as usize, 24))]
+    /// The branches, most recent first.
     pub entries: Vec<BranchEntry>,
     /// One u64 per entry with COUNTERS, else empty.
     #[br(parse_with = bounded::vec, args(if bst.contains(BranchSampleType::COUNTERS) { nr as usize } else { 0 }, 8))]
@@ -218,9 +249,11 @@ pub struct BranchStack {
 #[br(import(nr_regs: u32))]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Regs {
+    /// PERF_SAMPLE_REGS_ABI_* (0: none recorded).
     pub abi: u64,
     #[br(parse_with = bounded::vec, args(if abi != 0 { nr_regs as usize } else { 0 }, 8))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// The registers sample_regs_* selects, lowest bit first.
     pub regs: Vec<u64>,
 }
 
@@ -233,8 +266,10 @@ pub struct StackUser {
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The user stack copy, from the stack pointer up.
     pub data: Vec<u8>,
     #[br(if(size != 0))]
+    /// Bytes of the copy that are valid.
     pub dyn_size: Option<u64>,
 }
 
@@ -247,6 +282,7 @@ pub struct AuxSample {
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The AUX area snapshot.
     pub data: Vec<u8>,
 }
 
@@ -257,57 +293,80 @@ pub struct AuxSample {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Sample {
     #[br(if(f.sample_type.contains(SampleType::IDENTIFIER)))]
+    /// PERF_SAMPLE_IDENTIFIER: the event id.
     pub identifier: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::IP)))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// PERF_SAMPLE_IP: instruction pointer.
     pub ip: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::TID)))]
+    /// PERF_SAMPLE_TID: process and thread id.
     pub tid: Option<PidTid>,
     #[br(if(f.sample_type.contains(SampleType::TIME)))]
+    /// PERF_SAMPLE_TIME: time (ns).
     pub time: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ADDR)))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// PERF_SAMPLE_ADDR: data address.
     pub addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ID)))]
+    /// PERF_SAMPLE_ID: event id.
     pub id: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::STREAM_ID)))]
+    /// PERF_SAMPLE_STREAM_ID: the group leader's id.
     pub stream_id: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::CPU)))]
+    /// PERF_SAMPLE_CPU: CPU and a reserved word.
     pub cpu: Option<CpuRes>,
     #[br(if(f.sample_type.contains(SampleType::PERIOD)))]
+    /// PERF_SAMPLE_PERIOD: the sample period.
     pub period: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::READ)), args(f.read_format))]
+    /// PERF_SAMPLE_READ: counter values.
     pub read: Option<ReadData>,
     #[br(if(f.sample_type.contains(SampleType::CALLCHAIN)))]
+    /// PERF_SAMPLE_CALLCHAIN: the call chain.
     pub callchain: Option<Callchain>,
     #[br(if(f.sample_type.contains(SampleType::RAW)))]
+    /// PERF_SAMPLE_RAW: tracepoint or raw PMU data.
     pub raw: Option<RawData>,
     #[br(if(f.sample_type.contains(SampleType::BRANCH_STACK)), args(f.branch_sample_type))]
+    /// PERF_SAMPLE_BRANCH_STACK: the last branch records.
     pub branch_stack: Option<BranchStack>,
     #[br(if(f.sample_type.contains(SampleType::REGS_USER)), args(f.sample_regs_user.count_ones()))]
+    /// PERF_SAMPLE_REGS_USER: user registers.
     pub regs_user: Option<Regs>,
     #[br(if(f.sample_type.contains(SampleType::STACK_USER)))]
+    /// PERF_SAMPLE_STACK_USER: a copy of the user stack.
     pub stack_user: Option<StackUser>,
     /// WEIGHT, or WEIGHT_STRUCT read as the same u64 (perf's union perf_sample_weight is
     /// declared per byte order so that its `full` u64 is the same on both).
     #[br(if(f.sample_type.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT)))]
     pub weight: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::DATA_SRC)))]
+    /// PERF_SAMPLE_DATA_SRC: memory hierarchy source of the access.
     pub data_src: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::TRANSACTION)))]
+    /// PERF_SAMPLE_TRANSACTION: transactional memory abort flags.
     pub transaction: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::REGS_INTR)), args(f.sample_regs_intr.count_ones()))]
+    /// PERF_SAMPLE_REGS_INTR: registers at the interrupt.
     pub regs_intr: Option<Regs>,
     #[br(if(f.sample_type.contains(SampleType::PHYS_ADDR)))]
     #[serde(serialize_with = "crate::json::addr")]
+    /// PERF_SAMPLE_PHYS_ADDR: physical data address.
     pub phys_addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::CGROUP)))]
+    /// PERF_SAMPLE_CGROUP: cgroup id.
     pub cgroup: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::DATA_PAGE_SIZE)))]
+    /// PERF_SAMPLE_DATA_PAGE_SIZE: page size of the data address.
     pub data_page_size: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::CODE_PAGE_SIZE)))]
+    /// PERF_SAMPLE_CODE_PAGE_SIZE: page size of the ip.
     pub code_page_size: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::AUX)))]
+    /// PERF_SAMPLE_AUX: an AUX area snapshot.
     pub aux: Option<AuxSample>,
 }
 

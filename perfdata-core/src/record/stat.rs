@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::{Serialize, Serializer};
@@ -19,6 +18,7 @@ pub struct ThreadMapEntry {
     /// A pid (or -1 as u64 for "any thread").
     pub pid: u64,
     #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    /// Its command (16 bytes, NUL-padded).
     pub comm: [u8; 16],
 }
 
@@ -30,6 +30,7 @@ pub struct ThreadMap {
     #[bw(try_calc = u64::try_from(entries.len()))]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 24))]
+    /// One entry per thread: pid and comm.
     pub entries: Vec<ThreadMapEntry>,
 }
 
@@ -48,6 +49,7 @@ pub enum CpuMapData {
         #[bw(try_calc = u16::try_from(cpus.len()))]
         nr: u16,
         #[br(parse_with = bounded::vec, args(nr as usize, 2))]
+        /// The CPU numbers.
         cpus: Vec<u16>,
     },
     /// PERF_CPU_MAP__MASK (1) with `long_size` 4: `u16 nr; u16 long_size; u32 mask[nr]`.
@@ -60,6 +62,7 @@ pub enum CpuMapData {
         #[bw(calc = 4u16)]
         long_size: u16,
         #[br(parse_with = bounded::vec, args(nr as usize, 4))]
+        /// The mask words, 32 bits each, CPU 0 in bit 0 of the first.
         mask: Vec<u32>,
     },
     /// PERF_CPU_MAP__MASK (1) with `long_size` 8: `u16 nr; u16 long_size; char pad[4];
@@ -73,18 +76,24 @@ pub enum CpuMapData {
         #[bw(calc = 8u16)]
         long_size: u16,
         #[serde(skip)]
+        /// Padding, kept as read.
         pad: [u8; 4],
         #[br(parse_with = bounded::vec, args(nr as usize, 8))]
+        /// The mask words, 64 bits each, CPU 0 in bit 0 of the first.
         mask: Vec<u64>,
     },
     /// PERF_CPU_MAP__RANGE_CPUS (2, perf 6.1+): cpus `start_cpu..=end_cpu`, plus -1
     /// when `any_cpu` is set.
     #[brw(magic = 2u16)]
     Range {
+        /// Whether the map also holds the "any CPU" entry (-1).
         any_cpu: u8,
         #[serde(skip)]
+        /// Padding, kept as read.
         pad: u8,
+        /// First CPU of the range.
         start_cpu: u16,
+        /// Last CPU of the range.
         end_cpu: u16,
     },
 }
@@ -137,6 +146,7 @@ impl CpuMapData {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CpuMap {
+    /// The map, in the layout its type says.
     pub data: CpuMapData,
 }
 
@@ -144,7 +154,9 @@ pub struct CpuMap {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct StatConfigEntry {
+    /// PERF_STAT_CONFIG_TERM__* (aggregation mode, interval, scale).
     pub tag: u64,
+    /// The term's value.
     pub val: u64,
 }
 
@@ -156,6 +168,7 @@ pub struct StatConfig {
     #[bw(try_calc = u64::try_from(entries.len()))]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 16))]
+    /// The configuration terms.
     pub entries: Vec<StatConfigEntry>,
 }
 
@@ -163,11 +176,17 @@ pub struct StatConfig {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Stat {
+    /// Id of the counter's event.
     pub id: u64,
+    /// CPU index of the count.
     pub cpu: u32,
+    /// Thread index of the count.
     pub thread: u32,
+    /// The count.
     pub val: u64,
+    /// Time the counter was enabled (ns).
     pub ena: u64,
+    /// Time it was running (ns).
     pub run: u64,
 }
 
@@ -176,7 +195,9 @@ pub struct Stat {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct StatRound {
     #[serde(rename = "type")]
+    /// PERF_STAT_ROUND_TYPE__* (0 interval, 1 final).
     pub type_: u64,
+    /// Time of the round (ns).
     pub time: u64,
 }
 
@@ -186,6 +207,7 @@ pub struct StatRound {
 pub struct F64Bits(pub u64);
 
 impl F64Bits {
+    /// The value as an f64.
     pub fn get(self) -> f64 {
         f64::from_bits(self.0)
     }
@@ -227,9 +249,11 @@ pub enum EventUpdateData {
         #[br(calc = ty)]
         #[bw(ignore)]
         #[serde(rename = "type")]
+        /// The update's type number.
         type_: u64,
         #[br(parse_with = bounded::rest)]
         #[serde(serialize_with = "crate::text::serialize_hex")]
+        /// Its bytes, as stored.
         data: Vec<u8>,
     },
 }
@@ -255,7 +279,9 @@ pub struct EventUpdate {
     #[br(temp)]
     #[bw(calc = data.type_code())]
     type_: u64,
+    /// Id of the event updated.
     pub id: u64,
     #[br(args(type_))]
+    /// What is updated (unit, scale, name or CPUs).
     pub data: EventUpdateData,
 }

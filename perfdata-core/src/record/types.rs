@@ -3,7 +3,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::{Serialize, Serializer};
@@ -42,6 +41,7 @@ impl RecordType {
     pub const USER_TYPE_START: u32 = 64;
 
     #[inline]
+    /// The record type numbered `n` (Unknown for a number no row has).
     pub fn from_u32(n: u32) -> Self {
         match LOOKUP.get(n as usize) {
             Some(&row) if row != u8::MAX => TABLE[row as usize].ty,
@@ -50,6 +50,7 @@ impl RecordType {
     }
 
     #[inline]
+    /// The type's number.
     pub fn as_u32(self) -> u32 {
         match self {
             RecordType::Unknown(n) => n,
@@ -117,15 +118,19 @@ impl Serialize for RecordType {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct RecordHeader {
     #[serde(rename = "type")]
+    /// The record type (PERF_RECORD_*).
     pub type_: u32,
+    /// PERF_RECORD_MISC_* bits (cpumode and record-specific flags).
     pub misc: u16,
     /// Bytes of the record including this header (payloads after it not counted).
     pub size: u16,
 }
 
 impl RecordHeader {
+    /// Bytes it takes in a file.
     pub const SIZE: usize = 8;
 
+    /// A header of type `type_`, flags `misc` and `size` bytes.
     pub fn new(type_: RecordType, misc: u16, size: u16) -> Self {
         RecordHeader {
             type_: type_.as_u32(),
@@ -134,6 +139,7 @@ impl RecordHeader {
         }
     }
 
+    /// The record type the header names.
     pub fn record_type(&self) -> RecordType {
         RecordType::from_u32(self.type_)
     }
@@ -147,12 +153,17 @@ impl RecordHeader {
 
 /// `misc` bits that change a record's layout or meaning.
 pub mod misc {
+    /// The cpumode bits of misc.
     pub const CPUMODE_MASK: u16 = 7;
+    /// cpumode: the kernel.
     pub const KERNEL: u16 = 1;
+    /// cpumode: user space.
     pub const USER: u16 = 2;
     /// MMAP/MMAP2 of a data (non-executable) mapping; COMM of an exec; SWITCH out.
     pub const MMAP_DATA: u16 = 1 << 13;
+    /// COMM: the name changed with an exec.
     pub const COMM_EXEC: u16 = 1 << 13;
+    /// SWITCH: the task was switched out (else in).
     pub const SWITCH_OUT: u16 = 1 << 13;
     /// MMAP2 carries a build id instead of maj/min/ino/ino_generation.
     pub const MMAP_BUILD_ID: u16 = 1 << 14;

@@ -4,7 +4,6 @@
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
 // what perf does not name or perfdata adds is documented here.
-#![allow(missing_docs)]
 
 use binrw::binrw;
 use serde::Serialize;
@@ -20,8 +19,10 @@ use crate::header::EventType;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeaderAttr {
     #[br(args(attr_len))]
+    /// The event attribute.
     pub attr: PerfEventAttr,
     #[br(parse_with = bounded::words_to_end)]
+    /// The ids the kernel gave the event (one per CPU or thread).
     pub ids: Vec<u64>,
 }
 
@@ -43,9 +44,11 @@ impl HeaderAttr {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeaderTracingData {
+    /// Bytes of tracing data that follow the record.
     pub size: u32,
     #[br(parse_with = bounded::rest)]
     #[serde(skip)]
+    /// Bytes of the record after the size field, kept as read.
     pub rest: Vec<u8>,
 }
 
@@ -67,12 +70,19 @@ impl HeaderTracingData {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Auxtrace {
+    /// Bytes of AUX data that follow the record.
     pub size: u64,
+    /// Offset of the data in the AUX buffer.
     pub offset: u64,
+    /// A reference perf sets (a timestamp, for Intel PT).
     pub reference: u64,
+    /// Index of the mmap the data came from.
     pub idx: u32,
+    /// Thread the data belongs to (-1 for CPU-wide).
     pub tid: i32,
+    /// CPU the data belongs to (-1 for per-thread).
     pub cpu: u32,
+    /// Reserved, zero (kept as read).
     pub reserved: u32,
 }
 
@@ -83,9 +93,11 @@ pub struct Auxtrace {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeaderFeature {
+    /// The feature's bit (HEADER_*).
     pub feat_id: u64,
     #[br(parse_with = bounded::rest)]
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// The feature section's bytes.
     pub data: Vec<u8>,
 }
 
@@ -95,6 +107,7 @@ pub struct HeaderFeature {
 pub struct Compressed {
     #[br(parse_with = bounded::rest)]
     #[serde(skip)]
+    /// The zstd frame bytes (to the end of the record).
     pub data: Vec<u8>,
 }
 
@@ -108,6 +121,7 @@ pub struct Compressed2 {
     data_size: u64,
     #[br(parse_with = bounded::bytes, args(data_size as usize))]
     #[serde(skip)]
+    /// The zstd bytes (data_size of them used; the rest padding).
     pub data: Vec<u8>,
 }
 
@@ -119,7 +133,9 @@ pub struct Compressed2 {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct HeaderEventType {
+    /// The event's config.
     pub event_id: u64,
+    /// The event's name (64 bytes, NUL-padded).
     pub name: PaddedString,
 }
 
@@ -155,10 +171,13 @@ impl HeaderEventType {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct IdIndexEntry {
+    /// The event id.
     pub id: u64,
     /// Index of the mmap (ring buffer) the id's records go to.
     pub idx: u64,
+    /// CPU the id's counter is on (-1: any).
     pub cpu: u64,
+    /// Thread the id's counter follows (-1: any).
     pub tid: u64,
 }
 
@@ -166,7 +185,9 @@ pub struct IdIndexEntry {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct IdIndexEntry2 {
+    /// Process id of the guest machine (0: the host).
     pub machine_pid: u64,
+    /// The guest's virtual CPU.
     pub vcpu: u64,
 }
 
@@ -179,6 +200,7 @@ pub struct IdIndex {
     #[bw(try_calc = u64::try_from(entries.len()))]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 32))]
+    /// One entry per id.
     pub entries: Vec<IdIndexEntry>,
     /// Present when the record size leaves room for nr more 16-byte entries.
     #[br(parse_with = bounded::optional_vec, args(nr as usize, 16))]
@@ -211,7 +233,9 @@ impl IdIndex {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AuxtraceInfo {
     #[serde(rename = "type")]
+    /// PERF_AUXTRACE_* (the trace's kind: Intel PT, BTS, CoreSight, ...).
     pub type_: u32,
+    /// Reserved, kept as read.
     pub reserved: u32,
     /// The decoder's private u64 words, to the end of the record.
     #[br(parse_with = bounded::words_to_end)]
@@ -229,22 +253,33 @@ pub struct AuxtraceInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct AuxtraceError {
     #[serde(rename = "type")]
+    /// PERF_AUXTRACE_ERROR_* (1 instruction trace, 2 error type).
     pub type_: u32,
+    /// Decoder error code.
     pub code: u32,
+    /// CPU of the error.
     pub cpu: u32,
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// Message format (0: no time, 1: with time, 2: with machine_pid and vcpu).
     pub fmt: u32,
     #[serde(serialize_with = "crate::json::addr")]
+    /// Instruction pointer of the error.
     pub ip: u64,
     #[br(if(fmt >= 1))]
+    /// Time of the error (fmt >= 1).
     pub time: Option<u64>,
     #[br(parse_with = bounded::bytes_or_rest, args(if fmt >= 2 { Some(Self::MSG_LEN) } else { None }))]
     #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    /// The message (64 bytes, NUL-padded).
     pub msg: Vec<u8>,
     #[br(if(fmt >= 2))]
+    /// Guest machine pid (fmt 2).
     pub machine_pid: Option<i32>,
     #[br(if(fmt >= 2))]
+    /// Guest virtual CPU (fmt 2).
     pub vcpu: Option<i32>,
 }
 
@@ -262,11 +297,16 @@ impl AuxtraceError {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct TimeConvCycles {
+    /// The TSC value at time_zero (cap_user_time_short).
     pub time_cycles: u64,
+    /// Mask of the TSC bits counted.
     pub time_mask: u64,
+    /// Whether time_zero is valid.
     pub cap_user_time_zero: u8,
+    /// Whether the counter is short (time_cycles and time_mask apply).
     pub cap_user_time_short: u8,
     #[serde(serialize_with = "crate::text::serialize_hex")]
+    /// Padding, kept as read.
     pub reserved: [u8; 6],
 }
 
@@ -274,8 +314,11 @@ pub struct TimeConvCycles {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct TimeConv {
+    /// Shift of the TSC to nanoseconds conversion.
     pub time_shift: u64,
+    /// Multiplier of the TSC to nanoseconds conversion.
     pub time_mult: u64,
+    /// Time in nanoseconds at TSC zero.
     pub time_zero: u64,
     /// Present in records of perf 5.11 and later (a 56-byte record instead of 32).
     #[br(parse_with = bounded::optional, args(TimeConvCycles::SIZE))]
@@ -284,6 +327,7 @@ pub struct TimeConv {
 }
 
 impl TimeConvCycles {
+    /// Bytes it takes in a file.
     pub const SIZE: u64 = 24;
 }
 
@@ -292,8 +336,10 @@ impl TimeConvCycles {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BpfMetadataEntry {
     #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    /// The variable's name.
     pub key: [u8; 64],
     #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    /// Its value, as text.
     pub value: [u8; 256],
 }
 
@@ -312,6 +358,7 @@ pub struct BpfMetadata {
     #[bw(try_calc = u64::try_from(entries.len()))]
     nr_entries: u64,
     #[br(parse_with = bounded::vec, args(nr_entries as usize, 320))]
+    /// The metadata variables.
     pub entries: Vec<BpfMetadataEntry>,
 }
 
@@ -320,7 +367,10 @@ pub struct BpfMetadata {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestOnly {
+    /// Process id.
     pub pid: i32,
+    /// Thread id.
     pub tid: i32,
+    /// A value.
     pub value: u64,
 }

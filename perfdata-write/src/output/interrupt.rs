@@ -129,7 +129,7 @@ impl Drop for TempPathGuard {
 
 /// A thread that never takes SIGINT or SIGTERM (it starts with them blocked): the
 /// handler then always runs on the thread that reads the input, as it did before there
-/// were helper threads, and [`SignalsBlocked`] there holds every interrupt back.
+/// were helper threads, and blocking signals there holds every interrupt back.
 pub fn spawn_without_signals<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> std::thread::JoinHandle<T> {
