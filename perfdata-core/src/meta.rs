@@ -66,6 +66,17 @@ impl std::fmt::Display for Warning {
 }
 
 /// The metadata of a recording.
+///
+/// ```
+/// use perfdata_core::feature::{Feature, FeatureId};
+///
+/// let reader = perfdata_core::PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-multi-event.data"))?;
+/// let meta = reader.meta();
+/// assert_eq!(meta.attrs.len(), 3);
+/// assert_eq!(meta.event_name(2), "page-faults/period=4/");
+/// assert!(matches!(meta.feature(FeatureId::SampleTime), Some(Feature::SampleTime(_))));
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Metadata {
     /// File, pipe or directory.

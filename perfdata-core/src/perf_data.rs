@@ -58,6 +58,23 @@ pub struct ReadContainer {
 /// (`meta.features`) and old event types; `records` for the data. A pipe stream's
 /// header records (HEADER_ATTR, HEADER_FEATURE, ...) are kept among the records, and are
 /// written as they are only while they say what `meta` says.
+///
+/// ```
+/// use perfdata_core::PerfData;
+/// use perfdata_core::record::RecordBody;
+///
+/// let tree = PerfData::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// let comms: Vec<String> = tree
+///     .records
+///     .iter()
+///     .filter_map(|e| match &e.record.body {
+///         RecordBody::Comm(c) => Some(c.comm.as_str_lossy()),
+///         _ => None,
+///     })
+///     .collect();
+/// assert_eq!(comms, ["perf-exec", "perfdata-spin"]);
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct PerfData {
     /// The recording's metadata.

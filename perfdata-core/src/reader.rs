@@ -67,6 +67,24 @@ fn junk_warning(len: u64) -> String {
 /// One record of the input, borrowed from the reader, with the metadata as of that
 /// record: its raw bytes for the fast path (counting, filtering, copying), `locate` for
 /// the fields records are sorted and filtered by, `decode` for the typed model.
+///
+/// ```
+/// use perfdata_core::record::{RecordBody, RecordType};
+///
+/// let mut reader = perfdata_core::PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// while let Some(item) = reader.next_record()? {
+///     if item.raw.record_type() != RecordType::Sample {
+///         continue;
+///     }
+///     // Cheap: fields at fixed offsets, no decoding.
+///     let at = item.locate();
+///     // Whole: the typed model.
+///     let RecordBody::Sample(sample) = item.decode()?.body else { unreachable!() };
+///     assert_eq!(sample.time, at.time);
+///     assert_eq!(sample.tid.map(|t| t.pid), at.pid);
+/// }
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 pub struct RecordRef<'a> {
     /// The record's bytes and where it was.
     pub raw: RawRecord<'a>,
@@ -129,6 +147,19 @@ impl RecordRef<'_> {
 }
 
 /// A recording opened for reading.
+///
+/// ```
+/// use perfdata_core::PerfReader;
+/// use perfdata_core::record::RecordType;
+///
+/// let mut reader = PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// let mut samples = 0;
+/// while let Some(item) = reader.next_record()? {
+///     samples += u64::from(item.raw.record_type() == RecordType::Sample);
+/// }
+/// assert_eq!(samples, 279); // as perf report --stats counts them
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 pub struct PerfReader {
     meta: Metadata,
     sources: Vec<Source>,

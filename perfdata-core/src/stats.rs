@@ -30,6 +30,17 @@ pub struct EventCounts {
 }
 
 /// Counts of a whole recording.
+///
+/// ```
+/// use perfdata_core::record::RecordType;
+/// use perfdata_core::stats::Stats;
+///
+/// let (stats, _reader, result) = Stats::of(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// result?;
+/// assert_eq!(stats.total, 294);
+/// assert_eq!(stats.records()[&RecordType::Sample], 279);
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Records by type: the kernel's and perf's types (below [`COUNTED_TYPES`]) by

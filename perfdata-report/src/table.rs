@@ -148,6 +148,21 @@ struct Count {
 
 /// Samples counted one at a time (perf's hists), so that a report need not keep them:
 /// [`Tally::add`] each, then [`Tally::tables`].
+///
+/// ```
+/// use perfdata_report::replay;
+/// use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
+/// use perfdata_report::table::{SortKey, Tally};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+/// let keys = SortKey::parse_list("comm").unwrap();
+/// let mut tally = Tally::new(&keys);
+/// let r = replay::replay_each(path.as_ref(), |machine, sample| tally.count(machine, &sample))?;
+/// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()));
+/// assert_eq!(tables[0].samples, 279);
+/// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Tally {
     keys: Vec<SortKey>,

@@ -86,6 +86,22 @@ pub struct AuxtracePosition {
 }
 
 /// A file-mode writer over a seekable output.
+///
+/// ```
+/// use perfdata_core::PerfReader;
+/// use perfdata_write::FileWriter;
+///
+/// // Copy the records of a recording into a new file; the writer derives SAMPLE_TIME.
+/// let mut reader = PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// let mut writer = FileWriter::for_meta(std::io::Cursor::new(Vec::new()), reader.meta())?;
+/// while let Some(item) = reader.next_record()? {
+///     writer.write_record(item.raw.bytes, item.raw.payload)?;
+/// }
+/// let bytes = writer.finish(Vec::new())?.into_inner();
+/// let copy = PerfReader::from_vec(bytes, Default::default())?;
+/// assert_eq!(copy.meta().attrs.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FileWriter<W: Write + Seek> {
     out: W,
     endian: Endian,

@@ -19,6 +19,21 @@ use crate::error::{Result, WriteError};
 use crate::framing::{checked_type, OwedPayload};
 
 /// A pipe-mode writer.
+///
+/// ```
+/// use perfdata_core::PerfReader;
+/// use perfdata_write::PipeWriter;
+///
+/// // A pipe stream's own records (attrs, features as records) copied as they come.
+/// let mut reader = PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/pipe-cpu-clock.data"))?;
+/// let mut writer = PipeWriter::new(Vec::new(), reader.meta().endian)?;
+/// while let Some(item) = reader.next_record()? {
+///     writer.write_record(item.raw.bytes, item.raw.payload)?;
+/// }
+/// let bytes = writer.finish()?;
+/// assert_eq!(bytes.len() as u64, std::fs::metadata(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/pipe-cpu-clock.data"))?.len());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct PipeWriter<W: Write> {
     out: W,
     endian: Endian,

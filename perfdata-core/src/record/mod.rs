@@ -44,6 +44,22 @@ pub struct DecodeContext<'a> {
 }
 
 /// A decoded record.
+///
+/// ```
+/// use perfdata_core::record::{RecordBody, RecordType};
+///
+/// let mut reader = perfdata_core::PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
+/// let endian = reader.meta().endian;
+/// while let Some(item) = reader.next_record()? {
+///     if item.raw.record_type() == RecordType::Mmap2 {
+///         let record = item.decode()?;
+///         assert!(matches!(record.body, RecordBody::Mmap2(_)));
+///         // Encoding gives the bytes back.
+///         assert_eq!(record.encode(endian)?, item.raw.bytes);
+///     }
+/// }
+/// # Ok::<(), perfdata_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Record {
     /// The record's header.

@@ -36,6 +36,22 @@ pub enum Compression {
 }
 
 /// Options of a conversion.
+///
+/// ```
+/// use perfdata_write::convert::{self, Compression, ConvertOptions, Target};
+///
+/// // Compress a recording as `perf record -z` does (level 3).
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+/// let opts = ConvertOptions {
+///     compression: Compression::Compress { level: 3, format: Default::default() },
+///     ..ConvertOptions::default()
+/// };
+/// let (reader, opts) = convert::open_input(path.as_ref(), &opts)?;
+/// let (out, report) = convert::to_target(reader, Target::File, std::io::Cursor::new(Vec::new()), &opts)?;
+/// assert_eq!(report.records_in, 294);
+/// assert!(out.into_inner().len() < std::fs::metadata(path)?.len() as usize);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ConvertOptions {
     /// `None`: the input's container (a directory becomes a file).

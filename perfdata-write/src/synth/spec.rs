@@ -20,6 +20,19 @@ pub const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
 /// Everything a synthetic trace is made from but its container. Every field has the
 /// default `perfdata synth` has; a JSON spec names only what it changes, and a name
 /// that is not a field is an error.
+///
+/// ```
+/// use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+///
+/// let spec = SynthSpec { samples: 1000, processes: 3, ..SynthSpec::default() };
+/// let (workload, trace) = spec.build()?;
+/// let writer = SynthWriter::file(std::io::Cursor::new(Vec::new()), trace)?;
+/// let (out, samples) = write_workload(&workload, writer)?;
+/// assert_eq!(samples, 1000);
+/// let reader = perfdata_core::PerfReader::from_vec(out.into_inner(), Default::default())?;
+/// assert!(!reader.meta().attrs.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynthSpec {
