@@ -426,7 +426,13 @@ impl PerfReader {
         };
         let raw = span.record(buf, self.meta.endian);
         if raw.origin == crate::raw::Origin::Top {
-            self.note_progress(raw.offset + raw.bytes.len() as u64 + raw.payload_len());
+            // Saturating: a hostile payload size near 2^64 must not wrap (the record is
+            // cut short by the end of the input later, with an error).
+            self.note_progress(
+                raw.offset
+                    .saturating_add(raw.bytes.len() as u64)
+                    .saturating_add(raw.payload_len()),
+            );
         }
         if let Err(e) = self.meta.fold(&raw) {
             self.failed = true;
