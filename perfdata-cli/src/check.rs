@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use perfdata_core::check::{check, Report};
+use perfdata_core::check::{check_reader, Report};
 
 /// `perfdata check` arguments.
 #[derive(clap::Args)]
@@ -32,7 +32,14 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, crate::CliError> {
         files.push(PathBuf::from("perf.data"));
     }
     for file in &files {
-        let report = check(file);
+        let opened = perfdata_core::PerfReader::open(file);
+        let report = {
+            let _progress = opened
+                .as_ref()
+                .ok()
+                .map(|r| crate::progress::Progress::watch(file, r.progress()));
+            check_reader(opened)
+        };
         worst = worst.max(if report.unreadable {
             2
         } else if report.is_clean() {

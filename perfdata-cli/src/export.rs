@@ -52,7 +52,11 @@ pub fn input_of(a: &ExportArgs) -> &std::path::Path {
 }
 
 pub fn run(a: &ExportArgs) -> Result<(), CliError> {
-    let r = replay::replay(a.file.path())?;
+    let reader = perfdata_core::PerfReader::open(a.file.path())?;
+    let r = {
+        let _progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
+        replay::replay_all(reader)?
+    };
     let opts = SymbolOptions {
         symfs: a.symfs.clone(),
         kallsyms: r.kernel_is_running(),

@@ -81,14 +81,18 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         tally = tally.with_children();
     }
     let mut cpu_less = false;
+    let reader = perfdata_core::PerfReader::open(a.file.path())?;
+    let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
     let r = if a.csv.is_some() {
-        replay::replay(a.file.path())?
+        replay::replay_all(reader)?
     } else {
-        replay::replay_each(a.file.path(), |m, s| {
+        replay::replay_reader(reader, |m, s| {
             cpu_less |= s.cpu.is_none();
             tally.count(m, &s)
         })?
     };
+    // The reading is done; symbolisation follows.
+    drop(progress);
     if wants_cpu && cpu_less {
         return Err(CliError::Usage(
             "--cpu: the recording's samples carry no CPU (record with --sample-cpu or -a)".into(),

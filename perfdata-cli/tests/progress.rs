@@ -42,6 +42,9 @@ fn progress_bar_shows_in_a_terminal() {
         "stats IN",
         "convert IN -o OUT -f",
         "strip IN -o OUT -f --time 50%-100%",
+        "report IN",
+        "export IN --format folded -o OUT -f",
+        "check IN",
     ] {
         let cmd = command(args, &input, &out);
         let run = Command::new("script")

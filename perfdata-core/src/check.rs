@@ -79,6 +79,13 @@ pub fn check(path: impl AsRef<Path>) -> Report {
     check_opened(PerfReader::open(path))
 }
 
+/// Check what [`PerfReader::open`] (or another constructor) gave: a reader opened by
+/// the caller, who may watch its [`PerfReader::progress`], or the error opening it
+/// (reported as the header's problem, the file unreadable).
+pub fn check_reader(opened: crate::Result<PerfReader>) -> Report {
+    check_opened(opened)
+}
+
 /// Check a recording held in memory.
 pub fn check_bytes(bytes: Vec<u8>) -> Report {
     check_opened(PerfReader::from_vec(bytes, ReadOptions::default()))

@@ -144,8 +144,13 @@ enum Event {
 
 /// Read `path` and replay it, keeping every sample.
 pub fn replay(path: &Path) -> Result<Replay> {
+    replay_all(PerfReader::open(path)?)
+}
+
+/// [`replay`] of a reader already open (see [`replay_reader`]).
+pub fn replay_all(reader: PerfReader) -> Result<Replay> {
     let mut samples = Vec::new();
-    let mut r = replay_each(path, |_, s| samples.push(s))?;
+    let mut r = replay_reader(reader, |_, s| samples.push(s))?;
     r.samples = samples;
     Ok(r)
 }
@@ -213,12 +218,21 @@ pub fn replay_each(
     path: &Path,
     on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
 ) -> Result<Replay> {
-    let mut reader = PerfReader::open(path)?;
+    replay_reader(PerfReader::open(path)?, on_sample)
+}
+
+/// [`replay_each`] of a reader already open (with [`PerfReader::open`]: compressed
+/// records expanded), so that the caller can watch its progress
+/// ([`PerfReader::progress`]).
+pub fn replay_reader(
+    mut reader: PerfReader,
+    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
+) -> Result<Replay> {
     let mut machine = Machine::new();
     add_feature_build_ids(reader.meta(), &mut machine);
     // A directory's data files are read one after the other, so their rounds do not
     // bound the times still to come: everything waits for the end.
-    let rounds = !path.is_dir();
+    let rounds = reader.meta().container != perfdata_core::ContainerKind::Directory;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Step>>(4);
     let (machine, lost_samples) = std::thread::scope(|scope| -> Result<(Machine, u64)> {
         let worker = scope.spawn(move || replay_steps(machine, rx, rounds, on_sample));
