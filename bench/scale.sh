@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Scale: time and peak RSS of each command on synthetic recordings of growing size, to
+# show time growing with the input and memory staying flat. Prints a Markdown table.
+#
+#   bench/scale.sh [SIZE...]          (default: 50MB 800MB 4GB)
+#
+# The inputs are `perfdata synth --size SIZE --callchain 8 --processes 8
+# --threads-per-process 4 --dsos 8 --cpus 2` (the same bytes on every machine), made
+# in $BENCH_DIR (default /tmp/perfdata-bench-scale) and removed at the end. Each command
+# runs once on a warm page cache, its output removed and the disk synced first.
+# `dump --json` runs up to DUMP_MAX bytes of input (default 1000000000: at about
+# 100 MB/s it would take a minute per GB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-scale}
+DUMP_MAX=${DUMP_MAX:-1000000000}
+mkdir -p "$BENCH_DIR"
+cargo build --release -q
+perfdata=$PWD/target/release/perfdata
+out=$BENCH_DIR/out.data
+sizes=("$@")
+[ ${#sizes[@]} -eq 0 ] && sizes=(50MB 800MB 4GB)
+
+# one CMD...: "seconds MiB" (wall time to the millisecond, peak RSS).
+one() {
+    rm -f "$out"; sync
+    local start end
+    start=$(date +%s%N)
+    /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$@" >/dev/null 2>&1
+    end=$(date +%s%N)
+    printf '%s s, %s MiB' "$(awk -v n=$((end - start)) 'BEGIN { printf "%.2f", n / 1e9 }')" \
+        "$(( $(tail -n 1 "$BENCH_DIR/time.txt") / 1024 ))"
+}
+
+echo "| input | records | stats | dump --json | convert (identity) | convert --to-pipe | convert --compress | strip --pid |"
+echo "|---|---|---|---|---|---|---|---|"
+for size in "${sizes[@]}"; do
+    input=$BENCH_DIR/synth-$size.data
+    [ -e "$input" ] || "$perfdata" synth -o "$input" --size "$size" --callchain 8 \
+        --processes 8 --threads-per-process 4 --dsos 8 --cpus 2 >/dev/null
+    cat "$input" > /dev/null
+    bytes=$(stat -c %s "$input")
+    records=$("$perfdata" stats --json "$input" | sed -n 's/.*"total": \([0-9]*\).*/\1/p')
+    if [ "$bytes" -le "$DUMP_MAX" ]; then
+        dump=$(one "$perfdata" dump --json "$input")
+    else
+        dump="(not run)"
+    fi
+    printf '| %s MiB | %s | %s | %s | %s | %s | %s | %s |\n' "$((bytes / 1048576))" "$records" \
+        "$(one "$perfdata" stats "$input")" \
+        "$dump" \
+        "$(one "$perfdata" convert "$input" -o "$out")" \
+        "$(one "$perfdata" convert --to-pipe "$input" -o "$out")" \
+        "$(one "$perfdata" convert --compress "$input" -o "$out")" \
+        "$(one "$perfdata" strip "$input" -o "$out" --pid 10000-10003)"
+    rm -f "$input"
+done
+rm -f "$out"
