@@ -107,7 +107,7 @@ impl<'a> RecordRef<'a> {
     }
 }
 
-impl RecordRef<'_> {
+impl<'a> RecordRef<'a> {
     fn context(&self) -> DecodeContext<'_> {
         DecodeContext {
             endian: self.meta.endian,
@@ -133,6 +133,39 @@ impl RecordRef<'_> {
             self.raw.offset,
             &self.context(),
         )
+    }
+
+    /// A SAMPLE's fields borrowed from its bytes (`None` for other records): the fast
+    /// typed path, no allocation. An error names the field that does not fit, as
+    /// [`RecordRef::decode`] would.
+    pub fn sample(&self) -> Result<Option<crate::record::SampleView<'a>>> {
+        if self.raw.record_type() != crate::record::RecordType::Sample {
+            return Ok(None);
+        }
+        let bytes = self.raw.bytes;
+        let endian = self.meta.endian;
+        let events = &self.meta.events;
+        let format = events
+            .event_of(bytes, true, endian)
+            .and_then(|i| events.format(i))
+            .ok_or_else(|| {
+                Error::format(
+                    self.raw.offset,
+                    "record SAMPLE",
+                    Problem::Invalid("no attr describes this record's layout".into()),
+                )
+            })?;
+        let Some(body) = bytes.get(8..) else {
+            return Err(Error::format(
+                self.raw.offset,
+                "record SAMPLE",
+                Problem::RecordTooSmall {
+                    size: bytes.len() as u64,
+                    min: 8,
+                },
+            ));
+        };
+        crate::record::SampleView::parse(body, format, endian, self.raw.offset + 8).map(Some)
     }
 
     /// Event, id, time, pid, tid and cpu, from fixed offsets.

@@ -12,6 +12,7 @@ mod format;
 mod kernel;
 mod registry;
 mod sample;
+mod sample_view;
 mod schedstat;
 mod stat;
 mod types;
@@ -29,6 +30,7 @@ pub use format::{EventFormat, EventIndex, FieldOffsets, SAMPLE_PREFIX_FIELDS, TR
 pub use kernel::*;
 pub use registry::RecordBody;
 pub use sample::*;
+pub use sample_view::{BranchStackView, ReadView, RegsView, SampleView, StackUserView, U64s};
 pub use schedstat::*;
 pub use stat::*;
 pub use types::{misc, RecordHeader, RecordType};

@@ -199,7 +199,7 @@ fn branch_flags_to_big(little: u64) -> u64 {
     })
 }
 
-fn branch_flags_from_big(big: u64) -> u64 {
+pub(crate) fn branch_flags_from_big(big: u64) -> u64 {
     BRANCH_FLAG_FIELDS.iter().fold(0, |acc, &(pos, width)| {
         let mask = u64::MAX >> (64 - width);
         acc | ((big >> (64 - pos - width)) & mask) << pos
