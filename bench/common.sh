@@ -19,25 +19,15 @@ prepare() {
     cat "$input" > /dev/null
 }
 
-# run NAME CMD...: median wall seconds (to the millisecond) and max RSS (MiB) over RUNS
-# runs.
+# shellcheck source=bench/measure.sh
+source bench/measure.sh
+
+# run NAME CMD...: a table row of the median wall seconds (to the millisecond) and max
+# RSS (MiB) over RUNS runs.
 run() {
     local name=$1; shift
-    local times=() rss=0
-    for _ in $(seq "$RUNS"); do
-        rm -f "$out"; sync
-        local start end kb
-        start=$(date +%s%N)
-        /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$@" >/dev/null 2>&1
-        end=$(date +%s%N)
-        # Wall time to the millisecond (time's %e has hundredths).
-        times+=("$(awk -v n=$((end - start)) 'BEGIN { printf "%.3f", n / 1e9 }')")
-        kb=$(tail -n 1 "$BENCH_DIR/time.txt")
-        [ "$kb" -gt "$rss" ] && rss=$kb
-    done
-    local median
-    median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")
-    printf '| %s | %s s | %s MiB |\n' "$name" "$median" "$(( rss / 1024 ))"
+    measure "$@"
+    printf '| %s | %s s | %s MiB |\n' "$name" "$MEDIAN" "$RSS_MIB"
 }
 
 RUNS=${RUNS:-5}

@@ -7,13 +7,15 @@
 # The inputs are `perfdata synth --size SIZE --callchain 8 --processes 8
 # --threads-per-process 4 --dsos 8 --cpus 2` (the same bytes on every machine), made
 # in $BENCH_DIR (default /tmp/perfdata-bench-scale) and removed at the end. Each command
-# runs once on a warm page cache, its output removed and the disk synced first.
-# `dump --json` runs up to DUMP_MAX bytes of input (default 1000000000: at about
+# runs RUNS times (default 3; the median is shown) on a warm page cache, its output
+# removed and the disk synced before each run; `cp` of the input is the yardstick.
+# `dump --json` and `perf script` run up to DUMP_MAX bytes of input (default 1000000000: at about
 # 100 MB/s it would take a minute per GB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-scale}
 DUMP_MAX=${DUMP_MAX:-1000000000}
+RUNS=${RUNS:-3}
 mkdir -p "$BENCH_DIR"
 cargo build --release -q
 perfdata=$PWD/target/release/perfdata
@@ -21,19 +23,18 @@ out=$BENCH_DIR/out.data
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(50MB 800MB 4GB)
 
-# one CMD...: "seconds MiB" (wall time to the millisecond, peak RSS).
+# shellcheck source=bench/measure.sh
+source bench/measure.sh
+
+# one CMD...: "seconds, MiB" (median wall time of RUNS runs, to the hundredth; largest
+# peak RSS).
 one() {
-    rm -f "$out"; sync
-    local start end
-    start=$(date +%s%N)
-    /usr/bin/time -o "$BENCH_DIR/time.txt" -f '%M' "$@" >/dev/null 2>&1
-    end=$(date +%s%N)
-    printf '%s s, %s MiB' "$(awk -v n=$((end - start)) 'BEGIN { printf "%.2f", n / 1e9 }')" \
-        "$(( $(tail -n 1 "$BENCH_DIR/time.txt") / 1024 ))"
+    measure "$@"
+    printf '%.2f s, %s MiB' "$MEDIAN" "$RSS_MIB"
 }
 
-echo "| input | records | stats | dump --json | convert (identity) | convert --to-pipe | convert --compress | strip --pid |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| input | records | cp | stats | dump --json | perf script | convert (identity) | convert --to-pipe | convert --compress | strip --pid |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in "${sizes[@]}"; do
     input=$BENCH_DIR/synth-$size.data
     [ -e "$input" ] || "$perfdata" synth -o "$input" --size "$size" --callchain 8 \
@@ -43,12 +44,21 @@ for size in "${sizes[@]}"; do
     records=$("$perfdata" stats --json "$input" | sed -n 's/.*"total": \([0-9]*\).*/\1/p')
     if [ "$bytes" -le "$DUMP_MAX" ]; then
         dump=$(one "$perfdata" dump --json "$input")
+        if command -v perf >/dev/null; then
+            script=$(one perf script -i "$input")
+        else
+            script="(no perf)"
+        fi
     else
         dump="(not run)"
+        script="(not run)"
     fi
-    printf '| %s MiB | %s | %s | %s | %s | %s | %s | %s |\n' "$((bytes / 1048576))" "$records" \
+    printf '| %s MiB | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$((bytes / 1048576))" \
+        "$records" \
+        "$(one cp "$input" "$out")" \
         "$(one "$perfdata" stats "$input")" \
         "$dump" \
+        "$script" \
         "$(one "$perfdata" convert "$input" -o "$out")" \
         "$(one "$perfdata" convert --to-pipe "$input" -o "$out")" \
         "$(one "$perfdata" convert --compress "$input" -o "$out")" \

@@ -345,7 +345,7 @@ impl PerfReader {
     /// A counter of the input's bytes read so far (the file offset reached in the data
     /// being read; in a directory, in its current file), updated as records are read,
     /// for a progress display on another thread. Coarse where records go by fast: it
-    /// moves at least every 16 MiB.
+    /// moves at least every 8 MiB.
     pub fn progress(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
         std::sync::Arc::clone(&self.progress)
     }
