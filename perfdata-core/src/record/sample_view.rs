@@ -306,23 +306,30 @@ struct Cursor<'a> {
     bytes: &'a [u8],
     pos: usize,
     endian: Endian,
-    offset: u64,
 }
 
+/// Where the body ran short and how many bytes the field needed: small, so that every
+/// field's read returns in registers (a full `Error` per read made the view slower than
+/// the owned decode); made an [`Error`] once, by [`SampleView::parse`].
+#[derive(Debug, Clone, Copy)]
+struct Short {
+    at: usize,
+    needed: u64,
+}
+
+type Step<T> = std::result::Result<T, Short>;
+
 impl<'a> Cursor<'a> {
-    fn short(&self, needed: u64) -> Error {
-        Error::format(
-            self.offset + self.pos as u64,
-            "record SAMPLE",
-            Problem::Truncated {
-                needed,
-                available: (self.bytes.len() - self.pos) as u64,
-            },
-        )
+    #[inline(always)]
+    fn short(&self, needed: u64) -> Short {
+        Short {
+            at: self.pos,
+            needed,
+        }
     }
 
-    #[inline]
-    fn take(&mut self, n: u64) -> Result<&'a [u8]> {
+    #[inline(always)]
+    fn take(&mut self, n: u64) -> Step<&'a [u8]> {
         let left = self.bytes.len() - self.pos;
         if n > left as u64 {
             return Err(self.short(n));
@@ -332,14 +339,14 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
 
-    #[inline]
-    fn u64(&mut self) -> Result<u64> {
+    #[inline(always)]
+    fn u64(&mut self) -> Step<u64> {
         let endian = self.endian;
         self.take(8).map(|b| word(b, endian))
     }
 
-    #[inline]
-    fn u32(&mut self) -> Result<u32> {
+    #[inline(always)]
+    fn u32(&mut self) -> Step<u32> {
         let b: [u8; 4] = self.take(4)?.try_into().unwrap_or_default();
         Ok(match self.endian {
             Endian::Little => u32::from_le_bytes(b),
@@ -347,8 +354,8 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    #[inline]
-    fn opt_u64(&mut self, present: bool) -> Result<Option<u64>> {
+    #[inline(always)]
+    fn opt_u64(&mut self, present: bool) -> Step<Option<u64>> {
         if present {
             self.u64().map(Some)
         } else {
@@ -357,13 +364,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// `count` words.
-    fn words(&mut self, count: u64) -> Result<U64s<'a>> {
+    #[inline(always)]
+    fn words(&mut self, count: u64) -> Step<U64s<'a>> {
         let endian = self.endian;
         let n = count.checked_mul(8).ok_or_else(|| self.short(u64::MAX))?;
         self.take(n).map(|b| U64s::new(b, endian))
     }
 
-    fn regs(&mut self, mask: u64) -> Result<RegsView<'a>> {
+    fn regs(&mut self, mask: u64) -> Step<RegsView<'a>> {
         let abi = self.u64()?;
         let n = if abi != 0 { mask.count_ones() } else { 0 };
         Ok(RegsView {
@@ -377,12 +385,25 @@ impl<'a> SampleView<'a> {
     /// The view of a SAMPLE's body (`record[8..]`, after the header) laid out by `f`, in
     /// `endian`; `offset` is where the body starts in the input, for errors.
     pub fn parse(body: &'a [u8], f: &EventFormat, endian: Endian, offset: u64) -> Result<Self> {
+        Self::read(body, f, endian).map_err(|short| {
+            Error::format(
+                offset + short.at as u64,
+                "record SAMPLE",
+                Problem::Truncated {
+                    needed: short.needed,
+                    available: (body.len() - short.at) as u64,
+                },
+            )
+        })
+    }
+
+    #[inline]
+    fn read(body: &'a [u8], f: &EventFormat, endian: Endian) -> Step<Self> {
         let st = f.sample_type;
         let mut c = Cursor {
             bytes: body,
             pos: 0,
             endian,
-            offset,
         };
         let mut s = SampleView {
             identifier: c.opt_u64(st.contains(SampleType::IDENTIFIER))?,
@@ -405,7 +426,7 @@ impl<'a> SampleView<'a> {
         }
         s.period = c.opt_u64(st.contains(SampleType::PERIOD))?;
         if st.contains(SampleType::READ) {
-            s.read = Some(read(&mut c, f.read_format)?);
+            s.read = Some(read_values(&mut c, f.read_format)?);
         }
         if st.contains(SampleType::CALLCHAIN) {
             let nr = c.u64()?;
@@ -502,7 +523,7 @@ impl<'a> SampleView<'a> {
 }
 
 /// PERF_SAMPLE_READ: a single counter's words, or a group's nr and its values.
-fn read<'a>(c: &mut Cursor<'a>, rf: ReadFormat) -> Result<ReadView<'a>> {
+fn read_values<'a>(c: &mut Cursor<'a>, rf: ReadFormat) -> Step<ReadView<'a>> {
     let times = u64::from(rf.contains(ReadFormat::TOTAL_TIME_ENABLED))
         + u64::from(rf.contains(ReadFormat::TOTAL_TIME_RUNNING));
     let per_value =
