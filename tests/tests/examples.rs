@@ -22,8 +22,11 @@ fn example(package: &str, name: &str) -> PathBuf {
     let path = profile_dir.join("examples").join(name);
     if !path.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // Built in the profile the tests run in (`--release` too), where it is looked for.
+        let release = profile_dir.ends_with("release").then_some("--release");
         let status = Command::new(cargo)
             .args(["build", "--quiet", "-p", package, "--example", name])
+            .args(release)
             .status()
             .expect("cargo runs");
         assert!(status.success(), "building example {name} failed");
