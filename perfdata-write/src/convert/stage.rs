@@ -228,7 +228,9 @@ impl RecordStage {
                     (level, self.opts.keep_format.unwrap_or(seen))
                 }
             };
-            self.compressor = Some(Compressor::new(level, format, mmap_len, self.out_endian)?);
+            // zstd works on a batch while the next one is read and framed.
+            let c = Compressor::new(level, format, mmap_len, self.out_endian)?.in_thread();
+            self.compressor = Some(c);
         }
         Ok(self.compressor.as_mut().expect("just made"))
     }
@@ -285,17 +287,20 @@ impl RecordStage {
         }
     }
 
-    /// Write one record (already in the output byte order) through compression; `at`
-    /// is its offset in the input file when it is the input's bytes there, unchanged.
+    /// Write one record (already in the output byte order), into the compression
+    /// stream or plain.
     fn emit(
         &mut self,
         sink: &mut dyn Sink,
         (rec, payload): (&[u8], &[u8]),
-        compressed: bool,
+        route: Route,
         meta: &Metadata,
-        at: Option<u64>,
     ) -> Result<()> {
-        if compressed {
+        let (at, streams) = match route {
+            Route::Plain { at, streams } => (at, streams),
+            Route::Compressed => (None, false),
+        };
+        if route == Route::Compressed {
             // The state is filled in when the stage finishes.
             self.observed.compressed.get_or_insert(CompressorState {
                 ratio: 0,
@@ -306,8 +311,19 @@ impl RecordStage {
             c.push(rec, payload, &mut out)?;
         } else {
             if let Some(c) = self.compressor.as_mut() {
+                // After the compressed records before it: held until they are made, or
+                // written now once they are out (always, when its payload streams after
+                // it: the payload's writes must find it written).
                 let mut out = |rec: &[u8]| sink.write(rec, &[]);
-                c.flush(&mut out)?;
+                let held = if streams {
+                    c.flush(&mut out).map(|()| false)?
+                } else {
+                    c.plain(rec, payload, &mut out)?
+                };
+                if held {
+                    self.report.records_out += 1;
+                    return Ok(());
+                }
             }
             match at {
                 Some(at) => sink.write_input(rec, payload, at)?,
@@ -356,7 +372,11 @@ impl RecordStage {
             };
             let (insert, keep) = sf.before(place);
             if let Some(rec) = insert {
-                self.emit(sink, (&rec, &[]), false, item.meta, None)?;
+                let route = Route::Plain {
+                    at: None,
+                    streams: false,
+                };
+                self.emit(sink, (&rec, &[]), route, item.meta)?;
             }
             if !keep {
                 return Ok(());
@@ -384,11 +404,17 @@ impl RecordStage {
             None => (raw.bytes, raw.payload),
         };
         // A payload too large to hold is written plain, as it streams by.
-        let compressed = self.compress_this(ty, raw.origin) && raw.rest == 0;
-        // The input file's own bytes may be copied from it.
-        let at = (input && encoded.is_none() && raw.origin == Origin::Top).then_some(raw.offset);
+        let route = if self.compress_this(ty, raw.origin) && raw.rest == 0 {
+            Route::Compressed
+        } else {
+            Route::Plain {
+                // The input file's own bytes may be copied from it.
+                at: (input && encoded.is_none() && raw.origin == Origin::Top).then_some(raw.offset),
+                streams: raw.rest > 0,
+            }
+        };
         // What cannot be written is named by the input record it comes from.
-        self.emit(sink, parts, compressed, item.meta, at)
+        self.emit(sink, parts, route, item.meta)
             .map_err(|e| match e {
                 WriteError::Unsupported { offset: None, what } => {
                     WriteError::unsupported(Some(raw.offset), what)
@@ -398,6 +424,16 @@ impl RecordStage {
         self.streaming = raw.rest > 0;
         Ok(())
     }
+}
+
+/// Where [`RecordStage::emit`] sends a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// Into the compression stream.
+    Compressed,
+    /// Written as it is: `at` its offset in the input file when it is the input's
+    /// bytes there, unchanged; `streams` when more of its payload follows.
+    Plain { at: Option<u64>, streams: bool },
 }
 
 /// The user stack and AUX snapshot of a sample are memory images: a big-endian machine's
