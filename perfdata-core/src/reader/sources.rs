@@ -41,7 +41,7 @@ impl Top {
         stream: usize,
     ) -> Self {
         let released = range.start;
-        bytes.populate(range.start, range.start + crate::input::RELEASE_CHUNK);
+        bytes.start_walk(range.start);
         Top::Slice {
             records: SliceRecords::over(Shared(bytes), range, endian, stream),
             released,
