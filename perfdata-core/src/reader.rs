@@ -92,7 +92,7 @@ pub struct RecordRef<'a> {
     pub meta: &'a Metadata,
     /// What [`RecordRef::locate`] found, once asked: a filter and the writer behind it
     /// both ask for every sample.
-    located: std::cell::Cell<Option<Located>>,
+    located: std::cell::OnceCell<Located>,
 }
 
 impl<'a> RecordRef<'a> {
@@ -102,7 +102,7 @@ impl<'a> RecordRef<'a> {
         RecordRef {
             raw,
             meta,
-            located: std::cell::Cell::new(None),
+            located: std::cell::OnceCell::new(),
         }
     }
 }
@@ -169,13 +169,11 @@ impl<'a> RecordRef<'a> {
     }
 
     /// Event, id, time, pid, tid and cpu, from fixed offsets.
+    #[inline]
     pub fn locate(&self) -> Located {
-        if let Some(found) = self.located.get() {
-            return found;
-        }
-        let found = locate(&self.raw, &self.meta.events, self.meta.endian);
-        self.located.set(Some(found));
-        found
+        *self
+            .located
+            .get_or_init(|| locate(&self.raw, &self.meta.events, self.meta.endian))
     }
 }
 

@@ -43,6 +43,9 @@ pub struct FieldOffsets {
     pub cpu: Option<usize>,
     /// Bytes the listed fields take.
     pub len: usize,
+    /// One past the last of these bytes, counted as the offsets are: a record (or
+    /// trailer) this long holds every field listed, so they can be read unchecked.
+    pub end: usize,
 }
 
 impl FieldOffsets {
@@ -64,6 +67,7 @@ impl FieldOffsets {
         }
         out.id = identifier.or(out.id);
         out.len = pos - start;
+        out.end = pos;
         out
     }
 }

@@ -66,6 +66,18 @@ macro_rules! record_types {
             Unknown(u32),
         }
 
+        impl RecordType {
+            /// The type's number (a match the compiler turns into a table: this runs
+            /// for every record).
+            #[inline]
+            pub const fn as_u32(self) -> u32 {
+                match self {
+                    $($(#[cfg($cfg)])? RecordType::$variant => $num,)*
+                    RecordType::Unknown(n) => n,
+                }
+            }
+        }
+
         /// A decoded record body.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(untagged)]

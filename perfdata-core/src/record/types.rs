@@ -49,20 +49,11 @@ impl RecordType {
         }
     }
 
-    #[inline]
-    /// The type's number.
-    pub fn as_u32(self) -> u32 {
-        match self {
-            RecordType::Unknown(n) => n,
-            known => TABLE[Self::row(known)].number,
-        }
-    }
-
+    /// The table row of a named type.
     fn row(known: RecordType) -> usize {
-        TABLE
-            .iter()
-            .position(|r| r.ty == known)
-            .expect("every named variant is in TABLE")
+        let row = LOOKUP[known.as_u32() as usize] as usize;
+        debug_assert!(TABLE[row].ty == known);
+        row
     }
 
     /// The name `perf report --stats` prints ("MMAP2", "ATTR", "FEATURE"), or

@@ -217,6 +217,12 @@ impl EditStage {
 
     /// Run every edit on one record, counting what came of it.
     fn run_chain(&mut self, item: &RecordRef<'_>) -> Result<Action> {
+        if let [edit] = &mut self.edits[..] {
+            // One edit (strip, remap, anonymize alone): its action as it is.
+            let action = edit.record(item)?;
+            self.count(item, &action);
+            return Ok(action);
+        }
         // `None`: the record as it came; else what the edits so far made of it.
         let mut current: Option<Vec<OwnedRecord>> = None;
         for e in &mut self.edits {
@@ -245,7 +251,14 @@ impl EditStage {
             Some(recs) if recs.is_empty() => Action::Drop,
             Some(recs) => Action::Replace(recs),
         };
-        let out_len = match &action {
+        self.count(item, &action);
+        Ok(action)
+    }
+
+    /// Count what the edits made of `item`.
+    #[inline]
+    fn count(&mut self, item: &RecordRef<'_>, action: &Action) {
+        let out_len = match action {
             Action::Keep => Some(item.raw.total_len()),
             Action::Drop => None,
             Action::Replace(recs) => {
@@ -254,7 +267,6 @@ impl EditStage {
         };
         let replaced = matches!(action, Action::Replace(_));
         self.counter.count(item, out_len, replaced);
-        Ok(action)
     }
 
     /// The metadata the output describes: the input's, as the edits change it.

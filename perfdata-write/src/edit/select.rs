@@ -1,6 +1,8 @@
 //! The syntax of selectors, as perf spells them: id lists (`1,3-5`), comm globs, and
 //! `--time` ranges (`START,END` in seconds, percent slices `10%-20%`, `10%/2`).
 
+use std::cell::Cell;
+
 use crate::error::{Result, WriteError};
 
 fn bad(what: &str, text: &str, why: impl std::fmt::Display) -> WriteError {
@@ -39,7 +41,49 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<(u64, u64)>> {
 
 /// Whether `n` is in a parsed id list.
 pub(crate) fn in_list(list: &[(u64, u64)], n: u64) -> bool {
-    list.iter().any(|&(lo, hi)| (lo..=hi).contains(&n))
+    list.iter().any(|&(lo, hi)| lo <= n && n <= hi)
+}
+
+/// An id list sorted and merged, for the test every sample of a strip makes: a binary
+/// search rather than a scan of every range given.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdRanges(Vec<(u64, u64)>, Cell<Option<(u64, bool)>>);
+
+impl IdRanges {
+    /// The ranges of `list`, overlapping and adjacent ones merged.
+    pub(crate) fn new(list: &[(u64, u64)]) -> Self {
+        let mut ranges = list.to_vec();
+        ranges.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (lo, hi) in ranges {
+            match out.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        IdRanges(out, Cell::new(None))
+    }
+
+    /// Whether `n` is in one of the ranges.
+    #[inline]
+    pub(crate) fn contains(&self, n: u64) -> bool {
+        // Samples come in runs of one thread (a CPU's ring buffer at a time): the last
+        // answer is usually the one.
+        if let Some((last, answer)) = self.1.get() {
+            if last == n {
+                return answer;
+            }
+        }
+        let answer = if self.0.len() <= 8 {
+            self.0.iter().any(|&(lo, hi)| lo <= n && n <= hi)
+        } else {
+            // The first range that ends at or after n is the only one that can hold it.
+            let i = self.0.partition_point(|&(_, hi)| hi < n);
+            self.0.get(i).is_some_and(|&(lo, _)| lo <= n)
+        };
+        self.1.set(Some((n, answer)));
+        answer
+    }
 }
 
 /// A comm pattern: exact, or a glob with `*` (any run) and `?` (one character).
@@ -246,6 +290,25 @@ mod tests {
         assert!(parse_cpu_list("x").is_err());
         let l = parse_cpu_list("0,2-3").unwrap();
         assert!(in_list(&l, 0) && in_list(&l, 3) && !in_list(&l, 1) && !in_list(&l, 4));
+    }
+
+    #[test]
+    fn id_ranges_merge_and_find() {
+        let list = parse_id_list("40-45,3,10-20,1,2,15-30,46", "pids").unwrap();
+        let r = IdRanges::new(&list);
+        assert_eq!(r.0, vec![(1, 3), (10, 30), (40, 46)]);
+        for n in 0..60 {
+            assert_eq!(r.contains(n), in_list(&list, n), "{n}");
+        }
+        assert!(!IdRanges::new(&[]).contains(0));
+        // More ranges than a scan takes: the search.
+        let many: Vec<(u64, u64)> = (0..40).map(|i| (i * 10, i * 10 + 4)).collect();
+        let r = IdRanges::new(&many);
+        for n in 0..420 {
+            assert_eq!(r.contains(n), in_list(&many, n), "{n}");
+        }
+        let edge = IdRanges::new(&[(u64::MAX, u64::MAX), (0, 0)]);
+        assert!(edge.contains(u64::MAX) && edge.contains(0) && !edge.contains(1));
     }
 
     #[test]

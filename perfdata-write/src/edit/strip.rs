@@ -23,7 +23,7 @@ use perfdata_core::{Metadata, RecordRef};
 use super::binaries::MappedFiles;
 use super::comms::Comms;
 use super::inherit::Inheritance;
-use super::select::{in_list, in_ranges, resolve_time, Glob, TimeRange, TimeSpec};
+use super::select::{in_ranges, resolve_time, Glob, IdRanges, TimeRange, TimeSpec};
 use super::{Action, RecordEdit};
 use crate::error::{Result, WriteError};
 
@@ -79,6 +79,9 @@ pub fn parse_record_types(text: &str) -> Result<Vec<RecordType>> {
         .collect()
 }
 
+/// SAMPLE's type number.
+const SAMPLE: u32 = RecordType::Sample.as_u32();
+
 /// Whether records of this scope belong to a thread or to its process.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Scope {
@@ -89,6 +92,13 @@ enum Scope {
 /// The strip edit. See the module documentation.
 pub struct Strip {
     sel: Selection,
+    /// The selection's pid, tid and cpu lists, sorted for the test of every sample.
+    pids: Option<IdRanges>,
+    tids: Option<IdRanges>,
+    cpus: Option<IdRanges>,
+    /// `sel.selects_samples()`, and whether `--drop` names SAMPLE: asked per record.
+    selects_samples: bool,
+    drops_samples: bool,
     /// Per input event: whether the selection's event selector names it.
     event_selected: Vec<bool>,
     /// Per input event: whether it is removed whole.
@@ -112,7 +122,13 @@ pub struct Strip {
 impl Strip {
     /// A strip edit keeping what `sel` selects.
     pub fn new(sel: Selection) -> Self {
+        let ranges = |l: &Option<Vec<(u64, u64)>>| l.as_deref().map(IdRanges::new);
         Strip {
+            pids: ranges(&sel.pids),
+            tids: ranges(&sel.tids),
+            cpus: ranges(&sel.cpus),
+            selects_samples: sel.selects_samples(),
+            drops_samples: sel.drop_types.contains(&RecordType::Sample),
             sel,
             event_selected: Vec::new(),
             event_removed: Vec::new(),
@@ -136,12 +152,31 @@ impl Strip {
     /// Whether the thread selectors match (pid, tid, comm); `tid` None ignores --tid.
     fn thread_matches(&self, pid: u32, tid: Option<u32>, comm: &[u8]) -> bool {
         let s = &self.sel;
-        s.pids.as_ref().is_none_or(|l| in_list(l, u64::from(pid)))
-            && match (s.tids.as_ref(), tid) {
-                (Some(l), Some(t)) => in_list(l, u64::from(t)),
+        self.pids
+            .as_ref()
+            .is_none_or(|l| l.contains(u64::from(pid)))
+            && match (self.tids.as_ref(), tid) {
+                (Some(l), Some(t)) => l.contains(u64::from(t)),
                 _ => true,
             }
             && (s.comms.is_empty() || s.comms.iter().any(|g| g.matches(comm)))
+    }
+
+    /// What becomes of a sample.
+    #[inline]
+    fn sample(&mut self, item: &RecordRef<'_>) -> Action {
+        let at = item.locate();
+        let selected = self.selects_samples && self.sample_selected(&at);
+        self.matched += u64::from(selected);
+        let removed = selected != self.sel.keep
+            || at
+                .event
+                .is_some_and(|e| self.event_removed.get(e) == Some(&true));
+        if removed {
+            Action::Drop
+        } else {
+            Action::Keep
+        }
     }
 
     /// Whether a sample is selected.
@@ -155,9 +190,10 @@ impl Strip {
             self.comm_of(tid)
         };
         self.thread_matches(pid, Some(tid), &comm)
-            && s.cpus
+            && self
+                .cpus
                 .as_ref()
-                .is_none_or(|l| at.cpu.is_some_and(|c| in_list(l, u64::from(c))))
+                .is_none_or(|l| at.cpu.is_some_and(|c| l.contains(u64::from(c))))
             && (s.events.is_empty()
                 || at
                     .event
@@ -427,6 +463,10 @@ impl RecordEdit for Strip {
     }
 
     fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
+        if item.raw.header.type_ == SAMPLE && !self.drops_samples {
+            // Most records: by number, before anything else is looked at.
+            return Ok(self.sample(item));
+        }
         let ty = item.raw.record_type();
         if self.sel.drop_types.contains(&ty) {
             self.dropped_types += 1;
@@ -435,16 +475,10 @@ impl RecordEdit for Strip {
         if !ty.is_kernel() {
             return self.user_record(item);
         }
-        let at = item.locate();
         if ty == RecordType::Sample {
-            let selected = self.sel.selects_samples() && self.sample_selected(&at);
-            self.matched += u64::from(selected);
-            let removed = selected != self.sel.keep
-                || at
-                    .event
-                    .is_some_and(|e| self.event_removed.get(e) == Some(&true));
-            return Ok(if removed { Action::Drop } else { Action::Keep });
+            return Ok(self.sample(item));
         }
+        let at = item.locate();
         // The parent's comm as it was when it forked (before the child's is tracked).
         let parent_comm = match ty {
             RecordType::Fork => u32_at(item.raw.bytes, 20, item.meta.endian)

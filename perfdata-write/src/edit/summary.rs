@@ -79,8 +79,8 @@ impl Counter {
                 .bump(out_len, replaced);
         }
         if item.raw.record_type() == RecordType::Sample {
-            let events = &item.meta.events;
-            if let Some(e) = events.event_of(item.raw.bytes, true, item.meta.endian) {
+            // The edits located the record already: its event is cached.
+            if let Some(e) = item.locate().event {
                 if self.by_event.len() <= e {
                     self.by_event.resize(e + 1, Counts::default());
                 }

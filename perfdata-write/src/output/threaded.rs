@@ -131,9 +131,18 @@ fn write_jobs(file: &File, jobs: Receiver<Job>, give_back: SyncSender<Vec<u8>>, 
 
 impl Write for ThreadedWriter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.buf.len() + data.len() > BUFFER {
-            self.send()?;
+        self.write_all(data).map(|()| data.len())
+    }
+
+    /// Every byte is taken at once, so this is the whole write: no loop over `write`
+    /// (a conversion writes each record it keeps here, through a `dyn` writer).
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        if self.buf.len() + data.len() <= BUFFER {
+            self.buf.extend_from_slice(data);
+            return Ok(());
         }
+        self.send()?;
         if data.len() >= BUFFER {
             // Large enough to go as it is.
             let at = self.buf_at;
@@ -142,7 +151,7 @@ impl Write for ThreadedWriter {
         } else {
             self.buf.extend_from_slice(data);
         }
-        Ok(data.len())
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
