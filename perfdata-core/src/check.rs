@@ -174,7 +174,7 @@ impl Checker {
         let unknown = |id: u64| id != 0 && item.meta.events.event_of_id(id).is_none();
         if let (Some(id), true) = (at.id, item.meta.attrs.len() > 1) {
             if !unknown(id) {
-                return self.times_and_places(raw, ty, &at);
+                return self.times_and_places(raw, ty, at);
             }
             self.push(
                 Some(raw.offset),
@@ -183,7 +183,7 @@ impl Checker {
             );
             return;
         }
-        self.times_and_places(raw, ty, &at);
+        self.times_and_places(raw, ty, at);
     }
 
     /// Sample times: their range, and each CPU's order within a stream; AUXTRACE

@@ -51,7 +51,10 @@ fn check(reader: &mut PerfReader, file: &str, n: &mut Counts) {
             return Ok(true);
         };
         let got = item.locate();
-        let fields = Located { event: None, ..got };
+        let fields = Located {
+            event: None,
+            ..*got
+        };
         assert_eq!(fields, want, "{file}: record at {}", item.raw.offset);
         if let (Some(id), Some(event)) = (got.id, got.event) {
             // With several events, the id names the event.

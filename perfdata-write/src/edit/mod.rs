@@ -218,10 +218,13 @@ impl EditStage {
     /// Run every edit on one record, counting what came of it.
     fn run_chain(&mut self, item: &RecordRef<'_>) -> Result<Action> {
         if let [edit] = &mut self.edits[..] {
-            // One edit (strip, remap, anonymize alone): its action as it is.
-            let action = edit.record(item)?;
-            self.count(item, &action);
-            return Ok(action);
+            // One edit (strip, remap, anonymize alone): its action as it is, not moved
+            // (a copy of the value just returned through memory waits for its stores).
+            let result = edit.record(item);
+            if let Ok(action) = &result {
+                self.count(item, action);
+            }
+            return result;
         }
         // `None`: the record as it came; else what the edits so far made of it.
         let mut current: Option<Vec<OwnedRecord>> = None;

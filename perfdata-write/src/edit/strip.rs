@@ -166,7 +166,7 @@ impl Strip {
     #[inline]
     fn sample(&mut self, item: &RecordRef<'_>) -> Action {
         let at = item.locate();
-        let selected = self.selects_samples && self.sample_selected(&at);
+        let selected = self.selects_samples && self.sample_selected(at);
         self.matched += u64::from(selected);
         let removed = selected != self.sel.keep
             || at
@@ -487,7 +487,7 @@ impl RecordEdit for Strip {
         };
         self.comms.track(ty, item.raw.bytes, item.meta.endian);
         let mut action = Action::Keep;
-        if let Some((pid, tid, scope)) = Self::task_of(item, &at) {
+        if let Some((pid, tid, scope)) = Self::task_of(item, at) {
             if self.sideband_removed(pid, tid, scope) {
                 self.inherit.stripped(item);
                 self.files.note(&item.raw, false);
