@@ -4,7 +4,9 @@
 //! which must equal the stacks folded from `perf script -F comm,event,ip,sym`.
 //!
 //! The pprof files are also read by `go tool pprof -top`, whose flat count per function
-//! must be perf report's (tests/go_pprof).
+//! must be perf report's (tests/go_pprof). The Firefox profiles must also pass the Firefox
+//! Profiler's own definitions of its format (tests/exports/firefox.rs), these and the
+//! Firefox export of every fixture and corpus file.
 //!
 //! Inputs: the fixtures with frame-pointer callchains, DWARF callchains, a system-wide
 //! recording and three events, and the fixture workload recorded here with `-g`,
@@ -13,9 +15,12 @@
 //! -G`, and the leaf of each of our stacks).
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use perfdata_tests::{fixtures_dir, name, perf_available};
+use perfdata_tests::{
+    corpus_files, fixture_files, fixtures_dir, name, perf_available, run_perfdata, CORRUPT,
+};
 
 mod exports;
 mod go_pprof;
@@ -166,6 +171,62 @@ fn fresh_exports_fold_to_perf_scripts_stacks() {
         pprof.keys().any(|k| k.ends_with(";main;mid;leaf")),
         "{pprof:?}"
     );
+}
+
+/// How many SAMPLE records `perfdata stats --json` counts in `input`.
+fn sample_records(input: &Path) -> u64 {
+    let args = [OsStr::new("stats"), OsStr::new("--json"), input.as_os_str()];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(out.status.success(), "stats {}", name(input));
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stats JSON");
+    stats["records"]["SAMPLE"].as_u64().unwrap_or(0)
+}
+
+/// Every fixture and every corpus file (but the one corrupt on purpose) exported as a
+/// Firefox profile passes the Firefox Profiler's definitions (tests/exports/firefox.rs):
+/// the stacks above check what the profiles say, this that the profiler can read every
+/// shape of input (no callchains, several events, kernel frames, pipe mode, other
+/// architectures). A recording without SAMPLE records must be refused instead, as the
+/// profiler refuses a profile without threads.
+#[test]
+fn every_firefox_export_passes_the_profilers_definitions() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut inputs: Vec<PathBuf> = fixture_files();
+    inputs.extend(corpus_files().into_iter().filter(|p| name(p) != CORRUPT.0));
+    let (mut problems, mut threads, mut refused) = (Vec::new(), 0, 0);
+    for input in &inputs {
+        if sample_records(input) == 0 {
+            let out_file = dir.path().join("none.firefox");
+            let args = [
+                OsStr::new("export"),
+                input.as_os_str(),
+                OsStr::new("--format"),
+                OsStr::new("firefox"),
+                OsStr::new("-o"),
+                out_file.as_os_str(),
+            ];
+            let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if out.status.success() || !stderr.contains("no samples") || out_file.exists() {
+                problems.push(format!("{}: no samples, yet: {stderr}", name(input)));
+            }
+            refused += 1;
+            continue;
+        }
+        let doc: serde_json::Value =
+            serde_json::from_slice(&export(input, "firefox", dir.path())).expect("JSON");
+        threads += doc["threads"].as_array().map_or(0, Vec::len);
+        let errors = exports::firefox::check(&doc);
+        if !errors.is_empty() {
+            problems.push(format!("{}: {errors:#?}", name(input)));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    eprintln!(
+        "{} Firefox profiles, {threads} threads, checked; {refused} inputs without samples refused",
+        inputs.len() - refused
+    );
+    assert!(threads > inputs.len(), "{threads} threads");
 }
 
 #[test]

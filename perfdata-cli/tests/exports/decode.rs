@@ -249,10 +249,17 @@ fn index(v: &Value) -> usize {
     v.as_u64().expect("index") as usize
 }
 
-/// Fold a processed Firefox profile: every thread's samples (weight each, 1 when the
-/// weights are null), each stack walked through stackTable prefixes to the root, frames
-/// named by frameTable.func -> funcTable.name -> the thread's stringArray.
+/// Fold a processed Firefox profile, which must pass the Firefox Profiler's definitions
+/// (its types' schema and the invariants of tests/exports/firefox.rs): every thread's
+/// samples (weight each, 1 when the weights are null), each stack walked through
+/// stackTable prefixes to the root, frames named by frameTable.func -> funcTable.name ->
+/// the thread's stringArray.
 pub fn firefox(doc: &Value, multi: bool) -> Folded {
+    let errors = super::firefox::check(doc);
+    assert!(
+        errors.is_empty(),
+        "Firefox Profiler's definitions: {errors:#?}"
+    );
     assert!(doc["meta"]["version"].as_u64().is_some(), "meta.version");
     let mut folded = Folded::new();
     for t in doc["threads"].as_array().expect("threads") {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod decode;
+pub mod firefox;
 pub mod schema;
 pub mod script;
 
