@@ -17,7 +17,7 @@ pub fn benign(line: &str) -> bool {
 }
 
 /// `perf report --stdio -n --sort KEYS`, parsed per event by the columns its dotted rule
-/// lays out.
+/// lays out. Of rows printing the same cells, the last is kept (see [`perf_rows_summed`]).
 /// `extra`: more options for perf (filters), given to perfdata too by [`compare`].
 pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
     let mut args = vec!["--no-children"];
@@ -30,6 +30,27 @@ pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Ro
                 .map(|(cells, pcts, n)| (cells, (n, pcts[0])))
                 .collect();
             (ev, rows)
+        })
+        .collect()
+}
+
+/// As [`perf_rows`], rows that print the same cells summed (samples and percent): with
+/// `--sort sym`, perf keeps functions of the same name in different DSOs (ld.so's and
+/// libc's `strcmp`) apart, where a table keyed by name adds them up.
+#[allow(dead_code)]
+pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
+    let mut args = vec!["--no-children"];
+    args.extend_from_slice(extra);
+    perf_table(path, sort, &args)
+        .into_iter()
+        .map(|(ev, rows)| {
+            let mut summed = Rows::new();
+            for (cells, pcts, n) in rows {
+                let row = summed.entry(cells).or_insert((0, 0.0));
+                row.0 += n;
+                row.1 += pcts[0];
+            }
+            (ev, summed)
         })
         .collect()
 }
