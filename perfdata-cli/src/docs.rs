@@ -62,6 +62,11 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "perfdata export perf.data --format folded -o out.folded   # flamegraph.pl input",
     ),
     (
+        "flamegraph",
+        "perfdata flamegraph perf.data                 # writes flamegraph.svg\n  \
+         perfdata flamegraph -e cpu-clock perf.data -o cpu.svg",
+    ),
+    (
         "completions",
         "perfdata completions bash > /etc/bash_completion.d/perfdata\n  \
          perfdata completions zsh > \"${fpath[1]}/_perfdata\"\n  \

@@ -46,43 +46,112 @@ pub struct ExportArgs {
     inline: bool,
 }
 
+/// `perfdata flamegraph`: `export --format flamegraph` with perf's habits (an output
+/// named by default, one event picked).
+#[derive(clap::Args)]
+pub struct FlamegraphArgs {
+    #[command(flatten)]
+    file: crate::input::Input,
+    /// The SVG file written (a temporary file renamed into place when complete), or `-`
+    /// for standard output.
+    #[arg(short, long, default_value = "flamegraph.svg")]
+    output: PathBuf,
+    /// Draw only this event's samples (as `perf script` names it); without it, every
+    /// event with samples is a root of its own in one graph.
+    #[arg(short, long)]
+    event: Option<String>,
+    /// Look for binaries and debug files under this directory (perf's --symfs).
+    #[arg(long)]
+    symfs: Option<PathBuf>,
+    /// Show functions inlined at each address (DWARF) as frames of their own.
+    #[arg(long)]
+    inline: bool,
+}
+
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
 pub fn input_of(a: &ExportArgs) -> &std::path::Path {
     a.file.path()
 }
 
+/// The input path of `perfdata flamegraph`.
+pub fn flamegraph_input_of(a: &FlamegraphArgs) -> &std::path::Path {
+    a.file.path()
+}
+
+/// `perfdata export`.
 pub fn run(a: &ExportArgs) -> Result<(), CliError> {
-    let reader = perfdata_core::PerfReader::open(a.file.path())?;
-    let r = {
-        let _progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
-        replay::replay_all(reader)?
-    };
-    let opts = SymbolOptions {
+    let job = Job {
+        input: a.file.path(),
+        format: a.format,
+        output: &a.output,
         symfs: a.symfs.clone(),
-        kallsyms: r.kernel_is_running(),
-        buildid_dir: None,
+        inline: a.inline,
+        event: None,
     };
-    let stacks = Stacks::with_inlines(&r, &mut Symbolizer::new(opts), a.inline);
-    let title = a.file.path().display().to_string();
-    let dsos = &r.machine.dsos;
-    let write = |w: &mut dyn Write| -> Result<(), CliError> {
-        match a.format {
-            Format::Folded => folded::write_folded(w, &folded::folded(&stacks))?,
-            Format::Pprof => pprof::write_pprof(w, &stacks, dsos)?,
-            Format::Speedscope => speedscope::write_speedscope(w, &stacks, dsos, &title)?,
-            Format::Firefox => firefox::write_firefox(w, &stacks, &title)?,
-            Format::Flamegraph => flamegraph::write_flamegraph(w, &stacks, &title)?,
+    job.run()
+}
+
+/// `perfdata flamegraph`.
+pub fn run_flamegraph(a: &FlamegraphArgs) -> Result<(), CliError> {
+    let job = Job {
+        input: a.file.path(),
+        format: Format::Flamegraph,
+        output: &a.output,
+        symfs: a.symfs.clone(),
+        inline: a.inline,
+        event: a.event.as_deref(),
+    };
+    job.run()
+}
+
+/// One export, from either command.
+struct Job<'a> {
+    input: &'a std::path::Path,
+    format: Format,
+    output: &'a std::path::Path,
+    symfs: Option<PathBuf>,
+    inline: bool,
+    event: Option<&'a str>,
+}
+
+impl Job<'_> {
+    fn run(self) -> Result<(), CliError> {
+        let a = &self;
+        let reader = perfdata_core::PerfReader::open(a.input)?;
+        let r = {
+            let _progress = crate::progress::Progress::watch(a.input, reader.progress());
+            replay::replay_all(reader)?
+        };
+        let opts = SymbolOptions {
+            symfs: a.symfs.clone(),
+            kallsyms: r.kernel_is_running(),
+            buildid_dir: None,
+        };
+        let mut stacks = Stacks::with_inlines(&r, &mut Symbolizer::new(opts), a.inline);
+        if let Some(event) = a.event {
+            stacks.retain_event(event).map_err(CliError::Usage)?;
         }
-        w.flush()?;
+        let title = a.input.display().to_string();
+        let dsos = &r.machine.dsos;
+        let write = |w: &mut dyn Write| -> Result<(), CliError> {
+            match a.format {
+                Format::Folded => folded::write_folded(w, &folded::folded(&stacks))?,
+                Format::Pprof => pprof::write_pprof(w, &stacks, dsos)?,
+                Format::Speedscope => speedscope::write_speedscope(w, &stacks, dsos, &title)?,
+                Format::Firefox => firefox::write_firefox(w, &stacks, &title)?,
+                Format::Flamegraph => flamegraph::write_flamegraph(w, &stacks, &title)?,
+            }
+            w.flush()?;
+            Ok(())
+        };
+        // `-o -`: standard output, as convert and report take it (not a file named "-").
+        if a.output.as_os_str() == "-" {
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+            return write(&mut w);
+        }
+        let mut out = AtomicOutput::create(a.output)?;
+        write(&mut out.writer())?;
+        out.commit(None)?;
         Ok(())
-    };
-    // `-o -`: standard output, as convert and report take it (not a file named "-").
-    if a.output.as_os_str() == "-" {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-        return write(&mut w);
     }
-    let mut out = AtomicOutput::create(&a.output)?;
-    write(&mut out.writer())?;
-    out.commit(None)?;
-    Ok(())
 }

@@ -89,6 +89,8 @@ enum Command {
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph).
     Export(export::ExportArgs),
+    /// Draw an SVG flame graph of the samples (flamegraph.svg unless -o).
+    Flamegraph(export::FlamegraphArgs),
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     Completions {
         /// The shell.
@@ -159,6 +161,7 @@ fn main() -> ExitCode {
         Command::Anonymize(a) => Some(a.input()),
         Command::Report(a) => Some(report::input_of(a)),
         Command::Export(a) => Some(export::input_of(a)),
+        Command::Flamegraph(a) => Some(export::flamegraph_input_of(a)),
         Command::Synth(_)
         | Command::Check(_)
         | Command::Completions { .. }
@@ -200,6 +203,7 @@ fn main() -> ExitCode {
         Command::Check(_) => unreachable!("check returns its own exit status above"),
         Command::Report(a) => report::run(a),
         Command::Export(a) => export::run(a),
+        Command::Flamegraph(a) => export::run_flamegraph(a),
         Command::Completions { shell } => docs::completions(*shell),
         Command::Manpage => docs::manpage(),
         Command::HelpJson => json_help::run(),

@@ -307,6 +307,7 @@ fn every_command_takes_its_input_three_ways() {
         &["strip", "--drop", "FINISHED_ROUND"],
         &["buildid", "remap", "--path", "/usr=/srv"],
         &["export", "--format", "folded"],
+        &["flamegraph"],
     ] {
         let outs: Vec<Vec<u8>> = [&[][..], &["perf.data"][..], &["-i", "perf.data"][..]]
             .iter()

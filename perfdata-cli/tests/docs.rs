@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "anonymize",
     "report",
     "export",
+    "flamegraph",
     "completions",
     "manpage",
     "help-json",

@@ -168,6 +168,21 @@ impl Stacks {
         }
     }
 
+    /// Keep only the samples of the events perf names `name` (as `perf script` and
+    /// `perfdata report --event` name them). An unknown name is an error naming the
+    /// events there are.
+    pub fn retain_event(&mut self, name: &str) -> Result<(), String> {
+        let wanted: Vec<bool> = self.event_names.iter().map(|n| n == name).collect();
+        if !wanted.contains(&true) {
+            return Err(format!(
+                "no event {name:?} in the recording (its events: {})",
+                self.event_names.join(", ")
+            ));
+        }
+        self.samples.retain(|s| wanted.get(s.event) == Some(&true));
+        Ok(())
+    }
+
     /// How many events have samples: with more than one, exports keep them apart.
     pub fn events_with_samples(&self) -> usize {
         let mut seen: Vec<usize> = self.samples.iter().map(|s| s.event).collect();
