@@ -1,11 +1,13 @@
 //! Finding each DSO's symbols, once per DSO, and naming addresses, once per address.
 //!
-//! Files are looked for where perf 6.1's `dso__load` looks, in its order: the build-id
-//! cache (`~/.debug/.build-id/xx/rest/{debug,elf}`), `/usr/lib/debug` by path and by
-//! build id, then the file itself; all under `--symfs DIR` when given. A file whose build
-//! id differs from the recording's is not used (perf: "build id mismatch"). The first
-//! candidate with a .symtab wins, else the first with a .dynsym. Kernel symbols come from
-//! /proc/kallsyms, and only when the recording was made on this host.
+//! Files are looked for where perf 6.1's `dso__load` looks, in the order of its
+//! `binary_type_symtab` (tools/perf/util/symbol.c): the file the binary's `.gnu_debuglink`
+//! names (see [`debuglink`]), the build-id cache (`~/.debug/.build-id/xx/rest/elf`, then
+//! `.../debug`), `/usr/lib/debug` by path and by build id, then the file itself; all under
+//! `--symfs DIR` when given. A file whose build id differs from the recording's is not
+//! used (perf: "build id mismatch"). The first candidate with a .symtab wins, else the
+//! first with a .dynsym. Kernel symbols come from /proc/kallsyms, and only when the
+//! recording was made on this host.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,8 @@ use object::{Object, ObjectSection};
 use crate::process::{Dso, DsoId};
 use crate::srcline::{SourceFrame, SourceLines};
 use crate::symtab::SymbolTable;
+
+pub mod debuglink;
 
 /// Where to look for symbols.
 #[derive(Debug, Clone, Default)]
@@ -186,6 +190,11 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
     };
     let mut out = Vec::new();
     let path = Path::new(&dso.long_name);
+    // DEBUGLINK comes first in perf 6.1's list, before the build-id cache: a binary that
+    // names its debug file gets that file's symbols even when the cache has the binary.
+    if path.is_absolute() {
+        out.extend(debuglink::find(&under(path)));
+    }
     if let Some(id) = dso.build_id.as_deref().filter(|b| b.len() > 1) {
         let h = hex(trim_build_id(id));
         let cache = opts
@@ -194,13 +203,15 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
             .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".debug")));
         if let Some(cache) = cache {
             let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
-            out.push(dir.join("debug"));
+            // BUILD_ID_CACHE (`elf`) before BUILD_ID_CACHE_DEBUGINFO (`debug`), as in
+            // perf 6.1's list: with both in the cache, perf 6.1 takes the elf's symbols.
             // perf's build_id_cache__basename: the vDSO perf record saved is `vdso`.
             out.push(dir.join(if dso.long_name == "[vdso]" {
                 "vdso"
             } else {
                 "elf"
             }));
+            out.push(dir.join("debug"));
         }
         let debug = format!("/usr/lib/debug{}.debug", path.display());
         out.push(under(Path::new(&debug)));
@@ -323,8 +334,8 @@ mod tests {
         assert_eq!(
             got,
             [
-                format!("/cache/.build-id/ab/{}/debug", &id[2..]),
                 format!("/cache/.build-id/ab/{}/elf", &id[2..]),
+                format!("/cache/.build-id/ab/{}/debug", &id[2..]),
                 "/sysroot/usr/lib/debug/usr/lib/libx.so.debug".to_string(),
                 format!("/sysroot/usr/lib/debug/.build-id/ab/{}.debug", &id[2..]),
                 "/sysroot/usr/lib/libx.so".to_string(),
