@@ -208,8 +208,9 @@ impl Tally {
     /// is not counted at all; any other counts towards its event's total (the absolute
     /// percent base), and a row is shown or hidden by its first sample's thread (perf
     /// marks a hist entry filtered when it creates it, and adds later samples of the
-    /// same key to it whatever their thread: after an exec, say, a row keyed without
-    /// comm keeps the samples of the new name).
+    /// same key to it whatever their thread: after an exec, say, a row keyed without comm
+    /// keeps the samples of the new name, and a `sh` sample of the child before its exec
+    /// joins the shell's own `sh` row, hidden with it under `--pid CHILD`).
     pub fn count(&mut self, m: &Machine, s: &ResolvedSample) {
         if !self.filter.keeps_cpu(s) {
             return;
@@ -289,13 +290,17 @@ impl Tally {
         // Rows per event: key values -> (samples, period, first sample, its thread).
         let mut groups: Vec<HashMap<Vec<Value>, Count>> =
             vec![HashMap::new(); replay.event_names.len()];
+        let same = SameNames::new(&replay.machine);
         let children = self.children.as_ref().map(|c| {
             c.rows(replay.event_names.len(), |k| {
-                values(&self.keys, k, replay, symbols)
+                values(&self.keys, k, replay, &same, symbols)
             })
         });
+        // Raw keys whose values perf's sort keys find equal are one hist entry, shown or
+        // hidden by the earliest sample of any of them: a thread's `sh` before exec adds
+        // to the shell's own `sh` row, filtered or not (see `SameNames`).
         for (k, c) in self.counts {
-            let values = values(&self.keys, &k, replay, symbols);
+            let values = values(&self.keys, &k, replay, &same, symbols);
             let Some(g) = groups.get_mut(k.event) else {
                 continue;
             };
@@ -343,7 +348,8 @@ fn named_tables(
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
     let mut children = children.unwrap_or_default();
-    // Comms are compared by name (perf's sort__comm_cmp), so rows of equal names merge.
+    // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
+    // already filtered; any that still print the same cells are one row here.
     let mut tables = Vec::new();
     for (event, g) in groups.into_iter().enumerate() {
         // perf prints every event that has samples, rows or not (filtered away).
@@ -424,21 +430,64 @@ fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location) -> RawKey {
     k
 }
 
-/// What a raw key's row is keyed by, symbols looked up.
-fn values(keys: &[SortKey], k: &RawKey, replay: &Replay, symbols: &mut Symbolizer) -> Vec<Value> {
+/// Comms and DSOs as perf's sort keys compare them: by name. Each thread has comm
+/// entries of its own and DSOs are told apart by file, but perf 6.1's `sort__comm_cmp`
+/// is `strcmp` of the comm strings and `_sort__dso_cmp` (also under `sort__sym_cmp`)
+/// `strcmp` of the short names, so a hist entry gathers every thread's samples of one
+/// name. Keying rows by the first index of each name makes them the same entries, so the
+/// filtered mark is the earliest sample's of all of them, not one per thread.
+struct SameNames {
+    /// Per comm index: the first comm index of the same string.
+    comm: Vec<usize>,
+    /// Per DSO: the first DSO of the same short name.
+    dso: Vec<DsoId>,
+}
+
+impl SameNames {
+    fn new(m: &Machine) -> SameNames {
+        fn firsts<'a>(names: impl Iterator<Item = &'a str>) -> Vec<usize> {
+            let mut first: HashMap<&str, usize> = HashMap::new();
+            names
+                .enumerate()
+                .map(|(i, n)| *first.entry(n).or_insert(i))
+                .collect()
+        }
+        SameNames {
+            comm: firsts(m.comms.iter().map(String::as_str)),
+            dso: firsts(m.dsos.iter().map(|d| d.short_name.as_str())),
+        }
+    }
+
+    fn comm(&self, c: usize) -> usize {
+        self.comm.get(c).copied().unwrap_or(c)
+    }
+
+    fn dso(&self, d: Option<DsoId>) -> Option<DsoId> {
+        d.map(|d| self.dso.get(d).copied().unwrap_or(d))
+    }
+}
+
+/// What a raw key's row is keyed by, symbols looked up, names as perf compares them.
+fn values(
+    keys: &[SortKey],
+    k: &RawKey,
+    replay: &Replay,
+    same: &SameNames,
+    symbols: &mut Symbolizer,
+) -> Vec<Value> {
     let m = &replay.machine;
     keys.iter()
         .map(|key| match key {
-            SortKey::Comm => Value::Comm(k.comm),
+            SortKey::Comm => Value::Comm(same.comm(k.comm)),
             SortKey::Pid => Value::Thread(k.tid),
             SortKey::Tid => Value::Int(i64::from(k.tid)),
-            SortKey::Dso => Value::Dso(k.dso),
+            SortKey::Dso => Value::Dso(same.dso(k.dso)),
             SortKey::Sym => {
                 let name = match k.dso {
                     Some(d) => symbols.name(d, &m.dsos[d], k.addr),
                     None => SymbolName::Address(k.addr),
                 };
-                Value::Sym(k.kernel, k.dso, name)
+                Value::Sym(k.kernel, same.dso(k.dso), name)
             }
             SortKey::Srcline => {
                 Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
@@ -484,5 +533,65 @@ mod tests {
             [SortKey::Pid, SortKey::Sym]
         );
         assert!(SortKey::parse_list("comm,bogus").is_err());
+    }
+
+    /// `sh -c 'hot'` filtered to the child: the child's one `sh` sample (before its exec)
+    /// has the key of the shell's earlier `sh` samples, so perf adds it to the shell's
+    /// filtered hist entry; it is neither a row nor in the relative base.
+    #[test]
+    fn a_sample_joins_the_earlier_entry_of_its_name_from_another_thread() {
+        use crate::symbolize::SymbolOptions;
+        use perfdata_core::record::ForkExit;
+
+        let mut m = Machine::new();
+        m.process_comm(10, 10, "sh", false);
+        let mut samples = Vec::new();
+        let mut sample = |m: &mut Machine, pid: i32, period: u64| {
+            let ip = m.resolve(pid, pid, 0x1000, false);
+            samples.push(ResolvedSample {
+                event: 0,
+                pid,
+                tid: pid,
+                cpu: Some(0),
+                time: None,
+                period,
+                ip,
+                callchain: Vec::new(),
+            });
+        };
+        sample(&mut m, 10, 1);
+        let fork = ForkExit {
+            pid: 11,
+            ppid: 10,
+            tid: 11,
+            ptid: 10,
+            time: 1,
+        };
+        m.process_fork(&fork, true);
+        sample(&mut m, 11, 10);
+        m.process_comm(11, 11, "hot", true);
+        sample(&mut m, 11, 100);
+        let filter = SampleFilter {
+            pids: vec![(11, 11)],
+            percentage: Percentage::Relative,
+            ..SampleFilter::default()
+        };
+        let mut tally = Tally::with_filter(&[SortKey::Comm, SortKey::Sym], filter);
+        for s in &samples {
+            tally.count(&m, s);
+        }
+        let replay = Replay {
+            machine: m,
+            samples: Vec::new(),
+            event_names: vec!["task-clock".into()],
+            hostname: None,
+            osrelease: None,
+            lost_samples: 0,
+        };
+        let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
+        let rows: Vec<_> = tables[0].rows.iter().map(|r| &r.cells[0]).collect();
+        assert_eq!(rows, ["hot"]);
+        assert_eq!((tables[0].samples, tables[0].period), (1, 100));
+        assert_eq!(tables[0].rows[0].percent, 100.0);
     }
 }
