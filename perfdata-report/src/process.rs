@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use perfdata_core::record::{ForkExit, Mmap};
+use perfdata_core::record::{ForkExit, Ksymbol, Mmap};
 
 /// Index of a [`Dso`] in [`Machine::dsos`].
 pub type DsoId = usize;
@@ -26,6 +26,10 @@ pub struct Dso {
     pub kernel: bool,
     /// The build id the recording gives for this file (BUILD_ID feature or records, MMAP2).
     pub build_id: Option<Vec<u8>>,
+    /// Symbols the recording itself names (KSYMBOL: a BPF program is a DSO of its own
+    /// name with one symbol): (start, length, name), DSO-relative. A DSO with any is
+    /// symbolized from them alone, as perf does.
+    pub ksymbols: Vec<(u64, u64, String)>,
 }
 
 /// One mapping: `[start, end)` of a process's address space backed by `dso` at `pgoff`.
@@ -105,6 +109,11 @@ impl Maps {
             .next_back()
             .map(|(_, m)| m)
             .filter(|m| ip < m.end)
+    }
+
+    /// Remove the map starting at `start`, if any.
+    pub fn remove(&mut self, start: u64) -> Option<Map> {
+        self.by_start.remove(&start)
     }
 
     /// Number of maps.
@@ -348,6 +357,47 @@ impl Machine {
         }
     }
 
+    /// KSYMBOL, as perf 6.1's `machine__process_ksymbol`: a registered symbol where no
+    /// kernel map is gets a map and a DSO of its own name (a BPF program:
+    /// `bpf_prog_<tag>_<name>`), holding the symbol; where a map is, the symbol joins that
+    /// map's DSO at the map's start. Unregistered (flag 1): the map goes.
+    pub fn process_ksymbol(&mut self, k: &Ksymbol) {
+        const UNREGISTER: u16 = 1;
+        let name = k.name.as_str_lossy();
+        let found = self.kernel_maps.find(k.addr).copied();
+        // In the kernel image's map (a recording whose kernel map runs to the end of the
+        // address space), kallsyms names the address: it lists BPF programs too.
+        if found.is_some_and(|map| self.dsos[map.dso].long_name == "[kernel.kallsyms]") {
+            return;
+        }
+        if k.flags & UNREGISTER != 0 {
+            if let Some(map) = found {
+                self.kernel_maps.remove(map.start);
+            }
+            return;
+        }
+        let map = match found {
+            Some(map) => map,
+            None => {
+                let dso = self.dso(&name, &name, true, None);
+                let map = Map {
+                    start: k.addr,
+                    end: k.addr.saturating_add(u64::from(k.len)),
+                    pgoff: 0,
+                    dso,
+                    identity: true,
+                };
+                self.kernel_maps.insert(map);
+                map
+            }
+        };
+        let start = map.map_ip(map.start);
+        let symbols = &mut self.dsos[map.dso].ksymbols;
+        if !symbols.iter().any(|s| s.0 == start) {
+            symbols.push((start, u64::from(k.len), name));
+        }
+    }
+
     fn dso(&mut self, long: &str, short: &str, kernel: bool, build_id: Option<Vec<u8>>) -> DsoId {
         if let Some(&d) = self.dso_by_name.get(long) {
             if build_id.is_some() {
@@ -360,6 +410,7 @@ impl Machine {
             short_name: short.to_string(),
             kernel,
             build_id,
+            ksymbols: Vec::new(),
         });
         self.dso_by_name
             .insert(long.to_string(), self.dsos.len() - 1);
@@ -517,5 +568,47 @@ mod tests {
         assert_eq!(m.dsos[md.dso.unwrap()].short_name, "[kvm_amd]");
         // The same address in user mode is not the kernel's.
         assert_eq!(m.resolve(5, 5, 0xffff_ffff_8100_0010, false).dso, None);
+    }
+
+    #[test]
+    fn a_ksymbol_is_a_dso_of_its_own_until_unregistered() {
+        let mut m = Machine::new();
+        let kernel = mmap(
+            -1,
+            0xffff_ffff_8100_0000,
+            0x100_0000,
+            "[kernel.kallsyms]_text",
+        );
+        m.process_mmap(&kernel, true, None);
+        let prog = |addr: u64, flags: u16, name: &str| Ksymbol {
+            addr,
+            len: 0x100,
+            ksym_type: 1,
+            flags,
+            name: PaddedString::new(name),
+        };
+        m.process_ksymbol(&prog(0xffff_ffff_c002_0000, 0, "bpf_prog_ab_hot"));
+        let at = m.resolve(5, 5, 0xffff_ffff_c002_0010, true);
+        let dso = &m.dsos[at.dso.expect("a map")];
+        assert_eq!(dso.short_name, "bpf_prog_ab_hot");
+        assert!(dso.kernel);
+        assert_eq!(
+            dso.ksymbols,
+            vec![(0xffff_ffff_c002_0000, 0x100, "bpf_prog_ab_hot".to_string())]
+        );
+        assert_eq!(
+            m.resolve(5, 5, 0xffff_ffff_c002_0100, true).dso,
+            None,
+            "past its end"
+        );
+        // In the kernel image's map: kallsyms names it, no DSO is made.
+        m.process_ksymbol(&prog(0xffff_ffff_8100_0100, 0, "bpf_prog_cd_in_text"));
+        assert_eq!(m.dsos.iter().filter(|d| !d.ksymbols.is_empty()).count(), 1);
+        m.process_ksymbol(&prog(0xffff_ffff_c002_0000, 1, "bpf_prog_ab_hot"));
+        assert_eq!(
+            m.resolve(5, 5, 0xffff_ffff_c002_0010, true).dso,
+            None,
+            "unregistered"
+        );
     }
 }

@@ -10,7 +10,9 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::{misc, ForkExit, Mmap, Mmap2Id, Record, RecordBody, RecordType};
+use perfdata_core::record::{
+    misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType,
+};
 use perfdata_core::{EventAttr, Metadata, PerfReader, Result};
 
 use crate::process::{Location, Machine};
@@ -138,6 +140,8 @@ enum Event {
         filename: String,
         build_id: Vec<u8>,
     },
+    /// KSYMBOL: a BPF program's (or other kernel code's) symbol, registered or not.
+    Ksymbol(Ksymbol),
     /// A sample, its locations still to find.
     Sample(PendingSample),
 }
@@ -280,6 +284,7 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
             | RecordType::Mmap
             | RecordType::Mmap2
             | RecordType::HeaderBuildId
+            | RecordType::Ksymbol
             | RecordType::Sample => {
                 let at = item.locate();
                 let fast = match (kind, at.event) {
@@ -385,6 +390,7 @@ fn event_of(record: Record, event_idx: Option<usize>, attrs: &[EventAttr]) -> Op
             filename: b.filename.as_str_lossy(),
             build_id: b.build_id_padded.to_vec(),
         },
+        RecordBody::Ksymbol(k) => Event::Ksymbol(k),
         RecordBody::Sample(s) => {
             let f = SampleFields::from_decoded(*s);
             sample_event(f, event_idx?, attrs[event_idx?].attr.sample_period, m)
@@ -437,6 +443,7 @@ fn apply(machine: &mut Machine, ev: Event, on_sample: &mut impl FnMut(&Machine, 
         Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
         Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
         Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
+        Event::Ksymbol(k) => machine.process_ksymbol(&k),
         Event::Sample(p) => {
             let sample = ResolvedSample {
                 event: p.event,

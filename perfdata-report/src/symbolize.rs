@@ -95,6 +95,22 @@ impl Symbolizer {
         if let Some(n) = self.cache.get(&(id, addr)) {
             return n.clone();
         }
+        if !dso.ksymbols.is_empty() {
+            // A DSO made of KSYMBOL records (a BPF program): its symbols are the records'.
+            let name = match dso
+                .ksymbols
+                .iter()
+                .find(|s| s.0 <= addr && addr < s.0 + s.1)
+            {
+                Some((start, _, name)) => SymbolName::Function {
+                    start: *start,
+                    name: name.clone(),
+                },
+                None => SymbolName::Address(addr),
+            };
+            self.cache.insert((id, addr), name.clone());
+            return name;
+        }
         let table = if dso.kernel {
             let allowed = self.opts.kallsyms;
             self.kernel
@@ -320,6 +336,7 @@ mod tests {
             build_id: Some(vec![
                 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
             ]),
+            ksymbols: Vec::new(),
         };
         let opts = SymbolOptions {
             symfs: Some("/sysroot".into()),
