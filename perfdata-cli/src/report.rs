@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_report::filter::SampleFilter;
+use perfdata_report::group::{self, EventGroup};
 use perfdata_report::readperf::{self, Table};
 use perfdata_report::symbolize::{self, SymbolOptions, Symbolizer};
 use perfdata_report::table::{self, SortKey};
@@ -55,6 +56,14 @@ pub struct ReportArgs {
     /// Self columns only (perf's --no-children, the default here).
     #[arg(long, conflicts_with = "children")]
     no_children: bool,
+    /// Show each event group as one table with a column per member (the default when the
+    /// recording has groups, as perf's; on a recording without groups, all its events
+    /// are one group, as perf's --group).
+    #[arg(long)]
+    group: bool,
+    /// A table per event, groups or not (perf's --no-group).
+    #[arg(long, conflicts_with = "group")]
+    no_group: bool,
     /// Percentages of a filtered report: of the event's samples before filtering
     /// (absolute, perf's default) or of those kept (relative).
     #[arg(long, default_value = "absolute", value_name = "absolute|relative")]
@@ -77,11 +86,17 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     // The tables count samples as they come; only the CSV tables keep them.
     let wants_cpu = !filter.cpus.is_empty();
     let mut tally = table::Tally::with_filter(&keys, filter.clone());
-    if a.children {
-        tally = tally.with_children();
-    }
     let mut cpu_less = false;
     let reader = perfdata_core::PerfReader::open(a.file.path())?;
+    // perf 6.1 drops --children silently where the events it knows before the first
+    // record (none in a pipe) do not sample callchains (report__setup_sample_type).
+    let callchains = reader.meta().attrs.iter().any(|e| {
+        let st = e.attr.sample_type;
+        st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
+    });
+    if a.children && callchains {
+        tally = tally.with_children();
+    }
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
     let r = if a.csv.is_some() {
         replay::replay_all(reader)?
@@ -119,8 +134,17 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let tables = tally.tables(&r, &mut symbols);
     let mut out = std::io::stdout().lock();
     if a.json {
+        // Per event, groups or not: a group's counts are its members' tables.
         text::write_json(&mut out, &tables, &keys)?;
     } else {
+        let groups = match (a.group, a.no_group) {
+            (_, true) => Vec::new(),
+            (true, false) if r.groups.is_empty() => EventGroup::forced(r.event_names.len())
+                .into_iter()
+                .collect(),
+            _ => r.groups.clone(),
+        };
+        let tables = group::group_view(tables, &groups, &r.event_names);
         let preamble = text::Preamble {
             lost_samples: r.lost_samples,
             single_comm: match filter.comms.as_slice() {

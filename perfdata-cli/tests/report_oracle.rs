@@ -29,10 +29,6 @@ const NOT_COMPARED: &[(&str, &str)] = &[
         "perf 6.1 stops reading after HEADER_TRACING_DATA",
     ),
     (
-        "file-group.data",
-        "sample-read group: perf shows one table per group, not modelled yet",
-    ),
-    (
         "strip-system-wide.data",
         "a system-wide recording of compilers: C++ names (cc1, libLLVM) need a C++ \
          demangler and symbol-less addresses perf's [.] 0x... rows, neither done yet",
@@ -49,13 +45,23 @@ fn reported_fixtures() -> Vec<PathBuf> {
     v
 }
 
+/// Recordings of event groups, compared per event (`--no-group`, both sides): perf's group
+/// view has a column per member, which the row parser does not read; report_text_oracle
+/// compares that view as text.
+const GROUPED: &[&str] = &["file-group.data"];
+
 fn check_all(inputs: &[PathBuf], sorts: &[&str]) {
     let mut failures = Vec::new();
     let mut compared = 0;
     for input in inputs {
+        let extra: &[&str] = if GROUPED.contains(&name(input).as_str()) {
+            &["--no-group"]
+        } else {
+            &[]
+        };
         for sort in sorts {
             eprintln!("{} --sort {sort}", name(input));
-            match compare(input, sort, &[]) {
+            match compare(input, sort, extra) {
                 Ok(0) => failures.push(format!("{} --sort {sort}: no rows", name(input))),
                 Ok(n) => compared += n,
                 Err(e) => failures.push(format!("{} --sort {sort}: {e}", name(input))),

@@ -8,9 +8,11 @@
 //! (perf's order among ties follows its tree's insertion order); rows themselves must
 //! be equal as text.
 //!
+//! Event groups (file-group.data here, and recordings made by
+//! `groups_print_as_perf_prints_them`) are printed as perf prints them: one table per
+//! group with a column per member, or with `--no-group` a table per event.
+//!
 //! Left out, and why:
-//! - file-group.data, recorded as an event group, which perf prints as one table with
-//!   a column per member (perfdata prints a table per event, with the same rows);
 //! - strip-system-wide.data, where perf leaves one rustc sample unresolved (`-v` says
 //!   "Failed to open .../librustc_driver-6108105cd7e839cf.so, continuing without
 //!   symbols" once, and `perf script` names the same address in the other process's
@@ -118,7 +120,7 @@ fn report_text_equals_perfs() {
     let mut problems = Vec::new();
     for input in fixture_files() {
         let n = name(&input);
-        if n.contains("file-group") || n.contains("strip-system-wide") {
+        if n.contains("strip-system-wide") {
             continue;
         }
         for sort in ["comm,dso,sym", "dso,sym", "comm", "sym", "cpu", "pid"] {
@@ -172,4 +174,92 @@ fn thousands_of_samples_are_counted_as_perf_counts_them() {
         "{count}"
     );
     assert_eq!(differs(&data, &["--sort", "comm,dso,sym", "-n"]), None);
+}
+
+/// Event groups, recorded here: samples that read the group (`:S`, with callchains), a
+/// group whose events sample on their own, and the same through a pipe; each in perf's
+/// group view, with `--no-group`, with `--children`, with a filter and relative
+/// percentages, and `--group` forcing the events of a recording without groups into one.
+/// A sample that reads the group is a sample of each member, its period the member's
+/// counter's increase since the last (perf's `deliver_sample_group`).
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn groups_print_as_perf_prints_them() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let twice = format!("{spin}; {spin}");
+    let group = "{cpu-clock,task-clock}";
+    let leader_samples = format!("{group}:S");
+    let read = workload::record(
+        dir.path(),
+        "read.data",
+        &["-g", "-e", &leader_samples, "-c", "50000"],
+        &["sh", "-c", &twice],
+    );
+    let own = workload::record(
+        dir.path(),
+        "own.data",
+        &["-e", group, "-c", "50000"],
+        &[&spin],
+    );
+    let pipe = dir.path().join("pipe.data");
+    let recorded = Command::new("perf")
+        .args([
+            "record",
+            "-e",
+            &leader_samples,
+            "-c",
+            "50000",
+            "-o",
+            "-",
+            "--",
+        ])
+        .arg(&spin)
+        .stdout(std::fs::File::create(&pipe).expect("pipe file"))
+        .output()
+        .expect("perf record runs");
+    assert!(recorded.status.success(), "perf record -o -");
+    let multi = perfdata_tests::fixtures_dir().join("file-multi-event.data");
+    let cases: Vec<(&Path, Vec<&str>)> = vec![
+        (&read, vec!["--sort", "comm,dso,sym", "-n"]),
+        (&read, vec!["--sort", "pid", "-n"]),
+        (&read, vec!["--sort", "dso,sym", "-n", "--no-group"]),
+        (&read, vec!["--sort", "comm,dso,sym", "-n", "--children"]),
+        (
+            &read,
+            vec![
+                "--sort",
+                "sym",
+                "--comms",
+                "spin",
+                "--percentage",
+                "relative",
+            ],
+        ),
+        (&own, vec!["--sort", "comm,dso,sym", "-n"]),
+        (&own, vec!["--sort", "dso", "--no-group"]),
+        (&pipe, vec!["--sort", "comm,dso,sym", "-n"]),
+        (&multi, vec!["--sort", "comm,sym", "-n", "--group"]),
+    ];
+    let mut problems = Vec::new();
+    for (input, args) in &cases {
+        problems.extend(differs(input, args));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The recordings are what the cases say: perf shows the group as one table, and its
+    // members' periods are the counters' (not the attr's fixed 50000 per sample).
+    let text = our_text(&read, &["--sort", "comm", "-n"]);
+    assert!(
+        text.contains("of events 'anon group { cpu-clock, task-clock }'"),
+        "{text}"
+    );
+    let count = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("# Event count (approx.): "))
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("an event count")
+    };
+    let per_event = our_text(&read, &["--sort", "comm", "-n", "--no-group"]);
+    assert_ne!(count(&per_event) % 50000, 0, "{per_event}");
 }

@@ -156,6 +156,8 @@ pub struct Location {
     pub dso: Option<DsoId>,
     /// The DSO-relative address (`map_ip`), or the ip itself when no map holds it.
     pub addr: u64,
+    /// The address as sampled.
+    pub ip: u64,
     /// The ip was in kernel mode (perf's `[k]` level; `[.]` otherwise).
     pub kernel: bool,
 }
@@ -432,6 +434,7 @@ impl Machine {
             comm: self.threads[thread].comm,
             dso: map.map(|m| m.dso),
             addr: map.map_or(ip, |m| m.map_ip(ip)),
+            ip,
             kernel,
         }
     }

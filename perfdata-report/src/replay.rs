@@ -10,13 +10,16 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::record::EventIndex;
 use perfdata_core::record::{
     misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType,
 };
-use perfdata_core::{EventAttr, Metadata, PerfReader, Result};
+use perfdata_core::{Metadata, PerfReader, Result};
 
+use crate::group::EventGroup;
 use crate::process::{Location, Machine};
 use crate::sample_fields::{self, SampleFields};
+use crate::sample_read::{deliver_read, Counters};
 
 /// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
 /// maps come as MMAP records, so the parent's are not copied.
@@ -60,6 +63,8 @@ pub struct Replay {
     /// Samples the kernel said it lost (the sum of LOST_SAMPLES records' counts): perf
     /// report's "Total Lost Samples".
     pub lost_samples: u64,
+    /// The recording's event groups (GROUP_DESC).
+    pub groups: Vec<EventGroup>,
 }
 
 impl Replay {
@@ -257,6 +262,7 @@ pub fn replay_reader(
         event_names: (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect(),
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
+        groups: EventGroup::from_meta(meta),
         machine,
         samples: Vec::new(),
         lost_samples,
@@ -290,14 +296,18 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
                 let fast = match (kind, at.event) {
                     (RecordType::Sample, Some(e)) => {
                         let attr = &item.meta.attrs[e].attr;
-                        sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian)
-                            .map(|f| sample_event(f, e, attr.sample_period, item.raw.header.misc))
+                        sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian).map(
+                            |f| {
+                                let misc = item.raw.header.misc;
+                                sample_event(f, e, attr.sample_period, misc, &item.meta.events)
+                            },
+                        )
                     }
                     _ => None,
                 };
                 let ev = match fast {
                     Some(ev) => ev,
-                    None => match event_of(item.decode()?, at.event, &item.meta.attrs) {
+                    None => match event_of(item.decode()?, at.event, item.meta) {
                         Some(ev) => ev,
                         None => continue,
                     },
@@ -335,26 +345,28 @@ fn replay_steps(
         next_flush: 0,
         max_time: 0,
     };
+    let mut counters = Counters::default();
+    let mut apply = |machine: &mut Machine, ev| apply(machine, ev, &mut counters, &mut on_sample);
     for step in rx.into_iter().flatten() {
         match step {
             Step::Round if rounds => {
                 for ev in queue.round() {
-                    apply(&mut machine, ev, &mut on_sample);
+                    apply(&mut machine, ev);
                 }
             }
             Step::Round => {}
-            Step::Now(ev) => apply(&mut machine, ev, &mut on_sample),
+            Step::Now(ev) => apply(&mut machine, ev),
             Step::Queued(t, ev) => queue.push(t, ev),
         }
     }
     for ev in queue.take_until(u64::MAX) {
-        apply(&mut machine, ev, &mut on_sample);
+        apply(&mut machine, ev);
     }
     machine
 }
 
 /// What the replay keeps of `record` (None for a sample of no known event).
-fn event_of(record: Record, event_idx: Option<usize>, attrs: &[EventAttr]) -> Option<Event> {
+fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option<Event> {
     let m = record.header.misc;
     let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;
     Some(match record.body {
@@ -393,7 +405,8 @@ fn event_of(record: Record, event_idx: Option<usize>, attrs: &[EventAttr]) -> Op
         RecordBody::Ksymbol(k) => Event::Ksymbol(k),
         RecordBody::Sample(s) => {
             let f = SampleFields::from_decoded(*s);
-            sample_event(f, event_idx?, attrs[event_idx?].attr.sample_period, m)
+            let period = meta.attrs.get(event_idx?)?.attr.sample_period;
+            sample_event(f, event_idx?, period, m, &meta.events)
         }
         _ => return None,
     })
@@ -412,11 +425,20 @@ struct PendingSample {
     kernel: bool,
     /// The callchain's raw entries, markers included.
     chain: Vec<u64>,
+    /// With PERF_SAMPLE_READ: per counter its event (None for an id of no event), id and
+    /// value.
+    read: Option<Vec<(Option<usize>, u64, u64)>>,
 }
 
 /// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
-/// that do not carry one.
-fn sample_event(f: SampleFields, event: usize, period: u64, misc: u16) -> Event {
+/// that do not carry one; `events` finds the events of its READ values' ids.
+fn sample_event(
+    f: SampleFields,
+    event: usize,
+    period: u64,
+    misc: u16,
+    events: &EventIndex,
+) -> Event {
     Event::Sample(PendingSample {
         event,
         pid: f.pid,
@@ -427,11 +449,22 @@ fn sample_event(f: SampleFields, event: usize, period: u64, misc: u16) -> Event 
         ip: f.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
         chain: f.callchain,
+        read: f.read.map(|values| {
+            values
+                .into_iter()
+                .map(|(id, value)| (events.event_of_id(id), id, value))
+                .collect()
+        }),
     })
 }
 
 /// Replay one record.
-fn apply(machine: &mut Machine, ev: Event, on_sample: &mut impl FnMut(&Machine, ResolvedSample)) {
+fn apply(
+    machine: &mut Machine,
+    ev: Event,
+    counters: &mut Counters,
+    on_sample: &mut impl FnMut(&Machine, ResolvedSample),
+) {
     match ev {
         Event::Comm {
             pid,
@@ -455,7 +488,10 @@ fn apply(machine: &mut Machine, ev: Event, on_sample: &mut impl FnMut(&Machine, 
                 ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
                 callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
             };
-            on_sample(machine, sample);
+            match p.read {
+                None => on_sample(machine, sample),
+                Some(values) => deliver_read(machine, sample, &values, counters, on_sample),
+            }
         }
     }
 }

@@ -4,7 +4,7 @@
 //! not fixed (PERF_SAMPLE_READ) or whose bytes end early are left to the full decode.
 
 use perfdata_core::attr::SampleType;
-use perfdata_core::record::Sample;
+use perfdata_core::record::{ReadData, Sample};
 use perfdata_core::Endian;
 
 /// A sample's fields, as the full decode would give them.
@@ -24,6 +24,9 @@ pub struct SampleFields {
     pub period: Option<u64>,
     /// The callchain's addresses, context markers included.
     pub callchain: Vec<u64>,
+    /// With PERF_SAMPLE_READ: each counter's id (0 where read_format has no ID, as in
+    /// perf's zeroed sample) and value, the group's leader first.
+    pub read: Option<Vec<(u64, u64)>>,
 }
 
 impl SampleFields {
@@ -38,6 +41,13 @@ impl SampleFields {
             cpu: s.cpu.map(|c| c.cpu),
             period: s.period,
             callchain: s.callchain.map(|c| c.ips).unwrap_or_default(),
+            read: s.read.map(|r| match r {
+                ReadData::Single { value, id, .. } => vec![(id.unwrap_or(0), value)],
+                ReadData::Group { values, .. } => values
+                    .iter()
+                    .map(|v| (v.id.unwrap_or(0), v.value))
+                    .collect(),
+            }),
         }
     }
 }

@@ -41,7 +41,8 @@ pub enum SymbolName {
         /// Its name, as perf prints it.
         name: String,
     },
-    /// No symbol: the DSO-relative address (perf prints it as `0x%016x`).
+    /// No symbol: the DSO-relative address (perf prints it as `%#.16llx`: `0x` and 16
+    /// digits, but 16 zeros alone for address 0, as C's `#` flag gives no prefix to 0).
     Address(u64),
 }
 
@@ -49,6 +50,7 @@ impl std::fmt::Display for SymbolName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SymbolName::Function { name, .. } => f.write_str(name),
+            SymbolName::Address(0) => f.write_str("0000000000000000"),
             SymbolName::Address(a) => write!(f, "{a:#018x}"),
         }
     }
@@ -366,5 +368,7 @@ mod tests {
             SymbolName::Address(0x1143).to_string(),
             "0x0000000000001143"
         );
+        // printf's `#` adds no 0x to a zero.
+        assert_eq!(SymbolName::Address(0).to_string(), "0000000000000000");
     }
 }

@@ -9,9 +9,12 @@ use serde::Serialize;
 
 use crate::children::{Children, ChildrenTables};
 use crate::filter::{Percentage, SampleFilter};
-use crate::process::{DsoId, Location, Machine};
+use crate::group::group_sizes;
+use crate::keys::{cell, raw_key, values, Creator, RawKey, Value};
+use crate::process::{Location, Machine};
 use crate::replay::{Replay, ResolvedSample};
-use crate::symbolize::{SymbolName, Symbolizer};
+use crate::same_names::SameNames;
+use crate::symbolize::Symbolizer;
 
 /// A sort key, by perf's name for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -92,13 +95,36 @@ pub struct Row {
     /// With `--children`: the period of the samples whose callchain passes through the
     /// row (its own included), and its percent of the event's total period.
     pub children: Option<(u64, f64)>,
+    /// In a group's table ([`crate::group::group_view`]): the other members' counts of
+    /// the row, in the group's order; empty otherwise.
+    pub members: Vec<MemberCount>,
+}
+
+/// A group member's count of a row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemberCount {
+    /// Samples.
+    pub samples: u64,
+    /// Sum of their periods.
+    pub period: u64,
+    /// Percent of the member's total period.
+    pub percent: f64,
+    /// With `--children`: children period and percent, as [`Row::children`].
+    pub children: Option<(u64, f64)>,
 }
 
 /// The rows of one event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EventTable {
-    /// The event's name.
+    /// The event's name (a group's description for a group's table).
     pub event: String,
+    /// The event's index (the leader's for a group's table).
+    pub index: usize,
+    /// perf's `nr_members` of the event: the size of the group it leads, else 1.
+    pub group_size: usize,
+    /// A group's table: the names of the members after the leader, whose counts the
+    /// rows' `members` hold; empty otherwise.
+    pub members: Vec<String>,
     /// Samples of the event.
     pub samples: u64,
     /// Sum of their periods.
@@ -109,40 +135,13 @@ pub struct EventTable {
     pub children: bool,
 }
 
-/// What a row is keyed by, before it is printed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Value {
-    Comm(usize),
-    Thread(i32),
-    Int(i64),
-    Cpu(i64),
-    Dso(Option<DsoId>),
-    Sym(bool, Option<DsoId>, SymbolName),
-    Event(usize),
-    Srcline(String),
-}
-
-/// What a sample is counted by as it comes: the parts of it the sort keys use (the
-/// others left at their defaults), before symbols are looked up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
-pub(crate) struct RawKey {
-    pub(crate) event: usize,
-    comm: usize,
-    tid: i32,
-    cpu: i64,
-    dso: Option<DsoId>,
-    kernel: bool,
-    addr: u64,
-}
-
-/// A raw key's count: samples, period, and the first sample's number, thread and
-/// whether the filters drop it.
+/// A raw key's count: samples, period, the first sample, and whether the filters drop
+/// it.
 #[derive(Debug, Clone, Copy)]
 struct Count {
     samples: u64,
     period: u64,
-    first: u64,
-    thread: usize,
+    creator: Creator,
     filtered: bool,
 }
 
@@ -236,14 +235,8 @@ impl Tally {
         let k = self.raw_key(s, ip);
         if let Some(children) = &mut self.children {
             if !filtered {
-                // Without a callchain the sample's ip is its only frame.
-                let chain = if s.callchain.is_empty() {
-                    std::slice::from_ref(ip)
-                } else {
-                    &s.callchain[..]
-                };
-                let keys = chain.iter().map(|at| raw_key(&self.keys, s, at)).collect();
-                children.add(keys, s.period, ip.thread);
+                let keys = crate::children::chain_keys(&self.keys, s, k);
+                children.add(keys, s.period, ip.thread, self.seen);
             }
         }
         let first = self.seen;
@@ -260,8 +253,11 @@ impl Tally {
         let c = Count {
             samples: 1,
             period: s.period,
-            first,
-            thread: ip.thread,
+            creator: Creator {
+                first,
+                thread: ip.thread,
+                kernel: k.kernel,
+            },
             filtered,
         };
         self.last = Some((k, c));
@@ -311,17 +307,16 @@ impl Tally {
             });
             e.samples += c.samples;
             e.period += c.period;
-            if c.first < e.first {
-                (e.first, e.thread, e.filtered) = (c.first, c.thread, c.filtered);
+            if c.creator.first < e.creator.first {
+                (e.creator, e.filtered) = (c.creator, c.filtered);
             }
         }
         for g in &mut groups {
             g.retain(|_, c| !c.filtered);
         }
         let relative = self.filter.percentage == Percentage::Relative;
-        let mut tables = named_tables(replay, groups, children, |e| {
-            self.totals.get(e).copied().filter(|_| !relative)
-        });
+        let totals = |e: usize| self.totals.get(e).copied();
+        let mut tables = named_tables(replay, groups, children, totals, relative);
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
     }
@@ -337,43 +332,54 @@ pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec
 }
 
 /// The rows of each event's groups, their cells printed, sorted as perf sorts them;
-/// percentages of `base(event)` (samples, period) when it gives one, else of the rows'.
+/// percentages of `totals(event)` (samples, period before filtering) when it gives one
+/// and the percentages are not `relative`, else of the rows'.
 /// With `children` (per event: key values -> children period and a thread), rows also
 /// have children periods, and rows of children alone are added.
 fn named_tables(
     replay: &Replay,
     groups: Vec<HashMap<Vec<Value>, Count>>,
     children: Option<ChildrenTables>,
-    base: impl Fn(usize) -> Option<(u64, u64)>,
+    totals: impl Fn(usize) -> Option<(u64, u64)>,
+    relative: bool,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
     let mut children = children.unwrap_or_default();
     // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
     // already filtered; any that still print the same cells are one row here.
     let mut tables = Vec::new();
+    let sizes = group_sizes(&replay.groups, replay.event_names.len());
     for (event, g) in groups.into_iter().enumerate() {
-        // perf prints every event that has samples, rows or not (filtered away).
-        if g.is_empty() && base(event).is_none_or(|(samples, _)| samples == 0) {
+        // perf prints every event that has samples, rows or not (filtered away; with
+        // relative percentages its counts are then zero).
+        if g.is_empty() && totals(event).is_none_or(|(samples, _)| samples == 0) {
             continue;
         }
-        let (samples, period) = base(event).unwrap_or_else(|| {
+        let base = totals(event).filter(|_| !relative);
+        let (samples, period) = base.unwrap_or_else(|| {
             (
                 g.values().map(|v| v.samples).sum(),
                 g.values().map(|v| v.period).sum(),
             )
         });
-        let mut merged: HashMap<Vec<String>, (u64, u64, u64)> = HashMap::new();
-        for (values, c) in g {
-            let cells = values.iter().map(|v| cell(replay, v, c.thread)).collect();
-            let e = merged.entry(cells).or_default();
-            e.0 += c.samples;
-            e.1 += c.period;
-        }
+        // perf's hist entries: self and children counts of the same values are one
+        // entry, printed as its earliest sample (self or in a callchain) made it.
+        let mut entries: HashMap<Vec<Value>, (u64, u64, u64, Creator)> = g
+            .into_iter()
+            .map(|(values, c)| (values, (c.samples, c.period, 0, c.creator)))
+            .collect();
         if let Some(ch) = children.get_mut(event) {
-            for (values, (p, thread)) in ch.drain() {
-                let cells = values.iter().map(|v| cell(replay, v, thread)).collect();
-                merged.entry(cells).or_default().2 += p;
+            for (values, (p, creator)) in ch.drain() {
+                let e = entries.entry(values).or_insert((0, 0, 0, creator));
+                e.2 += p;
+                e.3 = e.3.earlier(creator);
             }
+        }
+        let mut merged: HashMap<Vec<String>, (u64, u64, u64)> = HashMap::new();
+        for (values, (n, p, ch, creator)) in entries {
+            let cells = values.iter().map(|v| cell(replay, v, &creator)).collect();
+            let e = merged.entry(cells).or_default();
+            (e.0, e.1, e.2) = (e.0 + n, e.1 + p, e.2 + ch);
         }
         let pct = |p: u64| {
             if period == 0 {
@@ -390,6 +396,7 @@ fn named_tables(
                 period: p,
                 percent: pct(p),
                 children: with_children.then(|| (ch, pct(ch))),
+                members: Vec::new(),
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -400,6 +407,9 @@ fn named_tables(
         });
         tables.push(EventTable {
             event: replay.event_names[event].clone(),
+            index: event,
+            group_size: sizes[event],
+            members: Vec::new(),
             samples,
             period,
             rows,
@@ -407,115 +417,6 @@ fn named_tables(
         });
     }
     tables
-}
-
-/// The raw key of a sample's frame `at` (its ip or a callchain entry) for `keys`.
-fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location) -> RawKey {
-    let mut k = RawKey {
-        event: s.event,
-        ..RawKey::default()
-    };
-    for key in keys {
-        match key {
-            SortKey::Comm => k.comm = s.ip.comm,
-            SortKey::Pid | SortKey::Tid => k.tid = s.tid,
-            SortKey::Dso => k.dso = at.dso,
-            SortKey::Sym | SortKey::Srcline => {
-                (k.kernel, k.dso, k.addr) = (at.kernel, at.dso, at.addr)
-            }
-            SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
-            SortKey::Event => {}
-        }
-    }
-    k
-}
-
-/// Comms and DSOs as perf's sort keys compare them: by name. Each thread has comm
-/// entries of its own and DSOs are told apart by file, but perf 6.1's `sort__comm_cmp`
-/// is `strcmp` of the comm strings and `_sort__dso_cmp` (also under `sort__sym_cmp`)
-/// `strcmp` of the short names, so a hist entry gathers every thread's samples of one
-/// name. Keying rows by the first index of each name makes them the same entries, so the
-/// filtered mark is the earliest sample's of all of them, not one per thread.
-struct SameNames {
-    /// Per comm index: the first comm index of the same string.
-    comm: Vec<usize>,
-    /// Per DSO: the first DSO of the same short name.
-    dso: Vec<DsoId>,
-}
-
-impl SameNames {
-    fn new(m: &Machine) -> SameNames {
-        fn firsts<'a>(names: impl Iterator<Item = &'a str>) -> Vec<usize> {
-            let mut first: HashMap<&str, usize> = HashMap::new();
-            names
-                .enumerate()
-                .map(|(i, n)| *first.entry(n).or_insert(i))
-                .collect()
-        }
-        SameNames {
-            comm: firsts(m.comms.iter().map(String::as_str)),
-            dso: firsts(m.dsos.iter().map(|d| d.short_name.as_str())),
-        }
-    }
-
-    fn comm(&self, c: usize) -> usize {
-        self.comm.get(c).copied().unwrap_or(c)
-    }
-
-    fn dso(&self, d: Option<DsoId>) -> Option<DsoId> {
-        d.map(|d| self.dso.get(d).copied().unwrap_or(d))
-    }
-}
-
-/// What a raw key's row is keyed by, symbols looked up, names as perf compares them.
-fn values(
-    keys: &[SortKey],
-    k: &RawKey,
-    replay: &Replay,
-    same: &SameNames,
-    symbols: &mut Symbolizer,
-) -> Vec<Value> {
-    let m = &replay.machine;
-    keys.iter()
-        .map(|key| match key {
-            SortKey::Comm => Value::Comm(same.comm(k.comm)),
-            SortKey::Pid => Value::Thread(k.tid),
-            SortKey::Tid => Value::Int(i64::from(k.tid)),
-            SortKey::Dso => Value::Dso(same.dso(k.dso)),
-            SortKey::Sym => {
-                let name = match k.dso {
-                    Some(d) => symbols.name(d, &m.dsos[d], k.addr),
-                    None => SymbolName::Address(k.addr),
-                };
-                Value::Sym(k.kernel, same.dso(k.dso), name)
-            }
-            SortKey::Srcline => {
-                Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
-            }
-            SortKey::Cpu => Value::Cpu(k.cpu),
-            SortKey::Event => Value::Event(k.event),
-        })
-        .collect()
-}
-
-fn cell(replay: &Replay, v: &Value, thread: usize) -> String {
-    let m = &replay.machine;
-    match v {
-        Value::Comm(c) => m.comms[*c].clone(),
-        Value::Thread(tid) => format!("{tid}:{}", m.comms[m.threads[thread].comm]),
-        Value::Int(i) => i.to_string(),
-        // perf's "%*.*d" with the header's width: at least three digits, "-001".
-        Value::Cpu(c) => match c {
-            c if *c < 0 => format!("-{:03}", c.unsigned_abs()),
-            c => format!("{c:03}"),
-        },
-        Value::Dso(d) => d.map_or("[unknown]".to_string(), |d| m.dsos[d].short_name.clone()),
-        Value::Sym(kernel, _, name) => {
-            format!("[{}] {name}", if *kernel { 'k' } else { '.' })
-        }
-        Value::Event(e) => replay.event_names[*e].clone(),
-        Value::Srcline(s) => s.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -587,6 +488,7 @@ mod tests {
             hostname: None,
             osrelease: None,
             lost_samples: 0,
+            groups: Vec::new(),
         };
         let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
         let rows: Vec<_> = tables[0].rows.iter().map(|r| &r.cells[0]).collect();

@@ -73,10 +73,13 @@ pub fn write_stdio(
     let all_keys = keys;
     let keys: Vec<SortKey> = shown.iter().map(|&i| keys[i]).collect();
     for t in tables {
+        // perf's plural is the event's nr_members: a group's leader says "events" with
+        // or without the group view.
         writeln!(
             out,
-            "# Samples: {} of event '{}'",
+            "# Samples: {} of event{} '{}'",
             sample_count(t.samples),
+            if t.group_size > 1 { "s" } else { "" },
             t.event
         )?;
         writeln!(out, "# Event count (approx.): {}", t.period)?;
@@ -100,18 +103,27 @@ pub fn write_stdio(
                 _ => w,
             })
             .collect();
-        // perf's --children: Children then Self where Overhead was.
+        // perf's --children: Children then Self where Overhead was. In a group's table
+        // each is a column per member (perf's hpp__width_fn: members times the width).
+        let members = 1 + t.members.len();
+        let (pct_w, n_w) = (8 * members, 12 * members);
         let (mut header, mut rule) = if t.children {
             (
-                vec![format!("{:>8}", "Children"), format!("{:>8}", "Self")],
-                vec![".".repeat(8), ".".repeat(8)],
+                vec![
+                    format!("{:>pct_w$}", "Children"),
+                    format!("{:>pct_w$}", "Self"),
+                ],
+                vec![".".repeat(pct_w), ".".repeat(pct_w)],
             )
         } else {
-            (vec![format!("{:>8}", "Overhead")], vec![".".repeat(8)])
+            (
+                vec![format!("{:>pct_w$}", "Overhead")],
+                vec![".".repeat(pct_w)],
+            )
         };
         if samples {
-            header.push(format!("{:>12}", "Samples"));
-            rule.push(".".repeat(12));
+            header.push(format!("{:>n_w$}", "Samples"));
+            rule.push(".".repeat(n_w));
         }
         for (k, w) in keys.iter().zip(&widths) {
             header.push(format!("{:<w$}", k.header()));
@@ -122,12 +134,18 @@ pub fn write_stdio(
         writeln!(out, "#")?;
         for r in &t.rows {
             let mut line = Vec::new();
-            if let Some((_, pct)) = r.children {
-                line.push(format!("{:>8}", format!("{pct:.2}%")));
+            // perf's " %6.2f%%" and " %11lu", once per member.
+            let pct = |p: f64| format!("{:>8}", format!("{p:.2}%"));
+            if let Some((_, p)) = r.children {
+                let ms = r.members.iter().map(|m| m.children.map_or(0.0, |c| c.1));
+                line.push(std::iter::once(p).chain(ms).map(pct).collect());
             }
-            line.push(format!("{:>8}", format!("{:.2}%", r.percent)));
+            let ms = r.members.iter().map(|m| m.percent);
+            line.push(std::iter::once(r.percent).chain(ms).map(pct).collect());
             if samples {
-                line.push(format!("{:>12}", r.samples));
+                let ms = r.members.iter().map(|m| m.samples);
+                let n = std::iter::once(r.samples).chain(ms);
+                line.push(n.map(|n| format!("{n:>12}")).collect());
             }
             let cells = shown.iter().map(|&i| &r.cells[i]);
             for ((k, w), c) in keys.iter().zip(&widths).zip(cells) {
@@ -149,7 +167,9 @@ pub fn write_stdio(
 
 /// Whether a Symbol cell is an address (perf's unresolved symbol).
 fn is_unresolved(cell: &str) -> bool {
-    cell.starts_with("[.] 0x") || cell.starts_with("[k] 0x")
+    let addr = cell.get(4..).unwrap_or_default();
+    (cell.starts_with("[.] ") || cell.starts_with("[k] "))
+        && (addr.starts_with("0x") || addr == "0000000000000000")
 }
 
 fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize {

@@ -92,7 +92,9 @@ fn perf_table(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Table
     let mut columns: Vec<(usize, usize)> = Vec::new();
     for line in stdout.lines() {
         if let Some(rest) = line.strip_prefix("# Samples: ") {
-            let name = rest.split(" of event '").nth(1).unwrap_or_default();
+            // "of events" above a group leader's table.
+            let name = rest.split_once(" of event").map_or("", |(_, n)| n);
+            let name = name.trim_start_matches('s').trim_start_matches(" '");
             event = Some(name.trim_end_matches('\'').to_string());
             columns.clear();
         } else if line.starts_with("# ..") {

@@ -1,0 +1,286 @@
+//! Event groups as perf 6.1's report shows them: a recording of `-e '{a,b}'` has a
+//! GROUP_DESC feature, and `perf report` then prints one table per group, its rows the
+//! leader's and every member's hist entries matched by their sort keys (`hists__match`,
+//! `hists__link`), with an Overhead and a Samples column per member (perf's
+//! `symbol_conf.event_group`, on by default when the recording has groups, off with
+//! `--no-group`; `--group` on a recording without groups makes all its events one group,
+//! perf's forced leader).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::Metadata;
+
+use crate::table::{EventTable, MemberCount, Row};
+
+/// perf's name for a group the recording did not name (GROUP_DESC says `{anon_group}`).
+const ANON_GROUP: &str = "{anon_group}";
+
+/// One event group: consecutive events, the first its leader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventGroup {
+    /// Index of the leader among the recording's events.
+    pub leader: usize,
+    /// Events in the group, the leader included (perf's `nr_members`).
+    pub size: usize,
+    /// The group's name, when the recording gave it one.
+    pub name: Option<String>,
+    /// perf's forced leader (`--group` on a recording without groups): the description
+    /// lists the events without a group name around them.
+    pub forced: bool,
+}
+
+impl EventGroup {
+    /// The groups of the GROUP_DESC feature with more than one event, as perf's
+    /// `process_group_desc` rebuilds them.
+    pub fn from_meta(meta: &Metadata) -> Vec<EventGroup> {
+        let Some(Feature::GroupDesc(desc)) = meta.feature(FeatureId::GroupDesc) else {
+            return Vec::new();
+        };
+        desc.groups
+            .iter()
+            .filter(|g| g.nr_members > 1)
+            .map(|g| {
+                let name = g.name.as_str_lossy();
+                EventGroup {
+                    leader: g.leader_idx as usize,
+                    size: g.nr_members as usize,
+                    name: (name != ANON_GROUP).then_some(name),
+                    forced: false,
+                }
+            })
+            .collect()
+    }
+
+    /// perf's forced group of all `events` events (none for fewer than two).
+    pub fn forced(events: usize) -> Option<EventGroup> {
+        (events > 1).then_some(EventGroup {
+            leader: 0,
+            size: events,
+            name: None,
+            forced: true,
+        })
+    }
+
+    /// The events of the group, the leader first.
+    pub fn events(&self) -> std::ops::Range<usize> {
+        self.leader..self.leader + self.size
+    }
+
+    /// perf's `evsel__group_desc`: `anon group { a, b }`, or `a, b` when forced.
+    pub fn describe(&self, event_names: &[String]) -> String {
+        let names: Vec<&str> = self
+            .events()
+            .map(|e| event_names.get(e).map_or("?", String::as_str))
+            .collect();
+        if self.forced {
+            return names.join(", ");
+        }
+        let name = self.name.as_deref().unwrap_or("anon group");
+        format!("{name} {{ {} }}", names.join(", "))
+    }
+}
+
+/// The size of the group each event leads, by event index (1 for an event that leads
+/// none): perf says "of events" above the table of an event whose `nr_members` is more
+/// than one.
+pub fn group_sizes(groups: &[EventGroup], events: usize) -> Vec<usize> {
+    let mut sizes = vec![1; events];
+    for g in groups {
+        if let Some(s) = sizes.get_mut(g.leader) {
+            *s = g.size;
+        }
+    }
+    sizes
+}
+
+/// The tables as perf's group view prints them: each group whose leader has a table
+/// becomes one table (its members' tables folded in, rows matched by their cells, a
+/// member without the row counting zero), named by [`EventGroup::describe`], its sample
+/// count and period the sums of its members'. Tables of events outside any group are
+/// kept as they are.
+pub fn group_view(
+    tables: Vec<EventTable>,
+    groups: &[EventGroup],
+    event_names: &[String],
+) -> Vec<EventTable> {
+    let mut by_event: HashMap<usize, EventTable> =
+        tables.iter().map(|t| (t.index, t.clone())).collect();
+    let leaders: Vec<usize> = tables.iter().map(|t| t.index).collect();
+    let mut out = Vec::new();
+    for t in tables {
+        let Some(g) = groups.iter().find(|g| g.events().contains(&t.index)) else {
+            out.push(t);
+            continue;
+        };
+        // A group prints once, where its leader's table was.
+        if t.index != g.leader {
+            if !leaders.contains(&g.leader) {
+                out.push(t);
+            }
+            continue;
+        }
+        let members: Vec<Option<EventTable>> =
+            g.events().skip(1).map(|e| by_event.remove(&e)).collect();
+        by_event.remove(&g.leader);
+        out.push(fold(t, g, &members, event_names));
+    }
+    out
+}
+
+/// The leader's table with its members' folded in.
+fn fold(
+    leader: EventTable,
+    g: &EventGroup,
+    members: &[Option<EventTable>],
+    event_names: &[String],
+) -> EventTable {
+    let zero = |children: bool| MemberCount {
+        samples: 0,
+        period: 0,
+        percent: 0.0,
+        children: children.then_some((0, 0.0)),
+    };
+    let with_children = leader.children;
+    let mut rows: Vec<Row> = leader.rows;
+    let mut at: HashMap<Vec<String>, usize> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.cells.clone(), i))
+        .collect();
+    for r in &mut rows {
+        r.members = vec![zero(with_children); members.len()];
+    }
+    let (mut samples, mut period) = (leader.samples, leader.period);
+    for (m, table) in members.iter().enumerate() {
+        let Some(table) = table else {
+            continue;
+        };
+        samples += table.samples;
+        period += table.period;
+        for r in &table.rows {
+            // perf's hists__link: a row the leader lacks is added with nothing of its own.
+            let i = *at.entry(r.cells.clone()).or_insert_with(|| {
+                rows.push(Row {
+                    cells: r.cells.clone(),
+                    samples: 0,
+                    period: 0,
+                    percent: 0.0,
+                    children: with_children.then_some((0, 0.0)),
+                    members: vec![zero(with_children); members.len()],
+                });
+                rows.len() - 1
+            });
+            rows[i].members[m] = MemberCount {
+                samples: r.samples,
+                period: r.period,
+                percent: r.percent,
+                children: r.children,
+            };
+        }
+    }
+    rows.sort_by(group_order);
+    EventTable {
+        event: g.describe(event_names),
+        index: leader.index,
+        group_size: g.size,
+        samples,
+        period,
+        rows,
+        children: with_children,
+        members: g
+            .events()
+            .skip(1)
+            .map(|e| event_names.get(e).cloned().unwrap_or_default())
+            .collect(),
+    }
+}
+
+/// perf's order of a group's rows: children period first (with `--children`), then the
+/// leader's period and each member's in turn (`__hpp__sort`), largest first; then the
+/// samples and the cells, as the tables of single events.
+fn group_order(a: &Row, b: &Row) -> Ordering {
+    let key = |r: &Row| {
+        let mut k = vec![r.children.map_or(0, |c| c.0), r.period];
+        k.extend(r.members.iter().map(|m| m.period));
+        k.push(r.samples);
+        k
+    };
+    key(b).cmp(&key(a)).then_with(|| a.cells.cmp(&b.cells))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cell: &str, samples: u64, period: u64, percent: f64) -> Row {
+        Row {
+            cells: vec![cell.to_string()],
+            samples,
+            period,
+            percent,
+            children: None,
+            members: Vec::new(),
+        }
+    }
+
+    fn table(index: usize, rows: Vec<Row>) -> EventTable {
+        EventTable {
+            event: format!("e{index}"),
+            index,
+            group_size: 1,
+            samples: rows.iter().map(|r| r.samples).sum(),
+            period: rows.iter().map(|r| r.period).sum(),
+            rows,
+            children: false,
+            members: Vec::new(),
+        }
+    }
+
+    /// A group of events 0 and 1 with an outside event 2: rows matched by cells, a row
+    /// of the member alone added with zeros for the leader, sums in the header.
+    #[test]
+    fn members_fold_into_their_leaders_table() {
+        let names: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let g = EventGroup {
+            leader: 0,
+            size: 2,
+            name: None,
+            forced: false,
+        };
+        let tables = vec![
+            table(0, vec![row("x", 3, 30, 75.0), row("y", 1, 10, 25.0)]),
+            table(1, vec![row("x", 2, 20, 50.0), row("z", 2, 20, 50.0)]),
+            table(2, vec![row("x", 1, 1, 100.0)]),
+        ];
+        let out = group_view(tables, &[g], &names);
+        assert_eq!(out.len(), 2);
+        let t = &out[0];
+        assert_eq!(t.event, "anon group { a, b }");
+        assert_eq!((t.samples, t.period, t.group_size), (8, 80, 2));
+        assert_eq!(t.members, ["b"]);
+        let cells: Vec<(&str, u64, u64)> = t
+            .rows
+            .iter()
+            .map(|r| (r.cells[0].as_str(), r.period, r.members[0].period))
+            .collect();
+        assert_eq!(cells, [("x", 30, 20), ("y", 10, 0), ("z", 0, 20)]);
+        assert_eq!(t.rows[2].members[0].percent, 50.0);
+        assert_eq!(out[1].event, "e2");
+        assert!(out[1].members.is_empty());
+    }
+
+    #[test]
+    fn descriptions_as_perfs() {
+        let names: Vec<String> = ["cycles", "instructions"].map(String::from).to_vec();
+        let mut g = EventGroup::forced(2).expect("two events");
+        assert_eq!(g.describe(&names), "cycles, instructions");
+        g.forced = false;
+        assert_eq!(g.describe(&names), "anon group { cycles, instructions }");
+        g.name = Some("mine".into());
+        assert_eq!(g.describe(&names), "mine { cycles, instructions }");
+        assert_eq!(EventGroup::forced(1), None);
+        assert_eq!(group_sizes(&[g], 3), [2, 1, 1]);
+    }
+}
