@@ -95,7 +95,10 @@ pub fn open_input(
         return Ok((probe, resolved));
     }
     drop(probe);
-    Ok((PerfReader::open_with(path, ReadOptions::Contents)?, resolved))
+    Ok((
+        PerfReader::open_with(path, ReadOptions::Contents)?,
+        resolved,
+    ))
 }
 
 /// Convert to file mode on a seekable output.
