@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_report::filter::SampleFilter;
-use perfdata_report::group::{self, EventGroup};
+use perfdata_report::group::{self, GroupView};
 use perfdata_report::readperf::{self, Table};
 use perfdata_report::symbolize::{self, SymbolOptions, Symbolizer};
 use perfdata_report::table::{self, SortKey};
@@ -88,14 +88,8 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let mut tally = table::Tally::with_filter(&keys, filter.clone());
     let mut cpu_less = false;
     let reader = perfdata_core::PerfReader::open(a.file.path())?;
-    // perf 6.1 drops --children silently where the events it knows before the first
-    // record (none in a pipe) do not sample callchains (report__setup_sample_type).
-    let callchains = reader.meta().attrs.iter().any(|e| {
-        let st = e.attr.sample_type;
-        st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
-    });
-    if a.children && callchains {
-        tally = tally.with_children();
+    if a.children {
+        tally = tally.with_children_of(reader.meta());
     }
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
     let r = if a.csv.is_some() {
@@ -137,13 +131,12 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         // Per event, groups or not: a group's counts are its members' tables.
         text::write_json(&mut out, &tables, &keys)?;
     } else {
-        let groups = match (a.group, a.no_group) {
-            (_, true) => Vec::new(),
-            (true, false) if r.groups.is_empty() => EventGroup::forced(r.event_names.len())
-                .into_iter()
-                .collect(),
-            _ => r.groups.clone(),
+        let view = match (a.group, a.no_group) {
+            (_, true) => GroupView::None,
+            (true, false) => GroupView::Forced,
+            (false, false) => GroupView::AsRecorded,
         };
+        let groups = view.groups(&r.groups, r.event_names.len());
         let tables = group::group_view(tables, &groups, &r.event_names);
         let preamble = text::Preamble {
             lost_samples: r.lost_samples,

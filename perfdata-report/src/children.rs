@@ -44,14 +44,16 @@ pub(crate) fn chain_keys(keys: &[SortKey], s: &ResolvedSample, own: RawKey) -> V
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Children {
     chains: FxHashMap<Vec<RawKey>, (u64, usize, u64)>,
+    /// The keys of the walk being added, reused from sample to sample.
+    seen: rustc_hash::FxHashSet<RawKey>,
 }
 
 impl Children {
     /// Count sample number `first` (of thread `thread`) whose walk has these keys.
     pub(crate) fn add(&mut self, mut keys: Vec<RawKey>, period: u64, thread: usize, first: u64) {
         // A key seen again later in the walk is perf's duplicate: the first one counts.
-        let mut seen = rustc_hash::FxHashSet::default();
-        keys.retain(|k| seen.insert(*k));
+        self.seen.clear();
+        keys.retain(|k| self.seen.insert(*k));
         let e = self.chains.entry(keys).or_insert((0, thread, first));
         e.0 += period;
     }

@@ -105,28 +105,56 @@ pub fn group_view(
     groups: &[EventGroup],
     event_names: &[String],
 ) -> Vec<EventTable> {
-    let mut by_event: HashMap<usize, EventTable> =
-        tables.iter().map(|t| (t.index, t.clone())).collect();
-    let leaders: Vec<usize> = tables.iter().map(|t| t.index).collect();
-    let mut out = Vec::new();
-    for t in tables {
-        let Some(g) = groups.iter().find(|g| g.events().contains(&t.index)) else {
-            out.push(t);
+    // A group prints once, where its leader's table was; a member whose leader has no
+    // table stays as it is.
+    let mut slots: Vec<Option<EventTable>> = tables.into_iter().map(Some).collect();
+    for i in 0..slots.len() {
+        let Some(index) = slots[i].as_ref().map(|t| t.index) else {
             continue;
         };
-        // A group prints once, where its leader's table was.
-        if t.index != g.leader {
-            if !leaders.contains(&g.leader) {
-                out.push(t);
-            }
+        let Some(g) = groups.iter().find(|g| g.leader == index) else {
             continue;
-        }
-        let members: Vec<Option<EventTable>> =
-            g.events().skip(1).map(|e| by_event.remove(&e)).collect();
-        by_event.remove(&g.leader);
-        out.push(fold(t, g, &members, event_names));
+        };
+        let members: Vec<Option<EventTable>> = g
+            .events()
+            .skip(1)
+            .map(|e| {
+                let slot = slots
+                    .iter_mut()
+                    .find(|s| s.as_ref().is_some_and(|t| t.index == e));
+                slot.and_then(Option::take)
+            })
+            .collect();
+        slots[i] = slots[i].take().map(|t| fold(t, g, &members, event_names));
     }
-    out
+    slots.into_iter().flatten().collect()
+}
+
+/// Which event groups a report shows as one table each (perf's `--group` and
+/// `--no-group`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GroupView {
+    /// The recording's groups (perf's default).
+    #[default]
+    AsRecorded,
+    /// `--group`: the recording's groups, or all its events as one when it has none
+    /// (perf's forced leader).
+    Forced,
+    /// `--no-group`: a table per event.
+    None,
+}
+
+impl GroupView {
+    /// The groups shown for a recording of `events` events whose groups are `recorded`.
+    pub fn groups(self, recorded: &[EventGroup], events: usize) -> Vec<EventGroup> {
+        match self {
+            GroupView::None => Vec::new(),
+            GroupView::Forced if recorded.is_empty() => {
+                EventGroup::forced(events).into_iter().collect()
+            }
+            _ => recorded.to_vec(),
+        }
+    }
 }
 
 /// The leader's table with its members' folded in.

@@ -195,6 +195,21 @@ impl Tally {
         self
     }
 
+    /// [`Tally::with_children`] as perf 6.1's `--children` for a recording whose metadata
+    /// before its first record is `meta`: perf drops the option silently when those
+    /// events (none in a pipe) do not sample callchains (`report__setup_sample_type`).
+    pub fn with_children_of(self, meta: &perfdata_core::Metadata) -> Tally {
+        let callchains = meta.attrs.iter().any(|e| {
+            let st = e.attr.sample_type;
+            st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
+        });
+        if callchains {
+            self.with_children()
+        } else {
+            self
+        }
+    }
+
     /// An empty tally for `keys` that counts what `filter` keeps (see [`Tally::count`]).
     pub fn with_filter(keys: &[SortKey], filter: SampleFilter) -> Tally {
         Tally {
