@@ -309,6 +309,19 @@ impl<W: Write + Seek> FileWriter<W> {
         self
     }
 
+    /// The records written next, up to input offset `end`, are expected to be the
+    /// input's own bytes, one run (an identity conversion's data section): their copy
+    /// is handed to the kernel whole at the first of them, not piece by piece behind
+    /// the records written. Records that turn out otherwise are still written right (the
+    /// copy is stopped and cut back where the run ends). Without
+    /// [`FileWriter::copy_runs_from`], nothing.
+    pub(crate) fn expect_input_run_to(&mut self, end: u64) -> Result<()> {
+        match self.copy.as_mut() {
+            Some(copy) => copy.expect_run_to(end),
+            None => Ok(()),
+        }
+    }
+
     /// Bytes the kernel copied from the input (see [`FileWriter::copy_runs_from`]).
     pub fn bytes_copied(&self) -> u64 {
         self.copy.as_ref().map_or(0, RangeCopy::copied)

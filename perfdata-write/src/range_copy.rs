@@ -11,12 +11,23 @@
 //! cores, the walk over the input and the kernel's copy take the time of the longer.
 //! The writer goes on after the run's place; [`RangeCopy::finish`] waits for the copies
 //! and reports the first that failed.
+//!
+//! A conversion that changes no record (an identity conversion) says so
+//! ([`RangeCopy::expect_run_to`]), and the whole run is handed to the kernel at its first
+//! record, as `cp` copies: the copy no longer waits for the walk to hand it pieces, and
+//! on two cores the conversion takes the time of the copy alone. The walk still reads
+//! every record and decides what is kept: where the run ends before the place expected
+//! (a record the conversion does not write as the input's bytes after all), the copy is
+//! stopped there and the output cut back to the run's end before anything is written
+//! after it.
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crate::error::{Result, WriteError};
@@ -43,11 +54,44 @@ const FIRST_PIECE: u64 = if COPY_PIECE < 1 << 20 {
     1 << 20
 };
 
+/// The calls a speculative copy ([`RangeCopy::expect_run_to`]) is made in: between two,
+/// the copier looks whether the walk has found the run to end sooner.
+#[cfg(not(test))]
+const SPECULATIVE_CALL: u64 = 16 << 20;
+#[cfg(test)]
+const SPECULATIVE_CALL: u64 = 256 << 10;
+
 /// One copy: `len` bytes of the input at `src` to the output at `dst`.
 struct Piece {
     src: u64,
     dst: u64,
     len: u64,
+    /// A speculative piece: the input offset it must not be copied beyond (the end of
+    /// the run, once the walk found it; `u64::MAX` before). The output is cut back to
+    /// it.
+    limit: Option<Arc<AtomicU64>>,
+}
+
+impl Piece {
+    /// Copy the piece; the bytes it counts for (a speculative piece's are counted by
+    /// [`RangeCopy::flush`], which knows where its run ended).
+    fn copy(&self, from: &File, to: &File) -> std::io::Result<u64> {
+        let Some(limit) = &self.limit else {
+            copy_range(from, self.src, to, self.dst, self.len)?;
+            return Ok(self.len);
+        };
+        let end = self.src + self.len;
+        let mut at = self.src;
+        loop {
+            let stop = end.min(limit.load(Ordering::Acquire));
+            if at >= stop {
+                return Ok(0);
+            }
+            let len = (stop - at).min(SPECULATIVE_CALL);
+            copy_range(from, at, to, self.dst + (at - self.src), len)?;
+            at += len;
+        }
+    }
 }
 
 /// The copying thread: pieces go in; the bytes copied, or the first error, come out.
@@ -57,18 +101,21 @@ struct Copier {
 }
 
 impl Copier {
-    fn start(from: File, to: File) -> Self {
+    /// One thread: two copying into one file take longer than one (measured: an
+    /// identity conversion's data section in two halves, 1.1x the time of one copy; a
+    /// file system's writes to a file take its lock).
+    fn start(from: &File, to: &File) -> std::io::Result<Self> {
         // A few pieces in flight at most: the walk may run ahead of the copy.
         let (pieces, rx) = sync_channel::<Piece>(4);
+        let (from, to) = (from.try_clone()?, to.try_clone()?);
         let done = crate::output::interrupt::spawn_without_signals(move || {
             let mut copied = 0;
             for p in rx {
-                copy_range(&from, p.src, &to, p.dst, p.len)?;
-                copied += p.len;
+                copied += p.copy(&from, &to)?;
             }
             Ok(copied)
         });
-        Copier { pieces, done }
+        Ok(Copier { pieces, done })
     }
 }
 
@@ -88,6 +135,11 @@ pub(crate) struct RangeCopy {
     copied: u64,
     /// Size of the run's next piece.
     piece: u64,
+    /// The end of the run expected from the next record on ([`RangeCopy::expect_run_to`]).
+    expected: Option<u64>,
+    /// The run being copied speculatively: where its copy ends in the input, and the
+    /// limit the copier reads.
+    speculative: Option<(u64, Arc<AtomicU64>)>,
 }
 
 impl RangeCopy {
@@ -102,7 +154,20 @@ impl RangeCopy {
             skipped: None,
             copied: 0,
             piece: FIRST_PIECE,
+            expected: None,
+            speculative: None,
         }
+    }
+
+    /// The records from the next one taken up to input offset `end` are expected to be
+    /// one run of the input's own bytes: its copy is handed to the kernel whole at its
+    /// first record (`end` cut to the input's length). Where the run ends sooner, the
+    /// copy is stopped and the output cut back ([`RangeCopy::flush`]); where it goes
+    /// on, the rest is copied as any run's.
+    pub fn expect_run_to(&mut self, end: u64) -> Result<()> {
+        let len = self.from.metadata().map_err(copy_err)?.len();
+        self.expected = Some(end.min(len));
+        Ok(())
     }
 
     /// A record of `len` bytes at input offset `at` is to be written: `true` when it is
@@ -114,6 +179,22 @@ impl RangeCopy {
             self.buffered = 0;
         }
         self.next = at.saturating_add(len);
+        if let Some(end) = self.expected.take().filter(|&end| end > at) {
+            let dst = out.stream_position().map_err(copy_err)?;
+            let limit = Arc::new(AtomicU64::new(u64::MAX));
+            self.send(Piece {
+                src: at,
+                dst,
+                len: end - at,
+                limit: Some(limit.clone()),
+            })?;
+            self.speculative = Some((end, limit));
+            self.skipped = Some((at, dst));
+            return Ok(true);
+        }
+        if self.speculative.is_some() {
+            return Ok(true);
+        }
         if self.skipped.is_none() && self.buffered + len > BUFFERED_RUN {
             // The run's place in the output: where the writer is now.
             let dst = out.stream_position().map_err(copy_err)?;
@@ -124,7 +205,12 @@ impl RangeCopy {
             Some((src, dst)) => {
                 if self.next - src >= self.piece {
                     let len = self.next - src;
-                    self.send(Piece { src, dst, len })?;
+                    self.send(Piece {
+                        src,
+                        dst,
+                        len,
+                        limit: None,
+                    })?;
                     self.skipped = Some((self.next, dst + len));
                     self.piece = (self.piece * 2).min(COPY_PIECE);
                 }
@@ -141,12 +227,36 @@ impl RangeCopy {
     /// run's place (what it writes next goes after it).
     pub fn flush<W: Write + Seek>(&mut self, out: &mut W) -> Result<()> {
         let end = std::mem::replace(&mut self.next, u64::MAX);
-        let Some((src, dst)) = self.skipped.take() else {
+        let Some((mut src, mut dst)) = self.skipped.take() else {
             return Ok(());
         };
+        let run = end - src;
+        if let Some((copying_to, limit)) = self.speculative.take() {
+            if end < copying_to {
+                // The run ended sooner than expected: the copy stops at its end, and
+                // what it copied beyond is cut off before anything is written there.
+                limit.store(end, Ordering::Release);
+                self.finish()?;
+                self.to.set_len(dst + run).map_err(copy_err)?;
+                self.copied += run;
+                return out
+                    .seek(SeekFrom::Start(dst + run))
+                    .map(drop)
+                    .map_err(copy_err);
+            }
+            // The run went on past the expected end: the rest as any run's last piece.
+            self.copied += copying_to - src;
+            dst += copying_to - src;
+            src = copying_to;
+        }
         let len = end - src;
         if len > 0 {
-            self.send(Piece { src, dst, len })?;
+            self.send(Piece {
+                src,
+                dst,
+                len,
+                limit: None,
+            })?;
         }
         out.seek(SeekFrom::Start(dst + len)).map_err(copy_err)?;
         Ok(())
@@ -154,9 +264,7 @@ impl RangeCopy {
 
     fn send(&mut self, piece: Piece) -> Result<()> {
         if self.copier.is_none() {
-            let from = self.from.try_clone().map_err(copy_err)?;
-            let to = self.to.try_clone().map_err(copy_err)?;
-            self.copier = Some(Copier::start(from, to));
+            self.copier = Some(Copier::start(&self.from, &self.to).map_err(copy_err)?);
         }
         let copier = self.copier.as_ref().expect("just started");
         if copier.pieces.send(piece).is_err() {
@@ -181,9 +289,19 @@ impl RangeCopy {
         Ok(())
     }
 
-    /// Bytes the kernel copied (those of finished copies).
+    /// Bytes the kernel copied (final once [`RangeCopy::finish`] returned).
     pub fn copied(&self) -> u64 {
         self.copied
+    }
+}
+
+impl Drop for RangeCopy {
+    /// A conversion that failed or was interrupted stops a speculative copy at once
+    /// (its output is thrown away).
+    fn drop(&mut self) {
+        if let Some((_, limit)) = &self.speculative {
+            limit.store(0, Ordering::Release);
+        }
     }
 }
 
@@ -258,152 +376,5 @@ fn copy_through_memory(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::{Cursor, Read, Seek, SeekFrom};
-
-    use perfdata_core::record::RecordType;
-    use perfdata_core::{PerfReader, ReadOptions};
-
-    use crate::convert::{self, ConvertOptions, Target};
-    use crate::edit::{self, Selection, Strip};
-    use crate::synth::{write_workload, SynthSpec, SynthWriter};
-
-    /// A synthetic recording of `samples` samples of 4 threads, in a temp file.
-    fn recording(samples: u64) -> tempfile::NamedTempFile {
-        recording_in(samples, &std::env::temp_dir())
-    }
-
-    fn recording_in(samples: u64, dir: &std::path::Path) -> tempfile::NamedTempFile {
-        let spec = SynthSpec {
-            samples,
-            processes: 2,
-            threads_per_process: 2,
-            callchain: Some(4),
-            ..SynthSpec::default()
-        };
-        let (workload, trace) = spec.build().unwrap();
-        let file = tempfile::NamedTempFile::new_in(dir).unwrap();
-        let w = SynthWriter::file(std::io::BufWriter::new(file.reopen().unwrap()), trace).unwrap();
-        write_workload(&workload, w).unwrap();
-        file
-    }
-
-    fn read_all(mut f: &std::fs::File) -> Vec<u8> {
-        let mut v = Vec::new();
-        f.seek(SeekFrom::Start(0)).unwrap();
-        f.read_to_end(&mut v).unwrap();
-        v
-    }
-
-    #[test]
-    fn an_identity_conversion_is_copied_by_the_kernel_and_equals_the_input() {
-        let input = recording(40_000);
-        let opts = ConvertOptions::default();
-        let open = || PerfReader::open_with(input.path(), ReadOptions::Containers).unwrap();
-        let (through_memory, plain) =
-            convert::to_target(open(), Target::File, Cursor::new(Vec::new()), &opts).unwrap();
-        assert_eq!(plain.bytes_copied, 0);
-        let mut out = tempfile::tempfile().unwrap();
-        let handle = out.try_clone().unwrap();
-        let (_, copied) = convert::to_target_in(
-            open(),
-            Target::File,
-            std::io::BufWriter::new(&mut out),
-            Some(handle),
-            &opts,
-        )
-        .unwrap();
-        let bytes = read_all(&out);
-        assert_eq!(bytes, through_memory.into_inner());
-        assert_eq!(bytes, std::fs::read(input.path()).unwrap());
-        // All but the first run's buffered part (the data section is one run): the
-        // records up to BUFFERED_RUN bytes (each at most 64 KiB).
-        let reader = PerfReader::open(input.path()).unwrap();
-        let data = reader.meta().header.as_ref().unwrap().data;
-        let through_buffer = data.size - copied.bytes_copied;
-        assert!(through_buffer <= super::BUFFERED_RUN, "{through_buffer}");
-        assert!(
-            through_buffer > super::BUFFERED_RUN - (64 << 10),
-            "{through_buffer}"
-        );
-    }
-
-    /// Between file systems that cannot copy to each other (tmpfs to the temp
-    /// directory's, where /dev/shm exists), the copy goes through memory, same bytes.
-    #[test]
-    fn a_copy_between_file_systems_falls_back_to_memory() {
-        let shm = std::path::Path::new("/dev/shm");
-        let dir = if shm.is_dir() {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        let input = recording_in(40_000, &dir);
-        let reader = PerfReader::open_with(input.path(), ReadOptions::Containers).unwrap();
-        let mut out = tempfile::tempfile().unwrap();
-        let handle = out.try_clone().unwrap();
-        let opts = ConvertOptions::default();
-        let w = std::io::BufWriter::new(&mut out);
-        convert::to_target_in(reader, Target::File, w, Some(handle), &opts).unwrap();
-        assert_eq!(read_all(&out), std::fs::read(input.path()).unwrap());
-    }
-
-    /// A strip of one process (short runs) and of the second half of the time (one long
-    /// run) write the same bytes with and without the kernel's copies.
-    #[test]
-    fn a_strip_copies_the_runs_it_keeps_and_writes_what_memory_would() {
-        for (pids, time, long_runs) in [
-            (Some(vec![(10000, 10000)]), None, false),
-            (None, Some("50%-100%"), true),
-        ] {
-            strips_alike(pids, time, long_runs);
-        }
-    }
-
-    fn strips_alike(pids: Option<Vec<(u64, u64)>>, time: Option<&str>, long_runs: bool) {
-        let input = recording(40_000);
-        let opts = ConvertOptions::default();
-        let strip = || -> Vec<Box<dyn edit::RecordEdit>> {
-            let sel = Selection {
-                pids: pids.clone(),
-                time: time.map(|t| edit::parse_time_ranges(t).unwrap()),
-                ..Selection::default()
-            };
-            vec![Box::new(Strip::new(sel))]
-        };
-        let open = || edit::open(input.path()).unwrap();
-        let (expected, _) = edit::run(
-            open(),
-            Target::File,
-            Cursor::new(Vec::new()),
-            &opts,
-            strip(),
-        )
-        .unwrap();
-        let mut out = tempfile::tempfile().unwrap();
-        let handle = out.try_clone().unwrap();
-        let (_, report) = edit::run_in(
-            open(),
-            Target::File,
-            std::io::BufWriter::new(&mut out),
-            Some(handle),
-            &opts,
-            strip(),
-        )
-        .unwrap();
-        let expected = expected.into_inner();
-        assert_eq!(read_all(&out), expected);
-        let samples = report.edits.unwrap().records[&RecordType::Sample];
-        assert!(
-            samples.removed > 5_000 && samples.kept > 5_000,
-            "{samples:?}"
-        );
-        assert_eq!(
-            report.bytes_copied > 0,
-            long_runs,
-            "{}",
-            report.bytes_copied
-        );
-        assert!(report.bytes_copied < expected.len() as u64);
-    }
-}
+#[path = "range_copy_tests.rs"]
+mod tests;

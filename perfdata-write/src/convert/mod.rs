@@ -135,6 +135,13 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
     if let Some((input, output)) = copy {
         writer = writer.copy_runs_from(input, output);
+        // Nothing changes any record (and nothing expands one): the data section is
+        // expected to come out as it is, and its copy starts at once.
+        if stage.passes_kernel_records() && !opts.expands(source.meta()) {
+            if let Some(data) = source.meta().header.as_ref().map(|h| h.data) {
+                writer.expect_input_run_to(data.offset.saturating_add(data.size))?;
+            }
+        }
     }
     drop(out_meta);
     let nr_attrs = source.meta().attrs.len();

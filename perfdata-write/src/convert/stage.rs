@@ -90,6 +90,12 @@ impl RecordStage {
         self.out_endian
     }
 
+    /// Whether kernel records go straight to the writer, as read: no edits, no change
+    /// of byte order, no compression added ([`RecordStage::pass_through`]).
+    pub fn passes_kernel_records(&self) -> bool {
+        self.passes_kernel_records
+    }
+
     /// Whether the input's metadata records are copied as records.
     pub fn keeps_metadata(&self) -> bool {
         self.keep_metadata
