@@ -73,6 +73,16 @@ struct Piece {
 }
 
 impl Piece {
+    /// A piece copied whole.
+    fn plain(src: u64, dst: u64, len: u64) -> Self {
+        Piece {
+            src,
+            dst,
+            len,
+            limit: None,
+        }
+    }
+
     /// Copy the piece; the bytes it counts for (a speculative piece's are counted by
     /// [`RangeCopy::flush`], which knows where its run ended).
     fn copy(&self, from: &File, to: &File) -> std::io::Result<u64> {
@@ -205,12 +215,7 @@ impl RangeCopy {
             Some((src, dst)) => {
                 if self.next - src >= self.piece {
                     let len = self.next - src;
-                    self.send(Piece {
-                        src,
-                        dst,
-                        len,
-                        limit: None,
-                    })?;
+                    self.send(Piece::plain(src, dst, len))?;
                     self.skipped = Some((self.next, dst + len));
                     self.piece = (self.piece * 2).min(COPY_PIECE);
                 }
@@ -251,12 +256,7 @@ impl RangeCopy {
         }
         let len = end - src;
         if len > 0 {
-            self.send(Piece {
-                src,
-                dst,
-                len,
-                limit: None,
-            })?;
+            self.send(Piece::plain(src, dst, len))?;
         }
         out.seek(SeekFrom::Start(dst + len)).map_err(copy_err)?;
         Ok(())
