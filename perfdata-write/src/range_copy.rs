@@ -183,7 +183,18 @@ impl RangeCopy {
     /// A record of `len` bytes at input offset `at` is to be written: `true` when it is
     /// left to the kernel (the caller writes nothing), `false` when the caller writes it
     /// (after the run before it was ended, if it broke).
+    #[inline]
     pub fn take<W: Write + Seek>(&mut self, out: &mut W, at: u64, len: u64) -> Result<bool> {
+        // The common case of an identity conversion: the copy of the run is under way.
+        if at == self.next && self.speculative.is_some() {
+            self.next = at.saturating_add(len);
+            return Ok(true);
+        }
+        self.take_slow(out, at, len)
+    }
+
+    #[inline(never)]
+    fn take_slow<W: Write + Seek>(&mut self, out: &mut W, at: u64, len: u64) -> Result<bool> {
         if at != self.next {
             self.flush(out)?;
             self.buffered = 0;

@@ -21,6 +21,9 @@ pub(crate) trait Sink {
     }
     /// Append more payload to the record written last (a payload streamed in pieces).
     fn write_payload(&mut self, more: &[u8]) -> Result<()>;
+    /// This sink as a trait object (for the stage's less common paths, which are not
+    /// made once per sink type).
+    fn as_dyn(&mut self) -> &mut dyn Sink;
 }
 
 pub(crate) struct FileSink<'a, W: Write + Seek>(pub &'a mut FileWriter<W>);
@@ -38,6 +41,9 @@ impl<W: Write + Seek> Sink for FileSink<'_, W> {
     fn write_payload(&mut self, more: &[u8]) -> Result<()> {
         self.0.write_payload(more)
     }
+    fn as_dyn(&mut self) -> &mut dyn Sink {
+        self
+    }
 }
 
 pub(crate) struct PipeSink<'a, W: Write>(pub &'a mut PipeWriter<W>);
@@ -48,5 +54,8 @@ impl<W: Write> Sink for PipeSink<'_, W> {
     }
     fn write_payload(&mut self, more: &[u8]) -> Result<()> {
         self.0.write_payload(more)
+    }
+    fn as_dyn(&mut self) -> &mut dyn Sink {
+        self
     }
 }

@@ -117,12 +117,16 @@ impl RecordStage {
 
     /// Process one input record: through the edits, then out. Returns whether the
     /// rest of its payload, still in the input, is wanted ([`RecordStage::payload`]).
-    pub fn record(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<bool> {
+    ///
+    /// Generic over the sink so that the pass-through of a kernel record (the most
+    /// common record of the most common conversion) is inlined down to the writer.
+    #[inline]
+    pub fn record<S: Sink + ?Sized>(&mut self, sink: &mut S, item: &RecordRef<'_>) -> Result<bool> {
         self.streaming = false;
         if self.pass_through(sink, item)? {
             return Ok(false);
         }
-        self.record_in(sink, item)?;
+        self.record_in(sink.as_dyn(), item)?;
         Ok(self.streaming)
     }
 
@@ -131,7 +135,11 @@ impl RecordStage {
     /// nothing to note, and it is the input's bytes (`record_out` would come to the same
     /// write after checks that cannot fail for it). Whether it went.
     #[inline]
-    fn pass_through(&mut self, sink: &mut dyn Sink, item: &RecordRef<'_>) -> Result<bool> {
+    fn pass_through<S: Sink + ?Sized>(
+        &mut self,
+        sink: &mut S,
+        item: &RecordRef<'_>,
+    ) -> Result<bool> {
         let raw = &item.raw;
         if !self.passes_kernel_records
             || raw.header.type_ >= RecordType::USER_TYPE_START
