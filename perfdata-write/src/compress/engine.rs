@@ -1,9 +1,17 @@
-//! What compresses a batch: the zstd context itself, on the caller's thread, or a thread
-//! of its own holding it, so that the conversion reads and frames the next batch while
-//! zstd works on this one ([`Compressor::in_thread`](super::Compressor::in_thread)).
+//! What compresses a batch: a zstd context on the caller's thread, or threads of their
+//! own, each with its context, so that the conversion reads and frames the next batches
+//! while zstd works on these ([`Compressor::in_thread`](super::Compressor::in_thread)).
 //!
-//! Either way a batch is *started* and its compressed bytes *taken* later, one batch at
-//! a time, so the compressor's ordering logic is the same for both.
+//! Either way a batch is *started* and its compressed bytes *taken* later, in the order
+//! started ([`Engine::depth`] batches at most in flight), so the compressor's ordering
+//! logic is the same for both.
+//!
+//! On the caller's thread the batches continue one zstd frame, flushed after each (as
+//! `perf record -z` writes: a batch may refer to the one before). On threads each batch
+//! is a frame of its own: frames made on different threads follow each other in one
+//! stream, which perf and our reader decompress with one context as they do perf's
+//! single frame (zstd's streaming decompression starts the next frame where one ends),
+//! and the bytes are the same whichever thread made a frame.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -25,10 +33,22 @@ pub(super) enum Engine {
     Inline {
         enc: Box<Encoder<'static>>,
         done: Option<std::io::Result<Job>>,
+        level: i32,
     },
-    /// A thread compresses; one batch at most is in flight.
-    Thread(Worker),
+    /// Threads compress, one batch each at most, taken in turn.
+    Threads {
+        workers: Vec<Worker>,
+        /// Batches started and taken so far: the next goes to, or comes from, the
+        /// worker of that number (modulo their count).
+        started: usize,
+        taken: usize,
+    },
 }
+
+/// Threads that compress at once: a conversion's walk is light beside zstd's work, so
+/// on two cores two compressors finish sooner than one (measured in the commit that
+/// made them).
+const WORKERS: usize = 2;
 
 pub(super) struct Worker {
     jobs: Option<SyncSender<Job>>,
@@ -43,44 +63,53 @@ impl Engine {
         Ok(Engine::Inline {
             enc: Box::new(enc),
             done: None,
+            level,
         })
     }
 
-    /// Move the zstd context to a thread of its own (with the process's signals
-    /// blocked, as every helper thread: the main thread takes SIGINT).
-    pub fn into_thread(self) -> Self {
-        let Engine::Inline { enc, .. } = self else {
-            return self;
+    /// Compress on [`WORKERS`] threads of their own, each with its zstd context (with
+    /// the process's signals blocked, as every helper thread: the main thread takes
+    /// SIGINT).
+    pub fn into_thread(self) -> Result<Self> {
+        let Engine::Inline { level, .. } = self else {
+            return Ok(self);
         };
-        let mut enc = *enc;
-        let (jobs, rx) = sync_channel::<Job>(1);
-        let (tx, done) = sync_channel::<std::io::Result<Job>>(1);
-        let thread = crate::output::interrupt::spawn_without_signals(move || {
-            for mut job in rx {
-                let result = compress(&mut enc, &job.batch, &mut job.out).map(|()| job);
-                let failed = result.is_err();
-                if tx.send(result).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        Engine::Thread(Worker {
-            jobs: Some(jobs),
-            done,
-            thread: Some(thread),
+        let mut workers = Vec::with_capacity(WORKERS);
+        for _ in 0..WORKERS {
+            let enc =
+                Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
+            workers.push(Worker::start(enc));
+        }
+        Ok(Engine::Threads {
+            workers,
+            started: 0,
+            taken: 0,
         })
     }
 
-    /// Start compressing `job.batch` into `job.out`; the previous batch must have been
-    /// taken.
+    /// How many batches may be in flight: started and not yet taken.
+    pub fn depth(&self) -> usize {
+        match self {
+            Engine::Inline { .. } => 1,
+            Engine::Threads { workers, .. } => workers.len(),
+        }
+    }
+
+    /// Start compressing `job.batch` into `job.out`; fewer than [`Engine::depth`]
+    /// batches may be in flight.
     pub fn start(&mut self, job: Job) -> Result<()> {
         match self {
-            Engine::Inline { enc, done } => {
+            Engine::Inline { enc, done, .. } => {
                 let mut job = job;
-                *done = Some(compress(enc, &job.batch, &mut job.out).map(|()| job));
+                *done = Some(compress(enc, &job.batch, &mut job.out, false).map(|()| job));
                 Ok(())
             }
-            Engine::Thread(w) => {
+            Engine::Threads {
+                workers, started, ..
+            } => {
+                let n = workers.len();
+                let w = &mut workers[*started % n];
+                *started += 1;
                 let sent = w.jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
                 if sent {
                     Ok(())
@@ -91,7 +120,7 @@ impl Engine {
         }
     }
 
-    /// The batch started last, compressed (waiting for the thread if need be).
+    /// The oldest batch in flight, compressed (waiting for its thread if need be).
     pub fn take(&mut self) -> Result<Job> {
         let result = match self {
             Engine::Inline { done, .. } => done.take().ok_or_else(|| {
@@ -100,13 +129,38 @@ impl Engine {
                     std::io::Error::other("no batch started"),
                 )
             })?,
-            Engine::Thread(w) => w.done.recv().map_err(|_| w.stopped())?,
+            Engine::Threads { workers, taken, .. } => {
+                let n = workers.len();
+                let w = &mut workers[*taken % n];
+                *taken += 1;
+                w.done.recv().map_err(|_| w.stopped())?
+            }
         };
         result.map_err(|e| WriteError::io("zstd compression", e))
     }
 }
 
 impl Worker {
+    /// A thread compressing the jobs sent to it with `enc`, in order.
+    fn start(mut enc: Encoder<'static>) -> Self {
+        let (jobs, rx) = sync_channel::<Job>(1);
+        let (tx, done) = sync_channel::<std::io::Result<Job>>(1);
+        let thread = crate::output::interrupt::spawn_without_signals(move || {
+            for mut job in rx {
+                let result = compress(&mut enc, &job.batch, &mut job.out, true).map(|()| job);
+                let failed = result.is_err();
+                if tx.send(result).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Worker {
+            jobs: Some(jobs),
+            done,
+            thread: Some(thread),
+        }
+    }
+
     /// The thread ended without a result: it failed on the batch before (reported then)
     /// or panicked (reported now, as the panic it was).
     fn stopped(&mut self) -> WriteError {
@@ -135,10 +189,21 @@ impl Drop for Worker {
     }
 }
 
-/// Compress `batch` into `out` (cleared first) and flush the stream (a flush, never an
-/// end: the next batch continues the same zstd stream, as perf's do).
-fn compress(enc: &mut Encoder<'static>, batch: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+/// Compress `batch` into `out` (cleared first): as a zstd frame of its own when `frame`,
+/// its size given first (zstd then fits its tables to the batch: a 59 MiB recording in
+/// frames of 512 KiB comes out smaller than in one frame, as with the zstd tool); else
+/// continuing the frame of the batches before and flushing it.
+fn compress(
+    enc: &mut Encoder<'static>,
+    batch: &[u8],
+    out: &mut Vec<u8>,
+    frame: bool,
+) -> std::io::Result<()> {
     out.clear();
+    if frame {
+        enc.reinit()?;
+        enc.set_pledged_src_size(Some(batch.len() as u64))?;
+    }
     // zstd writes straight into the spare room of one buffer, large enough for the
     // batch's worst case (more room is made should it not be).
     out.reserve(zstd::compress_bound(batch.len()) + 1024);
@@ -151,7 +216,11 @@ fn compress(enc: &mut Encoder<'static>, batch: &[u8], out: &mut Vec<u8>) -> std:
     loop {
         make_room(out);
         let pos = out.len();
-        if enc.flush(&mut OutBuffer::around_pos(out, pos))? == 0 {
+        let left = match frame {
+            true => enc.finish(&mut OutBuffer::around_pos(out, pos), true)?,
+            false => enc.flush(&mut OutBuffer::around_pos(out, pos))?,
+        };
+        if left == 0 {
             return Ok(());
         }
     }

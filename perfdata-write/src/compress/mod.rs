@@ -1,15 +1,17 @@
-//! Writing COMPRESSED (81) and COMPRESSED2 (83) records, as `perf record -z` does: one
-//! zstd context for the whole stream, flushed (never ended) after each batch of records,
-//! the compressed bytes cut into records whose size fits the u16 header.size.
+//! Writing COMPRESSED (81) and COMPRESSED2 (83) records, as `perf record -z` does: the
+//! records in batches, each batch compressed (a zstd frame of its own, see
+//! `engine`), the compressed bytes cut into records whose size fits the u16 header.size.
 //!
 //! perf 6.1 decompresses each compressed record into a buffer of
 //! HEADER_COMPRESSED.mmap_len bytes, so a batch never holds more than that.
 //!
-//! A compressor [`in_thread`](Compressor::in_thread) compresses each batch on a thread
+//! A compressor [`in_thread`](Compressor::in_thread) compresses batches on threads
 //! while the next one fills: plain records written meanwhile ([`Compressor::plain`])
 //! wait for the batch before them, so the output's order is the order of the calls.
 
 mod engine;
+
+use std::collections::VecDeque;
 
 use binrw::Endian;
 use perfdata_core::record::RecordType;
@@ -46,14 +48,13 @@ pub struct Compressor {
     format: CompressFormat,
     mmap_len: usize,
     batch: Vec<u8>,
-    /// Whether a batch was started and its records not yet emitted.
-    in_flight: bool,
-    /// Buffers back from the last batch, to fill again (nothing is allocated per batch).
-    spare: Option<Job>,
-    /// Plain records that come after the batch in flight: their bytes, and where each
-    /// ends.
-    held: Vec<u8>,
-    held_ends: Vec<usize>,
+    /// The batches started and not yet emitted, oldest first, each with the plain
+    /// records that come after it.
+    in_flight: VecDeque<Held>,
+    /// Buffers back from emitted batches, to fill again (nothing is allocated per
+    /// batch).
+    spare: Vec<Job>,
+    spare_held: Vec<Held>,
     /// A compressed record being made.
     record: Vec<u8>,
     /// Totals, for the COMPRESSED feature's ratio.
@@ -76,10 +77,9 @@ impl Compressor {
             format,
             mmap_len: Self::batch_limit(mmap_len),
             batch: Vec::new(),
-            in_flight: false,
-            spare: None,
-            held: Vec::new(),
-            held_ends: Vec::new(),
+            in_flight: VecDeque::new(),
+            spare: Vec::new(),
+            spare_held: Vec::new(),
             record: Vec::new(),
             bytes_in: 0,
             bytes_out: 0,
@@ -91,9 +91,18 @@ impl Compressor {
     /// 0.082-0.086 s inline (`zstd -1`: 0.073-0.075 s; medians of 9 paired runs on 2
     /// cores). Compressed records then come out of a later call than the one that
     /// filled their batch, always before any record written after them.
-    pub fn in_thread(mut self) -> Self {
-        self.engine = self.engine.into_thread();
-        self
+    ///
+    /// Called on a compressor that has compressed nothing yet (its stream would end in
+    /// an open frame otherwise): refused after the first batch.
+    pub fn in_thread(mut self) -> Result<Self> {
+        if self.bytes_in > 0 || !self.in_flight.is_empty() {
+            return Err(WriteError::unsupported(
+                None,
+                "a compressor moves to threads before its first batch",
+            ));
+        }
+        self.engine = self.engine.into_thread()?;
+        Ok(self)
     }
 
     /// The batch size used for a reader buffer of `mmap_len`: never more than the
@@ -177,12 +186,15 @@ impl Compressor {
         emit: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<bool> {
         self.start_batch(emit)?;
-        if self.in_flight && payload.is_empty() && self.held.len() + record.len() <= MAX_HELD {
-            self.held.extend_from_slice(record);
-            self.held_ends.push(self.held.len());
-            return Ok(true);
+        let held: usize = self.in_flight.iter().map(|h| h.bytes.len()).sum();
+        if let Some(last) = self.in_flight.back_mut() {
+            if payload.is_empty() && held + record.len() <= MAX_HELD {
+                last.bytes.extend_from_slice(record);
+                last.ends.push(last.bytes.len());
+                return Ok(true);
+            }
         }
-        self.finish_batch(emit)?;
+        self.finish_batches(emit)?;
         Ok(false)
     }
 
@@ -190,33 +202,44 @@ impl Compressor {
     /// record before them: when this returns, all that was given is emitted.
     pub fn flush(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         self.start_batch(emit)?;
-        self.finish_batch(emit)
+        self.finish_batches(emit)
     }
 
-    /// Start compressing the current batch, after emitting the one in flight.
+    /// Start compressing the current batch, after emitting the oldest in flight if as
+    /// many as the engine takes are.
     fn start_batch(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        self.finish_batch(emit)?;
-        let (mut next, out) = match self.spare.take() {
+        if self.in_flight.len() >= self.engine.depth() {
+            self.finish_oldest(emit)?;
+        }
+        let (mut next, out) = match self.spare.pop() {
             Some(job) => (job.batch, job.out),
             None => (Vec::new(), Vec::new()),
         };
         next.clear();
         let batch = std::mem::replace(&mut self.batch, next);
         self.engine.start(Job { batch, out })?;
-        self.in_flight = true;
+        let held = self.spare_held.pop().unwrap_or_default();
+        self.in_flight.push_back(held);
         Ok(())
     }
 
-    /// Emit the compressed records of the batch in flight, then the plain records held
-    /// behind it.
-    fn finish_batch(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        if !self.in_flight {
-            return Ok(());
+    /// Emit every batch in flight, in order.
+    fn finish_batches(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        while !self.in_flight.is_empty() {
+            self.finish_oldest(emit)?;
         }
-        self.in_flight = false;
+        Ok(())
+    }
+
+    /// Emit the compressed records of the oldest batch in flight, then the plain
+    /// records held behind it.
+    fn finish_oldest(&mut self, emit: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let Some(mut held) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
         let job = self.engine.take()?;
         self.bytes_in += job.batch.len() as u64;
         self.bytes_out += job.out.len() as u64;
@@ -225,15 +248,23 @@ impl Compressor {
             emit(&self.record)?;
         }
         let mut start = 0;
-        for &end in &self.held_ends {
-            emit(&self.held[start..end])?;
+        for &end in &held.ends {
+            emit(&held.bytes[start..end])?;
             start = end;
         }
-        self.held.clear();
-        self.held_ends.clear();
-        self.spare = Some(job);
+        held.bytes.clear();
+        held.ends.clear();
+        self.spare_held.push(held);
+        self.spare.push(job);
         Ok(())
     }
+}
+
+/// Plain records that come after a batch in flight: their bytes, and where each ends.
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
 }
 
 /// The compressed record holding `piece`, written into `rec`.
@@ -353,19 +384,44 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_emits_what_the_inline_compressor_does_and_plain_records_in_order() {
+    fn threads_emit_what_the_inline_compressor_does_and_plain_records_in_order() {
         let new = || Compressor::new(1, CompressFormat::Compressed, 64 * 1024, Endian::Little);
         let (inline, expected) = run(&mut new().unwrap());
-        let mut threaded = new().unwrap().in_thread();
-        let (from_thread, _) = run(&mut threaded);
-        assert_eq!(from_thread, inline);
+        let mut threaded = new().unwrap().in_thread().unwrap();
+        let (from_threads, _) = run(&mut threaded);
         assert!(threaded.ratio() >= 2, "ratio {}", threaded.ratio());
+        // The same records, in the same order, however compressed (one frame inline,
+        // a frame per batch on threads).
+        let pushed_before: Vec<usize> = (0..20_000)
+            .filter(|i| i % 1000 == 999 || i % 37 == 36)
+            .map(|i| i + 1)
+            .collect();
+        for out in [&inline, &from_threads] {
+            let (got, plain_after) = expand(out, &expected);
+            assert_eq!(got, expected);
+            // Each plain record right after the records pushed before it.
+            assert_eq!(plain_after, pushed_before);
+        }
+        assert_ne!(inline, from_threads);
+    }
 
-        // Decompressed, the compressed records and the plain ones between them give the
-        // pushed records in order: each plain one after the records pushed before it.
+    /// A compressor that compressed a batch is not moved to threads: its frame is open.
+    #[test]
+    fn a_compressor_in_use_stays_on_its_thread() {
+        let mut c =
+            Compressor::new(1, CompressFormat::Compressed, 64 * 1024, Endian::Little).unwrap();
+        c.push(&record(9, 64, 1), &[], &mut |_| Ok(())).unwrap();
+        c.flush(&mut |_| Ok(())).unwrap();
+        assert!(c.in_thread().is_err());
+    }
+
+    /// Decompressed, the compressed records of `out` (with one context, as perf does)
+    /// and the plain ones between them: the records of `expected` they hold, and for
+    /// each plain record, how many of those came before it.
+    fn expand(out: &[Vec<u8>], expected: &[u8]) -> (Vec<u8>, Vec<usize>) {
         let mut d = Decompressor::new(Endian::Little, 0).unwrap();
         let (mut got, mut plain_after) = (Vec::new(), Vec::new());
-        for (i, rec) in inline.iter().enumerate() {
+        for (i, rec) in out.iter().enumerate() {
             match u32::from_le_bytes(rec[..4].try_into().unwrap()) {
                 81 => {
                     d.feed(rec, i as u64).unwrap();
@@ -373,17 +429,11 @@ mod tests {
                         got.extend_from_slice(r.bytes);
                     }
                 }
-                68 | 71 => plain_after.push(records_in(&expected, got.len())),
+                68 | 71 => plain_after.push(records_in(expected, got.len())),
                 other => panic!("record type {other}"),
             }
         }
-        assert_eq!(got, expected);
-        // Each plain record right after the records pushed before it.
-        let pushed_before: Vec<usize> = (0..20_000)
-            .filter(|i| i % 1000 == 999 || i % 37 == 36)
-            .map(|i| i + 1)
-            .collect();
-        assert_eq!(plain_after, pushed_before);
+        (got, plain_after)
     }
 
     /// How many of the records in `stream` lie in its first `len` bytes.

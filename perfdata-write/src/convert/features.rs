@@ -19,7 +19,7 @@ use perfdata_core::{ContainerKind, Metadata};
 
 use super::observed::Observed;
 use super::{Compression, ConvertOptions, Target};
-use crate::compress::{Compressor, DEFAULT_MMAP_LEN};
+use crate::compress::Compressor;
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, AuxtracePosition};
 use crate::pipe::PipeWriter;
@@ -38,6 +38,20 @@ pub(super) fn input_mmap_len(meta: &Metadata) -> Option<usize> {
         .map(|c| c.mmap_len as usize)
         .filter(|&n| n > 0)
 }
+
+/// The decompression buffer (HEADER_COMPRESSED.mmap_len) of what this conversion
+/// compresses, and so the most a batch holds: the input's, where it was compressed (the
+/// buffer perf recorded with); else [`COMPRESS_MMAP_LEN`].
+pub(super) fn output_mmap_len(meta: &Metadata) -> usize {
+    input_mmap_len(meta).unwrap_or(COMPRESS_MMAP_LEN)
+}
+
+/// The buffer of records compressed here from plain ones: what `perf record -z -m 512`
+/// writes (2 MiB of data pages plus one). Each batch is a zstd frame of its own (so
+/// that two threads compress), and frames of perf's default 516 KiB lose the matches
+/// into the batch before: the 384 MiB call-graph recording came out 26,258,238 bytes
+/// (zstd -1: 25,431,428), in 2 MiB frames 25,577,411.
+pub(crate) const COMPRESS_MMAP_LEN: usize = (2 << 20) + 4096;
 
 /// The zstd level the input was compressed with (perf's -z takes 1 to 22; anything
 /// else in the feature is not a level perf wrote).
@@ -390,7 +404,7 @@ pub(super) fn pipe_compressed_section(
     let Compression::Compress { level, .. } = opts.compression else {
         return None;
     };
-    let batch = Compressor::batch_limit(input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN));
+    let batch = Compressor::batch_limit(output_mmap_len(meta));
     let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
     Some(FeatureSection::new(
         FeatureId::Compressed,

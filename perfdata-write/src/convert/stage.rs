@@ -13,7 +13,7 @@ use super::observed::{CompressorState, Observed};
 use super::sink::Sink;
 use super::stream_features::{Place, StreamFeatures};
 use super::{features, verify, Compression, ConvertOptions, Report, Target};
-use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use crate::compress::{CompressFormat, Compressor};
 use crate::edit::{Action, EditStage};
 use crate::error::{Result, WriteError};
 
@@ -230,7 +230,7 @@ impl RecordStage {
     /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
     fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
         if self.compressor.is_none() {
-            let mmap_len = features::input_mmap_len(meta).unwrap_or(DEFAULT_MMAP_LEN);
+            let mmap_len = features::output_mmap_len(meta);
             let (level, format) = match self.opts.compression {
                 Compression::Compress { level, format } => (level, format),
                 Compression::Keep | Compression::Decompress => {
@@ -243,7 +243,7 @@ impl RecordStage {
                 }
             };
             // zstd works on a batch while the next one is read and framed.
-            let c = Compressor::new(level, format, mmap_len, self.out_endian)?.in_thread();
+            let c = Compressor::new(level, format, mmap_len, self.out_endian)?.in_thread()?;
             self.compressor = Some(c);
         }
         Ok(self.compressor.as_mut().expect("just made"))
