@@ -46,9 +46,13 @@ pub(super) enum Engine {
 }
 
 /// Threads that compress at once: a conversion's walk is light beside zstd's work, so
-/// on two cores two compressors finish sooner than one (measured in the commit that
-/// made them).
+/// on two cores two compressors finish sooner than one (59 MiB at level 1: 75 -> 62 ms).
+/// Up to level [`TWO_WORKERS_UP_TO`] only: a context at higher levels is large (peak
+/// RSS at level 9 with two: 46 MiB; with one, 31 MiB, under issue #13's 32).
 const WORKERS: usize = 2;
+
+/// The highest level compressed by [`WORKERS`] threads (level 3 with two: 28 MiB).
+pub(crate) const TWO_WORKERS_UP_TO: i32 = 3;
 
 pub(super) struct Worker {
     jobs: Option<SyncSender<Job>>,
@@ -67,15 +71,20 @@ impl Engine {
         })
     }
 
-    /// Compress on [`WORKERS`] threads of their own, each with its zstd context (with
-    /// the process's signals blocked, as every helper thread: the main thread takes
-    /// SIGINT).
+    /// Compress on threads of their own ([`WORKERS`], or one above level
+    /// [`TWO_WORKERS_UP_TO`]), each with its zstd context (with the process's signals
+    /// blocked, as every helper thread: the main thread takes SIGINT).
     pub fn into_thread(self) -> Result<Self> {
         let Engine::Inline { level, .. } = self else {
             return Ok(self);
         };
-        let mut workers = Vec::with_capacity(WORKERS);
-        for _ in 0..WORKERS {
+        let n = if level <= TWO_WORKERS_UP_TO {
+            WORKERS
+        } else {
+            1
+        };
+        let mut workers = Vec::with_capacity(n);
+        for _ in 0..n {
             let enc =
                 Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
             workers.push(Worker::start(enc));

@@ -17,6 +17,7 @@ use binrw::Endian;
 use perfdata_core::record::RecordType;
 
 use crate::error::{Result, WriteError};
+pub(crate) use engine::TWO_WORKERS_UP_TO;
 use engine::{Engine, Job};
 
 /// Which compressed record type to write.

@@ -230,7 +230,7 @@ impl RecordStage {
     /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
     fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
         if self.compressor.is_none() {
-            let mmap_len = features::output_mmap_len(meta);
+            let mmap_len = features::output_mmap_len(meta, &self.opts);
             let (level, format) = match self.opts.compression {
                 Compression::Compress { level, format } => (level, format),
                 Compression::Keep | Compression::Decompress => {
