@@ -390,12 +390,16 @@ fn named_tables(
                 e.3 = e.3.earlier(creator);
             }
         }
-        let mut merged: HashMap<Vec<String>, (u64, u64, u64)> = HashMap::new();
-        for (values, (n, p, ch, creator)) in entries {
-            let cells = values.iter().map(|v| cell(replay, v, &creator)).collect();
-            let e = merged.entry(cells).or_default();
-            (e.0, e.1, e.2) = (e.0 + n, e.1 + p, e.2 + ch);
-        }
+        // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
+        // functions apart by their start, so two kernel functions of one name (kallsyms
+        // has eleven `p4d_offset`) are two rows, as in perf.
+        let merged: Vec<(Vec<String>, (u64, u64, u64))> = entries
+            .into_iter()
+            .map(|(values, (n, p, ch, creator))| {
+                let cells = values.iter().map(|v| cell(replay, v, &creator)).collect();
+                (cells, (n, p, ch))
+            })
+            .collect();
         let pct = |p: u64| {
             if period == 0 {
                 0.0
