@@ -390,16 +390,6 @@ fn named_tables(
                 e.3 = e.3.earlier(creator);
             }
         }
-        // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
-        // functions apart by their start, so two kernel functions of one name (kallsyms
-        // has eleven `p4d_offset`) are two rows, as in perf.
-        let merged: Vec<(Vec<String>, (u64, u64, u64))> = entries
-            .into_iter()
-            .map(|(values, (n, p, ch, creator))| {
-                let cells = values.iter().map(|v| cell(replay, v, &creator)).collect();
-                (cells, (n, p, ch))
-            })
-            .collect();
         let pct = |p: u64| {
             if period == 0 {
                 0.0
@@ -407,10 +397,13 @@ fn named_tables(
                 100.0 * p as f64 / period as f64
             }
         };
-        let mut rows: Vec<Row> = merged
+        // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
+        // functions apart by their start, so two kernel functions of one name (kallsyms
+        // has eleven `p4d_offset`) are two rows, as in perf.
+        let mut rows: Vec<Row> = entries
             .into_iter()
-            .map(|(cells, (n, p, ch))| Row {
-                cells,
+            .map(|(values, (n, p, ch, creator))| Row {
+                cells: values.iter().map(|v| cell(replay, v, &creator)).collect(),
                 samples: n,
                 period: p,
                 percent: pct(p),

@@ -213,9 +213,6 @@ impl RangeCopy {
             self.skipped = Some((at, dst));
             return Ok(true);
         }
-        if self.speculative.is_some() {
-            return Ok(true);
-        }
         if self.skipped.is_none() && self.buffered + len > BUFFERED_RUN {
             // The run's place in the output: where the writer is now.
             let dst = out.stream_position().map_err(copy_err)?;

@@ -72,6 +72,24 @@ fn input_bytes(len: usize) -> (tempfile::NamedTempFile, Vec<u8>) {
     (file, bytes)
 }
 
+/// A copy from an input of `len` bytes (see [`input_bytes`]) into a fresh output file,
+/// expecting a run up to `end`; the input file is returned to keep it alive.
+fn speculating(
+    len: usize,
+    end: u64,
+) -> (
+    tempfile::NamedTempFile,
+    Vec<u8>,
+    std::fs::File,
+    super::RangeCopy,
+) {
+    let (input, bytes) = input_bytes(len);
+    let out = tempfile::tempfile().unwrap();
+    let mut rc = super::RangeCopy::new(input.reopen().unwrap(), out.try_clone().unwrap());
+    rc.expect_run_to(end).unwrap();
+    (input, bytes, out, rc)
+}
+
 /// Records of 1000 bytes at `from..to` of the input, taken one by one: each left to
 /// the kernel (the run is expected to go on).
 fn take_run(rc: &mut super::RangeCopy, out: &mut std::fs::File, from: u64, to: u64) {
@@ -86,10 +104,7 @@ fn take_run(rc: &mut super::RangeCopy, out: &mut std::fs::File, from: u64, to: u
 /// copier had passed 2 MiB or not. The bytes are the two pieces, nothing between.
 #[test]
 fn a_speculative_copy_stops_where_the_run_breaks() {
-    let (input, bytes) = input_bytes(4 << 20);
-    let mut out = tempfile::tempfile().unwrap();
-    let mut rc = super::RangeCopy::new(input.reopen().unwrap(), out.try_clone().unwrap());
-    rc.expect_run_to(4 << 20).unwrap();
+    let (_input, bytes, mut out, mut rc) = speculating(4 << 20, 4 << 20);
     out.write_all(&[b'H'; 100]).unwrap();
     take_run(&mut rc, &mut out, 0, 2_000_000);
     // The copier runs ahead, to the end expected (it would stop at the break if it
@@ -116,10 +131,7 @@ fn a_speculative_copy_stops_where_the_run_breaks() {
 /// A run that goes on past the end expected: the rest is copied when it ends.
 #[test]
 fn a_run_longer_than_expected_is_copied_whole() {
-    let (input, bytes) = input_bytes(4 << 20);
-    let mut out = tempfile::tempfile().unwrap();
-    let mut rc = super::RangeCopy::new(input.reopen().unwrap(), out.try_clone().unwrap());
-    rc.expect_run_to(1 << 20).unwrap();
+    let (_input, bytes, mut out, mut rc) = speculating(4 << 20, 1 << 20);
     out.write_all(&[b'H'; 100]).unwrap();
     take_run(&mut rc, &mut out, 0, 3_000_000);
     rc.flush(&mut out).unwrap();
@@ -136,10 +148,7 @@ fn a_run_longer_than_expected_is_copied_whole() {
 /// the input does not have.
 #[test]
 fn an_expected_end_past_the_input_is_cut_to_its_length() {
-    let (input, bytes) = input_bytes(1 << 20);
-    let mut out = tempfile::tempfile().unwrap();
-    let mut rc = super::RangeCopy::new(input.reopen().unwrap(), out.try_clone().unwrap());
-    rc.expect_run_to(u64::MAX).unwrap();
+    let (_input, bytes, mut out, mut rc) = speculating(1 << 20, u64::MAX);
     take_run(&mut rc, &mut out, 0, 1_048_000);
     rc.flush(&mut out).unwrap();
     rc.finish().unwrap();

@@ -52,7 +52,7 @@ pub(super) enum Engine {
 const WORKERS: usize = 2;
 
 /// The highest level compressed by [`WORKERS`] threads (level 3 with two: 28 MiB).
-pub(crate) const TWO_WORKERS_UP_TO: i32 = 3;
+pub(super) const TWO_WORKERS_UP_TO: i32 = 3;
 
 pub(super) struct Worker {
     jobs: Option<SyncSender<Job>>,
@@ -75,7 +75,7 @@ impl Engine {
     /// [`TWO_WORKERS_UP_TO`]), each with its zstd context (with the process's signals
     /// blocked, as every helper thread: the main thread takes SIGINT).
     pub fn into_thread(self) -> Result<Self> {
-        let Engine::Inline { level, .. } = self else {
+        let Engine::Inline { enc, level, .. } = self else {
             return Ok(self);
         };
         let n = if level <= TWO_WORKERS_UP_TO {
@@ -83,8 +83,10 @@ impl Engine {
         } else {
             1
         };
-        let mut workers = Vec::with_capacity(n);
-        for _ in 0..n {
+        // The caller's context is the first worker's (it has compressed nothing: see
+        // `Compressor::in_thread`).
+        let mut workers = vec![Worker::start(*enc)];
+        while workers.len() < n {
             let enc =
                 Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
             workers.push(Worker::start(enc));

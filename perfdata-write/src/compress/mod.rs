@@ -17,8 +17,7 @@ use binrw::Endian;
 use perfdata_core::record::RecordType;
 
 use crate::error::{Result, WriteError};
-pub(crate) use engine::TWO_WORKERS_UP_TO;
-use engine::{Engine, Job};
+use engine::{Engine, Job, TWO_WORKERS_UP_TO};
 
 /// Which compressed record type to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,6 +32,20 @@ pub enum CompressFormat {
 
 /// perf's default mmap size for `perf record` (512 KiB of data pages plus one).
 pub const DEFAULT_MMAP_LEN: usize = 528_384;
+
+/// The decompression buffer (HEADER_COMPRESSED.mmap_len) for records compressed at
+/// `level` from plain ones: what `perf record -z -m 512` writes (2 MiB of data pages
+/// plus one) at the levels two threads compress, perf's default above them. Each batch
+/// is a zstd frame of its own (so that two threads compress), and frames of perf's
+/// default 516 KiB lose the matches into the batch before: the 384 MiB call-graph
+/// recording came out 26,258,238 bytes (zstd -1: 25,431,428), in 2 MiB frames
+/// 25,577,411; a level 9 context fitted to 2 MiB frames took the peak RSS to 33 MiB.
+pub fn mmap_len_for_level(level: i32) -> usize {
+    match level <= TWO_WORKERS_UP_TO {
+        true => (2 << 20) + 4096,
+        false => DEFAULT_MMAP_LEN,
+    }
+}
 
 /// Largest compressed payload per record, so that header.size fits in a u16 (and, for
 /// COMPRESSED2, the padded size too).

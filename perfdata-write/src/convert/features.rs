@@ -41,26 +41,15 @@ pub(super) fn input_mmap_len(meta: &Metadata) -> Option<usize> {
 
 /// The decompression buffer (HEADER_COMPRESSED.mmap_len) of what this conversion
 /// compresses, and so the most a batch holds: the input's, where it was compressed (the
-/// buffer perf recorded with); else [`COMPRESS_MMAP_LEN`] at the levels two threads
-/// compress, perf's default above them (a level 9 context fitted to 2 MiB frames took
-/// the peak RSS to 33 MiB).
+/// buffer perf recorded with); else the compressor's for the level
+/// ([`crate::compress::mmap_len_for_level`]).
 pub(super) fn output_mmap_len(meta: &Metadata, opts: &ConvertOptions) -> usize {
     let level = match opts.compression {
         Compression::Compress { level, .. } => level,
         Compression::Keep | Compression::Decompress => 1,
     };
-    input_mmap_len(meta).unwrap_or(match level <= crate::compress::TWO_WORKERS_UP_TO {
-        true => COMPRESS_MMAP_LEN,
-        false => crate::compress::DEFAULT_MMAP_LEN,
-    })
+    input_mmap_len(meta).unwrap_or_else(|| crate::compress::mmap_len_for_level(level))
 }
-
-/// The buffer of records compressed here from plain ones: what `perf record -z -m 512`
-/// writes (2 MiB of data pages plus one). Each batch is a zstd frame of its own (so
-/// that two threads compress), and frames of perf's default 516 KiB lose the matches
-/// into the batch before: the 384 MiB call-graph recording came out 26,258,238 bytes
-/// (zstd -1: 25,431,428), in 2 MiB frames 25,577,411.
-pub(crate) const COMPRESS_MMAP_LEN: usize = (2 << 20) + 4096;
 
 /// The zstd level the input was compressed with (perf's -z takes 1 to 22; anything
 /// else in the feature is not a level perf wrote).
