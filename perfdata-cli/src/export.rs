@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfdata_report::stacks::Stacks;
+use perfdata_report::stacks::{Detail, StackCollector};
 use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
 use perfdata_report::{firefox, flamegraph, folded, pprof, replay, speedscope};
 use perfdata_write::output::AtomicOutput;
@@ -104,6 +104,12 @@ pub fn run_flamegraph(a: &FlamegraphArgs) -> Result<(), CliError> {
     job.run()
 }
 
+/// What an export writes from: folded lines (folded, flame graph) or the stacks.
+enum Made {
+    Lines(folded::FoldedLines),
+    Stacks(Box<perfdata_report::stacks::Stacks>),
+}
+
 /// One export, from either command.
 struct Job<'a> {
     input: &'a std::path::Path,
@@ -116,30 +122,57 @@ struct Job<'a> {
 
 impl Job<'_> {
     fn run(self) -> Result<(), CliError> {
+        crate::alloc::return_large_blocks();
         let a = &self;
         let reader = perfdata_core::PerfReader::open(a.input)?;
+        // Samples are counted per stack as they come, by what the format says of them;
+        // speedscope and Firefox list each one, so those have them spooled to a
+        // temporary file.
+        let detail = match a.format {
+            Format::Folded | Format::Flamegraph => Detail::Stacks,
+            Format::Pprof => Detail::Labels,
+            Format::Speedscope | Format::Firefox => Detail::Samples,
+        };
+        let spool = |e| perfdata_core::Error::io("the temporary file of the samples", e);
+        let mut collector = StackCollector::new(detail).map_err(spool)?;
         let r = {
             let _progress = crate::progress::Progress::watch(a.input, reader.progress());
-            replay::replay_all(reader)?
+            replay::replay_reader(reader, |m, s| collector.add(m, &s))?
         };
         let opts = SymbolOptions {
             symfs: a.symfs.clone(),
             kallsyms: r.kernel_is_running(),
             buildid_dir: None,
         };
-        let mut stacks = Stacks::with_inlines(&r, &mut Symbolizer::new(opts), a.inline);
+        let mut stacks = collector
+            .finish(&r, &mut Symbolizer::new(opts), a.inline)
+            .map_err(spool)?;
+        crate::verbose::say(1, stacks.summary());
         if let Some(event) = a.event {
             stacks.retain_event(event).map_err(CliError::Usage)?;
         }
         let title = a.input.display().to_string();
         let dsos = &r.machine.dsos;
+        // Folded lines do not need the stacks once made: those go before the drawing.
+        let made = match a.format {
+            Format::Folded | Format::Flamegraph => {
+                let lines = folded::lines(&stacks)?;
+                drop(stacks);
+                Made::Lines(lines)
+            }
+            _ => Made::Stacks(Box::new(stacks)),
+        };
         let write = |w: &mut dyn Write| -> Result<(), CliError> {
-            match a.format {
-                Format::Folded => folded::write_folded(w, &folded::folded(&stacks))?,
-                Format::Pprof => pprof::write_pprof(w, &stacks, dsos)?,
-                Format::Speedscope => speedscope::write_speedscope(w, &stacks, dsos, &title)?,
-                Format::Firefox => firefox::write_firefox(w, &stacks, &title)?,
-                Format::Flamegraph => flamegraph::write_flamegraph(w, &stacks, &title)?,
+            match (&made, a.format) {
+                (Made::Lines(lines), Format::Flamegraph) => {
+                    flamegraph::write_flamegraph(w, lines, &title)?
+                }
+                (Made::Lines(lines), _) => folded::write_folded(w, lines)?,
+                (Made::Stacks(s), Format::Pprof) => pprof::write_pprof(w, s, dsos)?,
+                (Made::Stacks(s), Format::Speedscope) => {
+                    speedscope::write_speedscope(w, s, dsos, &title)?
+                }
+                (Made::Stacks(s), _) => firefox::write_firefox(w, s, &title)?,
             }
             w.flush()?;
             Ok(())

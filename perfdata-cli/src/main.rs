@@ -1,5 +1,6 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+mod alloc;
 mod anonymize;
 mod buildid;
 mod check;

@@ -80,10 +80,11 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 }
 
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
+    crate::alloc::return_large_blocks();
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
     let filter = filter_of(a)?;
     let kallsyms = symbolize::kallsyms_in_background();
-    // The tables count samples as they come; only the CSV tables keep them.
+    // The tables count samples as they come, none kept.
     let wants_cpu = !filter.cpus.is_empty();
     let mut tally = table::Tally::with_filter(&keys, filter.clone());
     let mut cpu_less = false;
@@ -92,8 +93,9 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         tally = tally.with_children_of(reader.meta());
     }
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
+    let mut csv_counts = readperf::SampleCounts::default();
     let r = if a.csv.is_some() {
-        replay::replay_all(reader)?
+        replay::replay_reader(reader, |_, s| csv_counts.count(&s))?
     } else {
         replay::replay_reader(reader, |m, s| {
             cpu_less |= s.cpu.is_none();
@@ -123,7 +125,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     // A failed read (or thread) leaves the kernel without symbols, as a missing file does.
     let mut symbols = Symbolizer::new(opts).with_kallsyms(kallsyms.join().ok().flatten());
     if let Some(dir) = &a.csv {
-        return write_csv(a.file.path(), dir, &r, &mut symbols);
+        return write_csv(a.file.path(), dir, &r, &csv_counts, &mut symbols);
     }
     let tables = tally.tables(&r, &mut symbols);
     let mut out = std::io::stdout().lock();
@@ -177,6 +179,7 @@ fn write_csv(
     input: &std::path::Path,
     dir: &std::path::Path,
     r: &replay::Replay,
+    counts: &readperf::SampleCounts,
     symbols: &mut Symbolizer,
 ) -> Result<(), CliError> {
     if input.as_os_str() == "-" {
@@ -184,7 +187,7 @@ fn write_csv(
             "--csv reads the recording twice: give a file, not standard input".into(),
         ));
     }
-    let tables = readperf::tables(input, r, symbols)?;
+    let tables = readperf::tables(input, r, counts, symbols)?;
     std::fs::create_dir_all(dir)?;
     for t in Table::ALL {
         let mut out = AtomicOutput::create(&dir.join(t.file_name()))?;

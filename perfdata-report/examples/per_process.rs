@@ -13,11 +13,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args_os()
         .nth(1)
         .unwrap_or_else(|| "perf.data".into());
-    let replay = perfdata_report::replay::replay(path.as_ref())?;
     let mut per_pid: BTreeMap<i32, u64> = BTreeMap::new();
-    for sample in &replay.samples {
+    // Each sample is handed over as the replay resolves it, and counted.
+    perfdata_report::replay::replay_each(path.as_ref(), |_machine, sample| {
         *per_pid.entry(sample.pid).or_default() += 1;
-    }
+    })?;
     for (pid, count) in &per_pid {
         println!("{pid} {count}");
     }

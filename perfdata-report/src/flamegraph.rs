@@ -4,15 +4,22 @@
 
 use std::io::{self, Write};
 
-use crate::folded;
-use crate::stacks::Stacks;
+use crate::folded::FoldedLines;
 
-/// Draw `stacks` as an SVG flame graph titled `title`.
-pub fn write_flamegraph(out: &mut dyn Write, stacks: &Stacks, title: &str) -> io::Result<()> {
-    let lines: Vec<String> = folded::folded(stacks)
-        .into_iter()
-        .map(|(stack, n)| format!("{stack} {n}"))
-        .collect();
+/// Draw the folded stacks `folded` ([`crate::folded::lines`]) as an SVG flame graph
+/// titled `title`. inferno borrows every line while it draws, so the lines (one per
+/// distinct stack) are held in one string.
+pub fn write_flamegraph(out: &mut dyn Write, folded: &FoldedLines, title: &str) -> io::Result<()> {
+    let mut text = String::new();
+    let mut lines = Vec::new();
+    folded.for_each(|stack, n| {
+        let start = text.len();
+        text.push_str(stack);
+        text.push(' ');
+        text.push_str(itoa::Buffer::new().format(n));
+        lines.push((start, text.len()));
+        Ok(())
+    })?;
     let mut opts = inferno::flamegraph::Options::default();
     opts.title = title.to_string();
     opts.count_name = "samples".to_string();
@@ -25,5 +32,6 @@ pub fn write_flamegraph(out: &mut dyn Write, stacks: &Stacks, title: &str) -> io
             "the recording has no samples to draw",
         ));
     }
-    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
+    let lines = lines.iter().map(|&(a, b)| &text[a..b]);
+    inferno::flamegraph::from_lines(&mut opts, lines, out)
 }

@@ -1,6 +1,11 @@
 //! What a sample is counted by: its raw key as it comes (ids and addresses), and the
 //! values perf's sort keys compare once symbols are known, printed as perf prints them.
 
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::{Entry, HashTable};
+
+use crate::intern::Chunked;
 use crate::process::{DsoId, Location};
 use crate::replay::{Replay, ResolvedSample};
 use crate::same_names::SameNames;
@@ -24,19 +29,70 @@ pub(crate) enum Value {
 }
 
 /// What a sample is counted by as it comes: the parts of it the sort keys use (the
-/// others left at their defaults), before symbols are looked up.
+/// others left at their defaults), before symbols are looked up. Packed small: a report
+/// keeps one per distinct key (a raw key of a symbol is its address).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub(crate) struct RawKey {
-    pub(crate) event: usize,
-    comm: usize,
+    event: u32,
+    /// The comm entry (entries past 2^32, which no recording reaches, share the last).
+    comm: u32,
     tid: i32,
-    cpu: i64,
-    dso: Option<DsoId>,
-    pub(crate) kernel: bool,
+    cpu: u32,
+    /// DSO + 1, 0 for none.
+    dso: u32,
+    /// [`KERNEL`], [`HAS_CPU`], [`CHAIN_IP`].
+    flags: u8,
     addr: u64,
     /// A callchain frame's ip as sampled, which perf's cumulative entries print for an
     /// address without a symbol (`fill_callchain_info` takes the node's ip, not `map_ip`).
-    pub(crate) chain_ip: Option<u64>,
+    chain_ip: u64,
+}
+
+const KERNEL: u8 = 1;
+const HAS_CPU: u8 = 2;
+const CHAIN_IP: u8 = 4;
+
+fn small(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+impl RawKey {
+    /// The event's index.
+    pub(crate) fn event(&self) -> usize {
+        self.event as usize
+    }
+
+    /// The DSO, if the key has one.
+    pub(crate) fn dso(&self) -> Option<DsoId> {
+        self.dso.checked_sub(1).map(|d| d as usize)
+    }
+
+    /// Kernel mode (`[k]`).
+    pub(crate) fn kernel(&self) -> bool {
+        self.flags & KERNEL != 0
+    }
+
+    pub(crate) fn set_kernel(&mut self, kernel: bool) {
+        self.flags = (self.flags & !KERNEL) | if kernel { KERNEL } else { 0 };
+    }
+
+    /// Key a callchain frame by its ip as sampled too.
+    pub(crate) fn set_chain_ip(&mut self, ip: u64) {
+        self.flags |= CHAIN_IP;
+        self.chain_ip = ip;
+    }
+
+    fn chain_ip(&self) -> Option<u64> {
+        (self.flags & CHAIN_IP != 0).then_some(self.chain_ip)
+    }
+
+    fn cpu(&self) -> i64 {
+        if self.flags & HAS_CPU != 0 {
+            i64::from(self.cpu)
+        } else {
+            -1
+        }
+    }
 }
 
 /// The sample that created a hist entry, the earliest counted into it: perf prints its
@@ -63,21 +119,28 @@ impl Creator {
     }
 }
 
-/// The raw key of a sample's frame `at` (its ip or a callchain entry) for `keys`.
-pub(crate) fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location) -> RawKey {
+/// The raw key of a sample's frame `at` (its ip or a callchain entry) for `keys`, the
+/// sample's comm entry `comm` (see [`crate::same_names::SettledComms`]).
+pub(crate) fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location, comm: usize) -> RawKey {
     let mut k = RawKey {
-        event: s.event,
+        event: small(s.event),
         ..RawKey::default()
     };
+    let dso = at.dso.map_or(0, |d| small(d + 1));
     for key in keys {
         match key {
-            SortKey::Comm => k.comm = s.ip.comm,
+            SortKey::Comm => k.comm = small(comm),
             SortKey::Pid | SortKey::Tid => k.tid = s.tid,
-            SortKey::Dso => k.dso = at.dso,
+            SortKey::Dso => k.dso = dso,
             SortKey::Sym | SortKey::Srcline => {
-                (k.kernel, k.dso, k.addr) = (at.kernel, at.dso, at.addr)
+                k.set_kernel(at.kernel);
+                (k.dso, k.addr) = (dso, at.addr);
             }
-            SortKey::Cpu => k.cpu = s.cpu.map_or(-1, i64::from),
+            SortKey::Cpu => {
+                if let Some(cpu) = s.cpu {
+                    (k.cpu, k.flags) = (cpu, k.flags | HAS_CPU);
+                }
+            }
             SortKey::Event => {}
         }
     }
@@ -95,26 +158,26 @@ pub(crate) fn values(
     let m = &replay.machine;
     keys.iter()
         .map(|key| match key {
-            SortKey::Comm => Value::Comm(same.comm(k.comm)),
+            SortKey::Comm => Value::Comm(same.comm(k.comm as usize)),
             SortKey::Pid => Value::Thread(k.tid),
             SortKey::Tid => Value::Int(i64::from(k.tid)),
-            SortKey::Dso => Value::Dso(same.dso(k.dso)),
+            SortKey::Dso => Value::Dso(same.dso(k.dso())),
             SortKey::Sym => {
-                let name = match k.dso {
+                let name = match k.dso() {
                     Some(d) => symbols.name(d, &m.dsos[d], k.addr),
                     None => SymbolName::Address(k.addr),
                 };
-                match (name, k.chain_ip) {
+                match (name, k.chain_ip()) {
                     (SymbolName::Address(_), Some(ip)) => Value::Sym(None, SymbolName::Address(ip)),
                     (name @ SymbolName::Address(_), None) => Value::Sym(None, name),
-                    (name, _) => Value::Sym(same.dso(k.dso), name),
+                    (name, _) => Value::Sym(same.dso(k.dso()), name),
                 }
             }
             SortKey::Srcline => {
-                Value::Srcline(symbols.srcline(k.dso.map(|d| (d, &m.dsos[d])), k.addr))
+                Value::Srcline(symbols.srcline(k.dso().map(|d| (d, &m.dsos[d])), k.addr))
             }
-            SortKey::Cpu => Value::Cpu(k.cpu),
-            SortKey::Event => Value::Event(k.event),
+            SortKey::Cpu => Value::Cpu(k.cpu()),
+            SortKey::Event => Value::Event(k.event()),
         })
         .collect()
 }
@@ -138,4 +201,74 @@ pub(crate) fn cell(replay: &Replay, v: &Value, creator: &Creator) -> String {
         Value::Event(e) => replay.event_names[*e].clone(),
         Value::Srcline(s) => s.clone(),
     }
+}
+
+/// The distinct rows' key values ([`values`]), numbered as first named.
+#[derive(Debug, Default)]
+pub(crate) struct Rows {
+    values: Vec<Vec<Value>>,
+    index: HashTable<u32>,
+}
+
+impl Rows {
+    fn hash(values: &[Value]) -> u64 {
+        rustc_hash::FxBuildHasher.hash_one(values)
+    }
+
+    /// The number of the row of `values`.
+    fn id(&mut self, values: Vec<Value>) -> u32 {
+        let all = &self.values;
+        let entry = self.index.entry(
+            Self::hash(&values),
+            |&i| all[i as usize] == values,
+            |&i| Self::hash(&all[i as usize]),
+        );
+        match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(v) => {
+                let id = self.values.len() as u32;
+                v.insert(id);
+                self.values.push(values);
+                id
+            }
+        }
+    }
+
+    /// The values of row `id`.
+    pub(crate) fn get(&self, id: u32) -> &[Value] {
+        &self.values[id as usize]
+    }
+}
+
+/// The row of every key of each of `sets`, per set and key. Keys are named one DSO
+/// after another, and each DSO's symbols and DWARF are let go of once its keys are
+/// named, so that memory holds one DSO's tables at a time.
+pub(crate) fn name_keys(
+    sort: &[SortKey],
+    sets: &[&Chunked<RawKey>],
+    replay: &Replay,
+    symbols: &mut Symbolizer,
+    rows: &mut Rows,
+) -> Vec<Vec<u32>> {
+    let same = SameNames::new(&replay.machine);
+    let mut order: Vec<(u32, u32, u32)> = Vec::new();
+    for (set, keys) in sets.iter().enumerate() {
+        order.extend(
+            keys.iter()
+                .enumerate()
+                .map(|(i, k)| (k.dso, set as u32, i as u32)),
+        );
+    }
+    order.sort_unstable();
+    let mut named: Vec<Vec<u32>> = sets.iter().map(|k| vec![0; k.len()]).collect();
+    for group in order.chunk_by(|a, b| a.0 == b.0) {
+        for &(_, set, i) in group {
+            let k = sets[set as usize].get(i as usize);
+            named[set as usize][i as usize] = rows.id(values(sort, k, replay, &same, symbols));
+        }
+        if let Some(d) = group[0].0.checked_sub(1) {
+            symbols.forget(d as usize);
+        }
+    }
+    named
 }

@@ -7,10 +7,12 @@
 //! ```no_run
 //! use perfdata_report::{replay, table, symbolize::{SymbolOptions, Symbolizer}};
 //!
-//! let r = replay::replay("perf.data".as_ref())?;
-//! let opts = SymbolOptions { kallsyms: r.kernel_is_running(), ..Default::default() };
 //! let keys = table::SortKey::parse_list("comm,dso,sym").unwrap();
-//! let tables = table::build(&r, &keys, &mut Symbolizer::new(opts));
+//! // Samples are counted as the replay hands them out, none kept.
+//! let mut tally = table::Tally::new(&keys);
+//! let r = replay::replay_each("perf.data".as_ref(), |m, s| tally.count(m, &s))?;
+//! let opts = SymbolOptions { kallsyms: r.kernel_is_running(), ..Default::default() };
+//! let tables = tally.tables(&r, &mut Symbolizer::new(opts));
 //! let preamble = perfdata_report::text::Preamble { lost_samples: r.lost_samples, single_comm: None };
 //! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true, &preamble)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -23,6 +25,7 @@ pub mod firefox;
 pub mod flamegraph;
 pub mod folded;
 pub mod group;
+mod intern;
 mod keys;
 pub mod pprof;
 pub mod process;
@@ -32,6 +35,7 @@ mod same_names;
 pub mod sample_fields;
 mod sample_read;
 pub mod speedscope;
+mod spool;
 pub mod srcline;
 pub mod stacks;
 pub mod symbolize;

@@ -1,5 +1,5 @@
 //! pprof's profile.proto (github.com/google/pprof, proto/profile.proto), gzipped as pprof
-//! reads it. Per event two sample types: `<event>_samples` (count) and `<event>_period`
+//! reads it, written as it is made (see [`write_pprof`]). Per event two sample types: `<event>_samples` (count) and `<event>_period`
 //! (nanoseconds for the software clocks, else count). Samples of equal stack, event,
 //! pid, tid, comm and cpu are merged; labels `pid`, `tid`, `cpu` (numbers) and `comm`.
 //! One mapping per DSO, with its build id; locations are DSO-relative addresses
@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use prost::Message;
 
 use crate::process::Dso;
-use crate::stacks::Stacks;
+use crate::stacks::{Detail, Stacks};
 
 /// The messages of profile.proto that are written (field numbers as in the proto).
 // Each field is the proto's field of the same name, documented there.
@@ -159,8 +159,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The profile of `stacks` (`dsos` gives mappings their file and build id).
-pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
+/// Write the profile of `stacks` (collected for [`Detail::Labels`]), gzipped; `dsos`
+/// gives mappings their file and build id. Everything but the samples is laid out first
+/// (the string table must hold every label), then the samples are encoded one at a time
+/// into the compressor: prost writes a message's fields in tag order, `sample_type` (1)
+/// and `sample` (2) before the rest, so the bytes are those of the whole message.
+pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, dsos: &[Dso]) -> io::Result<()> {
+    stacks.require(Detail::Labels, "pprof")?;
     let mut strings = Strings::new();
     let mut p = proto::Profile::default();
     let events = stacks.event_names.len();
@@ -177,13 +182,13 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
         }
     }
     // The first event with samples is shown by default.
-    if let Some(first) = stacks.samples.iter().map(|s| s.event).min() {
+    if let Some(first) = stacks.counts().map(|c| c.track.event).min() {
         p.default_sample_type = strings.id(&format!("{}_samples", stacks.event_names[first]));
     }
     // Mappings per DSO (ids from 1), functions per distinct (name, DSO), locations per
     // frame.
     let mut mapping_of: HashMap<usize, u64> = HashMap::new();
-    for f in &stacks.frames {
+    for f in stacks.frames() {
         let Some(d) = f.dso else { continue };
         mapping_of.entry(d).or_insert_with(|| {
             let dso = &dsos[d];
@@ -199,11 +204,11 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
             p.mapping.len() as u64
         });
     }
-    let mut function_of: HashMap<(String, Option<usize>), u64> = HashMap::new();
-    let mut lines: Vec<Vec<proto::Line>> = vec![Vec::new(); stacks.frames.len()];
-    for (i, f) in stacks.frames.iter().enumerate() {
-        let line = f.function.as_ref().map(|name| {
-            let id = *function_of.entry((name.clone(), f.dso)).or_insert_with(|| {
+    let mut function_of: HashMap<(&str, Option<usize>), u64> = HashMap::new();
+    let mut lines: Vec<Vec<proto::Line>> = vec![Vec::new(); stacks.frame_count()];
+    for (i, f) in stacks.frames().enumerate() {
+        let line = f.function.map(|name| {
+            let id = *function_of.entry((name, f.dso)).or_insert_with(|| {
                 let n = strings.id(name);
                 let file = f.dso.map_or(0, |d| strings.id(&dsos[d].long_name));
                 p.function.push(proto::Function {
@@ -224,7 +229,8 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
         let at = f.inlined_in.unwrap_or(i);
         lines[at].splice(0..0, line);
     }
-    for (i, f) in stacks.frames.iter().enumerate() {
+    drop(function_of);
+    for (i, f) in stacks.frames().enumerate() {
         if f.inlined_in.is_some() {
             continue;
         }
@@ -235,66 +241,69 @@ pub fn profile(stacks: &Stacks, dsos: &[Dso]) -> proto::Profile {
             line: std::mem::take(&mut lines[i]),
         });
     }
-    // Samples merged by what they say.
-    type Key<'a> = (&'a [usize], usize, i32, i32, &'a str, Option<u32>);
-    let mut merged: HashMap<Key, usize> = HashMap::new();
+    drop(lines);
+    // One sample per count: the counts are per distinct stack, event, pid, tid, comm
+    // and CPU, in the order of each one's first sample. Their comms are named in that
+    // order.
     let (pid, tid, cpu, comm) = (
         strings.id("pid"),
         strings.id("tid"),
         strings.id("cpu"),
         strings.id("comm"),
     );
-    for s in &stacks.samples {
-        let key = (&s.frames[..], s.event, s.pid, s.tid, s.comm.as_str(), s.cpu);
-        let at = *merged.entry(key).or_insert_with(|| {
-            let mut label = vec![
-                num_label(pid, s.pid.into()),
-                num_label(tid, s.tid.into()),
-                proto::Label {
-                    key: comm,
-                    str: strings.id(&s.comm),
-                    num: 0,
-                },
-            ];
-            if let Some(c) = s.cpu {
-                label.push(num_label(cpu, c.into()));
-            }
-            p.sample.push(proto::Sample {
-                // Leaf first; locations are numbered from 1.
-                location_id: s
-                    .frames
-                    .iter()
-                    .rev()
-                    .filter(|&&f| stacks.frames[f].inlined_in.is_none())
-                    .map(|&f| f as u64 + 1)
-                    .collect(),
-                value: vec![0; 2 * events],
-                label,
-            });
-            p.sample.len() - 1
-        });
-        let v = &mut p.sample[at].value;
-        v[2 * s.event] += 1;
-        v[2 * s.event + 1] =
-            v[2 * s.event + 1].saturating_add(i64::try_from(s.period).unwrap_or(i64::MAX));
+    for c in stacks.counts() {
+        strings.id(&c.track.comm);
     }
-    let times = stacks.samples.iter().filter_map(|s| s.time);
-    if let (Some(first), Some(last)) = (times.clone().min(), times.max()) {
+    if let Some((first, last)) = stacks.time_span() {
         p.duration_nanos = i64::try_from(last - first).unwrap_or(i64::MAX);
     }
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    let mut buf = Vec::new();
+    for t in std::mem::take(&mut p.sample_type) {
+        prost::encoding::message::encode(1, &t, &mut buf);
+    }
+    for c in stacks.counts() {
+        let t = c.track;
+        let mut label = vec![
+            num_label(pid, t.pid.into()),
+            num_label(tid, t.tid.into()),
+            proto::Label {
+                key: comm,
+                str: strings.id(&t.comm),
+                num: 0,
+            },
+        ];
+        if let Some(c) = c.cpu {
+            label.push(num_label(cpu, c.into()));
+        }
+        let mut value = vec![0i64; 2 * events];
+        value[2 * t.event] = i64::try_from(c.samples).unwrap_or(i64::MAX);
+        value[2 * t.event + 1] = i64::try_from(c.period).unwrap_or(i64::MAX);
+        let sample = proto::Sample {
+            // Leaf first; locations are numbered from 1.
+            location_id: stacks
+                .frames_of(c.stack)
+                .iter()
+                .rev()
+                .filter(|&&f| stacks.frame(f).inlined_in.is_none())
+                .map(|&f| f as u64 + 1)
+                .collect(),
+            value,
+            label,
+        };
+        prost::encoding::message::encode(2, &sample, &mut buf);
+        if buf.len() >= 1 << 16 {
+            gz.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    gz.write_all(&buf)?;
     p.string_table = strings.table;
-    p
+    gz.write_all(&p.encode_to_vec())?;
+    gz.finish()?;
+    Ok(())
 }
 
 fn num_label(key: i64, num: i64) -> proto::Label {
     proto::Label { key, str: 0, num }
-}
-
-/// Write the profile of `stacks`, gzipped.
-pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, dsos: &[Dso]) -> io::Result<()> {
-    let bytes = profile(stacks, dsos).encode_to_vec();
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
-    gz.write_all(&bytes)?;
-    gz.finish()?;
-    Ok(())
 }

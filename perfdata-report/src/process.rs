@@ -232,6 +232,13 @@ impl Machine {
         id
     }
 
+    /// Whether thread `t` has been named: its comm entries then keep their strings (a
+    /// later name starts a new entry), where an unnamed thread's `:tid` entry is
+    /// overridden in place by its first name.
+    pub fn named(&self, t: ThreadId) -> bool {
+        self.threads[t].comm_set
+    }
+
     /// Name a thread: the first name overrides the default in place; later ones (exec or
     /// prctl rename alike) start a new entry, so earlier samples keep the old name.
     pub fn set_comm(&mut self, thread: ThreadId, name: &str) {

@@ -12,10 +12,12 @@ use std::path::Path;
 
 use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::stats::Stats;
-use perfdata_core::{PerfReader, ReadOptions, Result};
+use perfdata_core::{Error, PerfReader, ReadOptions, Result};
+use rustc_hash::FxHashMap;
 
 use crate::process::DsoId;
-use crate::replay::Replay;
+use crate::replay::{Replay, ResolvedSample};
+use crate::spool::{Reader, Records, Spool};
 use crate::symbolize::{SymbolName, Symbolizer};
 
 /// The four tables, by file name.
@@ -111,23 +113,62 @@ pub struct ResultRow {
 }
 
 /// readperf's tables of one recording.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct Tables {
     /// (perf's name of the type, records).
     pub stat: Vec<(String, u64)>,
-    /// In time order (a record without a time keeps its place after the one before it).
-    pub overview: Vec<OverviewRow>,
+    /// One row per record, on disk ([`Tables::overview`]).
+    overview: Records,
     /// By pid.
     pub processes: Vec<ProcessRow>,
     /// Per event, by period, largest first.
     pub results: Vec<ResultRow>,
 }
 
-/// The tables of the recording at `path`, already replayed as `replay`.
-pub fn tables(path: &Path, replay: &Replay, symbols: &mut Symbolizer) -> Result<Tables> {
+/// What readperf's tables count of the samples, as the replay hands them out (the
+/// callback of [`crate::replay::replay_reader`]): per process, and per event and address.
+#[derive(Debug, Clone, Default)]
+pub struct SampleCounts {
+    /// Per pid: samples and their period (saturating).
+    per_pid: BTreeMap<i32, (u64, u64)>,
+    /// Per (event, kernel mode, DSO, DSO-relative address): samples and period.
+    per_addr: FxHashMap<AddrKey, (u64, u64)>,
+}
+
+/// An address of an event's samples: (event, kernel mode, DSO, DSO-relative address).
+type AddrKey = (usize, bool, Option<DsoId>, u64);
+
+impl SampleCounts {
+    /// Count one sample.
+    pub fn count(&mut self, s: &ResolvedSample) {
+        let add = |c: &mut (u64, u64)| {
+            c.0 += 1;
+            c.1 = c.1.saturating_add(s.period);
+        };
+        add(self.per_pid.entry(s.pid).or_default());
+        let ip = &s.ip;
+        add(self
+            .per_addr
+            .entry((s.event, ip.kernel, ip.dso, ip.addr))
+            .or_default());
+    }
+}
+
+/// The tables of the recording at `path`, already replayed as `replay`, its samples
+/// counted into `counts`. The records are read again, for stat.csv and overview.csv;
+/// overview.csv's rows wait on disk (see [`Tables::overview`]).
+pub fn tables(
+    path: &Path,
+    replay: &Replay,
+    counts: &SampleCounts,
+    symbols: &mut Symbolizer,
+) -> Result<Tables> {
     let mut reader = PerfReader::open_with(path, ReadOptions::ContainersAndContents)?;
+    let spool_error = |e| Error::io("the temporary file of overview.csv", e);
     let mut stats = Stats::default();
-    let mut overview = Vec::new();
+    let mut overview = Spool::new().map_err(spool_error)?;
+    let mut nr = 0u64;
+    let mut record = Vec::new();
     let mut seen: HashMap<i32, Seen> = HashMap::new();
     let mut last_time = 0;
     while let Some(item) = reader.next_record()? {
@@ -135,7 +176,7 @@ pub fn tables(path: &Path, replay: &Replay, symbols: &mut Symbolizer) -> Result<
         let at = item.locate();
         let kind = item.raw.record_type();
         let mut row = OverviewRow {
-            nr: overview.len() as u64,
+            nr,
             kind: kind.name(),
             pid: at.pid,
             tid: at.tid,
@@ -154,19 +195,78 @@ pub fn tables(path: &Path, replay: &Replay, symbols: &mut Symbolizer) -> Result<
             describe(&mut row, item.decode()?.body, &mut seen);
         }
         last_time = row.time.unwrap_or(last_time);
-        overview.push((last_time, row));
+        // Sorted by that time below, stably: records without a time stay where they were.
+        record.clear();
+        record.extend_from_slice(&last_time.to_le_bytes());
+        row.encode(&mut record);
+        overview.push(&record).map_err(spool_error)?;
+        nr += 1;
     }
-    overview.sort_by_key(|(t, _)| *t);
+    let overview = overview
+        .finish()
+        .and_then(|r| r.sorted(|b| (u64::from_le_bytes(b[..8].try_into().expect("8 bytes")), 0)))
+        .map_err(spool_error)?;
     Ok(Tables {
         stat: stats
             .records()
             .iter()
             .map(|(t, n)| (t.name(), *n))
             .collect(),
-        overview: overview.into_iter().map(|(_, r)| r).collect(),
-        processes: processes(replay, &seen),
-        results: results(replay, symbols),
+        overview,
+        processes: processes(replay, counts, &seen),
+        results: results(replay, counts, symbols),
     })
+}
+
+impl OverviewRow {
+    /// The row as bytes: nr, which of pid, tid and time are there, the three, the type's
+    /// length, the type and the info.
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.nr.to_le_bytes());
+        let has = u8::from(self.pid.is_some())
+            | u8::from(self.tid.is_some()) << 1
+            | u8::from(self.time.is_some()) << 2;
+        out.push(has);
+        out.extend_from_slice(&self.pid.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.tid.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.time.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&(self.kind.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.kind.as_bytes());
+        out.extend_from_slice(self.info.as_bytes());
+    }
+
+    /// [`OverviewRow::encode`] read back.
+    fn decode(b: &[u8]) -> OverviewRow {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let i32_at = |i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let has = b[8];
+        let kind_len = u32::from_le_bytes(b[25..29].try_into().expect("4 bytes")) as usize;
+        let text = |r: &[u8]| String::from_utf8_lossy(r).into_owned();
+        OverviewRow {
+            nr: u64_at(0),
+            pid: (has & 1 != 0).then(|| i32_at(9)),
+            tid: (has & 2 != 0).then(|| i32_at(13)),
+            time: (has & 4 != 0).then(|| u64_at(17)),
+            kind: text(&b[29..29 + kind_len]),
+            info: text(&b[29 + kind_len..]),
+        }
+    }
+}
+
+/// overview.csv's rows, in order ([`Tables::overview`]).
+pub struct OverviewRows<'a> {
+    reader: Reader<'a>,
+}
+
+impl OverviewRows<'_> {
+    /// The next row, None after the last.
+    pub fn next_row(&mut self) -> io::Result<Option<OverviewRow>> {
+        // Each record starts with the time it was sorted by.
+        Ok(self
+            .reader
+            .next_record()?
+            .map(|r| OverviewRow::decode(&r[8..])))
+    }
 }
 
 /// What the records say of a process.
@@ -219,7 +319,7 @@ fn describe(row: &mut OverviewRow, body: RecordBody, seen: &mut HashMap<i32, See
     (row.pid, row.tid, row.info) = (Some(pid), Some(tid), info);
 }
 
-fn processes(replay: &Replay, seen: &HashMap<i32, Seen>) -> Vec<ProcessRow> {
+fn processes(replay: &Replay, counts: &SampleCounts, seen: &HashMap<i32, Seen>) -> Vec<ProcessRow> {
     let m = &replay.machine;
     let mut rows: BTreeMap<i32, ProcessRow> = BTreeMap::new();
     // Main threads give names (the latest thread of a reused pid wins).
@@ -231,12 +331,10 @@ fn processes(replay: &Replay, seen: &HashMap<i32, Seen>) -> Vec<ProcessRow> {
             r.comm = m.comms[t.comm].clone();
         }
     }
-    for s in &replay.samples {
-        let r = rows
-            .entry(s.pid)
-            .or_insert_with(|| new_process(s.pid, seen));
-        r.samples += 1;
-        r.period = r.period.saturating_add(s.period);
+    for (&pid, &(samples, period)) in &counts.per_pid {
+        let r = rows.entry(pid).or_insert_with(|| new_process(pid, seen));
+        r.samples += samples;
+        r.period = r.period.saturating_add(period);
     }
     rows.into_values().collect()
 }
@@ -254,37 +352,47 @@ fn new_process(pid: i32, seen: &HashMap<i32, Seen>) -> ProcessRow {
     }
 }
 
-fn results(replay: &Replay, symbols: &mut Symbolizer) -> Vec<ResultRow> {
+fn results(replay: &Replay, counts: &SampleCounts, symbols: &mut Symbolizer) -> Vec<ResultRow> {
     let m = &replay.machine;
-    // (event, kernel mode, DSO, symbol) -> (samples, period)
+    // (event, kernel mode, DSO, symbol) -> (samples, period, source)
     type Key = (usize, bool, Option<DsoId>, SymbolName);
-    let mut groups: HashMap<Key, (u64, u64)> = HashMap::new();
-    for s in &replay.samples {
-        let ip = &s.ip;
-        let name = match ip.dso {
-            Some(d) => symbols.name(d, &m.dsos[d], ip.addr),
-            None => SymbolName::Address(ip.addr),
-        };
-        let g = groups
-            .entry((s.event, ip.kernel, ip.dso, name))
-            .or_default();
-        g.0 += 1;
-        g.1 = g.1.saturating_add(s.period);
+    let mut groups: HashMap<Key, (u64, u64, String)> = HashMap::new();
+    // One DSO after another, its symbols and DWARF let go of once its addresses are
+    // named.
+    let mut addrs: Vec<_> = counts.per_addr.iter().collect();
+    addrs.sort_unstable_by_key(|(k, _)| (k.2, k.0, k.1, k.3));
+    for group in addrs.chunk_by(|a, b| a.0 .2 == b.0 .2) {
+        for (&(event, kernel, dso, addr), &(samples, period)) in group {
+            let name = match dso {
+                Some(d) => symbols.name(d, &m.dsos[d], addr),
+                None => SymbolName::Address(addr),
+            };
+            let g = groups
+                .entry((event, kernel, dso, name))
+                .or_insert_with_key(|k| {
+                    // The function's own frame at its first address: the outermost one.
+                    let source = match (&k.3, dso) {
+                        (SymbolName::Function { start, .. }, Some(id)) => symbols
+                            .source_frames(id, &m.dsos[id], *start)
+                            .last()
+                            .and_then(|f| Some(format!("{}:{}", f.file.as_deref()?, f.line)))
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    (0, 0, source)
+                });
+            g.0 += samples;
+            g.1 = g.1.saturating_add(period);
+        }
+        if let Some(d) = group[0].0 .2 {
+            symbols.forget(d);
+        }
     }
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let mut rows: Vec<ResultRow> = groups
         .into_iter()
-        .map(|((event, kernel, dso, name), (samples, period))| {
+        .map(|((event, kernel, dso, name), (samples, period, source))| {
             let d = dso.map(|d| &m.dsos[d]);
-            // The function's own frame at its first address: the outermost one.
-            let source = match (&name, dso) {
-                (SymbolName::Function { start, .. }, Some(id)) => symbols
-                    .source_frames(id, &m.dsos[id], *start)
-                    .last()
-                    .and_then(|f| Some(format!("{}:{}", f.file.as_deref()?, f.line)))
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
             ResultRow {
                 event: replay.event_names[event].clone(),
                 symbol: format!("[{}] {name}", if kernel { 'k' } else { '.' }),
@@ -319,6 +427,14 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 impl Tables {
+    /// overview.csv's rows: one per record, in time order (a record without a time keeps
+    /// its place after the one before it), read back from disk.
+    pub fn overview(&self) -> OverviewRows<'_> {
+        OverviewRows {
+            reader: self.overview.read_all(),
+        }
+    }
+
     /// Write `table` as CSV with a header line.
     pub fn write(&self, table: Table, out: &mut dyn Write) -> io::Result<()> {
         let mut line = |cells: &[String]| -> io::Result<()> {
@@ -335,7 +451,8 @@ impl Tables {
             }
             Table::Overview => {
                 line(&header("nr,type,pid,tid,time,info"))?;
-                for r in &self.overview {
+                let mut rows = self.overview();
+                while let Some(r) = rows.next_row()? {
                     line(&[
                         r.nr.to_string(),
                         r.kind.clone(),

@@ -47,13 +47,12 @@ pub struct ResolvedSample {
     pub callchain: Vec<Location>,
 }
 
-/// A recording replayed: the machine as it ended, and every sample resolved.
+/// A recording replayed: the machine as it ended. The samples went, resolved, to the
+/// callback of [`replay_each`] or [`replay_reader`] as they came: none is kept.
 #[derive(Debug, Clone)]
 pub struct Replay {
     /// The machine as the last record left it.
     pub machine: Machine,
-    /// Every SAMPLE, resolved, in file order.
-    pub samples: Vec<ResolvedSample>,
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,
     /// The recording's HOSTNAME and OSRELEASE features.
@@ -151,19 +150,6 @@ enum Event {
     Sample(PendingSample),
 }
 
-/// Read `path` and replay it, keeping every sample.
-pub fn replay(path: &Path) -> Result<Replay> {
-    replay_all(PerfReader::open(path)?)
-}
-
-/// [`replay`] of a reader already open (see [`replay_reader`]).
-pub fn replay_all(reader: PerfReader) -> Result<Replay> {
-    let mut samples = Vec::new();
-    let mut r = replay_reader(reader, |_, s| samples.push(s))?;
-    r.samples = samples;
-    Ok(r)
-}
-
 /// Records waiting for their turn, in perf's order (see the module's comment).
 struct Queue {
     /// (time, record), in file order after the sorted rest of earlier rounds.
@@ -220,7 +206,7 @@ enum Step {
 const BATCH: usize = 4096;
 
 /// Read `path` and replay it, handing each sample, resolved, to `on_sample` with the
-/// machine of that moment instead of keeping it (`Replay::samples` stays empty).
+/// machine of that moment instead of keeping it.
 /// Records are read and decoded on this thread and replayed on another: the two halves
 /// of the work take about as long.
 pub fn replay_each(
@@ -264,7 +250,6 @@ pub fn replay_reader(
         osrelease: string_feature(FeatureId::OsRelease),
         groups: EventGroup::from_meta(meta),
         machine,
-        samples: Vec::new(),
         lost_samples,
     })
 }

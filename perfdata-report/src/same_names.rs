@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use crate::process::{DsoId, Machine};
+use rustc_hash::FxHashMap;
+
+use crate::process::{CommId, DsoId, Location, Machine};
 
 /// Comms and DSOs as perf's sort keys compare them: by name. Each thread has comm
 /// entries of its own and DSOs are told apart by file, but perf 6.1's `sort__comm_cmp`
@@ -38,5 +40,30 @@ impl SameNames {
 
     pub(crate) fn dso(&self, d: Option<DsoId>) -> Option<DsoId> {
         d.map(|d| self.dso.get(d).copied().unwrap_or(d))
+    }
+}
+
+/// Comm entries as samples come, each named by the first entry of its string once its
+/// string is final: what perf's sort keys compare is the string, and a report or export
+/// that counts per comm entry would keep as many counts per address as there are
+/// processes running the same program. An entry is final once its thread is named; an
+/// unnamed thread's `:tid` entry may still be renamed, and stays itself.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SettledComms {
+    first: FxHashMap<CommId, CommId>,
+    by_name: HashMap<String, CommId>,
+}
+
+impl SettledComms {
+    /// The entry that stands for the comm of `at` (whose string is the same at the end).
+    pub(crate) fn of(&mut self, m: &Machine, at: &Location) -> CommId {
+        if !m.named(at.thread) {
+            return at.comm;
+        }
+        let by_name = &mut self.by_name;
+        *self.first.entry(at.comm).or_insert_with(|| {
+            let name = m.comms.get(at.comm).cloned().unwrap_or_default();
+            *by_name.entry(name).or_insert(at.comm)
+        })
     }
 }

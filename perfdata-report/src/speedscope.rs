@@ -9,27 +9,10 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use crate::process::Dso;
-use crate::stacks::Stacks;
+use crate::stacks::{Detail, Stacks};
 
 /// The schema every speedscope file names.
 pub const SCHEMA: &str = "https://www.speedscope.app/file-format-schema.json";
-
-#[derive(Serialize)]
-struct File<'a> {
-    #[serde(rename = "$schema")]
-    schema: &'static str,
-    shared: Shared<'a>,
-    profiles: Vec<Profile>,
-    name: &'a str,
-    #[serde(rename = "activeProfileIndex")]
-    active_profile_index: usize,
-    exporter: String,
-}
-
-#[derive(Serialize)]
-struct Shared<'a> {
-    frames: Vec<FrameOut<'a>>,
-}
 
 #[derive(Serialize, PartialEq, Eq, Hash, Clone, Copy)]
 struct FrameOut<'a> {
@@ -38,18 +21,17 @@ struct FrameOut<'a> {
     file: Option<&'a str>,
 }
 
+/// What a sampled profile says before its samples (the JSON members in this order).
 #[derive(Serialize)]
-struct Profile {
+struct ProfileHead<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
-    name: String,
+    name: &'a str,
     unit: &'static str,
     #[serde(rename = "startValue")]
     start_value: u64,
     #[serde(rename = "endValue")]
     end_value: u64,
-    samples: Vec<Vec<usize>>,
-    weights: Vec<u64>,
 }
 
 /// The weight unit of an event's period: software clocks count nanoseconds.
@@ -61,6 +43,8 @@ fn unit_of(event: &str) -> &'static str {
 }
 
 /// Write `stacks` as a speedscope file named `name`; `dsos` names each frame's file.
+/// `stacks` must have been collected for [`Detail::Samples`]: each profile's samples and
+/// weights are read back from disk, track by track.
 pub fn write_speedscope(
     out: &mut dyn Write,
     stacks: &Stacks,
@@ -71,9 +55,9 @@ pub fn write_speedscope(
     // as they do in perf script's output.
     let mut frames: Vec<FrameOut> = Vec::new();
     let mut index: HashMap<FrameOut, usize> = HashMap::new();
+    stacks.require(Detail::Samples, "speedscope")?;
     let ids: Vec<usize> = stacks
-        .frames
-        .iter()
+        .frames()
         .map(|f| {
             let key = FrameOut {
                 name: f.name(),
@@ -85,34 +69,61 @@ pub fn write_speedscope(
             })
         })
         .collect();
-    let profiles = stacks
-        .tracks()
-        .iter()
-        .map(|(track, members)| {
-            let samples: Vec<Vec<usize>> = members
-                .iter()
-                .map(|&i| stacks.samples[i].frames.iter().map(|&f| ids[f]).collect())
-                .collect();
-            let weights: Vec<u64> = members.iter().map(|&i| stacks.samples[i].period).collect();
-            Profile {
-                kind: "sampled",
-                name: stacks.track_name(track),
-                unit: unit_of(&stacks.event_names[track.event]),
-                start_value: 0,
-                end_value: weights.iter().sum(),
-                samples,
-                weights,
+    let tracks = stacks.tracks();
+    // Each track's samples in the recording's order.
+    let samples = stacks.track_samples(&tracks, |_| 0)?;
+    out.write_all(b"{\"$schema\":")?;
+    json(out, SCHEMA)?;
+    out.write_all(b",\"shared\":{\"frames\":")?;
+    json(out, &frames)?;
+    out.write_all(b"},\"profiles\":[")?;
+    for (i, t) in tracks.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        let head = ProfileHead {
+            kind: "sampled",
+            name: &stacks.track_name(t.track),
+            unit: unit_of(&stacks.event_names[t.track.event]),
+            start_value: 0,
+            end_value: t.period,
+        };
+        let head = serde_json::to_vec(&head)?;
+        // The head's members, then the samples and weights in place of its closing brace.
+        out.write_all(&head[..head.len() - 1])?;
+        out.write_all(b",\"samples\":[")?;
+        let mut rows = samples.rows(i);
+        let mut sep: &[u8] = b"";
+        while let Some(row) = rows.next_row()? {
+            out.write_all(sep)?;
+            sep = b",";
+            let mut inner: &[u8] = b"[";
+            for f in stacks.frames_of(row.stack) {
+                out.write_all(inner)?;
+                inner = b",";
+                out.write_all(itoa::Buffer::new().format(ids[f]).as_bytes())?;
             }
-        })
-        .collect();
-    let file = File {
-        schema: SCHEMA,
-        shared: Shared { frames },
-        profiles,
-        name,
-        active_profile_index: 0,
-        exporter: format!("perfdata {}", env!("CARGO_PKG_VERSION")),
-    };
-    serde_json::to_writer(&mut *out, &file)?;
+            out.write_all(if inner == b"[" { b"[]" } else { b"]" })?;
+        }
+        out.write_all(b"],\"weights\":[")?;
+        let mut rows = samples.rows(i);
+        let mut sep: &[u8] = b"";
+        while let Some(row) = rows.next_row()? {
+            out.write_all(sep)?;
+            sep = b",";
+            out.write_all(itoa::Buffer::new().format(row.period).as_bytes())?;
+        }
+        out.write_all(b"]}")?;
+    }
+    out.write_all(b"],\"name\":")?;
+    json(out, name)?;
+    out.write_all(b",\"activeProfileIndex\":0,\"exporter\":")?;
+    json(out, &format!("perfdata {}", env!("CARGO_PKG_VERSION")))?;
+    out.write_all(b"}")?;
     writeln!(out)
+}
+
+/// `value` as serde_json writes it.
+fn json<T: Serialize + ?Sized>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    serde_json::to_writer(out, value).map_err(io::Error::from)
 }

@@ -1,21 +1,40 @@
-//! Every sample as a call stack of named frames, the common input of the exports: frames
-//! are interned once per (DSO, address, mode) and named as `perf script` names them, and
-//! samples are grouped into tracks (one per event, process, thread and name).
+//! Every sample as a call stack of named frames, the common input of the exports,
+//! collected as the samples stream out of the replay ([`StackCollector`]) so that memory
+//! grows with the distinct stacks, never with the samples: locations are interned once
+//! per (DSO, address, mode), stacks once each as a path in a tree of callers, and samples
+//! are counted per distinct stack and what the output labels them with ([`Detail`]).
+//! Formats that list every sample in time order (speedscope, the Firefox Profiler) also
+//! have each sample spooled as a 24-byte row (track, stack, time, period) to an anonymous
+//! temporary file, read back per track ([`Stacks::track_samples`]). Once the recording is
+//! read, [`StackCollector::finish`] names every location as `perf script` names it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::io;
 
-use crate::process::{DsoId, Location};
-use crate::replay::Replay;
-use crate::symbolize::{SymbolName, Symbolizer};
+use crate::intern::Chunked;
+use crate::process::{CommId, DsoId};
+use crate::spool::Records;
 
-/// Index of a [`Frame`] in [`Stacks::frames`].
+mod collect;
+mod frames;
+mod samples;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use collect::StackCollector;
+use frames::{unpack, FrameTable, NONE};
+pub use samples::{SampleRow, TrackInfo, TrackRows, TrackSamples};
+
+/// Index of a frame ([`Stacks::frame`]).
 pub type FrameId = usize;
 
-/// One distinct code location.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame {
+/// A distinct stack: a node of the tree of callers, the stack from the root to it.
+pub type StackId = u32;
+
+/// One distinct code location, as [`Stacks::frame`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame<'a> {
     /// The function, or None where no symbol covers the address (perf's `[unknown]`).
-    pub function: Option<String>,
+    pub function: Option<&'a str>,
     /// The DSO the address is in, if any map held it.
     pub dso: Option<DsoId>,
     /// The DSO-relative address (the ip itself without a DSO).
@@ -31,36 +50,15 @@ pub struct Frame {
     pub line: u32,
 }
 
-impl Frame {
+impl<'a> Frame<'a> {
     /// The name `perf script` prints: the function, or `[unknown]`.
-    pub fn name(&self) -> &str {
-        self.function.as_deref().unwrap_or("[unknown]")
+    pub fn name(&self) -> &'a str {
+        self.function.unwrap_or("[unknown]")
     }
 }
 
-/// One sample's stack and what it is about.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StackSample {
-    /// Index of the event (attr).
-    pub event: usize,
-    /// Its process.
-    pub pid: i32,
-    /// Its thread.
-    pub tid: i32,
-    /// The thread's name at the sample.
-    pub comm: String,
-    /// The CPU it was taken on, if sampled.
-    pub cpu: Option<u32>,
-    /// Its time in ns, if sampled.
-    pub time: Option<u64>,
-    /// Its period (the attr's when not sampled).
-    pub period: u64,
-    /// The frames, outermost (root) first; without a callchain, only the ip's.
-    pub frames: Vec<FrameId>,
-}
-
-/// The samples of one event, process, thread and name, in time order.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// The samples of one event, process, thread and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Track {
     /// The event (index into the attrs).
     pub event: usize,
@@ -72,100 +70,253 @@ pub struct Track {
     pub comm: String,
 }
 
-/// All samples as stacks.
-#[derive(Debug, Clone, Default)]
+/// What samples are counted by, which is what an output can say of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Per event, thread name and stack: folded stacks and flame graphs (tracks have
+    /// pid and tid 0).
+    Stacks,
+    /// Per event, process, thread, thread name, CPU and stack: pprof's samples and their
+    /// labels.
+    Labels,
+    /// Per event, process, thread, thread name and stack, and every sample spooled to a
+    /// temporary file in its track: speedscope and the Firefox Profiler.
+    Samples,
+}
+
+/// The parent of a stack's root frame.
+const ROOT: u32 = u32::MAX;
+
+/// A track as samples name it: event, pid, tid and the comm entry (whose string may
+/// still change: a thread's first COMM renames its earlier samples, as in perf).
+type RawTrack = (usize, i32, i32, CommId);
+
+/// What a track's samples add up to.
+#[derive(Debug, Clone)]
+struct TrackSum {
+    /// Its first sample's number among the recording's samples, and when it was.
+    first: (u64, When),
+    /// The sum of its samples' periods (wrapping, as a `u64` sum in release builds).
+    period: u64,
+    /// Its samples.
+    samples: u64,
+    /// The earliest and latest sample time, if samples have times.
+    times: Option<(u64, u64)>,
+}
+
+impl TrackSum {
+    fn absorb(&mut self, other: &TrackSum) {
+        // Tracks are numbered in the order of their first samples: this one's is first.
+        self.period = self.period.wrapping_add(other.period);
+        self.samples += other.samples;
+        self.times = match (self.times, other.times) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (t, None) | (None, t) => t,
+        };
+    }
+}
+
+/// When a sample was taken: its time, or without one its number among the recording's
+/// samples (which the exports space by a nominal interval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// The sample's time (ns).
+    Time(u64),
+    /// The sample's number in the recording, for samples without a time.
+    Nth(u64),
+}
+
+/// Counts are keyed by (track, CPU, stack); the track's top bit says a CPU is there.
+const HAS_CPU: u32 = 1 << 31;
+
+/// How much of each kind [`Stacks`] holds: what its memory grows with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Samples.
+    pub samples: u64,
+    /// Distinct stacks sampled.
+    pub stacks: usize,
+    /// Distinct stacks and their distinct callers' stacks (the tree of callers' nodes).
+    pub prefixes: usize,
+    /// Distinct locations (DSO, address, mode).
+    pub locations: usize,
+    /// Samples counted apart: distinct (track, CPU, stack) as the [`Detail`] says.
+    pub counts: usize,
+    /// Tracks.
+    pub tracks: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} samples: {} distinct stacks ({} with their callers' stacks) of {} distinct \
+             locations, counted apart in {} (track, CPU, stack) in {} tracks",
+            self.samples, self.stacks, self.prefixes, self.locations, self.counts, self.tracks
+        )
+    }
+}
+
+/// Samples of one track, CPU and stack, as [`Stacks::counts`] gives them.
+#[derive(Debug, Clone, Copy)]
+pub struct StackCount<'a> {
+    /// The samples' track (pid and tid 0 when collected for [`Detail::Stacks`]).
+    pub track: &'a Track,
+    /// Their CPU, if sampled and collected for [`Detail::Labels`].
+    pub cpu: Option<u32>,
+    /// Their stack.
+    pub stack: StackId,
+    /// How many.
+    pub samples: u64,
+    /// The sum of their periods (saturating).
+    pub period: u64,
+}
+
+/// All samples as stacks: the distinct frames and stacks, samples counted by what the
+/// [`Detail`] they were collected for says, and (for [`Detail::Samples`]) every sample
+/// on disk.
+#[derive(Debug)]
 pub struct Stacks {
-    /// Every distinct frame; samples refer to them by index.
-    pub frames: Vec<Frame>,
-    /// The samples, in file order.
-    pub samples: Vec<StackSample>,
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,
+    detail: Detail,
+    frames: FrameTable,
+    /// Per stack: its caller's stack (or ROOT) and its location.
+    nodes: Chunked<(u32, u32)>,
+    /// Per raw track: its track and sums (a track of the same name as an earlier one
+    /// has its sums added to that one's, see `canon`).
+    tracks: Vec<(Track, TrackSum)>,
+    /// Per raw track, the first one of its track.
+    canon: Vec<u32>,
+    /// (track, CPU, stack), in the order of each one's first sample, and its samples
+    /// and period.
+    counts: Chunked<[u32; 3]>,
+    values: Chunked<(u64, u64)>,
+    /// Per event: whether its samples are kept (see [`Stacks::retain_event`]).
+    kept: Vec<bool>,
+    /// The samples in the order they came, if spooled.
+    samples: Option<Records>,
 }
 
 impl Stacks {
-    /// Name every frame of every sample of `replay`.
-    pub fn new(replay: &Replay, symbols: &mut Symbolizer) -> Stacks {
-        Self::with_inlines(replay, symbols, false)
+    /// What the samples were counted by.
+    pub fn detail(&self) -> Detail {
+        self.detail
     }
 
-    /// Name every frame of every sample of `replay`; with `inlines`, each address in
-    /// code inlined from other functions (DWARF) is followed by a frame per inlined
-    /// function, as perf's `--inline` shows them.
-    pub fn with_inlines(replay: &Replay, symbols: &mut Symbolizer, inlines: bool) -> Stacks {
-        let mut frames: Vec<Frame> = Vec::new();
-        // (DSO, address, mode) -> the address's frames, root first.
-        let mut ids: HashMap<(Option<DsoId>, u64, bool), Vec<FrameId>> = HashMap::new();
-        let mut intern = |at: &Location| -> Vec<FrameId> {
-            ids.entry((at.dso, at.addr, at.kernel))
-                .or_insert_with(|| {
-                    let dso = at.dso.map(|d| (d, &replay.machine.dsos[d]));
-                    let function = dso.and_then(|(d, dso)| match symbols.name(d, dso, at.addr) {
-                        SymbolName::Function { name, .. } => Some(name),
-                        SymbolName::Address(_) => None,
-                    });
-                    // DWARF's frames at the address, innermost first; the outermost is
-                    // the symbol's function, the others inlined into it.
-                    let dwarf = match dso {
-                        Some((d, dso)) if inlines && function.is_some() => {
-                            symbols.source_frames(d, dso, at.addr).to_vec()
-                        }
-                        _ => Vec::new(),
-                    };
-                    let base = frames.len();
-                    let mut out = vec![base];
-                    frames.push(Frame {
-                        function,
-                        dso: at.dso,
-                        addr: at.addr,
-                        kernel: at.kernel,
-                        inlined_in: None,
-                        line: dwarf.last().map_or(0, |f| f.line),
-                    });
-                    for f in dwarf.iter().rev().skip(1) {
-                        out.push(frames.len());
-                        frames.push(Frame {
-                            function: Some(
-                                f.function.clone().unwrap_or_else(|| "[unknown]".into()),
-                            ),
-                            dso: at.dso,
-                            addr: at.addr,
-                            kernel: at.kernel,
-                            inlined_in: Some(base),
-                            line: f.line,
-                        });
-                    }
-                    out
-                })
-                .clone()
-        };
-        let samples = replay
-            .samples
-            .iter()
-            .map(|s| {
-                // Without a callchain the sample's ip is the only frame.
-                let chain = if s.callchain.is_empty() {
-                    std::slice::from_ref(&s.ip)
-                } else {
-                    &s.callchain[..]
-                };
-                StackSample {
-                    event: s.event,
-                    pid: s.pid,
-                    tid: s.tid,
-                    comm: replay.machine.comms[s.ip.comm].clone(),
-                    cpu: s.cpu,
-                    time: s.time,
-                    period: s.period,
-                    frames: chain.iter().rev().flat_map(&mut intern).collect(),
-                }
-            })
-            .collect();
-        Stacks {
-            frames,
-            samples,
-            event_names: replay.event_names.clone(),
+    /// An error unless the samples were collected for `detail` (what an output needs).
+    pub fn require(&self, detail: Detail, what: &str) -> io::Result<()> {
+        if self.detail == detail {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!(
+                "{what} needs the samples collected for {detail:?}, not {:?}",
+                self.detail
+            )))
         }
+    }
+
+    /// What the stacks come to: how much of each there is.
+    pub fn summary(&self) -> Summary {
+        let mut sampled = vec![false; self.nodes.len()];
+        for k in self.counts.iter() {
+            sampled[k[2] as usize] = true;
+        }
+        Summary {
+            samples: self.samples(),
+            stacks: sampled.iter().filter(|&&s| s).count(),
+            prefixes: self.nodes.len(),
+            locations: self.frames.first.len().saturating_sub(1),
+            counts: self.counts.len(),
+            tracks: self
+                .canon
+                .iter()
+                .enumerate()
+                .filter(|&(i, &c)| c as usize == i)
+                .count(),
+        }
+    }
+
+    /// How many frames.
+    pub fn frame_count(&self) -> usize {
+        self.frames.frames.len()
+    }
+
+    /// Frame `id`.
+    pub fn frame(&self, id: FrameId) -> Frame<'_> {
+        let f = &self.frames.frames[id];
+        let (dso, _, kernel) = unpack([f.dso, 0, 0]);
+        Frame {
+            function: (f.name != NONE).then(|| self.frames.names[f.name as usize].as_str()),
+            dso,
+            addr: f.addr,
+            kernel,
+            inlined_in: (f.inlined_in != NONE).then_some(f.inlined_in as usize),
+            line: f.line,
+        }
+    }
+
+    /// Every frame, in order.
+    pub fn frames(&self) -> impl Iterator<Item = Frame<'_>> {
+        (0..self.frame_count()).map(|i| self.frame(i))
+    }
+
+    /// The frames of `stack`, outermost (root) first; without a callchain, only the ip's.
+    pub fn frames_of(&self, stack: StackId) -> Vec<FrameId> {
+        let mut locs = Vec::new();
+        let mut at = stack;
+        while at != ROOT {
+            let &(parent, loc) = self.nodes.get(at as usize);
+            locs.push(loc);
+            at = parent;
+        }
+        let first = &self.frames.first;
+        let mut out = Vec::with_capacity(locs.len());
+        for &loc in locs.iter().rev() {
+            let (a, b) = (first[loc as usize], first[loc as usize + 1]);
+            out.extend((a..b).map(|f| f as FrameId));
+        }
+        out
+    }
+
+    fn kept(&self, event: usize) -> bool {
+        self.kept.get(event).copied().unwrap_or(false)
+    }
+
+    /// The kept samples counted per track, CPU and stack, in the order of the first
+    /// sample of each.
+    pub fn counts(&self) -> impl Iterator<Item = StackCount<'_>> {
+        self.counts
+            .iter()
+            .zip(self.values.iter())
+            .map(|(&[track, cpu, stack], &(samples, period))| StackCount {
+                track: &self.tracks[(track & !HAS_CPU) as usize].0,
+                cpu: (track & HAS_CPU != 0).then_some(cpu),
+                stack,
+                samples,
+                period,
+            })
+            .filter(|c| self.kept(c.track.event))
+    }
+
+    /// The tracks of kept samples, each its first raw track's entry.
+    fn kept_tracks(&self) -> impl Iterator<Item = (usize, &(Track, TrackSum))> {
+        self.tracks
+            .iter()
+            .enumerate()
+            .filter(|&(i, (t, _))| self.canon[i] as usize == i && self.kept(t.event))
+    }
+
+    /// How many samples are kept.
+    pub fn samples(&self) -> u64 {
+        self.kept_tracks().map(|(_, (_, s))| s.samples).sum()
+    }
+
+    /// The earliest and latest time of the kept samples that have one.
+    pub fn time_span(&self) -> Option<(u64, u64)> {
+        self.kept_tracks()
+            .filter_map(|(_, (_, s))| s.times)
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
     }
 
     /// Keep only the samples of the events perf names `name` (as `perf script` and
@@ -179,32 +330,35 @@ impl Stacks {
                 self.event_names.join(", ")
             ));
         }
-        self.samples.retain(|s| wanted.get(s.event) == Some(&true));
+        for (k, w) in self.kept.iter_mut().zip(wanted) {
+            *k &= w;
+        }
         Ok(())
     }
 
     /// How many events have samples: with more than one, exports keep them apart.
     pub fn events_with_samples(&self) -> usize {
-        let mut seen: Vec<usize> = self.samples.iter().map(|s| s.event).collect();
+        let mut seen: Vec<usize> = self.kept_tracks().map(|(_, (t, _))| t.event).collect();
         seen.sort_unstable();
         seen.dedup();
         seen.len()
     }
 
-    /// The samples by track, tracks in (event, pid, tid, comm) order, each track's
-    /// samples in the recording's (time) order, as indices into `samples`.
-    pub fn tracks(&self) -> BTreeMap<Track, Vec<usize>> {
-        let mut tracks: BTreeMap<Track, Vec<usize>> = BTreeMap::new();
-        for (i, s) in self.samples.iter().enumerate() {
-            let track = Track {
-                event: s.event,
-                pid: s.pid,
-                tid: s.tid,
-                comm: s.comm.clone(),
-            };
-            tracks.entry(track).or_default().push(i);
-        }
-        tracks
+    /// The tracks with kept samples, in (event, pid, tid, comm) order, each with what
+    /// its samples add up to.
+    pub fn tracks(&self) -> Vec<TrackInfo<'_>> {
+        let mut out: Vec<TrackInfo> = self
+            .kept_tracks()
+            .map(|(i, (track, s))| TrackInfo {
+                track,
+                samples: s.samples,
+                period: s.period,
+                first: s.first.1,
+                raw: i as u32,
+            })
+            .collect();
+        out.sort_by(|a, b| a.track.cmp(b.track));
+        out
     }
 
     /// A track's title: `comm pid/tid`, with the event's name after it when more than

@@ -92,26 +92,38 @@ impl Symbolizer {
         self
     }
 
-    /// The name of `addr` (DSO-relative) in `dso`.
+    /// The name of `addr` (DSO-relative) in `dso`, remembered for the next time.
     pub fn name(&mut self, id: DsoId, dso: &Dso, addr: u64) -> SymbolName {
         if let Some(n) = self.cache.get(&(id, addr)) {
             return n.clone();
         }
+        let name = match self.function(id, dso, addr) {
+            Some((start, name)) => SymbolName::Function {
+                start,
+                name: name.to_string(),
+            },
+            None => SymbolName::Address(addr),
+        };
+        self.cache.insert((id, addr), name.clone());
+        name
+    }
+
+    /// The start and name of the function holding `addr` (DSO-relative) in `dso`, if a
+    /// symbol covers it; unlike [`Symbolizer::name`], the answer is not remembered (for
+    /// callers that ask once per address and keep it themselves).
+    pub fn function<'a>(
+        &'a mut self,
+        id: DsoId,
+        dso: &'a Dso,
+        addr: u64,
+    ) -> Option<(u64, &'a str)> {
         if !dso.ksymbols.is_empty() {
             // A DSO made of KSYMBOL records (a BPF program): its symbols are the records'.
-            let name = match dso
+            return dso
                 .ksymbols
                 .iter()
                 .find(|s| s.0 <= addr && addr < s.0 + s.1)
-            {
-                Some((start, _, name)) => SymbolName::Function {
-                    start: *start,
-                    name: name.clone(),
-                },
-                None => SymbolName::Address(addr),
-            };
-            self.cache.insert((id, addr), name.clone());
-            return name;
+                .map(|(start, _, name)| (*start, name.as_str()));
         }
         let table = if dso.kernel {
             let allowed = self.opts.kallsyms;
@@ -125,15 +137,23 @@ impl Symbolizer {
                 .or_insert_with(|| load_elf(dso, opts))
                 .as_ref()
         };
-        let name = match table.and_then(|t| t.find(addr)) {
-            Some(s) => SymbolName::Function {
-                start: s.start,
-                name: s.name.clone(),
-            },
-            None => SymbolName::Address(addr),
-        };
-        self.cache.insert((id, addr), name.clone());
-        name
+        table
+            .and_then(|t| t.find(addr))
+            .map(|s| (s.start, s.name.as_str()))
+    }
+
+    /// Let go of what was loaded for DSO `id` (its symbols, its DWARF and the frames
+    /// found in it): a caller that has asked all it will ask of a DSO keeps memory to
+    /// one DSO's tables at a time. Asked again, the DSO is loaded again.
+    pub fn forget(&mut self, id: DsoId) {
+        self.tables.remove(&id);
+        self.lines.remove(&id);
+        if !self.frames.is_empty() {
+            self.frames.retain(|k, _| k.0 != id);
+        }
+        if !self.cache.is_empty() {
+            self.cache.retain(|k, _| k.0 != id);
+        }
     }
 
     /// The DWARF frames at `addr` (DSO-relative) of `dso`, innermost first (see
@@ -256,8 +276,24 @@ fn trim_build_id(id: &[u8]) -> &[u8] {
     &id[..end]
 }
 
-/// The candidate files of `dso` that exist and have its build id, read once each.
-fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<Vec<u8>> {
+/// `path` mapped into memory, if it is a regular file that can be. Parsing a binary
+/// touches its headers and symbol tables, not its code: mapped, only those pages are
+/// read and resident, and they go when the map is dropped (a 200 MB library read whole
+/// was that much memory while its symbols were loaded).
+fn map_file(path: &Path) -> Option<memmap2::Mmap> {
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    // SAFETY: the map is only read, while this process holds it. A binary is replaced
+    // by a new file (package managers and linkers write anew and rename), which leaves
+    // the mapped one as it was; one cut short in place while mapped would fault, as
+    // the recording's own map would (perfdata_core::input).
+    unsafe { memmap2::Mmap::map(&file) }.ok()
+}
+
+/// The candidate files of `dso` that exist and have its build id, mapped once each.
+fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<memmap2::Mmap> {
     // Without a build id from the recording, perf takes the one of the file on disk, so
     // that its debug files are found by build id too.
     let from_disk;
@@ -268,7 +304,7 @@ fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<Vec<u8>> {
             None => path.to_path_buf(),
         };
         from_disk = Dso {
-            build_id: std::fs::read(on_disk).ok().and_then(|data| {
+            build_id: map_file(&on_disk).and_then(|data| {
                 let file = object::File::parse(&*data).ok()?;
                 file.build_id().ok().flatten().map(<[u8]>::to_vec)
             }),
@@ -280,7 +316,7 @@ fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<Vec<u8>> {
     };
     candidates(dso, opts)
         .iter()
-        .filter_map(|p| std::fs::read(p).ok())
+        .filter_map(|p| map_file(p))
         .filter(|data| {
             object::File::parse(&**data).is_ok_and(|f| {
                 match (dso.build_id.as_deref(), f.build_id()) {
@@ -305,7 +341,7 @@ fn runtime_image<'a, 'd>(parsed: &'a [object::File<'d>]) -> Option<&'a object::F
         .or(parsed.first())
 }
 
-fn parse_all(files: &[Vec<u8>]) -> Vec<object::File<'_>> {
+fn parse_all(files: &[memmap2::Mmap]) -> Vec<object::File<'_>> {
     files
         .iter()
         .filter_map(|d| object::File::parse(&**d).ok())

@@ -1,7 +1,6 @@
 //! perf report's table: samples grouped by sort keys, one table per event, with sample
 //! counts, period and percent of the event's period; cells are the strings perf prints.
 
-use std::collections::HashMap;
 use std::str::FromStr;
 
 use rustc_hash::FxHashMap;
@@ -10,10 +9,11 @@ use serde::Serialize;
 use crate::children::{Children, ChildrenTables};
 use crate::filter::{Percentage, SampleFilter};
 use crate::group::group_sizes;
-use crate::keys::{cell, raw_key, values, Creator, RawKey, Value};
-use crate::process::{Location, Machine};
+use crate::intern::{Chunked, Interner};
+use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
+use crate::process::Machine;
 use crate::replay::{Replay, ResolvedSample};
-use crate::same_names::SameNames;
+use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
 
 /// A sort key, by perf's name for it.
@@ -165,11 +165,15 @@ struct Count {
 #[derive(Debug, Clone)]
 pub struct Tally {
     keys: Vec<SortKey>,
-    counts: FxHashMap<RawKey, Count>,
+    /// Each distinct raw key once, numbered, and its count in `values`.
+    counts: Interner<RawKey>,
+    values: Chunked<Count>,
     /// The key of the last sample and what its run has counted so far.
     last: Option<(RawKey, Count)>,
     seen: u64,
     filter: SampleFilter,
+    /// The comm entry each sample is counted under.
+    comms: SettledComms,
     /// Per event: samples and period before filtering (the absolute percent base).
     totals: Vec<(u64, u64)>,
     children: Option<Children>,
@@ -180,10 +184,12 @@ impl Tally {
     pub fn new(keys: &[SortKey]) -> Tally {
         Tally {
             keys: keys.to_vec(),
-            counts: FxHashMap::default(),
+            counts: Interner::default(),
+            values: Chunked::default(),
             last: None,
             seen: 0,
             filter: SampleFilter::default(),
+            comms: SettledComms::default(),
             totals: Vec::new(),
             children: None,
         }
@@ -236,21 +242,23 @@ impl Tally {
         t.0 += 1;
         t.1 += s.period;
         let filtered = !self.filter.keeps_thread(m, s);
-        self.add_marked(s, filtered);
+        let comm = self.comms.of(m, &s.ip);
+        self.add_marked(s, filtered, comm);
     }
 
     /// Count one sample.
     pub fn add(&mut self, s: &ResolvedSample) {
-        self.add_marked(s, false);
+        self.add_marked(s, false, s.ip.comm);
     }
 
-    /// Count one sample, `filtered` if the row it may create is to be hidden.
-    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool) {
+    /// Count one sample of comm entry `comm`, `filtered` if the row it may create is to
+    /// be hidden.
+    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool, comm: usize) {
         let ip = &s.ip;
-        let k = self.raw_key(s, ip);
+        let k = raw_key(&self.keys, s, ip, comm);
         if let Some(children) = &mut self.children {
             if !filtered {
-                let keys = crate::children::chain_keys(&self.keys, s, k);
+                let keys = crate::children::chain_keys(&self.keys, s, k, comm);
                 children.add(keys, s.period, ip.thread, self.seen);
             }
         }
@@ -271,54 +279,54 @@ impl Tally {
             creator: Creator {
                 first,
                 thread: ip.thread,
-                kernel: k.kernel,
+                kernel: k.kernel(),
             },
             filtered,
         };
         self.last = Some((k, c));
     }
 
-    fn raw_key(&self, s: &ResolvedSample, at: &Location) -> RawKey {
-        raw_key(&self.keys, s, at)
-    }
-
-    /// Move the current run into the map.
+    /// Move the current run into the map: a key's first run makes its count.
     fn flush_last(&mut self) {
         if let Some((k, c)) = self.last.take() {
-            let e = self.counts.entry(k).or_insert(Count {
-                samples: 0,
-                period: 0,
-                ..c
-            });
-            e.samples += c.samples;
-            e.period += c.period;
+            let (i, new) = self.counts.intern(k);
+            if new {
+                self.values.push(c);
+            } else {
+                let e = self.values.get_mut(i as usize);
+                e.samples += c.samples;
+                e.period += c.period;
+            }
         }
     }
 
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
-        // Rows per event: key values -> (samples, period, first sample, its thread).
-        let mut groups: Vec<HashMap<Vec<Value>, Count>> =
-            vec![HashMap::new(); replay.event_names.len()];
-        let same = SameNames::new(&replay.machine);
-        let children = self.children.as_ref().map(|c| {
-            c.rows(replay.event_names.len(), |k| {
-                values(&self.keys, k, replay, &same, symbols)
-            })
-        });
+        let events = replay.event_names.len();
+        // Every raw key named once, its row numbered (one DSO's symbols at a time).
+        let keys = self.counts.into_keys();
+        let children = self.children.take().map(Children::keys);
+        let mut rows = Rows::default();
+        let mut sets = vec![&keys];
+        if let Some((child_keys, _)) = &children {
+            sets.push(child_keys);
+        }
+        let named = name_keys(&self.keys, &sets, replay, symbols, &mut rows);
+        let children =
+            children.map(|(child_keys, walks)| walks.rows(events, &child_keys, &named[1]));
         // Raw keys whose values perf's sort keys find equal are one hist entry, shown or
         // hidden by the earliest sample of any of them: a thread's `sh` before exec adds
         // to the shell's own `sh` row, filtered or not (see `SameNames`).
-        for (k, c) in self.counts {
-            let values = values(&self.keys, &k, replay, &same, symbols);
-            let Some(g) = groups.get_mut(k.event) else {
+        let mut groups: Vec<FxHashMap<u32, Count>> = vec![FxHashMap::default(); events];
+        for ((k, c), &row) in keys.iter().zip(self.values.iter()).zip(&named[0]) {
+            let Some(g) = groups.get_mut(k.event()) else {
                 continue;
             };
-            let e = g.entry(values).or_insert(Count {
+            let e = g.entry(row).or_insert(Count {
                 samples: 0,
                 period: 0,
-                ..c
+                ..*c
             });
             e.samples += c.samples;
             e.period += c.period;
@@ -326,24 +334,17 @@ impl Tally {
                 (e.creator, e.filtered) = (c.creator, c.filtered);
             }
         }
+        drop(keys);
+        drop(std::mem::take(&mut self.values));
         for g in &mut groups {
             g.retain(|_, c| !c.filtered);
         }
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
-        let mut tables = named_tables(replay, groups, children, totals, relative);
+        let mut tables = named_tables(replay, &rows, groups, children, totals, relative);
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
     }
-}
-
-/// Group the samples of `replay` by `keys`; one table per event that has samples.
-pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec<EventTable> {
-    let mut tally = Tally::new(keys);
-    for s in &replay.samples {
-        tally.add(s);
-    }
-    tally.tables(replay, symbols)
 }
 
 /// The rows of each event's groups, their cells printed, sorted as perf sorts them;
@@ -353,7 +354,8 @@ pub fn build(replay: &Replay, keys: &[SortKey], symbols: &mut Symbolizer) -> Vec
 /// have children periods, and rows of children alone are added.
 fn named_tables(
     replay: &Replay,
-    groups: Vec<HashMap<Vec<Value>, Count>>,
+    names: &Rows,
+    groups: Vec<FxHashMap<u32, Count>>,
     children: Option<ChildrenTables>,
     totals: impl Fn(usize) -> Option<(u64, u64)>,
     relative: bool,
@@ -379,15 +381,18 @@ fn named_tables(
         });
         // perf's hist entries: self and children counts of the same values are one
         // entry, printed as its earliest sample (self or in a callchain) made it.
-        let mut entries: HashMap<Vec<Value>, (u64, u64, u64, Creator)> = g
-            .into_iter()
-            .map(|(values, c)| (values, (c.samples, c.period, 0, c.creator)))
-            .collect();
+        let mut entries = g;
+        let mut children_of: FxHashMap<u32, u64> = FxHashMap::default();
         if let Some(ch) = children.get_mut(event) {
-            for (values, (p, creator)) in ch.drain() {
-                let e = entries.entry(values).or_insert((0, 0, 0, creator));
-                e.2 += p;
-                e.3 = e.3.earlier(creator);
+            for (row, (p, creator)) in ch.drain() {
+                let e = entries.entry(row).or_insert(Count {
+                    samples: 0,
+                    period: 0,
+                    creator,
+                    filtered: false,
+                });
+                e.creator = e.creator.earlier(creator);
+                children_of.insert(row, p);
             }
         }
         let pct = |p: u64| {
@@ -402,13 +407,20 @@ fn named_tables(
         // has eleven `p4d_offset`) are two rows, as in perf.
         let mut rows: Vec<Row> = entries
             .into_iter()
-            .map(|(values, (n, p, ch, creator))| Row {
-                cells: values.iter().map(|v| cell(replay, v, &creator)).collect(),
-                samples: n,
-                period: p,
-                percent: pct(p),
-                children: with_children.then(|| (ch, pct(ch))),
-                members: Vec::new(),
+            .map(|(row, c)| {
+                let ch = children_of.get(&row).copied().unwrap_or(0);
+                Row {
+                    cells: names
+                        .get(row)
+                        .iter()
+                        .map(|v| cell(replay, v, &c.creator))
+                        .collect(),
+                    samples: c.samples,
+                    period: c.period,
+                    percent: pct(c.period),
+                    children: with_children.then(|| (ch, pct(ch))),
+                    members: Vec::new(),
+                }
             })
             .collect();
         rows.sort_by(|a, b| {
@@ -495,7 +507,6 @@ mod tests {
         }
         let replay = Replay {
             machine: m,
-            samples: Vec::new(),
             event_names: vec!["task-clock".into()],
             hostname: None,
             osrelease: None,
