@@ -258,3 +258,78 @@ fn csv_tables_match_perf() {
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Whether a symbol cell of perf report names an address, not a function (`0x...`, or
+/// the 16 zeros perf prints for address 0).
+fn is_address(name: &str) -> bool {
+    name.starts_with("0x") || (name.len() == 16 && name.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// pprof's `<event>_period` values against perf 6.1: per event, the periods of the
+/// samples whose leaf is each named function add up to perf report's Period of that
+/// symbol (`-F period,sym`; rows of one name in several DSOs summed, as pprof names
+/// functions), and all of them to the event's total period. Inputs: a frequency-mode
+/// recording made here (the periods are sampled, PERF_SAMPLE_PERIOD, the first ones
+/// growing to the frequency's) and fixtures of fixed periods (`-c`: three events, one of
+/// period 4; a system-wide recording). Off by one per sample, every sum is off by the
+/// function's sample count.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn pprof_periods_are_perfs() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let freq = workload::record(
+        dir.path(),
+        "freq.data",
+        &["-g", "-e", "cpu-clock", "-F", "2999"],
+        &[spin.as_str()],
+    );
+    let f = fixtures_dir();
+    let inputs = [
+        freq,
+        f.join("file-callgraph-fp.data"),
+        f.join("file-multi-event.data"),
+        f.join("file-system-wide.data"),
+    ];
+    let (mut problems, mut compared) = (Vec::new(), 0);
+    for input in &inputs {
+        let ours = decode::pprof_leaf_values(&export(input, "pprof", dir.path()), "period");
+        let perf = report_rows::perf_period_rows(input);
+        if perf.keys().ne(ours.keys()) {
+            problems.push(format!(
+                "{}: events: perf {:?}, pprof {:?}",
+                name(input),
+                perf.keys(),
+                ours.keys()
+            ));
+        }
+        for (event, rows) in &perf {
+            // Function -> period; "" -> the event's total.
+            let mut want: BTreeMap<String, u64> = BTreeMap::new();
+            for (sym, period) in rows {
+                *want.entry(String::new()).or_insert(0) += period;
+                let name = sym.split_once("] ").map_or("", |(_, s)| s);
+                if !is_address(name) {
+                    *want.entry(name.to_string()).or_insert(0) += period;
+                }
+            }
+            let got = ours.get(event).cloned().unwrap_or_default();
+            for f in want.keys().chain(got.keys()) {
+                if want.get(f) != got.get(f) {
+                    problems.push(format!(
+                        "{} {event} {f:?}: perf {:?}, pprof {:?}",
+                        name(input),
+                        want.get(f),
+                        got.get(f)
+                    ));
+                }
+            }
+            compared += want.len();
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Named functions and totals of 4 recordings, 6 events.
+    assert!(compared > 20, "{compared} periods compared");
+    eprintln!("{compared} periods compared with perf report");
+}

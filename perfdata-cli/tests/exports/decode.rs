@@ -193,6 +193,61 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
     folded
 }
 
+/// Per event, the values of sample type `<event>_<kind>` (`samples` or `period`) of a
+/// gzipped profile.proto summed by the function of each sample's leaf location (its
+/// outermost line: the address's own function), and under `""` the event's total.
+/// Samples whose leaf location has no line (no symbol) count in the total alone; events
+/// without samples are left out.
+pub fn pprof_leaf_values(gz: &[u8], kind: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let raw = gunzip(gz);
+    let top = fields(&raw);
+    let strings: Vec<String> = messages(&top, 6)
+        .iter()
+        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
+        .collect();
+    let s = |i: u64| strings[i as usize].as_str();
+    let types: Vec<String> = messages(&top, 1)
+        .iter()
+        .map(|m| s(int(&fields(m), 1)).to_string())
+        .collect();
+    let functions: BTreeMap<u64, &str> = messages(&top, 5)
+        .iter()
+        .map(|m| {
+            let f = fields(m);
+            (int(&f, 1), s(int(&f, 2)))
+        })
+        .collect();
+    let leaf_function: BTreeMap<u64, Option<&str>> = messages(&top, 4)
+        .iter()
+        .map(|m| {
+            let f = fields(m);
+            let lines = messages(&f, 4);
+            let own = lines.last().map(|l| functions[&int(&fields(l), 1)]);
+            (int(&f, 1), own)
+        })
+        .collect();
+    let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for m in messages(&top, 2) {
+        let f = fields(m);
+        let leaf = ints(&f, 1).first().and_then(|id| leaf_function[id]);
+        for (value, ty) in ints(&f, 2).into_iter().zip(&types) {
+            let Some(event) = ty.strip_suffix(&format!("_{kind}")) else {
+                continue;
+            };
+            // A sample counts for its own event; the others' values are 0.
+            if value == 0 {
+                continue;
+            }
+            let per = out.entry(event.to_string()).or_default();
+            *per.entry(String::new()).or_insert(0) += value;
+            if let Some(function) = leaf {
+                *per.entry(function.to_string()).or_insert(0) += value;
+            }
+        }
+    }
+    out
+}
+
 // ---- speedscope ----
 
 /// Fold a speedscope file, which must validate against speedscope's schema: every

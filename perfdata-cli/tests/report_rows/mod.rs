@@ -77,7 +77,38 @@ type Table = Vec<(Vec<String>, Vec<f64>, u64)>;
 fn perf_table(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Table> {
     let mut args = vec!["report", "--stdio", "-n", "-g", "none", "--sort", sort];
     args.extend_from_slice(extra);
-    let out = perf_output(&args, path);
+    perf_table_of(path, &args)
+}
+
+/// `perf report --stdio --no-children -g none -F period,sym`, per event: each row's
+/// symbol cell (`[.] name`) and period.
+#[allow(dead_code)]
+pub fn perf_period_rows(path: &Path) -> BTreeMap<String, Vec<(String, u64)>> {
+    let args = [
+        "report",
+        "--stdio",
+        "--no-children",
+        "-g",
+        "none",
+        "-F",
+        "period,sym",
+    ];
+    perf_table_of(path, &args)
+        .into_iter()
+        .map(|(ev, rows)| {
+            // The period is where the sample count is in the other tables.
+            let rows = rows
+                .into_iter()
+                .map(|(c, _, p)| (c[0].clone(), p))
+                .collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
+/// perf report's table per event, `args` its whole command line.
+fn perf_table_of(path: &Path, args: &[&str]) -> BTreeMap<String, Table> {
+    let out = perf_output(args, path);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
