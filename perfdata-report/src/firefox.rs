@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
-use crate::stacks::{Detail, SampleRow, StackId, Stacks, Track, TrackInfo, TrackSamples, When};
+use crate::stacks::{Detail, StackId, Stacks, Track, TrackInfo, TrackSamples, When};
 
 /// perf's default sampling rate (4000 Hz) as the profile's nominal interval; samples
 /// carry their own times.
@@ -343,7 +343,8 @@ impl Table<'_> {
         out.write_all(b"{\"length\":")?;
         out.write_all(num.format(self.length).as_bytes())?;
         out.write_all(b",\"weightType\":\"samples\",\"stack\":[")?;
-        self.column(out, |out, row| {
+        let (samples, track) = (self.samples, self.track);
+        samples.write_column(out, track, |out, row| {
             match self.index.get(&row.stack).copied().flatten() {
                 Some(i) => out.write_all(itoa::Buffer::new().format(i).as_bytes()),
                 None => out.write_all(b"null"),
@@ -351,7 +352,7 @@ impl Table<'_> {
         })?;
         out.write_all(b"],\"timeDeltas\":[")?;
         let mut prev = 0u64;
-        self.column(out, |out, row| {
+        samples.write_column(out, track, |out, row| {
             let now = at(row.when);
             let delta = now.wrapping_sub(prev);
             prev = now;
@@ -363,7 +364,7 @@ impl Table<'_> {
             out.write_all(if i == 0 { b"1" } else { b",1" })?;
         }
         out.write_all(b"],\"threadCPUDelta\":[")?;
-        self.column(out, |out, row| {
+        samples.write_column(out, track, |out, row| {
             let cpu = if self.clock {
                 CpuDelta::from_nanos(row.period)
             } else {
@@ -372,24 +373,6 @@ impl Table<'_> {
             serde_json::to_writer(&mut *out, &cpu).map_err(io::Error::from)
         })?;
         out.write_all(b"]}")
-    }
-
-    /// Each sample of the track written by `cell`, comma-separated.
-    fn column(
-        &self,
-        out: &mut dyn Write,
-        mut cell: impl FnMut(&mut dyn Write, SampleRow) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut rows = self.samples.rows(self.track);
-        let mut first = true;
-        while let Some(row) = rows.next_row()? {
-            if !first {
-                out.write_all(b",")?;
-            }
-            first = false;
-            cell(out, row)?;
-        }
-        Ok(())
     }
 }
 

@@ -92,27 +92,20 @@ pub fn write_speedscope(
         // The head's members, then the samples and weights in place of its closing brace.
         out.write_all(&head[..head.len() - 1])?;
         out.write_all(b",\"samples\":[")?;
-        let mut rows = samples.rows(i);
-        let mut sep: &[u8] = b"";
-        while let Some(row) = rows.next_row()? {
-            out.write_all(sep)?;
-            sep = b",";
-            let mut inner: &[u8] = b"[";
-            for f in stacks.frames_of(row.stack) {
-                out.write_all(inner)?;
-                inner = b",";
+        samples.write_column(out, i, |out, row| {
+            out.write_all(b"[")?;
+            for (j, f) in stacks.frames_of(row.stack).into_iter().enumerate() {
+                if j > 0 {
+                    out.write_all(b",")?;
+                }
                 out.write_all(itoa::Buffer::new().format(ids[f]).as_bytes())?;
             }
-            out.write_all(if inner == b"[" { b"[]" } else { b"]" })?;
-        }
+            out.write_all(b"]")
+        })?;
         out.write_all(b"],\"weights\":[")?;
-        let mut rows = samples.rows(i);
-        let mut sep: &[u8] = b"";
-        while let Some(row) = rows.next_row()? {
-            out.write_all(sep)?;
-            sep = b",";
-            out.write_all(itoa::Buffer::new().format(row.period).as_bytes())?;
-        }
+        samples.write_column(out, i, |out, row| {
+            out.write_all(itoa::Buffer::new().format(row.period).as_bytes())
+        })?;
         out.write_all(b"]}")?;
     }
     out.write_all(b"],\"name\":")?;

@@ -505,14 +505,7 @@ mod tests {
         for s in &samples {
             tally.count(&m, s);
         }
-        let replay = Replay {
-            machine: m,
-            event_names: vec!["task-clock".into()],
-            hostname: None,
-            osrelease: None,
-            lost_samples: 0,
-            groups: Vec::new(),
-        };
+        let replay = crate::stacks::testing::replay(m, "task-clock");
         let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
         let rows: Vec<_> = tables[0].rows.iter().map(|r| &r.cells[0]).collect();
         assert_eq!(rows, ["hot"]);

@@ -129,39 +129,66 @@ pub fn gunzip(gz: &[u8]) -> Vec<u8> {
 /// Fold a gzipped profile.proto: per sample, one stack per sample type `<event>_samples`
 /// it counts in, named by its `comm` label and its locations' functions (a location
 /// without lines is `[unknown]`; inlined lines, callers last, outermost first).
+/// A profile's string table, the names of its sample types and each function's name (by
+/// id).
+struct Names {
+    strings: Vec<String>,
+    types: Vec<String>,
+    functions: BTreeMap<u64, u64>,
+}
+
+impl Names {
+    fn of(top: &[(u64, Field<'_>)]) -> Names {
+        let strings: Vec<String> = messages(top, 6)
+            .iter()
+            .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
+            .collect();
+        assert_eq!(strings.first().map(String::as_str), Some(""), "string 0");
+        let types = messages(top, 1)
+            .iter()
+            .map(|m| strings[int(&fields(m), 1) as usize].clone())
+            .collect();
+        let functions = messages(top, 5)
+            .iter()
+            .map(|m| {
+                let f = fields(m);
+                (int(&f, 1), int(&f, 2))
+            })
+            .collect();
+        Names {
+            strings,
+            types,
+            functions,
+        }
+    }
+
+    fn string(&self, i: u64) -> &str {
+        &self.strings[i as usize]
+    }
+
+    fn function(&self, id: u64) -> &str {
+        self.string(self.functions[&id])
+    }
+}
+
 pub fn pprof(gz: &[u8], multi: bool) -> Folded {
     let raw = gunzip(gz);
     let top = fields(&raw);
-    let strings: Vec<String> = messages(&top, 6)
-        .iter()
-        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
-        .collect();
-    assert_eq!(strings.first().map(String::as_str), Some(""), "string 0");
-    let s = |i: u64| strings[i as usize].as_str();
-    let types: Vec<String> = messages(&top, 1)
-        .iter()
-        .map(|m| s(int(&fields(m), 1)).to_string())
-        .collect();
-    let functions: BTreeMap<u64, &str> = messages(&top, 5)
-        .iter()
-        .map(|m| {
-            let f = fields(m);
-            (int(&f, 1), s(int(&f, 2)))
-        })
-        .collect();
+    let names = Names::of(&top);
+    let (s, types) = (|i: u64| names.string(i), &names.types);
     let locations: BTreeMap<u64, Vec<&str>> = messages(&top, 4)
         .iter()
         .map(|m| {
             let f = fields(m);
-            let mut names: Vec<&str> = messages(&f, 4)
+            let mut functions: Vec<&str> = messages(&f, 4)
                 .iter()
-                .map(|l| functions[&int(&fields(l), 1)])
+                .map(|l| names.function(int(&fields(l), 1)))
                 .collect();
-            if names.is_empty() {
-                names.push("[unknown]");
+            if functions.is_empty() {
+                functions.push("[unknown]");
             }
-            names.reverse();
-            (int(&f, 1), names)
+            functions.reverse();
+            (int(&f, 1), functions)
         })
         .collect();
     let mut folded = Folded::new();
@@ -177,7 +204,7 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
         for id in ints(&f, 1).iter().rev() {
             frames.extend(&locations[id]);
         }
-        for (value, ty) in ints(&f, 2).into_iter().zip(&types) {
+        for (value, ty) in ints(&f, 2).into_iter().zip(types) {
             let Some(event) = ty.strip_suffix("_samples") else {
                 continue;
             };
@@ -201,28 +228,14 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
 pub fn pprof_leaf_values(gz: &[u8], kind: &str) -> BTreeMap<String, BTreeMap<String, u64>> {
     let raw = gunzip(gz);
     let top = fields(&raw);
-    let strings: Vec<String> = messages(&top, 6)
-        .iter()
-        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
-        .collect();
-    let s = |i: u64| strings[i as usize].as_str();
-    let types: Vec<String> = messages(&top, 1)
-        .iter()
-        .map(|m| s(int(&fields(m), 1)).to_string())
-        .collect();
-    let functions: BTreeMap<u64, &str> = messages(&top, 5)
-        .iter()
-        .map(|m| {
-            let f = fields(m);
-            (int(&f, 1), s(int(&f, 2)))
-        })
-        .collect();
+    let names = Names::of(&top);
+    let types = &names.types;
     let leaf_function: BTreeMap<u64, Option<&str>> = messages(&top, 4)
         .iter()
         .map(|m| {
             let f = fields(m);
             let lines = messages(&f, 4);
-            let own = lines.last().map(|l| functions[&int(&fields(l), 1)]);
+            let own = lines.last().map(|l| names.function(int(&fields(l), 1)));
             (int(&f, 1), own)
         })
         .collect();
@@ -230,7 +243,7 @@ pub fn pprof_leaf_values(gz: &[u8], kind: &str) -> BTreeMap<String, BTreeMap<Str
     for m in messages(&top, 2) {
         let f = fields(m);
         let leaf = ints(&f, 1).first().and_then(|id| leaf_function[id]);
-        for (value, ty) in ints(&f, 2).into_iter().zip(&types) {
+        for (value, ty) in ints(&f, 2).into_iter().zip(types) {
             let Some(event) = ty.strip_suffix(&format!("_{kind}")) else {
                 continue;
             };

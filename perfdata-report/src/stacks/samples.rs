@@ -1,6 +1,6 @@
 //! Every sample spooled to disk ([`super::Detail::Samples`]), read back per track.
 
-use std::io;
+use std::io::{self, Write};
 
 use super::{Detail, StackId, Stacks, Track, When};
 use crate::spool::{Reader, Records};
@@ -105,6 +105,26 @@ impl TrackSamples {
         TrackRows {
             reader: self.records.read(start, end),
         }
+    }
+
+    /// Write each sample of track number `track` with `cell`, comma-separated (the
+    /// inside of a JSON array).
+    pub fn write_column(
+        &self,
+        out: &mut dyn Write,
+        track: usize,
+        mut cell: impl FnMut(&mut dyn Write, SampleRow) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut rows = self.rows(track);
+        let mut first = true;
+        while let Some(row) = rows.next_row()? {
+            if !first {
+                out.write_all(b",")?;
+            }
+            first = false;
+            cell(out, row)?;
+        }
+        Ok(())
     }
 }
 

@@ -41,14 +41,19 @@ pub(crate) fn stacks(m: Machine, samples: &[ResolvedSample], detail: Detail) -> 
     for s in samples {
         c.add(&m, s);
     }
-    let replay = Replay {
-        machine: m,
-        event_names: vec!["cpu-clock".into()],
+    let replay = replay(m, "cpu-clock");
+    let mut symbols = Symbolizer::new(SymbolOptions::default());
+    c.finish(&replay, &mut symbols, false).expect("finished")
+}
+
+/// A replay that left `machine`, of one event named `event`.
+pub(crate) fn replay(machine: Machine, event: &str) -> Replay {
+    Replay {
+        machine,
+        event_names: vec![event.into()],
         hostname: None,
         osrelease: None,
         lost_samples: 0,
         groups: Vec::new(),
-    };
-    let mut symbols = Symbolizer::new(SymbolOptions::default());
-    c.finish(&replay, &mut symbols, false).expect("finished")
+    }
 }
