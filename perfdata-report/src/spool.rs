@@ -82,24 +82,29 @@ impl Records {
         self.read(0, self.len)
     }
 
-    /// The same records in a new file, stably sorted by `key`.
-    pub(crate) fn sorted(&self, key: impl Fn(&[u8]) -> Key) -> io::Result<Records> {
+    /// The same records in a new file, stably sorted by `key`; these go as they are read
+    /// (see [`Records::sorted_by`]).
+    pub(crate) fn sorted(self, key: impl Fn(&[u8]) -> Key) -> io::Result<Records> {
         self.sorted_by(|a, b| key(a).cmp(&key(b)))
     }
 
-    /// The same records in a new file, stably sorted by `cmp`.
-    pub(crate) fn sorted_by(&self, cmp: impl Fn(&[u8], &[u8]) -> Ordering) -> io::Result<Records> {
+    /// The same records in a new file, stably sorted by `cmp`. These records' disk space
+    /// is given back as they are read into runs, and their file goes once the runs are
+    /// made, so that the sort takes about twice the records' size on disk at most (the
+    /// runs and the merged output), not three times.
+    pub(crate) fn sorted_by(self, cmp: impl Fn(&[u8], &[u8]) -> Ordering) -> io::Result<Records> {
         self.sort(&cmp, RUN_BYTES, FAN_IN)
     }
 
     /// [`Records::sorted_by`] in runs of `run_bytes`, merged `fan_in` at a time.
     fn sort(
-        &self,
+        self,
         cmp: &impl Fn(&[u8], &[u8]) -> Ordering,
         run_bytes: usize,
         fan_in: usize,
     ) -> io::Result<Records> {
         let (file, mut runs) = self.runs(cmp, run_bytes)?;
+        drop(self);
         if runs.len() <= 1 {
             let len = runs.first().map_or(0, |r| r.1);
             return Ok(Records { file, len });
@@ -154,12 +159,39 @@ impl Records {
                 runs.push((start, out.len));
                 buf.clear();
                 index.clear();
+                // What was read into runs is not read again.
+                release(&self.file, reader.pos.saturating_sub(READ_BUF as u64));
             }
             if !more {
                 break;
             }
         }
         Ok((out.finish()?.file, runs))
+    }
+}
+
+/// Give back the disk space of `file`'s first `end` bytes (rounded down to whole MiB),
+/// which will not be read again. Where the file system cannot punch holes, nothing
+/// happens: the space then goes with the file.
+fn release(file: &File, end: u64) {
+    let end = end & !((1 << 20) - 1);
+    if end == 0 {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let len = libc::off_t::try_from(end).unwrap_or(libc::off_t::MAX);
+        // SAFETY: fallocate on a file descriptor this process owns; the range is in
+        // the file; the call only changes which of its blocks hold data.
+        unsafe {
+            libc::fallocate(
+                file.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                0,
+                len,
+            );
+        }
     }
 }
 
@@ -362,8 +394,9 @@ mod tests {
     #[test]
     fn the_sort_is_stable_across_runs_and_passes() {
         // 24-byte records: (key, sequence number, padding), in runs of 100 records
-        // merged 8 at a time: 200 runs, three passes.
-        let n: u64 = 20_000;
+        // merged 8 at a time: 800 runs, four passes; the 2.2 MB spooled are given back
+        // as they are read (punched holes), which must not lose any.
+        let n: u64 = 80_000;
         let mut s = Spool::new().expect("temp file");
         let mut rec = [0u8; 24];
         for i in 0..n {

@@ -195,7 +195,7 @@ pub struct Stacks {
     /// Per event: whether its samples are kept (see [`Stacks::retain_event`]).
     kept: Vec<bool>,
     /// The samples in the order they came, if spooled.
-    samples: Option<Records>,
+    samples: std::cell::RefCell<Option<Records>>,
 }
 
 impl Stacks {

@@ -202,7 +202,7 @@ impl StackCollector {
             counts,
             values,
             kept: vec![true; replay.event_names.len()],
-            samples,
+            samples: samples.into(),
         })
     }
 }

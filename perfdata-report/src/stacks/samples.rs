@@ -42,15 +42,20 @@ impl SampleRow {
 impl Stacks {
     /// Every kept sample, read back from the spool, grouped by track in the order of
     /// `tracks` (from [`Stacks::tracks`]) and within a track in the order `when_key`
-    /// gives (equal keys in the recording's order; a key of 0 throughout keeps it). An
-    /// error unless the samples were collected for [`Detail::Samples`].
+    /// gives (equal keys in the recording's order; a key of 0 throughout keeps it). The
+    /// spool is read once, and freed as it is sorted: a second call is an error, as is
+    /// one on samples not collected for [`Detail::Samples`].
     pub fn track_samples(
         &self,
         tracks: &[TrackInfo<'_>],
         when_key: impl Fn(When) -> u64,
     ) -> io::Result<TrackSamples> {
         self.require(Detail::Samples, "a list of every sample")?;
-        let spool = self.samples.as_ref().expect("spooled for Detail::Samples");
+        let spool = self
+            .samples
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| io::Error::other("the spooled samples were read already"))?;
         // Each raw track's rank: its track's place in `tracks`; others go last.
         let mut place = vec![u64::MAX; self.tracks.len()];
         for (i, t) in tracks.iter().enumerate() {
