@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let target = opts.target_for(reader.meta().container);
     let (mut w, report) = match target {
         Target::Pipe => edit::run_to_pipe(reader, out.writer(), &opts, edits)?,
-        _ => edit::run(reader, target, out.writer(), &opts, edits)?,
+        _ => edit::run(reader, target, out.seekable_writer()?, &opts, edits)?,
     };
     std::io::Write::flush(&mut w)?;
     drop(w);

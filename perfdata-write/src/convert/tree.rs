@@ -97,7 +97,11 @@ pub(crate) fn atomically<T>(
     write: impl FnOnce(BufWriter<&mut File>) -> Result<(BufWriter<&mut File>, T)>,
 ) -> Result<T> {
     let mut out = AtomicOutput::create(path)?;
-    let (w, done) = write(out.writer())?;
+    // Seekable: a file's header is written last (a device or FIFO gets a spool).
+    let w = out
+        .seekable_writer()
+        .map_err(|e| WriteError::io("creating the output's spool", e))?;
+    let (w, done) = write(w)?;
     w.into_inner()
         .map_err(|e| WriteError::io("writing the output file", e.into_error()))?;
     out.commit(like)?;
