@@ -92,10 +92,22 @@ impl ConvertArgs {
     }
 }
 
-/// Whether two paths name the same file.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
+/// Whether writing `output` would replace the recording read from `input`: the same
+/// file (device and inode) however it is named, through links, or as stdin (`-`,
+/// `perfdata anonymize - -o x.data < x.data`).
+pub(crate) fn same_file(input: &Path, output: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let input = if input.as_os_str() == "-" {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(input)
+    };
+    match (input, std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
     }
 }
