@@ -70,7 +70,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), CliError> {
 /// What was renamed and what was zeroed.
 fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
     let features: Vec<String> = c.features.iter().map(|f| f.name()).collect();
-    eprintln!(
+    errln!(
         "renamed: {} records; features {}",
         c.renamed_records,
         if features.is_empty() {
@@ -80,7 +80,7 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
         }
     );
     if c.raw_rebuilt > 0 {
-        eprintln!(
+        errln!(
             "rebuilt from their tracepoint formats (numbers kept, strings renamed, byte \
              buffers zeroed): {} RAW payloads",
             c.raw_rebuilt
@@ -100,23 +100,21 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
         .collect();
     if !c.dropped_features.is_empty() {
         let names: Vec<String> = c.dropped_features.iter().map(|f| f.name()).collect();
-        eprintln!(
+        errln!(
             "dropped (layout unknown, cannot be vouched for; --keep-raw keeps them): \
              features {}",
             names.join(", ")
         );
     }
     if !zeroed.is_empty() {
-        eprintln!(
+        errln!(
             "zeroed (unvouched bytes; --keep-raw keeps them): {}",
             zeroed.join(", ")
         );
     } else if keep_raw {
-        eprintln!(
-            "--keep-raw: RAW payloads, user stacks, registers and AUX data kept as they were"
-        );
+        errln!("--keep-raw: RAW payloads, user stacks, registers and AUX data kept as they were");
     }
     if random_salt {
-        eprintln!("salt: random (give --salt to get the same pseudonyms in other files)");
+        errln!("salt: random (give --salt to get the same pseudonyms in other files)");
     }
 }

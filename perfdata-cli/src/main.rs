@@ -1,5 +1,14 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+/// `eprintln!` that cannot panic: a stderr whose reader went away (`2>&1 | head -1`)
+/// loses the line instead of ending the command (eprintln! panics on EPIPE).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod anonymize;
 mod buildid;
 mod check;
@@ -58,7 +67,7 @@ pub fn quiet() -> bool {
 /// Print a warning to stderr, unless `-q`.
 pub fn warn(w: impl std::fmt::Display) {
     if !quiet() {
-        eprintln!("perfdata: warning: {w}");
+        errln!("perfdata: warning: {w}");
     }
 }
 
@@ -180,7 +189,7 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("perfdata: error: {e}");
+                errln!("perfdata: error: {e}");
                 ExitCode::from(2)
             }
         };
@@ -215,7 +224,7 @@ fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("perfdata: error: {e}");
+            errln!("perfdata: error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -154,17 +154,17 @@ fn print_summary(report: &Report, file_in: Option<u64>, file_out: Option<u64>) {
     let Some(s) = report.edits.as_ref().filter(|_| !crate::quiet()) else {
         return;
     };
-    eprintln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
+    errln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
     for (ty, c) in &s.records {
-        eprintln!("{:<20} {:>10} {:>10}", ty.name(), c.kept, c.removed);
+        errln!("{:<20} {:>10} {:>10}", ty.name(), c.kept, c.removed);
     }
     for (event, c) in &s.samples {
         let name = s.event_names.get(*event).map_or("?", |n| n.as_str());
         let name = format!("samples {name}");
-        eprintln!("{:<20} {:>10} {:>10}", name, c.kept, c.removed);
+        errln!("{:<20} {:>10} {:>10}", name, c.kept, c.removed);
     }
     let size = |n: Option<u64>| n.map_or("-".to_string(), |n| n.to_string());
-    eprintln!(
+    errln!(
         "bytes: file {} in, {} out; records {} in, {} out",
         size(file_in),
         size(file_out),
