@@ -120,6 +120,8 @@ pub struct Decompressor {
     /// in the decompressed stream.
     payload_left: u64,
     large_start: u64,
+    /// The type of the record whose payload streams.
+    large_type: RecordType,
     endian: Endian,
     stream: usize,
     /// The most decompressed bytes held ahead of the reader, and the largest record held
@@ -149,6 +151,7 @@ impl Decompressor {
             segments: VecDeque::new(),
             payload_left: 0,
             large_start: 0,
+            large_type: RecordType::Auxtrace,
             endian,
             stream,
             limit: MAX_BUFFERED,
@@ -280,6 +283,43 @@ impl Decompressor {
         }
     }
 
+    /// The record not whole yet (see [`Decompressor::pending`]): its type, once its
+    /// header is there, and the bytes it needs in all (its size and the payload it
+    /// claims, as far as they are known; a header's 8 before that).
+    pub fn pending_record(&self) -> (Option<RecordType>, u64) {
+        if self.payload_left > 0 {
+            let needed = self.pending() as u64 + self.payload_left;
+            return (Some(self.large_type), needed);
+        }
+        let avail = &self.buf[self.start..];
+        if avail.len() < 8 {
+            return (None, 8);
+        }
+        let needed = match super::frame(avail, self.endian) {
+            Frame::Incomplete { needed } => needed,
+            _ => avail.len() as u64,
+        };
+        (Some(header_of(avail, self.endian).record_type()), needed)
+    }
+
+    /// The error of a decompressed stream (of `name`, when given) that ends inside a
+    /// record: named by the compressed record where that record starts, with its type
+    /// and the bytes it needs against those there.
+    pub fn cut_record_error(&self, name: Option<&str>) -> Error {
+        let (ty, needed) = self.pending_record();
+        let at = self.total_out() - self.pending() as u64;
+        let what = ty.map_or("record".to_string(), |t| format!("{t} record"));
+        let of = name.map_or(String::new(), |n| format!(" of {n}"));
+        Error::format(
+            self.pending_container(),
+            format!("the {what} at byte {at} of the decompressed stream{of}"),
+            Problem::Truncated {
+                needed,
+                available: self.pending() as u64,
+            },
+        )
+    }
+
     /// The file offset of the compressed record that holds the start of the record
     /// still waiting for its rest (see [`Decompressor::pending`]).
     pub fn pending_container(&self) -> u64 {
@@ -364,6 +404,7 @@ impl RecordSource for Decompressor {
                 }
                 Frame::Large { size, payload } => {
                     self.large_start = self.stream_offset;
+                    self.large_type = header_of(avail, self.endian).record_type();
                     let span = self.take_span(size, 0, payload);
                     self.payload_left = payload;
                     return Ok(Some(span));

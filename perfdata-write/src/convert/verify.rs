@@ -53,19 +53,10 @@ impl Verifier {
         let Some(d) = self.decomp.as_ref().filter(|_| !self.gave_up) else {
             return Ok(None);
         };
-        if d.pending() == 0 {
+        if d.pending() == 0 && d.payload_left() == 0 {
             return Ok(None);
         }
-        let at = d.total_out() - d.pending() as u64;
-        let e = perfdata_core::Error::format(
-            d.pending_container(),
-            format!("the record at byte {at} of the decompressed stream"),
-            perfdata_core::Problem::Truncated {
-                needed: 8,
-                available: d.pending() as u64,
-            },
-        );
-        self.judge(Err(e))
+        self.judge(Err(d.cut_record_error(None)))
     }
 
     fn judge(&mut self, checked: perfdata_core::Result<()>) -> Result<Option<String>> {

@@ -1,9 +1,11 @@
-//! zstd windows (issue #24, defect 4). A zstd frame declares the window its decoder
-//! keeps; a 9 KB pipe stream whose frame declares `zstd --long=27`'s 128 MiB took every
-//! command past 150 MiB. Frames over 8 MiB (perf record -z's largest up to level 19)
-//! are refused, naming the window and the compressed record's offset, before anything
-//! is reserved; perfdata's own compressor stays within what it reads. Peak RSS on this
-//! bomb and on 3 GiB AUXTRACE bombs is measured by `bench/bombs.sh`.
+//! Compressed records that expand to what a reader must not follow (issue #24, defects 4
+//! and 10). A zstd frame declares the window its decoder keeps; a 9 KB pipe stream
+//! whose frame declares `zstd --long=27`'s 128 MiB took every command past 150 MiB.
+//! Frames over 8 MiB (perf record -z's largest up to level 19) are refused, naming the
+//! window and the compressed record's offset, before anything is reserved; perfdata's
+//! own compressor stays within what it reads. A record cut short at the end of its
+//! decompressed stream is named with its type and the bytes it needs. Peak RSS on the
+//! bombs (and on 3 GiB AUXTRACE bombs) is measured by `bench/bombs.sh`.
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -44,17 +46,22 @@ fn pipe_prefix() -> (Vec<u8>, usize) {
     (bytes[..at].to_vec(), at)
 }
 
-/// `zstd --long=27`: a 128 MiB window, long-distance matching, level 1, of an AUXTRACE
-/// record claiming `len` bytes and its `len` zero bytes.
-fn long_27_frame(len: u64) -> Vec<u8> {
+/// A zstd frame of unknown size (as perf's stream, continued record after record) with
+/// a window of 2^`window_log` bytes, of an AUXTRACE record claiming `claimed` payload
+/// bytes and then `len` zero bytes; with long-distance matching at 2^27 (`zstd
+/// --long=27`).
+fn aux_frame(window_log: u32, claimed: u64, len: u64) -> Vec<u8> {
     let mut enc = Encoder::new(1).unwrap();
-    enc.set_parameter(CParameter::WindowLog(27)).unwrap();
-    enc.set_parameter(CParameter::EnableLongDistanceMatching(true))
+    enc.set_parameter(CParameter::WindowLog(window_log))
         .unwrap();
+    if window_log == 27 {
+        enc.set_parameter(CParameter::EnableLongDistanceMatching(true))
+            .unwrap();
+    }
     let mut aux = vec![0u8; 48];
     aux[..4].copy_from_slice(&71u32.to_le_bytes());
     aux[6..8].copy_from_slice(&48u16.to_le_bytes());
-    aux[8..16].copy_from_slice(&len.to_le_bytes());
+    aux[8..16].copy_from_slice(&claimed.to_le_bytes());
     let mut z = Vec::new();
     let mut out = vec![0u8; 1 << 20];
     let mut push = |enc: &mut Encoder, data: &[u8], z: &mut Vec<u8>| {
@@ -80,11 +87,11 @@ fn long_27_frame(len: u64) -> Vec<u8> {
     }
 }
 
-/// The window bomb: the pipe prefix, COMPRESSED records holding [`long_27_frame`] of
-/// a 144 MiB AUXTRACE, FINISHED_ROUND; and the first COMPRESSED record's offset.
-fn window_bomb() -> (Vec<u8>, usize) {
+/// The pipe prefix, then COMPRESSED records holding `frame` (60,000 bytes each), then
+/// FINISHED_ROUND; and the first COMPRESSED record's offset.
+fn compressed_stream(frame: &[u8]) -> (Vec<u8>, usize) {
     let (mut bytes, at) = pipe_prefix();
-    for piece in long_27_frame(144 << 20).chunks(60_000) {
+    for piece in frame.chunks(60_000) {
         bytes.extend_from_slice(&81u32.to_le_bytes());
         bytes.extend_from_slice(&0u16.to_le_bytes());
         bytes.extend_from_slice(&(8 + piece.len() as u16).to_le_bytes());
@@ -92,6 +99,11 @@ fn window_bomb() -> (Vec<u8>, usize) {
     }
     bytes.extend_from_slice(&[68, 0, 0, 0, 0, 0, 8, 0]);
     (bytes, at)
+}
+
+/// The window bomb: a 144 MiB AUXTRACE in a frame declaring a 128 MiB window.
+fn window_bomb() -> (Vec<u8>, usize) {
+    compressed_stream(&aux_frame(27, 144 << 20, 144 << 20))
 }
 
 /// The window each zstd frame that starts a COMPRESSED record declares (RFC 8878
@@ -271,6 +283,78 @@ fn perfdata_compresses_within_the_window_it_reads() {
                 "{}",
                 String::from_utf8_lossy(&checked.stdout)
             );
+        }
+    }
+}
+
+/// A 64 MiB AUXTRACE inside one COMPRESSED record (8 KB of zstd) is read by every
+/// command; one whose size claims 8 bytes more than its decompressed stream holds is
+/// refused with what is wrong: that AUXTRACE record needs 67108920 bytes and has
+/// 67108912 (before issue #24: "truncated: needs 8 bytes but only 67108912 remain",
+/// and from convert a complaint about the FINISHED_ROUND after it).
+#[test]
+fn a_64_mib_auxtrace_in_one_compressed_record_is_read_or_named_when_cut() {
+    const LEN: u64 = 64 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.data");
+    let o = out.as_os_str();
+    let s = OsStr::new;
+    let commands: [&[&OsStr]; 6] = [
+        &[s("stats")],
+        &[s("check")],
+        &[s("dump"), s("--json")],
+        &[s("convert"), s("-o"), o],
+        &[s("convert"), s("--decompress"), s("--to-file"), s("-o"), o],
+        &[s("strip"), s("--drop"), s("MMAP"), s("-o"), o],
+    ];
+    for claimed in [LEN, LEN + 8] {
+        let input = dir.path().join("in.data");
+        let (bytes, at) = compressed_stream(&aux_frame(19, claimed, LEN));
+        let compressed = records(&bytes, 16, bytes.len())
+            .iter()
+            .filter(|r| r.0 == 81)
+            .count();
+        assert_eq!(compressed, 1);
+        std::fs::write(&input, &bytes).unwrap();
+        let want = format!(
+            "at byte offset {at} ({at:#x}), the AUXTRACE record at byte 0 of the \
+             decompressed stream"
+        );
+        let cut = "truncated: needs 67108920 bytes but only 67108912 remain";
+        for command in commands {
+            for from_stdin in [false, true] {
+                let _ = std::fs::remove_file(&out);
+                let i = if from_stdin {
+                    s("-")
+                } else {
+                    input.as_os_str()
+                };
+                let args = [command, &[i]].concat();
+                let run = run(&args, from_stdin.then_some(&*input), None);
+                let said =
+                    String::from_utf8_lossy(&run.stdout) + String::from_utf8_lossy(&run.stderr);
+                if claimed == LEN {
+                    assert!(run.status.success(), "{args:?}: {said}");
+                    continue;
+                }
+                assert_eq!(run.status.code(), Some(1), "{args:?}: {said}");
+                assert!(
+                    said.contains(&want) && said.contains(cut),
+                    "{args:?}: {said}"
+                );
+                assert!(!out.exists(), "{args:?}");
+            }
+        }
+        if claimed == LEN {
+            // The payload came through whole: perfdata's own count and size.
+            let args = [s("dump"), s("--json"), input.as_os_str()];
+            let dump = String::from_utf8(run(&args, None, None).stdout).unwrap();
+            let aux: Vec<_> = dump
+                .lines()
+                .filter(|l| l.contains("\"AUXTRACE\""))
+                .collect();
+            assert_eq!(aux.len(), 1, "{dump}");
+            assert!(aux[0].contains(&format!("\"size\":{LEN}")), "{}", aux[0]);
         }
     }
 }
