@@ -79,10 +79,6 @@ pub struct ConvertArgs {
     /// Allow OUT to be the input file (it is replaced only when the conversion succeeded).
     #[arg(long)]
     in_place: bool,
-    /// Copy compressed records that do not decompress (with a warning) instead of
-    /// failing; compressed records copied as they are are always checked.
-    #[arg(long)]
-    keep_damaged: bool,
 }
 
 impl ConvertArgs {
@@ -143,7 +139,6 @@ impl ConvertArgs {
                 Compression::Keep => self.compression.compress_format.map(|_| format),
                 _ => None,
             },
-            keep_damaged: self.keep_damaged,
         }
     }
 }

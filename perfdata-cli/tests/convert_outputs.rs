@@ -271,43 +271,74 @@ fn compressed_records(bytes: &[u8]) -> Vec<usize> {
 }
 
 /// Defect 5: compressed records copied as they are were never checked, so a damaged
-/// zstd payload went through with exit 0. Now every conversion that copies one fails
-/// naming its offset and leaves no output, unless --keep-damaged copies it (as it is,
-/// with a warning).
+/// zstd payload went through with exit 0. Now every conversion that meets one fails
+/// naming its offset and leaves no output, from a file and from stdin alike, whether
+/// it copies the compressed records or expands them. Issue #24, defect 10: with
+/// `--keep-damaged`, a COMPRESSED record of zeros was copied from a file (exit 0, an
+/// output perf and `perfdata check` reject) and refused from stdin; the option, which
+/// could only write such files, is gone.
 #[test]
 fn damaged_compressed_records_are_not_passed_through() {
     let dir = tempfile::tempdir().unwrap();
-    for name in ["file-compressed.data", "pipe-compressed.data"] {
-        let mut first = 0;
-        let damaged = patched(dir.path(), name, |b| {
-            first = compressed_records(b)[0];
-            // Past the 8-byte header: the zstd frame header after its magic.
-            for byte in &mut b[first + 14..first + 17] {
-                *byte ^= 0xff;
-            }
-        });
-        let out = dir.path().join("out.data");
-        let offset = format!("at byte offset {first} ({first:#x}), record COMPRESSED");
-        for args in [&[][..], &["--to-file"], &["--to-pipe"]] {
-            let mut all: Vec<&OsStr> = vec!["convert".as_ref()];
-            all.extend(args.iter().map(OsStr::new));
-            all.extend([damaged.as_os_str(), "-o".as_ref(), out.as_os_str()]);
-            let result = perfdata(&all, None);
-            let stderr = String::from_utf8_lossy(&result.stderr);
-            assert_eq!(result.status.code(), Some(1), "{name} {args:?}: {stderr}");
-            assert!(stderr.contains(&offset), "{name} {args:?}: {stderr}");
-            assert!(!out.exists(), "{name} {args:?}");
+    let flip = |b: &mut Vec<u8>, at: usize| {
+        // Past the 8-byte header: the zstd frame header after its magic.
+        for byte in &mut b[at + 14..at + 17] {
+            *byte ^= 0xff;
         }
-        let warnings = convert(&["--keep-damaged"], &damaged, &out);
-        assert!(
-            warnings.contains(&offset) && warnings.contains("--keep-damaged"),
-            "{warnings}"
-        );
-        assert_eq!(
-            std::fs::read(&out).unwrap(),
-            std::fs::read(&damaged).unwrap()
-        );
-        std::fs::remove_file(&out).unwrap();
+    };
+    let zero = |b: &mut Vec<u8>, at: usize| {
+        let size = u16::from_le_bytes(b[at + 6..at + 8].try_into().unwrap()) as usize;
+        b[at + 8..at + size].fill(0);
+    };
+    type Damage<'a> = &'a dyn Fn(&mut Vec<u8>, usize);
+    let damages: [(&str, Damage); 2] = [("flipped", &flip), ("zeros", &zero)];
+    for name in ["file-compressed.data", "pipe-compressed.data"] {
+        for (how, damage) in damages {
+            let mut first = 0;
+            let damaged = patched(dir.path(), name, |b| {
+                first = compressed_records(b)[0];
+                damage(b, first);
+            });
+            let bytes = std::fs::read(&damaged).unwrap();
+            let out = dir.path().join("out.data");
+            let offset = format!("at byte offset {first} ({first:#x}), record COMPRESSED");
+            let mut messages = Vec::new();
+            for args in [&[][..], &["--to-file"], &["--to-pipe"], &["--decompress"]] {
+                for from_stdin in [false, true] {
+                    let input = if from_stdin {
+                        "-".as_ref()
+                    } else {
+                        damaged.as_os_str()
+                    };
+                    let mut all: Vec<&OsStr> = vec!["convert".as_ref()];
+                    all.extend(args.iter().map(OsStr::new));
+                    all.extend([input, "-o".as_ref(), out.as_os_str()]);
+                    let result = perfdata(&all, from_stdin.then_some(&bytes[..]));
+                    let stderr = String::from_utf8_lossy(&result.stderr).into_owned();
+                    let what = format!("{name} {how} {args:?} stdin {from_stdin}: {stderr}");
+                    assert_eq!(result.status.code(), Some(1), "{what}");
+                    assert!(stderr.contains(&offset), "{what}");
+                    assert!(stderr.contains("zstd decompression failed"), "{what}");
+                    assert!(!out.exists(), "{what}");
+                    messages.push(stderr);
+                }
+            }
+            // One message whichever way the records went.
+            messages.dedup();
+            assert_eq!(messages.len(), 1, "{name} {how}: {messages:?}");
+            let kept = perfdata(
+                &[
+                    "convert".as_ref(),
+                    "--keep-damaged".as_ref(),
+                    damaged.as_os_str(),
+                    "-o".as_ref(),
+                    out.as_os_str(),
+                ],
+                None,
+            );
+            assert_ne!(kept.status.code(), Some(0), "{name} {how}");
+            assert!(!out.exists(), "{name} {how}");
+        }
     }
 }
 

@@ -79,7 +79,7 @@ impl RecordStage {
             observed: Observed::default(),
             report: Report::default(),
             stream_features,
-            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
+            verifier: verify::Verifier::new(in_endian),
             edit,
             streaming: false,
         })
@@ -192,9 +192,7 @@ impl RecordStage {
 
     /// The end of the records: the verifier's last word and the compressor flushed.
     pub fn finish_records(&mut self, sink: &mut dyn Sink) -> Result<()> {
-        if let Some(warning) = self.verifier.finish()? {
-            self.report.warnings.push(warning);
-        }
+        self.verifier.finish()?;
         if let Some(c) = self.compressor.as_mut() {
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
             c.flush(&mut out)?;
@@ -408,9 +406,7 @@ impl RecordStage {
             return Ok(());
         }
         if raw.is_compressed() {
-            if let Some(warning) = self.verifier.check(raw)? {
-                self.report.warnings.push(warning);
-            }
+            self.verifier.check(raw)?;
         }
         let encoded = self.transcode(raw, item.meta)?;
         let parts = match &encoded {
