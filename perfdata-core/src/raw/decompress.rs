@@ -5,11 +5,12 @@
 //! stream and a decompressed record may straddle two of them. One `Decompressor` per
 //! stream, fed every compressed record in order, yields the records inside.
 //!
-//! A compressed record is expanded when it is fed as long as the output waiting to be
-//! framed stays under [`MAX_BUFFERED`] (all of it, for what perf writes), and the rest
-//! as records are framed: a few kilobytes of zstd can claim gigabytes (an AUXTRACE
-//! payload across many compressed records), and memory must not follow the claim.
-//! zstd's window, whose size the frame declares, is refused over [`WINDOW_LOG_MAX`].
+//! A compressed record is expanded as its records are framed, one zstd call of at most
+//! 128 KiB at a time: a few kilobytes of zstd can claim gigabytes (an AUXTRACE payload
+//! across many compressed records), and memory must not follow the claim. What is held
+//! is the record being framed (up to [`MAX_BUFFERED`]; a larger one streams its
+//! payload), one zstd call's output and zstd's window, whose size the frame declares
+//! and which is refused over [`WINDOW_LOG_MAX`].
 
 use std::collections::VecDeque;
 
@@ -204,9 +205,10 @@ impl Decompressor {
         self.drained = false;
         self.container = (offset, ty, 0);
         self.segments.push_back((self.total_out(), offset));
-        while !self.drained && (self.buffered() as u64) < self.limit {
-            self.expand()?;
-        }
+        // One zstd call now (a new frame's window is checked, named by this record);
+        // the rest as records are framed and payloads read. Expanding up to the limit
+        // here held 16 MiB of a streamed payload ahead of its reader.
+        self.expand()?;
         Ok(())
     }
 
