@@ -14,7 +14,7 @@ use super::sink::Sink;
 use super::stream_features::{Place, StreamFeatures};
 use super::{features, verify, Compression, ConvertOptions, Report, Target};
 use crate::compress::{CompressFormat, Compressor};
-use crate::edit::{Action, EditStage};
+use crate::edit::{Action, Applied, EditStage};
 use crate::error::{Result, WriteError};
 
 /// The record stage's state, shared by file and pipe output.
@@ -44,6 +44,9 @@ pub(super) struct RecordStage {
     /// Moreover, no edits and no sample times to gather: kernel records go straight to
     /// the writer ([`RecordStage::pass_through`]).
     passes_kernel_records: bool,
+    /// Whether edits run (kept apart: the edit stage is taken out while the records it
+    /// held are written).
+    edits: bool,
 }
 
 impl RecordStage {
@@ -80,6 +83,7 @@ impl RecordStage {
             report: Report::default(),
             stream_features,
             verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
+            edits: edit.is_some(),
             edit,
             streaming: false,
         })
@@ -168,7 +172,39 @@ impl RecordStage {
         let Some(stage) = self.edit.as_mut() else {
             return self.record_out(sink, item, true);
         };
-        match stage.apply(item)? {
+        let applied = stage.apply(item)?;
+        // Records held for perf's order go out first, in the input's order.
+        self.write_ready(sink, item.meta)?;
+        match applied {
+            Applied::Now(action) => self.record_edited(sink, item, action),
+            Applied::Held => Ok(()),
+        }
+    }
+
+    /// Write the records the edit stage held and has decided, in the input's order.
+    fn write_ready(&mut self, sink: &mut dyn Sink, meta: &Metadata) -> Result<()> {
+        let Some(mut stage) = self.edit.take() else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        while result.is_ok() {
+            match stage.pop_ready(meta, |item, action| self.record_edited(sink, item, action)) {
+                Some(r) => result = r,
+                None => break,
+            }
+        }
+        self.edit = Some(stage);
+        result
+    }
+
+    /// Write what the edits made of an input record.
+    fn record_edited(
+        &mut self,
+        sink: &mut dyn Sink,
+        item: &RecordRef<'_>,
+        action: Action,
+    ) -> Result<()> {
+        match action {
             Action::Keep => self.record_out(sink, item, true),
             Action::Drop => Ok(()),
             Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
@@ -191,7 +227,12 @@ impl RecordStage {
     }
 
     /// The end of the records: the verifier's last word and the compressor flushed.
-    pub fn finish_records(&mut self, sink: &mut dyn Sink) -> Result<()> {
+    /// Records the edits still held are decided and written first.
+    pub fn finish_records(&mut self, sink: &mut dyn Sink, meta: &Metadata) -> Result<()> {
+        if let Some(stage) = self.edit.as_mut() {
+            stage.flush(meta)?;
+            self.write_ready(sink, meta)?;
+        }
         if let Some(warning) = self.verifier.finish()? {
             self.report.warnings.push(warning);
         }
@@ -352,7 +393,7 @@ impl RecordStage {
     /// pipes, directories and recordings that never finished (a finished file has its
     /// own), and whenever edits may have removed samples.
     fn times_samples(&self, meta: &Metadata) -> bool {
-        meta.container != ContainerKind::File || meta.unfinished || self.edit.is_some()
+        meta.container != ContainerKind::File || meta.unfinished || self.edits
     }
 
     /// Write one record that the edits (if any) kept; `input` when it is the input's
