@@ -9,6 +9,7 @@
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 
 mod common;
+mod workload;
 use common::strip::*;
 
 #[test]
@@ -364,4 +365,75 @@ fn drop_sample_fields_refuses_what_it_cannot_do() {
             message,
         );
     }
+}
+
+/// The MMAP and MMAP2 lines `perf script --show-mmap-events` prints for process `pid`.
+fn maps_of(input: &std::path::Path, pid: i64) -> Vec<String> {
+    let text = perf(&["script", "--show-mmap-events", "--ns"], input);
+    text.lines()
+        .filter(|l| l.contains("PERF_RECORD_MMAP"))
+        .filter(|l| {
+            l.split("PERF_RECORD_MMAP")
+                .nth(1)
+                .and_then(|rest| rest.trim_start_matches('2').split_whitespace().next())
+                .and_then(|ids| ids.split('/').next())
+                .is_some_and(|p| p.parse::<i64>().ok() == Some(pid))
+        })
+        // What the map is, not the thread and time it came with.
+        .map(|l| l[l.find("PERF_RECORD_MMAP").expect("map")..].to_string())
+        .map(|l| {
+            l.split_once(':')
+                .map_or(l.clone(), |(_, rest)| rest.to_string())
+        })
+        .collect()
+}
+
+/// `--keep --tid`: the thread's samples, resolved as perf resolves them in the input
+/// (its process's maps kept with it), and every map of its process.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn keep_tid_keeps_its_process_maps() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    // strip-multi: the children, each its process's only thread.
+    let input = fixtures_dir().join("strip-multi.data");
+    let all = script(&input, &[]);
+    let parent = parse(&all[0]).pid;
+    for child in pids_by_samples(&all).into_iter().filter(|&p| p != parent) {
+        let c = child.to_string();
+        let sel = script(&input, &["--tid", &c]);
+        let out = check(
+            &input,
+            d,
+            &format!("keep-tid-{c}"),
+            &["--keep", "--tid", &c],
+            &sel,
+        );
+        // Every map of its own (and, its parent stripped, the copies it inherited).
+        let maps = maps_of(&input, child);
+        assert!(!maps.is_empty(), "no maps of {child}");
+        let kept = maps_of(&out, child);
+        let lost: Vec<_> = maps.iter().filter(|m| !kept.contains(m)).collect();
+        assert!(lost.is_empty(), "maps of {child} lost: {lost:?}");
+    }
+    // A thread started while perf records: its process's maps came long before its
+    // FORK, and perf resolves its samples through them.
+    let exe = workload::build_threads(d);
+    let data = workload::record(d, "threads.data", &["-c", "200000"], &[exe.as_str()]);
+    let fields = "comm,pid,tid,time,ip,sym,dso,period,event";
+    let all = script_fields(&data, fields, &[]);
+    let lines: Vec<Vec<&str>> = all.iter().map(|l| l.split(' ').collect()).collect();
+    let worker = lines
+        .iter()
+        .find_map(|l| l[1].split_once('/').filter(|(p, t)| p != t).map(|(_, t)| t))
+        .expect("a sample of the second thread");
+    let sel = script_fields(&data, fields, &["--tid", worker]);
+    assert!(sel.iter().any(|l| l.contains(" work ")), "{sel:?}");
+    let args = ["--keep", "--tid", worker];
+    let out = check_fields(&data, fields, d, "keep-worker", &args, &sel);
+    assert!(
+        perf_stats(&out).clean,
+        "perf reads the output without a warning"
+    );
 }

@@ -19,6 +19,7 @@ use std::collections::{HashMap, HashSet};
 use binrw::Endian;
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::raw::OwnedRecord;
 use perfdata_core::record::{EventFormat, EventIndex, RecordBody, RecordType, TRAILER_FIELDS};
 use perfdata_core::select::{task_of, Matcher, Selectors, TaskScope, ThreadComms};
 use perfdata_core::{u32_at, u64_at};
@@ -84,6 +85,8 @@ pub struct Strip {
     comms: ThreadComms,
     /// Processes of threads the keep selection keeps (for their MMAPs).
     kept_pids: HashSet<u32>,
+    /// A process that the record being decided is the first kept record of.
+    newly_kept: Option<u32>,
     /// What children of stripped parents inherit.
     inherit: Inheritance,
     /// Files still mapped, for the BUILD_ID entries that stay.
@@ -105,6 +108,7 @@ impl Strip {
             removed_ids: HashSet::new(),
             comms: ThreadComms::default(),
             kept_pids: HashSet::new(),
+            newly_kept: None,
             inherit: Inheritance::default(),
             files: MappedFiles::default(),
             matched: 0,
@@ -151,8 +155,8 @@ impl Strip {
             }
             let t = (scope == TaskScope::Thread).then_some(tid);
             let kept = self.thread_matches(pid, t, tid);
-            if kept && scope == TaskScope::Thread {
-                self.kept_pids.insert(pid as u32);
+            if kept && scope == TaskScope::Thread && self.kept_pids.insert(pid as u32) {
+                self.newly_kept = Some(pid as u32);
             }
             return !kept;
         }
@@ -387,6 +391,11 @@ impl RecordEdit for Strip {
                 return Ok(Action::Drop);
             }
             action = self.inherit.kept(item, parent_comm.as_deref());
+            if let Some(pid) = self.newly_kept.take().filter(|_| by_tid(&self.sel)) {
+                // Its maps went while none of its threads was kept: they come back.
+                let maps = self.inherit.adopt(item, pid, task.tid as u32);
+                action = with_records(item, action, maps);
+            }
             match &action {
                 Action::Replace(recs) => {
                     for r in recs {
@@ -446,6 +455,20 @@ impl RecordEdit for Strip {
 /// threads that are.
 fn by_tid(sel: &Selection) -> bool {
     sel.keep && sel.select.tids.is_some()
+}
+
+/// `action` on `item`, followed by `more` records.
+fn with_records(item: &RecordRef<'_>, action: Action, more: Vec<OwnedRecord>) -> Action {
+    if more.is_empty() {
+        return action;
+    }
+    let mut recs = match action {
+        Action::Keep => vec![item.raw.to_owned_record()],
+        Action::Replace(recs) => recs,
+        Action::Drop => Vec::new(),
+    };
+    recs.extend(more);
+    Action::Replace(recs)
 }
 
 /// The sample_type bits of the sample_id trailer.
