@@ -182,10 +182,14 @@ impl Strip {
                 Some(item.raw.offset),
                 format!(
                     "event {:?} cannot be removed: its {} record stays and no remaining \
-                     event has its sample_id layout ({:?}) to carry it",
+                     event has its sample_id layout ({}) to carry it",
                     item.meta.event_name(event),
                     item.raw.record_type(),
-                    f.sample_type & trailer_mask()
+                    (f.sample_type & trailer_mask())
+                        .iter_names()
+                        .map(|(name, _)| name)
+                        .collect::<Vec<_>>()
+                        .join("|")
                 ),
             ));
         };
@@ -263,35 +267,20 @@ impl Strip {
                 "the selection removes every event",
             ));
         }
+        // A removed event's records that stay (side-band of a tracking event) are moved
+        // to a remaining event whose sample_id trailer is laid out alike: perf finds the
+        // event by the trailer's id and reads the trailer by that event's layout. Where
+        // there is none, only such a record is an error (see `move_ids`).
+        let layout = |i: usize| {
+            meta.events
+                .format(i)
+                .map(|f| (f.sample_id_all, f.sample_type & trailer_mask()))
+        };
         for i in (0..n).filter(|&i| self.event_removed[i]) {
             self.removed_ids.extend(meta.attrs[i].ids.iter().copied());
-            let layout = meta
-                .events
-                .format(i)
-                .map(|f| (f.sample_type, f.sample_id_all));
-            let target = (0..n).find(|&j| {
-                !self.event_removed[j]
-                    && meta
-                        .events
-                        .format(j)
-                        .map(|f| (f.sample_type, f.sample_id_all))
-                        == layout
-            });
-            match target.and_then(|j| meta.attrs[j].ids.first()) {
-                Some(&id) => {
-                    self.id_moves.insert(i, id);
-                }
-                None if meta.attrs[i].attr.sample_id_all() && n > 1 => {
-                    return Err(WriteError::unsupported(
-                        None,
-                        format!(
-                            "event {:?} cannot be removed: no remaining event has its \
-                             sample_id layout to take over its side-band records",
-                            meta.event_name(i)
-                        ),
-                    ))
-                }
-                None => {}
+            let target = (0..n).find(|&j| !self.event_removed[j] && layout(j) == layout(i));
+            if let Some(&id) = target.and_then(|j| meta.attrs[j].ids.first()) {
+                self.id_moves.insert(i, id);
             }
         }
         Ok(())

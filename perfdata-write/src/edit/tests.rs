@@ -249,3 +249,43 @@ fn comm_selectors_name_threads_in_perfs_time_order() {
     let in_order: Vec<_> = all.iter().filter(|s| kept.contains(s)).copied().collect();
     assert_eq!(kept, in_order);
 }
+
+/// file-sample-identifier.data: cpu-clock's sample_id trailer is TID|TIME|IDENTIFIER,
+/// the tracepoint's TID|TIME|CPU|IDENTIFIER. The tracepoint has no record but its
+/// samples: it goes whole. cpu-clock's side-band (perf's first event takes the tracking
+/// records) would have no event to carry it: the error names the first such record.
+#[test]
+fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
+    let path = fixture("file-sample-identifier.data");
+    let drop = |name: &str| {
+        let strip = Strip::new(Selection {
+            select: Selectors {
+                events: vec![name.into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let opts = ConvertOptions::default();
+        let out = Cursor::new(Vec::new());
+        run(
+            open(&path).unwrap(),
+            Target::File,
+            out,
+            &opts,
+            vec![Box::new(strip)],
+        )
+    };
+    let (out, report) = drop("sched:sched_switch").expect("the tracepoint goes");
+    let r = PerfReader::from_vec(out.into_inner(), ReadOptions::Contents).unwrap();
+    assert_eq!(r.meta().attrs.len(), 1);
+    assert_eq!(r.meta().event_name(0), "cpu-clock/period=100000/");
+    let s = report.edits.unwrap();
+    assert_eq!((s.samples[&0].kept, s.samples[&1].removed), (141, 7));
+    let err = drop("cpu-clock/period=100000/").expect_err("its MMAP stays");
+    assert_eq!(
+        err.to_string(),
+        "at input byte offset 568 (0x238), event \"cpu-clock/period=100000/\" cannot be \
+         removed: its MMAP record stays and no remaining event has its sample_id layout \
+         (TID|TIME|IDENTIFIER) to carry it"
+    );
+}
