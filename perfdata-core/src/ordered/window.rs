@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use crate::raw::{header_of, Origin, RawRecord};
+use crate::raw::{header_of, Located, Origin, RawRecord};
 use crate::{Metadata, RecordRef};
 
 use super::{Delivery, OrderedQueue};
@@ -18,23 +18,84 @@ use super::{Delivery, OrderedQueue};
 /// whole.
 pub const WINDOW_LIMIT: usize = 64 << 20;
 
+/// Bytes of the chunks held records are copied into: released whole, from the front,
+/// once their records are out (no copy moves what is still held).
+const CHUNK: usize = 1 << 20;
+
+/// The held records' bytes, in chunks.
+#[derive(Default)]
+struct Arena {
+    chunks: VecDeque<Vec<u8>>,
+    /// The number of `chunks[0]` among all chunks ever used.
+    first: u64,
+    /// Chunks released, for reuse.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Arena {
+    /// Copy `parts` into the arena, together; where they are (chunk number, offset).
+    fn push(&mut self, parts: [&[u8]; 2]) -> (u64, u32) {
+        let n = parts[0].len() + parts[1].len();
+        let fits = self
+            .chunks
+            .back()
+            .is_some_and(|c| c.capacity() - c.len() >= n);
+        if !fits {
+            let chunk = match self.spare.pop() {
+                Some(c) if c.capacity() >= n => c,
+                _ => Vec::with_capacity(n.max(CHUNK)),
+            };
+            self.chunks.push_back(chunk);
+        }
+        let number = self.first + self.chunks.len() as u64 - 1;
+        let chunk = self.chunks.back_mut().expect("a chunk");
+        let at = chunk.len() as u32;
+        chunk.extend_from_slice(parts[0]);
+        chunk.extend_from_slice(parts[1]);
+        (number, at)
+    }
+
+    fn get(&self, chunk: u64, at: u32, len: usize) -> &[u8] {
+        let c = &self.chunks[(chunk - self.first) as usize];
+        &c[at as usize..at as usize + len]
+    }
+
+    /// The chunks before chunk `number` hold nothing any more.
+    fn release_before(&mut self, number: u64) {
+        while self.first < number {
+            let Some(mut c) = self.chunks.pop_front() else {
+                break;
+            };
+            self.first += 1;
+            if self.spare.len() < 2 && c.capacity() == CHUNK {
+                c.clear();
+                self.spare.push(c);
+            }
+        }
+    }
+}
+
 /// A held record: where its bytes are in the arena and where it came from.
 struct Held<D> {
-    /// Position of its bytes (the record, then its payload) among all bytes ever held.
-    start: u64,
+    /// Where its bytes (the record, then its payload) are: chunk number and offset.
+    chunk: u64,
+    at_byte: u32,
     len: u32,
     payload_len: u32,
     offset: u64,
     origin: Origin,
     stream: usize,
+    /// Its fields, located once.
+    at: Located,
     decision: Option<D>,
 }
 
 /// Records in file order with a decision each, made in perf's order. See the module.
 pub struct Window<D> {
-    /// The held records' bytes, from position `base` on.
-    arena: Vec<u8>,
-    base: u64,
+    /// The held records' bytes.
+    arena: Arena,
+    /// Bytes of the records held.
+    held_bytes: usize,
     held: VecDeque<Held<D>>,
     /// The sequence number of `held[0]`.
     first: u64,
@@ -56,8 +117,8 @@ impl<D> Window<D> {
     /// [`Window::new`] holding at most about `limit` bytes (see [`WINDOW_LIMIT`]).
     pub fn with_limit(rounds: bool, limit: usize) -> Self {
         Window {
-            arena: Vec::new(),
-            base: 0,
+            arena: Arena::default(),
+            held_bytes: 0,
             held: VecDeque::new(),
             first: 0,
             queue: OrderedQueue::new(),
@@ -96,17 +157,18 @@ impl<D> Window<D> {
         debug_assert!(Self::holds(item));
         let delivery = Delivery::of(item);
         let raw = &item.raw;
-        let start = self.base + self.arena.len() as u64;
-        self.arena.extend_from_slice(raw.bytes);
-        self.arena.extend_from_slice(raw.payload);
+        let (chunk, at_byte) = self.arena.push([raw.bytes, raw.payload]);
+        self.held_bytes += raw.bytes.len() + raw.payload.len();
         let seq = self.first + self.held.len() as u64;
         self.held.push_back(Held {
-            start,
+            chunk,
+            at_byte,
             len: raw.bytes.len() as u32,
             payload_len: raw.payload.len() as u32,
             offset: raw.offset,
             origin: raw.origin,
             stream: raw.stream,
+            at: *item.locate(),
             decision: None,
         });
         match delivery {
@@ -134,10 +196,12 @@ impl<D> Window<D> {
 
     /// Bytes of the records held, decided or not.
     fn held_bytes(&self) -> usize {
-        match self.held.front() {
-            Some(h) => self.arena.len() - (h.start - self.base) as usize,
-            None => 0,
-        }
+        self.held_bytes
+    }
+
+    /// Whether the first record held is decided (and [`Window::pop`] gives it).
+    pub fn ready(&self) -> bool {
+        self.held.front().is_some_and(|h| h.decision.is_some())
     }
 
     /// Decide every record still waiting, in perf's order (the end of the input, or a
@@ -159,27 +223,17 @@ impl<D> Window<D> {
         let mut h = self.held.pop_front().expect("front exists");
         self.first += 1;
         let decision = h.decision.take().expect("decided");
-        let at = (h.start - self.base) as usize;
-        let end = at + h.len as usize + h.payload_len as usize;
+        let len = h.len as usize + h.payload_len as usize;
+        self.held_bytes -= len;
         let result = {
-            let bytes = &self.arena[at..end];
-            let item = RecordRef::new(raw_of(&h, bytes, meta), meta);
+            let bytes = self.arena.get(h.chunk, h.at_byte, len);
+            let item = RecordRef::located(raw_of(&h, bytes, meta), meta, h.at);
             f(&item, decision)
         };
-        self.release(end);
+        // The chunks before the next record's are free.
+        let next = self.held.front().map_or(h.chunk + 1, |n| n.chunk);
+        self.arena.release_before(next);
         Some(result)
-    }
-
-    /// The bytes before `end` are no longer held.
-    fn release(&mut self, end: usize) {
-        if self.held.is_empty() {
-            self.base += self.arena.len() as u64;
-            self.arena.clear();
-        } else if end > self.arena.len() / 2 && end > 1 << 20 {
-            // Move what is still held to the front once the released part is the larger.
-            self.arena.drain(..end);
-            self.base += end as u64;
-        }
     }
 
     fn decide_now<E>(
@@ -203,9 +257,9 @@ impl<D> Window<D> {
         for &seq in seqs {
             let i = (seq - self.first) as usize;
             let h = &self.held[i];
-            let at = (h.start - self.base) as usize;
-            let bytes = &self.arena[at..at + h.len as usize + h.payload_len as usize];
-            let d = decide(&RecordRef::new(raw_of(h, bytes, meta), meta))?;
+            let len = h.len as usize + h.payload_len as usize;
+            let bytes = self.arena.get(h.chunk, h.at_byte, len);
+            let d = decide(&RecordRef::located(raw_of(h, bytes, meta), meta, h.at))?;
             self.held[i].decision = Some(d);
         }
         Ok(())

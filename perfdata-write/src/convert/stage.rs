@@ -31,8 +31,9 @@ pub(super) struct RecordStage {
     report: Report,
     /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
     stream_features: Option<StreamFeatures>,
-    /// The edits that keep, drop or replace each record (`crate::edit`).
-    edit: Option<EditStage>,
+    /// The edits that keep, drop or replace each record (`crate::edit`), boxed: taken
+    /// out while the records it held are written.
+    edit: Option<Box<EditStage>>,
     /// Checks the compressed records copied as they are.
     verifier: verify::Verifier,
     /// The record written last has a payload still in the input (larger than
@@ -84,7 +85,7 @@ impl RecordStage {
             stream_features,
             verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
             edits: edit.is_some(),
-            edit,
+            edit: edit.map(Box::new),
             streaming: false,
         })
     }
@@ -174,7 +175,9 @@ impl RecordStage {
         };
         let applied = stage.apply(item)?;
         // Records held for perf's order go out first, in the input's order.
-        self.write_ready(sink, item.meta)?;
+        if stage.has_ready() {
+            self.write_ready(sink, item.meta)?;
+        }
         match applied {
             Applied::Now(action) => self.record_edited(sink, item, action),
             Applied::Held => Ok(()),
@@ -263,7 +266,7 @@ impl RecordStage {
                 mmap_len: c.mmap_len(),
             };
         }
-        self.report.edits = self.edit.take().map(EditStage::into_summary);
+        self.report.edits = self.edit.take().map(|e| e.into_summary());
         (observed, self.report)
     }
 

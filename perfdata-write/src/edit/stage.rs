@@ -88,6 +88,12 @@ impl EditStage {
         self.chain.edits.iter().any(|e| e.time_ordered())
     }
 
+    /// Whether a record held for perf's order is decided and next in the input's
+    /// order: [`EditStage::pop_ready`] gives it.
+    pub(crate) fn has_ready(&self) -> bool {
+        self.window.as_ref().is_some_and(Window::ready)
+    }
+
     /// Run the edits on one record (records come in the input's order).
     pub(crate) fn apply(&mut self, item: &RecordRef<'_>) -> Result<Applied> {
         // A reader that also returns compressed containers returns their records next:
