@@ -10,13 +10,14 @@ use crate::{Metadata, RecordRef};
 
 use super::{Delivery, OrderedQueue};
 
-/// Bytes of records held before the earlier half by time is decided without waiting for
+/// Memory of records held (their bytes and entries) before the earlier half by time is
+/// decided without waiting for
 /// a FINISHED_ROUND: perf's OE_FLUSH__HALF when its queue reaches its size limit
 /// (`report.queue-size`). A recording made by `perf record` holds about two rounds,
 /// the kernel's buffers read once or twice, far less than this; one without
 /// FINISHED_ROUND records (a directory, another tool's file) would otherwise be held
 /// whole.
-pub const WINDOW_LIMIT: usize = 64 << 20;
+pub const WINDOW_LIMIT: usize = 32 << 20;
 
 /// Bytes of the chunks held records are copied into: released whole, from the front,
 /// once their records are out (no copy moves what is still held).
@@ -94,7 +95,7 @@ struct Held<D> {
 pub struct Window<D> {
     /// The held records' bytes.
     arena: Arena,
-    /// Bytes of the records held.
+    /// Memory of the records held: their bytes and entries.
     held_bytes: usize,
     held: VecDeque<Held<D>>,
     /// The sequence number of `held[0]`.
@@ -108,6 +109,10 @@ pub struct Window<D> {
 }
 
 impl<D> Window<D> {
+    /// Memory a held record takes beside its bytes: its entry and its place in the
+    /// queue (more than a sample's 48 bytes: counted in the limit).
+    const PER_RECORD: usize = std::mem::size_of::<Held<D>>() + 16;
+
     /// An empty window; `rounds`: whether FINISHED_ROUND records let records out (not
     /// for a directory, read one stream after the other).
     pub fn new(rounds: bool) -> Self {
@@ -158,7 +163,7 @@ impl<D> Window<D> {
         let delivery = Delivery::of(item);
         let raw = &item.raw;
         let (chunk, at_byte) = self.arena.push([raw.bytes, raw.payload]);
-        self.held_bytes += raw.bytes.len() + raw.payload.len();
+        self.held_bytes += raw.bytes.len() + raw.payload.len() + Self::PER_RECORD;
         let seq = self.first + self.held.len() as u64;
         self.held.push_back(Held {
             chunk,
@@ -194,7 +199,7 @@ impl<D> Window<D> {
         Ok(())
     }
 
-    /// Bytes of the records held, decided or not.
+    /// Memory of the records held, decided or not.
     fn held_bytes(&self) -> usize {
         self.held_bytes
     }
@@ -224,7 +229,7 @@ impl<D> Window<D> {
         self.first += 1;
         let decision = h.decision.take().expect("decided");
         let len = h.len as usize + h.payload_len as usize;
-        self.held_bytes -= len;
+        self.held_bytes -= len + Self::PER_RECORD;
         let result = {
             let bytes = self.arena.get(h.chunk, h.at_byte, len);
             let item = RecordRef::located(raw_of(&h, bytes, meta), meta, h.at);
