@@ -18,36 +18,43 @@ use crate::error::Result;
 
 /// See the module documentation.
 pub struct RecordFilter {
+    shown: Shown,
+    /// With a comm selector: the records waiting for perf's order, and whether each is
+    /// shown.
+    window: Option<Window<bool>>,
+}
+
+/// Which records are shown, followed record by record.
+struct Shown {
     matcher: Matcher,
     types: Vec<RecordType>,
     /// Each thread's command as of the current record.
     comms: ThreadComms,
-    /// With a comm selector: the records waiting for perf's order, and whether each is
-    /// shown.
-    window: Option<Window<bool>>,
 }
 
 impl RecordFilter {
     /// Show what `select` selects among records of `types` (all types when empty).
     pub fn new(select: Selectors, types: Vec<RecordType>) -> Self {
         RecordFilter {
-            matcher: Matcher::new(select),
-            types,
-            comms: ThreadComms::default(),
+            shown: Shown {
+                matcher: Matcher::new(select),
+                types,
+                comms: ThreadComms::default(),
+            },
             window: None,
         }
     }
 
     /// Whether the filter shows every record.
     pub fn shows_all(&self) -> bool {
-        self.types.is_empty() && !self.matcher.selectors().selects_samples()
+        self.shown.types.is_empty() && !self.shown.matcher.selectors().selects_samples()
     }
 
     /// Resolve the selectors against the recording: event names (an unknown one is an
     /// error naming the events there are), percent time slices (against SAMPLE_TIME).
     pub fn start(&mut self, meta: &Metadata) -> Result<()> {
-        self.matcher.resolve(meta)?;
-        if !self.matcher.selectors().comms.is_empty() {
+        self.shown.matcher.resolve(meta)?;
+        if !self.shown.matcher.selectors().comms.is_empty() {
             self.window = Some(Window::new(meta.container != ContainerKind::Directory));
         }
         Ok(())
@@ -63,28 +70,24 @@ impl RecordFilter {
         show: &mut impl FnMut(&RecordRef<'_>) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
         let Some(window) = self.window.as_mut() else {
-            return match self.shows(item) {
+            return match self.shown.decide(item) {
                 true => show(item),
                 false => Ok(()),
             };
         };
-        let decide = &mut |r: &RecordRef<'_>| {
-            Ok(decides(&mut self.matcher, &self.types, &mut self.comms, r))
-        };
+        let decide = &mut |r: &RecordRef<'_>| Ok(self.shown.decide(r));
         if Window::<bool>::holds(item) {
             window.push(item, decide)?;
-        } else {
-            // A payload too large to hold is shown as it is read; what came before it
-            // is decided first.
-            window.flush(item.meta, decide)?;
+            return pop_shown(window, item.meta, show);
         }
+        // A payload too large to hold is shown as it is read; what came before it is
+        // decided and shown first.
+        window.flush(item.meta, decide)?;
         pop_shown(window, item.meta, show)?;
-        if !Window::<bool>::holds(item)
-            && decides(&mut self.matcher, &self.types, &mut self.comms, item)
-        {
-            show(item)?;
+        match self.shown.decide(item) {
+            true => show(item),
+            false => Ok(()),
         }
-        Ok(())
     }
 
     /// The end of the records: decide and show what still waits.
@@ -96,10 +99,7 @@ impl RecordFilter {
         let Some(window) = self.window.as_mut() else {
             return Ok(());
         };
-        let decide = &mut |r: &RecordRef<'_>| {
-            Ok(decides(&mut self.matcher, &self.types, &mut self.comms, r))
-        };
-        window.flush(meta, decide)?;
+        window.flush(meta, &mut |r: &RecordRef<'_>| Ok(self.shown.decide(r)))?;
         pop_shown(window, meta, show)
     }
 
@@ -107,7 +107,7 @@ impl RecordFilter {
     /// (commands are followed through the records shown or not). [`RecordFilter::feed`]
     /// calls it in that order.
     pub fn shows(&mut self, item: &RecordRef<'_>) -> bool {
-        decides(&mut self.matcher, &self.types, &mut self.comms, item)
+        self.shown.decide(item)
     }
 }
 
@@ -123,26 +123,23 @@ fn pop_shown<E>(
     Ok(())
 }
 
-/// Whether `item` is shown; the commands follow it.
-fn decides(
-    matcher: &mut Matcher,
-    types: &[RecordType],
-    comms: &mut ThreadComms,
-    item: &RecordRef<'_>,
-) -> bool {
-    let ty = item.raw.record_type();
-    comms.track(ty, item.raw.bytes, item.meta.endian);
-    if !types.is_empty() && !types.contains(&ty) {
-        return false;
+impl Shown {
+    /// Whether `item` is shown; the commands follow it.
+    fn decide(&mut self, item: &RecordRef<'_>) -> bool {
+        let ty = item.raw.record_type();
+        self.comms.track(ty, item.raw.bytes, item.meta.endian);
+        if !self.types.is_empty() && !self.types.contains(&ty) {
+            return false;
+        }
+        if !self.matcher.selectors().selects_samples() {
+            return true;
+        }
+        self.matcher.follow_events(item.meta);
+        let at = item.locate();
+        let (pid, tid) = match task_of(item) {
+            Some(task) => (Some(task.pid), Some(task.tid)),
+            None => (at.pid, at.tid),
+        };
+        self.matcher.matches(pid, tid, at, &self.comms)
     }
-    if !matcher.selectors().selects_samples() {
-        return true;
-    }
-    matcher.follow_events(item.meta);
-    let at = item.locate();
-    let (pid, tid) = match task_of(item) {
-        Some(task) => (Some(task.pid), Some(task.tid)),
-        None => (at.pid, at.tid),
-    };
-    matcher.matches(pid, tid, at, comms)
 }
