@@ -133,7 +133,7 @@ struct DumpArgs {
     /// and the records about the selected threads (COMM, MMAP, FORK, ...); records
     /// without a pid (FINISHED_ROUND, metadata) are left out under --pid.
     #[command(flatten)]
-    select: strip::Selectors,
+    select: strip::SelectorArgs,
     /// Only records of these types, by perf's names (`SAMPLE,MMAP2`).
     #[arg(long = "type", value_name = "TYPES")]
     types: Option<String>,

@@ -105,6 +105,17 @@ impl<'a> RecordRef<'a> {
             located: std::cell::OnceCell::new(),
         }
     }
+
+    /// [`RecordRef::new`] of a record located before: `at` is what
+    /// [`RecordRef::locate`] found for it (a record held and seen again).
+    #[inline]
+    pub fn located(raw: RawRecord<'a>, meta: &'a Metadata, at: Located) -> Self {
+        RecordRef {
+            raw,
+            meta,
+            located: std::cell::OnceCell::from(at),
+        }
+    }
 }
 
 impl<'a> RecordRef<'a> {

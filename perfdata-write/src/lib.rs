@@ -10,11 +10,12 @@
 //! Keep only the samples (and side-band) of process 31451, streaming:
 //!
 //! ```
-//! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
+//! use perfdata_write::convert::ConvertOptions;
+//! use perfdata_write::edit::{self, Selection, Selectors, Strip};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
-//!     pids: Some(vec![(31451, 31451)]),
+//!     select: Selectors { pids: Some(vec![(31451, 31451)]), ..Default::default() },
 //!     keep: true,
 //!     ..Default::default()
 //! });

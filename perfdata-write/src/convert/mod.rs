@@ -164,7 +164,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
             }
             stage.record(&mut sink, item)
         })?;
-        stage.finish_records(&mut sink)?;
+        stage.finish_records(&mut sink, source.meta())?;
     }
     finish_file(writer, stage, &opts, source.meta())
 }
@@ -255,7 +255,12 @@ pub(crate) fn to_pipe_with<W: Write>(
     edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
     let opts = opts.resolve(reader.meta());
-    let mut source = Source::in_order(reader);
+    // Edits in perf's time order see a directory's streams merged by time, as a file
+    // output has them, and write them so.
+    let mut source = match &edit {
+        Some(e) if e.time_ordered() => Source::for_file(reader)?,
+        _ => Source::in_order(reader),
+    };
     let mut stage = RecordStage::new(opts, source.meta(), Target::Pipe, edit)?;
     let out_endian = stage.out_endian();
     let mut writer = pipe_writer(&stage, out)?;
@@ -273,7 +278,7 @@ pub(crate) fn to_pipe_with<W: Write>(
             Piece::Record(item) => stage.record(&mut sink, item),
             Piece::Payload(more) => stage.payload(&mut sink, more).map(|_| false),
         })?;
-        stage.finish_records(&mut sink)?;
+        stage.finish_records(&mut sink, source.meta())?;
     }
     let meta = source.meta();
     stage.finish_edits(meta)?;

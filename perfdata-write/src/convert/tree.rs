@@ -128,7 +128,7 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_records(&mut sink)?;
+        conv.finish_records(&mut sink, &meta)?;
     }
     finish_file(writer, conv, opts, &meta)
 }
@@ -152,7 +152,7 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_records(&mut sink)?;
+        conv.finish_records(&mut sink, &meta)?;
     }
     let (_, report) = conv.into_results();
     Ok((writer.finish()?, report.finish(&meta, warnings)))
