@@ -71,10 +71,9 @@ const MIXES: &[Mix] = &[
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_reads_every_option_mix() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     for mix in MIXES {
         let mut args = vec!["--samples", "600", "--processes", "3", "--dsos", "2"];
@@ -148,10 +147,9 @@ fn perf_reads_every_option_mix() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_exactly_the_samples_the_weights_ask_for() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let expected = hand_expected();
     let dir = tempfile::tempdir().unwrap();
     let workload = Workload::new(hand_spec()).unwrap();
@@ -198,10 +196,9 @@ const SEEDED: [&str; 12] = [
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_of_the_command_line() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let path = synth(dir.path(), "seeded", &SEEDED);
     // The spec the command line builds from those arguments.
@@ -235,10 +232,9 @@ fn report_matches_the_seeded_plan_of_the_command_line() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_shows_the_call_tree_frames() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let path = synth(
         dir.path(),
@@ -275,10 +271,9 @@ fn script_shows_the_call_tree_frames() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_prints_the_sample_fields_that_were_written() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "--fields",
@@ -314,10 +309,9 @@ fn script_prints_the_sample_fields_that_were_written() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_counts_the_extra_records() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     for (name, extra) in [
         ("file", &[][..]),
@@ -358,10 +352,9 @@ fn perf_counts_the_extra_records() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_json_spec_sets_weights_and_the_machine() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     // hand_spec() as JSON, with a machine of its own.
     let path = synth_spec(

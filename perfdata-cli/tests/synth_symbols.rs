@@ -40,10 +40,9 @@ fn dirs() -> (tempfile::TempDir, PathBuf) {
 /// thread of weight w has 20w in each function of DSO 0, 60w in DSO 1's first and
 /// none in its second (weight 0).
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_the_samples_per_function_of_the_hand_weights() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let mut expected = Counts::new();
     for (i, w) in [1u64, 2, 3, 4].into_iter().enumerate() {
@@ -102,10 +101,9 @@ const SEEDED: &[&str] = &[
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_per_function_in_every_container() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let workload = Workload::new(seeded_spec(&dso_dir)).unwrap();
     let mut expected = Counts::new();
@@ -153,10 +151,9 @@ fn report_matches_the_seeded_plan_per_function_in_every_container() {
 /// Every frame of every callchain, as `perf script -F ip,sym` prints it: the ip as an
 /// address in the DSO file and the name of the function the model put it in.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_names_the_call_tree_frames() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let path = synth(
         dir.path(),
