@@ -50,7 +50,7 @@ fn functions_of(data: &Path, dso: &str) -> Vec<String> {
     our_rows(data, "comm,dso,sym", &[])
         .values()
         .flat_map(|rows| rows.iter())
-        .filter(|(cells, (_, pct))| cells[1] == dso && *pct > 1.0)
+        .filter(|(cells, row)| cells[1] == dso && row.percent > 1.0)
         .map(|(cells, _)| cells[2].clone())
         .collect()
 }
@@ -60,7 +60,7 @@ fn hot_lines(data: &Path) -> Vec<String> {
     our_rows(data, "srcline", &[])
         .values()
         .flat_map(|rows| rows.iter())
-        .filter(|(cells, (_, pct))| cells[0].starts_with("hot.c:") && *pct > 1.0)
+        .filter(|(cells, row)| cells[0].starts_with("hot.c:") && row.percent > 1.0)
         .map(|(cells, _)| cells[0].clone())
         .collect()
 }

@@ -56,7 +56,7 @@ fn bpf_program_rows_match_perf_report() {
         .into_values()
         .flat_map(|rows| rows.into_iter())
         .filter(|(cells, _)| cells[1].starts_with("bpf_prog_"))
-        .map(|(cells, (_, pct))| (cells, pct))
+        .map(|(cells, row)| (cells, row.percent))
         .collect();
     eprintln!("{n} rows compared; BPF rows {bpf:?}");
     assert!(
