@@ -16,11 +16,12 @@ fn perfdata(args: &[&OsStr]) -> std::process::Output {
     run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)
 }
 
-/// A shell busy for about half a second of CPU time, forking `ls` a few times.
+/// A shell busy for one second of wall time (however loaded the machine), then forking
+/// `ls`.
 const BUSY: &[&str] = &[
     "sh",
     "-c",
-    "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; ls /usr > /dev/null; ls / > /dev/null",
+    "timeout 1 sh -c 'while :; do :; done'; ls /usr > /dev/null; true",
 ];
 
 /// One SAMPLE of a recording: where its time field is, its time and cpu, and how many
@@ -64,7 +65,8 @@ fn set_time(bytes: &mut [u8], s: &Sample, t: u64) {
 
 /// How many records perf script counts out of order (0 when it says nothing).
 fn perf_out_of_order(path: &Path) -> u64 {
-    let run = perf_run(&["script"], path);
+    // The fewest fields: the count is the ordered events', whatever is printed.
+    let run = perf_run(&["script", "-F", "comm"], path);
     assert_eq!(run.status, Some(0), "{}", run.stderr);
     let line = run
         .stderr
@@ -123,7 +125,12 @@ impl Lcg {
 fn out_of_order_records_are_what_perfs_ordered_events_count() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
-    let fresh = workload::record(dir.path(), "sys.data", &["-a", "-g", "-m", "16"], BUSY);
+    let fresh = workload::record(
+        dir.path(),
+        "sys.data",
+        &["-a", "-g", "-m", "16", "-F", "1000"],
+        BUSY,
+    );
     let bytes = std::fs::read(&fresh).unwrap();
     let all = samples(&bytes);
     let rounds = all.last().unwrap().round;
@@ -248,6 +255,40 @@ fn compressed_records_without_the_compressed_feature_are_a_problem() {
             "{stdout}"
         );
     }
+}
+
+/// A file whose events perf cannot open together (`file-multi-event`, event 1's
+/// sample_id_all cleared): perf refuses it, and check names perf's reason.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn events_perf_refuses_in_a_file_are_a_problem() {
+    assert!(perf_available());
+    let mut bytes =
+        std::fs::read(perfdata_tests::fixtures_dir().join("file-multi-event.data")).unwrap();
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    // Header: attr_size at 16, the attrs section's offset at 24; flags 40 bytes into an
+    // attr, sample_id_all its bit 18.
+    let flags = word(24) + word(16) + 40;
+    assert_ne!(bytes[flags + 2] & 1 << 2, 0);
+    bytes[flags + 2] &= !(1 << 2);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "m.data", &bytes);
+    let run = perf_run(&["report", "--stats"], &path);
+    assert!(
+        run.stderr.contains("non matching sample_id_all"),
+        "{}",
+        run.stderr
+    );
+    let out = perfdata(&[OsStr::new("check"), path.as_os_str()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "events: event 1 and event 0 differ in sample_id_all: perf 6.1 \
+             refuses the file (\"non matching sample_id_all\")"
+        ),
+        "{stdout}"
+    );
 }
 
 /// The offset of the first compressed record.
