@@ -89,6 +89,7 @@ pub mod json;
 mod meta;
 mod names;
 mod perf_data;
+pub mod perf_open;
 pub mod raw;
 mod reader;
 pub mod record;

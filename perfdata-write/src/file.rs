@@ -113,6 +113,8 @@ pub struct FileWriter<W: Write + Seek> {
     auxtrace: Vec<AuxtracePosition>,
     /// The compressed record type written, if any: the file then needs COMPRESSED.
     compressed: Option<RecordType>,
+    /// The events, for what perf checks of them when it opens the file.
+    attrs: Vec<perfdata_core::attr::PerfEventAttr>,
     /// What [`FileWriter::finish`] derives from the records written; `None` when the
     /// caller derives the features itself (the convert pipeline).
     derive: Option<Derive>,
@@ -266,6 +268,7 @@ impl<W: Write + Seek> FileWriter<W> {
             pos,
             auxtrace: Vec::new(),
             compressed: None,
+            attrs: attrs.iter().map(|a| a.attr.clone()).collect(),
             derive: Some(Derive {
                 events,
                 span: None,
@@ -458,7 +461,8 @@ impl<W: Write + Seek> FileWriter<W> {
     /// records determine are the writer's: SAMPLE_TIME is the span of the samples
     /// written (left out when none has a time), the AUXTRACE index says where the
     /// AUXTRACE records went (added when there are any). Refused: compressed records
-    /// without a COMPRESSED feature (perf could not read them), a feature given twice.
+    /// without a COMPRESSED feature (perf could not read them), a feature given twice,
+    /// events perf 6.1 refuses in a file ([`perfdata_core::perf_open::refusal`]).
     pub fn finish(self, mut features: Vec<FeatureSection>) -> Result<W> {
         features.sort_by_key(|s| s.id.bit());
         if let Some(w) = features.windows(2).find(|w| w[0].id == w[1].id) {
@@ -515,6 +519,14 @@ impl<W: Write + Seek> FileWriter<W> {
                     ),
                 ));
             }
+        }
+        // Events perf cannot tell apart, or tracepoints without their formats.
+        let feature = |want| features.iter().find(|(id, _)| *id == want);
+        let attrs: Vec<_> = self.attrs.iter().collect();
+        let tracing = feature(FeatureId::TracingData).map(|(_, b)| b.as_slice());
+        let stat = feature(FeatureId::Stat).is_some();
+        if let Some(why) = perfdata_core::perf_open::refusal(&attrs, stat, tracing) {
+            return Err(WriteError::unsupported(None, why));
         }
         // An empty data section (size 0) is what a killed `perf record` leaves: perf
         // warns it "was not properly terminated" and the reader takes the features

@@ -265,6 +265,29 @@ impl Checker {
         }
     }
 
+    /// What perf 6.1 refuses when it opens a file (`perf_open`); of a pipe, which it
+    /// opens without those checks, tracing data its `trace_report` cannot read (perf
+    /// script then stops: "tracing data size mismatch").
+    fn perf_opens(&mut self, meta: &crate::Metadata) {
+        let tracing = crate::tracing::tracing_blob(meta);
+        let why = if meta.container == ContainerKind::Pipe {
+            tracing
+                .and_then(crate::tracing::unreadable)
+                .map(|why| format!("perf 6.1 cannot read it: {why}"))
+        } else {
+            let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+            let stat = meta.feature(FeatureId::Stat).is_some();
+            crate::perf_open::refusal(&attrs, stat, tracing)
+        };
+        if let Some(why) = why {
+            let context = match meta.container {
+                ContainerKind::Pipe => "tracing data",
+                _ => "events",
+            };
+            self.push(None, context.into(), why);
+        }
+    }
+
     /// The records perf's ordered events count out of order, each a problem, unless an
     /// event writes its ring buffer backward: perf then says nothing
     /// (`perf_session__warn_order`).
@@ -297,6 +320,7 @@ impl Checker {
     /// Every feature decodes; the AUXTRACE index and SAMPLE_TIME agree with the records.
     fn features(&mut self, meta: &crate::Metadata) {
         self.out_of_order(meta);
+        self.perf_opens(meta);
         for section in meta.features.values() {
             let context = format!("feature {}", section.id);
             if matches!(section.feature, Feature::Raw(_))

@@ -132,6 +132,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     }
     let out_meta = stage.out_meta(source.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, &opts, Target::File)?;
+    let newer = newer_attrs(source.meta(), &attrs);
     let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
     if let Some((input, output)) = copy {
         writer = writer.copy_runs_from(input, output);
@@ -166,7 +167,25 @@ pub(crate) fn to_file_with<W: Write + Seek>(
         })?;
         stage.finish_records(&mut sink)?;
     }
-    finish_file(writer, stage, &opts, source.meta())
+    let (out, mut report) = finish_file(writer, stage, &opts, source.meta())?;
+    report.warnings.extend(newer);
+    Ok((out, report))
+}
+
+/// A stream's attrs larger than perf 6.1's 128 bytes, kept as they are in a file (a
+/// newer perf's, or a size field that says more): perf 6.1 reads them in the stream,
+/// but refuses the file, which the conversion says.
+fn newer_attrs(input: &Metadata, attrs: &[AttrEntry]) -> Option<String> {
+    let size = attrs.first()?.attr.encoded_len;
+    (input.container == perfdata_core::ContainerKind::Pipe
+        && size > perfdata_core::attr::ATTR_SIZE_PERF_6_1)
+        .then(|| {
+            format!(
+                "attrs of {size} bytes, more than perf 6.1's 128: perf 6.1 refuses the file \
+                 (\"file uses a more recent and unsupported ABI\"); a newer perf reads it, \
+                 and --compat=perf6.1 cuts the attrs to 128 bytes"
+            )
+        })
 }
 
 /// The end of every file conversion: the edits' last word, the features (derived ones
