@@ -113,8 +113,8 @@ pub struct FileWriter<W: Write + Seek> {
     auxtrace: Vec<AuxtracePosition>,
     /// The compressed record type written, if any: the file then needs COMPRESSED.
     compressed: Option<RecordType>,
-    /// The events, for what perf checks of them when it opens the file.
-    attrs: Vec<perfdata_core::attr::PerfEventAttr>,
+    /// The events, for perf's checks at open; `None`: keep what perf refused in the input.
+    attrs: Option<Vec<perfdata_core::attr::PerfEventAttr>>,
     /// What [`FileWriter::finish`] derives from the records written; `None` when the
     /// caller derives the features itself (the convert pipeline).
     derive: Option<Derive>,
@@ -268,7 +268,7 @@ impl<W: Write + Seek> FileWriter<W> {
             pos,
             auxtrace: Vec::new(),
             compressed: None,
-            attrs: attrs.iter().map(|a| a.attr.clone()).collect(),
+            attrs: Some(attrs.iter().map(|a| a.attr.clone()).collect()),
             derive: Some(Derive {
                 events,
                 span: None,
@@ -284,6 +284,12 @@ impl<W: Write + Seek> FileWriter<W> {
     /// of a recording starts.
     pub fn for_meta(out: W, meta: &Metadata) -> Result<Self> {
         Self::new(out, meta.endian, &AttrEntry::all(meta), &meta.event_types)
+    }
+
+    /// A conversion of a file perf 6.1 refuses for its events keeps them as they were.
+    pub(crate) fn keeping_what_perf_refused(mut self) -> Self {
+        self.attrs = None;
+        self
     }
 
     /// The caller derives the features itself and finishes with
@@ -520,12 +526,13 @@ impl<W: Write + Seek> FileWriter<W> {
                 ));
             }
         }
-        // Events perf cannot tell apart, or tracepoints without their formats.
+        // Events perf cannot tell apart, tracepoints without their formats.
         let feature = |want| features.iter().find(|(id, _)| *id == want);
-        let attrs: Vec<_> = self.attrs.iter().collect();
+        let attrs: Option<Vec<_>> = self.attrs.as_ref().map(|a| a.iter().collect());
         let tracing = feature(FeatureId::TracingData).map(|(_, b)| b.as_slice());
         let stat = feature(FeatureId::Stat).is_some();
-        if let Some(why) = perfdata_core::perf_open::refusal(&attrs, stat, tracing) {
+        let why = attrs.and_then(|a| perfdata_core::perf_open::refusal(&a, stat, tracing));
+        if let Some(why) = why {
             return Err(WriteError::unsupported(None, why));
         }
         // An empty data section (size 0) is what a killed `perf record` leaves: perf

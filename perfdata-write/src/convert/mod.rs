@@ -217,11 +217,29 @@ fn file_writer<W: Write + Seek>(
     attrs: &[AttrEntry],
     meta: &Metadata,
 ) -> Result<FileWriter<W>> {
-    let writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
+    let mut writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
+    if input_refused(meta).is_some() {
+        writer = writer.keeping_what_perf_refused();
+    }
     Ok(match stage.keeps_metadata() {
         true => writer.caller_derives().copying_file_data(),
         false => writer.caller_derives(),
     })
+}
+
+/// Why perf 6.1 refuses the input itself for its events (`perf_open`), when it is a file
+/// or directory: its conversion keeps what it had (perf reads the output no less than
+/// the input), where a conversion that would bring the refusal about is refused.
+fn input_refused(meta: &Metadata) -> Option<String> {
+    if meta.container == perfdata_core::ContainerKind::Pipe {
+        return None;
+    }
+    let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+    let stat = meta
+        .feature(perfdata_core::feature::FeatureId::Stat)
+        .is_some();
+    let tracing = perfdata_core::tracing::tracing_blob(meta);
+    perfdata_core::perf_open::refusal(&attrs, stat, tracing)
 }
 
 /// The pipe writer of a conversion: a stream's records are copied as the input had
