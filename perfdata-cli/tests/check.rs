@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use perfdata_core::check::check_bytes;
 use perfdata_core::record::RecordType;
 use perfdata_core::PerfReader;
-use perfdata_tests::{all_inputs, fixture_files, fixtures_dir, name, run_perfdata, CORRUPT};
+use perfdata_tests::{all_inputs, fixture_files, fixtures_dir, name, run_perfdata, Lcg, CORRUPT};
 
 fn perfdata(args: &[&OsStr]) -> std::process::Output {
     run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)
@@ -121,19 +121,6 @@ fn unreadable_input_exits_2_and_json_names_every_field() {
     assert_eq!(lines[0]["problems"].as_array().unwrap().len(), 0);
     assert_eq!(lines[0]["records"], 294);
 }
-
-/// A deterministic generator for the mutants.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 /// 1,000 mutants of the small fixtures (one to four bytes set to random values): every
 /// one `perfdata stats` rejects or reads with a warning (a section cut off, say), check
 /// reports with at least one problem.
@@ -150,9 +137,9 @@ fn every_mutant_stats_rejects_has_a_problem() {
     let (mut rejected, mut missed) = (0, Vec::new());
     for i in 0..1000 {
         let mut bytes = files[i % files.len()].clone();
-        for _ in 0..=rng.next() % 4 {
-            let at = rng.next() as usize % bytes.len();
-            bytes[at] = rng.next() as u8;
+        for _ in 0..=rng.draw() % 4 {
+            let at = rng.draw() as usize % bytes.len();
+            bytes[at] = rng.draw() as u8;
         }
         std::fs::write(&mutant, &bytes).unwrap();
         let stats = perfdata(&[OsStr::new("stats"), mutant.as_os_str()]);
@@ -199,12 +186,12 @@ fn every_mutant_convert_refuses_has_a_problem() {
     for i in 0..400 {
         let mut m = files[i % files.len()].clone();
         if i % 2 == 0 {
-            let at = rng.next() as usize % 104;
-            m[at] ^= 1 << (rng.next() % 8);
+            let at = rng.draw() as usize % 104;
+            m[at] ^= 1 << (rng.draw() % 8);
         } else {
-            for _ in 0..=rng.next() % 4 {
-                let at = rng.next() as usize % m.len();
-                m[at] = rng.next() as u8;
+            for _ in 0..=rng.draw() % 4 {
+                let at = rng.draw() as usize % m.len();
+                m[at] = rng.draw() as u8;
             }
         }
         mutants.push(m);

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
-use perfdata_tests::{perf_available, perf_run, run_perfdata};
+use perfdata_tests::{perf_available, perf_run, run_perfdata, Lcg};
 
 mod workload;
 
@@ -101,19 +101,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&p, bytes).unwrap();
     p
 }
-
-/// A deterministic generator for the moved times.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-}
-
 /// `perf record -a -g` writes one CPU's records out of time order at times, and perf
 /// reads them without a word as long as they do not go back past what its ordered
 /// events delivered at a FINISHED_ROUND. check says what perf says: nothing for a
@@ -177,10 +164,10 @@ fn out_of_order_records_are_what_perfs_ordered_events_count() {
     let mut counted = Vec::new();
     for i in 0..12 {
         let mut m = bytes.clone();
-        for _ in 0..=rng.next() % 40 {
-            let s = &all[rng.next() as usize % all.len()];
-            let back = rng.next() % span;
-            let forward = rng.next() % (span / 10);
+        for _ in 0..=rng.draw() % 40 {
+            let s = &all[rng.draw() as usize % all.len()];
+            let back = rng.draw() % span;
+            let forward = rng.draw() % (span / 10);
             set_time(&mut m, s, (s.time + forward).saturating_sub(back).max(1));
         }
         let m = write(dir.path(), &format!("moved{i}.data"), &m);

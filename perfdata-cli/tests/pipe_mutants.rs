@@ -14,7 +14,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use perfdata_tests::{
-    corpus_files, fixtures_dir, name, perf_available, perf_run, run_perfdata, CORRUPT,
+    corpus_files, fixtures_dir, name, perf_available, perf_run, run_perfdata, Lcg, CORRUPT,
 };
 
 /// How a conversion of a mutant ended.
@@ -32,9 +32,8 @@ enum Outcome {
 
 const CONVERSIONS: [&str; 2] = ["--to-file", "--compat=perf6.1"];
 
-/// Convert `input` with `option` into `out` and see whether perf reads the output.
-fn convert(input: &Path, option: &str, out: &Path) -> Outcome {
-    let _ = std::fs::remove_file(out);
+/// `perfdata convert OPTION INPUT -o OUT`.
+fn run_convert(input: &Path, option: &str, out: &Path) -> std::process::Output {
     let args = [
         OsStr::new("convert"),
         OsStr::new(option),
@@ -42,7 +41,13 @@ fn convert(input: &Path, option: &str, out: &Path) -> Outcome {
         OsStr::new("-o"),
         out.as_os_str(),
     ];
-    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None)
+}
+
+/// Convert `input` with `option` into `out` and see whether perf reads the output.
+fn convert(input: &Path, option: &str, out: &Path) -> Outcome {
+    let _ = std::fs::remove_file(out);
+    let run = run_convert(input, option, out);
     let stderr = String::from_utf8_lossy(&run.stderr);
     if !run.status.success() {
         assert_eq!(run.status.code(), Some(1), "{option}: {stderr}");
@@ -97,22 +102,6 @@ fn records(b: &[u8]) -> Vec<Rec> {
     }
     out
 }
-
-/// A deterministic generator.
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        self.0 >> 33
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// One mutant of `b`.
 fn mutate(b: &[u8], rng: &mut Lcg) -> Vec<u8> {
     let mut m = b.to_vec();
@@ -123,7 +112,7 @@ fn mutate(b: &[u8], rng: &mut Lcg) -> Vec<u8> {
         0 => {
             for _ in 0..=rng.below(4) {
                 let at = rng.below(m.len());
-                m[at] = rng.next() as u8;
+                m[at] = rng.draw() as u8;
             }
         }
         1 => {
@@ -133,7 +122,7 @@ fn mutate(b: &[u8], rng: &mut Lcg) -> Vec<u8> {
         2 => {
             let (at, _, len) = pick(rng);
             let i = at + rng.below(len.min(64));
-            m[i] = rng.next() as u8;
+            m[i] = rng.draw() as u8;
         }
         3 => {
             let (at, _, len) = pick(rng);
@@ -344,14 +333,7 @@ fn a_feature_that_does_not_decode_is_written_with_a_warning() {
     std::fs::write(&input, &m).unwrap();
     assert!(perf_reads(&input));
     for option in CONVERSIONS {
-        let args = [
-            OsStr::new("convert"),
-            OsStr::new(option),
-            input.as_os_str(),
-            OsStr::new("-o"),
-            out.as_os_str(),
-        ];
-        let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+        let run = run_convert(&input, option, &out);
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert!(run.status.success(), "{option}: {stderr}");
         assert!(
