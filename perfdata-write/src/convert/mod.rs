@@ -234,11 +234,16 @@ fn input_refused(meta: &Metadata) -> Option<String> {
     if meta.container == perfdata_core::ContainerKind::Pipe {
         return None;
     }
+    use perfdata_core::feature::FeatureId;
     let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
-    let stat = meta
-        .feature(perfdata_core::feature::FeatureId::Stat)
-        .is_some();
-    let tracing = perfdata_core::tracing::tracing_blob(meta);
+    let stat = meta.feature(FeatureId::Stat).is_some();
+    // perf wants the formats from the header's TRACING_DATA, before any record (the
+    // tracing data of simpleperf's files is a record in the data section).
+    let in_header = meta.header.as_ref().is_some_and(|h| {
+        h.feature_bits(meta.endian)
+            .is_set(FeatureId::TracingData.bit())
+    });
+    let tracing = perfdata_core::tracing::tracing_blob(meta).filter(|_| in_header);
     perfdata_core::perf_open::refusal(&attrs, stat, tracing)
 }
 
