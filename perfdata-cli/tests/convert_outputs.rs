@@ -54,7 +54,9 @@ fn patched(dir: &Path, name: &str, patch: impl FnOnce(&mut Vec<u8>)) -> PathBuf 
 /// (the reader warns and goes by attr_size) becomes a HEADER_ATTR whose size field is
 /// the 128 bytes it holds, which perfdata and perf read back.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     for said in [136u32, 256] {
         let input = patched(dir.path(), "file-cpu-clock.data", |b| {
@@ -71,11 +73,9 @@ fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
         let v = stats_json(&out);
         assert_eq!(v["records"]["SAMPLE"], 279, "{v}");
         assert_eq!(v["events"][0]["name"], "cpu-clock");
-        if perf_available() {
-            let perf = perf_stats(&out);
-            assert!(perf.clean, "perf rejects the stream (attr size {said})");
-            assert_eq!(perf.samples, [("cpu-clock".to_string(), 279)]);
-        }
+        let perf = perf_stats(&out);
+        assert!(perf.clean, "perf rejects the stream (attr size {said})");
+        assert_eq!(perf.samples, [("cpu-clock".to_string(), 279)]);
         assert!(
             warnings.contains(&format!(
                 "attr 0 said its size is {said} but holds 128 bytes"
@@ -131,7 +131,9 @@ fn header_feature_ids(bytes: &[u8]) -> Vec<u64> {
 /// HEADER_FEATURE before the end-of-features marker, so perf 6.1 decompresses it;
 /// decompressing one drops it. From a path and from stdin.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressing_a_stream_carries_the_compressed_feature() {
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let input = fixtures_dir().join("pipe-cpu-clock.data");
     let from_path = dir.path().join("z.data");
@@ -161,9 +163,7 @@ fn compressing_a_stream_carries_the_compressed_feature() {
         let v = stats_json(out);
         assert!(v["records"]["COMPRESSED"].as_u64().unwrap() >= 1, "{v}");
         assert_eq!(v["records"]["SAMPLE"], 130);
-        if perf_available() {
-            assert_eq!(perf_script_lines(out), perf_script_lines(&input));
-        }
+        assert_eq!(perf_script_lines(out), perf_script_lines(&input));
     }
 
     let compressed = fixtures_dir().join("pipe-compressed.data");
@@ -171,9 +171,7 @@ fn compressing_a_stream_carries_the_compressed_feature() {
     convert(&["--decompress"], &compressed, &expanded);
     let ids = header_feature_ids(&std::fs::read(&expanded).unwrap());
     assert!(!ids.contains(&27) && ids.last() == Some(&32), "{ids:?}");
-    if perf_available() {
-        assert_eq!(perf_script_lines(&expanded), perf_script_lines(&compressed));
-    }
+    assert_eq!(perf_script_lines(&expanded), perf_script_lines(&compressed));
 }
 
 /// "time of first sample" and "time of last sample" as `perf report --header-only`
@@ -202,10 +200,9 @@ fn perf_sample_times(path: &Path) -> (String, String) {
 /// from the samples when the stream becomes a file: perf shows the first and last
 /// sample times `perf script` prints, and `perf report --time 10%/1` works.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_to_file_recomputes_sample_time() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let zero = fixtures_dir().join("pipe-cpu-clock.data");
     let wrong = patched(dir.path(), "pipe-cpu-clock.data", |b| {
@@ -346,7 +343,9 @@ fn damaged_compressed_records_are_not_passed_through() {
 /// has one attr size: the smaller attrs grow to the largest, the new fields zero, as
 /// perf holds every attr at its newest size. It was an error naming no offset.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn attrs_of_different_sizes_grow_to_one_size_in_a_file() {
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let input = patched(dir.path(), "pipe-cpu-clock.data", |b| {
         let size = u16::from_le_bytes(b[22..24].try_into().unwrap()) as usize;
@@ -378,9 +377,7 @@ fn attrs_of_different_sizes_grow_to_one_size_in_a_file() {
     let v = stats_json(&out);
     assert_eq!(v["events"].as_array().unwrap().len(), 2, "{v}");
     assert_eq!(v["records"]["SAMPLE"], 130);
-    if perf_available() {
-        let perf = perf_stats(&out);
-        assert!(perf.clean, "perf rejects the file");
-        assert_eq!(perf.records.get("SAMPLE"), Some(&130));
-    }
+    let perf = perf_stats(&out);
+    assert!(perf.clean, "perf rejects the file");
+    assert_eq!(perf.records.get("SAMPLE"), Some(&130));
 }

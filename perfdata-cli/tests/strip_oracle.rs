@@ -13,10 +13,9 @@ mod workload;
 use common::strip::*;
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn every_selector_on_several_processes() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
     let dir = tempdir();
     let d = dir.path();
@@ -124,10 +123,9 @@ fn every_selector_on_several_processes() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn system_wide() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-system-wide.data");
     let dir = tempdir();
     let all = script_fields(&input, FIELDS_DSO, &[]);
@@ -164,10 +162,9 @@ fn system_wide() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_input_stays_compressed() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-compressed.data");
     let dir = tempdir();
     let all = script(&input, &[]);
@@ -206,10 +203,9 @@ fn compressed_input_stays_compressed() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_and_directory_inputs() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempdir();
     let pipe = to_pipe(&fixtures_dir().join("strip-multi.data"), dir.path());
     let all = script(&pipe, &[]);
@@ -272,10 +268,9 @@ fn pipe_and_directory_inputs() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_record_types() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
     let dir = tempdir();
     let out = dir.path().join("noexit");
@@ -307,10 +302,9 @@ fn bad_selections_write_nothing() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_sample_fields_of_a_dwarf_recording() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("file-callgraph-dwarf.data");
     let dir = tempdir();
     let out = dir.path().join("no-stacks");

@@ -91,6 +91,7 @@ mod meta;
 mod names;
 pub mod ordered;
 mod perf_data;
+pub mod perf_open;
 pub mod raw;
 mod reader;
 pub mod record;

@@ -12,7 +12,9 @@ use crate::meta::Metadata;
 
 pub mod event;
 pub mod print;
+mod readable;
 pub use event::{DecodedTrace, FieldValue, TraceEvent, TraceEvents};
+pub use readable::unreadable;
 
 /// The tracing blob of a recording, if it has one.
 pub fn tracing_blob(meta: &Metadata) -> Option<&[u8]> {

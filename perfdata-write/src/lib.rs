@@ -53,7 +53,8 @@
 //! Below them:
 //! - [`FileWriter`] writes file mode, streaming the data section and writing the header
 //!   last; it refuses what would make an invalid file (a pipe stream's header records in
-//!   the data section, compressed records without the COMPRESSED feature) and derives
+//!   the data section, compressed records without the COMPRESSED feature, events perf
+//!   6.1 refuses in a file: [`perfdata_core::perf_open`]) and derives
 //!   SAMPLE_TIME and the AUXTRACE index itself.
 //! - [`PipeWriter`] writes pipe mode without seeking; it refuses what perf cannot read
 //!   (a compressed record before the COMPRESSED feature, a record naming an event
