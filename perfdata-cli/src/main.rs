@@ -91,7 +91,8 @@ enum Command {
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
     #[command(subcommand)]
     Buildid(buildid::BuildIdCommand),
-    /// Replace comms, paths, hostname, command line and cgroups with stable pseudonyms.
+    /// Replace comms, paths, hostname, command line, cgroups and BPF names with stable
+    /// pseudonyms, writing only what is understood and rewritten.
     Anonymize(anonymize::AnonymizeArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),

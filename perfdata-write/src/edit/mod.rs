@@ -16,8 +16,7 @@
 //! of what it removed (`perfdata strip`). [`Remap`] replaces build ids and path
 //! prefixes; [`Anonymize`] replaces names with stable pseudonyms (`perfdata anonymize`).
 
-mod anon_raw;
-mod anonymize;
+mod anon;
 mod binaries;
 mod fields;
 mod filter;
@@ -38,7 +37,7 @@ use perfdata_core::{Metadata, PerfReader, ReadOptions, RecordRef};
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
-pub use anonymize::{Anonymize, AnonymizeCounts};
+pub use anon::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
 pub use filter::RecordFilter;
 pub use perfdata_core::select::{

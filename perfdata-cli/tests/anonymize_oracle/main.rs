@@ -7,7 +7,9 @@
 //! `sha1sum` (the first 12 hex digits of SHA-1 of salt, a 0 byte and the name). Every
 //! fixture and every corpus file is checked (those perf refuses through a copy it reads).
 
+#[path = "../anon_secrets/mod.rs"]
 mod anon_secrets;
+mod secrets;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
