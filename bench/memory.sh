@@ -21,8 +21,7 @@
 #   --threads-per-process 4 --dsos 8 --cpus 2`) at 1 GiB and 4 GiB: its DSOs have no
 #   symbols, so each of its ~140,000 addresses is a symbol of its own.
 #
-# Outputs go to standard output, which is /dev/null here (never `-o /dev/null`: an
-# output path is replaced by a file).
+# Outputs go to standard output, which is /dev/null here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-memory}

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use perfdata_core::attr::SampleType;
 use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_write::convert::{ConvertOptions, Target};
-use perfdata_write::edit::{self, DropSampleFields, RecordEdit, Selection, Strip};
+use perfdata_write::edit::{self, DropSampleFields, RecordEdit, Selection, Selectors, Strip};
 
 mod common;
 
@@ -21,7 +21,10 @@ fuzz_target!(|data: &[u8]| {
     }
     // The first byte picks the pids (0..=choice/2) and whether to keep or remove them.
     let sel = Selection {
-        pids: Some(vec![(0, u64::from(choice / 2))]),
+        select: Selectors {
+            pids: Some(vec![(0, u64::from(choice / 2))]),
+            ..Default::default()
+        },
         keep: choice & 1 == 1,
         ..Default::default()
     };

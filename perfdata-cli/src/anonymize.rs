@@ -1,6 +1,7 @@
-//! `perfdata anonymize IN -o OUT`: replace comms, paths, the hostname, the command line
-//! and cgroup paths with stable pseudonyms, and zero what cannot be vouched for. The
-//! arguments only: the edit is `perfdata_write::edit::Anonymize`.
+//! `perfdata anonymize IN -o OUT`: replace comms, paths, the hostname, the command line,
+//! cgroup paths and BPF program names with stable pseudonyms, and zero or leave out what
+//! cannot be vouched for. The arguments only: the edit is
+//! `perfdata_write::edit::Anonymize`.
 
 use std::path::PathBuf;
 
@@ -28,10 +29,14 @@ pub struct AnonymizeArgs {
     #[arg(long, value_name = "NAME")]
     keep_comm: Vec<String>,
     /// Keep RAW tracepoint payloads, user stacks, registers and AUX trace data instead
-    /// of zeroing them, and features of unknown layout instead of dropping them (they
-    /// may hold names and memory contents).
+    /// of zeroing them (they may hold names and memory contents).
     #[arg(long)]
     keep_raw: bool,
+    /// Fail, writing nothing, on the first record or feature that cannot be vouched
+    /// for (a type or layout not known, bytes that do not fit it, an id that matches
+    /// no event), instead of leaving it out with a warning.
+    #[arg(long)]
+    strict: bool,
     /// Write the records of compressed input uncompressed.
     #[arg(long)]
     decompress: bool,
@@ -55,12 +60,13 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), CliError> {
         .collect();
     keep_paths.extend(args.keep_path.iter().cloned());
     let names = Pseudonyms::new(&salt, keep_paths, args.keep_comm.clone())?;
-    let anon = Anonymize::new(names, args.keep_raw);
+    let anon = Anonymize::new(names, args.keep_raw).strict(args.strict);
     let counts = anon.counts();
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(anon)];
     let (report, _) =
         crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
     report.warnings.iter().for_each(crate::warn);
+    counts.borrow().warnings().iter().for_each(crate::warn);
     if !crate::quiet() {
         print_summary(&counts.borrow(), args.salt.is_none(), args.keep_raw);
     }
@@ -70,7 +76,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), CliError> {
 /// What was renamed and what was zeroed.
 fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
     let features: Vec<String> = c.features.iter().map(|f| f.name()).collect();
-    eprintln!(
+    errln!(
         "renamed: {} records; features {}",
         c.renamed_records,
         if features.is_empty() {
@@ -80,7 +86,7 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
         }
     );
     if c.raw_rebuilt > 0 {
-        eprintln!(
+        errln!(
             "rebuilt from their tracepoint formats (numbers kept, strings renamed, byte \
              buffers zeroed): {} RAW payloads",
             c.raw_rebuilt
@@ -98,25 +104,24 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
         .filter(|(_, n)| *n > 0)
         .map(|(what, n)| format!("{n} {what}"))
         .collect();
-    if !c.dropped_features.is_empty() {
-        let names: Vec<String> = c.dropped_features.iter().map(|f| f.name()).collect();
-        eprintln!(
-            "dropped (layout unknown, cannot be vouched for; --keep-raw keeps them): \
-             features {}",
-            names.join(", ")
-        );
-    }
     if !zeroed.is_empty() {
-        eprintln!(
+        errln!(
             "zeroed (unvouched bytes; --keep-raw keeps them): {}",
             zeroed.join(", ")
         );
-    } else if keep_raw {
-        eprintln!(
-            "--keep-raw: RAW payloads, user stacks, registers and AUX data kept as they were"
-        );
+    }
+    let others: Vec<String> = c
+        .zeroed
+        .iter()
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+    if !others.is_empty() {
+        errln!("zeroed: {}", others.join(", "));
+    }
+    if keep_raw && zeroed.is_empty() {
+        errln!("--keep-raw: RAW payloads, user stacks, registers and AUX data kept as they were");
     }
     if random_salt {
-        eprintln!("salt: random (give --salt to get the same pseudonyms in other files)");
+        errln!("salt: random (give --salt to get the same pseudonyms in other files)");
     }
 }

@@ -3,6 +3,7 @@
 //! arguments only: the logic is `perfdata_core::buildids` and
 //! `perfdata_write::edit::Remap`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_core::record::RecordType;
@@ -57,13 +58,17 @@ pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
     match cmd {
         BuildIdCommand::List { file, json } => {
             let list = perfdata_core::buildids::list(edit::open(file.path())?)?;
+            // Written, never printed: a closed stdout (`| head`) is an error that ends
+            // the command quietly, where println! would panic.
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             if *json {
-                perfdata_core::json::write_pretty(&mut std::io::stdout().lock(), &list)?;
+                perfdata_core::json::write_pretty(&mut out, &list)?;
             } else {
                 for dso in &list {
-                    println!("{dso}");
+                    writeln!(out, "{dso}")?;
                 }
             }
+            out.flush()?;
             Ok(())
         }
         BuildIdCommand::Remap(args) => remap(args),
@@ -107,7 +112,7 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
                 .map(|c| format!("{} {}", t.name(), c.replaced))
         })
         .collect();
-        eprintln!("records rewritten: {}", changed.join(", "));
+        errln!("records rewritten: {}", changed.join(", "));
     }
     Ok(())
 }

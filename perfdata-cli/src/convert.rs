@@ -79,10 +79,6 @@ pub struct ConvertArgs {
     /// Allow OUT to be the input file (it is replaced only when the conversion succeeded).
     #[arg(long)]
     in_place: bool,
-    /// Copy compressed records that do not decompress (with a warning) instead of
-    /// failing; compressed records copied as they are are always checked.
-    #[arg(long)]
-    keep_damaged: bool,
 }
 
 impl ConvertArgs {
@@ -92,10 +88,22 @@ impl ConvertArgs {
     }
 }
 
-/// Whether two paths name the same file.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
+/// Whether writing `output` would replace the recording read from `input`: the same
+/// file (device and inode) however it is named, through links, or as stdin (`-`,
+/// `perfdata anonymize - -o x.data < x.data`).
+pub(crate) fn same_file(input: &Path, output: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let input = if input.as_os_str() == "-" {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(input)
+    };
+    match (input, std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
     }
 }
@@ -131,7 +139,6 @@ impl ConvertArgs {
                 Compression::Keep => self.compression.compress_format.map(|_| format),
                 _ => None,
             },
-            keep_damaged: self.keep_damaged,
         }
     }
 }

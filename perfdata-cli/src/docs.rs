@@ -51,7 +51,8 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     (
         "anonymize",
         "perfdata anonymize perf.data --salt \"$TEAM_SECRET\" -o share.data\n  \
-         perfdata anonymize perf.data --keep-path /opt/app --keep-comm app -o share.data",
+         perfdata anonymize perf.data --keep-path /opt/app --keep-comm app -o share.data\n  \
+         perfdata anonymize --strict damaged.data -o share.data   # fail rather than drop",
     ),
     (
         "report",

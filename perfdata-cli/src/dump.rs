@@ -10,18 +10,18 @@ use perfdata_core::{dump, PerfReader, ReadOptions};
 use perfdata_write::edit::{self, RecordFilter};
 
 use crate::progress::Progress;
-use crate::strip::Selectors;
+use crate::strip::SelectorArgs;
 use crate::{print_warnings, CliError};
 
 pub fn run(
     path: &Path,
     as_json: bool,
     decompress: bool,
-    select: &Selectors,
+    select: &SelectorArgs,
     types: Option<&str>,
 ) -> Result<(), CliError> {
     let types = types.map(edit::parse_record_types).transpose()?;
-    let mut filter = RecordFilter::new(select.selection()?, types.unwrap_or_default());
+    let mut filter = RecordFilter::new(select.selectors()?, types.unwrap_or_default());
     let opts = if decompress {
         ReadOptions::ContainersAndContents
     } else {
@@ -46,10 +46,14 @@ pub fn run(
             }
         };
         progress.set(item.raw.offset + item.raw.bytes.len() as u64);
-        if all || filter.shows(&item) {
+        if all {
             writer.write(&mut out, &item)?;
+        } else {
+            filter.feed(&item, &mut |shown| writer.write(&mut out, shown))?;
         }
     }
+    // Records still waiting for perf's order (a comm selector), at the end.
+    filter.finish(reader.meta(), &mut |shown| writer.write(&mut out, shown))?;
     writer.flush(&mut out)?;
     drop(out);
     drop(progress);

@@ -1,5 +1,14 @@
 //! `perfdata`: inspect, edit and convert Linux perf.data files.
 
+/// `eprintln!` that cannot panic: a stderr whose reader went away (`2>&1 | head -1`)
+/// loses the line instead of ending the command (eprintln! panics on EPIPE).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod alloc;
 mod anonymize;
 mod buildid;
@@ -59,7 +68,7 @@ pub fn quiet() -> bool {
 /// Print a warning to stderr, unless `-q`.
 pub fn warn(w: impl std::fmt::Display) {
     if !quiet() {
-        eprintln!("perfdata: warning: {w}");
+        errln!("perfdata: warning: {w}");
     }
 }
 
@@ -83,7 +92,8 @@ enum Command {
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
     #[command(subcommand)]
     Buildid(buildid::BuildIdCommand),
-    /// Replace comms, paths, hostname, command line and cgroups with stable pseudonyms.
+    /// Replace comms, paths, hostname, command line, cgroups and BPF names with stable
+    /// pseudonyms, writing only what is understood and rewritten.
     Anonymize(anonymize::AnonymizeArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
@@ -125,7 +135,7 @@ struct DumpArgs {
     /// and the records about the selected threads (COMM, MMAP, FORK, ...); records
     /// without a pid (FINISHED_ROUND, metadata) are left out under --pid.
     #[command(flatten)]
-    select: strip::Selectors,
+    select: strip::SelectorArgs,
     /// Only records of these types, by perf's names (`SAMPLE,MMAP2`).
     #[arg(long = "type", value_name = "TYPES")]
     types: Option<String>,
@@ -181,7 +191,7 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("perfdata: error: {e}");
+                errln!("perfdata: error: {e}");
                 ExitCode::from(2)
             }
         };
@@ -216,7 +226,7 @@ fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             let _ = std::io::stdout().flush();
-            eprintln!("perfdata: error: {e}");
+            errln!("perfdata: error: {e}");
             ExitCode::FAILURE
         }
     }

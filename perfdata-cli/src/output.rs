@@ -1,6 +1,10 @@
 //! Where a rewriting command's output goes: a file (written beside the target and renamed
-//! into place when everything succeeded) or stdout (a pipe stream as it is made; a file
-//! built in a temp file first, since its header is written last).
+//! into place when everything succeeded) or a stream: stdout, or an existing output that
+//! is no regular file (a device, a FIFO, `/dev/stdout` on a pipe), written in place and
+//! never replaced. A stream gets a pipe-mode output as it is made; a file-mode one is
+//! built in an unnamed temp file first (its header is written last, which needs
+//! seeking) and copied into the stream when complete, as `-o -` always did: the bytes
+//! are those the same command writes to a regular file.
 //!
 //! The output is created before the input is read, so that a directory or an unwritable
 //! place is refused before any work.
@@ -51,20 +55,31 @@ impl Output {
         convert: impl FnOnce(Out<'_>) -> Result<Report, CliError>,
     ) -> Result<(Report, Option<u64>), CliError> {
         if let Some(mut out) = self.0 {
+            if out.is_stream() && target == Target::Pipe {
+                let report = {
+                    let mut w = out.writer();
+                    convert(Out::Stream(&mut w)).and_then(|report| {
+                        w.flush()?;
+                        Ok(report)
+                    })
+                };
+                let report = report.map_err(|e| name_error(&out, e))?;
+                out.commit(None)?;
+                return Ok((report, None));
+            }
+            // A file, or a node's spool (copied into it on commit).
             let written = {
                 let mut w = out.threaded_writer()?;
                 let file = w.file().try_clone().ok();
                 convert(Out::Seek(&mut w, file)).and_then(|report| {
                     w.flush()
                         .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
-                    Ok(report)
+                    Ok((report, w.file().metadata().map(|m| m.len()).ok()))
                 })
             };
-            let report = written.map_err(|e| name_error(&out, e))?;
-            let target_path = out.target().to_path_buf();
+            let (report, len) = written.map_err(|e| name_error(&out, e))?;
             // `-` is stdin, even where a file named "-" exists.
             out.commit(Some(input).filter(|p| p.as_os_str() != "-" && p.is_file()))?;
-            let len = std::fs::metadata(target_path).map(|m| m.len()).ok();
             return Ok((report, len));
         }
         if target == Target::Pipe {
@@ -129,6 +144,10 @@ pub fn run_edits(
 fn name_error(out: &AtomicOutput, e: CliError) -> CliError {
     match e {
         CliError::Write(w) => CliError::Write(out.name_error(w)),
+        // EPIPE stays what it is: the reader of a pipe went away, which is no failure.
+        CliError::Output(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            CliError::Write(out.name_error(perfdata_write::WriteError::io("writing", e)))
+        }
         other => other,
     }
 }

@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use perfdata_write::convert::Report;
-use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Strip};
+use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Selectors, Strip};
 
 /// The selectors strip and dump share: perf's --pid, --tid, --comm, --cpu, --event and
 /// --time.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct Selectors {
+pub struct SelectorArgs {
     /// Process ids, perf's list syntax (`1,3-5`).
     #[arg(long, value_name = "LIST")]
     pid: Option<String>,
@@ -31,15 +31,15 @@ pub struct Selectors {
     time: Option<String>,
 }
 
-impl Selectors {
+impl SelectorArgs {
     /// The selectors parsed (an error names the one that does not parse).
-    pub fn selection(&self) -> Result<Selection, CliError> {
+    pub fn selectors(&self) -> Result<Selectors, CliError> {
         let list = |s: &Option<String>, what| {
             s.as_deref()
                 .map(|s| edit::parse_id_list(s, what))
                 .transpose()
         };
-        Ok(Selection {
+        Ok(Selectors {
             pids: list(&self.pid, "pid list")?,
             tids: list(&self.tid, "tid list")?,
             comms: self.comm.iter().map(|c| Glob(c.clone())).collect(),
@@ -50,7 +50,6 @@ impl Selectors {
                 .as_deref()
                 .map(edit::parse_time_ranges)
                 .transpose()?,
-            ..Selection::default()
         })
     }
 }
@@ -65,7 +64,7 @@ pub struct StripArgs {
     #[arg(short, long)]
     output: PathBuf,
     #[command(flatten)]
-    select: Selectors,
+    select: SelectorArgs,
     /// Keep what the selectors match and remove everything else.
     #[arg(long)]
     keep: bool,
@@ -100,7 +99,7 @@ impl StripArgs {
                 Some(t) => edit::parse_record_types(t)?,
                 None => Vec::new(),
             },
-            ..self.select.selection()?
+            select: self.select.selectors()?,
         };
         if !sel.selects_samples() && sel.drop_types.is_empty() && self.drop_sample_fields.is_none()
         {
@@ -154,17 +153,17 @@ fn print_summary(report: &Report, file_in: Option<u64>, file_out: Option<u64>) {
     let Some(s) = report.edits.as_ref().filter(|_| !crate::quiet()) else {
         return;
     };
-    eprintln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
+    errln!("{:<20} {:>10} {:>10}", "record type", "kept", "removed");
     for (ty, c) in &s.records {
-        eprintln!("{:<20} {:>10} {:>10}", ty.name(), c.kept, c.removed);
+        errln!("{:<20} {:>10} {:>10}", ty.name(), c.kept, c.removed);
     }
     for (event, c) in &s.samples {
         let name = s.event_names.get(*event).map_or("?", |n| n.as_str());
         let name = format!("samples {name}");
-        eprintln!("{:<20} {:>10} {:>10}", name, c.kept, c.removed);
+        errln!("{:<20} {:>10} {:>10}", name, c.kept, c.removed);
     }
     let size = |n: Option<u64>| n.map_or("-".to_string(), |n| n.to_string());
-    eprintln!(
+    errln!(
         "bytes: file {} in, {} out; records {} in, {} out",
         size(file_in),
         size(file_out),

@@ -197,10 +197,12 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
     }
     let mut out = AtomicOutput::create(&args.output)?;
     {
-        let w = out.writer();
+        // A pipe stream goes straight into a device or FIFO output; a file seeks (in a
+        // spool copied into such an output on commit).
         let (mut w, _) = if args.pipe {
-            write_trace(&workload, args, SynthWriter::pipe(w, trace)?)?
+            write_trace(&workload, args, SynthWriter::pipe(out.writer(), trace)?)?
         } else {
+            let w = out.seekable_writer()?;
             write_trace(&workload, args, SynthWriter::file(w, trace)?)?
         };
         w.flush()?;

@@ -19,7 +19,7 @@ pub fn set_level(level: u8) {
 /// Print `msg` on stderr when `-v` was given at least `level` times.
 pub fn say(level: u8, msg: impl std::fmt::Display) {
     if LEVEL.load(Ordering::Relaxed) >= level {
-        eprintln!("perfdata: {msg}");
+        errln!("perfdata: {msg}");
     }
 }
 

@@ -43,10 +43,9 @@ fn remap(input: &Path, out: &Path, args: &[&str]) -> Output {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn list_is_what_perf_lists() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (mut compared, mut skipped) = (0, Vec::new());
     for input in all_inputs() {
         let (expected, clean) = perf(&["buildid-list"], &input);
@@ -77,10 +76,9 @@ fn user_binary(listing: &str) -> (String, String) {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn remapped_ids_and_paths_are_what_perf_sees() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let new_id = "0123456789abcdef0123456789abcdef01234567";
     // The BUILD_ID feature, MMAP2 build ids, HEADER_BUILD_ID records of a pipe.

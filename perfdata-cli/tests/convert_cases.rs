@@ -103,8 +103,16 @@ fn compressed_pipe_recording_becomes_readable() {
 /// --compat=perf6.1, with every sample there.
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
+#[cfg_attr(
+    all(no_corpus, not(perf_missing)),
+    ignore = "PERFDATA_CORPUS is not set"
+)]
 fn compat_makes_refused_corpus_files_readable() {
     assert!(perf_available());
+    assert!(
+        perfdata_tests::corpus_dir().is_some(),
+        "PERFDATA_CORPUS is set"
+    );
     let dir = tempfile::tempdir().unwrap();
     let mut fixed = Vec::new();
     let mut failures = Vec::new();

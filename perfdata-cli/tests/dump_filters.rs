@@ -2,8 +2,8 @@
 //! SAMPLE lines of `dump --pid P`, `--tid T`, `--cpu C`, `--comm NAME` and `--time
 //! 10%-50%` are as many as the samples `perf script` prints with `--pid`, `--tid`,
 //! `--cpu`, `--comms` and `--time` (the values taken from each fixture's first sample;
-//! `--comm` is not compared on strip-multi.data, whose records name a thread in an
-//! order perf's time ordering changes, see below),
+//! commands followed in perf's time order, which on strip-multi.data names two samples
+//! otherwise than the file's order),
 //! `--event NAME` as many as perf script's samples of that event, and `--type T` gives
 //! exactly the unfiltered dump's lines of type T.
 
@@ -96,11 +96,12 @@ fn dump_selectors_select_what_perf_script_does() {
             (vec!["--tid", tid], vec!["--tid", tid]),
             (vec!["--time", "10%-50%"], vec!["--time", "10%-50%"]),
         ];
-        // Commands are followed in file order, perf's in time order: in strip-multi a
-        // child's exec COMM and two samples on CPU 0 come before its FORK on CPU 1 in
-        // the file, so perf names those two samples "sh" and dump the exec'd name.
-        if fixture != "strip-multi.data" {
-            selectors.push((vec!["--comm", comm], vec!["--comms", comm]));
+        // Commands are followed in perf's time order: in strip-multi a child's exec
+        // COMM and two samples on CPU 0 come before its FORK on CPU 1 in the file, and
+        // perf names those two samples "sh", as dump must.
+        selectors.push((vec!["--comm", comm], vec!["--comms", comm]));
+        if fixture == "strip-multi.data" {
+            assert_eq!(comm, "sh", "strip-multi's first sample is the shell's");
         }
         if let Some(cpu) = &cpu {
             selectors.push((vec!["--cpu", cpu], vec!["--cpu", cpu]));

@@ -36,19 +36,17 @@ fn ok(out: Output, what: &str) {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn flamegraph_draws_what_export_draws_and_one_event_alone() {
+    assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
     let input = fixtures_dir().join(INPUT);
     std::fs::copy(&input, dir.path().join("perf.data")).expect("copied");
-    if perf_available() {
-        // The counts below are perf's.
-        let stats = perf_stats(&input);
-        for (event, n) in EVENTS {
-            let count = stats.samples.iter().find(|s| s.0 == event).map(|s| s.1);
-            assert_eq!(count, Some(n), "perf's count of {event}");
-        }
-    } else {
-        eprintln!("perf not found: the fixture's counts are taken as recorded");
+    // The counts below are perf's.
+    let stats = perf_stats(&input);
+    for (event, n) in EVENTS {
+        let count = stats.samples.iter().find(|s| s.0 == event).map(|s| s.1);
+        assert_eq!(count, Some(n), "perf's count of {event}");
     }
 
     ok(perfdata(dir.path(), &["flamegraph", "-q"]), "flamegraph");

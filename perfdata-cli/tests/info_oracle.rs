@@ -160,7 +160,9 @@ fn json_has_the_documented_fields() {
 /// exactly `perfdata info FILE` (and perf's `-i -`); through a real pipe, the same but for
 /// the mtime, which is then the pipe's.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn info_reads_a_pipe_stream_from_stdin() {
+    assert!(perf_available());
     let fixture = fixtures_dir().join("pipe-cpu-clock.data");
     let by_path = perfdata(&["info"], &fixture);
     assert!(by_path.status.success());
@@ -204,18 +206,16 @@ fn info_reads_a_pipe_stream_from_stdin() {
         .iter()
         .any(|l| l.starts_with("# event : name = cpu-clock")));
 
-    if perf_available() {
-        let perf = Command::new("perf")
-            .args(["report", "--header-only", "-I", "-i", "-"])
-            .stdin(std::fs::File::open(&fixture).unwrap())
-            .env("TZ", "UTC")
-            .env("PERF_PAGER", "cat")
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&perf.stdout),
-            String::from_utf8_lossy(&redirected.stdout),
-            "perf report -i - and perfdata info - disagree"
-        );
-    }
+    let perf = Command::new("perf")
+        .args(["report", "--header-only", "-I", "-i", "-"])
+        .stdin(std::fs::File::open(&fixture).unwrap())
+        .env("TZ", "UTC")
+        .env("PERF_PAGER", "cat")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&perf.stdout),
+        String::from_utf8_lossy(&redirected.stdout),
+        "perf report -i - and perfdata info - disagree"
+    );
 }

@@ -229,11 +229,10 @@ fn a_stream_reader_takes_the_first_sigint_as_the_end_of_the_stream() {
 /// flushes its stream and perfdata writes a file perf 6.1 reads with every sample perf
 /// wrote (`tee -i` ignores the interrupt and keeps a copy of the stream).
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn ctrl_c_to_perf_record_and_perfdata_keeps_every_sample() {
     use std::os::unix::process::CommandExt;
-    if !perfdata_tests::perf_available() {
-        return;
-    }
+    assert!(perfdata_tests::perf_available());
     let dir = tempfile::tempdir().unwrap();
     let (raw, out) = (dir.path().join("raw.pipe"), dir.path().join("out.data"));
     let mut perf = Command::new("perf")

@@ -155,3 +155,64 @@ fn errors_name_the_target_not_the_temp_file() {
     assert!(!stderr.contains(".perfdata-"), "{stderr}");
     assert!(stderr.contains("No such file or directory"), "{stderr}");
 }
+
+/// An output that is the input is refused by every editing command, also when the input
+/// is stdin redirected from it (`perfdata anonymize - -o x.data < x.data` replaced
+/// x.data before issue #24) or a hard link to it: the file is untouched, the same inode
+/// with the same bytes. `convert --in-place` still may.
+#[test]
+fn an_output_that_is_the_input_is_refused_also_through_stdin_or_a_hard_link() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.data");
+    let fixture = fixtures_dir().join("file-buildid-mmap.data");
+    std::fs::copy(&fixture, &x).unwrap();
+    let original = std::fs::read(&x).unwrap();
+    let ino = std::fs::metadata(&x).unwrap().ino();
+    let hard = dir.path().join("hard.data");
+    std::fs::hard_link(&x, &hard).unwrap();
+    let commands: [&[&str]; 4] = [
+        &["convert", "--to-pipe"],
+        &["strip", "--drop", "MMAP"],
+        &["anonymize", "--salt", "s"],
+        &["buildid", "remap", "--path", "/=/x/"],
+    ];
+    for command in commands {
+        for input in [Path::new("-"), &hard] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdata"))
+                .args(command)
+                .arg(input)
+                .arg("-o")
+                .arg(&x)
+                .stdin(std::fs::File::open(&x).unwrap())
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{command:?} {input:?}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("the output {} is the input", x.display())),
+                "{command:?} {input:?}: {stderr}"
+            );
+            assert_eq!(std::fs::metadata(&x).unwrap().ino(), ino, "{command:?}");
+            assert!(std::fs::read(&x).unwrap() == original, "{command:?}");
+        }
+    }
+    // Allowed with --in-place: the conversion is read from stdin and replaces x.data.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["convert", "--to-pipe", "--in-place", "-", "-o"])
+        .arg(&x)
+        .stdin(std::fs::File::open(&x).unwrap())
+        .output()
+        .unwrap();
+    ok(&out);
+    assert_ne!(std::fs::metadata(&x).unwrap().ino(), ino);
+    // A pipe stream's header: the magic and a size of 16.
+    let converted = std::fs::read(&x).unwrap();
+    assert_eq!(&converted[..16], b"PERFILE2\x10\0\0\0\0\0\0\0");
+    assert_eq!(samples(&x)["SAMPLE"], 117);
+    assert_eq!(samples(&fixture)["SAMPLE"], 117);
+}

@@ -50,14 +50,16 @@ fn compare(path: &Path, sort: &str) -> Result<usize, String> {
     let mut problems = Vec::new();
     let mut compared = 0;
     for (ev, rows) in &perf {
-        for (cells, (pcts, n)) in rows.iter().filter(|(_, (p, _))| p[0] > 0.1) {
+        for (cells, (pcts, n, period)) in rows.iter().filter(|(_, (p, _, _))| p[0] > 0.1) {
             compared += 1;
             match ours[ev].get(cells) {
-                Some((mine, m)) if m == n && two(mine) == two(pcts) => {}
-                got => problems.push(format!("  {cells:?}: perf {pcts:?} {n}, ours {got:?}")),
+                Some((mine, m, q)) if m == n && q == period && two(mine) == two(pcts) => {}
+                got => problems.push(format!(
+                    "  {cells:?}: perf {pcts:?} {n} {period}, ours {got:?}"
+                )),
             }
         }
-        for (cells, (mine, _)) in &ours[ev] {
+        for (cells, (mine, _, _)) in &ours[ev] {
             if mine[0] > 0.1 && !rows.contains_key(cells) {
                 problems.push(format!("  {cells:?}: ours {mine:?}, not in perf"));
             }

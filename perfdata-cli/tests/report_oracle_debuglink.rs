@@ -50,7 +50,7 @@ fn functions_of(data: &Path, dso: &str) -> Vec<String> {
     our_rows(data, "comm,dso,sym", &[])
         .values()
         .flat_map(|rows| rows.iter())
-        .filter(|(cells, (_, pct))| cells[1] == dso && *pct > 1.0)
+        .filter(|(cells, row)| cells[1] == dso && row.percent > 1.0)
         .map(|(cells, _)| cells[2].clone())
         .collect()
 }
@@ -60,21 +60,21 @@ fn hot_lines(data: &Path) -> Vec<String> {
     our_rows(data, "srcline", &[])
         .values()
         .flat_map(|rows| rows.iter())
-        .filter(|(cells, (_, pct))| cells[0].starts_with("hot.c:") && *pct > 1.0)
+        .filter(|(cells, row)| cells[0].starts_with("hot.c:") && row.percent > 1.0)
         .map(|(cells, _)| cells[0].clone())
         .collect()
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn debuglink_rows_match_perf_report() {
+    assert!(perf_available());
+    // gcc and binutils, as every test that compiles a workload needs them.
     let missing: Vec<&str> = ["gcc", "objcopy", "strip"]
         .into_iter()
         .filter(|t| !have(t))
         .collect();
-    if !perf_available() || !missing.is_empty() {
-        eprintln!("SKIPPED: perf, gcc, objcopy or strip is not installed (missing: {missing:?})");
-        return;
-    }
+    assert!(missing.is_empty(), "not installed: {missing:?}");
     let dir = tempfile::tempdir().expect("temp dir");
     let home = dir.path().join("home");
     std::fs::create_dir(&home).expect("home");

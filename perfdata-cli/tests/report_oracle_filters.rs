@@ -64,19 +64,15 @@ fn filtered_rows_match_perf_report() {
     let mut problems = Vec::new();
     for f in &filters {
         for sort in ["comm,dso,sym", "pid,dso"] {
+            // Samples, periods and percentages: with `--percentage relative` this checks
+            // the base too: perf's total_non_filtered_period, the unfiltered hist
+            // entries' periods. A child's `sh` sample before its exec joins the shell's
+            // earlier, filtered `sh` entry of the same dso and symbol (comms compare by
+            // name), so it is left out.
             match compare(&data, sort, f) {
                 Ok(n) => compared += n,
                 Err(e) => problems.push(format!("{f:?} --sort {sort}: {e}")),
             }
-            // With `--percentage relative` this checks the base too: perf's
-            // total_non_filtered_period, the unfiltered hist entries' periods. A child's
-            // `sh` sample before its exec joins the shell's earlier, filtered `sh` entry
-            // of the same dso and symbol (comms compare by name), so it is left out.
-            problems.extend(
-                percent_differences(&data, sort, f)
-                    .into_iter()
-                    .map(|d| format!("{f:?} --sort {sort}: {d}")),
-            );
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -85,23 +81,6 @@ fn filtered_rows_match_perf_report() {
     assert!(compared >= 2 * 8, "{compared} rows compared");
     eprintln!("CPUs with samples: {cpus:?}");
     eprintln!("{compared} rows compared over {} filters", filters.len());
-}
-
-/// Rows perf shows above 0.1% whose percentage, as perf prints it (two decimals), is
-/// not ours rounded the same way: the percent base of each filter.
-fn percent_differences(data: &std::path::Path, sort: &str, extra: &[&str]) -> Vec<String> {
-    let perf = perf_rows(data, sort, extra);
-    let ours = our_rows(data, sort, extra);
-    let mut out = Vec::new();
-    for (ev, rows) in &perf {
-        for (cells, (_, pct)) in rows.iter().filter(|(_, (_, p))| *p > 0.1) {
-            let mine = ours.get(ev).and_then(|r| r.get(cells)).map(|(_, p)| *p);
-            if mine.is_none_or(|m| format!("{m:.2}") != format!("{pct:.2}")) {
-                out.push(format!("{cells:?}: perf {pct:.2}%, perfdata {mine:?}"));
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -116,9 +95,14 @@ fn event_filter_gives_perfs_table_of_that_event() {
     for (event, rows) in &perf {
         let ours = our_rows(&path, sort, &["--event", event]);
         assert_eq!(ours.keys().collect::<Vec<_>>(), [event]);
-        let theirs: BTreeMap<_, _> = rows.iter().map(|(c, (n, _))| (c, *n)).collect();
-        let mine: BTreeMap<_, _> = ours[event].iter().map(|(c, (n, _))| (c, *n)).collect();
-        assert_eq!(mine, theirs, "event {event}");
+        // Every row, with its samples, period and percent (of that event's total).
+        let differ: Vec<String> = rows
+            .iter()
+            .filter(|(c, r)| ours[event].get(*c).is_none_or(|m| !m.same(r)))
+            .map(|(c, r)| format!("{c:?}: perf {r:?}, ours {:?}", ours[event].get(c)))
+            .collect();
+        assert!(differ.is_empty(), "event {event}:\n{}", differ.join("\n"));
+        assert_eq!(ours[event].len(), rows.len(), "event {event}");
         compared += rows.len();
     }
     eprintln!("{compared} rows of {} events compared", perf.len());

@@ -42,7 +42,7 @@ fn srcline_rows_match_perf_report() {
         let lines: Vec<&str> = ours
             .values()
             .flat_map(|rows| rows.iter())
-            .filter(|(_, (_, pct))| *pct > 1.0)
+            .filter(|(_, row)| row.percent > 1.0)
             .filter_map(|(cells, _)| cells[0].strip_prefix("hot.c:"))
             .collect();
         assert!(lines.len() >= 2, "hot{opt}: {ours:?}");

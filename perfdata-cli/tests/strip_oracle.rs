@@ -9,13 +9,13 @@
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 
 mod common;
+mod workload;
 use common::strip::*;
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn every_selector_on_several_processes() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
     let dir = tempdir();
     let d = dir.path();
@@ -123,10 +123,9 @@ fn every_selector_on_several_processes() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn system_wide() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-system-wide.data");
     let dir = tempdir();
     let all = script_fields(&input, FIELDS_DSO, &[]);
@@ -163,10 +162,9 @@ fn system_wide() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_input_stays_compressed() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-compressed.data");
     let dir = tempdir();
     let all = script(&input, &[]);
@@ -205,10 +203,9 @@ fn compressed_input_stays_compressed() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_and_directory_inputs() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempdir();
     let pipe = to_pipe(&fixtures_dir().join("strip-multi.data"), dir.path());
     let all = script(&pipe, &[]);
@@ -271,10 +268,9 @@ fn pipe_and_directory_inputs() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_record_types() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
     let dir = tempdir();
     let out = dir.path().join("noexit");
@@ -306,10 +302,9 @@ fn bad_selections_write_nothing() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_sample_fields_of_a_dwarf_recording() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let input = fixtures_dir().join("file-callgraph-dwarf.data");
     let dir = tempdir();
     let out = dir.path().join("no-stacks");
@@ -362,6 +357,205 @@ fn drop_sample_fields_refuses_what_it_cannot_do() {
             dir.path(),
             &["--drop-sample-fields", fields],
             message,
+        );
+    }
+}
+
+/// The MMAP and MMAP2 lines `perf script --show-mmap-events` prints for process `pid`.
+fn maps_of(input: &std::path::Path, pid: i64) -> Vec<String> {
+    let text = perf(&["script", "--show-mmap-events", "--ns"], input);
+    text.lines()
+        .filter(|l| l.contains("PERF_RECORD_MMAP"))
+        .filter(|l| {
+            l.split("PERF_RECORD_MMAP")
+                .nth(1)
+                .and_then(|rest| rest.trim_start_matches('2').split_whitespace().next())
+                .and_then(|ids| ids.split('/').next())
+                .is_some_and(|p| p.parse::<i64>().ok() == Some(pid))
+        })
+        // What the map is, not the thread and time it came with.
+        .map(|l| l[l.find("PERF_RECORD_MMAP").expect("map")..].to_string())
+        .map(|l| {
+            l.split_once(':')
+                .map_or(l.clone(), |(_, rest)| rest.to_string())
+        })
+        .collect()
+}
+
+/// `--keep --tid`: the thread's samples, resolved as perf resolves them in the input
+/// (its process's maps kept with it), and every map of its process.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn keep_tid_keeps_its_process_maps() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    // strip-multi: the children, each its process's only thread.
+    let input = fixtures_dir().join("strip-multi.data");
+    let all = script(&input, &[]);
+    let parent = parse(&all[0]).pid;
+    for child in pids_by_samples(&all).into_iter().filter(|&p| p != parent) {
+        let c = child.to_string();
+        let sel = script(&input, &["--tid", &c]);
+        let out = check(
+            &input,
+            d,
+            &format!("keep-tid-{c}"),
+            &["--keep", "--tid", &c],
+            &sel,
+        );
+        // Every map of its own (and, its parent stripped, the copies it inherited).
+        let maps = maps_of(&input, child);
+        assert!(!maps.is_empty(), "no maps of {child}");
+        let kept = maps_of(&out, child);
+        let lost: Vec<_> = maps.iter().filter(|m| !kept.contains(m)).collect();
+        assert!(lost.is_empty(), "maps of {child} lost: {lost:?}");
+    }
+    // A thread started while perf records: its process's maps came long before its
+    // FORK, and perf resolves its samples through them.
+    let exe = workload::build_threads(d);
+    let data = workload::record(d, "threads.data", &["-c", "200000"], &[exe.as_str()]);
+    let fields = "comm,pid,tid,time,ip,sym,dso,period,event";
+    let all = script_fields(&data, fields, &[]);
+    let lines: Vec<Vec<&str>> = all.iter().map(|l| l.split(' ').collect()).collect();
+    let worker = lines
+        .iter()
+        .find_map(|l| l[1].split_once('/').filter(|(p, t)| p != t).map(|(_, t)| t))
+        .expect("a sample of the second thread");
+    let sel = script_fields(&data, fields, &["--tid", worker]);
+    assert!(sel.iter().any(|l| l.contains(" work ")), "{sel:?}");
+    let args = ["--keep", "--tid", worker];
+    let out = check_fields(&data, fields, d, "keep-worker", &args, &sel);
+    assert!(
+        perf_stats(&out).clean,
+        "perf reads the output without a warning"
+    );
+}
+
+/// perf script's samples with their call chains (blocks of lines), of the events named.
+fn samples_of(input: &std::path::Path, events: &[&str]) -> Vec<String> {
+    let fields = "comm,pid,tid,cpu,time,ip,sym,dso,period,event";
+    let text = perf(&["script", "--ns", "-F", fields], input);
+    text.split("\n\n")
+        .map(|b| b.trim_matches('\n'))
+        .filter(|b| !b.is_empty())
+        .filter(|b| {
+            let first = b.lines().next().unwrap_or("");
+            events.iter().any(|e| first.contains(&format!(" {e}:")))
+        })
+        .map(|b| b.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// The EVENT_UPDATE records perf shows of events whose ids are in `ids`.
+fn event_updates(input: &std::path::Path, ids: &[u64]) -> u64 {
+    let text = perf(&["script", "-D"], input);
+    let mut n = 0;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.ends_with("PERF_RECORD_EVENT_UPDATE") {
+            let id = lines
+                .next()
+                .and_then(|l| l.strip_prefix("... id:"))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .expect("an EVENT_UPDATE's id");
+            n += u64::from(ids.contains(&id));
+        }
+    }
+    n
+}
+
+/// The ids of each event, from perf's header.
+fn event_ids(input: &std::path::Path) -> Vec<(String, Vec<u64>)> {
+    perf(&["report", "--header-only", "-I"], input)
+        .lines()
+        .filter_map(|l| l.strip_prefix("# event : name = "))
+        .map(|l| {
+            let name = l.split(',').next().expect("name").to_string();
+            let ids = l
+                .split_once("id = { ")
+                .and_then(|(_, rest)| rest.split_once(" }"))
+                .map_or(Vec::new(), |(ids, _)| {
+                    ids.split(", ").map(|i| i.parse().expect("id")).collect()
+                });
+            (name, ids)
+        })
+        .collect()
+}
+
+/// A tracepoint goes whole from a recording of software events and a tracepoint (issue
+/// #24, defect 12: no side-band record is the tracepoint's, and the tracking event's
+/// sample_id trailer is laid out as the others'), and so do all events but cpu-clock:
+/// perf report --stats of the output counts the input's records less the removed
+/// events' samples and EVENT_UPDATEs, and perf script shows the kept events' samples,
+/// call chains resolved, as in the input.
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn events_go_whole_from_a_mixed_recording() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let events = "cpu-clock,task-clock,sched:sched_switch";
+    let data = workload::record(
+        d,
+        "mixed.data",
+        &["-e", events, "-g", "-a"],
+        &["sleep", "0.2"],
+    );
+    let stats_in = perf_stats(&data);
+    assert!(stats_in.clean);
+    let ids = event_ids(&data);
+    let names: Vec<&str> = ids.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["cpu-clock", "task-clock", "sched:sched_switch", "dummy:HG"]
+    );
+    // (output, strip's arguments, the events left, those with samples).
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+    let cases: [Case; 2] = [
+        (
+            "no-tracepoint",
+            &["--event", "sched:sched_switch"],
+            &["cpu-clock", "task-clock", "dummy:HG"],
+            &["cpu-clock", "task-clock"],
+        ),
+        (
+            "cpu-clock",
+            &["--keep", "--event", "cpu-clock"],
+            &["cpu-clock"],
+            &["cpu-clock"],
+        ),
+    ];
+    for (name, args, left, kept) in cases {
+        let out = d.join(name);
+        strip(&data, &out, args);
+        let stats = perf_stats(&out);
+        assert!(stats.clean, "{name}: perf report --stats");
+        let events: Vec<String> = event_ids(&out).into_iter().map(|(e, _)| e).collect();
+        assert_eq!(events, left, "{name}: events");
+        // Samples: the kept events', as many as in the input.
+        let expected: Vec<_> = stats_in
+            .samples
+            .iter()
+            .filter(|(e, _)| kept.contains(&e.as_str()))
+            .cloned()
+            .collect();
+        assert_eq!(stats.samples, expected, "{name}: samples per event");
+        // Records: the input's, less the removed events' samples and EVENT_UPDATEs.
+        let removed: Vec<u64> = ids
+            .iter()
+            .filter(|(e, _)| !left.contains(&e.as_str()))
+            .flat_map(|(_, i)| i.iter().copied())
+            .collect();
+        let mut records = stats_in.records.clone();
+        records.insert("SAMPLE".into(), expected.iter().map(|(_, n)| n).sum());
+        let updates = records["EVENT_UPDATE"] - event_updates(&data, &removed);
+        records.insert("EVENT_UPDATE".into(), updates);
+        assert_eq!(stats.records, records, "{name}: records");
+        assert_eq!(
+            samples_of(&out, kept),
+            samples_of(&data, kept),
+            "{name}: samples"
         );
     }
 }

@@ -71,10 +71,9 @@ const MIXES: &[Mix] = &[
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_reads_every_option_mix() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     for mix in MIXES {
         let mut args = vec!["--samples", "600", "--processes", "3", "--dsos", "2"];
@@ -148,10 +147,9 @@ fn perf_reads_every_option_mix() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_exactly_the_samples_the_weights_ask_for() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let expected = hand_expected();
     let dir = tempfile::tempdir().unwrap();
     let workload = Workload::new(hand_spec()).unwrap();
@@ -177,7 +175,8 @@ fn report_shows_exactly_the_samples_the_weights_ask_for() {
         let writer = SynthWriter::file(std::io::BufWriter::new(file), trace).unwrap();
         let (_, samples) = write_workload(&workload, writer).unwrap();
         assert_eq!(samples, 1000);
-        assert_eq!(report_counts(&path), expected, "{name}");
+        // Every sample's period is the event's 10,000 ns.
+        assert_eq!(report_counts(&path), cells(&expected, 10_000), "{name}");
     }
 }
 
@@ -198,10 +197,9 @@ const SEEDED: [&str; 12] = [
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_of_the_command_line() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let path = synth(dir.path(), "seeded", &SEEDED);
     // The spec the command line builds from those arguments.
@@ -214,16 +212,22 @@ fn report_matches_the_seeded_plan_of_the_command_line() {
         callchain_depth: 4,
         ..Default::default()
     };
-    let planned = Workload::new(spec)
-        .unwrap()
-        .planned(&[EventSpec::cpu_clock(1)])
-        .unwrap();
-    let mut expected = BTreeMap::new();
-    for p in &planned {
-        expected.insert((p.comm.clone(), p.tid, basename(&p.dso)), p.samples);
+    // The samples per command, thread and DSO, spread here from the model's weights;
+    // every sample's period is the default 100,000 ns.
+    let workload = Workload::new(spec).unwrap();
+    let mut counts = BTreeMap::new();
+    for ((t, f), n) in spread(&workload, 5000) {
+        let (thread, dso) = (&workload.threads[t], workload.functions[f].dso as usize);
+        let key = (
+            thread.comm.clone(),
+            thread.tid,
+            basename(&workload.dsos[dso].path),
+        );
+        *counts.entry(key).or_insert(0) += n;
     }
-    assert_eq!(expected.values().sum::<u64>(), 5000);
-    assert_eq!(expected.len(), 9 * 4);
+    assert_eq!(counts.values().sum::<u64>(), 5000);
+    assert_eq!(counts.len(), 9 * 4);
+    let expected = cells(&counts, 100_000);
     assert_eq!(report_counts(&path), expected);
     // The same workload as a directory: perf merges the per-CPU streams.
     let dir_path = synth(
@@ -235,10 +239,9 @@ fn report_matches_the_seeded_plan_of_the_command_line() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_shows_the_call_tree_frames() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let path = synth(
         dir.path(),
@@ -275,10 +278,9 @@ fn script_shows_the_call_tree_frames() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_prints_the_sample_fields_that_were_written() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "--fields",
@@ -314,10 +316,9 @@ fn script_prints_the_sample_fields_that_were_written() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_counts_the_extra_records() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     for (name, extra) in [
         ("file", &[][..]),
@@ -358,10 +359,9 @@ fn perf_counts_the_extra_records() {
 }
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_json_spec_sets_weights_and_the_machine() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     // hand_spec() as JSON, with a machine of its own.
     let path = synth_spec(
@@ -373,8 +373,8 @@ fn a_json_spec_sets_weights_and_the_machine() {
             "host": {"hostname": "json-host", "nr_cpus": 3, "cmdline": ["a", "b"]}}"#,
         &[],
     );
-    let expected = hand_expected();
-    assert_eq!(report_counts(&path), expected);
+    // The default period, 100,000 ns, in every sample.
+    assert_eq!(report_counts(&path), cells(&hand_expected(), 100_000));
     let header = perf_clean(&["report", "--header-only", "-I"], &path);
     for line in [
         "# hostname : json-host",

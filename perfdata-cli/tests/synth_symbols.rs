@@ -9,20 +9,24 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use perfdata_tests::perf_available;
-use perfdata_write::synth::{EventSpec, Stop, Workload, WorkloadSpec};
+use perfdata_write::synth::{Stop, Workload, WorkloadSpec};
 use synth_support::*;
 
-type Counts = BTreeMap<(String, i32, String, String), u64>;
+type Key = (String, i32, String, String);
+type Counts = BTreeMap<Key, u64>;
 
-/// `perf report --sort comm,pid,dso,sym -n`: samples per (comm, tid, DSO name, symbol).
-fn symbol_counts(path: &Path) -> Counts {
-    let mut counts = Counts::new();
-    // 21.50%  43  synth1  10003:synth1  libsynth0.so  [.] synth0_fn1
-    for f in report_rows(path, "comm,pid,dso,sym", 7) {
-        assert_eq!(f[5], "[.]", "a user-space symbol: {f:?}");
-        let n: u64 = f[1].parse().expect("a sample count");
-        let key = (f[2].clone(), pid_of(&f[3]), f[4].clone(), f[6].clone());
-        assert!(counts.insert(key, n).is_none(), "one row per key: {f:?}");
+/// `perf report --sort comm,pid,dso,sym -n --show-total-period`: the cell per (comm,
+/// tid, DSO name, symbol).
+fn symbol_counts(path: &Path) -> BTreeMap<Key, Cell> {
+    let mut counts = BTreeMap::new();
+    // 21.50%  43  4300000  synth1  10003:synth1  libsynth0.so  [.] synth0_fn1
+    for f in report_rows(path, "comm,pid,dso,sym", 8) {
+        assert_eq!(f[6], "[.]", "a user-space symbol: {f:?}");
+        let key = (f[3].clone(), pid_of(&f[4]), f[5].clone(), f[7].clone());
+        assert!(
+            counts.insert(key, Cell::of_row(&f)).is_none(),
+            "one row per key: {f:?}"
+        );
     }
     counts
 }
@@ -40,10 +44,9 @@ fn dirs() -> (tempfile::TempDir, PathBuf) {
 /// thread of weight w has 20w in each function of DSO 0, 60w in DSO 1's first and
 /// none in its second (weight 0).
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_the_samples_per_function_of_the_hand_weights() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let mut expected = Counts::new();
     for (i, w) in [1u64, 2, 3, 4].into_iter().enumerate() {
@@ -66,7 +69,8 @@ fn report_shows_the_samples_per_function_of_the_hand_weights() {
         json,
         &["--dso-dir", dso_dir.to_str().unwrap()],
     );
-    assert_eq!(symbol_counts(&path), expected);
+    // The default period, 100,000 ns, in every sample.
+    assert_eq!(symbol_counts(&path), cells(&expected, 100_000));
 }
 
 /// The spec of the seeded test, as the command line builds it.
@@ -102,23 +106,31 @@ const SEEDED: &[&str] = &[
 ];
 
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_per_function_in_every_container() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let workload = Workload::new(seeded_spec(&dso_dir)).unwrap();
-    let mut expected = Counts::new();
-    for p in workload
-        .planned_functions(&[EventSpec::cpu_clock(1)])
-        .unwrap()
-    {
-        let key = (p.comm, p.tid, basename(&p.dso), p.function.unwrap());
-        expected.insert(key, p.samples);
+    // The samples per (thread, function), spread here from the model's weights.
+    let mut counts = Counts::new();
+    for ((t, f), n) in spread(&workload, 3000).into_iter().filter(|(_, n)| *n > 0) {
+        let (thread, dso) = (&workload.threads[t], workload.functions[f].dso as usize);
+        let dso = basename(&workload.dsos[dso].path);
+        counts.insert(
+            (
+                thread.comm.clone(),
+                thread.tid,
+                dso,
+                workload.function_name(f),
+            ),
+            n,
+        );
     }
-    assert_eq!(expected.values().sum::<u64>(), 3000);
+    assert_eq!(counts.values().sum::<u64>(), 3000);
     // 6 threads x 15 functions; a cell of a small weight may round to none.
-    assert!((80..=90).contains(&expected.len()), "{}", expected.len());
+    assert!((80..=90).contains(&counts.len()), "{}", counts.len());
+    // The default period, 100,000 ns, in every sample.
+    let expected = cells(&counts, 100_000);
     let dso_arg = dso_dir.to_str().unwrap();
     for (name, extra) in [
         ("file", &[][..]),
@@ -153,10 +165,9 @@ fn report_matches_the_seeded_plan_per_function_in_every_container() {
 /// Every frame of every callchain, as `perf script -F ip,sym` prints it: the ip as an
 /// address in the DSO file and the name of the function the model put it in.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_names_the_call_tree_frames() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let (dir, dso_dir) = dirs();
     let path = synth(
         dir.path(),

@@ -100,9 +100,7 @@ fn perfs(path: &Path, types: &[u64]) -> Vec<Line> {
 #[test]
 #[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn dump_shows_tracepoint_fields_as_perf_script() {
-    if !perf_available() {
-        return;
-    }
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let mut total = 0;
     let mut named = 0;

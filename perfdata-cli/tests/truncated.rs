@@ -52,7 +52,9 @@ fn whole_records(bytes: &[u8], start: usize) -> (BTreeMap<u32, u64>, usize) {
 /// whole record, as perf 6.1 does, and warns where the stream was cut; `convert
 /// --to-file` makes a file perf reads with every whole sample.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_cut_stream_keeps_its_whole_records() {
+    assert!(perf_available());
     let bytes = std::fs::read(fixtures_dir().join("pipe-cpu-clock.data")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for cut in [4000, 5003, 7000, bytes.len() - 3] {
@@ -100,17 +102,15 @@ fn a_cut_stream_keeps_its_whole_records() {
             "cut {cut}: {}",
             stderr(&out)
         );
-        if perf_available() {
-            let from_cut = perf_stats(&path);
-            assert_eq!(
-                from_cut.samples,
-                [("cpu-clock".to_string(), samples)],
-                "cut {cut}"
-            );
-            let converted = perf_stats(&file);
-            assert!(converted.clean, "perf rejects the conversion of cut {cut}");
-            assert_eq!(converted.samples, from_cut.samples, "cut {cut}");
-        }
+        let from_cut = perf_stats(&path);
+        assert_eq!(
+            from_cut.samples,
+            [("cpu-clock".to_string(), samples)],
+            "cut {cut}"
+        );
+        let converted = perf_stats(&file);
+        assert!(converted.clean, "perf rejects the conversion of cut {cut}");
+        assert_eq!(converted.samples, from_cut.samples, "cut {cut}");
     }
 }
 
@@ -132,7 +132,9 @@ fn killed_recording(dir: &Path) -> (std::path::PathBuf, u64) {
 /// A killed file-mode recording: `stats` reads its whole records with a warning that
 /// says why and what is lost; `convert` makes a file perf 6.1 opens with all of them.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_killed_recording_becomes_a_valid_file() {
+    assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
     let (killed, samples) = killed_recording(dir.path());
     assert!(samples > 270, "{samples} of the fixture's 279 samples");
@@ -169,19 +171,17 @@ fn a_killed_recording_becomes_a_valid_file() {
     let (data, size) = (u64_at(&bytes, 40), u64_at(&bytes, 48));
     let (counts, end) = whole_records(&bytes[..data + size], data);
     assert_eq!((counts[&9], end), (samples, data + size));
-    if perf_available() {
-        let perf = perf_stats(&fixed);
-        assert!(perf.clean, "perf 6.1 cannot open the converted recording");
-        assert_eq!(perf.samples, [("cpu-clock".to_string(), samples)]);
-        let header = perfdata_tests::perf_output(&["report", "--header-only"], &fixed);
-        assert!(header.status.success());
-        let text = String::from_utf8_lossy(&header.stdout);
-        assert!(text.contains("# time of first sample :"), "{text}");
-        assert!(
-            !text.contains("# time of first sample : 0.000000"),
-            "{text}"
-        );
-    }
+    let perf = perf_stats(&fixed);
+    assert!(perf.clean, "perf 6.1 cannot open the converted recording");
+    assert_eq!(perf.samples, [("cpu-clock".to_string(), samples)]);
+    let header = perfdata_tests::perf_output(&["report", "--header-only"], &fixed);
+    assert!(header.status.success());
+    let text = String::from_utf8_lossy(&header.stdout);
+    assert!(text.contains("# time of first sample :"), "{text}");
+    assert!(
+        !text.contains("# time of first sample : 0.000000"),
+        "{text}"
+    );
 }
 
 /// A finished file cut short (a copy stopped early, a full disk): cut inside its data
@@ -189,7 +189,9 @@ fn a_killed_recording_becomes_a_valid_file() {
 /// what is lost, and `convert` makes a file perf 6.1 reads with every whole sample; cut
 /// inside its features, every sample is kept and only the features cut off are lost.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_finished_file_cut_short_keeps_its_whole_records() {
+    assert!(perf_available());
     let bytes = std::fs::read(fixtures_dir().join("file-cpu-clock.data")).unwrap();
     let (data, size) = (u64_at(&bytes, 40), u64_at(&bytes, 48));
     let (all, _) = whole_records(&bytes[..data + size], data);
@@ -231,13 +233,11 @@ fn a_finished_file_cut_short_keeps_its_whole_records() {
         ];
         let out = perfdata(&args, None);
         assert!(out.status.success(), "{}", stderr(&out));
-        if perf_available() {
-            let perf = perf_stats(&fixed);
-            assert!(
-                perf.clean,
-                "perf 6.1 cannot open the conversion of cut {cut}"
-            );
-            assert_eq!(perf.samples, [("cpu-clock".to_string(), samples)]);
-        }
+        let perf = perf_stats(&fixed);
+        assert!(
+            perf.clean,
+            "perf 6.1 cannot open the conversion of cut {cut}"
+        );
+        assert_eq!(perf.samples, [("cpu-clock".to_string(), samples)]);
     }
 }

@@ -42,6 +42,11 @@ pub enum Error {
         /// The check that failed.
         reason: String,
     },
+    /// A selector (`--pid`, `--tid`, `--comm`, `--cpu`, `--event`, `--time`) that does
+    /// not parse, or names what the recording does not have: nothing of a file, so no
+    /// offset.
+    #[error("{0}")]
+    Select(String),
 }
 
 /// What is wrong with a piece of a file.
@@ -165,7 +170,7 @@ impl Error {
     pub fn offset(&self) -> Option<u64> {
         match self {
             Error::Format { offset, .. } => Some(*offset),
-            Error::Io { .. } | Error::Encode { .. } => None,
+            Error::Io { .. } | Error::Encode { .. } | Error::Select(_) => None,
         }
     }
 
@@ -173,7 +178,7 @@ impl Error {
     pub fn problem(&self) -> Option<&Problem> {
         match self {
             Error::Format { problem, .. } => Some(problem),
-            Error::Io { .. } | Error::Encode { .. } => None,
+            Error::Io { .. } | Error::Encode { .. } | Error::Select(_) => None,
         }
     }
 }

@@ -32,11 +32,12 @@
 //! changed and written back. Keep only the samples (and side-band) of process 31451:
 //!
 //! ```
-//! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
+//! use perfdata_write::convert::ConvertOptions;
+//! use perfdata_write::edit::{self, Selection, Selectors, Strip};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
-//!     pids: Some(vec![(31451, 31451)]),
+//!     select: Selectors { pids: Some(vec![(31451, 31451)]), ..Default::default() },
 //!     keep: true,
 //!     ..Default::default()
 //! });
@@ -88,10 +89,13 @@ pub(crate) mod input;
 pub mod json;
 mod meta;
 mod names;
+pub mod ordered;
 mod perf_data;
+pub mod perf_open;
 pub mod raw;
 mod reader;
 pub mod record;
+pub mod select;
 pub mod stats;
 mod text;
 pub mod tracing;

@@ -105,6 +105,17 @@ impl<'a> RecordRef<'a> {
             located: std::cell::OnceCell::new(),
         }
     }
+
+    /// [`RecordRef::new`] of a record located before: `at` is what
+    /// [`RecordRef::locate`] found for it (a record held and seen again).
+    #[inline]
+    pub fn located(raw: RawRecord<'a>, meta: &'a Metadata, at: Located) -> Self {
+        RecordRef {
+            raw,
+            meta,
+            located: std::cell::OnceCell::from(at),
+        }
+    }
 }
 
 impl<'a> RecordRef<'a> {
@@ -523,32 +534,14 @@ impl PerfReader {
             if d.fill_payload()? > 0 {
                 return Ok(true);
             }
+            // The decompressed stream ends here (no record, or one not compressed):
+            // inside the record, as for a reader that skips the payload.
             let Some(span) = source.top.advance()? else {
-                return Err(Error::format(
-                    d.pending_container(),
-                    format!(
-                        "the record at byte {} of the decompressed stream of {}",
-                        d.total_out() - d.pending() as u64,
-                        source.name
-                    ),
-                    Problem::Truncated {
-                        needed: d.pending() as u64 + d.payload_left(),
-                        available: d.pending() as u64,
-                    },
-                ));
+                return Err(d.cut_record_error(Some(&source.name)));
             };
             let raw = span.record(source.top.buffer(), endian);
             if !raw.is_compressed() {
-                return Err(Error::format(
-                    raw.offset,
-                    format!("record {}", raw.record_type()),
-                    Problem::Invalid(format!(
-                        "a record that is not compressed comes before the end of a \
-                         {}-byte record whose payload is read from the compressed \
-                         records around it",
-                        d.pending() as u64 + d.payload_left()
-                    )),
-                ));
+                return Err(d.cut_record_error(Some(&source.name)));
             }
             self.meta.compression_record = Some(raw.record_type());
             d.feed(raw.bytes, raw.offset)?;
@@ -634,8 +627,8 @@ fn end_of_decompressed(
     if d.pending() == 0 && d.payload_left() == 0 {
         return Ok(());
     }
-    let at = d.total_out() - d.pending() as u64;
     if cut_short {
+        let at = d.total_out() - d.pending() as u64;
         meta.warn(
             Some(d.pending_container()),
             format!(
@@ -646,15 +639,7 @@ fn end_of_decompressed(
         );
         return Ok(());
     }
-    // Named by the compressed record the cut record starts in.
-    Err(Error::format(
-        d.pending_container(),
-        format!("the record at byte {at} of the decompressed stream of {name}"),
-        Problem::Truncated {
-            needed: 8,
-            available: d.pending() as u64,
-        },
-    ))
+    Err(d.cut_record_error(Some(name)))
 }
 
 /// The data section of a file-mode file as a source.

@@ -12,7 +12,9 @@ use crate::meta::Metadata;
 
 pub mod event;
 pub mod print;
+mod readable;
 pub use event::{DecodedTrace, FieldValue, TraceEvent, TraceEvents};
+pub use readable::unreadable;
 
 /// The tracing blob of a recording, if it has one.
 pub fn tracing_blob(meta: &Metadata) -> Option<&[u8]> {
@@ -136,22 +138,55 @@ pub struct SavedCmdlines {
 
 /// The saved_cmdlines section of a tracing blob; see [`SavedCmdlines`].
 pub fn saved_cmdlines(blob: &[u8]) -> Option<SavedCmdlines> {
+    blob_tail(blob)?.saved_cmdlines
+}
+
+/// Where the parts after the event formats of a tracing blob are: everything before
+/// `kallsyms` is the header and the formats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobTail {
+    /// kallsyms, its u32 size included (perf since 4.x writes a size of 0).
+    pub kallsyms: std::ops::Range<usize>,
+    /// The printk formats, their u32 size included.
+    pub printk: std::ops::Range<usize>,
+    /// saved_cmdlines (version 0.6 and later).
+    pub saved_cmdlines: Option<SavedCmdlines>,
+    /// Where the last part ends; what follows (perf's padding to 8 bytes) is no part.
+    pub end: usize,
+    /// Whether the blob's integers are big-endian.
+    pub big: bool,
+}
+
+/// The parts after the event formats of a tracing blob; `None` when it does not parse
+/// that far.
+pub fn blob_tail(blob: &[u8]) -> Option<BlobTail> {
     let (mut c, version) = walk(blob, |_, _| {})?;
-    // kallsyms and printk formats: u32 size and text each.
-    for _ in 0..2 {
+    let sized = |c: &mut Cursor| {
+        let at = c.pos;
         let n = c.u32()? as usize;
         c.take(n)?;
-    }
+        Some(at..c.pos)
+    };
+    let kallsyms = sized(&mut c)?;
+    let printk = sized(&mut c)?;
     let version: f64 = std::str::from_utf8(version).ok()?.trim().parse().ok()?;
-    if version < 0.6 {
-        return None;
-    }
-    let size_at = c.pos;
-    let text = c.sized_text()?;
-    let start = size_at + 8;
-    Some(SavedCmdlines {
-        size_at,
-        text: start..start + text.len(),
+    let saved_cmdlines = if version < 0.6 {
+        None
+    } else {
+        let size_at = c.pos;
+        let text = c.sized_text()?;
+        let start = size_at + 8;
+        Some(SavedCmdlines {
+            size_at,
+            text: start..start + text.len(),
+            big: c.big,
+        })
+    };
+    Some(BlobTail {
+        kallsyms,
+        printk,
+        saved_cmdlines,
+        end: c.pos,
         big: c.big,
     })
 }

@@ -1,8 +1,12 @@
 //! perf report's sample filters (`--pid`, `--tid`, `--comms`, `--cpu`) and the percent
 //! base they leave (`--percentage`), plus `--event`, which perf 6.1's report does not
-//! have: a report of one event is that event's table of the unfiltered report.
+//! have: a report of one event is that event's table of the unfiltered report. The
+//! tests are the selectors of [`perfdata_core::select`], which strip and dump use: id
+//! lists, and comm names exact or globs.
 
 use std::str::FromStr;
+
+use perfdata_core::select::{comm_matches, in_list};
 
 use crate::process::Machine;
 use crate::replay::ResolvedSample;
@@ -37,7 +41,7 @@ pub struct SampleFilter {
     pub pids: Vec<(u64, u64)>,
     /// Thread ids (perf's `--tid`).
     pub tids: Vec<(u64, u64)>,
-    /// Thread names at the sample, exact (perf's `--comms`).
+    /// Thread names at the sample, exact (perf's `--comms`) or globs with `*` and `?`.
     pub comms: Vec<String>,
     /// CPUs (perf's `--cpu`); a sample without a CPU does not match.
     pub cpus: Vec<(u64, u64)>,
@@ -47,8 +51,9 @@ pub struct SampleFilter {
     pub percentage: Percentage,
 }
 
-fn in_list(list: &[(u64, u64)], n: i64) -> bool {
-    u64::try_from(n).is_ok_and(|n| list.iter().any(|&(lo, hi)| (lo..=hi).contains(&n)))
+/// Whether the id `n` is in `list`; a negative id is in none.
+fn id_in(list: &[(u64, u64)], n: i64) -> bool {
+    u64::try_from(n).is_ok_and(|n| in_list(list, n))
 }
 
 impl SampleFilter {
@@ -64,19 +69,19 @@ impl SampleFilter {
     /// Whether the sample's CPU is wanted: perf report drops other CPUs' samples
     /// before counting anything, so they are in no total either.
     pub fn keeps_cpu(&self, s: &ResolvedSample) -> bool {
-        self.cpus.is_empty() || s.cpu.is_some_and(|c| in_list(&self.cpus, c.into()))
+        self.cpus.is_empty() || s.cpu.is_some_and(|c| id_in(&self.cpus, c.into()))
     }
 
     /// Whether the sample's thread is wanted (perf's `thread__is_filtered`, the comm
     /// being the thread's name at the sample). perf counts a filtered sample in the
     /// totals and marks the row it creates as filtered; see [`crate::table::Tally`].
     pub fn keeps_thread(&self, m: &Machine, s: &ResolvedSample) -> bool {
-        (self.pids.is_empty() || in_list(&self.pids, s.pid.into()))
-            && (self.tids.is_empty() || in_list(&self.tids, s.tid.into()))
+        (self.pids.is_empty() || id_in(&self.pids, s.pid.into()))
+            && (self.tids.is_empty() || id_in(&self.tids, s.tid.into()))
             && (self.comms.is_empty()
                 || m.comms
                     .get(s.ip.comm)
-                    .is_some_and(|c| self.comms.iter().any(|w| w == c)))
+                    .is_some_and(|c| comm_matches(&self.comms, c.as_bytes())))
     }
 
     /// Whether the event's table is shown (checked after counting).
@@ -101,8 +106,8 @@ mod tests {
     #[test]
     fn ids_are_inclusive_ranges_and_negative_ids_match_nothing() {
         let list = [(1, 1), (3, 5)];
-        assert!(in_list(&list, 1) && in_list(&list, 4) && in_list(&list, 5));
-        assert!(!in_list(&list, 2) && !in_list(&list, 6) && !in_list(&list, -1));
+        assert!(id_in(&list, 1) && id_in(&list, 4) && id_in(&list, 5));
+        assert!(!id_in(&list, 2) && !id_in(&list, 6) && !id_in(&list, -1));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::ordered::OrderedQueue;
 use perfdata_core::record::EventIndex;
 use perfdata_core::record::{
     misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType,
@@ -150,48 +151,6 @@ enum Event {
     Sample(PendingSample),
 }
 
-/// Records waiting for their turn, in perf's order (see the module's comment).
-struct Queue {
-    /// (time, record), in file order after the sorted rest of earlier rounds.
-    waiting: Vec<(u64, Event)>,
-    /// Records up to this time go out at the next FINISHED_ROUND.
-    next_flush: u64,
-    /// The latest time queued.
-    max_time: u64,
-}
-
-impl Queue {
-    fn push(&mut self, time: u64, ev: Event) {
-        // perf's max_timestamp: the latest time queued since the queue was last empty.
-        self.max_time = if self.waiting.is_empty() {
-            time
-        } else {
-            self.max_time.max(time)
-        };
-        self.waiting.push((time, ev));
-    }
-
-    /// The records up to `limit`, in order; the rest stay queued.
-    fn take_until(&mut self, limit: u64) -> impl Iterator<Item = Event> + '_ {
-        // Stable, by time: equal times keep the order they came in (the queue is in file
-        // order but for what is left of earlier rounds, itself sorted and earlier), and
-        // the merge sort is quick on the few sorted runs (one per CPU) a round holds.
-        self.waiting.sort_by_key(|(t, _)| *t);
-        let n = self.waiting.partition_point(|(t, _)| *t <= limit);
-        self.waiting.drain(..n).map(|(_, ev)| ev)
-    }
-
-    /// perf's OE_FLUSH__ROUND.
-    fn round(&mut self) -> impl Iterator<Item = Event> + '_ {
-        let limit = self.next_flush;
-        // An empty queue leaves perf's next_flush as it was.
-        if !self.waiting.is_empty() {
-            self.next_flush = self.max_time;
-        }
-        self.take_until(limit)
-    }
-}
-
 /// What the reading thread hands the replaying one, in file order.
 enum Step {
     /// A FINISHED_ROUND record.
@@ -325,11 +284,8 @@ fn replay_steps(
     rounds: bool,
     mut on_sample: impl FnMut(&Machine, ResolvedSample),
 ) -> Machine {
-    let mut queue = Queue {
-        waiting: Vec::new(),
-        next_flush: 0,
-        max_time: 0,
-    };
+    // Records waiting for their turn, in perf's order (see the module's comment).
+    let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
     let mut apply = |machine: &mut Machine, ev| apply(machine, ev, &mut counters, &mut on_sample);
     for step in rx.into_iter().flatten() {
@@ -344,7 +300,7 @@ fn replay_steps(
             Step::Queued(t, ev) => queue.push(t, ev),
         }
     }
-    for ev in queue.take_until(u64::MAX) {
+    for ev in queue.drain() {
         apply(&mut machine, ev);
     }
     machine

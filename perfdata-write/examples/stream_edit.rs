@@ -10,7 +10,7 @@
 
 use perfdata_core::record::RecordType;
 use perfdata_write::convert::{ConvertOptions, Target};
-use perfdata_write::edit::{self, RecordEdit, Selection, Strip};
+use perfdata_write::edit::{self, RecordEdit, Selection, Selectors, Strip};
 use perfdata_write::output::AtomicOutput;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,7 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the edit sees every record once (and compressed again on the way out).
     let reader = edit::open(input)?;
     let only_pid = Strip::new(Selection {
-        pids: Some(vec![(pid, pid)]),
+        select: Selectors {
+            pids: Some(vec![(pid, pid)]),
+            ..Default::default()
+        },
         keep: true,
         ..Default::default()
     });
@@ -33,7 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let target = opts.target_for(reader.meta().container);
     let (mut w, report) = match target {
         Target::Pipe => edit::run_to_pipe(reader, out.writer(), &opts, edits)?,
-        _ => edit::run(reader, target, out.writer(), &opts, edits)?,
+        _ => edit::run(reader, target, out.seekable_writer()?, &opts, edits)?,
     };
     std::io::Write::flush(&mut w)?;
     drop(w);

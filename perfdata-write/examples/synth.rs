@@ -23,7 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let (workload, trace) = spec.build()?;
     let mut out = AtomicOutput::create(output.as_ref())?;
-    let (mut w, written) = write_workload(&workload, SynthWriter::file(out.writer(), trace)?)?;
+    let (mut w, written) =
+        write_workload(&workload, SynthWriter::file(out.seekable_writer()?, trace)?)?;
     std::io::Write::flush(&mut w)?;
     drop(w);
     out.commit(None)?;

@@ -113,6 +113,8 @@ pub struct FileWriter<W: Write + Seek> {
     auxtrace: Vec<AuxtracePosition>,
     /// The compressed record type written, if any: the file then needs COMPRESSED.
     compressed: Option<RecordType>,
+    /// The events, for perf's checks at open; `None`: keep what perf refused in the input.
+    attrs: Option<Vec<perfdata_core::attr::PerfEventAttr>>,
     /// What [`FileWriter::finish`] derives from the records written; `None` when the
     /// caller derives the features itself (the convert pipeline).
     derive: Option<Derive>,
@@ -266,6 +268,7 @@ impl<W: Write + Seek> FileWriter<W> {
             pos,
             auxtrace: Vec::new(),
             compressed: None,
+            attrs: Some(attrs.iter().map(|a| a.attr.clone()).collect()),
             derive: Some(Derive {
                 events,
                 span: None,
@@ -281,6 +284,12 @@ impl<W: Write + Seek> FileWriter<W> {
     /// of a recording starts.
     pub fn for_meta(out: W, meta: &Metadata) -> Result<Self> {
         Self::new(out, meta.endian, &AttrEntry::all(meta), &meta.event_types)
+    }
+
+    /// A conversion of a file perf 6.1 refuses for its events keeps them as they were.
+    pub(crate) fn keeping_what_perf_refused(mut self) -> Self {
+        self.attrs = None;
+        self
     }
 
     /// The caller derives the features itself and finishes with
@@ -458,7 +467,8 @@ impl<W: Write + Seek> FileWriter<W> {
     /// records determine are the writer's: SAMPLE_TIME is the span of the samples
     /// written (left out when none has a time), the AUXTRACE index says where the
     /// AUXTRACE records went (added when there are any). Refused: compressed records
-    /// without a COMPRESSED feature (perf could not read them), a feature given twice.
+    /// without a COMPRESSED feature (perf could not read them), a feature given twice,
+    /// events perf 6.1 refuses in a file ([`perfdata_core::perf_open::refusal`]).
     pub fn finish(self, mut features: Vec<FeatureSection>) -> Result<W> {
         features.sort_by_key(|s| s.id.bit());
         if let Some(w) = features.windows(2).find(|w| w[0].id == w[1].id) {
@@ -515,6 +525,15 @@ impl<W: Write + Seek> FileWriter<W> {
                     ),
                 ));
             }
+        }
+        // Events perf cannot tell apart, tracepoints without their formats.
+        let feature = |want| features.iter().find(|(id, _)| *id == want);
+        let attrs: Option<Vec<_>> = self.attrs.as_ref().map(|a| a.iter().collect());
+        let tracing = feature(FeatureId::TracingData).map(|(_, b)| b.as_slice());
+        let stat = feature(FeatureId::Stat).is_some();
+        let why = attrs.and_then(|a| perfdata_core::perf_open::refusal(&a, stat, tracing));
+        if let Some(why) = why {
+            return Err(WriteError::unsupported(None, why));
         }
         // An empty data section (size 0) is what a killed `perf record` leaves: perf
         // warns it "was not properly terminated" and the reader takes the features

@@ -10,11 +10,12 @@
 //! Keep only the samples (and side-band) of process 31451, streaming:
 //!
 //! ```
-//! use perfdata_write::{convert::ConvertOptions, edit::{self, Selection, Strip}};
+//! use perfdata_write::convert::ConvertOptions;
+//! use perfdata_write::edit::{self, Selection, Selectors, Strip};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
-//!     pids: Some(vec![(31451, 31451)]),
+//!     select: Selectors { pids: Some(vec![(31451, 31451)]), ..Default::default() },
 //!     keep: true,
 //!     ..Default::default()
 //! });
@@ -52,7 +53,8 @@
 //! Below them:
 //! - [`FileWriter`] writes file mode, streaming the data section and writing the header
 //!   last; it refuses what would make an invalid file (a pipe stream's header records in
-//!   the data section, compressed records without the COMPRESSED feature) and derives
+//!   the data section, compressed records without the COMPRESSED feature, events perf
+//!   6.1 refuses in a file: [`perfdata_core::perf_open`]) and derives
 //!   SAMPLE_TIME and the AUXTRACE index itself.
 //! - [`PipeWriter`] writes pipe mode without seeking; it refuses what perf cannot read
 //!   (a compressed record before the COMPRESSED feature, a record naming an event

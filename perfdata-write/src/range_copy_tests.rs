@@ -203,8 +203,11 @@ fn strips_alike(pids: Option<Vec<(u64, u64)>>, time: Option<&str>, long_runs: bo
     let opts = ConvertOptions::default();
     let strip = || -> Vec<Box<dyn edit::RecordEdit>> {
         let sel = Selection {
-            pids: pids.clone(),
-            time: time.map(|t| edit::parse_time_ranges(t).unwrap()),
+            select: edit::Selectors {
+                pids: pids.clone(),
+                time: time.map(|t| edit::parse_time_ranges(t).unwrap()),
+                ..Default::default()
+            },
             ..Selection::default()
         };
         vec![Box::new(Strip::new(sel))]

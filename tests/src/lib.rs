@@ -182,3 +182,22 @@ pub fn perf_stats(path: &Path) -> PerfStats {
         clean,
     }
 }
+
+/// A deterministic generator for test mutants (Knuth's MMIX LCG, the high bits).
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next 31 bits.
+    pub fn draw(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    /// A number below `n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.draw() % n.max(1) as u64) as usize
+    }
+}

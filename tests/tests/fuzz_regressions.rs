@@ -78,7 +78,9 @@ fn an_auxtrace_payload_size_near_2_pow_64_does_not_wrap() {
 /// after it were read as records ("record size 0"). The file now holds one
 /// FINISHED_ROUND, and reads back clean, by perfdata and by perf.
 #[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_stream_without_data_records_becomes_a_file_that_reads_back() {
+    assert!(perf_available());
     let bytes = fixture("pipe-cpu-clock.data");
     // The stream up to its first data record (the 16-byte header, then its records).
     let mut reader = PerfReader::from_vec(bytes.clone(), ReadOptions::default()).unwrap();
@@ -111,14 +113,12 @@ fn a_stream_without_data_records_becomes_a_file_that_reads_back() {
     );
     let (types, err) = read_all(out.clone());
     assert_eq!((types, err), (vec![RecordType::FinishedRound], None));
-    if perf_available() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("empty.data");
-        std::fs::write(&path, &out).unwrap();
-        let perf = perf_stats(&path);
-        assert!(perf.clean, "perf 6.1 rejects a file without samples");
-        assert_eq!(perf.records.get("FINISHED_ROUND"), Some(&1));
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.data");
+    std::fs::write(&path, &out).unwrap();
+    let perf = perf_stats(&path);
+    assert!(perf.clean, "perf 6.1 rejects a file without samples");
+    assert_eq!(perf.records.get("FINISHED_ROUND"), Some(&1));
 }
 
 /// `synth` target: a spec whose events the writer refuses (RAW samples of an event that

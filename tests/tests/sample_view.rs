@@ -89,8 +89,13 @@ fn the_view_reads_every_sample_as_the_model_does() {
     }
     eprintln!("{samples} samples equal, {both_failed} refused by both; fields {seen:?}");
     // The fixtures alone hold thousands of samples with callchains, tracepoint data and
-    // DWARF registers and stacks.
-    assert!(samples > 10_000, "{samples}");
+    // DWARF registers and stacks (5,563); the corpus more than doubles them.
+    let floor = if corpus_dir().is_some() {
+        12_000
+    } else {
+        5_000
+    };
+    assert!(samples > floor, "{samples}");
     for (i, kind) in kinds.iter().enumerate() {
         if matches!(i, 2 | 5) && corpus_dir().is_none() {
             continue; // reads and branch stacks are in the corpus only
@@ -150,7 +155,9 @@ fn cut_and_inflated_samples_get_the_same_outcome() {
             }
         }
     }
-    assert!(tried > 1000, "{tried}");
+    // 897 on the fixtures alone.
+    let floor = if corpus_dir().is_some() { 1000 } else { 800 };
+    assert!(tried > floor, "{tried}");
 }
 
 /// `bytes` with the header's size set to its length.

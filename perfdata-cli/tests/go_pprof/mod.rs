@@ -71,11 +71,11 @@ pub fn check(input: &Path, profile: &Path) -> (Vec<String>, usize) {
     for (event, rows) in perf_rows(input, "sym", &[]) {
         let mut perf: BTreeMap<String, u64> = BTreeMap::new();
         let mut total = 0;
-        for (cells, (n, _)) in &rows {
-            total += n;
+        for (cells, row) in &rows {
+            total += row.samples;
             let sym = cells[0].split_once("] ").map_or("", |(_, s)| s);
             if !sym.starts_with("0x") {
-                *perf.entry(sym.to_string()).or_insert(0) += n;
+                *perf.entry(sym.to_string()).or_insert(0) += row.samples;
             }
         }
         let (go, go_total) = go_top(profile, &event);

@@ -1,9 +1,10 @@
 //! readperf's tables (`perfdata report --csv DIR`) against perf 6.1: stat.csv against
 //! `perf report --stats`; overview.csv against stat.csv (one line per record, in time
-//! order); processes.csv's samples per pid against `perf report --sort pid -n` (threads
-//! summed into their processes by `perf script -F pid,tid`), and its fork and exit times
-//! against `perf script --show-task-events`; results.csv's samples per symbol against
-//! `perf report --sort sym -n`, and their sum against the SAMPLE count.
+//! order); processes.csv's samples and period per pid against `perf report --sort pid -n
+//! --show-total-period` (threads summed into their processes by `perf script -F
+//! pid,tid`), and its fork and exit times against `perf script --show-task-events`;
+//! results.csv's samples and period per symbol against `perf report --sort sym -n
+//! --show-total-period`, and the samples' sum against the SAMPLE count.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -34,12 +35,16 @@ impl Csv {
 
     /// The cells of column `name`.
     pub fn column(&self, name: &str) -> Vec<&str> {
-        let i = self
-            .header
+        let i = self.index(name);
+        self.rows.iter().map(|r| r[i].as_str()).collect()
+    }
+
+    /// The index of column `name`.
+    pub fn index(&self, name: &str) -> usize {
+        self.header
             .iter()
             .position(|h| h == name)
-            .unwrap_or_else(|| panic!("column {name}"));
-        self.rows.iter().map(|r| r[i].as_str()).collect()
+            .unwrap_or_else(|| panic!("column {name}"))
     }
 }
 
@@ -144,7 +149,7 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
         format!("{} times", times.len()),
     );
 
-    // processes.csv: samples per pid, fork and exit times.
+    // processes.csv: samples and period per pid, fork and exit times.
     let processes = table("processes.csv");
     let pids = processes.column("pid");
     let mut unique = pids.clone();
@@ -155,11 +160,16 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
         unique.len() == pids.len() && !pids.is_empty(),
         format!("{} lines, {} pids", pids.len(), unique.len()),
     );
-    let ours: BTreeMap<i64, u64> = pids
+    // (samples, period) per pid.
+    let ours: BTreeMap<i64, (u64, u64)> = pids
         .iter()
         .zip(processes.column("samples"))
-        .map(|(p, n)| (p.parse().expect("pid"), n.parse().expect("samples")))
-        .filter(|(_, n)| *n > 0)
+        .zip(processes.column("period"))
+        .map(|((p, n), q)| {
+            let values = (n.parse().expect("samples"), q.parse().expect("period"));
+            (p.parse().expect("pid"), values)
+        })
+        .filter(|(_, (n, _))| *n > 0)
         .collect();
     let script = perf_run(&["script", "-F", "pid,tid"], input);
     assert!(script.clean(), "perf script -F pid,tid: {}", script.stderr);
@@ -174,9 +184,9 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
             )
         })
         .collect();
-    let mut theirs: BTreeMap<i64, u64> = BTreeMap::new();
+    let mut theirs: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
     for rows in perf_rows(input, "pid", &[]).values() {
-        for (cells, (n, _)) in rows {
+        for (cells, row) in rows {
             let tid: i64 = cells[0]
                 .split(':')
                 .next()
@@ -184,13 +194,15 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
                 .trim()
                 .parse()
                 .expect("tid");
-            *theirs
+            let sum = theirs
                 .entry(pid_of.get(&tid).copied().unwrap_or(tid))
-                .or_insert(0) += n;
+                .or_insert((0, 0));
+            sum.0 += row.samples;
+            sum.1 += row.period;
         }
     }
     expect(
-        "processes.csv samples",
+        "processes.csv samples and period",
         ours == theirs && !ours.is_empty(),
         format!("{ours:?} vs perf {theirs:?}"),
     );
@@ -244,19 +256,20 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
         );
     }
 
-    // results.csv: samples per symbol, rows perf shows above 0.1%.
+    // results.csv: samples and period per symbol, rows perf shows above 0.1%.
     let results = table("results.csv");
-    let mut ours: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut ours: BTreeMap<(String, String), (u64, u64)> = BTreeMap::new();
     for r in &results.rows {
-        let n: u64 = r[5].parse().expect("samples");
-        *ours.entry((r[0].clone(), r[1].clone())).or_insert(0) += n;
+        let sum = ours.entry((r[0].clone(), r[1].clone())).or_insert((0, 0));
+        sum.0 += r[results.index("samples")].parse::<u64>().expect("samples");
+        sum.1 += r[results.index("period")].parse::<u64>().expect("period");
     }
     let sample_records = stat
         .rows
         .iter()
         .find(|r| r[0] == "SAMPLE")
         .map_or(0, |r| r[1].parse().expect("count"));
-    let total: u64 = ours.values().sum();
+    let total: u64 = ours.values().map(|(n, _)| n).sum();
     expect(
         "results.csv total",
         total == sample_records && total > 0,
@@ -264,13 +277,13 @@ pub fn check(input: &Path, dir: &Path) -> Vec<String> {
     );
     // Symbols of one name in several DSOs are rows of their own in perf, one name here.
     for (event, rows) in perf_rows_summed(input, "sym", &[]) {
-        for (cells, (n, pct)) in rows {
+        for (cells, row) in rows {
             let got = ours.get(&(event.clone(), cells[0].clone())).copied();
-            if pct > 0.1 && got != Some(n) {
+            if row.percent > 0.1 && got != Some((row.samples, row.period)) {
                 expect(
                     "results.csv",
                     false,
-                    format!("{event} {}: perf {n}, ours {got:?}", cells[0]),
+                    format!("{event} {}: perf {row:?}, ours {got:?}", cells[0]),
                 );
             }
         }

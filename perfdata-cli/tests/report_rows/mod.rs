@@ -1,5 +1,6 @@
-//! `perf report --stdio -n` of perf 6.1 parsed into rows, for the tests that compare
-//! perfdata's tables with perf's.
+//! `perf report --stdio -n --show-total-period` of perf 6.1 parsed into rows, for the
+//! tests that compare perfdata's tables with perf's: each row's samples, period and
+//! percentages.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -7,8 +8,29 @@ use std::path::Path;
 
 use perfdata_tests::{perf_output, run_perfdata};
 
-/// Rows of one event: cells -> (samples, percent).
-pub type Rows = BTreeMap<Vec<String>, (u64, f64)>;
+/// One row's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row {
+    /// The Samples column.
+    pub samples: u64,
+    /// The Period column (the self period with `--children`).
+    pub period: u64,
+    /// The Overhead column, in percent.
+    pub percent: f64,
+}
+
+impl Row {
+    /// Whether `other` shows what perf shows of this row: the same samples and period,
+    /// and the same percent with two decimals (perf's `%.2f%%`).
+    pub fn same(&self, other: &Row) -> bool {
+        self.samples == other.samples
+            && self.period == other.period
+            && format!("{:.2}", self.percent) == format!("{:.2}", other.percent)
+    }
+}
+
+/// Rows of one event: cells -> values.
+pub type Rows = BTreeMap<Vec<String>, Row>;
 
 /// What perf says on stderr that is not about the file: the recording's kernel is not
 /// this one.
@@ -27,14 +49,21 @@ pub fn perf_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Ro
         .map(|(ev, rows)| {
             let rows = rows
                 .into_iter()
-                .map(|(cells, pcts, n)| (cells, (n, pcts[0])))
+                .map(|(cells, pcts, samples, period)| {
+                    let row = Row {
+                        samples,
+                        period,
+                        percent: pcts[0],
+                    };
+                    (cells, row)
+                })
                 .collect();
             (ev, rows)
         })
         .collect()
 }
 
-/// As [`perf_rows`], rows that print the same cells summed (samples and percent): with
+/// As [`perf_rows`], rows that print the same cells summed (samples, period, percent): with
 /// `--sort sym`, perf keeps functions of the same name in different DSOs (ld.so's and
 /// libc's `strcmp`) apart, where a table keyed by name adds them up.
 #[allow(dead_code)]
@@ -45,10 +74,15 @@ pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<Str
         .into_iter()
         .map(|(ev, rows)| {
             let mut summed = Rows::new();
-            for (cells, pcts, n) in rows {
-                let row = summed.entry(cells).or_insert((0, 0.0));
-                row.0 += n;
-                row.1 += pcts[0];
+            for (cells, pcts, samples, period) in rows {
+                let row = summed.entry(cells).or_insert(Row {
+                    samples: 0,
+                    period: 0,
+                    percent: 0.0,
+                });
+                row.samples += samples;
+                row.period += period;
+                row.percent += pcts[0];
             }
             (ev, summed)
         })
@@ -56,50 +90,53 @@ pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<Str
 }
 
 /// `perf report --stdio -n --children -g none --sort KEYS`, per event: cells ->
-/// ([children %, self %], samples).
+/// ([children %, self %], samples, self period).
 #[allow(dead_code)]
 pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
     perf_table(path, sort, &["--children"])
         .into_iter()
         .map(|(ev, rows)| {
-            let rows = rows.into_iter().map(|(c, p, n)| (c, (p, n))).collect();
+            let rows = rows
+                .into_iter()
+                .map(|(c, p, n, period)| (c, (p, n, period)))
+                .collect();
             (ev, rows)
         })
         .collect()
 }
 
-/// Rows of one event with children: cells -> ([children %, self %], samples).
-pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64)>;
+/// Rows of one event with children: cells -> ([children %, self %], samples, self
+/// period).
+pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64, u64)>;
 
-/// perf report's table per event: (cells, the percent columns, samples) per row.
-type Table = Vec<(Vec<String>, Vec<f64>, u64)>;
+/// perf report's table per event: (cells, the percent columns, samples, period) per row.
+type Table = Vec<(Vec<String>, Vec<f64>, u64, u64)>;
 
 fn perf_table(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Table> {
-    let mut args = vec!["report", "--stdio", "-n", "-g", "none", "--sort", sort];
+    let mut args = vec![
+        "report",
+        "--stdio",
+        "-n",
+        "--show-total-period",
+        "-g",
+        "none",
+        "--sort",
+        sort,
+    ];
     args.extend_from_slice(extra);
     perf_table_of(path, &args)
 }
 
-/// `perf report --stdio --no-children -g none -F period,sym`, per event: each row's
-/// symbol cell (`[.] name`) and period.
+/// `perf report --stdio --no-children -g none --sort sym`, per event: each row's symbol
+/// cell (`[.] name`) and period.
 #[allow(dead_code)]
 pub fn perf_period_rows(path: &Path) -> BTreeMap<String, Vec<(String, u64)>> {
-    let args = [
-        "report",
-        "--stdio",
-        "--no-children",
-        "-g",
-        "none",
-        "-F",
-        "period,sym",
-    ];
-    perf_table_of(path, &args)
+    perf_table(path, "sym", &["--no-children"])
         .into_iter()
         .map(|(ev, rows)| {
-            // The period is where the sample count is in the other tables.
             let rows = rows
                 .into_iter()
-                .map(|(c, _, p)| (c[0].clone(), p))
+                .map(|(c, _, _, period)| (c[0].clone(), period))
                 .collect();
             (ev, rows)
         })
@@ -140,18 +177,20 @@ fn perf_table_of(path: &Path, args: &[&str]) -> BTreeMap<String, Table> {
             let mut cells: Vec<String> = columns.iter().map(cell).collect();
             let last = columns.last().expect("columns").0;
             *cells.last_mut().expect("cells") = line.get(last..).unwrap_or_default().trim().into();
-            // The percent columns, then Samples, then the keys.
+            // The percent columns, then Samples and Period, then the keys.
             let pcts = cells.iter().take_while(|c| c.ends_with('%')).count();
             let percents: Vec<f64> = cells[..pcts]
                 .iter()
                 .map(|c| c.trim_end_matches('%').parse().expect("percent"))
                 .collect();
             let samples: u64 = cells[pcts].parse().expect("samples");
+            let period: u64 = cells[pcts + 1].parse().expect("period");
             let ev = event.clone().expect("a row follows an event header");
             events.entry(ev).or_insert_with(Table::new).push((
-                cells[pcts + 1..].to_vec(),
+                cells[pcts + 2..].to_vec(),
                 percents,
                 samples,
+                period,
             ));
         }
     }
@@ -178,20 +217,22 @@ fn rule_columns(line: &str) -> Vec<(usize, usize)> {
 /// `perfdata report --json --sort KEYS`, per event.
 #[allow(dead_code)] // not every test that shares this module compares rows
 pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
-    our_table(path, sort, extra, |r| {
-        let n = r["samples"].as_u64().expect("samples");
-        (n, r["overhead"].as_f64().expect("overhead"))
+    our_table(path, sort, extra, |r| Row {
+        samples: r["samples"].as_u64().expect("samples"),
+        period: r["period"].as_u64().expect("period"),
+        percent: r["overhead"].as_f64().expect("overhead"),
     })
 }
 
 /// `perfdata report --json --children --sort KEYS`, per event: cells -> ([children %,
-/// self %], samples).
+/// self %], samples, self period).
 #[allow(dead_code)]
 pub fn our_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
     our_table(path, sort, &["--children"], |r| {
         let pct = |f: &str| r[f].as_f64().expect("percent");
         let n = r["samples"].as_u64().expect("samples");
-        (vec![pct("children"), pct("overhead")], n)
+        let period = r["period"].as_u64().expect("period");
+        (vec![pct("children"), pct("overhead")], n, period)
     })
 }
 
@@ -236,18 +277,13 @@ fn our_table<V>(
     events
 }
 
-/// Compare perf's rows above 0.1% and ours, both given the same `extra` options (filters);
-/// returns the number of rows compared.
+/// Compare perf's rows above 0.1% and ours, both given the same `extra` options
+/// (filters): the same rows, each with the same samples, period and percent (two
+/// decimals, as perf prints it); returns the number of rows compared.
 #[allow(dead_code)]
 pub fn compare(path: &Path, sort: &str, extra: &[&str]) -> Result<usize, String> {
     let perf = perf_rows(path, sort, extra);
     let ours = our_rows(path, sort, extra);
-    let shown = |rows: &Rows| -> BTreeMap<Vec<String>, u64> {
-        rows.iter()
-            .filter(|(_, (_, pct))| *pct > 0.1)
-            .map(|(c, (n, _))| (c.clone(), *n))
-            .collect()
-    };
     if perf.keys().collect::<Vec<_>>() != ours.keys().collect::<Vec<_>>() {
         return Err(format!(
             "events differ: perf {:?}, perfdata {:?}",
@@ -257,23 +293,23 @@ pub fn compare(path: &Path, sort: &str, extra: &[&str]) -> Result<usize, String>
     }
     let mut compared = 0;
     for (ev, rows) in &perf {
-        let (p, o) = (shown(rows), &ours[ev]);
+        let o = &ours[ev];
         let mut problems = Vec::new();
-        for (cells, n) in &p {
+        for (cells, row) in rows.iter().filter(|(_, r)| r.percent > 0.1) {
             match o.get(cells) {
-                Some((m, _)) if m == n => {}
-                got => problems.push(format!("  {cells:?}: perf {n}, perfdata {got:?}")),
+                Some(mine) if mine.same(row) => {}
+                got => problems.push(format!("  {cells:?}: perf {row:?}, perfdata {got:?}")),
             }
+            compared += 1;
         }
-        for (cells, (m, pct)) in o {
-            if *pct > 0.1 && !rows.contains_key(cells) {
-                problems.push(format!("  {cells:?}: perfdata {m}, not in perf"));
+        for (cells, mine) in o {
+            if mine.percent > 0.1 && !rows.contains_key(cells) {
+                problems.push(format!("  {cells:?}: perfdata {mine:?}, not in perf"));
             }
         }
         if !problems.is_empty() {
             return Err(format!("event {ev}:\n{}", problems.join("\n")));
         }
-        compared += p.len();
     }
     Ok(compared)
 }

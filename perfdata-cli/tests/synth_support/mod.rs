@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use perfdata_core::record::RecordBody;
 use perfdata_core::PerfReader;
 use perfdata_tests::{perf_output, run_perfdata};
-use perfdata_write::synth::{Stop, WorkloadSpec};
+use perfdata_write::synth::{Stop, Workload, WorkloadSpec};
 
 /// Run `perfdata synth -o DIR/NAME ARGS` and return the output's path.
 pub fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
@@ -50,8 +50,9 @@ pub fn perf_clean(args: &[&str], path: &Path) -> String {
     stdout
 }
 
-/// `perf report --stdio --no-children -g none --sort SORT -n`: each row's fields split
-/// at white space, every row `fields` long (at least one row).
+/// `perf report --stdio --no-children -g none --sort SORT -n --show-total-period`: each
+/// row's fields split at white space (overhead, samples, period, then the keys), every
+/// row `fields` long (at least one row).
 pub fn report_rows(path: &Path, sort: &str, fields: usize) -> Vec<Vec<String>> {
     // --no-children and -g none: no inclusive column, no call graphs under the rows.
     let args = [
@@ -63,6 +64,7 @@ pub fn report_rows(path: &Path, sort: &str, fields: usize) -> Vec<Vec<String>> {
         "--sort",
         sort,
         "-n",
+        "--show-total-period",
     ];
     let text = perf_clean(&args, path);
     let rows: Vec<Vec<String>> = text
@@ -83,16 +85,83 @@ pub fn pid_of(column: &str) -> i32 {
     column.split(':').next().unwrap().parse().expect("a pid")
 }
 
-/// `perf report --sort comm,pid,dso -n --stdio`: samples per (comm, tid, DSO name).
-pub fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), u64> {
+/// What perf report shows of one row: its samples, its period and its overhead, as
+/// perf prints it (`18.40%`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    pub samples: u64,
+    pub period: u64,
+    pub overhead: String,
+}
+
+impl Cell {
+    /// A row of perf report's fields (overhead, samples, period first).
+    pub fn of_row(f: &[String]) -> Cell {
+        Cell {
+            overhead: f[0].clone(),
+            samples: f[1].parse().expect("a sample count"),
+            period: f[2].parse().expect("a period"),
+        }
+    }
+}
+
+/// The cells perf must show for `counts` samples per key when every sample's period is
+/// `period`: each row's period, and its share of the whole period as perf prints it
+/// (`%.2f%%` of `100.0 * period / total`).
+pub fn cells<K: Ord + Clone>(counts: &BTreeMap<K, u64>, period: u64) -> BTreeMap<K, Cell> {
+    let total = counts.values().sum::<u64>() * period;
+    counts
+        .iter()
+        .map(|(k, &n)| {
+            let cell = Cell {
+                samples: n,
+                period: n * period,
+                overhead: format!("{:.2}%", 100.0 * (n * period) as f64 / total as f64),
+            };
+            (k.clone(), cell)
+        })
+        .collect()
+}
+
+/// `perf report --sort comm,pid,dso -n --show-total-period --stdio`: the cell per
+/// (comm, tid, DSO name).
+pub fn report_counts(path: &Path) -> BTreeMap<(String, i32, String), Cell> {
     let mut counts = BTreeMap::new();
-    for f in report_rows(path, "comm,pid,dso", 5) {
-        let n: u64 = f[1].parse().expect("a sample count");
-        *counts
-            .entry((f[2].clone(), pid_of(&f[3]), f[4].clone()))
-            .or_insert(0) += n;
+    for f in report_rows(path, "comm,pid,dso", 6) {
+        let key = (f[3].clone(), pid_of(&f[4]), f[5].clone());
+        assert!(
+            counts.insert(key, Cell::of_row(&f)).is_none(),
+            "one row per key: {f:?}"
+        );
     }
     counts
+}
+
+/// The samples each (thread, function) cell of `workload` gets when `total` are spread
+/// by weight, computed here from the model's seeded weights (a thread's times a
+/// function's), not by the planner under test: each cell the whole part of its share,
+/// the samples left one each to the largest remainders, the first cell first on ties,
+/// as the README says. Keyed by thread and function index.
+pub fn spread(workload: &Workload, total: u64) -> BTreeMap<(usize, usize), u64> {
+    let mut shares = Vec::new();
+    for (t, thread) in workload.threads.iter().enumerate() {
+        for (f, function) in workload.functions.iter().enumerate() {
+            shares.push(((t, f), u128::from(thread.weight * function.weight)));
+        }
+    }
+    let sum: u128 = shares.iter().map(|(_, w)| w).sum();
+    let mut out: BTreeMap<(usize, usize), u64> = shares
+        .iter()
+        .map(|&(key, w)| (key, (u128::from(total) * w / sum) as u64))
+        .collect();
+    let left = total - out.values().sum::<u64>();
+    // Largest remainder first; `shares` is in cell order, and the sort is stable.
+    let mut by_remainder = shares.clone();
+    by_remainder.sort_by_key(|&(_, w)| std::cmp::Reverse(u128::from(total) * w % sum));
+    for (key, _) in by_remainder.into_iter().take(left as usize) {
+        *out.get_mut(&key).unwrap() += 1;
+    }
+    out
 }
 
 /// Every sample's callchain as written (read back with perfdata), without the

@@ -14,6 +14,16 @@ pub fn build_spin(dir: &Path) -> String {
     spin.to_str().expect("utf-8 path").to_string()
 }
 
+/// Compile tests/workload/threads.c (main and a thread it starts later, both busy)
+/// into `dir/threads`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_threads(dir: &Path) -> String {
+    let exe = dir.join("threads");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/threads.c");
+    compile_with("gcc", &src, &["-O1", "-pthread"], &exe);
+    exe.to_str().expect("utf-8 path").to_string()
+}
+
 /// Compile tests/srcline/hot.c (the srcline and inline tests' busy loop, whose step is
 /// inlined at -O2) with `-g` and `opt` (`-O0`, `-O2`) into `dir/hot<opt>`.
 #[allow(dead_code)] // not every test that shares this module uses it
@@ -37,8 +47,14 @@ pub fn build_hot_cpp(dir: &Path) -> Option<PathBuf> {
 
 /// `CC -g OPT -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
 fn compile(cc: &str, src: &Path, opt: &str, exe: &Path) {
+    compile_with(cc, src, &[opt], exe)
+}
+
+/// `CC -g FLAGS... -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
+fn compile_with(cc: &str, src: &Path, flags: &[&str], exe: &Path) {
     let gcc = Command::new(cc)
-        .args([opt, "-g", "-fno-omit-frame-pointer", "-o"])
+        .args(flags)
+        .args(["-g", "-fno-omit-frame-pointer", "-o"])
         .arg(exe)
         .arg(src)
         .output()

@@ -5,10 +5,12 @@
 //! stream and a decompressed record may straddle two of them. One `Decompressor` per
 //! stream, fed every compressed record in order, yields the records inside.
 //!
-//! A compressed record is expanded when it is fed as long as the output waiting to be
-//! framed stays under [`MAX_BUFFERED`] (all of it, for what perf writes), and the rest
-//! as records are framed: a few kilobytes of zstd can claim gigabytes (an AUXTRACE
-//! payload across many compressed records), and memory must not follow the claim.
+//! A compressed record is expanded as its records are framed, one zstd call of at most
+//! 128 KiB at a time: a few kilobytes of zstd can claim gigabytes (an AUXTRACE payload
+//! across many compressed records), and memory must not follow the claim. What is held
+//! is the record being framed (up to [`MAX_BUFFERED`]; a larger one streams its
+//! payload), one zstd call's output and zstd's window, whose size the frame declares
+//! and which is refused over [`WINDOW_LOG_MAX`].
 
 use std::collections::VecDeque;
 
@@ -43,6 +45,59 @@ pub fn compressed_payload(bytes: &[u8], endian: Endian) -> Option<&[u8]> {
 /// Decompressed bytes produced per zstd call.
 const OUT_CHUNK: usize = 128 * 1024;
 
+/// The largest zstd window read, as a power of two: 8 MiB. The decoder keeps a window
+/// of the size a frame declares and fills it as the frame expands, so a few kilobytes
+/// declaring `zstd --long=27`'s 128 MiB took every command past 150 MiB. perf record
+/// -z writes 512 KiB windows at its default level 1 and 8 MiB at level 19, the highest
+/// that zstd allows without `--ultra`; levels 20 to 22 write 32 to 128 MiB and are
+/// refused by name unless `PERFDATA_ZSTD_WINDOW_LOG_MAX` (10 to 31) raises the limit.
+pub const WINDOW_LOG_MAX: u32 = 23;
+
+/// [`WINDOW_LOG_MAX`], or what `PERFDATA_ZSTD_WINDOW_LOG_MAX` asks for.
+pub fn window_log_max() -> u32 {
+    static LOG: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LOG.get_or_init(|| {
+        std::env::var("PERFDATA_ZSTD_WINDOW_LOG_MAX")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|v| (10..=31).contains(v))
+            .unwrap_or(WINDOW_LOG_MAX)
+    })
+}
+
+/// The window a zstd frame header at the start of `bytes` declares (RFC 8878 3.1.1.1:
+/// the window descriptor, or the content size of a single-segment frame); `None` when
+/// `bytes` does not start with a whole frame header.
+pub fn frame_window(bytes: &[u8]) -> Option<u64> {
+    if bytes.get(..4)? != [0x28, 0xb5, 0x2f, 0xfd] {
+        return None;
+    }
+    let fhd = *bytes.get(4)?;
+    if fhd & 0x20 == 0 {
+        let wd = *bytes.get(5)?;
+        let base = 1u64 << (10 + (wd >> 3));
+        return Some(base + base / 8 * u64::from(wd & 7));
+    }
+    // Single segment: the window is the content size, after the dictionary id.
+    let at = 5 + [0, 1, 2, 4][usize::from(fhd & 3)];
+    let size = match fhd >> 6 {
+        0 => u64::from(*bytes.get(at)?),
+        1 => u64::from(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?)) + 256,
+        2 => u64::from(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?)),
+        _ => u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?),
+    };
+    Some(size)
+}
+
+/// `n` bytes in the largest whole unit (`128 MiB`, `512 KiB`), else in bytes.
+fn size_words(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
 /// One stream's decompression state.
 pub struct Decompressor {
     dctx: Decoder<'static>,
@@ -51,6 +106,8 @@ pub struct Decompressor {
     in_pos: usize,
     /// All of `input` went through zstd and zstd holds nothing more back.
     drained: bool,
+    /// The next zstd byte starts a frame (whose window is checked first).
+    frame_start: bool,
     /// The compressed record being expanded: its file offset, type and what it gave so
     /// far.
     container: (u64, RecordType, u64),
@@ -64,6 +121,8 @@ pub struct Decompressor {
     /// in the decompressed stream.
     payload_left: u64,
     large_start: u64,
+    /// The type of the record whose payload streams.
+    large_type: RecordType,
     endian: Endian,
     stream: usize,
     /// The most decompressed bytes held ahead of the reader, and the largest record held
@@ -75,13 +134,17 @@ pub struct Decompressor {
 impl Decompressor {
     /// A decompressor for the compressed records of stream `stream`.
     pub fn new(endian: Endian, stream: usize) -> Result<Self> {
-        let dctx =
-            Decoder::new().map_err(|e| Error::io("creating a zstd decompression context", e))?;
+        let context = |e| Error::io("creating a zstd decompression context", e);
+        let mut dctx = Decoder::new().map_err(context)?;
+        // zstd refuses a larger window itself (its message has no size): see `expand`.
+        dctx.set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(window_log_max()))
+            .map_err(context)?;
         Ok(Decompressor {
             dctx,
             input: Vec::new(),
             in_pos: 0,
             drained: true,
+            frame_start: true,
             container: (0, RecordType::Compressed, 0),
             buf: Vec::new(),
             start: 0,
@@ -89,6 +152,7 @@ impl Decompressor {
             segments: VecDeque::new(),
             payload_left: 0,
             large_start: 0,
+            large_type: RecordType::Auxtrace,
             endian,
             stream,
             limit: MAX_BUFFERED,
@@ -141,9 +205,10 @@ impl Decompressor {
         self.drained = false;
         self.container = (offset, ty, 0);
         self.segments.push_back((self.total_out(), offset));
-        while !self.drained && (self.buffered() as u64) < self.limit {
-            self.expand()?;
-        }
+        // One zstd call now (a new frame's window is checked, named by this record);
+        // the rest as records are framed and payloads read. Expanding up to the limit
+        // here held 16 MiB of a streamed payload ahead of its reader.
+        self.expand()?;
         Ok(())
     }
 
@@ -159,15 +224,24 @@ impl Decompressor {
         }
         let (offset, ty, given) = self.container;
         let context = || format!("record {ty}");
+        if self.frame_start {
+            self.check_window(offset, ty)?;
+        }
         let old = self.buf.len();
         self.buf.resize(old + OUT_CHUNK, 0);
         let mut inbuf = InBuffer::around(&self.input[self.in_pos..]);
         let mut out = OutBuffer::around(&mut self.buf[old..]);
         let run = self.dctx.run(&mut inbuf, &mut out);
         let written = out.pos();
-        self.in_pos += inbuf.pos();
+        let consumed = inbuf.pos();
+        self.in_pos += consumed;
         self.buf.truncate(old + written);
-        run.map_err(|e| Error::format(offset, context(), Problem::Decompress(e.to_string())))?;
+        let hint =
+            run.map_err(|e| Error::format(offset, context(), Problem::Decompress(e.to_string())))?;
+        // 0: a frame ended and was flushed whole; the next byte starts another.
+        if consumed > 0 || hint == 0 {
+            self.frame_start = hint == 0;
+        }
         let given = given + written as u64;
         self.container.2 = given;
         if given > MAX_EXPANSION as u64 {
@@ -187,6 +261,65 @@ impl Decompressor {
             self.drained = true;
         }
         Ok(written)
+    }
+
+    /// Refuse, by its size, a frame starting here whose window is over the limit
+    /// ([`window_log_max`]), before zstd reserves it. A header cut across two
+    /// compressed records is left to zstd, which refuses it with its own words.
+    fn check_window(&self, offset: u64, ty: RecordType) -> Result<()> {
+        let limit = 1u64 << window_log_max();
+        match frame_window(&self.input[self.in_pos..]) {
+            Some(window) if window > limit => Err(Error::format(
+                offset,
+                format!("record {ty}"),
+                Problem::Unsupported(format!(
+                    "its zstd frame needs a {} window, over the {} limit that bounds \
+                     memory (perf record -z writes up to 8 MiB at levels 1 to 19, 32 to \
+                     128 MiB at 20 to 22); PERFDATA_ZSTD_WINDOW_LOG_MAX={} reads it",
+                    size_words(window),
+                    size_words(limit),
+                    window.next_power_of_two().trailing_zeros().max(10),
+                )),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The record not whole yet (see [`Decompressor::pending`]): its type, once its
+    /// header is there, and the bytes it needs in all (its size and the payload it
+    /// claims, as far as they are known; a header's 8 before that).
+    pub fn pending_record(&self) -> (Option<RecordType>, u64) {
+        if self.payload_left > 0 {
+            let needed = self.pending() as u64 + self.payload_left;
+            return (Some(self.large_type), needed);
+        }
+        let avail = &self.buf[self.start..];
+        if avail.len() < 8 {
+            return (None, 8);
+        }
+        let needed = match super::frame(avail, self.endian) {
+            Frame::Incomplete { needed } => needed,
+            _ => avail.len() as u64,
+        };
+        (Some(header_of(avail, self.endian).record_type()), needed)
+    }
+
+    /// The error of a decompressed stream (of `name`, when given) that ends inside a
+    /// record: named by the compressed record where that record starts, with its type
+    /// and the bytes it needs against those there.
+    pub fn cut_record_error(&self, name: Option<&str>) -> Error {
+        let (ty, needed) = self.pending_record();
+        let at = self.total_out() - self.pending() as u64;
+        let what = ty.map_or("record".to_string(), |t| format!("{t} record"));
+        let of = name.map_or(String::new(), |n| format!(" of {n}"));
+        Error::format(
+            self.pending_container(),
+            format!("the {what} at byte {at} of the decompressed stream{of}"),
+            Problem::Truncated {
+                needed,
+                available: self.pending() as u64,
+            },
+        )
     }
 
     /// The file offset of the compressed record that holds the start of the record
@@ -273,6 +406,7 @@ impl RecordSource for Decompressor {
                 }
                 Frame::Large { size, payload } => {
                     self.large_start = self.stream_offset;
+                    self.large_type = header_of(avail, self.endian).record_type();
                     let span = self.take_span(size, 0, payload);
                     self.payload_left = payload;
                     return Ok(Some(span));

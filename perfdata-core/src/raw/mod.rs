@@ -23,7 +23,7 @@ use crate::codec::{u16_at, u32_at, u64_at};
 use crate::error::Problem;
 use crate::record::{RecordHeader, RecordType};
 
-pub use decompress::Decompressor;
+pub use decompress::{frame_window, window_log_max, Decompressor, WINDOW_LOG_MAX};
 pub use locate::{locate, Located};
 pub use slice::SliceRecords;
 pub use source::RecordSource;

@@ -62,8 +62,7 @@ pub(super) struct Worker {
 
 impl Engine {
     pub fn inline(level: i32) -> Result<Self> {
-        let enc =
-            Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
+        let enc = encoder(level)?;
         Ok(Engine::Inline {
             enc: Box::new(enc),
             done: None,
@@ -87,9 +86,7 @@ impl Engine {
         // `Compressor::in_thread`).
         let mut workers = vec![Worker::start(*enc)];
         while workers.len() < n {
-            let enc =
-                Encoder::new(level).map_err(|e| WriteError::io("creating a zstd compressor", e))?;
-            workers.push(Worker::start(enc));
+            workers.push(Worker::start(encoder(level)?));
         }
         Ok(Engine::Threads {
             workers,
@@ -198,6 +195,19 @@ impl Drop for Worker {
             let _ = t.join();
         }
     }
+}
+
+/// A zstd context at `level` whose window our reader (and perf) take: levels 20 to 22
+/// would write windows of 32 to 128 MiB, over the reader's limit
+/// ([`perfdata_core::raw::WINDOW_LOG_MAX`]), so their window is cut to that.
+fn encoder(level: i32) -> Result<Encoder<'static>> {
+    let context = |e| WriteError::io("creating a zstd compressor", e);
+    let mut enc = Encoder::new(level).map_err(context)?;
+    if level > 19 {
+        let log = zstd::zstd_safe::CParameter::WindowLog(perfdata_core::raw::WINDOW_LOG_MAX);
+        enc.set_parameter(log).map_err(context)?;
+    }
+    Ok(enc)
 }
 
 /// Compress `batch` into `out` (cleared first): as a zstd frame of its own when `frame`,

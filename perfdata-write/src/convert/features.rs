@@ -180,6 +180,19 @@ impl FeatureEdits {
         if meta.container == ContainerKind::Directory {
             edits.drop.push(FeatureId::DirFormat);
         }
+        // A known feature that does not decode is copied as it was read (nothing is
+        // lost), but perf reads it by its layout: say that it may not.
+        for s in meta.features.values() {
+            let known = !matches!(s.id, FeatureId::Unknown(_));
+            if known && matches!(&s.feature, Feature::Raw(b) if !b.is_empty()) {
+                edits.warnings.push(format!(
+                    "feature {} does not decode as its layout and is written as it was \
+                     read: perf 6.1, which reads it by that layout, may refuse the file or \
+                     fail on it",
+                    s.id
+                ));
+            }
+        }
         // Containers copied as they are keep the input's feature; records compressed here
         // get a feature that says how.
         match observed.compressed {

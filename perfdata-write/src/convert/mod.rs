@@ -132,6 +132,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
     }
     let out_meta = stage.out_meta(source.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, &opts, Target::File)?;
+    let newer = newer_attrs(source.meta(), &attrs);
     let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
     if let Some((input, output)) = copy {
         writer = writer.copy_runs_from(input, output);
@@ -164,9 +165,27 @@ pub(crate) fn to_file_with<W: Write + Seek>(
             }
             stage.record(&mut sink, item)
         })?;
-        stage.finish_records(&mut sink)?;
+        stage.finish_records(&mut sink, source.meta())?;
     }
-    finish_file(writer, stage, &opts, source.meta())
+    let (out, mut report) = finish_file(writer, stage, &opts, source.meta())?;
+    report.warnings.extend(newer);
+    Ok((out, report))
+}
+
+/// A stream's attrs larger than perf 6.1's 128 bytes, kept as they are in a file (a
+/// newer perf's, or a size field that says more): perf 6.1 reads them in the stream,
+/// but refuses the file, which the conversion says.
+fn newer_attrs(input: &Metadata, attrs: &[AttrEntry]) -> Option<String> {
+    let size = attrs.first()?.attr.encoded_len;
+    (input.container == perfdata_core::ContainerKind::Pipe
+        && size > perfdata_core::attr::ATTR_SIZE_PERF_6_1)
+        .then(|| {
+            format!(
+                "attrs of {size} bytes, more than perf 6.1's 128: perf 6.1 refuses the file \
+                 (\"file uses a more recent and unsupported ABI\"); a newer perf reads it, \
+                 and --compat=perf6.1 cuts the attrs to 128 bytes"
+            )
+        })
 }
 
 /// The end of every file conversion: the edits' last word, the features (derived ones
@@ -198,11 +217,34 @@ fn file_writer<W: Write + Seek>(
     attrs: &[AttrEntry],
     meta: &Metadata,
 ) -> Result<FileWriter<W>> {
-    let writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
+    let mut writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
+    if input_refused(meta).is_some() {
+        writer = writer.keeping_what_perf_refused();
+    }
     Ok(match stage.keeps_metadata() {
         true => writer.caller_derives().copying_file_data(),
         false => writer.caller_derives(),
     })
+}
+
+/// Why perf 6.1 refuses the input itself for its events (`perf_open`), when it is a file
+/// or directory: its conversion keeps what it had (perf reads the output no less than
+/// the input), where a conversion that would bring the refusal about is refused.
+fn input_refused(meta: &Metadata) -> Option<String> {
+    if meta.container == perfdata_core::ContainerKind::Pipe {
+        return None;
+    }
+    use perfdata_core::feature::FeatureId;
+    let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+    let stat = meta.feature(FeatureId::Stat).is_some();
+    // perf wants the formats from the header's TRACING_DATA, before any record (the
+    // tracing data of simpleperf's files is a record in the data section).
+    let in_header = meta.header.as_ref().is_some_and(|h| {
+        h.feature_bits(meta.endian)
+            .is_set(FeatureId::TracingData.bit())
+    });
+    let tracing = perfdata_core::tracing::tracing_blob(meta).filter(|_| in_header);
+    perfdata_core::perf_open::refusal(&attrs, stat, tracing)
 }
 
 /// The pipe writer of a conversion: a stream's records are copied as the input had
@@ -255,7 +297,12 @@ pub(crate) fn to_pipe_with<W: Write>(
     edit: Option<EditStage>,
 ) -> Result<(W, Report)> {
     let opts = opts.resolve(reader.meta());
-    let mut source = Source::in_order(reader);
+    // Edits in perf's time order see a directory's streams merged by time, as a file
+    // output has them, and write them so.
+    let mut source = match &edit {
+        Some(e) if e.time_ordered() => Source::for_file(reader)?,
+        _ => Source::in_order(reader),
+    };
     let mut stage = RecordStage::new(opts, source.meta(), Target::Pipe, edit)?;
     let out_endian = stage.out_endian();
     let mut writer = pipe_writer(&stage, out)?;
@@ -273,7 +320,7 @@ pub(crate) fn to_pipe_with<W: Write>(
             Piece::Record(item) => stage.record(&mut sink, item),
             Piece::Payload(more) => stage.payload(&mut sink, more).map(|_| false),
         })?;
-        stage.finish_records(&mut sink)?;
+        stage.finish_records(&mut sink, source.meta())?;
     }
     let meta = source.meta();
     stage.finish_edits(meta)?;

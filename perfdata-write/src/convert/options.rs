@@ -66,9 +66,6 @@ pub struct ConvertOptions {
     pub compat_perf_6_1: bool,
     /// Compressed records to write when keeping compression but rewriting records.
     pub keep_format: Option<CompressFormat>,
-    /// Copy compressed records that do not decompress, with a warning, instead of
-    /// failing (they are checked whenever they are copied as they are).
-    pub keep_damaged: bool,
 }
 
 impl ConvertOptions {

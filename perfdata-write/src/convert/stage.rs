@@ -14,7 +14,7 @@ use super::sink::Sink;
 use super::stream_features::{Place, StreamFeatures};
 use super::{features, verify, Compression, ConvertOptions, Report, Target};
 use crate::compress::{CompressFormat, Compressor};
-use crate::edit::{Action, EditStage};
+use crate::edit::{Action, Applied, EditStage};
 use crate::error::{Result, WriteError};
 
 /// The record stage's state, shared by file and pipe output.
@@ -31,8 +31,9 @@ pub(super) struct RecordStage {
     report: Report,
     /// A stream written as a stream: its HEADER_FEATURE records as the output needs.
     stream_features: Option<StreamFeatures>,
-    /// The edits that keep, drop or replace each record (`crate::edit`).
-    edit: Option<EditStage>,
+    /// The edits that keep, drop or replace each record (`crate::edit`), boxed: taken
+    /// out while the records it held are written.
+    edit: Option<Box<EditStage>>,
     /// Checks the compressed records copied as they are.
     verifier: verify::Verifier,
     /// The record written last has a payload still in the input (larger than
@@ -44,6 +45,9 @@ pub(super) struct RecordStage {
     /// Moreover, no edits and no sample times to gather: kernel records go straight to
     /// the writer ([`RecordStage::pass_through`]).
     passes_kernel_records: bool,
+    /// Whether edits run (kept apart: the edit stage is taken out while the records it
+    /// held are written).
+    edits: bool,
 }
 
 impl RecordStage {
@@ -79,8 +83,9 @@ impl RecordStage {
             observed: Observed::default(),
             report: Report::default(),
             stream_features,
-            verifier: verify::Verifier::new(in_endian, opts.keep_damaged),
-            edit,
+            verifier: verify::Verifier::new(in_endian),
+            edits: edit.is_some(),
+            edit: edit.map(Box::new),
             streaming: false,
         })
     }
@@ -168,7 +173,41 @@ impl RecordStage {
         let Some(stage) = self.edit.as_mut() else {
             return self.record_out(sink, item, true);
         };
-        match stage.apply(item)? {
+        let applied = stage.apply(item)?;
+        // Records held for perf's order go out first, in the input's order.
+        if stage.has_ready() {
+            self.write_ready(sink, item.meta)?;
+        }
+        match applied {
+            Applied::Now(action) => self.record_edited(sink, item, action),
+            Applied::Held => Ok(()),
+        }
+    }
+
+    /// Write the records the edit stage held and has decided, in the input's order.
+    fn write_ready(&mut self, sink: &mut dyn Sink, meta: &Metadata) -> Result<()> {
+        let Some(mut stage) = self.edit.take() else {
+            return Ok(());
+        };
+        let mut result = Ok(());
+        while result.is_ok() {
+            match stage.pop_ready(meta, |item, action| self.record_edited(sink, item, action)) {
+                Some(r) => result = r,
+                None => break,
+            }
+        }
+        self.edit = Some(stage);
+        result
+    }
+
+    /// Write what the edits made of an input record.
+    fn record_edited(
+        &mut self,
+        sink: &mut dyn Sink,
+        item: &RecordRef<'_>,
+        action: Action,
+    ) -> Result<()> {
+        match action {
             Action::Keep => self.record_out(sink, item, true),
             Action::Drop => Ok(()),
             Action::Replace(_) if item.raw.rest > 0 => Err(WriteError::unsupported(
@@ -191,10 +230,13 @@ impl RecordStage {
     }
 
     /// The end of the records: the verifier's last word and the compressor flushed.
-    pub fn finish_records(&mut self, sink: &mut dyn Sink) -> Result<()> {
-        if let Some(warning) = self.verifier.finish()? {
-            self.report.warnings.push(warning);
+    /// Records the edits still held are decided and written first.
+    pub fn finish_records(&mut self, sink: &mut dyn Sink, meta: &Metadata) -> Result<()> {
+        if let Some(stage) = self.edit.as_mut() {
+            stage.flush(meta)?;
+            self.write_ready(sink, meta)?;
         }
+        self.verifier.finish()?;
         if let Some(c) = self.compressor.as_mut() {
             let mut out = |rec: &[u8]| sink.write(rec, &[]);
             c.flush(&mut out)?;
@@ -222,7 +264,7 @@ impl RecordStage {
                 mmap_len: c.mmap_len(),
             };
         }
-        self.report.edits = self.edit.take().map(EditStage::into_summary);
+        self.report.edits = self.edit.take().map(|e| e.into_summary());
         (observed, self.report)
     }
 
@@ -352,7 +394,7 @@ impl RecordStage {
     /// pipes, directories and recordings that never finished (a finished file has its
     /// own), and whenever edits may have removed samples.
     fn times_samples(&self, meta: &Metadata) -> bool {
-        meta.container != ContainerKind::File || meta.unfinished || self.edit.is_some()
+        meta.container != ContainerKind::File || meta.unfinished || self.edits
     }
 
     /// Write one record that the edits (if any) kept; `input` when it is the input's
@@ -408,9 +450,7 @@ impl RecordStage {
             return Ok(());
         }
         if raw.is_compressed() {
-            if let Some(warning) = self.verifier.check(raw)? {
-                self.report.warnings.push(warning);
-            }
+            self.verifier.check(raw)?;
         }
         let encoded = self.transcode(raw, item.meta)?;
         let parts = match &encoded {

@@ -97,7 +97,11 @@ pub(crate) fn atomically<T>(
     write: impl FnOnce(BufWriter<&mut File>) -> Result<(BufWriter<&mut File>, T)>,
 ) -> Result<T> {
     let mut out = AtomicOutput::create(path)?;
-    let (w, done) = write(out.writer())?;
+    // Seekable: a file's header is written last (a device or FIFO gets a spool).
+    let w = out
+        .seekable_writer()
+        .map_err(|e| WriteError::io("creating the output's spool", e))?;
+    let (w, done) = write(w)?;
     w.into_inner()
         .map_err(|e| WriteError::io("writing the output file", e.into_error()))?;
     out.commit(like)?;
@@ -124,7 +128,7 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_records(&mut sink)?;
+        conv.finish_records(&mut sink, &meta)?;
     }
     finish_file(writer, conv, opts, &meta)
 }
@@ -148,7 +152,7 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
         if let Some(v) = verbatim.as_mut() {
             v.finish(&mut conv, &mut sink, &meta)?;
         }
-        conv.finish_records(&mut sink)?;
+        conv.finish_records(&mut sink, &meta)?;
     }
     let (_, report) = conv.into_results();
     Ok((writer.finish()?, report.finish(&meta, warnings)))

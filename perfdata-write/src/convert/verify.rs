@@ -2,6 +2,11 @@
 //! decompressed, to check them: a damaged zstd payload, or one whose records do not
 //! frame, would make the output as unreadable as the input while the conversion said
 //! it succeeded. What was decompressed is dropped; the original bytes are written.
+//!
+//! A damaged one fails the conversion, as it does where records are expanded (from
+//! stdin, `--decompress`): perf ("Couldn't decompress data") and perfdata's reader
+//! reject a file that holds one, and a writer never emits what they reject. (Until
+//! issue #24 `--keep-damaged` copied it with a warning, from a file only.)
 
 use perfdata_core::raw::{Decompressor, RawRecord, RecordSource};
 use perfdata_core::Endian;
@@ -12,30 +17,19 @@ use crate::error::{Result, WriteError};
 pub(super) struct Verifier {
     decomp: Option<Decompressor>,
     endian: Endian,
-    /// Copy damaged records with a warning instead of failing.
-    keep_damaged: bool,
-    /// A damaged record was copied: the zstd stream after it cannot be checked.
-    gave_up: bool,
 }
 
 impl Verifier {
-    pub(super) fn new(endian: Endian, keep_damaged: bool) -> Self {
+    pub(super) fn new(endian: Endian) -> Self {
         Verifier {
             decomp: None,
             endian,
-            keep_damaged,
-            gave_up: false,
         }
     }
 
-    /// Check a compressed record about to be copied. `Ok(Some(warning))` when it is
-    /// damaged and damaged records are kept.
-    pub(super) fn check(&mut self, raw: &RawRecord<'_>) -> Result<Option<String>> {
-        if self.gave_up {
-            return Ok(None);
-        }
-        let checked = self.feed(raw);
-        self.judge(checked)
+    /// Check a compressed record about to be copied: an error when it is damaged.
+    pub(super) fn check(&mut self, raw: &RawRecord<'_>) -> Result<()> {
+        self.feed(raw).map_err(WriteError::Read)
     }
 
     fn feed(&mut self, raw: &RawRecord<'_>) -> perfdata_core::Result<()> {
@@ -49,36 +43,12 @@ impl Verifier {
     }
 
     /// At the end of the input: the decompressed stream must end with a whole record.
-    pub(super) fn finish(&mut self) -> Result<Option<String>> {
-        let Some(d) = self.decomp.as_ref().filter(|_| !self.gave_up) else {
-            return Ok(None);
-        };
-        if d.pending() == 0 {
-            return Ok(None);
-        }
-        let at = d.total_out() - d.pending() as u64;
-        let e = perfdata_core::Error::format(
-            d.pending_container(),
-            format!("the record at byte {at} of the decompressed stream"),
-            perfdata_core::Problem::Truncated {
-                needed: 8,
-                available: d.pending() as u64,
-            },
-        );
-        self.judge(Err(e))
-    }
-
-    fn judge(&mut self, checked: perfdata_core::Result<()>) -> Result<Option<String>> {
-        match checked {
-            Ok(()) => Ok(None),
-            Err(e) if self.keep_damaged => {
-                self.gave_up = true;
-                Ok(Some(format!(
-                    "{e}; the damaged compressed records are copied as they are \
-                     (--keep-damaged), and those after it are not checked"
-                )))
+    pub(super) fn finish(&mut self) -> Result<()> {
+        match self.decomp.as_ref() {
+            Some(d) if d.pending() > 0 || d.payload_left() > 0 => {
+                Err(WriteError::Read(d.cut_record_error(None)))
             }
-            Err(e) => Err(WriteError::Read(e)),
+            _ => Ok(()),
         }
     }
 }

@@ -5,131 +5,141 @@
 //! with `--pid 42`, the samples of process 42 and the records about it (COMM, MMAP,
 //! FORK, ..., or any record whose sample_id says pid 42); records without a pid
 //! (FINISHED_ROUND, metadata) are not shown. `--comm` matches the thread's command as of
-//! the record (COMM records and forks followed, perf's `thread__comm_str`), `--event` the
-//! event a record's id names, `--time` its time. Record types given apart narrow what is
-//! shown further.
+//! the record in perf's time order (COMM records and forks followed as perf meets them,
+//! perf's `thread__comm_str`), `--event` the event a record's id names, `--time` its
+//! time. Record types given apart narrow what is shown further.
 
+use perfdata_core::ordered::Window;
 use perfdata_core::record::RecordType;
-use perfdata_core::{u32_at, Metadata, RecordRef};
+use perfdata_core::select::{task_of, Matcher, Selectors, ThreadComms};
+use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
-use super::comms::Comms;
-use super::select::{in_list, in_ranges, resolve_time, TimeRange};
-use super::strip::Selection;
-use crate::error::{Result, WriteError};
+use crate::error::Result;
 
 /// See the module documentation.
-#[derive(Debug, Clone)]
 pub struct RecordFilter {
-    sel: Selection,
+    shown: Shown,
+    /// With a comm selector: the records waiting for perf's order, and whether each is
+    /// shown.
+    window: Option<Window<bool>>,
+}
+
+/// Which records are shown, followed record by record.
+struct Shown {
+    matcher: Matcher,
     types: Vec<RecordType>,
-    /// Per event: whether `--event` names it.
-    event_selected: Vec<bool>,
-    times: Vec<TimeRange>,
     /// Each thread's command as of the current record.
-    comms: Comms,
+    comms: ThreadComms,
 }
 
 impl RecordFilter {
-    /// Show what `sel` selects (its `keep`, `keep_sideband` and `drop_types` are not
-    /// used) among records of `types` (all types when empty).
-    pub fn new(sel: Selection, types: Vec<RecordType>) -> Self {
+    /// Show what `select` selects among records of `types` (all types when empty).
+    pub fn new(select: Selectors, types: Vec<RecordType>) -> Self {
         RecordFilter {
-            sel,
-            types,
-            event_selected: Vec::new(),
-            times: Vec::new(),
-            comms: Comms::default(),
+            shown: Shown {
+                matcher: Matcher::new(select),
+                types,
+                comms: ThreadComms::default(),
+            },
+            window: None,
         }
     }
 
     /// Whether the filter shows every record.
     pub fn shows_all(&self) -> bool {
-        self.types.is_empty() && !self.sel.selects_samples()
+        self.shown.types.is_empty() && !self.shown.matcher.selectors().selects_samples()
     }
 
     /// Resolve the selectors against the recording: event names (an unknown one is an
     /// error naming the events there are), percent time slices (against SAMPLE_TIME).
     pub fn start(&mut self, meta: &Metadata) -> Result<()> {
-        let names = self.resolve_events(meta);
-        // A stream's attrs come as records: its events are resolved as they arrive.
-        let known = !meta.attrs.is_empty();
-        if let Some(want) = self.sel.events.iter().find(|w| known && !names.contains(w)) {
-            return Err(WriteError::unsupported(
-                None,
-                format!(
-                    "no event {want:?} in the recording (its events: {})",
-                    names.join(", ")
-                ),
-            ));
-        }
-        if let Some(spec) = &self.sel.time {
-            self.times = resolve_time(spec, meta)?;
+        self.shown.matcher.resolve(meta)?;
+        if !self.shown.matcher.selectors().comms.is_empty() {
+            self.window = Some(Window::new(meta.container != ContainerKind::Directory));
         }
         Ok(())
     }
 
-    /// Which events `--event` names; their names.
-    fn resolve_events(&mut self, meta: &Metadata) -> Vec<String> {
-        let names: Vec<String> = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
-        self.event_selected = names
-            .iter()
-            .map(|n| self.sel.events.iter().any(|want| want == n))
-            .collect();
-        names
+    /// Take the next record (records come in the input's order) and give `show` each
+    /// record shown whose turn has come, in the input's order: with a comm selector the
+    /// records wait until perf's time order reaches them (about two rounds of records;
+    /// see [`perfdata_core::ordered`]), else `item` is decided at once.
+    pub fn feed<E>(
+        &mut self,
+        item: &RecordRef<'_>,
+        show: &mut impl FnMut(&RecordRef<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let Some(window) = self.window.as_mut() else {
+            return match self.shown.decide(item) {
+                true => show(item),
+                false => Ok(()),
+            };
+        };
+        let decide = &mut |r: &RecordRef<'_>| Ok(self.shown.decide(r));
+        if Window::<bool>::holds(item) {
+            window.push(item, decide)?;
+            return pop_shown(window, item.meta, show);
+        }
+        // A payload too large to hold is shown as it is read; what came before it is
+        // decided and shown first.
+        window.flush(item.meta, decide)?;
+        pop_shown(window, item.meta, show)?;
+        match self.shown.decide(item) {
+            true => show(item),
+            false => Ok(()),
+        }
     }
 
-    /// Whether to show `item`. Call it for every record in order (commands are
-    /// followed through the records shown or not).
+    /// The end of the records: decide and show what still waits.
+    pub fn finish<E>(
+        &mut self,
+        meta: &Metadata,
+        show: &mut impl FnMut(&RecordRef<'_>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        let Some(window) = self.window.as_mut() else {
+            return Ok(());
+        };
+        window.flush(meta, &mut |r: &RecordRef<'_>| Ok(self.shown.decide(r)))?;
+        pop_shown(window, meta, show)
+    }
+
+    /// Whether to show `item`, the records before it in perf's order having been seen
+    /// (commands are followed through the records shown or not). [`RecordFilter::feed`]
+    /// calls it in that order.
     pub fn shows(&mut self, item: &RecordRef<'_>) -> bool {
+        self.shown.decide(item)
+    }
+}
+
+/// Give `show` the decided records at the front of `window` that are shown.
+fn pop_shown<E>(
+    window: &mut Window<bool>,
+    meta: &Metadata,
+    show: &mut impl FnMut(&RecordRef<'_>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    while let Some(result) = window.pop(meta, |r, shown| if shown { show(r) } else { Ok(()) }) {
+        result?;
+    }
+    Ok(())
+}
+
+impl Shown {
+    /// Whether `item` is shown; the commands follow it.
+    fn decide(&mut self, item: &RecordRef<'_>) -> bool {
         let ty = item.raw.record_type();
         self.comms.track(ty, item.raw.bytes, item.meta.endian);
         if !self.types.is_empty() && !self.types.contains(&ty) {
             return false;
         }
-        if !self.sel.selects_samples() {
+        if !self.matcher.selectors().selects_samples() {
             return true;
         }
-        if !self.sel.events.is_empty() && self.event_selected.len() != item.meta.attrs.len() {
-            self.resolve_events(item.meta);
-        }
-        let s = &self.sel;
+        self.matcher.follow_events(item.meta);
         let at = item.locate();
         let (pid, tid) = match task_of(item) {
-            Some(task) => (Some(task.0), Some(task.1)),
+            Some(task) => (Some(task.pid), Some(task.tid)),
             None => (at.pid, at.tid),
         };
-        let id_ok = |list: &Option<Vec<(u64, u64)>>, v: Option<i32>| match list {
-            None => true,
-            Some(l) => v.is_some_and(|v| u64::try_from(v).is_ok_and(|v| in_list(l, v))),
-        };
-        let comm_ok = s.comms.is_empty()
-            || tid.is_some_and(|t| {
-                let comm = self.comms.of(t as u32);
-                s.comms.iter().any(|g| g.matches(&comm))
-            });
-        let cpu_ok = s
-            .cpus
-            .as_ref()
-            .is_none_or(|l| at.cpu.is_some_and(|c| in_list(l, u64::from(c))));
-        let event_ok = s.events.is_empty()
-            || at
-                .event
-                .is_some_and(|e| self.event_selected.get(e) == Some(&true));
-        let time_ok = s.time.is_none() || at.time.is_some_and(|t| in_ranges(&self.times, t));
-        id_ok(&s.pids, pid) && id_ok(&s.tids, tid) && comm_ok && cpu_ok && event_ok && time_ok
-    }
-}
-
-/// The (pid, tid) a task record is about, from its body: COMM, MMAP, MMAP2 and
-/// NAMESPACES start with pid and tid; FORK and EXIT with pid, ppid, tid.
-fn task_of(item: &RecordRef<'_>) -> Option<(i32, i32)> {
-    let (b, e) = (item.raw.bytes, item.meta.endian);
-    let word = |o| u32_at(b, o, e).map(|v| v as i32);
-    match item.raw.record_type() {
-        RecordType::Comm | RecordType::Mmap | RecordType::Mmap2 | RecordType::Namespaces => {
-            Some((word(8)?, word(12)?))
-        }
-        RecordType::Fork | RecordType::Exit => Some((word(8)?, word(16)?)),
-        _ => None,
+        self.matcher.matches(pid, tid, at, &self.comms)
     }
 }

@@ -117,25 +117,15 @@ impl Inheritance {
             return Action::Keep;
         };
         let mut out = vec![item.raw.to_owned_record()];
-        let fork_trailer = trailer(item);
         if self.stripped_tids.contains(&ptid) {
             if let Some(comm) = parent_comm {
-                let bytes = comm_record(pid, tid, comm, fork_trailer, e);
+                let bytes = comm_record(pid, tid, comm, trailer(item), e);
                 out.push(super::Action::record_like(&item.raw, bytes));
             }
         }
         if pid != ppid {
             for map in self.parked.get(&ppid).into_iter().flatten() {
-                let raw = map.as_raw(e);
-                let own = trailer(&RecordRef::new(raw, item.meta));
-                let mut bytes = map.bytes.clone();
-                put_u32(&mut bytes, 8, pid, e);
-                put_u32(&mut bytes, 12, tid, e);
-                if own.len() == fork_trailer.len() {
-                    let at = bytes.len() - own.len();
-                    bytes[at..].copy_from_slice(fork_trailer);
-                }
-                out.push(super::Action::record_like(&item.raw, bytes));
+                out.push(rehome(map, pid, tid, item));
             }
         }
         if out.len() == 1 {
@@ -144,6 +134,31 @@ impl Inheritance {
             Action::Replace(out)
         }
     }
+
+    /// Process `pid` is kept from the side-band record `item` of its thread `tid` on,
+    /// though its maps so far were stripped (`--keep --tid` of a thread started during
+    /// the recording): its live maps, to follow `item`, with `item`'s sample_id trailer
+    /// (so that perf has them from that time on).
+    pub(super) fn adopt(&mut self, item: &RecordRef<'_>, pid: u32, tid: u32) -> Vec<OwnedRecord> {
+        let maps = self.parked.remove(&pid).unwrap_or_default();
+        maps.iter().map(|map| rehome(map, pid, tid, item)).collect()
+    }
+}
+
+/// A copy of the parked `map` for thread `tid` of process `pid`, with the sample_id
+/// trailer of `item` (a FORK or another record of that thread), made where it is.
+fn rehome(map: &OwnedRecord, pid: u32, tid: u32, item: &RecordRef<'_>) -> OwnedRecord {
+    let e = item.meta.endian;
+    let own = trailer(&RecordRef::new(map.as_raw(e), item.meta));
+    let new_trailer = trailer(item);
+    let mut bytes = map.bytes.clone();
+    put_u32(&mut bytes, 8, pid, e);
+    put_u32(&mut bytes, 12, tid, e);
+    if own.len() == new_trailer.len() {
+        let at = bytes.len() - own.len();
+        bytes[at..].copy_from_slice(new_trailer);
+    }
+    super::Action::record_like(&item.raw, bytes)
 }
 
 /// A COMM record (not an exec) for (pid, tid), the name NUL-padded to 8 bytes.

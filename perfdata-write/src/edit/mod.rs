@@ -16,16 +16,14 @@
 //! of what it removed (`perfdata strip`). [`Remap`] replaces build ids and path
 //! prefixes; [`Anonymize`] replaces names with stable pseudonyms (`perfdata anonymize`).
 
-mod anon_raw;
-mod anonymize;
+mod anon;
 mod binaries;
-mod comms;
 mod fields;
 mod filter;
 mod inherit;
 mod pseudonym;
 mod remap;
-mod select;
+mod stage;
 mod strip;
 mod summary;
 
@@ -39,12 +37,16 @@ use perfdata_core::{Metadata, PerfReader, ReadOptions, RecordRef};
 use crate::convert::{self, ConvertOptions, Report, Target};
 use crate::error::{Result, WriteError};
 
-pub use anonymize::{Anonymize, AnonymizeCounts};
+pub use anon::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
 pub use filter::RecordFilter;
+pub use perfdata_core::select::{
+    parse_cpu_list, parse_id_list, parse_time_ranges, Glob, Selectors, TimeRange, TimeSpec,
+};
 pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
-pub use select::{parse_cpu_list, parse_id_list, parse_time_ranges, Glob, TimeRange, TimeSpec};
+pub(crate) use stage::Applied;
+pub use stage::EditStage;
 pub use strip::{parse_record_types, Selection, Strip};
 pub use summary::{Counts, EditSummary};
 
@@ -90,6 +92,14 @@ pub trait RecordEdit {
 
     /// What to do with one record.
     fn record(&mut self, item: &RecordRef<'_>) -> Result<Action>;
+
+    /// Whether the edit's decisions follow state that side-band records change (a
+    /// thread's comm, its maps): then every edit of the stage sees the records in perf's
+    /// time order ([`perfdata_core::ordered`]), while the output keeps the input's
+    /// order. The answer depends on the edit's options, not on the input.
+    fn time_ordered(&self) -> bool {
+        false
+    }
 
     /// Change the metadata the output describes (attrs, ids, features). Called on a
     /// copy of the input's metadata, after [`RecordEdit::start`].
@@ -142,188 +152,11 @@ impl<F: FnMut(&RecordRef<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
     }
 }
 
-/// The edits of one conversion, run in order on each record, with what they did.
-pub struct EditStage {
-    edits: Vec<Box<dyn RecordEdit>>,
-    started: bool,
-    /// A pipe stream's header records, held until the first data record: the edits
-    /// start when every attr is known, and then see these too.
-    held: Vec<OwnedRecord>,
-    counter: summary::Counter,
-    event_names: Vec<String>,
-}
-
-/// Records that describe the recording rather than belong to its data: a pipe stream
-/// sends them before the first data record, and edits start after them.
-fn is_header_record(ty: RecordType) -> bool {
-    matches!(
-        ty,
-        RecordType::HeaderAttr
-            | RecordType::HeaderFeature
-            | RecordType::HeaderTracingData
-            | RecordType::HeaderEventType
-    )
-}
-
-impl EditStage {
-    /// A stage that runs `edits` on each record in order.
-    pub fn new(edits: Vec<Box<dyn RecordEdit>>) -> Self {
-        EditStage {
-            edits,
-            started: false,
-            held: Vec::new(),
-            counter: summary::Counter::default(),
-            event_names: Vec::new(),
-        }
-    }
-
-    fn ensure_started(&mut self, meta: &Metadata) -> Result<()> {
-        if !self.started {
-            self.started = true;
-            for e in &mut self.edits {
-                e.start(meta)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Run the edits on one record.
-    pub(crate) fn apply(&mut self, item: &RecordRef<'_>) -> Result<Action> {
-        // A reader that also returns compressed containers returns their records next:
-        // writing both would double them, and the records are what edits see.
-        if item.raw.is_compressed() {
-            return Ok(Action::Drop);
-        }
-        if !self.started {
-            if is_header_record(item.raw.record_type()) {
-                self.held.push(item.raw.to_owned_record());
-                return Ok(Action::Drop);
-            }
-            self.ensure_started(item.meta)?;
-            if !self.held.is_empty() {
-                let mut out = Vec::new();
-                for rec in std::mem::take(&mut self.held) {
-                    let raw = rec.as_raw(item.meta.endian);
-                    let action = self.run_chain(&RecordRef::new(raw, item.meta))?;
-                    push_action(&mut out, rec.clone(), action);
-                }
-                let action = self.run_chain(item)?;
-                push_action(&mut out, item.raw.to_owned_record(), action);
-                return Ok(Action::Replace(out));
-            }
-        }
-        self.run_chain(item)
-    }
-
-    /// Run every edit on one record, counting what came of it.
-    fn run_chain(&mut self, item: &RecordRef<'_>) -> Result<Action> {
-        if let [edit] = &mut self.edits[..] {
-            // One edit (strip, remap, anonymize alone): its action as it is, not moved
-            // (a copy of the value just returned through memory waits for its stores).
-            let result = edit.record(item);
-            if let Ok(action) = &result {
-                self.count(item, action);
-            }
-            return result;
-        }
-        // `None`: the record as it came; else what the edits so far made of it.
-        let mut current: Option<Vec<OwnedRecord>> = None;
-        for e in &mut self.edits {
-            current = match current {
-                None => match e.record(item)? {
-                    Action::Keep => None,
-                    Action::Drop => Some(Vec::new()),
-                    Action::Replace(recs) => Some(recs),
-                },
-                Some(recs) => {
-                    let mut next = Vec::with_capacity(recs.len());
-                    for rec in recs {
-                        let raw = rec.as_raw(item.meta.endian);
-                        match e.record(&RecordRef::new(raw, item.meta))? {
-                            Action::Keep => next.push(rec),
-                            Action::Drop => {}
-                            Action::Replace(more) => next.extend(more),
-                        }
-                    }
-                    Some(next)
-                }
-            };
-        }
-        let action = match current {
-            None => Action::Keep,
-            Some(recs) if recs.is_empty() => Action::Drop,
-            Some(recs) => Action::Replace(recs),
-        };
-        self.count(item, &action);
-        Ok(action)
-    }
-
-    /// Count what the edits made of `item`.
-    #[inline]
-    fn count(&mut self, item: &RecordRef<'_>, action: &Action) {
-        let out_len = match action {
-            Action::Keep => Some(item.raw.total_len()),
-            Action::Drop => None,
-            Action::Replace(recs) => {
-                Some(recs.iter().map(|r| r.bytes.len() + r.payload.len()).sum())
-            }
-        };
-        let replaced = matches!(action, Action::Replace(_));
-        self.counter.count(item, out_len, replaced);
-    }
-
-    /// The metadata the output describes: the input's, as the edits change it.
-    pub(crate) fn output_meta(&mut self, meta: &Metadata) -> Result<Metadata> {
-        self.ensure_started(meta)?;
-        let mut out = meta.clone();
-        for e in &self.edits {
-            e.edit_meta(&mut out)?;
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn finish(&mut self, meta: &Metadata) -> Result<()> {
-        if !self.held.is_empty() {
-            return Err(WriteError::unsupported(
-                None,
-                "the stream ends after its header records: there is nothing to edit",
-            ));
-        }
-        self.ensure_started(meta)?;
-        for e in &mut self.edits {
-            e.finish(meta)?;
-        }
-        self.event_names = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
-        Ok(())
-    }
-
-    /// Whether the edits removed any SAMPLE record so far.
-    pub(crate) fn removed_samples(&self) -> bool {
-        self.counter.removed_samples() > 0
-    }
-
-    pub(crate) fn into_summary(self) -> EditSummary {
-        EditSummary {
-            event_names: self.event_names,
-            ..self.counter.summary()
-        }
-    }
-}
-
 /// Open `path` (a file, a directory, or `-` for stdin) for editing: compressed records
 /// are expanded and their containers not returned, so that each record is seen once.
 pub fn open(path: impl AsRef<Path>) -> Result<PerfReader> {
     let ro = ReadOptions::Contents;
     Ok(PerfReader::open_with(path, ro)?)
-}
-
-/// Append what `action` makes of `original` to `out`.
-fn push_action(out: &mut Vec<OwnedRecord>, original: OwnedRecord, action: Action) {
-    match action {
-        Action::Keep => out.push(original),
-        Action::Drop => {}
-        Action::Replace(recs) => out.extend(recs),
-    }
 }
 
 /// The index of the event a HEADER_ATTR record declares: by its first id, else by an

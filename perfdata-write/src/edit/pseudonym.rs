@@ -61,6 +61,19 @@ fn c_str(bytes: &[u8]) -> &[u8] {
     &bytes[..end]
 }
 
+/// The kind (`anon:`, `anon_shmem:`) and name of a name a program gave its anonymous
+/// memory (`prctl(PR_SET_VMA_ANON_NAME)`), as /proc/PID/maps and perf's synthesized
+/// MMAPs show it: `[anon:NAME]`.
+fn anon_vma_name(path: &[u8]) -> Option<(&'static str, &[u8])> {
+    let inner = path
+        .strip_prefix(b"[")?
+        .strip_suffix(b"]")
+        .unwrap_or(&path[1..]);
+    ["anon:", "anon_shmem:"]
+        .into_iter()
+        .find_map(|kind| Some((kind, inner.strip_prefix(kind.as_bytes())?)))
+}
+
 /// Which names are kept and which get pseudonyms, and the salt they are made with.
 #[derive(Debug, Clone)]
 pub struct Pseudonyms {
@@ -119,10 +132,11 @@ impl Pseudonyms {
         pseudonym(&self.salt, word, WORD_LEN)
     }
 
-    /// Whether a path is under a kept prefix (or a bracketed kernel name).
+    /// Whether a path is under a kept prefix (or a bracketed kernel name: not a name a
+    /// program gave its anonymous memory, `[anon:NAME]`).
     pub fn keeps_path(&self, path: &[u8]) -> bool {
         let path = c_str(path);
-        if path.is_empty() || path.starts_with(b"[") {
+        if path.is_empty() || (path.starts_with(b"[") && anon_vma_name(path).is_none()) {
             return true;
         }
         self.keep_paths.iter().any(|p| {
@@ -134,9 +148,14 @@ impl Pseudonyms {
 
     /// The path's pseudonym (`/anon/` and hex digits), `None` when it is kept. The
     /// whole path goes: a binary's directory names its owner as much as its name does.
+    /// A program's name for its anonymous memory keeps its form: `[anon:` and the
+    /// name's pseudonym.
     pub fn path(&self, path: &[u8]) -> Option<String> {
         if self.keeps_path(path) {
             return None;
+        }
+        if let Some((kind, name)) = anon_vma_name(c_str(path)) {
+            return Some(format!("[{kind}{}]", self.word(name)));
         }
         Some(format!(
             "{PATH_DIR}{}",
@@ -190,6 +209,15 @@ mod tests {
         ] {
             assert_eq!(n.path(kept), None, "{}", String::from_utf8_lossy(kept));
         }
+        // A program's name for its memory is no kernel name.
+        let secret = n.word(b"zqxsecret");
+        let anon = n.path(b"[anon:zqxsecret]\0").unwrap();
+        assert_eq!(anon, format!("[anon:{secret}]"));
+        assert_eq!(
+            n.path(b"[anon_shmem:zqxsecret]").unwrap(),
+            format!("[anon_shmem:{secret}]")
+        );
+        assert_eq!(n.path(b"[heap]"), None);
         let p = n.path(b"/library/secret\0\0").unwrap();
         assert_eq!(p, "/anon/62a6908b3baa434d");
         assert_eq!(n.cgroup(b"/\0"), None);

@@ -169,7 +169,10 @@ fn a_removed_event_takes_its_ids_with_it() {
     let gone_ids = input.meta().attrs[1].ids.clone();
     assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
-        events: vec!["task-clock".into()],
+        select: Selectors {
+            events: vec!["task-clock".into()],
+            ..Default::default()
+        },
         ..Default::default()
     });
     let (out, report) = run_file(input, vec![Box::new(strip)]);
@@ -197,4 +200,92 @@ fn a_removed_event_takes_its_ids_with_it() {
     let s = report.edits.unwrap();
     assert_eq!(s.samples[&1].kept, 0);
     assert!(s.samples[&1].removed > 0 && s.samples[&0].removed == 0);
+}
+
+/// (tid, time) of the samples of a recording.
+fn sample_threads(bytes: Vec<u8>) -> Vec<(i32, u64)> {
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("output reads");
+    let mut out = Vec::new();
+    while let Some(item) = r.next_record().unwrap() {
+        if item.raw.record_type() == RecordType::Sample {
+            let at = item.locate();
+            out.push((at.tid.unwrap(), at.time.unwrap()));
+        }
+    }
+    out
+}
+
+/// In strip-multi.data a child's exec COMM and its first two samples on CPU 0 come
+/// before its FORK on CPU 1 in the file; perf 6.1 takes them in time order, and names
+/// those two samples "sh" (`perf script --comms sh` prints 30 samples, these among
+/// them): strip must too, not the 28 of the file's order.
+#[test]
+fn comm_selectors_name_threads_in_perfs_time_order() {
+    let path = fixture("strip-multi.data");
+    let by_comm = |keep: bool| {
+        Strip::new(Selection {
+            select: Selectors {
+                comms: vec![Glob("sh".into())],
+                ..Default::default()
+            },
+            keep,
+            ..Default::default()
+        })
+    };
+    let all = sample_threads(std::fs::read(&path).unwrap());
+    let (kept, report) = run_file(open(&path).unwrap(), vec![Box::new(by_comm(true))]);
+    let kept = sample_threads(kept);
+    assert_eq!(kept.len(), 30, "perf's count of sh samples");
+    for early in [(31452, 1_250_125_584_810), (31452, 1_250_125_588_125)] {
+        assert!(kept.contains(&early), "{early:?} named sh by perf");
+    }
+    assert_eq!(report.edits.unwrap().kept(RecordType::Sample), 30);
+    // The others, in the file's order.
+    let (rest, _) = run_file(open(&path).unwrap(), vec![Box::new(by_comm(false))]);
+    let rest = sample_threads(rest);
+    let expected: Vec<_> = all.iter().filter(|s| !kept.contains(s)).copied().collect();
+    assert_eq!(rest, expected);
+    // The kept ones too: the output keeps the input's order.
+    let in_order: Vec<_> = all.iter().filter(|s| kept.contains(s)).copied().collect();
+    assert_eq!(kept, in_order);
+}
+
+/// file-sample-identifier.data: cpu-clock's sample_id trailer is TID|TIME|IDENTIFIER,
+/// the tracepoint's TID|TIME|CPU|IDENTIFIER. The tracepoint has no record but its
+/// samples: it goes whole. cpu-clock's side-band (perf's first event takes the tracking
+/// records) would have no event to carry it: the error names the first such record.
+#[test]
+fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
+    let path = fixture("file-sample-identifier.data");
+    let drop = |name: &str| {
+        let strip = Strip::new(Selection {
+            select: Selectors {
+                events: vec![name.into()],
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let opts = ConvertOptions::default();
+        let out = Cursor::new(Vec::new());
+        run(
+            open(&path).unwrap(),
+            Target::File,
+            out,
+            &opts,
+            vec![Box::new(strip)],
+        )
+    };
+    let (out, report) = drop("sched:sched_switch").expect("the tracepoint goes");
+    let r = PerfReader::from_vec(out.into_inner(), ReadOptions::Contents).unwrap();
+    assert_eq!(r.meta().attrs.len(), 1);
+    assert_eq!(r.meta().event_name(0), "cpu-clock/period=100000/");
+    let s = report.edits.unwrap();
+    assert_eq!((s.samples[&0].kept, s.samples[&1].removed), (141, 7));
+    let err = drop("cpu-clock/period=100000/").expect_err("its MMAP stays");
+    assert_eq!(
+        err.to_string(),
+        "at input byte offset 568 (0x238), event \"cpu-clock/period=100000/\" cannot be \
+         removed: its MMAP record stays and no remaining event has its sample_id layout \
+         (TID|TIME|IDENTIFIER) to carry it"
+    );
 }

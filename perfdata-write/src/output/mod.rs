@@ -2,6 +2,10 @@
 //! renamed over the target only at the end, so a failed or interrupted run leaves no
 //! half-written file and never touches its input.
 //!
+//! An output that exists and is no regular file (a character or block device such as
+//! `/dev/null`, a FIFO, the pipe behind `/dev/stdout`) is not replaced: it is opened and
+//! written in place, as a stream, as perf writes into it ([`AtomicOutput::is_stream`]).
+//!
 //! Where the file system allows it the temp file is unnamed (`O_TMPFILE`): it has no
 //! name until the conversion succeeded, so even SIGKILL leaves nothing behind. Elsewhere
 //! it is a named `.perfdata-XXXXXX.tmp` that [`interrupt`]'s handlers remove on SIGINT
@@ -27,10 +31,22 @@ enum Temp {
     Named(tempfile::NamedTempFile, TempPathGuard),
 }
 
+/// Where the bytes go.
+enum Dest {
+    /// A temp file, put in place of the target on commit.
+    Replace(Temp),
+    /// No temp file: an existing output that is no regular file, written in place.
+    /// What must seek is built in `spool`, an unnamed temp file (in `$TMPDIR`) made on
+    /// demand and copied into the node on commit.
+    Node { node: File, spool: Option<File> },
+}
+
 /// A temp file that becomes `target` on [`AtomicOutput::commit`] and disappears if
-/// dropped before (or if the process is interrupted, see [`interrupt`]).
+/// dropped before (or if the process is interrupted, see [`interrupt`]); or, where the
+/// target is a device or a FIFO, that node itself, written in place (see
+/// [`AtomicOutput::is_stream`]).
 pub struct AtomicOutput {
-    temp: Temp,
+    dest: Dest,
     /// The file replaced: a symlink's target rather than the link.
     target: PathBuf,
     dir: PathBuf,
@@ -130,15 +146,39 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
 
 impl AtomicOutput {
     /// Start writing `target`. A symlink is followed (the file it names is replaced,
-    /// not the link); a directory is refused before anything is written.
+    /// not the link); a directory is refused before anything is written. An existing
+    /// target that is no regular file (a device, a FIFO, `/dev/stdout` on a pipe) is
+    /// opened for writing now (a FIFO waits for its reader, as with perf) and written
+    /// in place: it is never replaced.
     pub fn create(target: &Path) -> Result<Self> {
-        let target = follow_links(target);
-        if target.is_dir() {
-            return Err(WriteError::io(
-                format!("cannot write {}", target.display()),
-                std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"),
-            ));
+        let cannot = |e| WriteError::io(format!("cannot write {}", target.display()), e);
+        // stat(2) follows every link, also /proc/self/fd's, which name a pipe
+        // `pipe:[N]` rather than a path.
+        match std::fs::metadata(target) {
+            Ok(md) if md.is_dir() => {
+                return Err(cannot(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                )))
+            }
+            Ok(md) if !md.is_file() => {
+                use std::os::unix::fs::OpenOptionsExt;
+                // Neither created nor truncated; O_NOCTTY: a terminal written to does
+                // not become this process's controlling terminal.
+                let node = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NOCTTY)
+                    .open(target)
+                    .map_err(cannot)?;
+                return Ok(AtomicOutput {
+                    dest: Dest::Node { node, spool: None },
+                    target: target.to_path_buf(),
+                    dir: PathBuf::new(),
+                });
+            }
+            _ => {}
         }
+        let target = follow_links(target);
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -160,7 +200,11 @@ impl AtomicOutput {
                 Temp::Named(named, guard)
             }
         };
-        Ok(AtomicOutput { temp, target, dir })
+        Ok(AtomicOutput {
+            dest: Dest::Replace(temp),
+            target,
+            dir,
+        })
     }
 
     /// The file replaced on commit (a symlink's target).
@@ -168,26 +212,48 @@ impl AtomicOutput {
         &self.target
     }
 
-    fn file(&self) -> &File {
-        match &self.temp {
-            Temp::Unnamed(f) => f,
-            Temp::Named(t, _) => t.as_file(),
-        }
+    /// Whether the output is a node written in place (a device, a FIFO, a pipe): what
+    /// [`AtomicOutput::writer`] writes goes straight into it and cannot seek, and
+    /// nothing is renamed. A pipe-mode stream is written there as it is made; a file,
+    /// whose header is written last, through [`AtomicOutput::seekable_writer`].
+    pub fn is_stream(&self) -> bool {
+        matches!(self.dest, Dest::Node { .. })
+    }
+
+    /// The file that may seek: the temp file, or a node's spool (made now).
+    fn seekable(&mut self) -> std::io::Result<&mut File> {
+        Ok(match &mut self.dest {
+            Dest::Replace(Temp::Unnamed(f)) => f,
+            Dest::Replace(Temp::Named(t, _)) => t.as_file_mut(),
+            Dest::Node { spool: Some(f), .. } => f,
+            Dest::Node { spool, .. } => spool.insert(tempfile::tempfile()?),
+        })
     }
 
     /// A writer over the temp file whose writes a thread carries out (see
-    /// [`ThreadedWriter`]): flush it before [`AtomicOutput::commit`].
+    /// [`ThreadedWriter`]): flush it before [`AtomicOutput::commit`]. It writes at
+    /// offsets: into a node's spool, copied into the node on commit.
     pub fn threaded_writer(&mut self) -> std::io::Result<ThreadedWriter> {
-        ThreadedWriter::new(self.file())
+        ThreadedWriter::new(self.seekable()?)
     }
 
-    /// A buffered writer over the temp file.
+    /// A buffered writer over the temp file, or straight into a node (see
+    /// [`AtomicOutput::is_stream`]): for writers that never seek (a pipe-mode stream,
+    /// an export). Flush it before [`AtomicOutput::commit`].
     pub fn writer(&mut self) -> BufWriter<&mut File> {
-        let file = match &mut self.temp {
-            Temp::Unnamed(f) => f,
-            Temp::Named(t, _) => t.as_file_mut(),
+        let file = match &mut self.dest {
+            Dest::Replace(Temp::Unnamed(f)) => f,
+            Dest::Replace(Temp::Named(t, _)) => t.as_file_mut(),
+            Dest::Node { node, .. } => node,
         };
         BufWriter::with_capacity(1 << 20, file)
+    }
+
+    /// A buffered writer that may seek (a file-mode writer seeks back to write the
+    /// header last): over the temp file, or for a node over its spool, copied into
+    /// the node on commit. Flush it before [`AtomicOutput::commit`].
+    pub fn seekable_writer(&mut self) -> std::io::Result<BufWriter<&mut File>> {
+        Ok(BufWriter::with_capacity(1 << 20, self.seekable()?))
     }
 
     /// An error of writing the output, named by the target rather than the temp file.
@@ -204,14 +270,24 @@ impl AtomicOutput {
     /// Put the finished output in place of the target. With `like`, the output gets
     /// that file's permissions and modification time (perf shows the latter as
     /// "captured on"); without, 0600 as perf writes its recordings (they hold paths
-    /// and command lines).
-    pub fn commit(self, like: Option<&Path>) -> Result<()> {
+    /// and command lines). A node keeps its own: its spool, if any, is copied into it.
+    pub fn commit(mut self, like: Option<&Path>) -> Result<()> {
+        if let Dest::Node { node, spool } = &mut self.dest {
+            let copied = spool.as_mut().map_or(Ok(()), |spool| copy_to(spool, node));
+            return copied.map_err(|e| self.name_error(e));
+        }
+        let Dest::Replace(temp) = self.dest else {
+            return Ok(());
+        };
+        let file = match &temp {
+            Temp::Unnamed(f) => f,
+            Temp::Named(t, _) => t.as_file(),
+        };
         // No fsync, as perf and cp do not: the rename makes a failed or killed run
         // leave nothing half-written at the target; durability across a power cut is
         // the file system's (ext4 flushes a file renamed over another). Syncing 800 MB
         // would add half the conversion's time again.
         let err = |what: &str, e| WriteError::io(format!("{what} {}", self.target.display()), e);
-        let file = self.file();
         match like.map(std::fs::metadata) {
             Some(Ok(md)) => {
                 file.set_permissions(md.permissions())
@@ -231,7 +307,7 @@ impl AtomicOutput {
         // in place rather than a stray link beside it.
         let _blocked = SignalsBlocked::new();
         let rename_err = |e: std::io::Error| err("cannot rename the output to", plain(e));
-        match self.temp {
+        match temp {
             // linkat cannot replace a file: link under a fresh temp name, then rename.
             Temp::Unnamed(f) => temp_builder()
                 .make_in(&self.dir, |p| link_unnamed(&f, p))

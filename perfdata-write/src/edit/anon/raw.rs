@@ -5,12 +5,18 @@
 //! room they had, and leaving byte buffers (`u8 buf[N]`, `__data_loc u8[]`) and
 //! whatever no field describes zero. A payload keeps its size and layout, so perf
 //! prints it as before, with the names replaced.
+//!
+//! A format is trusted only as far as it is checked: the tracing data parses (see
+//! `tracing`), no other format claims its ID, its fields do not overlap and follow each
+//! other with no more than alignment between them, each number is 1, 2, 4 or 8 bytes
+//! (or an array of them), and the payload's own common_type names it. Anything else
+//! leaves the payload without a format: zeroed past its common fields.
 
 use binrw::Endian;
 use perfdata_core::tracing::{tracepoint_fields, tracing_blob, FormatField};
-use perfdata_core::Metadata;
+use perfdata_core::{u16_at, u32_at, Metadata};
 
-use super::pseudonym::Pseudonyms;
+use super::super::pseudonym::Pseudonyms;
 
 /// perf_event_attr.type of tracepoints.
 const PERF_TYPE_TRACEPOINT: u32 = 2;
@@ -73,17 +79,61 @@ fn kind_of(f: &FormatField) -> Kind {
     }
 }
 
+/// Whether a format's fields can be trusted to lay out a payload: sorted by offset they
+/// do not overlap, each starts within alignment (8 bytes) of the end of the one before
+/// (so a field whose offset was changed cannot reach into the strings that follow the
+/// fixed part), numbers are 1, 2, 4 or 8 bytes wide (arrays: a whole number of them),
+/// location words 4.
+fn trusted(fields: &[Field], decls: &[FormatField]) -> bool {
+    let mut order: Vec<(&Field, &FormatField)> = fields.iter().zip(decls).collect();
+    order.sort_by_key(|(f, _)| f.offset);
+    let mut end = 0;
+    for (f, d) in order {
+        if f.offset < end || f.offset - end >= 8 {
+            return false;
+        }
+        end = f.offset + f.size;
+        let ok = match f.kind {
+            _ if f.size == 0 => true,
+            Kind::Copy => match array_len(d) {
+                Some(n) if n > 0 => f.size % n == 0 && [1, 2, 4, 8].contains(&(f.size / n)),
+                _ => [1, 2, 4, 8].contains(&f.size),
+            },
+            Kind::LocText { .. } | Kind::LocZero => f.size == 4,
+            Kind::Text { .. } | Kind::Zero => true,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
+}
+
+/// The element count of an array declaration (`unsigned long args[6]`: 6).
+fn array_len(f: &FormatField) -> Option<usize> {
+    f.decl.split('[').nth(1)?.split(']').next()?.parse().ok()
+}
+
+/// One event's layout: its tracepoint id and fields.
+#[derive(Debug, Clone)]
+struct Layout {
+    id: u64,
+    fields: Vec<Field>,
+}
+
 /// The layouts of the RAW payloads of a recording's events.
 #[derive(Debug, Clone, Default)]
 pub(super) struct RawFormats {
-    /// By event index: the fields of its tracepoint, when the tracing data has them.
-    by_event: Vec<Option<Vec<Field>>>,
+    /// By event index: its tracepoint's layout, when the tracing data has one to trust.
+    by_event: Vec<Option<Layout>>,
     endian: Option<Endian>,
 }
 
 impl RawFormats {
-    pub(super) fn new(meta: &Metadata) -> Self {
+    /// The layouts of `meta`'s tracepoint events, from tracing data that parses.
+    pub(super) fn new(meta: &Metadata, names: &Pseudonyms) -> Self {
         let formats = tracing_blob(meta)
+            .filter(|blob| super::tracing::rewrite(blob, names).is_some())
             .and_then(tracepoint_fields)
             .unwrap_or_default();
         let by_event = meta
@@ -93,17 +143,21 @@ impl RawFormats {
                 if ev.attr.type_ != PERF_TYPE_TRACEPOINT {
                     return None;
                 }
-                let (_, fields) = formats.iter().find(|(id, _)| *id == ev.attr.config)?;
-                Some(
-                    fields
-                        .iter()
-                        .map(|f| Field {
-                            offset: f.offset,
-                            size: f.size,
-                            kind: kind_of(f),
-                        })
-                        .collect(),
-                )
+                let id = ev.attr.config;
+                let mut claims = formats.iter().filter(|(fid, _)| *fid == id);
+                let (_, decls) = claims.next()?;
+                if claims.next().is_some() {
+                    return None; // two formats claim the id: neither is its
+                }
+                let fields: Vec<Field> = decls
+                    .iter()
+                    .map(|f| Field {
+                        offset: f.offset,
+                        size: f.size,
+                        kind: kind_of(f),
+                    })
+                    .collect();
+                trusted(&fields, decls).then_some(Layout { id, fields })
             })
             .collect();
         RawFormats {
@@ -113,40 +167,51 @@ impl RawFormats {
     }
 
     /// `data` (the RAW payload of a sample of `event`) rebuilt; `None` when the event
-    /// has no known format.
+    /// has no format to trust, or the payload's common_type names another tracepoint.
     pub(super) fn rebuild(&self, event: usize, data: &[u8], names: &Pseudonyms) -> Option<Vec<u8>> {
-        let fields = self.by_event.get(event)?.as_ref()?;
+        let layout = self.by_event.get(event)?.as_ref()?;
         let endian = self.endian?;
+        if u64::from(u16_at(data, 0, endian)?) != layout.id & 0xffff {
+            return None;
+        }
         let mut out = vec![0u8; data.len()];
-        for f in fields {
+        // Numbers and location words first; names over them, then what locations name,
+        // so that nothing copied can stand where a name or a buffer is.
+        let mut names_at = Vec::new();
+        for f in &layout.fields {
             let Some(src) = data.get(f.offset..f.offset + f.size) else {
                 continue;
             };
             match f.kind {
-                Kind::Copy => out[f.offset..f.offset + f.size].copy_from_slice(src),
-                Kind::Text { comm } => {
-                    put_text(&mut out[f.offset..f.offset + f.size], src, comm, names)
+                Kind::Copy | Kind::LocText { .. } | Kind::LocZero => {
+                    out[f.offset..f.offset + f.size].copy_from_slice(src)
                 }
-                Kind::LocText { .. } | Kind::LocZero => {
-                    out[f.offset..f.offset + f.size].copy_from_slice(src);
-                    let Kind::LocText { comm, rel } = f.kind else {
-                        continue;
-                    };
-                    let Ok(word) = <[u8; 4]>::try_from(&src[..4.min(src.len())]) else {
-                        continue;
-                    };
-                    let loc = match endian {
-                        Endian::Little => u32::from_le_bytes(word),
-                        Endian::Big => u32::from_be_bytes(word),
-                    };
-                    let base = if rel { f.offset + f.size } else { 0 };
-                    let start = base + (loc & 0xffff) as usize;
-                    let end = start + (loc >> 16) as usize;
-                    if let Some(text) = data.get(start..end) {
-                        put_text(&mut out[start..end], text, comm, names);
-                    }
-                }
+                Kind::Text { comm } => names_at.push((f.offset, f.offset + f.size, comm, true)),
                 Kind::Zero => {}
+            }
+            if let Kind::LocText { .. } | Kind::LocZero = f.kind {
+                let Some(loc) = u32_at(data, f.offset, endian) else {
+                    continue;
+                };
+                let base = match f.kind {
+                    Kind::LocText { rel: true, .. } => f.offset + f.size,
+                    _ => 0,
+                };
+                let start = base + (loc & 0xffff) as usize;
+                let end = start + (loc >> 16) as usize;
+                match f.kind {
+                    Kind::LocText { comm, .. } => names_at.push((start, end, comm, true)),
+                    _ => names_at.push((start, end, false, false)),
+                }
+            }
+        }
+        for (start, end, comm, text) in names_at {
+            let (Some(src), Some(dst)) = (data.get(start..end), out.get_mut(start..end)) else {
+                continue;
+            };
+            match text {
+                true => put_text(dst, src, comm, names),
+                false => dst.fill(0),
             }
         }
         Some(out)

@@ -3,10 +3,10 @@
 
 use std::cell::Cell;
 
-use crate::error::{Result, WriteError};
+use crate::error::{Error, Result};
 
-fn bad(what: &str, text: &str, why: impl std::fmt::Display) -> WriteError {
-    WriteError::unsupported(None, format!("{what} {text:?}: {why}"))
+fn bad(what: &str, text: &str, why: impl std::fmt::Display) -> Error {
+    Error::Select(format!("{what} {text:?}: {why}"))
 }
 
 /// A list of numbers and inclusive ranges, perf's `1,3-5` (cpus, pids, tids).
@@ -40,18 +40,18 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<(u64, u64)>> {
 }
 
 /// Whether `n` is in a parsed id list.
-pub(crate) fn in_list(list: &[(u64, u64)], n: u64) -> bool {
+pub fn in_list(list: &[(u64, u64)], n: u64) -> bool {
     list.iter().any(|&(lo, hi)| lo <= n && n <= hi)
 }
 
 /// An id list sorted and merged, for the test every sample of a strip makes: a binary
 /// search rather than a scan of every range given.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct IdRanges(Vec<(u64, u64)>, Cell<Option<(u64, bool)>>);
+pub struct IdRanges(Vec<(u64, u64)>, Cell<Option<(u64, bool)>>);
 
 impl IdRanges {
     /// The ranges of `list`, overlapping and adjacent ones merged.
-    pub(crate) fn new(list: &[(u64, u64)]) -> Self {
+    pub fn new(list: &[(u64, u64)]) -> Self {
         let mut ranges = list.to_vec();
         ranges.sort_unstable();
         let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
@@ -66,7 +66,7 @@ impl IdRanges {
 
     /// Whether `n` is in one of the ranges.
     #[inline]
-    pub(crate) fn contains(&self, n: u64) -> bool {
+    pub fn contains(&self, n: u64) -> bool {
         // Samples come in runs of one thread (a CPU's ring buffer at a time): the last
         // answer is usually the one.
         if let Some((last, answer)) = self.1.get() {
@@ -95,6 +95,19 @@ impl Glob {
     pub fn matches(&self, name: &[u8]) -> bool {
         glob_match(self.0.as_bytes(), name)
     }
+}
+
+impl AsRef<str> for Glob {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Whether `name` matches any of `patterns`, each exact or a glob as [`Glob`] takes it.
+pub fn comm_matches<P: AsRef<str>>(patterns: &[P], name: &[u8]) -> bool {
+    patterns
+        .iter()
+        .any(|p| glob_match(p.as_ref().as_bytes(), name))
 }
 
 fn glob_match(pat: &[u8], s: &[u8]) -> bool {
@@ -246,27 +259,24 @@ impl TimeSpec {
     }
 }
 
-/// Whether a sample at `t` is in `ranges`, as perf's `perf_time__ranges_skip_sample`
-/// decides (a sample without a time is in every range).
 /// `spec` resolved against the recording's first and last sample times (its
 /// SAMPLE_TIME feature), which percent slices need.
-pub(crate) fn resolve_time(
-    spec: &TimeSpec,
-    meta: &perfdata_core::Metadata,
-) -> Result<Vec<TimeRange>> {
-    use perfdata_core::feature::{Feature, FeatureId};
+pub fn resolve_time(spec: &TimeSpec, meta: &crate::Metadata) -> Result<Vec<TimeRange>> {
+    use crate::feature::{Feature, FeatureId};
     match meta.feature(FeatureId::SampleTime) {
         Some(Feature::SampleTime(t)) => Ok(spec.resolve(t.first, t.last)),
-        _ if spec.is_percent() => Err(WriteError::unsupported(
-            None,
+        _ if spec.is_percent() => Err(Error::Select(
             "a percent time range needs the SAMPLE_TIME feature (first and last sample time), \
-             which this recording lacks",
+             which this recording lacks"
+                .into(),
         )),
         _ => Ok(spec.resolve(0, 0)),
     }
 }
 
-pub(crate) fn in_ranges(ranges: &[TimeRange], t: u64) -> bool {
+/// Whether a sample at `t` is in `ranges`, as perf's `perf_time__ranges_skip_sample`
+/// decides (a time of 0, and any time when there are no ranges, is in every range).
+pub fn in_ranges(ranges: &[TimeRange], t: u64) -> bool {
     if t == 0 || ranges.is_empty() {
         return true;
     }

@@ -16,6 +16,8 @@ use crate::raw::Origin;
 use crate::record::RecordType;
 use crate::{ContainerKind, Error, PerfReader, ReadOptions};
 
+mod ordered;
+
 /// One problem: where, in what, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -126,11 +128,25 @@ struct Checker {
     report: Report,
     /// How many problems of each context were found (listed or not).
     per_kind: HashMap<String, usize>,
-    /// Last sample time per (stream, cpu).
-    last_time: HashMap<(usize, u32), (u64, u64)>,
+    /// perf's ordered events, to find the records it would count out of order.
+    ordered: ordered::OrderedEvents,
+    /// The offset of the last FINISHED_ROUND.
+    last_round: Option<u64>,
+    /// The records perf would count out of order.
+    late: Late,
+    /// The offset of the first compressed record found without a COMPRESSED feature.
+    compressed_unannounced: Option<u64>,
     sample_times: Option<(u64, u64)>,
     /// AUXTRACE records met in the file's own bytes: offset -> header size.
     auxtrace: BTreeMap<u64, u64>,
+}
+
+/// The records perf would count out of order: how many, and the first [`PER_KIND`]
+/// (offset, type, time, the time perf had delivered, the FINISHED_ROUND that did).
+#[derive(Default)]
+struct Late {
+    count: u64,
+    listed: Vec<(u64, RecordType, u64, u64, u64)>,
 }
 
 impl Checker {
@@ -166,7 +182,24 @@ impl Checker {
             self.error(&format!("record {ty}"), &e);
             return;
         }
+        self.compression(item);
         let at = item.locate();
+        // A directory's streams have no rounds (perf record --threads writes none, and
+        // perf reads the streams side by side), so their order is perf's to sort.
+        if item.meta.container != ContainerKind::Directory {
+            if ty == RecordType::FinishedRound {
+                self.ordered.round();
+                self.last_round = Some(raw.offset);
+            } else if let (true, Some(t)) = (ty.is_kernel(), at.time) {
+                if let Some(delivered) = self.ordered.queue(t) {
+                    self.late.count += 1;
+                    if self.late.listed.len() < PER_KIND {
+                        let round = self.last_round.unwrap_or_default();
+                        self.late.listed.push((raw.offset, ty, t, delivered, round));
+                    }
+                }
+            }
+        }
         // A record that names an id must name one of an attr (with one attr every
         // record is that attr's, id or not).
         // (perf counts such samples as "unknown id" and skips them; the reader files
@@ -186,8 +219,33 @@ impl Checker {
         self.times_and_places(raw, ty, at);
     }
 
-    /// Sample times: their range, and each CPU's order within a stream; AUXTRACE
-    /// records' places.
+    /// A record that came out of a compressed record needs the COMPRESSED feature (in a
+    /// pipe: its HEADER_FEATURE before it): perf sizes its decompression buffer from it,
+    /// and without it cannot decompress, which is why convert refuses to write it.
+    fn compression(&mut self, item: &crate::RecordRef<'_>) {
+        if self.compressed_unannounced.is_some()
+            || !matches!(item.raw.origin, Origin::Decompressed { .. })
+            || item.meta.feature(FeatureId::Compressed).is_some()
+        {
+            return;
+        }
+        let at = item.raw.offset;
+        self.compressed_unannounced = Some(at);
+        let missing = match item.meta.container {
+            ContainerKind::Pipe => "no COMPRESSED feature came before it",
+            _ => "the recording has no COMPRESSED feature",
+        };
+        self.push(
+            Some(at),
+            "compressed record".into(),
+            format!(
+                "{missing}: perf cannot decompress it (\"Couldn't decompress data\") and \
+                 convert refuses to write it"
+            ),
+        );
+    }
+
+    /// Sample times (their range) and AUXTRACE records' places.
     fn times_and_places(
         &mut self,
         raw: &crate::raw::RawRecord<'_>,
@@ -200,24 +258,6 @@ impl Checker {
                     Some((a, b)) => (a.min(t), b.max(t)),
                     None => (t, t),
                 });
-                // One CPU's ring buffer is written in time order; a directory's streams
-                // and a file's chunks interleave CPUs, never reorder one.
-                if let Some(cpu) = at.cpu {
-                    let key = (raw.stream, cpu);
-                    if let Some(&(prev, prev_at)) = self.last_time.get(&key) {
-                        if t < prev {
-                            self.push(
-                                Some(raw.offset),
-                                "record SAMPLE".into(),
-                                format!(
-                                    "time {t} on cpu {cpu} is before the time {prev} of the \
-                                     sample at {prev_at} on the same cpu"
-                                ),
-                            );
-                        }
-                    }
-                    self.last_time.insert(key, (t, raw.offset));
-                }
             }
         }
         if ty == RecordType::Auxtrace && raw.origin == Origin::Top && raw.stream == 0 {
@@ -225,8 +265,62 @@ impl Checker {
         }
     }
 
+    /// What perf 6.1 refuses when it opens a file (`perf_open`); of a pipe, which it
+    /// opens without those checks, tracing data its `trace_report` cannot read (perf
+    /// script then stops: "tracing data size mismatch").
+    fn perf_opens(&mut self, meta: &crate::Metadata) {
+        let tracing = crate::tracing::tracing_blob(meta);
+        let why = if meta.container == ContainerKind::Pipe {
+            tracing
+                .and_then(crate::tracing::unreadable)
+                .map(|why| format!("perf 6.1 cannot read it: {why}"))
+        } else {
+            let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+            let stat = meta.feature(FeatureId::Stat).is_some();
+            crate::perf_open::refusal(&attrs, stat, tracing)
+        };
+        if let Some(why) = why {
+            let context = match meta.container {
+                ContainerKind::Pipe => "tracing data",
+                _ => "events",
+            };
+            self.push(None, context.into(), why);
+        }
+    }
+
+    /// The records perf's ordered events count out of order, each a problem, unless an
+    /// event writes its ring buffer backward: perf then says nothing
+    /// (`perf_session__warn_order`).
+    fn out_of_order(&mut self, meta: &crate::Metadata) {
+        let backward = meta.attrs.iter().any(|a| {
+            a.attr
+                .flags
+                .contains(crate::attr::AttrFlags::WRITE_BACKWARD)
+        });
+        let late = std::mem::take(&mut self.late);
+        if backward || late.count == 0 {
+            return;
+        }
+        let n = late.count;
+        for (offset, ty, t, delivered, round) in late.listed {
+            self.push(
+                Some(offset),
+                "ordered events".into(),
+                format!(
+                    "record {ty} of time {t} comes after perf delivered time {delivered} at \
+                     the FINISHED_ROUND at {round}: perf 6.1 reads it out of time order, one \
+                     of its \"{n} out of order events recorded\""
+                ),
+            );
+        }
+        // The rest are counted, and `finish` says how many were not listed.
+        self.per_kind.insert("ordered events".into(), n as usize);
+    }
+
     /// Every feature decodes; the AUXTRACE index and SAMPLE_TIME agree with the records.
     fn features(&mut self, meta: &crate::Metadata) {
+        self.out_of_order(meta);
+        self.perf_opens(meta);
         for section in meta.features.values() {
             let context = format!("feature {}", section.id);
             if matches!(section.feature, Feature::Raw(_))

@@ -1,0 +1,210 @@
+//! perf's time order: the ordered events of perf 6.1's `perf report` and `perf script`.
+//!
+//! perf does not handle records in the order of the file: the kernel's ring buffers are
+//! written one CPU after the other, so a thread's FORK on one CPU can come after its
+//! first samples on another. perf queues every kernel record that has a time
+//! ([`Delivery::of`]) and a FINISHED_ROUND record lets out, in time order, the queued
+//! records no later than the latest time queued before the previous FINISHED_ROUND
+//! ([`OrderedQueue::round`]); a record without a time (or of time 0), and every record of
+//! perf's own types, is handled at once. So at most about two rounds of records wait.
+//!
+//! [`OrderedQueue`] is that queue, used by the report's replay and by [`Window`], which
+//! holds records in file order while decisions about them are made in perf's order
+//! (the edits and filters that follow a thread's comm).
+
+mod window;
+
+pub use window::{Window, WINDOW_LIMIT};
+
+use crate::record::RecordType;
+use crate::RecordRef;
+
+/// How perf delivers a record to its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// At once, as it is read: perf's own record types (FINISHED_ROUND aside) and kernel
+    /// records without a time, or with time 0 or -1 (perf's `-ETIME`).
+    Now,
+    /// Queued at its time.
+    At(u64),
+    /// FINISHED_ROUND: handled at once, then the queue lets out a round.
+    Round,
+}
+
+impl Delivery {
+    /// How perf delivers `item`.
+    #[inline]
+    pub fn of(item: &RecordRef<'_>) -> Delivery {
+        let ty = item.raw.header.type_;
+        if ty == RecordType::FinishedRound.as_u32() {
+            return Delivery::Round;
+        }
+        if ty >= RecordType::USER_TYPE_START {
+            return Delivery::Now;
+        }
+        match item.locate().time {
+            Some(t) if t != 0 && t != u64::MAX => Delivery::At(t),
+            _ => Delivery::Now,
+        }
+    }
+}
+
+/// perf's ordered events queue: items wait by time until a round lets them out.
+///
+/// Equal times keep the order they were pushed in. The queue holds items, not records:
+/// the caller keeps what it needs of a record until its turn comes.
+#[derive(Debug, Clone)]
+pub struct OrderedQueue<T> {
+    /// (time, item), in push order after the sorted rest of earlier rounds.
+    waiting: Vec<(u64, T)>,
+    /// Items up to this time go out at the next round (perf's `next_flush`).
+    next_flush: u64,
+    /// The latest time pushed since the queue was last empty (perf's `max_timestamp`).
+    max_time: u64,
+    /// The time of the item pushed last, while it waits (perf's `last`).
+    last_time: Option<u64>,
+}
+
+impl<T> Default for OrderedQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> OrderedQueue<T> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        OrderedQueue {
+            waiting: Vec::new(),
+            next_flush: 0,
+            max_time: 0,
+            last_time: None,
+        }
+    }
+
+    /// Items waiting.
+    pub fn len(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+
+    /// Queue `item` at `time`.
+    pub fn push(&mut self, time: u64, item: T) {
+        self.max_time = if self.waiting.is_empty() {
+            time
+        } else {
+            self.max_time.max(time)
+        };
+        self.last_time = Some(time);
+        self.waiting.push((time, item));
+    }
+
+    /// The items up to `limit`, in time order (equal times in push order); the rest
+    /// stay queued.
+    fn take_until(&mut self, limit: u64) -> std::vec::Drain<'_, (u64, T)> {
+        // Stable, by time: the queue is in push order but for what is left of earlier
+        // rounds, itself sorted and earlier, and the merge sort is quick on the few
+        // sorted runs (one per CPU) a round holds.
+        self.waiting.sort_by_key(|(t, _)| *t);
+        let n = self.waiting.partition_point(|(t, _)| *t <= limit);
+        // perf's `last`: forgotten when the queue empties, the latest queued when the
+        // item pushed last goes out.
+        self.last_time = match self.waiting.get(n..).and_then(<[_]>::last) {
+            None => None,
+            Some(&(latest, _)) if self.last_time.is_none_or(|t| t <= limit) => Some(latest),
+            Some(_) => self.last_time,
+        };
+        self.waiting.drain(..n)
+    }
+
+    /// perf's OE_FLUSH__ROUND, at a FINISHED_ROUND record: the items up to the latest
+    /// time pushed before the previous round go out.
+    pub fn round(&mut self) -> impl Iterator<Item = T> + '_ {
+        let limit = self.next_flush;
+        // An empty queue leaves perf's next_flush as it was.
+        if !self.waiting.is_empty() {
+            self.next_flush = self.max_time;
+        }
+        self.take_until(limit).map(|(_, item)| item)
+    }
+
+    /// perf's OE_FLUSH__HALF, when its queue reaches its size limit: the items up to the
+    /// middle of the time span from the earliest queued to the one pushed last go out.
+    pub fn half(&mut self) -> impl Iterator<Item = T> + '_ {
+        let first = self.waiting.iter().map(|(t, _)| *t).min();
+        if let (Some(first), Some(last)) = (first, self.last_time) {
+            self.next_flush = first + last.saturating_sub(first) / 2;
+        }
+        let limit = if self.waiting.is_empty() {
+            0
+        } else {
+            self.next_flush
+        };
+        self.take_until(limit).map(|(_, item)| item)
+    }
+
+    /// perf's OE_FLUSH__FINAL, at the end: everything, in time order.
+    pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        self.take_until(u64::MAX).map(|(_, item)| item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(q: &mut OrderedQueue<&'static str>) -> Vec<&'static str> {
+        q.round().collect()
+    }
+
+    #[test]
+    fn a_round_lets_out_what_the_previous_one_bounded() {
+        let mut q = OrderedQueue::new();
+        // Round 1: CPU 0's records then CPU 1's, each in time order.
+        for (t, name) in [(10, "a0"), (30, "b0"), (20, "a1"), (40, "b1")] {
+            q.push(t, name);
+        }
+        // The first round has no bound yet (perf's next_flush starts at 0).
+        assert!(round(&mut q).is_empty());
+        q.push(35, "c0");
+        q.push(50, "c1");
+        // Up to 40, the latest time before the previous round; equal order by time.
+        assert_eq!(round(&mut q), ["a0", "a1", "b0", "c0", "b1"]);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.drain().collect::<Vec<_>>(), ["c1"]);
+    }
+
+    #[test]
+    fn equal_times_keep_their_order_and_empty_rounds_keep_the_bound() {
+        let mut q = OrderedQueue::new();
+        q.push(5, "x");
+        q.push(5, "y");
+        q.push(3, "z");
+        assert!(round(&mut q).is_empty());
+        assert_eq!(round(&mut q), ["z", "x", "y"]);
+        // Empty: the bound stays 5, so the next round lets out 5 and no more.
+        assert!(round(&mut q).is_empty());
+        q.push(5, "p");
+        q.push(9, "q");
+        assert_eq!(round(&mut q), ["p"]);
+    }
+
+    #[test]
+    fn half_lets_out_the_earlier_half_of_the_span() {
+        let mut q = OrderedQueue::new();
+        for (t, name) in [(100, "a"), (400, "d"), (200, "b"), (300, "c"), (150, "e")] {
+            q.push(t, name);
+        }
+        // From 100 to the last pushed (150): up to 125.
+        assert_eq!(q.half().collect::<Vec<_>>(), ["a"]);
+        q.push(500, "f");
+        // From 150 to 500: up to 325.
+        assert_eq!(q.half().collect::<Vec<_>>(), ["e", "b", "c"]);
+        assert_eq!(q.drain().collect::<Vec<_>>(), ["d", "f"]);
+        assert!(q.half().next().is_none());
+    }
+}
