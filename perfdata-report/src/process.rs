@@ -63,9 +63,31 @@ impl Map {
 #[derive(Debug, Clone, Default)]
 pub struct Maps {
     by_start: BTreeMap<u64, Map>,
+    /// Changed with every insert or removal, unique across all sets (see
+    /// [`Maps::generation`]).
+    generation: u64,
 }
 
+/// The last generation given to a set of maps.
+static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl Maps {
+    /// A number that changes whenever the maps do, never given to two changes (of any
+    /// set): what is built from a set of maps (an unwinder's address space) is rebuilt
+    /// when it differs.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    fn changed(&mut self) {
+        self.generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    }
+
+    /// The maps, lowest address first.
+    pub fn iter(&self) -> impl Iterator<Item = &Map> {
+        self.by_start.values()
+    }
+
     /// Insert `new`, cutting the parts of older maps it overlaps away (perf's
     /// `maps__fixup_overlappings`): what lies before or after it survives, the part after
     /// with its pgoff moved on.
@@ -100,6 +122,7 @@ impl Maps {
             }
         }
         self.by_start.insert(new.start, new);
+        self.changed();
     }
 
     /// The map containing `ip`.
@@ -113,7 +136,9 @@ impl Maps {
 
     /// Remove the map starting at `start`, if any.
     pub fn remove(&mut self, start: u64) -> Option<Map> {
-        self.by_start.remove(&start)
+        let gone = self.by_start.remove(&start);
+        self.changed();
+        gone
     }
 
     /// Number of maps.
