@@ -93,7 +93,19 @@ pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<Str
 /// ([children %, self %], samples, self period).
 #[allow(dead_code)]
 pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
-    perf_table(path, sort, &["--children"])
+    perf_children_rows_with(path, sort, &[])
+}
+
+/// [`perf_children_rows`] with more options for perf (`--no-inline`).
+#[allow(dead_code)]
+pub fn perf_children_rows_with(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+) -> BTreeMap<String, ChildrenRows> {
+    let mut args = vec!["--children"];
+    args.extend_from_slice(extra);
+    perf_table(path, sort, &args)
         .into_iter()
         .map(|(ev, rows)| {
             let rows = rows
@@ -228,7 +240,19 @@ pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Row
 /// self %], samples, self period).
 #[allow(dead_code)]
 pub fn our_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
-    our_table(path, sort, &["--children"], |r| {
+    our_children_rows_with(path, sort, &[])
+}
+
+/// [`our_children_rows`] with more options for perfdata (`--no-unwind`).
+#[allow(dead_code)]
+pub fn our_children_rows_with(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+) -> BTreeMap<String, ChildrenRows> {
+    let mut args = vec!["--children"];
+    args.extend_from_slice(extra);
+    our_table(path, sort, &args, |r| {
         let pct = |f: &str| r[f].as_f64().expect("percent");
         let n = r["samples"].as_u64().expect("samples");
         let period = r["period"].as_u64().expect("period");

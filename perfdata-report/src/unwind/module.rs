@@ -108,13 +108,21 @@ impl DsoUnwind {
     }
 
     /// The process address of the DSO's address 0 (framehop's base avma) when `map`
-    /// maps it: the map's start is its pgoff's place in the PT_LOAD segment holding it.
+    /// maps it: the map's start is its pgoff's place in the PT_LOAD segment it maps.
+    /// The loader maps a segment from its offset rounded down to a page, so a page can
+    /// hold the end of one segment and the start of the next (lld lays out
+    /// `R` to 0x13018, `R E` from 0x13020): the last segment whose page-rounded start
+    /// is at or before pgoff is the one mapped.
     pub(crate) fn base_avma(&self, map: &Map) -> u64 {
+        const PAGE: u64 = 0x1000;
         let svma = self
             .loads
             .iter()
-            .find(|&&(off, _, size)| off <= map.pgoff && map.pgoff < off + size.max(1))
-            .map_or(map.pgoff, |&(off, vaddr, _)| vaddr + (map.pgoff - off));
+            .filter(|&&(off, _, size)| off & !(PAGE - 1) <= map.pgoff && map.pgoff < off + size)
+            .max_by_key(|&&(off, _, _)| off)
+            .map_or(map.pgoff, |&(off, vaddr, _)| {
+                vaddr.wrapping_sub(off.wrapping_sub(map.pgoff))
+            });
         map.start.wrapping_sub(svma)
     }
 }
@@ -147,5 +155,51 @@ impl framehop::ModuleSectionInfo<Bytes> for SectionInfo {
 
     fn section_data(&mut self, name: &[u8]) -> Option<Bytes> {
         self.named(name).and_then(|s| s.data.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_loads(loads: Vec<(u64, u64, u64)>) -> DsoUnwind {
+        DsoUnwind {
+            eh_frame: None,
+            eh_frame_hdr: None,
+            debug_frame: None,
+            text: None,
+            got: None,
+            loads,
+        }
+    }
+
+    fn map(start: u64, pgoff: u64) -> Map {
+        Map {
+            start,
+            end: start + 0x10000,
+            pgoff,
+            dso: 0,
+            identity: false,
+        }
+    }
+
+    #[test]
+    fn a_map_is_placed_by_the_segment_it_maps() {
+        // lld's layout (a Rust release binary): R to 0x13018, R E from file offset
+        // 0x13020 at vaddr 0x14020; the exec map starts at the page 0x13000, which is
+        // vaddr 0x14000.
+        let lld = with_loads(vec![
+            (0, 0, 0x13018),
+            (0x13020, 0x14020, 0x3dc40),
+            (0x50c60, 0x52c60, 0x2798),
+        ]);
+        assert_eq!(
+            lld.base_avma(&map(0x5555_0001_3000, 0x13000)),
+            0x5555_0000_0000 - 0x1000
+        );
+        assert_eq!(lld.base_avma(&map(0x5555_0000_0000, 0)), 0x5555_0000_0000);
+        // GNU ld: offsets are vaddrs, each segment page aligned.
+        let ld = with_loads(vec![(0, 0, 0x628), (0x1000, 0x1000, 0x1d5)]);
+        assert_eq!(ld.base_avma(&map(0x7000_1000, 0x1000)), 0x7000_0000);
     }
 }
