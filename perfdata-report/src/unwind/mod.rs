@@ -82,8 +82,11 @@ pub struct UnwindStats {
     pub not_unwound: u64,
     /// The cut samples by why.
     pub cut_by: BTreeMap<Cut, u64>,
-    /// Binaries missing (or of another build id), each with the samples it cut.
+    /// Binaries missing, each with the samples it cut.
     pub missing_binaries: BTreeMap<String, u64>,
+    /// Binaries whose file is not of the recording's build id, each with the samples it
+    /// cut.
+    pub other_build_id: BTreeMap<String, u64>,
 }
 
 impl UnwindStats {
@@ -109,12 +112,20 @@ impl UnwindStats {
         s
     }
 
-    /// One line per missing binary: its name and the samples it cut.
+    /// One line per missing binary (or binary of another build id): its name and the
+    /// samples it cut.
     pub fn missing_lines(&self) -> Vec<String> {
-        self.missing_binaries
+        let line = |why: &'static str| {
+            move |(name, n): (&String, &u64)| {
+                format!("{name}: {why}, {n} samples' stacks cut there")
+            }
+        };
+        let missing = self.missing_binaries.iter().map(line("not found"));
+        let other = self
+            .other_build_id
             .iter()
-            .map(|(name, n)| format!("{name}: not found, {n} samples' stacks cut there"))
-            .collect()
+            .map(line("not of the recorded build id"));
+        missing.chain(other).collect()
     }
 }
 
@@ -238,7 +249,11 @@ impl Unwinder {
                 *self.stats.cut_by.entry(why).or_default() += 1;
                 if let Some(d) = dso {
                     let name = machine.dsos[d].long_name.clone();
-                    *self.stats.missing_binaries.entry(name).or_default() += 1;
+                    let named = match why {
+                        Cut::BuildIdDiffers => &mut self.stats.other_build_id,
+                        _ => &mut self.stats.missing_binaries,
+                    };
+                    *named.entry(name).or_default() += 1;
                 }
             }
         }
