@@ -1,7 +1,7 @@
 //! DWARF unwinding (issue #26) against perf 6.1, run live on recordings made here with
 //! `perf record --call-graph dwarf`: a C program built `gcc -O2 -fomit-frame-pointer`
 //! (tests/unwind/levels.c), a Rust release binary (tests/unwind/levels.rs) and
-//! `ls -R /usr/share` (libc).
+//! `ls -R /usr` (libc).
 //!
 //! - `perfdata report --children --sort comm,dso,sym -n` against `perf report --children`:
 //!   every row above 0.1% with the same samples, self period and percentages. Two
@@ -28,7 +28,7 @@ use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 mod report_rows;
 mod workload;
 
-use report_rows::{our_children_rows, perf_children_rows_with, ChildrenRows};
+use report_rows::{our_children_rows, perf_children_rows_with, resolved};
 
 /// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
 /// the one ld computes (the same for every build, so in perf's build-id cache once
@@ -36,30 +36,19 @@ use report_rows::{our_children_rows, perf_children_rows_with, ChildrenRows};
 fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
     let c = dir.join("levels");
-    let gcc = Command::new("gcc")
-        .args(build_id.map(|b| format!("-Wl,--build-id=0x{b}")))
+    let mut gcc = Command::new("gcc");
+    gcc.args(build_id.map(|b| format!("-Wl,--build-id=0x{b}")))
         .args(["-O2", "-fomit-frame-pointer", "-o"])
         .arg(&c)
-        .arg(src.join("levels.c"))
-        .output()
-        .expect("gcc runs");
-    assert!(
-        gcc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&gcc.stderr)
-    );
+        .arg(src.join("levels.c"));
+    workload::run(&mut gcc);
     let rs = dir.join("levels-rs");
-    let rustc = Command::new("rustc")
+    let mut rustc = Command::new("rustc");
+    rustc
         .args(["-C", "opt-level=3", "-o"])
         .arg(&rs)
-        .arg(src.join("levels.rs"))
-        .output()
-        .expect("rustc runs");
-    assert!(
-        rustc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&rustc.stderr)
-    );
+        .arg(src.join("levels.rs"));
+    workload::run(&mut rustc);
     (c, rs)
 }
 
@@ -88,27 +77,10 @@ fn recordings(dir: &Path) -> Vec<PathBuf> {
     vec![
         record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
         record_dwarf(dir, "rust.data", &[], &[&path(&rs), "3000"]),
-        record_dwarf(dir, "ls.data", &[], &["ls", "-R", "/usr/share"]),
+        // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
+        // one sample is less than the 0.1% rows are compared above.
+        record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
     ]
-}
-
-/// Whether a row's symbol cell is an address without a symbol: perf prints a callchain
-/// entry's absolute address where perfdata prints the DSO-relative one (as in
-/// report_oracle_children.rs); such rows are left out on both sides.
-fn unresolved(cells: &[String]) -> bool {
-    cells.iter().any(|c| {
-        let tail = c.rsplit(' ').next().unwrap_or_default();
-        let hex = tail.strip_prefix("0x").unwrap_or(tail);
-        (c.starts_with("[.] ") || c.starts_with("[k] "))
-            && hex.len() == 16
-            && hex.chars().all(|h| h.is_ascii_hexdigit())
-    })
-}
-
-fn resolved(rows: BTreeMap<String, ChildrenRows>) -> BTreeMap<String, ChildrenRows> {
-    rows.into_iter()
-        .map(|(ev, r)| (ev, r.into_iter().filter(|(c, _)| !unresolved(c)).collect()))
-        .collect()
 }
 
 /// Our rows against perf's (see the module's note): the differences, and how many rows

@@ -103,9 +103,7 @@ pub fn perf_children_rows_with(
     sort: &str,
     extra: &[&str],
 ) -> BTreeMap<String, ChildrenRows> {
-    let mut args = vec!["--children"];
-    args.extend_from_slice(extra);
-    perf_table(path, sort, &args)
+    perf_table(path, sort, &options("--children", extra))
         .into_iter()
         .map(|(ev, rows)| {
             let rows = rows
@@ -120,6 +118,36 @@ pub fn perf_children_rows_with(
 /// Rows of one event with children: cells -> ([children %, self %], samples, self
 /// period).
 pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64, u64)>;
+
+/// Whether a row's symbol cell is an address without a symbol: for a callchain entry
+/// perf prints the absolute address (`[.] 0x000055cfaafbe143`, `0000000000000000` for
+/// 0, whose `%#llx` has no `0x`) with the mode of its last map lookup (`[k]` for a user
+/// address in no map), where perfdata prints the DSO-relative address as in self rows.
+#[allow(dead_code)]
+pub fn unresolved(cells: &[String]) -> bool {
+    cells.iter().any(|c| {
+        let tail = c.rsplit(' ').next().unwrap_or_default();
+        let hex = tail.strip_prefix("0x").unwrap_or(tail);
+        (c.starts_with("[.] ") || c.starts_with("[k] "))
+            && hex.len() == 16
+            && hex.chars().all(|h| h.is_ascii_hexdigit())
+    })
+}
+
+/// `rows` without the rows of [`unresolved`] addresses.
+#[allow(dead_code)]
+pub fn resolved(rows: BTreeMap<String, ChildrenRows>) -> BTreeMap<String, ChildrenRows> {
+    rows.into_iter()
+        .map(|(ev, r)| (ev, r.into_iter().filter(|(c, _)| !unresolved(c)).collect()))
+        .collect()
+}
+
+/// `first`, then `extra`: a command line's options.
+fn options<'a>(first: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![first];
+    args.extend_from_slice(extra);
+    args
+}
 
 /// perf report's table per event: (cells, the percent columns, samples, period) per row.
 type Table = Vec<(Vec<String>, Vec<f64>, u64, u64)>;
@@ -250,9 +278,7 @@ pub fn our_children_rows_with(
     sort: &str,
     extra: &[&str],
 ) -> BTreeMap<String, ChildrenRows> {
-    let mut args = vec!["--children"];
-    args.extend_from_slice(extra);
-    our_table(path, sort, &args, |r| {
+    our_table(path, sort, &options("--children", extra), |r| {
         let pct = |f: &str| r[f].as_f64().expect("percent");
         let n = r["samples"].as_u64().expect("samples");
         let period = r["period"].as_u64().expect("period");
