@@ -44,6 +44,8 @@ pub struct ExportArgs {
     /// pprof as extra lines of the address's location (perf's --inline).
     #[arg(long)]
     inline: bool,
+    #[command(flatten)]
+    unwind: crate::unwinding::UnwindArgs,
 }
 
 /// `perfdata flamegraph`: `export --format flamegraph` with perf's habits (an output
@@ -66,6 +68,8 @@ pub struct FlamegraphArgs {
     /// Show functions inlined at each address (DWARF) as frames of their own.
     #[arg(long)]
     inline: bool,
+    #[command(flatten)]
+    unwind: crate::unwinding::UnwindArgs,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -87,6 +91,7 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
         symfs: a.symfs.clone(),
         inline: a.inline,
         event: None,
+        unwind: &a.unwind,
     };
     job.run()
 }
@@ -100,6 +105,7 @@ pub fn run_flamegraph(a: &FlamegraphArgs) -> Result<(), CliError> {
         symfs: a.symfs.clone(),
         inline: a.inline,
         event: a.event.as_deref(),
+        unwind: &a.unwind,
     };
     job.run()
 }
@@ -118,6 +124,7 @@ struct Job<'a> {
     symfs: Option<PathBuf>,
     inline: bool,
     event: Option<&'a str>,
+    unwind: &'a crate::unwinding::UnwindArgs,
 }
 
 impl Job<'_> {
@@ -137,8 +144,10 @@ impl Job<'_> {
         let mut collector = StackCollector::new(detail).map_err(spool)?;
         let r = {
             let _progress = crate::progress::Progress::watch(a.input, reader.progress());
-            replay::replay_reader(reader, |m, s| collector.add(m, &s))?
+            let opts = a.unwind.options(&a.symfs);
+            replay::replay_reader_with(reader, &opts, |m, s| collector.add(m, &s))?
         };
+        crate::unwinding::tell(&r.unwind);
         let opts = SymbolOptions {
             symfs: a.symfs.clone(),
             kallsyms: r.kernel_is_running(),

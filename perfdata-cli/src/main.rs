@@ -26,6 +26,7 @@ mod report;
 mod stats;
 mod strip;
 mod synth;
+mod unwinding;
 mod verbose;
 
 use std::io::Write;

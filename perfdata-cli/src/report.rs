@@ -72,6 +72,8 @@ pub struct ReportArgs {
     /// this directory, created if missing, instead of printing the report.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["json", "stdio", "pid", "tid", "comms", "cpu", "event", "children"])]
     csv: Option<PathBuf>,
+    #[command(flatten)]
+    unwind: crate::unwinding::UnwindArgs,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -94,14 +96,16 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     }
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
     let mut csv_counts = readperf::SampleCounts::default();
+    let replay_opts = a.unwind.options(&a.symfs);
     let r = if a.csv.is_some() {
-        replay::replay_reader(reader, |_, s| csv_counts.count(&s))?
+        replay::replay_reader_with(reader, &replay_opts, |_, s| csv_counts.count(&s))?
     } else {
-        replay::replay_reader(reader, |m, s| {
+        replay::replay_reader_with(reader, &replay_opts, |m, s| {
             cpu_less |= s.cpu.is_none();
             tally.count(m, &s)
         })?
     };
+    crate::unwinding::tell(&r.unwind);
     // The reading is done; symbolisation follows.
     drop(progress);
     if wants_cpu && cpu_less {
@@ -131,7 +135,8 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     if a.json {
         // Per event, groups or not: a group's counts are its members' tables.
-        text::write_json(&mut out, &tables, &keys)?;
+        let unwind = Some(&r.unwind).filter(|u| u.any());
+        text::write_json(&mut out, &tables, &keys, unwind)?;
     } else {
         let view = match (a.group, a.no_group) {
             (_, true) => GroupView::None,

@@ -245,7 +245,13 @@ fn a_closed_stdout_ends_every_command_quietly() {
     let mut failed = Vec::new();
     for args in &cases {
         let out = with_closed_stdout(args);
-        if out.status.code() != Some(0) || !stderr(&out).is_empty() {
+        // The fixture's DWARF stacks cannot be unwound where its binary is not the one
+        // recorded: that warning is about the recording, not about stdout.
+        let unwinding = |l: &str| {
+            l.starts_with("perfdata: warning: unwound ")
+                || l.ends_with(" samples' stacks cut there")
+        };
+        if out.status.code() != Some(0) || !stderr(&out).lines().all(unwinding) {
             eprintln!("{args:?}: {:?}\n{}", out.status, stderr(&out));
             failed.push(args);
         }

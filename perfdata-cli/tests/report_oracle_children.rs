@@ -10,7 +10,6 @@
 //! 0, whose `%#llx` has no `0x`) with the mode of its last map lookup (`[k]` for a user
 //! address in no map), where perfdata prints the DSO-relative address as in self rows.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
@@ -18,25 +17,9 @@ use perfdata_tests::{fixtures_dir, name, perf_available};
 mod report_rows;
 mod workload;
 
-use report_rows::{our_children_rows, perf_children_rows, ChildrenRows};
-
-/// Whether a row's symbol cell is an address without a symbol (see the module's note).
-fn unresolved(cells: &[String]) -> bool {
-    cells.iter().any(|c| {
-        let tail = c.rsplit(' ').next().unwrap_or_default();
-        let hex = tail.strip_prefix("0x").unwrap_or(tail);
-        (c.starts_with("[.] ") || c.starts_with("[k] "))
-            && hex.len() == 16
-            && hex.chars().all(|h| h.is_ascii_hexdigit())
-    })
-}
+use report_rows::{our_children_rows, perf_children_rows, resolved};
 
 fn compare(path: &Path, sort: &str) -> Result<usize, String> {
-    let resolved = |rows: BTreeMap<String, ChildrenRows>| -> BTreeMap<String, ChildrenRows> {
-        rows.into_iter()
-            .map(|(ev, r)| (ev, r.into_iter().filter(|(c, _)| !unresolved(c)).collect()))
-            .collect()
-    };
     let perf = resolved(perf_children_rows(path, sort));
     let ours = resolved(our_children_rows(path, sort));
     if perf.keys().ne(ours.keys()) {

@@ -42,3 +42,4 @@ pub mod symbolize;
 pub mod symtab;
 pub mod table;
 pub mod text;
+pub mod unwind;

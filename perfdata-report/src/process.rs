@@ -2,7 +2,7 @@
 //! machine/thread/map code does (tools/perf/util/machine.c, thread.c, maps.c of perf 6.1):
 //! which thread a sample ran on, what it was called then, and which mapping its ip hit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use perfdata_core::record::{ForkExit, Ksymbol, Mmap};
 
@@ -32,100 +32,8 @@ pub struct Dso {
     pub ksymbols: Vec<(u64, u64, String)>,
 }
 
-/// One mapping: `[start, end)` of a process's address space backed by `dso` at `pgoff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Map {
-    /// First address of the mapping.
-    pub start: u64,
-    /// One past its last address.
-    pub end: u64,
-    /// File offset the mapping starts at (MMAP's pgoff).
-    pub pgoff: u64,
-    /// The DSO that backs it.
-    pub dso: DsoId,
-    /// Anonymous, heap, stack and kernel maps: addresses are not file offsets (perf's
-    /// `identity__map_ip`).
-    pub identity: bool,
-}
-
-impl Map {
-    /// The DSO-relative address of `ip` (perf's `map->map_ip`): a file offset for files.
-    pub fn map_ip(&self, ip: u64) -> u64 {
-        if self.identity {
-            ip
-        } else {
-            ip.wrapping_sub(self.start).wrapping_add(self.pgoff)
-        }
-    }
-}
-
-/// A set of non-overlapping maps keyed by start address.
-#[derive(Debug, Clone, Default)]
-pub struct Maps {
-    by_start: BTreeMap<u64, Map>,
-}
-
-impl Maps {
-    /// Insert `new`, cutting the parts of older maps it overlaps away (perf's
-    /// `maps__fixup_overlappings`): what lies before or after it survives, the part after
-    /// with its pgoff moved on.
-    pub fn insert(&mut self, new: Map) {
-        let overlapping: Vec<u64> = self
-            .by_start
-            .range(..new.end)
-            .rev()
-            .take_while(|(_, m)| m.end > new.start)
-            .map(|(&s, _)| s)
-            .collect();
-        for start in overlapping {
-            let old = self.by_start.remove(&start).expect("key just listed");
-            if old.start < new.start {
-                let before = Map {
-                    end: new.start,
-                    ..old
-                };
-                self.by_start.insert(before.start, before);
-            }
-            if old.end > new.end {
-                let after = Map {
-                    start: new.end,
-                    pgoff: if old.identity {
-                        old.pgoff
-                    } else {
-                        old.pgoff.wrapping_add(new.end - old.start)
-                    },
-                    ..old
-                };
-                self.by_start.insert(after.start, after);
-            }
-        }
-        self.by_start.insert(new.start, new);
-    }
-
-    /// The map containing `ip`.
-    pub fn find(&self, ip: u64) -> Option<&Map> {
-        self.by_start
-            .range(..=ip)
-            .next_back()
-            .map(|(_, m)| m)
-            .filter(|m| ip < m.end)
-    }
-
-    /// Remove the map starting at `start`, if any.
-    pub fn remove(&mut self, start: u64) -> Option<Map> {
-        self.by_start.remove(&start)
-    }
-
-    /// Number of maps.
-    pub fn len(&self) -> usize {
-        self.by_start.len()
-    }
-
-    /// Whether there are no maps.
-    pub fn is_empty(&self) -> bool {
-        self.by_start.is_empty()
-    }
-}
+mod maps;
+pub use maps::{Map, Maps};
 
 /// One thread, as perf knows it.
 #[derive(Debug, Clone)]

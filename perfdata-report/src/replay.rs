@@ -21,6 +21,7 @@ use crate::group::EventGroup;
 use crate::process::{Location, Machine};
 use crate::sample_fields::{self, SampleFields};
 use crate::sample_read::{deliver_read, Counters};
+use crate::unwind::{Arch, UnwindOptions, UnwindStats, Unwinder, UserState};
 
 /// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
 /// maps come as MMAP records, so the parent's are not copied.
@@ -65,6 +66,26 @@ pub struct Replay {
     pub lost_samples: u64,
     /// The recording's event groups (GROUP_DESC).
     pub groups: Vec<EventGroup>,
+    /// What became of the samples with user stack copies (`--call-graph dwarf`); all
+    /// zero when none had one or unwinding was off.
+    pub unwind: UnwindStats,
+}
+
+/// How a recording is replayed.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// Unwind the user stack copies of `--call-graph dwarf` samples into their
+    /// callchains, finding binaries so (None: their callchains are the recorded ones,
+    /// the kernel part alone). On by default, as in perf.
+    pub unwind: Option<UnwindOptions>,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        ReplayOptions {
+            unwind: Some(UnwindOptions::default()),
+        }
+    }
 }
 
 impl Replay {
@@ -179,25 +200,44 @@ pub fn replay_each(
 /// records expanded), so that the caller can watch its progress
 /// ([`PerfReader::progress`]).
 pub fn replay_reader(
+    reader: PerfReader,
+    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
+) -> Result<Replay> {
+    replay_reader_with(reader, &ReplayOptions::default(), on_sample)
+}
+
+/// [`replay_reader`] as `opts` say (unwinding on or off, where binaries are).
+pub fn replay_reader_with(
     mut reader: PerfReader,
+    opts: &ReplayOptions,
     on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
 ) -> Result<Replay> {
     let mut machine = Machine::new();
+    let unwinder = opts.unwind.as_ref().map(|o| {
+        let arch = match reader.meta().feature(FeatureId::Arch) {
+            Some(Feature::Arch(a)) => Arch::from_uname(&a.to_string()),
+            _ => Arch::host(),
+        };
+        Unwinder::new(arch, o)
+    });
+    let unwind = unwinder.is_some();
     add_feature_build_ids(reader.meta(), &mut machine);
     // A directory's data files are read one after the other, so their rounds do not
     // bound the times still to come: everything waits for the end.
     let rounds = reader.meta().container != perfdata_core::ContainerKind::Directory;
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Step>>(4);
-    let (machine, lost_samples) = std::thread::scope(|scope| -> Result<(Machine, u64)> {
-        let worker = scope.spawn(move || replay_steps(machine, rx, rounds, on_sample));
-        let read = read_steps(&mut reader, &tx);
-        // The replay ends when the reading does, with or without an error.
-        drop(tx);
-        let machine = worker
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        read.map(|lost| (machine, lost))
-    })?;
+    let ((machine, unwinder), lost_samples) =
+        std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
+            let worker =
+                scope.spawn(move || replay_steps(machine, unwinder, rx, rounds, on_sample));
+            let read = read_steps(&mut reader, &tx, unwind);
+            // The replay ends when the reading does, with or without an error.
+            drop(tx);
+            let machine = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            read.map(|lost| (machine, lost))
+        })?;
     let meta = reader.meta();
     let string_feature = |id| match meta.feature(id) {
         Some(Feature::Hostname(s)) | Some(Feature::OsRelease(s)) => Some(s.to_string()),
@@ -210,12 +250,13 @@ pub fn replay_reader(
         groups: EventGroup::from_meta(meta),
         machine,
         lost_samples,
+        unwind: unwinder.map(|u| u.stats().clone()).unwrap_or_default(),
     })
 }
 
 /// Read every record the replay uses, in batches, into `tx`; returns the samples
 /// LOST_SAMPLES records say were lost.
-fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64> {
+fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool) -> Result<u64> {
     let mut batch = Vec::with_capacity(BATCH);
     let mut lost = 0u64;
     while let Some(item) = reader.next_record()? {
@@ -249,13 +290,16 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
                     }
                     _ => None,
                 };
-                let ev = match fast {
+                let mut ev = match fast {
                     Some(ev) => ev,
                     None => match event_of(item.decode()?, at.event, item.meta) {
                         Some(ev) => ev,
                         None => continue,
                     },
                 };
+                if let (true, Event::Sample(p)) = (unwind, &mut ev) {
+                    p.user = user_state(&item);
+                }
                 // perf delivers a record without a time (or of time 0) at once.
                 match at.time {
                     Some(t) if t != 0 => Step::Queued(t, ev),
@@ -277,17 +321,51 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
     Ok(lost)
 }
 
-/// Replay the records from `rx` in perf's order, onto `machine`.
+/// The user registers and valid part of the stack copy of a sample that has both.
+fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
+    use perfdata_core::attr::SampleType;
+    let attr = &item.meta.attrs[item.locate().event?].attr;
+    let both = SampleType::REGS_USER | SampleType::STACK_USER;
+    if !attr.sample_type.contains(both) {
+        return None;
+    }
+    // A sample whose fields do not parse was decoded (or refused) above; it is not
+    // unwound.
+    let view = item.sample().ok()??;
+    let (regs, stack) = (view.regs_user?, view.stack_user?);
+    let valid = stack
+        .dyn_size
+        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    Some(Box::new(UserState {
+        abi: regs.abi,
+        mask: attr.sample_regs_user,
+        regs: regs.regs.to_vec(),
+        stack: stack.data[..valid.min(stack.data.len())].to_vec(),
+        stack_size: stack.data.len() as u64,
+    }))
+}
+
+/// Replay the records from `rx` in perf's order, onto `machine`, unwinding the samples'
+/// user stacks with `unwinder` if given.
 fn replay_steps(
     mut machine: Machine,
+    mut unwinder: Option<Unwinder>,
     rx: Receiver<Vec<Step>>,
     rounds: bool,
     mut on_sample: impl FnMut(&Machine, ResolvedSample),
-) -> Machine {
+) -> (Machine, Option<Unwinder>) {
     // Records waiting for their turn, in perf's order (see the module's comment).
     let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
-    let mut apply = |machine: &mut Machine, ev| apply(machine, ev, &mut counters, &mut on_sample);
+    let mut apply = |machine: &mut Machine, ev| {
+        apply(
+            machine,
+            ev,
+            &mut counters,
+            unwinder.as_mut(),
+            &mut on_sample,
+        )
+    };
     for step in rx.into_iter().flatten() {
         match step {
             Step::Round if rounds => {
@@ -303,7 +381,7 @@ fn replay_steps(
     for ev in queue.drain() {
         apply(&mut machine, ev);
     }
-    machine
+    (machine, unwinder)
 }
 
 /// What the replay keeps of `record` (None for a sample of no known event).
@@ -369,6 +447,8 @@ struct PendingSample {
     /// With PERF_SAMPLE_READ: per counter its event (None for an id of no event), id and
     /// value.
     read: Option<Vec<(Option<usize>, u64, u64)>>,
+    /// With REGS_USER and STACK_USER (and unwinding on): what the unwinder needs.
+    user: Option<Box<UserState>>,
 }
 
 /// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
@@ -396,6 +476,7 @@ fn sample_event(
                 .map(|(id, value)| (events.event_of_id(id), id, value))
                 .collect()
         }),
+        user: None,
     })
 }
 
@@ -404,6 +485,7 @@ fn apply(
     machine: &mut Machine,
     ev: Event,
     counters: &mut Counters,
+    unwinder: Option<&mut Unwinder>,
     on_sample: &mut impl FnMut(&Machine, ResolvedSample),
 ) {
     match ev {
@@ -418,7 +500,12 @@ fn apply(
         Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
         Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
         Event::Ksymbol(k) => machine.process_ksymbol(&k),
-        Event::Sample(p) => {
+        Event::Sample(mut p) => {
+            if let (Some(unwinder), Some(user)) = (unwinder, p.user.take()) {
+                let thread = machine.findnew_thread(p.pid, p.tid);
+                let frames = unwinder.unwind(machine, thread, &user);
+                p.chain = with_user_frames(&p.chain, &frames);
+            }
             let sample = ResolvedSample {
                 event: p.event,
                 pid: p.pid,
@@ -441,6 +528,26 @@ fn apply(
 const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
 /// PERF_CONTEXT_KERNEL: the entries that follow are kernel addresses.
 const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+/// PERF_CONTEXT_USER: the entries that follow are user addresses.
+const PERF_CONTEXT_USER: u64 = -512i64 as u64;
+
+/// A recorded callchain with unwound user frames: its kernel part as recorded (up to a
+/// PERF_CONTEXT_USER marker, if the kernel wrote one), then PERF_CONTEXT_USER and the
+/// frames, as a frame-pointer callchain is laid out. Without frames, the chain as it was.
+fn with_user_frames(chain: &[u64], frames: &[u64]) -> Vec<u64> {
+    if frames.is_empty() {
+        return chain.to_vec();
+    }
+    let kernel = chain
+        .iter()
+        .position(|&e| e == PERF_CONTEXT_USER)
+        .unwrap_or(chain.len());
+    let mut out = Vec::with_capacity(kernel + 1 + frames.len());
+    out.extend_from_slice(&chain[..kernel]);
+    out.push(PERF_CONTEXT_USER);
+    out.extend_from_slice(frames);
+    out
+}
 
 /// Resolve a callchain as perf's `thread__resolve_callchain_sample` does: entries start
 /// in user mode, a PERF_CONTEXT_KERNEL marker switches to kernel mode, any other marker

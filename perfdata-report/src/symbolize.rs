@@ -292,22 +292,32 @@ fn map_file(path: &Path) -> Option<memmap2::Mmap> {
     unsafe { memmap2::Mmap::map(&file) }.ok()
 }
 
-/// The candidate files of `dso` that exist and have its build id, mapped once each.
-fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<memmap2::Mmap> {
+/// Where `dso`'s own file is (under `--symfs` when given), for a DSO named by a path.
+pub(crate) fn on_disk(dso: &Dso, opts: &SymbolOptions) -> Option<PathBuf> {
+    let path = Path::new(&dso.long_name);
+    if !path.is_absolute() {
+        return None;
+    }
+    Some(match &opts.symfs {
+        Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
+        None => path.to_path_buf(),
+    })
+}
+
+/// The candidate files of `dso` that exist and have its build id, mapped once each
+/// (symbols and unwind tables are looked for in the same files).
+pub(crate) fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<memmap2::Mmap> {
     // Without a build id from the recording, perf takes the one of the file on disk, so
     // that its debug files are found by build id too.
     let from_disk;
     let dso = if dso.build_id.is_none() {
-        let path = Path::new(&dso.long_name);
-        let on_disk = match &opts.symfs {
-            Some(root) => root.join(path.strip_prefix("/").unwrap_or(path)),
-            None => path.to_path_buf(),
-        };
         from_disk = Dso {
-            build_id: map_file(&on_disk).and_then(|data| {
-                let file = object::File::parse(&*data).ok()?;
-                file.build_id().ok().flatten().map(<[u8]>::to_vec)
-            }),
+            build_id: on_disk(dso, opts)
+                .and_then(|p| map_file(&p))
+                .and_then(|data| {
+                    let file = object::File::parse(&*data).ok()?;
+                    file.build_id().ok().flatten().map(<[u8]>::to_vec)
+                }),
             ..dso.clone()
         };
         &from_disk

@@ -200,8 +200,14 @@ struct JsonTable<'a> {
 /// The tables as JSON: `{"sort": [keys], "events": [{event, samples, period, rows}]}`,
 /// each row `{overhead, samples, period, [children, children_period,] <key>: cell...}`
 /// (`overhead` the self percent), cells as `write_stdio` prints
-/// them (trimmed).
-pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) -> io::Result<()> {
+/// them (trimmed); with `unwind` (a recording with user stack copies), an `unwind`
+/// object says what became of them ([`crate::unwind::UnwindStats`]).
+pub fn write_json(
+    out: &mut dyn Write,
+    tables: &[EventTable],
+    keys: &[SortKey],
+    unwind: Option<&crate::unwind::UnwindStats>,
+) -> io::Result<()> {
     let events: Vec<JsonTable> = tables
         .iter()
         .map(|t| JsonTable {
@@ -230,7 +236,10 @@ pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) 
                 .collect(),
         })
         .collect();
-    let doc = serde_json::json!({ "sort": keys, "events": events });
+    let mut doc = serde_json::json!({ "sort": keys, "events": events });
+    if let Some(u) = unwind {
+        doc["unwind"] = serde_json::to_value(u).expect("the counts serialize");
+    }
     // Counts and periods above 2^53 become strings, as in every --json output.
     perfdata_core::json::write_pretty(out, &doc)
 }

@@ -93,7 +93,17 @@ pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<Str
 /// ([children %, self %], samples, self period).
 #[allow(dead_code)]
 pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
-    perf_table(path, sort, &["--children"])
+    perf_children_rows_with(path, sort, &[])
+}
+
+/// [`perf_children_rows`] with more options for perf (`--no-inline`).
+#[allow(dead_code)]
+pub fn perf_children_rows_with(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+) -> BTreeMap<String, ChildrenRows> {
+    perf_table(path, sort, &options("--children", extra))
         .into_iter()
         .map(|(ev, rows)| {
             let rows = rows
@@ -108,6 +118,36 @@ pub fn perf_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenR
 /// Rows of one event with children: cells -> ([children %, self %], samples, self
 /// period).
 pub type ChildrenRows = BTreeMap<Vec<String>, (Vec<f64>, u64, u64)>;
+
+/// Whether a row's symbol cell is an address without a symbol: for a callchain entry
+/// perf prints the absolute address (`[.] 0x000055cfaafbe143`, `0000000000000000` for
+/// 0, whose `%#llx` has no `0x`) with the mode of its last map lookup (`[k]` for a user
+/// address in no map), where perfdata prints the DSO-relative address as in self rows.
+#[allow(dead_code)]
+pub fn unresolved(cells: &[String]) -> bool {
+    cells.iter().any(|c| {
+        let tail = c.rsplit(' ').next().unwrap_or_default();
+        let hex = tail.strip_prefix("0x").unwrap_or(tail);
+        (c.starts_with("[.] ") || c.starts_with("[k] "))
+            && hex.len() == 16
+            && hex.chars().all(|h| h.is_ascii_hexdigit())
+    })
+}
+
+/// `rows` without the rows of [`unresolved`] addresses.
+#[allow(dead_code)]
+pub fn resolved(rows: BTreeMap<String, ChildrenRows>) -> BTreeMap<String, ChildrenRows> {
+    rows.into_iter()
+        .map(|(ev, r)| (ev, r.into_iter().filter(|(c, _)| !unresolved(c)).collect()))
+        .collect()
+}
+
+/// `first`, then `extra`: a command line's options.
+fn options<'a>(first: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![first];
+    args.extend_from_slice(extra);
+    args
+}
 
 /// perf report's table per event: (cells, the percent columns, samples, period) per row.
 type Table = Vec<(Vec<String>, Vec<f64>, u64, u64)>;
@@ -228,7 +268,17 @@ pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Row
 /// self %], samples, self period).
 #[allow(dead_code)]
 pub fn our_children_rows(path: &Path, sort: &str) -> BTreeMap<String, ChildrenRows> {
-    our_table(path, sort, &["--children"], |r| {
+    our_children_rows_with(path, sort, &[])
+}
+
+/// [`our_children_rows`] with more options for perfdata (`--no-unwind`).
+#[allow(dead_code)]
+pub fn our_children_rows_with(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+) -> BTreeMap<String, ChildrenRows> {
+    our_table(path, sort, &options("--children", extra), |r| {
         let pct = |f: &str| r[f].as_f64().expect("percent");
         let n = r["samples"].as_u64().expect("samples");
         let period = r["period"].as_u64().expect("period");

@@ -52,17 +52,20 @@ fn compile(cc: &str, src: &Path, opt: &str, exe: &Path) {
 
 /// `CC -g FLAGS... -fno-omit-frame-pointer -o EXE SRC`, its exit status checked.
 fn compile_with(cc: &str, src: &Path, flags: &[&str], exe: &Path) {
-    let gcc = Command::new(cc)
+    run(Command::new(cc)
         .args(flags)
         .args(["-g", "-fno-omit-frame-pointer", "-o"])
         .arg(exe)
-        .arg(src)
-        .output()
-        .expect("gcc runs");
+        .arg(src));
+}
+
+/// Run a compiler, its exit status checked (its stderr in the panic).
+pub fn run(compiler: &mut Command) {
+    let out = compiler.output().expect("the compiler runs");
     assert!(
-        gcc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&gcc.stderr)
+        out.status.success(),
+        "{compiler:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -55,5 +55,6 @@ pub(crate) fn replay(machine: Machine, event: &str) -> Replay {
         osrelease: None,
         lost_samples: 0,
         groups: Vec::new(),
+        unwind: Default::default(),
     }
 }

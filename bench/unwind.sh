@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Benchmark: `perfdata report --children` against `perf report --stdio --children` on a
+# `perf record --call-graph dwarf` recording of at least 100 MB: both unwind every
+# sample's 8 KiB stack copy (perf 6.1 with libunwind, perfdata with framehop). Wall
+# time and peak RSS; prints a Markdown table for the README.
+#
+#   bench/unwind.sh [FILE]
+#
+# Without FILE it records one into $BENCH_DIR (default /tmp/perfdata-bench-unwind):
+# `perf record --call-graph dwarf -e task-clock -c 100000` (a sample every 100 us of
+# CPU time, each with its 8 KiB stack copy) of tests/unwind/levels.c built `gcc -O2
+# -fomit-frame-pointer` (ROUNDS rounds, default 3000): about 250 MB here. One process:
+# with a second one mapping libc elsewhere (`ls` run beside it), perf 6.1 stops its
+# walks at libc's memset in the first for most samples (perfdata does not; perf does
+# not either on the process recorded alone), and so does less work. Each tool runs RUNS times (default 3) on a warm page cache, output
+# to /dev/null (bench/measure.sh: median wall time, largest peak RSS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-unwind}
+RUNS=${RUNS:-3}
+ROUNDS=${ROUNDS:-3000}
+mkdir -p "$BENCH_DIR"
+perfdata=target/release/perfdata
+cargo build --release -q -p perfdata-cli
+
+input=${1:-}
+if [ -z "$input" ]; then
+    input=$BENCH_DIR/dwarf.data
+    if [ ! -e "$input" ]; then
+        gcc -O2 -fomit-frame-pointer -o "$BENCH_DIR/levels" perfdata-cli/tests/unwind/levels.c
+        echo "recording $input ..." >&2
+        perf record -q --call-graph dwarf -e task-clock -c 100000 -m 4096 -o "$input" -- \
+            "$BENCH_DIR/levels" "$ROUNDS" > /dev/null
+    fi
+fi
+cat "$input" > /dev/null
+
+# shellcheck source=bench/measure.sh
+source bench/measure.sh
+out=$BENCH_DIR/none
+
+samples=$("$perfdata" stats "$input" | awk '$1 == "SAMPLE" { print $3; exit }')
+size=$(stat -c %s "$input")
+echo "input: $input, $((size / 1048576)) MiB, ${samples:-?} samples"
+"$perfdata" -v report --children "$input" 2>&1 >/dev/null | grep -E "unwound" || true
+echo
+echo "| tool | median wall time | peak RSS |"
+echo "|---|---|---|"
+measure "$perfdata" report --children --sort comm,dso,sym "$input"
+echo "| perfdata report --children | $MEDIAN s | $RSS_MIB MiB |"
+measure perf report --stdio --children -g none --sort comm,dso,sym -i "$input"
+echo "| perf report --stdio --children | $MEDIAN s | $RSS_MIB MiB |"

@@ -1,0 +1,374 @@
+//! DWARF unwinding (issue #26) against perf 6.1, run live on recordings made here with
+//! `perf record --call-graph dwarf`: a C program built `gcc -O2 -fomit-frame-pointer`
+//! (tests/unwind/levels.c), a Rust release binary (tests/unwind/levels.rs) and
+//! `ls -R /usr` (libc).
+//!
+//! - `perfdata report --children --sort comm,dso,sym -n` against `perf report --children`:
+//!   every row above 0.1% with the same samples, self period and percentages. Two
+//!   exceptions, by design, each checked: perf names the frames of functions inlined at
+//!   an address from DWARF (`__libc_start_main_impl (inlined)`, and a function whose
+//!   DWARF name is not its symbol's, `__libc_malloc (inlined)` for `malloc`), perfdata's
+//!   report does not, so (a) perf's `(inlined)` rows are not looked for in ours, and (b)
+//!   a row of ours that perf lacks or counts otherwise must be perf's row under
+//!   `--no-inline` (the function perf's inline names stood for), with the same values.
+//!   Against `perf report --children --no-inline`, every row both ways, no exception.
+//! - The folded export of each recording against `perf script --no-inline`'s unwound
+//!   callchains, folded: equal for at least 99% of the samples.
+//! - The binary deleted after recording: a warning naming it with the samples it cut
+//!   (perf script's count of samples with a frame in it), exit 0, the kernel's and
+//!   libc's rows as before.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
+
+mod report_rows;
+mod workload;
+
+use report_rows::{our_children_rows, perf_children_rows_with, resolved};
+
+/// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
+/// the one ld computes (the same for every build, so in perf's build-id cache once
+/// any test recorded it).
+fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
+    let c = dir.join("levels");
+    let mut gcc = Command::new("gcc");
+    gcc.args(build_id.map(|b| format!("-Wl,--build-id=0x{b}")))
+        .args(["-O2", "-fomit-frame-pointer", "-o"])
+        .arg(&c)
+        .arg(src.join("levels.c"));
+    workload::run(&mut gcc);
+    let rs = dir.join("levels-rs");
+    let mut rustc = Command::new("rustc");
+    rustc
+        .args(["-C", "opt-level=3", "-o"])
+        .arg(&rs)
+        .arg(src.join("levels.rs"));
+    workload::run(&mut rustc);
+    (c, rs)
+}
+
+/// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
+fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
+    // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
+    // buffers keep perf from losing chunks on a busy machine.
+    let mut args = vec![
+        "--call-graph",
+        "dwarf",
+        "-e",
+        "task-clock",
+        "-c",
+        "400000",
+        "-m",
+        "2048",
+    ];
+    args.extend_from_slice(extra);
+    workload::record(dir, file, &args, command)
+}
+
+/// The three recordings of the module's note.
+fn recordings(dir: &Path) -> Vec<PathBuf> {
+    let (c, rs) = build(dir, None);
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_string();
+    vec![
+        record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
+        record_dwarf(dir, "rust.data", &[], &[&path(&rs), "3000"]),
+        // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
+        // one sample is less than the 0.1% rows are compared above.
+        record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
+    ]
+}
+
+/// Our rows against perf's (see the module's note): the differences, and how many rows
+/// were compared.
+fn compare_children(path: &Path) -> (Vec<String>, usize) {
+    let sort = "comm,dso,sym";
+    let perf = resolved(perf_children_rows_with(path, sort, &[]));
+    let perf_no_inline = resolved(perf_children_rows_with(path, sort, &["--no-inline"]));
+    let ours = resolved(our_children_rows(path, sort));
+    assert_eq!(
+        perf.keys().collect::<Vec<_>>(),
+        ours.keys().collect::<Vec<_>>(),
+        "events"
+    );
+    let two = |v: &[f64]| v.iter().map(|p| format!("{p:.2}")).collect::<Vec<_>>();
+    let same = |a: &(Vec<f64>, u64, u64), b: &(Vec<f64>, u64, u64)| {
+        a.1 == b.1 && a.2 == b.2 && two(&a.0) == two(&b.0)
+    };
+    let inlined = |cells: &[String]| cells.last().is_some_and(|c| c.ends_with(" (inlined)"));
+    let (mut problems, mut compared) = (Vec::new(), 0);
+    for (ev, rows) in &perf {
+        let plain = &perf_no_inline[ev];
+        for (cells, theirs) in rows.iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if inlined(cells) {
+                continue; // exception (a)
+            }
+            compared += 1;
+            match ours[ev].get(cells) {
+                Some(mine) if same(mine, theirs) => {}
+                // Exception (b): perf counts some of the row's frames under an inline name.
+                Some(mine) if plain.get(cells).is_some_and(|p| same(p, mine)) => {}
+                got => problems.push(format!("  {cells:?}: perf {theirs:?}, ours {got:?}")),
+            }
+        }
+        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if rows.contains_key(cells) {
+                continue;
+            }
+            // Exception (b): the row perf shows only without its inline names.
+            match plain.get(cells) {
+                Some(p) if same(p, mine) => compared += 1,
+                _ => problems.push(format!("  {cells:?}: ours {mine:?}, not in perf")),
+            }
+        }
+        // And against perf without inline names, every row both ways.
+        for (cells, theirs) in plain.iter().filter(|(_, v)| v.0[0] > 0.1) {
+            compared += 1;
+            match ours[ev].get(cells) {
+                Some(mine) if same(mine, theirs) => {}
+                got => problems.push(format!(
+                    "  {cells:?}: perf --no-inline {theirs:?}, ours {got:?}"
+                )),
+            }
+        }
+        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if !plain.contains_key(cells) {
+                problems.push(format!(
+                    "  {cells:?}: ours {mine:?}, not in perf --no-inline"
+                ));
+            }
+        }
+    }
+    (problems, compared)
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn dwarf_children_match_perf_report() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for input in recordings(dir.path()) {
+        let (problems, n) = compare_children(&input);
+        compared += n;
+        // Each recording has the user frames only unwinding gives.
+        assert!(n > 8, "{}: {n} rows compared", name(&input));
+        if !problems.is_empty() {
+            failures.push(format!("{}:\n{}", name(&input), problems.join("\n")));
+        }
+        // Most stacks are whole; `ls -R` recurses past the 8 KiB copy now and then.
+        let stats = unwind_stats(&input);
+        let count = |k: &str| stats[k].as_u64().expect("a count");
+        assert!(
+            count("whole") > 2 * count("cut") && count("not_unwound") == 0,
+            "{}: {stats}",
+            name(&input)
+        );
+        assert_eq!(stats["missing_binaries"], serde_json::json!({}), "{stats}");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    eprintln!("{compared} rows compared");
+}
+
+/// The `unwind` object of `perfdata report --json`.
+fn unwind_stats(input: &Path) -> serde_json::Value {
+    let args = [
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        input.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    doc["unwind"].clone()
+}
+
+/// `perf script --no-inline -F comm,ip,sym` folded as `comm;outer;...;leaf` (each frame
+/// its symbol, `[unknown]` as perf prints it) with counts.
+///
+/// One exception, by design: where the walk needs a return address beyond the stack
+/// copy, perf's libunwind reads it as 0 (perf's `access_mem` sets the value to 0 and
+/// fails) and yet gives it as an outermost frame, which perf prints as
+/// `ffffffffffffffff [unknown]` (0 less its 1). perfdata ends the stack at the frame
+/// before and counts it cut (stack copy too short); that frame of perf's is left out.
+fn perf_script_folded(input: &Path) -> BTreeMap<String, u64> {
+    let out = perf_output(&["script", "--no-inline", "-F", "comm,ip,sym"], input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut folded = BTreeMap::new();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    while let Some(head) = lines.next() {
+        let comm = head.trim().to_string();
+        let mut frames = Vec::new();
+        while let Some(l) = lines.next_if(|l| l.starts_with('\t')) {
+            let (ip, sym) = l.trim().split_once(' ').unwrap_or_default();
+            frames.push((ip.to_string(), sym.trim().to_string()));
+        }
+        if frames.len() > 1 && frames.last().is_some_and(|f| f.0 == "ffffffffffffffff") {
+            frames.pop();
+        }
+        let mut frames: Vec<String> = frames.into_iter().map(|f| f.1).collect();
+        frames.push(comm);
+        frames.reverse();
+        *folded.entry(frames.join(";")).or_insert(0) += 1;
+    }
+    folded
+}
+
+/// `perfdata export --format folded` of `input`, with `extra` options.
+fn our_folded(input: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let mut args: Vec<&OsStr> = ["export", "--format", "folded", "-o", "-"]
+        .into_iter()
+        .map(OsStr::new)
+        .collect();
+    args.extend(extra.iter().map(OsStr::new));
+    args.push(input.as_os_str());
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("stack and count");
+            (stack.to_string(), n.parse().expect("count"))
+        })
+        .collect()
+}
+
+/// Samples whose folded stack is the same on both sides, and all samples (perf's).
+fn agreeing(perf: &BTreeMap<String, u64>, ours: &BTreeMap<String, u64>) -> (u64, u64) {
+    let same = perf
+        .iter()
+        .map(|(k, n)| (*n).min(ours.get(k).copied().unwrap_or(0)))
+        .sum();
+    (same, perf.values().sum())
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn dwarf_folded_stacks_match_perf_script() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    for input in recordings(dir.path()) {
+        let perf = perf_script_folded(&input);
+        let ours = our_folded(&input, &[]);
+        let (same, total) = agreeing(&perf, &ours);
+        let differ: Vec<String> = perf
+            .keys()
+            .chain(ours.keys())
+            .filter(|k| perf.get(*k) != ours.get(*k))
+            .take(20)
+            .map(|k| format!("    {k}: perf {:?}, ours {:?}", perf.get(k), ours.get(k)))
+            .collect();
+        eprintln!("{}: {same} of {total} samples' stacks equal", name(&input));
+        assert!(
+            same * 100 >= total * 99 && total > 100,
+            "{}: {same} of {total} samples' stacks equal; first differences:\n{}",
+            name(&input),
+            differ.join("\n")
+        );
+        // Unwinding off: the stacks are the recorded ones, which perf's unwinding
+        // mostly lengthens.
+        let (plain, _) = agreeing(&perf, &our_folded(&input, &["--no-unwind"]));
+        assert!(
+            plain * 2 < total,
+            "{}: {plain} of {total} without unwinding",
+            name(&input)
+        );
+    }
+}
+
+/// Samples of `input` whose unwound callchain (perf script's) has a frame in `binary`.
+fn perf_samples_through(input: &Path, binary: &Path) -> u64 {
+    let out = perf_output(&["script", "--no-inline", "-F", "comm,ip,dso"], input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let needle = format!("({})", binary.display());
+    let mut count = 0;
+    let mut hit = false;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            count += u64::from(hit);
+            hit = false;
+        } else if line.starts_with('\t') && line.ends_with(&needle) {
+            hit = true;
+        }
+    }
+    count + u64::from(hit)
+}
+
+#[test]
+#[cfg_attr(perf_missing, ignore = "perf is not installed")]
+fn a_deleted_binary_is_named_with_the_samples_it_cut() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    let (c, _) = build(dir.path(), Some(&format!("{nanos:040x}")));
+    // -N: the binary is not copied to perf's build-id cache, where it would be found.
+    let exe = c.to_str().expect("utf-8 path");
+    let input = record_dwarf(dir.path(), "c.data", &["-N"], &[exe, "500"]);
+    let through = perf_samples_through(&input, &c);
+    assert!(through > 100, "{through} samples through {}", c.display());
+    let before = our_children_rows(&input, "comm,dso,sym");
+    std::fs::remove_file(&c).expect("binary removed");
+    let args = [
+        OsStr::new("report"),
+        OsStr::new("--children"),
+        input.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains(c.to_str().expect("utf-8")))
+        .collect();
+    assert_eq!(
+        named,
+        [format!(
+            "perfdata: warning: {}: not found, {through} samples' stacks cut there",
+            c.display()
+        )],
+        "{stderr}"
+    );
+    assert!(stderr.contains("binary missing: "), "{stderr}");
+    // The kernel's rows, and libc's memset (the frame below the missing binary), are
+    // what they were.
+    let after = our_children_rows(&input, "comm,dso,sym");
+    let mut kept = 0;
+    for (ev, rows) in &before {
+        for (cells, v) in rows {
+            let kernel = cells[1] == "[kernel.kallsyms]";
+            let memset = cells[1] == "libc.so.6" && cells[2].contains("memset");
+            if kernel || memset {
+                assert_eq!(after[ev].get(cells), Some(v), "{cells:?}");
+                kept += 1;
+            }
+        }
+    }
+    assert!(kept > 1, "{kept} rows kept");
+}

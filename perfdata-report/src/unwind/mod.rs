@@ -1,0 +1,324 @@
+//! DWARF unwinding of `perf record --call-graph dwarf` samples: each sample's user
+//! registers (REGS_USER) and stack copy (STACK_USER) are walked with the CFI of the
+//! binaries its process had mapped at that moment (framehop, over `.eh_frame`,
+//! `.eh_frame_hdr` and `.debug_frame`; x86_64 and arm64), giving the user frames perf's
+//! own unwinder (libunwind, in perf 6.1) gives: the sampled ip, then each return address
+//! less one (perf's `--ips[i]` for frames that are not signal frames, so that a call at
+//! a function's end is named after its caller).
+//!
+//! Binaries are found as symbolisation finds them ([`crate::symbolize`]: path,
+//! `--symfs`, debuglink, build-id cache, `/usr/lib/debug`, the vDSO from the build-id
+//! cache). What is kept is bounded by what is distinct: the unwind tables once per DSO,
+//! an address space per process (at most [`MAX_SPACES`], rebuilt when its maps change),
+//! and framehop's fixed-size rule cache; a sample's stack copy is let go once walked.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{Error as WalkError, FrameAddress, Module, Unwinder as _};
+
+use crate::process::{DsoId, Machine, Maps, ThreadId};
+use crate::symbolize::SymbolOptions;
+
+mod module;
+mod regs;
+
+use module::{Bytes, DsoUnwind, Missing, SectionInfo};
+pub use regs::{Arch, UserState};
+
+/// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
+/// when next sampled.
+pub const MAX_SPACES: usize = 256;
+
+/// perf's default most frames of a callchain (`sysctl kernel.perf_event_max_stack`).
+pub const MAX_FRAMES: usize = 127;
+
+/// Where binaries are looked for (as [`SymbolOptions`] says for symbols).
+#[derive(Debug, Clone, Default)]
+pub struct UnwindOptions {
+    /// perf's `--symfs`.
+    pub symfs: Option<std::path::PathBuf>,
+    /// The build-id cache directory (None: `$HOME/.debug`).
+    pub buildid_dir: Option<std::path::PathBuf>,
+}
+
+/// Why a sample's user stack ends before its outermost frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cut {
+    /// A frame is in a binary that was not found.
+    BinaryMissing,
+    /// A frame is in a binary whose build id is not the recording's.
+    BuildIdDiffers,
+    /// No CFI covers a frame's address (or it led nowhere: no map, a loop).
+    NoCfi,
+    /// The walk needed stack beyond the copy the sample holds.
+    StackTooShort,
+}
+
+impl Cut {
+    /// How the summary names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cut::BinaryMissing => "binary missing",
+            Cut::BuildIdDiffers => "build id differs",
+            Cut::NoCfi => "no CFI for the address",
+            Cut::StackTooShort => "stack copy too short",
+        }
+    }
+}
+
+/// What became of the samples that carried a user stack copy.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnwindStats {
+    /// Unwound to their outermost frame.
+    pub whole: u64,
+    /// Unwound in part: the frames up to the cut are kept.
+    pub cut: u64,
+    /// Not unwound: no user registers or stack in the sample (a kernel thread), or an
+    /// architecture this unwinder does not know.
+    pub not_unwound: u64,
+    /// The cut samples by why.
+    pub cut_by: BTreeMap<Cut, u64>,
+    /// Binaries missing, each with the samples it cut.
+    pub missing_binaries: BTreeMap<String, u64>,
+    /// Binaries whose file is not of the recording's build id, each with the samples it
+    /// cut.
+    pub other_build_id: BTreeMap<String, u64>,
+}
+
+impl UnwindStats {
+    /// Whether any sample carried a stack copy.
+    pub fn any(&self) -> bool {
+        self.whole + self.cut + self.not_unwound > 0
+    }
+
+    /// The one-line summary (`-v`, or a warning when frames were cut).
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "unwound {} samples whole, {} cut, {} not unwound",
+            self.whole, self.cut, self.not_unwound
+        );
+        if !self.cut_by.is_empty() {
+            let why: Vec<String> = self
+                .cut_by
+                .iter()
+                .map(|(c, n)| format!("{}: {n}", c.describe()))
+                .collect();
+            s.push_str(&format!(" ({})", why.join(", ")));
+        }
+        s
+    }
+
+    /// One line per missing binary (or binary of another build id): its name and the
+    /// samples it cut.
+    pub fn missing_lines(&self) -> Vec<String> {
+        let line = |why: &'static str| {
+            move |(name, n): (&String, &u64)| {
+                format!("{name}: {why}, {n} samples' stacks cut there")
+            }
+        };
+        let missing = self.missing_binaries.iter().map(line("not found"));
+        let other = self
+            .other_build_id
+            .iter()
+            .map(line("not of the recorded build id"));
+        missing.chain(other).collect()
+    }
+}
+
+/// One process's address space as framehop sees it.
+enum Space {
+    X86(UnwinderX86_64<Bytes>),
+    Arm(UnwinderAarch64<Bytes>),
+}
+
+/// Unwinds the samples of one recording.
+pub struct Unwinder {
+    arch: Option<Arch>,
+    opts: SymbolOptions,
+    dsos: HashMap<DsoId, Result<Arc<DsoUnwind>, Missing>>,
+    /// Per map group: the maps' generation it was built from, and the space.
+    spaces: HashMap<usize, (u64, Space)>,
+    x86_cache: CacheX86_64,
+    arm_cache: CacheAarch64,
+    stats: UnwindStats,
+}
+
+impl std::fmt::Debug for Unwinder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unwinder")
+            .field("arch", &self.arch)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The end of a walk.
+enum End {
+    Whole,
+    Cut(Cut, Option<DsoId>),
+}
+
+impl Unwinder {
+    /// An unwinder for samples of `arch` (None: every sample counts as not unwound).
+    pub fn new(arch: Option<Arch>, opts: &UnwindOptions) -> Unwinder {
+        Unwinder {
+            arch,
+            opts: SymbolOptions {
+                symfs: opts.symfs.clone(),
+                kallsyms: false,
+                buildid_dir: opts.buildid_dir.clone(),
+            },
+            dsos: HashMap::new(),
+            spaces: HashMap::new(),
+            x86_cache: CacheX86_64::new(),
+            arm_cache: CacheAarch64::new(),
+            stats: UnwindStats::default(),
+        }
+    }
+
+    /// What became of the samples so far.
+    pub fn stats(&self) -> &UnwindStats {
+        &self.stats
+    }
+
+    /// The user frames of a sample of thread `thread`: its ip first, then the return
+    /// addresses less one, outermost last; empty (counted as not unwound) where the
+    /// sample recorded no user state.
+    pub fn unwind(&mut self, machine: &Machine, thread: ThreadId, user: &UserState) -> Vec<u64> {
+        let Some(arch) = self.arch else {
+            self.stats.not_unwound += 1;
+            return Vec::new();
+        };
+        let (ip, sp, fp, lr) = match arch {
+            Arch::X86_64 => (regs::X86_IP, regs::X86_SP, regs::X86_BP, None),
+            Arch::Aarch64 => (
+                regs::ARM64_PC,
+                regs::ARM64_SP,
+                regs::ARM64_FP,
+                Some(regs::ARM64_LR),
+            ),
+        };
+        let (Some(ip), Some(sp), Some(fp)) = (user.reg(ip), user.reg(sp), user.reg(fp)) else {
+            self.stats.not_unwound += 1;
+            return Vec::new();
+        };
+        let lr = lr.and_then(|r| user.reg(r)).unwrap_or(0);
+        let group = machine.threads[thread].maps;
+        let maps = machine.maps_of(thread);
+        self.ensure_space(machine, group, maps, arch);
+        let (_, space) = &self.spaces[&group];
+        let mut read = |addr: u64| user.read(sp, addr).ok_or(());
+        let mut frames = Vec::new();
+        let mut frame = |address: FrameAddress| -> Option<End> {
+            let at = address.address_for_lookup();
+            frames.push(at);
+            // A frame in a binary without tables ends the walk there, as perf's does:
+            // framehop would guess on with frame pointers the code does not keep.
+            let Some(map) = maps.find(at).filter(|m| !m.identity) else {
+                return Some(End::Cut(Cut::NoCfi, None));
+            };
+            match self.dsos.get(&map.dso) {
+                Some(Err(Missing::Binary)) => Some(End::Cut(Cut::BinaryMissing, Some(map.dso))),
+                Some(Err(Missing::BuildIdDiffers)) => {
+                    Some(End::Cut(Cut::BuildIdDiffers, Some(map.dso)))
+                }
+                Some(Err(Missing::NoCfi)) | None => Some(End::Cut(Cut::NoCfi, None)),
+                Some(Ok(_)) => (frames.len() >= MAX_FRAMES).then_some(End::Whole),
+            }
+        };
+        let end = match space {
+            Space::X86(u) => {
+                let regs = UnwindRegsX86_64::new(ip, sp, fp);
+                let mut it = u.iter_frames(ip, regs, &mut self.x86_cache, &mut read);
+                walk(|| it.next(), &mut frame, sp, user)
+            }
+            Space::Arm(u) => {
+                let regs = UnwindRegsAarch64::new(lr, sp, fp);
+                let mut it = u.iter_frames(ip, regs, &mut self.arm_cache, &mut read);
+                walk(|| it.next(), &mut frame, sp, user)
+            }
+        };
+        match end {
+            End::Whole => self.stats.whole += 1,
+            End::Cut(why, dso) => {
+                self.stats.cut += 1;
+                *self.stats.cut_by.entry(why).or_default() += 1;
+                if let Some(d) = dso {
+                    let name = machine.dsos[d].long_name.clone();
+                    let named = match why {
+                        Cut::BuildIdDiffers => &mut self.stats.other_build_id,
+                        _ => &mut self.stats.missing_binaries,
+                    };
+                    *named.entry(name).or_default() += 1;
+                }
+            }
+        }
+        frames
+    }
+
+    /// Build (or rebuild, when its maps changed) the address space of map group `group`.
+    fn ensure_space(&mut self, machine: &Machine, group: usize, maps: &Maps, arch: Arch) {
+        if self
+            .spaces
+            .get(&group)
+            .is_some_and(|(g, _)| *g == maps.generation())
+        {
+            return;
+        }
+        if self.spaces.len() >= MAX_SPACES {
+            self.spaces.clear();
+        }
+        let mut space = match arch {
+            Arch::X86_64 => Space::X86(UnwinderX86_64::new()),
+            Arch::Aarch64 => Space::Arm(UnwinderAarch64::new()),
+        };
+        for map in maps.iter().filter(|m| !m.identity) {
+            let opts = &self.opts;
+            let data = self
+                .dsos
+                .entry(map.dso)
+                .or_insert_with(|| DsoUnwind::load(&machine.dsos[map.dso], opts).map(Arc::new));
+            let Ok(data) = data else { continue };
+            let module = Module::new(
+                machine.dsos[map.dso].long_name.clone(),
+                map.start..map.end,
+                data.base_avma(map),
+                SectionInfo(data.clone()),
+            );
+            match &mut space {
+                Space::X86(u) => u.add_module(module),
+                Space::Arm(u) => u.add_module(module),
+            }
+        }
+        self.spaces.insert(group, (maps.generation(), space));
+    }
+}
+
+/// Walk the frames `next` yields, handing each to `frame` (which may end the walk).
+fn walk(
+    mut next: impl FnMut() -> Result<Option<FrameAddress>, WalkError>,
+    frame: &mut impl FnMut(FrameAddress) -> Option<End>,
+    sp: u64,
+    user: &UserState,
+) -> End {
+    loop {
+        match next() {
+            Ok(Some(address)) => {
+                if let Some(end) = frame(address) {
+                    return end;
+                }
+            }
+            Ok(None) => return End::Whole,
+            Err(WalkError::CouldNotReadStack(addr))
+                if addr >= sp.saturating_add(user.stack.len() as u64) =>
+            {
+                return End::Cut(Cut::StackTooShort, None)
+            }
+            Err(_) => return End::Cut(Cut::NoCfi, None),
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! A sample's user registers and stack copy (REGS_USER, STACK_USER), and which of perf's
+//! register numbers (arch/*/include/uapi/asm/perf_regs.h) the unwinder needs per
+//! architecture.
+
+/// The architectures whose user stacks can be unwound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    /// x86_64: the unwinder needs IP, SP and BP.
+    X86_64,
+    /// arm64: the unwinder needs PC, SP, FP (x29) and LR (x30).
+    Aarch64,
+}
+
+impl Arch {
+    /// The architecture the ARCH feature (`uname -m` of the recording machine) names.
+    pub fn from_uname(machine: &str) -> Option<Arch> {
+        match machine {
+            "x86_64" | "amd64" => Some(Arch::X86_64),
+            "aarch64" | "arm64" => Some(Arch::Aarch64),
+            _ => None,
+        }
+    }
+
+    /// This machine's architecture (for recordings without an ARCH feature: pipe mode).
+    pub fn host() -> Option<Arch> {
+        Arch::from_uname(std::env::consts::ARCH)
+    }
+}
+
+/// perf's register numbers: PERF_REG_X86_{BP,SP,IP}.
+pub(crate) const X86_BP: u32 = 6;
+pub(crate) const X86_SP: u32 = 7;
+pub(crate) const X86_IP: u32 = 8;
+/// PERF_REG_ARM64_{X29,LR,SP,PC}.
+pub(crate) const ARM64_FP: u32 = 29;
+pub(crate) const ARM64_LR: u32 = 30;
+pub(crate) const ARM64_SP: u32 = 31;
+pub(crate) const ARM64_PC: u32 = 32;
+
+/// What a sample recorded of its user state, as the replay keeps it until the sample's
+/// turn: only the valid part (`dyn_size` bytes) of the stack copy is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserState {
+    /// PERF_SAMPLE_REGS_ABI_* (0: no user registers, e.g. a kernel thread).
+    pub abi: u64,
+    /// The attr's sample_regs_user: which registers `regs` holds, lowest bit first.
+    pub mask: u64,
+    /// The registers, in mask order.
+    pub regs: Vec<u64>,
+    /// The stack copy from the stack pointer up, cut to its dyn_size.
+    pub stack: Vec<u8>,
+    /// The stack copy's full size (the attr's sample_stack_user, as recorded).
+    pub stack_size: u64,
+}
+
+impl UserState {
+    /// Register `reg` (perf's number), if the mask sampled it.
+    pub fn reg(&self, reg: u32) -> Option<u64> {
+        if self.abi == 0 || reg >= 64 || self.mask & (1 << reg) == 0 {
+            return None;
+        }
+        let below = (self.mask & ((1u64 << reg) - 1)).count_ones() as usize;
+        self.regs.get(below).copied()
+    }
+
+    /// The u64 at `addr` of the stack copy (which starts at `sp`), little-endian.
+    pub fn read(&self, sp: u64, addr: u64) -> Option<u64> {
+        let at = usize::try_from(addr.checked_sub(sp)?).ok()?;
+        let b = self.stack.get(at..at.checked_add(8)?)?;
+        Some(u64::from_le_bytes(b.try_into().ok()?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_are_found_by_their_rank_in_the_mask() {
+        // perf's default x86_64 mask for --call-graph dwarf: 0xff0fff (AX..SS, R8..R15).
+        let s = UserState {
+            abi: 2,
+            mask: 0xff0fff,
+            regs: (0..20).map(|i| 100 + i).collect(),
+            ..Default::default()
+        };
+        assert_eq!(s.reg(X86_BP), Some(106));
+        assert_eq!(s.reg(X86_SP), Some(107));
+        assert_eq!(s.reg(X86_IP), Some(108));
+        // R8 is bit 16, the 13th register sampled.
+        assert_eq!(s.reg(16), Some(112));
+        assert_eq!(s.reg(12), None, "DS is not in the mask");
+        let none = UserState { abi: 0, ..s };
+        assert_eq!(none.reg(X86_IP), None, "ABI 0: no registers");
+    }
+
+    #[test]
+    fn the_stack_copy_is_read_from_sp_up() {
+        let mut stack = vec![0u8; 16];
+        stack[8..].copy_from_slice(&0x1122u64.to_le_bytes());
+        let s = UserState {
+            stack,
+            ..Default::default()
+        };
+        assert_eq!(s.read(0x1000, 0x1008), Some(0x1122));
+        assert_eq!(s.read(0x1000, 0x1009), None, "past the copy");
+        assert_eq!(s.read(0x1000, 0xff8), None, "below sp");
+    }
+}
