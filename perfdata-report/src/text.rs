@@ -232,5 +232,5 @@ pub fn write_json(out: &mut dyn Write, tables: &[EventTable], keys: &[SortKey]) 
         .collect();
     let doc = serde_json::json!({ "sort": keys, "events": events });
     // Counts and periods above 2^53 become strings, as in every --json output.
-    perfdata_core::json::write_pretty(out, &doc)
+    perfdata_view::json::write_pretty(out, &doc)
 }

@@ -44,13 +44,13 @@ pub struct Mmap {
     pub pid: i32,
     /// Thread id.
     pub tid: i32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the mapping.
     pub addr: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Length of the mapping.
     pub len: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// File offset of the mapping.
     pub pgoff: u64,
     /// Path of the mapped file (NUL-padded).
@@ -166,13 +166,13 @@ pub struct Mmap2 {
     pub pid: i32,
     /// Thread id.
     pub tid: i32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the mapping.
     pub addr: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Length of the mapping.
     pub len: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// File offset of the mapping.
     pub pgoff: u64,
     #[br(args(build_id))]
@@ -257,7 +257,7 @@ pub struct Namespaces {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Ksymbol {
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the symbol.
     pub addr: u64,
     /// Length of the symbol in bytes.
@@ -300,7 +300,7 @@ pub struct Cgroup {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct TextPoke {
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Address of the change.
     pub addr: u64,
     /// Bytes before the change.
@@ -331,7 +331,7 @@ pub struct CallchainDeferred {
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// The deferred user callchain, innermost first.
     pub ips: Vec<u64>,
 }

@@ -265,7 +265,7 @@ pub struct AuxtraceError {
     pub tid: i32,
     /// Message format (0: no time, 1: with time, 2: with machine_pid and vcpu).
     pub fmt: u32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Instruction pointer of the error.
     pub ip: u64,
     #[br(if(fmt >= 1))]

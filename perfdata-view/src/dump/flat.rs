@@ -4,10 +4,13 @@
 //! every element is an address), null fields left out: what the text writer printed of
 //! a `serde_json::Value`, without building one.
 
+use perfdata_core::mark::ADDRESS;
 use serde::ser::{self, Serialize};
 
-use super::ser::{
-    debug_str, element, is_address, seq_impls, struct_impls, Error, Json, KeySer, Wrote,
+use crate::json::addr_str;
+
+use crate::ser::{
+    debug_str, element, is_address, seq_impls, struct_impls, Error, Form, Json, KeySer, Wrote,
 };
 
 /// A value printed as ` KEY=value`, `key` its whole dotted key.
@@ -18,6 +21,8 @@ pub struct Flat<'a> {
     pub key: &'a mut String,
     /// A field of this object left out (the RAW bytes of a decoded tracepoint sample).
     pub skip: Option<&'static str>,
+    /// Whether the value is an address ([`perfdata_core::mark::ADDRESS`]).
+    pub addr: bool,
 }
 
 /// Run `f` with `name` pushed onto `key` as a field of it (`key.name`, or `name` alone
@@ -52,10 +57,7 @@ impl<'a> Flat<'a> {
     fn scalar(self, f: impl FnOnce(Json<'_>) -> Result<Wrote, Error>) -> Result<Wrote, Error> {
         let mark = self.out.len();
         lead(self.out, self.key);
-        let wrote = f(Json {
-            out: self.out,
-            safe: false,
-        })?;
+        let wrote = f(Json::new(self.out, Form::DUMP_EXACT))?;
         if wrote == Wrote::Null {
             self.out.truncate(mark);
         }
@@ -153,6 +155,9 @@ impl<'a> ser::Serializer for Flat<'a> {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<Wrote, Error> {
+        if self.addr {
+            return self.serialize_str(addr_str(v, &mut [0; 18]));
+        }
         self.scalar(|j| ser::Serializer::serialize_u64(j, v))
     }
     fn serialize_u128(self, v: u128) -> Result<Wrote, Error> {
@@ -202,10 +207,11 @@ impl<'a> ser::Serializer for Flat<'a> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _: &'static str,
+        name: &'static str,
         v: &T,
     ) -> Result<Wrote, Error> {
-        v.serialize(self)
+        let addr = name == ADDRESS;
+        v.serialize(Flat { addr, ..self })
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -220,6 +226,7 @@ impl<'a> ser::Serializer for Flat<'a> {
                 out,
                 key,
                 skip: None,
+                addr: false,
             })
         })?;
         Ok(Wrote::Other)
@@ -269,7 +276,7 @@ pub struct FlatSeq<'a> {
 
 impl FlatSeq<'_> {
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        let wrote = element(self.out, false, self.count, v)?;
+        let wrote = element(self.out, Form::DUMP_EXACT, self.count, v)?;
         self.count += 1;
         self.all_addresses &= wrote == Wrote::Address;
         Ok(())
@@ -322,6 +329,7 @@ impl FlatObj<'_> {
                 out,
                 key,
                 skip: None,
+                addr: false,
             })
         })?;
         Ok(())

@@ -1,20 +1,23 @@
-//! Serde serializers that write `dump`'s two forms of the models straight into a byte
-//! buffer, with no `serde_json::Value` in between: building a `Value` per record (map
-//! inserts, key hashing, an allocation per field) was most of `dump`'s time.
+//! The serde serializer of every view's JSON, writing straight into a byte buffer, with
+//! no `serde_json::Value` in between: building a `Value` per record (map inserts, key
+//! hashing, an allocation per field) was most of `dump`'s time. `dump`'s text form
+//! ([`crate::dump`]) writes its scalars and lists with it too.
 //!
-//! They write exactly what the `Value` path wrote ([`super::record_value`] then
-//! [`crate::json::safe`] or the text flattening): object fields in serialisation order,
-//! fields whose value is null (absent options) left out, integers above 2^53 as strings
-//! in JSON, externally tagged enums as `{"Variant": ...}`. A field turning out null is
-//! only known once its value is serialised, so its key is written first and the buffer
-//! cut back when nothing followed: hence a `Vec<u8>`, not any writer.
+//! It writes what serde_json writes, and more: addresses the models mark
+//! ([`perfdata_core::mark::ADDRESS`]) as `"0x..."` strings, integers above 2^53 as
+//! strings in the `--json` form, null fields of objects left out where [`Form`] says
+//! (dump's absent options). A field turning out null is only known once its value is
+//! serialised, so its key is written first and the buffer cut back when nothing
+//! followed: hence a `Vec<u8>`, not any writer.
 
 use std::fmt;
 use std::io::Write as _;
 
 use serde::ser::{self, Serialize};
 
-use crate::json::MAX_SAFE_INTEGER;
+use perfdata_core::mark::ADDRESS;
+
+use crate::json::{addr_str, MAX_SAFE_INTEGER};
 
 /// A serialisation failure (a map key that cannot be a string, a 128-bit integer out
 /// of range); the dump of the record fails with it.
@@ -47,7 +50,7 @@ pub enum Wrote {
     Other,
 }
 
-/// Whether `s` is an address as [`crate::json::addr`] writes it.
+/// Whether `s` is an address as [`crate::json::addr_string`] writes it.
 pub fn is_address(s: &str) -> bool {
     s.strip_prefix("0x")
         .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -88,13 +91,60 @@ fn i128_to_i64(v: i128) -> Result<i64, Error> {
     i64::try_from(v).map_err(|_| Error("number out of range".into()))
 }
 
-/// JSON. `safe`: integers a double cannot hold as decimal strings (the `--json` form);
-/// not safe: exact numbers (the text form's lists).
+/// How [`Json`] writes: the `--json` form makes big integers strings (`safe`); the
+/// text form's lists keep exact numbers. `dump` leaves null fields out of objects; the
+/// other views keep them (`nulls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Form {
+    /// Whether integers a double cannot hold become decimal strings.
+    pub safe: bool,
+    /// Whether an object's null fields are written (`"key":null`) rather than left out.
+    pub nulls: bool,
+}
+
+impl Form {
+    /// `dump --json`: big integers as strings, null fields left out.
+    pub const DUMP: Form = Form {
+        safe: true,
+        nulls: false,
+    };
+    /// `dump`'s text form and its `Value`s: exact numbers, null fields left out.
+    pub const DUMP_EXACT: Form = Form {
+        safe: false,
+        nulls: false,
+    };
+    /// Every other `--json` document: big integers as strings, nulls kept.
+    pub const DOCUMENT: Form = Form {
+        safe: true,
+        nulls: true,
+    };
+    /// A `Value` as serde_json makes one (exact numbers, nulls kept), addresses as
+    /// `"0x..."`.
+    pub const EXACT: Form = Form {
+        safe: false,
+        nulls: true,
+    };
+}
+
+/// JSON, written as [`Form`] says.
 pub struct Json<'a> {
     /// Where the JSON goes.
     pub out: &'a mut Vec<u8>,
-    /// Whether big integers become strings.
-    pub safe: bool,
+    /// How numbers and nulls are written.
+    pub form: Form,
+    /// Whether the value is an address ([`perfdata_core::mark::ADDRESS`]).
+    pub addr: bool,
+}
+
+impl<'a> Json<'a> {
+    /// A serializer of one value into `out`.
+    pub fn new(out: &'a mut Vec<u8>, form: Form) -> Self {
+        Json {
+            out,
+            form,
+            addr: false,
+        }
+    }
 }
 
 impl<'a> ser::Serializer for Json<'a> {
@@ -123,7 +173,7 @@ impl<'a> ser::Serializer for Json<'a> {
         self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<Wrote, Error> {
-        if self.safe && v.unsigned_abs() > MAX_SAFE_INTEGER {
+        if self.form.safe && v.unsigned_abs() > MAX_SAFE_INTEGER {
             self.out.push(b'"');
             int(self.out, v);
             self.out.push(b'"');
@@ -148,7 +198,10 @@ impl<'a> ser::Serializer for Json<'a> {
         self.serialize_u64(v.into())
     }
     fn serialize_u64(self, v: u64) -> Result<Wrote, Error> {
-        if self.safe && v > MAX_SAFE_INTEGER {
+        if self.addr {
+            return self.serialize_str(addr_str(v, &mut [0; 18]));
+        }
+        if self.form.safe && v > MAX_SAFE_INTEGER {
             self.out.push(b'"');
             int(self.out, v);
             self.out.push(b'"');
@@ -214,10 +267,11 @@ impl<'a> ser::Serializer for Json<'a> {
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
-        _: &'static str,
+        name: &'static str,
         v: &T,
     ) -> Result<Wrote, Error> {
-        v.serialize(self)
+        let addr = name == ADDRESS;
+        v.serialize(Json { addr, ..self })
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -227,12 +281,12 @@ impl<'a> ser::Serializer for Json<'a> {
         v: &T,
     ) -> Result<Wrote, Error> {
         use ser::SerializeMap;
-        let mut obj = JsonObj::open(self.out, self.safe, b"}");
+        let mut obj = JsonObj::open(self.out, self.form, b"}");
         obj.serialize_entry(variant, v)?;
         obj.end()
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<JsonSeq<'a>, Error> {
-        Ok(JsonSeq::open(self.out, self.safe, b"]"))
+        Ok(JsonSeq::open(self.out, self.form, b"]"))
     }
     fn serialize_tuple(self, len: usize) -> Result<JsonSeq<'a>, Error> {
         self.serialize_seq(Some(len))
@@ -250,13 +304,13 @@ impl<'a> ser::Serializer for Json<'a> {
         self.out.push(b'{');
         json_str(self.out, variant)?;
         self.out.push(b':');
-        Ok(JsonSeq::open(self.out, self.safe, b"]}"))
+        Ok(JsonSeq::open(self.out, self.form, b"]}"))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<JsonObj<'a>, Error> {
-        Ok(JsonObj::open(self.out, self.safe, b"}"))
+        Ok(JsonObj::open(self.out, self.form, b"}"))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<JsonObj<'a>, Error> {
-        Ok(JsonObj::open(self.out, self.safe, b"}"))
+        Ok(JsonObj::open(self.out, self.form, b"}"))
     }
     fn serialize_struct_variant(
         self,
@@ -268,14 +322,14 @@ impl<'a> ser::Serializer for Json<'a> {
         self.out.push(b'{');
         json_str(self.out, variant)?;
         self.out.push(b':');
-        Ok(JsonObj::open(self.out, self.safe, b"}}"))
+        Ok(JsonObj::open(self.out, self.form, b"}}"))
     }
 }
 
 /// A JSON array being written.
 pub struct JsonSeq<'a> {
     out: &'a mut Vec<u8>,
-    safe: bool,
+    form: Form,
     close: &'static [u8],
     /// Elements written so far.
     pub count: usize,
@@ -284,11 +338,11 @@ pub struct JsonSeq<'a> {
 }
 
 impl<'a> JsonSeq<'a> {
-    fn open(out: &'a mut Vec<u8>, safe: bool, close: &'static [u8]) -> Self {
+    fn open(out: &'a mut Vec<u8>, form: Form, close: &'static [u8]) -> Self {
         out.push(b'[');
         JsonSeq {
             out,
-            safe,
+            form,
             close,
             count: 0,
             all_addresses: true,
@@ -296,7 +350,7 @@ impl<'a> JsonSeq<'a> {
     }
 
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        let wrote = element(self.out, self.safe, self.count, v)?;
+        let wrote = element(self.out, self.form, self.count, v)?;
         self.count += 1;
         self.all_addresses &= wrote == Wrote::Address;
         Ok(())
@@ -336,14 +390,14 @@ seq_impls!(
 /// Write the array element number `index` (its comma first) of a JSON array.
 pub(crate) fn element<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
-    safe: bool,
+    form: Form,
     index: usize,
     v: &T,
 ) -> Result<Wrote, Error> {
     if index > 0 {
         out.push(b',');
     }
-    let wrote = v.serialize(Json { out, safe })?;
+    let wrote = v.serialize(Json::new(out, form))?;
     if wrote == Wrote::Null {
         // A null element stays in an array, as in a `Value`.
         out.extend_from_slice(b"null");
@@ -351,10 +405,11 @@ pub(crate) fn element<T: Serialize + ?Sized>(
     Ok(wrote)
 }
 
-/// A JSON object being written; a field whose value is null is cut back out.
+/// A JSON object being written; a field whose value is null is cut back out unless
+/// the form keeps nulls.
 pub struct JsonObj<'a> {
     out: &'a mut Vec<u8>,
-    safe: bool,
+    form: Form,
     close: &'static [u8],
     empty: bool,
     /// Where the entry being written began (before its comma), to cut a null back out.
@@ -362,12 +417,12 @@ pub struct JsonObj<'a> {
 }
 
 impl<'a> JsonObj<'a> {
-    fn open(out: &'a mut Vec<u8>, safe: bool, close: &'static [u8]) -> Self {
+    fn open(out: &'a mut Vec<u8>, form: Form, close: &'static [u8]) -> Self {
         out.push(b'{');
         let mark = out.len();
         JsonObj {
             out,
-            safe,
+            form,
             close,
             empty: true,
             mark,
@@ -383,14 +438,14 @@ impl<'a> JsonObj<'a> {
 
     fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
         self.out.push(b':');
-        let wrote = v.serialize(Json {
-            out: self.out,
-            safe: self.safe,
-        })?;
-        if wrote == Wrote::Null {
-            self.out.truncate(self.mark);
-        } else {
+        let wrote = v.serialize(Json::new(self.out, self.form))?;
+        if wrote != Wrote::Null {
             self.empty = false;
+        } else if self.form.nulls {
+            self.out.extend_from_slice(b"null");
+            self.empty = false;
+        } else {
+            self.out.truncate(self.mark);
         }
         Ok(())
     }
@@ -445,142 +500,10 @@ macro_rules! struct_impls {
 }
 pub(crate) use struct_impls;
 
+mod key;
+pub(crate) use key::KeySer;
+
 struct_impls!(JsonObj: SerializeStruct, SerializeStructVariant);
-
-/// A map key as a `Value`'s map keeps it: a string, or an integer or char made one.
-pub(crate) struct KeySer<'a>(pub &'a mut String);
-
-impl ser::Serializer for KeySer<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = ser::Impossible<(), Error>;
-    type SerializeTuple = ser::Impossible<(), Error>;
-    type SerializeTupleStruct = ser::Impossible<(), Error>;
-    type SerializeTupleVariant = ser::Impossible<(), Error>;
-    type SerializeMap = ser::Impossible<(), Error>;
-    type SerializeStruct = ser::Impossible<(), Error>;
-    type SerializeStructVariant = ser::Impossible<(), Error>;
-
-    fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.0.push_str(if v { "true" } else { "false" });
-        Ok(())
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.0.push_str(itoa::Buffer::new().format(v));
-        Ok(())
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.0.push_str(itoa::Buffer::new().format(v));
-        Ok(())
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_char(self, v: char) -> Result<(), Error> {
-        self.0.push(v);
-        Ok(())
-    }
-    fn serialize_str(self, v: &str) -> Result<(), Error> {
-        self.0.push_str(v);
-        Ok(())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Error> {
-        self.serialize_str(v)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
-    }
-}
-
-fn key_error() -> Error {
-    Error("key must be a string".into())
-}
 
 /// Write `s` as the text form quotes a string (Rust's `{:?}`).
 pub(crate) fn debug_str(out: &mut Vec<u8>, s: &str) {

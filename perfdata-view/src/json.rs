@@ -8,7 +8,8 @@
 //!   addr and phys_addr, callchain entries (PERF_CONTEXT_* markers included), branch
 //!   from and to, register values, map starts, lengths and page offsets (MMAP, MMAP2),
 //!   KSYMBOL and TEXT_POKE addresses, AUXTRACE_ERROR ip. The models mark these fields
-//!   with `#[serde(serialize_with = "crate::json::addr")]`.
+//!   as addresses ([`perfdata_core::mark`]); the serialisers of [`crate::dump`] print
+//!   them so.
 //! - **Every other integer is a number when a double holds it exactly**, that is when
 //!   its magnitude is at most [`MAX_SAFE_INTEGER`] (2^53 - 1), and a decimal string
 //!   otherwise ([`safe`]). A value is never both: a reader that wants a u64 parses the
@@ -18,8 +19,10 @@
 
 use std::io::{self, Write};
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use serde_json::Value;
+
+use crate::ser::{self, Form, Json, Wrote};
 
 /// The largest integer a double holds exactly, and every smaller one too
 /// (JavaScript's `Number.MAX_SAFE_INTEGER`).
@@ -30,28 +33,10 @@ pub fn addr_string(addr: u64) -> String {
     format!("{addr:#x}")
 }
 
-/// Serialise an address field (`u64`, `Option<u64>`, `Vec<u64>`) as `"0x..."` strings.
-pub fn addr<S: Serializer, A: Addresses + ?Sized>(value: &A, s: S) -> Result<S::Ok, S::Error> {
-    value.serialize_hex(s)
-}
-
-/// Values that are addresses, serialised as hex strings by [`addr`].
-pub trait Addresses {
-    /// Serialise as `"0x..."` (a string per address).
-    fn serialize_hex<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
-}
-
-impl Addresses for u64 {
-    fn serialize_hex<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // Formatted on the stack: `dump` writes millions of these (a `format!` per
-        // address was 6% of `dump --json`, profiled).
-        let mut buf = [0u8; 18];
-        s.serialize_str(addr_str(*self, &mut buf))
-    }
-}
-
-/// `addr` as [`addr_string`] writes it, in `buf`.
-fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
+/// `addr` as [`addr_string`] writes it, in `buf`: formatted on the stack, as `dump`
+/// writes millions of these (a `format!` per address was 6% of `dump --json`,
+/// profiled).
+pub fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digits = (16 - addr.leading_zeros() as usize / 4).max(1);
     buf[0] = b'0';
@@ -61,36 +46,6 @@ fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
     }
     // Only ASCII was written.
     std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x0")
-}
-
-impl<T: Addresses> Addresses for Option<T> {
-    fn serialize_hex<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Some(v) => s.serialize_some(&Hex(v)),
-            None => s.serialize_none(),
-        }
-    }
-}
-
-impl<T: Addresses> Addresses for [T] {
-    fn serialize_hex<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter().map(Hex))
-    }
-}
-
-impl<T: Addresses> Addresses for Vec<T> {
-    fn serialize_hex<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.as_slice().serialize_hex(s)
-    }
-}
-
-/// Adapter: an [`Addresses`] value as a `Serialize` one.
-struct Hex<'a, T: ?Sized>(&'a T);
-
-impl<T: Addresses + ?Sized> Serialize for Hex<'_, T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize_hex(s)
-    }
 }
 
 /// Whether `n` is an integer a double cannot hold exactly.
@@ -114,18 +69,41 @@ pub fn safe(value: Value) -> Value {
     }
 }
 
-/// `value`'s serde form made [`safe`].
-pub fn to_value<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
-    serde_json::to_value(value).map(safe)
+/// `value` serialised in `form` by the view's serializer ([`crate::ser`]) into bytes.
+fn to_bytes<T: Serialize + ?Sized>(value: &T, form: Form) -> Result<Vec<u8>, ser::Error> {
+    let mut buf = Vec::new();
+    if value.serialize(Json::new(&mut buf, form))? == Wrote::Null {
+        buf.extend_from_slice(b"null");
+    }
+    Ok(buf)
 }
 
-/// Write `value` [`safe`], pretty-printed, and a newline (one document).
+/// `value` as a `Value` serialised in `form`: marked addresses as `"0x..."` strings.
+pub(crate) fn value_in<T: Serialize + ?Sized>(value: &T, form: Form) -> serde_json::Result<Value> {
+    let bytes = to_bytes(value, form).map_err(serde::ser::Error::custom)?;
+    serde_json::from_slice(&bytes)
+}
+
+/// `value` as a `Value` with exact numbers, as serde_json makes one, except that the
+/// addresses the models mark ([`perfdata_core::mark`]) are `"0x..."` strings.
+pub fn exact_value<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
+    value_in(value, Form::EXACT)
+}
+
+/// `value`'s serde form ([`exact_value`]) made [`safe`].
+pub fn to_value<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<Value> {
+    value_in(value, Form::DOCUMENT)
+}
+
+/// Write `value` [`safe`], pretty-printed as serde_json pretty-prints, and a newline
+/// (one document).
 pub fn write_pretty<W, T>(out: &mut W, value: &T) -> io::Result<()>
 where
     W: Write + ?Sized,
     T: Serialize + ?Sized,
 {
-    serde_json::to_writer_pretty(&mut *out, &to_value(value)?)?;
+    let bytes = to_bytes(value, Form::DOCUMENT).map_err(io::Error::other)?;
+    out.write_all(&pretty(&bytes))?;
     writeln!(out)
 }
 
@@ -134,8 +112,66 @@ pub fn write_line<W: Write + ?Sized, T: Serialize + ?Sized>(
     out: &mut W,
     value: &T,
 ) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, &to_value(value)?)?;
-    writeln!(out)
+    let mut bytes = to_bytes(value, Form::DOCUMENT).map_err(io::Error::other)?;
+    bytes.push(b'\n');
+    out.write_all(&bytes)
+}
+
+/// Compact JSON laid out as serde_json's pretty printer lays it out: two spaces of
+/// indent, `"key": value`, each element and field on its own line, `[]` and `{}` for
+/// empty containers.
+fn pretty(compact: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.resize(out.len() + 2 * depth, b' ');
+    };
+    let (mut in_string, mut escaped) = (false, false);
+    let mut i = 0;
+    while i < compact.len() {
+        let b = compact[i];
+        i += 1;
+        if in_string {
+            out.push(b);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                out.push(b);
+            }
+            b'[' | b'{' => {
+                out.push(b);
+                if matches!(compact.get(i), Some(b']' | b'}')) {
+                    out.push(compact[i]);
+                    i += 1;
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(b);
+            }
+            b',' => {
+                out.push(b);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            _ => out.push(b),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -145,13 +181,13 @@ mod tests {
 
     #[derive(Serialize)]
     struct Marked {
-        #[serde(serialize_with = "addr")]
+        #[serde(serialize_with = "perfdata_core::mark::address")]
         ip: u64,
-        #[serde(serialize_with = "addr")]
+        #[serde(serialize_with = "perfdata_core::mark::address")]
         maybe: Option<u64>,
-        #[serde(serialize_with = "addr")]
+        #[serde(serialize_with = "perfdata_core::mark::address")]
         none: Option<u64>,
-        #[serde(serialize_with = "addr")]
+        #[serde(serialize_with = "perfdata_core::mark::address")]
         ips: Vec<u64>,
         count: u64,
         big: u64,
@@ -198,6 +234,26 @@ mod tests {
         ] {
             assert_eq!(addr_str(a, &mut [0; 18]), format!("{a:#x}"));
         }
+    }
+
+    #[test]
+    fn documents_are_written_as_serde_json_writes_them() {
+        let doc = json!({
+            "a": [1.5, {"b": u64::MAX, "e": {}, "f": []}, "q\"uo,te:{[", null],
+            "c": -(1i64 << 53),
+            "d": {"nested": {"x": true, "y": "\\"}},
+            "empty": "",
+        });
+        let mut pretty = Vec::new();
+        write_pretty(&mut pretty, &doc).unwrap();
+        let mut expect = serde_json::to_string_pretty(&safe(doc.clone())).unwrap();
+        expect.push('\n');
+        assert_eq!(String::from_utf8(pretty).unwrap(), expect);
+        let mut line = Vec::new();
+        write_line(&mut line, &doc).unwrap();
+        let mut expect = serde_json::to_string(&safe(doc)).unwrap();
+        expect.push('\n');
+        assert_eq!(String::from_utf8(line).unwrap(), expect);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 
 use std::io::{self, Write};
 
-use crate::feature::{Feature, FeatureId};
-use crate::names::event_name;
-use crate::{ContainerKind, Endian, Metadata};
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::names::event_name;
+use perfdata_core::{ContainerKind, Endian, Metadata};
 use serde_json::{json, Map, Value};
 
 use super::{header_version, time};
@@ -71,8 +71,8 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
 fn feature_value(feature: &Feature) -> Value {
     match feature {
         Feature::BranchStack | Feature::Stat => Value::Bool(true),
-        Feature::Raw(bytes) => json!({ "raw": crate::text::hex(bytes) }),
-        other => match serde_json::to_value(other) {
+        Feature::Raw(bytes) => json!({ "raw": perfdata_core::text::hex(bytes) }),
+        other => match crate::json::exact_value(other) {
             Ok(Value::Object(mut m)) => m.remove("value").unwrap_or(Value::Null),
             Ok(v) => v,
             Err(e) => json!({ "error": e.to_string() }),
