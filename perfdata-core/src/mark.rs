@@ -1,6 +1,12 @@
 //! What a field *is*, told to serialisers, so that a view can choose how to print it
 //! without the model choosing for it.
 //!
+//! - Opaque bytes (build ids, BPF tags, an undecoded section) are serialised as bytes
+//!   ([`bytes`], serde's `serialize_bytes`): serde_json shows a list of numbers, the
+//!   views of perfdata-view lowercase hex.
+//! - C char buffers are text ([`c_string`]): the characters before the first NUL.
+//! - Addresses are marked, below.
+//!
 //! The models mark their address fields (sample ip, callchain entries, branch ends,
 //! register values, map starts and lengths...) with
 //! `#[serde(serialize_with = "crate::mark::address")]`. Each address is serialised as a
@@ -50,6 +56,17 @@ impl<T: Addresses> Addresses for Vec<T> {
     fn serialize_marked<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.as_slice().serialize_marked(s)
     }
+}
+
+/// Serialise opaque bytes (a `Vec<u8>`, an array) as bytes, not as a list of numbers.
+pub fn bytes<S: Serializer, B: AsRef<[u8]>>(value: &B, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(value.as_ref())
+}
+
+/// Serialise a fixed or variable C char buffer as the text before its first NUL
+/// (invalid UTF-8 replaced).
+pub fn c_string<S: Serializer, B: AsRef<[u8]>>(value: &B, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::text::c_str_lossy(value.as_ref()))
 }
 
 /// Adapter: an [`Addresses`] value as a `Serialize` one.

@@ -192,10 +192,14 @@ mod tests {
         count: u64,
         big: u64,
         neg: i64,
+        #[serde(serialize_with = "perfdata_core::mark::bytes")]
+        id: Vec<u8>,
+        #[serde(serialize_with = "perfdata_core::mark::c_string")]
+        comm: [u8; 8],
     }
 
     #[test]
-    fn addresses_are_hex_and_big_integers_strings() {
+    fn addresses_and_bytes_are_hex_and_big_integers_strings() {
         let v = to_value(&Marked {
             ip: 0xffff_ffff_8100_0000,
             maybe: Some(0),
@@ -204,6 +208,8 @@ mod tests {
             count: MAX_SAFE_INTEGER,
             big: MAX_SAFE_INTEGER + 1,
             neg: i64::MIN,
+            id: vec![0x0a, 0xff, 0],
+            comm: *b"perf\0ab\0",
         })
         .unwrap();
         assert_eq!(
@@ -216,6 +222,8 @@ mod tests {
                 "count": 9007199254740991u64,
                 "big": "9007199254740992",
                 "neg": "-9223372036854775808",
+                "id": "0aff00",
+                "comm": "perf",
             })
         );
     }

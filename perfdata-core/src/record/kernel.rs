@@ -151,7 +151,7 @@ pub enum Mmap2Id {
         reserved1: u8,
         /// Reserved, kept as read.
         reserved2: u16,
-        #[serde(serialize_with = "crate::text::serialize_hex")]
+        #[serde(serialize_with = "crate::mark::bytes")]
         /// The build id, zero-padded to 20 bytes.
         build_id: [u8; 20],
     },
@@ -281,7 +281,7 @@ pub struct BpfEvent {
     pub flags: u16,
     /// The BPF program's id.
     pub id: u32,
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The program's tag (a hash of its instructions).
     pub tag: [u8; 8],
 }
@@ -309,7 +309,7 @@ pub struct TextPoke {
     pub new_len: u16,
     /// old_len bytes of old text, then new_len bytes of new text.
     #[br(parse_with = bounded::bytes, args(old_len as usize + new_len as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     pub bytes: Vec<u8>,
 }
 

@@ -144,7 +144,7 @@ pub struct RawData {
     #[bw(calc = data.len() as u32)]
     size: u32,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The tracepoint (or raw PMU) data, as the kernel wrote it (padding included).
     pub data: Vec<u8>,
 }
@@ -265,7 +265,7 @@ pub struct StackUser {
     #[bw(calc = data.len() as u64)]
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The user stack copy, from the stack pointer up.
     pub data: Vec<u8>,
     #[br(if(size != 0))]
@@ -281,7 +281,7 @@ pub struct AuxSample {
     #[bw(calc = data.len() as u64)]
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The AUX area snapshot.
     pub data: Vec<u8>,
 }

@@ -37,7 +37,7 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
             json!({
                 "name": event_name(meta, i),
                 "ids": ev.ids,
-                "attr": ev.attr,
+                "attr": model_value(&ev.attr),
             })
         })
         .collect();
@@ -72,10 +72,17 @@ fn feature_value(feature: &Feature) -> Value {
     match feature {
         Feature::BranchStack | Feature::Stat => Value::Bool(true),
         Feature::Raw(bytes) => json!({ "raw": perfdata_core::text::hex(bytes) }),
-        other => match crate::json::exact_value(other) {
-            Ok(Value::Object(mut m)) => m.remove("value").unwrap_or(Value::Null),
-            Ok(v) => v,
-            Err(e) => json!({ "error": e.to_string() }),
+        other => match model_value(other) {
+            Value::Object(mut m) if !m.contains_key("error") => {
+                m.remove("value").unwrap_or(Value::Null)
+            }
+            v => v,
         },
     }
+}
+
+/// A model's serde form as the views write it ([`crate::json::exact_value`]: marked
+/// addresses and bytes in hex), or the error that stopped it.
+fn model_value<T: serde::Serialize + ?Sized>(v: &T) -> Value {
+    crate::json::exact_value(v).unwrap_or_else(|e| json!({ "error": e.to_string() }))
 }

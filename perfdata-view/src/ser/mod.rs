@@ -4,7 +4,8 @@
 //! ([`crate::dump`]) writes its scalars and lists with it too.
 //!
 //! It writes what serde_json writes, and more: addresses the models mark
-//! ([`perfdata_core::mark::ADDRESS`]) as `"0x..."` strings, integers above 2^53 as
+//! ([`perfdata_core::mark::ADDRESS`]) as `"0x..."` strings, opaque bytes
+//! ([`perfdata_core::mark::bytes`]) as lowercase hex strings, integers above 2^53 as
 //! strings in the `--json` form, null fields of objects left out where [`Form`] says
 //! (dump's absent options). A field turning out null is only known once its value is
 //! serialised, so its key is written first and the buffer cut back when nothing
@@ -238,12 +239,17 @@ impl<'a> ser::Serializer for Json<'a> {
         Ok(Wrote::Other)
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Wrote, Error> {
-        use ser::SerializeSeq;
-        let mut seq = self.serialize_seq(Some(v.len()))?;
+        // Opaque bytes ([`perfdata_core::mark::bytes`]) as lowercase hex: nothing to
+        // escape.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.out.reserve(2 * v.len() + 2);
+        self.out.push(b'"');
         for b in v {
-            seq.serialize_element(b)?;
+            self.out.push(HEX[usize::from(b >> 4)]);
+            self.out.push(HEX[usize::from(b & 0xf)]);
         }
-        seq.end()
+        self.out.push(b'"');
+        Ok(Wrote::Other)
     }
     fn serialize_none(self) -> Result<Wrote, Error> {
         Ok(Wrote::Null)
