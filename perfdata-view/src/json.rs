@@ -22,30 +22,15 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
+#[cfg(test)]
+use crate::ser::addr_str;
 use crate::ser::{self, Form, Json, Wrote};
 
-/// The largest integer a double holds exactly, and every smaller one too
-/// (JavaScript's `Number.MAX_SAFE_INTEGER`).
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+pub use crate::ser::MAX_SAFE_INTEGER;
 
 /// An address as JSON shows it: `0x` and lowercase hex.
 pub fn addr_string(addr: u64) -> String {
     format!("{addr:#x}")
-}
-
-/// `addr` as [`addr_string`] writes it, in `buf`: formatted on the stack, as `dump`
-/// writes millions of these (a `format!` per address was 6% of `dump --json`,
-/// profiled).
-pub fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digits = (16 - addr.leading_zeros() as usize / 4).max(1);
-    buf[0] = b'0';
-    buf[1] = b'x';
-    for i in 0..digits {
-        buf[1 + digits - i] = HEX[(addr >> (4 * i)) as usize & 0xf];
-    }
-    // Only ASCII was written.
-    std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x0")
 }
 
 /// Whether `n` is an integer a double cannot hold exactly.

@@ -5,4 +5,6 @@
 
 pub mod event;
 pub mod print;
+#[cfg(test)]
+mod print_tests;
 pub use event::{DecodedTrace, FieldValue, TraceEvent, TraceEvents};

@@ -7,10 +7,9 @@
 use perfdata_core::mark::ADDRESS;
 use serde::ser::{self, Serialize};
 
-use crate::json::addr_str;
-
 use crate::ser::{
-    debug_str, element, is_address, seq_impls, struct_impls, Error, Form, Json, KeySer, Wrote,
+    addr_str, debug_str, element, is_address, seq_impls, struct_impls, Error, Form, Json, KeySer,
+    Wrote,
 };
 
 /// A value printed as ` KEY=value`, `key` its whole dotted key.

@@ -18,7 +18,24 @@ use serde::ser::{self, Serialize};
 
 use perfdata_core::mark::ADDRESS;
 
-use crate::json::{addr_str, MAX_SAFE_INTEGER};
+/// The largest integer a double holds exactly, and every smaller one too
+/// (JavaScript's `Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `addr` as [`crate::json::addr_string`] writes it (`0x` and lowercase hex), in `buf`: formatted on the stack, as `dump`
+/// writes millions of these (a `format!` per address was 6% of `dump --json`,
+/// profiled).
+pub fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (16 - addr.leading_zeros() as usize / 4).max(1);
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        buf[1 + digits - i] = HEX[(addr >> (4 * i)) as usize & 0xf];
+    }
+    // Only ASCII was written.
+    std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x0")
+}
 
 /// A serialisation failure (a map key that cannot be a string, a 128-bit integer out
 /// of range); the dump of the record fails with it.
