@@ -18,45 +18,22 @@ impl ser::Serializer for KeySer<'_> {
     type SerializeStruct = ser::Impossible<(), Error>;
     type SerializeStructVariant = ser::Impossible<(), Error>;
 
+    super::widening!(());
+
     fn serialize_bool(self, v: bool) -> Result<(), Error> {
         self.0.push_str(if v { "true" } else { "false" });
         Ok(())
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<(), Error> {
         self.0.push_str(itoa::Buffer::new().format(v));
         Ok(())
     }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
     fn serialize_u64(self, v: u64) -> Result<(), Error> {
         self.0.push_str(itoa::Buffer::new().format(v));
         Ok(())
     }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(key_error())
-    }
     fn serialize_f64(self, _: f64) -> Result<(), Error> {
         Err(key_error())
-    }
-    fn serialize_char(self, v: char) -> Result<(), Error> {
-        self.0.push(v);
-        Ok(())
     }
     fn serialize_str(self, v: &str) -> Result<(), Error> {
         self.0.push_str(v);

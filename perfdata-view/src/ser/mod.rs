@@ -16,7 +16,7 @@ use std::io::Write as _;
 
 use serde::ser::{self, Serialize};
 
-use perfdata_core::mark::ADDRESS;
+pub(crate) use perfdata_core::mark::ADDRESS;
 
 /// The largest integer a double holds exactly, and every smaller one too
 /// (JavaScript's `Number.MAX_SAFE_INTEGER`).
@@ -165,6 +165,81 @@ impl<'a> Json<'a> {
     }
 }
 
+/// The methods of a serde serializer that widen a value to another kind: the
+/// narrower integers to 64 bits, `f32` to `f64`, a `char` to a `str`.
+macro_rules! widening {
+    ($ok:ty) => {
+        fn serialize_i8(self, v: i8) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i16(self, v: i16) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i32(self, v: i32) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_u8(self, v: u8) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_u16(self, v: u16) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_u32(self, v: u32) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_f32(self, v: f32) -> Result<$ok, Error> {
+            self.serialize_f64(v.into())
+        }
+        fn serialize_char(self, v: char) -> Result<$ok, Error> {
+            self.serialize_str(v.encode_utf8(&mut [0; 4]))
+        }
+    };
+}
+pub(crate) use widening;
+
+/// The methods the JSON and the text serializer share: absent values are
+/// [`Wrote::Null`], options and newtypes their inner value (an address newtype,
+/// [`ADDRESS`], sets `addr` for it), unit variants their name, tuples lists.
+macro_rules! value_forms {
+    ($seq:ty) => {
+        fn serialize_none(self) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Wrote, Error> {
+            v.serialize(self)
+        }
+        fn serialize_unit(self) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_unit_struct(self, _: &'static str) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            variant: &'static str,
+        ) -> Result<Wrote, Error> {
+            self.serialize_str(variant)
+        }
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            name: &'static str,
+            v: &T,
+        ) -> Result<Wrote, Error> {
+            let addr = name == $crate::ser::ADDRESS;
+            v.serialize(Self { addr, ..self })
+        }
+        fn serialize_tuple(self, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+        fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+    };
+}
+pub(crate) use value_forms;
+
 impl<'a> ser::Serializer for Json<'a> {
     type Ok = Wrote;
     type Error = Error;
@@ -176,19 +251,13 @@ impl<'a> ser::Serializer for Json<'a> {
     type SerializeStruct = JsonObj<'a>;
     type SerializeStructVariant = JsonObj<'a>;
 
+    widening!(Wrote);
+    value_forms!(JsonSeq<'a>);
+
     fn serialize_bool(self, v: bool) -> Result<Wrote, Error> {
         self.out
             .extend_from_slice(if v { b"true" } else { b"false" });
         Ok(Wrote::Other)
-    }
-    fn serialize_i8(self, v: i8) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<Wrote, Error> {
         if self.form.safe && v.unsigned_abs() > MAX_SAFE_INTEGER {
@@ -206,15 +275,6 @@ impl<'a> ser::Serializer for Json<'a> {
             Err(_) => self.serialize_i64(i128_to_i64(v)?),
         }
     }
-    fn serialize_u8(self, v: u8) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
     fn serialize_u64(self, v: u64) -> Result<Wrote, Error> {
         if self.addr {
             return self.serialize_str(addr_str(v, &mut [0; 18]));
@@ -231,18 +291,12 @@ impl<'a> ser::Serializer for Json<'a> {
     fn serialize_u128(self, v: u128) -> Result<Wrote, Error> {
         self.serialize_u64(u128_to_u64(v)?)
     }
-    fn serialize_f32(self, v: f32) -> Result<Wrote, Error> {
-        self.serialize_f64(v.into())
-    }
     fn serialize_f64(self, v: f64) -> Result<Wrote, Error> {
         Ok(if float(self.out, v)? {
             Wrote::Other
         } else {
             Wrote::Null
         })
-    }
-    fn serialize_char(self, v: char) -> Result<Wrote, Error> {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<Wrote, Error> {
         if is_address(v) {
@@ -268,34 +322,6 @@ impl<'a> ser::Serializer for Json<'a> {
         self.out.push(b'"');
         Ok(Wrote::Other)
     }
-    fn serialize_none(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Wrote, Error> {
-        v.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<Wrote, Error> {
-        self.serialize_str(variant)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        name: &'static str,
-        v: &T,
-    ) -> Result<Wrote, Error> {
-        let addr = name == ADDRESS;
-        v.serialize(Json { addr, ..self })
-    }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _: &'static str,
@@ -310,12 +336,6 @@ impl<'a> ser::Serializer for Json<'a> {
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<JsonSeq<'a>, Error> {
         Ok(JsonSeq::open(self.out, self.form, b"]"))
-    }
-    fn serialize_tuple(self, len: usize) -> Result<JsonSeq<'a>, Error> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<JsonSeq<'a>, Error> {
-        self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
         self,
