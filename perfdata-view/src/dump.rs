@@ -184,7 +184,7 @@ fn write_flat(out: &mut impl Write, key: &str, v: &Value) -> io::Result<()> {
     }
 }
 
-/// Whether `s` is an address as [`crate::json::addr`] writes it.
+/// Whether `s` is an address as [`crate::json::addr_string`] writes it.
 fn is_address(s: &str) -> bool {
     s.strip_prefix("0x")
         .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
