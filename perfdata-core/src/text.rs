@@ -13,16 +13,6 @@ pub fn c_str_lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(c_str_bytes(bytes)).into_owned()
 }
 
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
-}
-
 /// The text side of a type holding a NUL-terminated, padded C string in its `bytes`
 /// (perf's header strings and the kernel's file names and comms): `as_str_lossy`,
 /// `Display` and a `Serialize` as that text. The layouts differ (a length prefix, or
@@ -59,6 +49,5 @@ mod tests {
     fn c_string_stops_at_first_nul() {
         assert_eq!(c_str_lossy(b"perf\0\0junk"), "perf");
         assert_eq!(c_str_lossy(b"nonul"), "nonul");
-        assert_eq!(hex(&[0x0a, 0xff]), "0aff");
     }
 }

@@ -98,7 +98,7 @@ fn prog_name(
     sub: usize,
     n: usize,
 ) -> String {
-    let mut name = format!("bpf_prog_{}", perfdata_core::text::hex(tag));
+    let mut name = format!("bpf_prog_{}", crate::ser::hex(tag));
     let short = if let Some(btf) = btf {
         let rec = prog.u32(prog_info::FUNC_INFO_REC_SIZE) as usize;
         let nr = prog.u32(prog_info::NR_FUNC_INFO) as usize;

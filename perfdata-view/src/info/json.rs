@@ -71,7 +71,7 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
 fn feature_value(feature: &Feature) -> Value {
     match feature {
         Feature::BranchStack | Feature::Stat => Value::Bool(true),
-        Feature::Raw(bytes) => json!({ "raw": perfdata_core::text::hex(bytes) }),
+        Feature::Raw(bytes) => json!({ "raw": crate::ser::hex(bytes) }),
         other => match model_value(other) {
             Value::Object(mut m) if !m.contains_key("error") => {
                 m.remove("value").unwrap_or(Value::Null)

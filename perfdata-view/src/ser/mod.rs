@@ -37,6 +37,24 @@ pub fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
     std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x0")
 }
 
+/// Append the lowercase hex of `bytes` to `out`.
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 * bytes.len());
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0xf)]);
+    }
+}
+
+/// Lowercase hex of `bytes`, as the views print opaque bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(2 * bytes.len());
+    push_hex(&mut out, bytes);
+    // Only ASCII was written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// A serialisation failure (a map key that cannot be a string, a 128-bit integer out
 /// of range); the dump of the record fails with it.
 #[derive(Debug)]
@@ -312,13 +330,8 @@ impl<'a> ser::Serializer for Json<'a> {
     fn serialize_bytes(self, v: &[u8]) -> Result<Wrote, Error> {
         // Opaque bytes ([`perfdata_core::mark::bytes`]) as lowercase hex: nothing to
         // escape.
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        self.out.reserve(2 * v.len() + 2);
         self.out.push(b'"');
-        for b in v {
-            self.out.push(HEX[usize::from(b >> 4)]);
-            self.out.push(HEX[usize::from(b & 0xf)]);
-        }
+        push_hex(self.out, v);
         self.out.push(b'"');
         Ok(Wrote::Other)
     }

@@ -36,7 +36,7 @@ impl FieldValue {
             FieldValue::Int { bits, signed: true } => (*bits as i64).into(),
             FieldValue::Int { bits, .. } => (*bits).into(),
             FieldValue::Str(s) => s.clone().into(),
-            FieldValue::Bytes(b) => perfdata_core::text::hex(b).into(),
+            FieldValue::Bytes(b) => crate::ser::hex(b).into(),
         }
     }
 
@@ -194,7 +194,7 @@ fn plain_text(fields: &[(String, FieldValue)]) -> String {
             FieldValue::Int { bits, signed: true } => format!("{n}={}", *bits as i64),
             FieldValue::Int { bits, .. } => format!("{n}={bits}"),
             FieldValue::Str(s) => format!("{n}={s}"),
-            FieldValue::Bytes(b) => format!("{n}={}", perfdata_core::text::hex(b)),
+            FieldValue::Bytes(b) => format!("{n}={}", crate::ser::hex(b)),
         })
         .collect();
     parts.join(" ")
