@@ -34,7 +34,7 @@ pub struct EventCounts {
 ///
 /// ```
 /// use perfdata_core::record::RecordType;
-/// use crate::stats::Stats;
+/// use perfdata_view::stats::Stats;
 ///
 /// let (stats, _reader, result) = Stats::of(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
 /// result?;
