@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfdata_core::check::check_bytes;
+use perfdata_view::check::check_bytes;
 use perfdata_core::{PerfReader, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! `perfdata buildid list|remap`: the build ids of a recording's binaries, and replacing
 //! them (and file-name prefixes) everywhere the recording names its binaries. The
-//! arguments only: the logic is `perfdata_core::buildids` and
+//! arguments only: the logic is `perfdata_view::buildids` and
 //! `perfdata_write::edit::Remap`.
 
 use std::io::Write;
@@ -57,12 +57,12 @@ pub struct RemapArgs {
 pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
     match cmd {
         BuildIdCommand::List { file, json } => {
-            let list = perfdata_core::buildids::list(edit::open(file.path())?)?;
+            let list = perfdata_view::buildids::list(edit::open(file.path())?)?;
             // Written, never printed: a closed stdout (`| head`) is an error that ends
             // the command quietly, where println! would panic.
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
             if *json {
-                perfdata_core::json::write_pretty(&mut out, &list)?;
+                perfdata_view::json::write_pretty(&mut out, &list)?;
             } else {
                 for dso in &list {
                     writeln!(out, "{dso}")?;

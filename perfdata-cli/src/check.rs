@@ -1,12 +1,12 @@
 //! `perfdata check FILE...`: every problem of each recording, with its offset (see
-//! `perfdata_core::check`). Exit status 0 when every file is clean, 1 when any has
+//! `perfdata_view::check`). Exit status 0 when every file is clean, 1 when any has
 //! problems, 2 when any cannot be read at all.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use perfdata_core::check::{check_reader, Report};
+use perfdata_view::check::{check_reader, Report};
 
 /// `perfdata check` arguments.
 #[derive(clap::Args)]
@@ -49,7 +49,7 @@ pub fn run(args: &CheckArgs) -> Result<ExitCode, crate::CliError> {
         });
         if args.json {
             let v = report.to_json(&file.display().to_string());
-            perfdata_core::json::write_line(&mut out, &v)?;
+            perfdata_view::json::write_line(&mut out, &v)?;
         } else {
             write_text(&mut out, &file.display().to_string(), &report)?;
         }

@@ -1,11 +1,12 @@
 //! `perfdata dump`: every record, one per line, with its file offset.
 //!
 //! Text lines are `OFFSET TYPE key=value ...`; with `--json` each line is one JSON object
-//! (JSON Lines). The formatting is `perfdata_core::dump`.
+//! (JSON Lines). The formatting is `perfdata_view::dump`.
 
 use std::path::Path;
 
-use perfdata_core::{dump, PerfReader, ReadOptions};
+use perfdata_core::{PerfReader, ReadOptions};
+use perfdata_view::dump;
 
 use perfdata_write::edit::{self, RecordFilter};
 

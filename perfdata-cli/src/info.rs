@@ -1,10 +1,11 @@
 //! `perfdata info`: the header and every feature, as `perf report --header-only -I -i FILE`
-//! of perf 6.1 prints them (see `perfdata_core::info`, which formats them).
+//! of perf 6.1 prints them (see `perfdata_view::info`, which formats them).
 
 use std::io::{self, Write};
 use std::path::Path;
 
-use perfdata_core::{info, ContainerKind, PerfReader};
+use perfdata_core::{ContainerKind, PerfReader};
+use perfdata_view::info;
 
 use crate::{print_warnings, CliError};
 

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use perfdata_core::stats::Stats;
+use perfdata_view::stats::Stats;
 
 use crate::{print_warnings, CliError};
 
@@ -25,7 +25,7 @@ pub fn run(path: &Path, as_json: bool) -> Result<(), CliError> {
         .contains_key(&perfdata_core::feature::FeatureId::AuxTrace);
     let mut out = std::io::stdout().lock();
     if as_json {
-        perfdata_core::json::write_pretty(&mut out, &stats.to_json())?;
+        perfdata_view::json::write_pretty(&mut out, &stats.to_json())?;
     } else {
         write_text(&mut out, &stats, aux)?;
     }

@@ -4,10 +4,10 @@
 
 use std::ffi::OsStr;
 
-use perfdata_core::check::check_bytes;
 use perfdata_core::record::RecordType;
 use perfdata_core::PerfReader;
 use perfdata_tests::{all_inputs, fixture_files, fixtures_dir, name, run_perfdata, Lcg, CORRUPT};
+use perfdata_view::check::check_bytes;
 
 fn perfdata(args: &[&OsStr]) -> std::process::Output {
     run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)

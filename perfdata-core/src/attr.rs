@@ -366,7 +366,7 @@ pub struct PerfEventAttr {
     pub config3: u64,
     /// Bytes past the fields known here (attrs from a newer kernel), kept as they were.
     #[br(parse_with = crate::bounded::bytes, args(len.saturating_sub(known_len(len))))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     pub tail: Vec<u8>,
 }
 

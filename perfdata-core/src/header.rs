@@ -133,7 +133,7 @@ impl FeatureBitmap {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileHeader {
     /// "PERFILE2", "2ELIFREP" or "PERFFILE", as stored.
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     pub magic: [u8; 8],
     /// Header size: 104, or 72 for the oldest files without a feature bitmap.
     pub size: u64,
@@ -311,7 +311,7 @@ pub struct EventType {
     /// The event's id (an attr's config).
     pub event_id: u64,
     /// Its name, NUL-padded.
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     pub name: [u8; 64],
 }
 

@@ -77,18 +77,14 @@
 
 pub mod attr;
 pub(crate) mod bounded;
-pub mod buildids;
-pub mod check;
 mod codec;
-pub mod dump;
 mod error;
 pub mod feature;
 pub mod header;
-pub mod info;
 pub(crate) mod input;
-pub mod json;
+pub mod mark;
 mod meta;
-mod names;
+pub mod names;
 pub mod ordered;
 mod perf_data;
 pub mod perf_open;
@@ -96,8 +92,7 @@ pub mod raw;
 mod reader;
 pub mod record;
 pub mod select;
-pub mod stats;
-mod text;
+pub mod text;
 pub mod tracing;
 mod truncated;
 

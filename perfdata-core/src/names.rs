@@ -65,17 +65,6 @@ pub fn event_name(meta: &Metadata, idx: usize) -> String {
     }
 }
 
-/// The name `perf report --stats` of perf 6.1 prints. In pipe mode perf computes (and
-/// caches) each event's name from its attr as soon as the HEADER_ATTR record arrives,
-/// so the EVENT_DESC and EVENT_UPDATE names that follow never show; in file mode it
-/// prints the recorded name.
-pub fn perf_stats_name(meta: &Metadata, idx: usize) -> String {
-    match (meta.container, meta.attrs.get(idx)) {
-        (crate::meta::ContainerKind::Pipe, Some(ev)) => attr_name(&ev.attr, meta),
-        _ => event_name(meta, idx),
-    }
-}
-
 /// A name derived from the attr alone, as perf derives one.
 pub fn attr_name(attr: &PerfEventAttr, meta: &Metadata) -> String {
     let base = match attr.type_ {

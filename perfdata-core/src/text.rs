@@ -1,6 +1,4 @@
-//! Small helpers for the C strings and byte buffers inside perf.data, and their JSON form.
-
-use serde::Serializer;
+//! Small helpers for the C strings and byte buffers inside perf.data.
 
 /// The bytes of a NUL-terminated (and possibly NUL-padded) C string, up to the first NUL.
 pub fn c_str_bytes(bytes: &[u8]) -> &[u8] {
@@ -13,29 +11,6 @@ pub fn c_str_bytes(bytes: &[u8]) -> &[u8] {
 /// A C string field rendered as text (invalid UTF-8 replaced, as perf prints bytes).
 pub fn c_str_lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(c_str_bytes(bytes)).into_owned()
-}
-
-/// Serialise a fixed or variable C char buffer as the string before its first NUL.
-pub fn serialize_c_chars<S: Serializer, B: AsRef<[u8]>>(
-    bytes: &B,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&c_str_lossy(bytes.as_ref()))
-}
-
-/// Serialise opaque bytes as a lowercase hex string.
-pub fn serialize_hex<S: Serializer, B: AsRef<[u8]>>(bytes: &B, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&hex(bytes.as_ref()))
-}
-
-/// Lowercase hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }
 
 /// The text side of a type holding a NUL-terminated, padded C string in its `bytes`
@@ -74,6 +49,5 @@ mod tests {
     fn c_string_stops_at_first_nul() {
         assert_eq!(c_str_lossy(b"perf\0\0junk"), "perf");
         assert_eq!(c_str_lossy(b"nonul"), "nonul");
-        assert_eq!(hex(&[0x0a, 0xff]), "0aff");
     }
 }

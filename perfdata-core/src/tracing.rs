@@ -10,10 +10,7 @@
 use crate::feature::{Feature, FeatureId};
 use crate::meta::Metadata;
 
-pub mod event;
-pub mod print;
 mod readable;
-pub use event::{DecodedTrace, FieldValue, TraceEvent, TraceEvents};
 pub use readable::unreadable;
 
 /// The tracing blob of a recording, if it has one.
@@ -102,6 +99,16 @@ fn walk<'a>(
         }
     }
     Some((c, version))
+}
+
+/// Call `on_format` with the system and text of each event format in the blob, in
+/// order; returns whether the blob's integers are big-endian, `None` if it does not
+/// parse.
+pub fn event_formats<'a>(
+    blob: &'a [u8],
+    on_format: impl FnMut(&'a [u8], &'a [u8]),
+) -> Option<bool> {
+    walk(blob, on_format).map(|(c, _)| c.big)
 }
 
 /// Every (system, name, id) in the blob's event formats.
@@ -206,7 +213,8 @@ pub struct FormatField {
 }
 
 impl FormatField {
-    fn parse(line: &str) -> Option<Self> {
+    /// Read a `field:` line; `None` for any other line.
+    pub fn parse(line: &str) -> Option<Self> {
         let mut parts = line.trim().strip_prefix("field:")?.split(';');
         let decl = parts.next()?.trim().to_string();
         let mut value = |key: &str| -> Option<usize> {

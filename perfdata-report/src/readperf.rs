@@ -11,8 +11,8 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use perfdata_core::record::{RecordBody, RecordType};
-use perfdata_core::stats::Stats;
 use perfdata_core::{Error, PerfReader, ReadOptions, Result};
+use perfdata_view::stats::Stats;
 use rustc_hash::FxHashMap;
 
 use crate::process::DsoId;

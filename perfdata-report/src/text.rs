@@ -241,5 +241,5 @@ pub fn write_json(
         doc["unwind"] = serde_json::to_value(u).expect("the counts serialize");
     }
     // Counts and periods above 2^53 become strings, as in every --json output.
-    perfdata_core::json::write_pretty(out, &doc)
+    perfdata_view::json::write_pretty(out, &doc)
 }

@@ -1,9 +1,9 @@
 //! The owned tree holds the same records the streaming reader yields, decoded.
 
 use perfdata_core::record::{RecordBody, RecordType};
-use perfdata_core::stats::Stats;
 use perfdata_core::{PerfData, ReadOptions};
 use perfdata_tests::fixtures_dir;
+use perfdata_view::stats::Stats;
 
 #[test]
 fn tree_holds_every_record_decoded() {

@@ -46,11 +46,11 @@ pub struct BpfProgram {
     /// `BPF_PROG_INFO_*` numbering).
     pub arrays: u64,
     #[br(parse_with = bounded::bytes, args(info_len as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The program's bpf_prog_info fields.
     pub info: Vec<u8>,
     #[br(parse_with = bounded::bytes, args(data_len as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The variable-size data bpf_prog_info points to (jited symbols, function info, tags).
     pub data: Vec<u8>,
 }
@@ -86,7 +86,7 @@ pub struct Btf {
     size: u32,
     /// The raw BTF blob (it starts with its own magic 0xeb9f).
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     pub data: Vec<u8>,
 }
 

@@ -117,10 +117,7 @@ pub struct BuildIdEntry {
     #[bw(if(!old_abi))]
     pub pid: i32,
     /// The build id, zero-padded to 20 bytes; see [`BuildIdEntry::build_id`].
-    #[serde(
-        rename = "build_id_bytes",
-        serialize_with = "crate::text::serialize_hex"
-    )]
+    #[serde(rename = "build_id_bytes", serialize_with = "crate::mark::bytes")]
     pub build_id_padded: [u8; 20],
     /// Bytes of `build_id_padded` that are the id, valid when misc has BUILD_ID_SIZE.
     pub size: u8,
@@ -194,13 +191,22 @@ pub(crate) fn serialize_as_record<S: serde::Serializer>(
     use serde::ser::SerializeStruct;
     let mut st = s.serialize_struct("HeaderBuildId", 6)?;
     st.serialize_field("pid", &e.pid)?;
-    st.serialize_field("build_id", &crate::text::hex(&e.build_id_padded))?;
+    st.serialize_field("build_id", &Bytes(&e.build_id_padded))?;
     st.serialize_field("size", &e.size)?;
     st.serialize_field("reserved1", &e.reserved[0])?;
     let reserved2 = u16::from_le_bytes([e.reserved[1], e.reserved[2]]);
     st.serialize_field("reserved2", &reserved2)?;
     st.serialize_field("filename", &e.filename)?;
     st.end()
+}
+
+/// Bytes serialised as bytes ([`crate::mark::bytes`]).
+struct Bytes<'a>(&'a [u8]);
+
+impl serde::Serialize for Bytes<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
 }
 
 /// Whether a BUILD_ID section is in the old ABI: perf's test on the first filename.
@@ -379,7 +385,7 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({
-                "pid": 4242, "build_id": "5a".repeat(20), "size": 0, "reserved1": 0,
+                "pid": 4242, "build_id": vec![0x5a; 20], "size": 0, "reserved1": 0,
                 "reserved2": 0, "filename": "/usr/bin/true",
             })
         );

@@ -121,7 +121,7 @@ pub struct FeatureSection {
     /// Its decoded payload.
     pub feature: Feature,
     /// Bytes after the payload's layout, kept to be written back.
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     pub trailing: Vec<u8>,
 }
 
@@ -252,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn json_has_strings_as_text_and_ids_as_hex() {
+    fn serde_form_has_strings_as_text_and_ids_as_bytes() {
         let list = BuildIdList::new(vec![BuildIdEntry::new(1, -1, &[0xab, 0xcd], "[vdso]")]);
         let bytes = crate::codec::encode(&list, Endian::Little, ()).unwrap();
         let ctx = FeatureContext::new(Endian::Little);
@@ -260,7 +260,9 @@ mod tests {
         let json = serde_json::to_value(&s.feature).unwrap();
         let e = &json["value"]["entries"][0];
         assert_eq!(e["filename"], "[vdso]");
-        assert_eq!(e["build_id_bytes"], format!("abcd{}", "00".repeat(18)));
+        let mut id = vec![0xab, 0xcd];
+        id.resize(20, 0);
+        assert_eq!(e["build_id_bytes"], serde_json::json!(id));
         assert_eq!((e["pid"].as_i64(), e["size"].as_u64()), (Some(-1), Some(2)));
     }
 

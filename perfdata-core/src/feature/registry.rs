@@ -67,7 +67,7 @@ macro_rules! features {
             )*
             /// A feature kept as its bytes: unknown bits, and known ones whose bytes did
             /// not fit their layout.
-            Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
+            Raw(#[serde(serialize_with = "crate::mark::bytes")] Vec<u8>),
         }
 
         /// Every row, in bit order.

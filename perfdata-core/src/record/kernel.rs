@@ -44,13 +44,13 @@ pub struct Mmap {
     pub pid: i32,
     /// Thread id.
     pub tid: i32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the mapping.
     pub addr: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Length of the mapping.
     pub len: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// File offset of the mapping.
     pub pgoff: u64,
     /// Path of the mapped file (NUL-padded).
@@ -151,7 +151,7 @@ pub enum Mmap2Id {
         reserved1: u8,
         /// Reserved, kept as read.
         reserved2: u16,
-        #[serde(serialize_with = "crate::text::serialize_hex")]
+        #[serde(serialize_with = "crate::mark::bytes")]
         /// The build id, zero-padded to 20 bytes.
         build_id: [u8; 20],
     },
@@ -166,13 +166,13 @@ pub struct Mmap2 {
     pub pid: i32,
     /// Thread id.
     pub tid: i32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the mapping.
     pub addr: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Length of the mapping.
     pub len: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// File offset of the mapping.
     pub pgoff: u64,
     #[br(args(build_id))]
@@ -257,7 +257,7 @@ pub struct Namespaces {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Ksymbol {
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Start address of the symbol.
     pub addr: u64,
     /// Length of the symbol in bytes.
@@ -281,7 +281,7 @@ pub struct BpfEvent {
     pub flags: u16,
     /// The BPF program's id.
     pub id: u32,
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The program's tag (a hash of its instructions).
     pub tag: [u8; 8],
 }
@@ -300,7 +300,7 @@ pub struct Cgroup {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct TextPoke {
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Address of the change.
     pub addr: u64,
     /// Bytes before the change.
@@ -309,7 +309,7 @@ pub struct TextPoke {
     pub new_len: u16,
     /// old_len bytes of old text, then new_len bytes of new text.
     #[br(parse_with = bounded::bytes, args(old_len as usize + new_len as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     pub bytes: Vec<u8>,
 }
 
@@ -331,7 +331,7 @@ pub struct CallchainDeferred {
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// The deferred user callchain, innermost first.
     pub ips: Vec<u64>,
 }

@@ -71,7 +71,7 @@ pub struct Record {
     /// Bytes between the body's layout and the trailer.
     #[serde(
         skip_serializing_if = "Vec::is_empty",
-        serialize_with = "crate::text::serialize_hex"
+        serialize_with = "crate::mark::bytes"
     )]
     pub extra: Vec<u8>,
     /// The sample_id trailer (non-SAMPLE kernel records with sample_id_all).

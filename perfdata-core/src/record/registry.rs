@@ -89,7 +89,7 @@ macro_rules! record_types {
             )*
             /// A body kept as bytes: unknown types, and records whose bytes do not fit
             /// their type's layout.
-            Raw(#[serde(serialize_with = "crate::text::serialize_hex")] Vec<u8>),
+            Raw(#[serde(serialize_with = "crate::mark::bytes")] Vec<u8>),
         }
 
         /// One row of the catalogue as data.

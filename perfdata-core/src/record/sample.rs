@@ -123,7 +123,7 @@ pub struct Callchain {
     #[bw(calc = ips.len() as u64)]
     nr: u64,
     #[br(parse_with = bounded::vec, args(nr as usize, 8))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Instruction pointers, innermost first, with PERF_CONTEXT_* markers.
     pub ips: Vec<u64>,
 }
@@ -144,7 +144,7 @@ pub struct RawData {
     #[bw(calc = data.len() as u32)]
     size: u32,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The tracepoint (or raw PMU) data, as the kernel wrote it (padding included).
     pub data: Vec<u8>,
 }
@@ -162,10 +162,10 @@ impl RawData {
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct BranchEntry {
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Branch source address.
     pub from: u64,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Branch target address.
     pub to: u64,
     #[br(parse_with = read_branch_flags)]
@@ -252,7 +252,7 @@ pub struct Regs {
     /// PERF_SAMPLE_REGS_ABI_* (0: none recorded).
     pub abi: u64,
     #[br(parse_with = bounded::vec, args(if abi != 0 { nr_regs as usize } else { 0 }, 8))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// The registers sample_regs_* selects, lowest bit first.
     pub regs: Vec<u64>,
 }
@@ -265,7 +265,7 @@ pub struct StackUser {
     #[bw(calc = data.len() as u64)]
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The user stack copy, from the stack pointer up.
     pub data: Vec<u8>,
     #[br(if(size != 0))]
@@ -281,7 +281,7 @@ pub struct AuxSample {
     #[bw(calc = data.len() as u64)]
     size: u64,
     #[br(parse_with = bounded::bytes, args(size as usize))]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The AUX area snapshot.
     pub data: Vec<u8>,
 }
@@ -296,7 +296,7 @@ pub struct Sample {
     /// PERF_SAMPLE_IDENTIFIER: the event id.
     pub identifier: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::IP)))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// PERF_SAMPLE_IP: instruction pointer.
     pub ip: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::TID)))]
@@ -306,7 +306,7 @@ pub struct Sample {
     /// PERF_SAMPLE_TIME: time (ns).
     pub time: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ADDR)))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// PERF_SAMPLE_ADDR: data address.
     pub addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::ID)))]
@@ -353,7 +353,7 @@ pub struct Sample {
     /// PERF_SAMPLE_REGS_INTR: registers at the interrupt.
     pub regs_intr: Option<Regs>,
     #[br(if(f.sample_type.contains(SampleType::PHYS_ADDR)))]
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// PERF_SAMPLE_PHYS_ADDR: physical data address.
     pub phys_addr: Option<u64>,
     #[br(if(f.sample_type.contains(SampleType::CGROUP)))]

@@ -52,7 +52,7 @@ pub enum SchedstatCpuData {
     #[br(pre_assert(!matches!(version, 15..=17)))]
     Unknown(
         #[br(parse_with = bounded::rest)]
-        #[serde(serialize_with = "crate::text::serialize_hex")]
+        #[serde(serialize_with = "crate::mark::bytes")]
         Vec<u8>,
     ),
 }
@@ -202,7 +202,7 @@ pub enum SchedstatDomainData {
     #[br(pre_assert(!matches!(version, 15..=17)))]
     Unknown(
         #[br(parse_with = bounded::rest)]
-        #[serde(serialize_with = "crate::text::serialize_hex")]
+        #[serde(serialize_with = "crate::mark::bytes")]
         Vec<u8>,
     ),
 }

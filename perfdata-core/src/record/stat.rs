@@ -17,7 +17,7 @@ use crate::bounded;
 pub struct ThreadMapEntry {
     /// A pid (or -1 as u64 for "any thread").
     pub pid: u64,
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     /// Its command (16 bytes, NUL-padded).
     pub comm: [u8; 16],
 }
@@ -252,7 +252,7 @@ pub enum EventUpdateData {
         /// The update's type number.
         type_: u64,
         #[br(parse_with = bounded::rest)]
-        #[serde(serialize_with = "crate::text::serialize_hex")]
+        #[serde(serialize_with = "crate::mark::bytes")]
         /// Its bytes, as stored.
         data: Vec<u8>,
     },

@@ -96,7 +96,7 @@ pub struct HeaderFeature {
     /// The feature's bit (HEADER_*).
     pub feat_id: u64,
     #[br(parse_with = bounded::rest)]
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// The feature section's bytes.
     pub data: Vec<u8>,
 }
@@ -265,14 +265,14 @@ pub struct AuxtraceError {
     pub tid: i32,
     /// Message format (0: no time, 1: with time, 2: with machine_pid and vcpu).
     pub fmt: u32,
-    #[serde(serialize_with = "crate::json::addr")]
+    #[serde(serialize_with = "crate::mark::address")]
     /// Instruction pointer of the error.
     pub ip: u64,
     #[br(if(fmt >= 1))]
     /// Time of the error (fmt >= 1).
     pub time: Option<u64>,
     #[br(parse_with = bounded::bytes_or_rest, args(if fmt >= 2 { Some(Self::MSG_LEN) } else { None }))]
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     /// The message (64 bytes, NUL-padded).
     pub msg: Vec<u8>,
     #[br(if(fmt >= 2))]
@@ -305,7 +305,7 @@ pub struct TimeConvCycles {
     pub cap_user_time_zero: u8,
     /// Whether the counter is short (time_cycles and time_mask apply).
     pub cap_user_time_short: u8,
-    #[serde(serialize_with = "crate::text::serialize_hex")]
+    #[serde(serialize_with = "crate::mark::bytes")]
     /// Padding, kept as read.
     pub reserved: [u8; 6],
 }
@@ -335,10 +335,10 @@ impl TimeConvCycles {
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BpfMetadataEntry {
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     /// The variable's name.
     pub key: [u8; 64],
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     /// Its value, as text.
     pub value: [u8; 256],
 }
@@ -352,7 +352,7 @@ pub struct BpfMetadataEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BpfMetadata {
     /// `char prog_name[BPF_PROG_NAME_LEN]` (KSYM_NAME_LEN, 512).
-    #[serde(serialize_with = "crate::text::serialize_c_chars")]
+    #[serde(serialize_with = "crate::mark::c_string")]
     pub prog_name: [u8; 512],
     #[br(temp)]
     #[bw(try_calc = u64::try_from(entries.len()))]

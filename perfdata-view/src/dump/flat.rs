@@ -6,8 +6,9 @@
 
 use serde::ser::{self, Serialize};
 
-use super::ser::{
-    debug_str, element, is_address, seq_impls, struct_impls, Error, Json, KeySer, Wrote,
+use crate::ser::{
+    addr_str, debug_str, element, is_address, seq_impls, struct_impls, value_forms, widening,
+    Error, Form, Json, KeySer, Wrote,
 };
 
 /// A value printed as ` KEY=value`, `key` its whole dotted key.
@@ -18,6 +19,8 @@ pub struct Flat<'a> {
     pub key: &'a mut String,
     /// A field of this object left out (the RAW bytes of a decoded tracepoint sample).
     pub skip: Option<&'static str>,
+    /// Whether the value is an address ([`perfdata_core::mark::ADDRESS`]).
+    pub addr: bool,
 }
 
 /// Run `f` with `name` pushed onto `key` as a field of it (`key.name`, or `name` alone
@@ -41,6 +44,23 @@ fn with_key<R>(key: &mut String, name: &str, f: impl FnOnce(&mut String) -> R) -
     r
 }
 
+/// Write `v` as the field `name` of the value at `key`.
+fn nested<T: Serialize + ?Sized>(
+    out: &mut Vec<u8>,
+    key: &mut String,
+    name: &str,
+    v: &T,
+) -> Result<Wrote, Error> {
+    with_key(key, name, |key| {
+        v.serialize(Flat {
+            out,
+            key,
+            skip: None,
+            addr: false,
+        })
+    })
+}
+
 fn lead(out: &mut Vec<u8>, key: &str) {
     out.push(b' ');
     out.extend_from_slice(key.as_bytes());
@@ -52,10 +72,7 @@ impl<'a> Flat<'a> {
     fn scalar(self, f: impl FnOnce(Json<'_>) -> Result<Wrote, Error>) -> Result<Wrote, Error> {
         let mark = self.out.len();
         lead(self.out, self.key);
-        let wrote = f(Json {
-            out: self.out,
-            safe: false,
-        })?;
+        let wrote = f(Json::new(self.out, Form::DUMP_EXACT))?;
         if wrote == Wrote::Null {
             self.out.truncate(mark);
         }
@@ -125,17 +142,11 @@ impl<'a> ser::Serializer for Flat<'a> {
     type SerializeStruct = FlatObj<'a>;
     type SerializeStructVariant = FlatObj<'a>;
 
+    widening!(Wrote);
+    value_forms!(FlatSeq<'a>);
+
     fn serialize_bool(self, v: bool) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_bool(j, v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
     }
     fn serialize_i64(self, v: i64) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_i64(j, v))
@@ -143,29 +154,17 @@ impl<'a> ser::Serializer for Flat<'a> {
     fn serialize_i128(self, v: i128) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_i128(j, v))
     }
-    fn serialize_u8(self, v: u8) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
     fn serialize_u64(self, v: u64) -> Result<Wrote, Error> {
+        if self.addr {
+            return self.serialize_str(addr_str(v, &mut [0; 18]));
+        }
         self.scalar(|j| ser::Serializer::serialize_u64(j, v))
     }
     fn serialize_u128(self, v: u128) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_u128(j, v))
     }
-    fn serialize_f32(self, v: f32) -> Result<Wrote, Error> {
-        self.serialize_f64(v.into())
-    }
     fn serialize_f64(self, v: f64) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_f64(j, v))
-    }
-    fn serialize_char(self, v: char) -> Result<Wrote, Error> {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<Wrote, Error> {
         lead(self.out, self.key);
@@ -180,33 +179,6 @@ impl<'a> ser::Serializer for Flat<'a> {
     fn serialize_bytes(self, v: &[u8]) -> Result<Wrote, Error> {
         self.scalar(|j| ser::Serializer::serialize_bytes(j, v))
     }
-    fn serialize_none(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Wrote, Error> {
-        v.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<Wrote, Error> {
-        self.serialize_str(variant)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<Wrote, Error> {
-        v.serialize(self)
-    }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
         _: &'static str,
@@ -214,23 +186,10 @@ impl<'a> ser::Serializer for Flat<'a> {
         variant: &'static str,
         v: &T,
     ) -> Result<Wrote, Error> {
-        let out = self.out;
-        with_key(self.key, variant, |key| {
-            v.serialize(Flat {
-                out,
-                key,
-                skip: None,
-            })
-        })?;
+        nested(self.out, self.key, variant, v)?;
         Ok(Wrote::Other)
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<FlatSeq<'a>, Error> {
-        Ok(self.seq(None))
-    }
-    fn serialize_tuple(self, _: usize) -> Result<FlatSeq<'a>, Error> {
-        Ok(self.seq(None))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<FlatSeq<'a>, Error> {
         Ok(self.seq(None))
     }
     fn serialize_tuple_variant(
@@ -269,7 +228,7 @@ pub struct FlatSeq<'a> {
 
 impl FlatSeq<'_> {
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        let wrote = element(self.out, false, self.count, v)?;
+        let wrote = element(self.out, Form::DUMP_EXACT, self.count, v)?;
         self.count += 1;
         self.all_addresses &= wrote == Wrote::Address;
         Ok(())
@@ -316,14 +275,7 @@ impl FlatObj<'_> {
         if self.skip == Some(name) {
             return Ok(());
         }
-        let out = &mut *self.out;
-        with_key(self.key, name, |key| {
-            v.serialize(Flat {
-                out,
-                key,
-                skip: None,
-            })
-        })?;
+        nested(self.out, self.key, name, v)?;
         Ok(())
     }
 

@@ -3,11 +3,11 @@
 
 use std::io::{self, Write};
 
-use crate::attr::PerfEventAttr;
-use crate::feature::{EventDesc, GroupDesc};
-use crate::names::event_name;
+use perfdata_core::attr::PerfEventAttr;
+use perfdata_core::feature::{EventDesc, GroupDesc};
+use perfdata_core::names::event_name;
 
-use crate::text::c_str_bytes as c_str;
+use perfdata_core::text::c_str_bytes as c_str;
 
 use super::Ctx;
 
@@ -278,7 +278,7 @@ pub fn write_group_desc(out: &mut impl Write, ctx: &Ctx, desc: &GroupDesc) -> io
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attr::{AttrFlags, ReadFormat, SampleType};
+    use perfdata_core::attr::{AttrFlags, ReadFormat, SampleType};
 
     #[test]
     fn fields_in_perf_order() {

@@ -14,13 +14,13 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::codec::{u32_at, u64_at};
-use crate::error::Result;
-use crate::feature::{Feature, FeatureId};
-use crate::meta::ContainerKind;
-use crate::reader::{PerfReader, RecordRef};
-use crate::record::{misc, Mmap2Id, RecordBody, RecordType};
-use crate::text::c_str_lossy;
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::record::{misc, Mmap2Id, RecordBody, RecordType};
+use perfdata_core::text::c_str_lossy;
+use perfdata_core::ContainerKind;
+use perfdata_core::Result;
+use perfdata_core::{u32_at, u64_at};
+use perfdata_core::{PerfReader, RecordRef};
 
 /// One binary (perf's dso) and its build id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -222,17 +222,20 @@ impl Walk {
     }
 }
 
-fn format_of<'a>(item: &RecordRef<'a>) -> Option<&'a crate::record::EventFormat> {
+fn format_of<'a>(item: &RecordRef<'a>) -> Option<&'a perfdata_core::record::EventFormat> {
     let e = item.locate().event?;
     item.meta.events.format(e)
 }
 
 fn has_identifier(item: &RecordRef<'_>) -> bool {
-    format_of(item).is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::IDENTIFIER))
+    format_of(item).is_some_and(|f| {
+        f.sample_type
+            .contains(perfdata_core::attr::SampleType::IDENTIFIER)
+    })
 }
 
 fn has_ip(item: &RecordRef<'_>) -> bool {
-    format_of(item).is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::IP))
+    format_of(item).is_some_and(|f| f.sample_type.contains(perfdata_core::attr::SampleType::IP))
 }
 
 /// The build ids `perf buildid-list -i` prints for the recording `reader` reads (which

@@ -2,9 +2,9 @@
 
 use std::io::{self, Write};
 
-use crate::feature::{Feature, FeatureId};
-use crate::names::event_name;
-use crate::{ContainerKind, Endian, Metadata};
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::names::event_name;
+use perfdata_core::{ContainerKind, Endian, Metadata};
 use serde_json::{json, Map, Value};
 
 use super::{header_version, time};
@@ -37,7 +37,7 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
             json!({
                 "name": event_name(meta, i),
                 "ids": ev.ids,
-                "attr": ev.attr,
+                "attr": model_value(&ev.attr),
             })
         })
         .collect();
@@ -71,11 +71,18 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
 fn feature_value(feature: &Feature) -> Value {
     match feature {
         Feature::BranchStack | Feature::Stat => Value::Bool(true),
-        Feature::Raw(bytes) => json!({ "raw": crate::text::hex(bytes) }),
-        other => match serde_json::to_value(other) {
-            Ok(Value::Object(mut m)) => m.remove("value").unwrap_or(Value::Null),
-            Ok(v) => v,
-            Err(e) => json!({ "error": e.to_string() }),
+        Feature::Raw(bytes) => json!({ "raw": crate::ser::hex(bytes) }),
+        other => match model_value(other) {
+            Value::Object(mut m) if !m.contains_key("error") => {
+                m.remove("value").unwrap_or(Value::Null)
+            }
+            v => v,
         },
     }
+}
+
+/// A model's serde form as the views write it ([`crate::json::exact_value`]: marked
+/// addresses and bytes in hex), or the error that stopped it.
+fn model_value<T: serde::Serialize + ?Sized>(v: &T) -> Value {
+    crate::json::exact_value(v).unwrap_or_else(|e| json!({ "error": e.to_string() }))
 }

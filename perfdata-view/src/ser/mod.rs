@@ -1,20 +1,59 @@
-//! Serde serializers that write `dump`'s two forms of the models straight into a byte
-//! buffer, with no `serde_json::Value` in between: building a `Value` per record (map
-//! inserts, key hashing, an allocation per field) was most of `dump`'s time.
+//! The serde serializer of every view's JSON, writing straight into a byte buffer, with
+//! no `serde_json::Value` in between: building a `Value` per record (map inserts, key
+//! hashing, an allocation per field) was most of `dump`'s time. `dump`'s text form
+//! ([`crate::dump`]) writes its scalars and lists with it too.
 //!
-//! They write exactly what the `Value` path wrote ([`super::record_value`] then
-//! [`crate::json::safe`] or the text flattening): object fields in serialisation order,
-//! fields whose value is null (absent options) left out, integers above 2^53 as strings
-//! in JSON, externally tagged enums as `{"Variant": ...}`. A field turning out null is
-//! only known once its value is serialised, so its key is written first and the buffer
-//! cut back when nothing followed: hence a `Vec<u8>`, not any writer.
+//! It writes what serde_json writes, and more: addresses the models mark
+//! ([`perfdata_core::mark::ADDRESS`]) as `"0x..."` strings, opaque bytes
+//! ([`perfdata_core::mark::bytes`]) as lowercase hex strings, integers above 2^53 as
+//! strings in the `--json` form, null fields of objects left out where [`Form`] says
+//! (dump's absent options). A field turning out null is only known once its value is
+//! serialised, so its key is written first and the buffer cut back when nothing
+//! followed: hence a `Vec<u8>`, not any writer.
 
 use std::fmt;
 use std::io::Write as _;
 
 use serde::ser::{self, Serialize};
 
-use crate::json::MAX_SAFE_INTEGER;
+pub(crate) use perfdata_core::mark::ADDRESS;
+
+/// The largest integer a double holds exactly, and every smaller one too
+/// (JavaScript's `Number.MAX_SAFE_INTEGER`).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// `addr` as [`crate::json::addr_string`] writes it (`0x` and lowercase hex), in `buf`: formatted on the stack, as `dump`
+/// writes millions of these (a `format!` per address was 6% of `dump --json`,
+/// profiled).
+pub fn addr_str(addr: u64, buf: &mut [u8; 18]) -> &str {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (16 - addr.leading_zeros() as usize / 4).max(1);
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        buf[1 + digits - i] = HEX[(addr >> (4 * i)) as usize & 0xf];
+    }
+    // Only ASCII was written.
+    std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x0")
+}
+
+/// Append the lowercase hex of `bytes` to `out`.
+fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 * bytes.len());
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0xf)]);
+    }
+}
+
+/// Lowercase hex of `bytes`, as the views print opaque bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(2 * bytes.len());
+    push_hex(&mut out, bytes);
+    // Only ASCII was written.
+    String::from_utf8(out).unwrap_or_default()
+}
 
 /// A serialisation failure (a map key that cannot be a string, a 128-bit integer out
 /// of range); the dump of the record fails with it.
@@ -47,7 +86,7 @@ pub enum Wrote {
     Other,
 }
 
-/// Whether `s` is an address as [`crate::json::addr`] writes it.
+/// Whether `s` is an address as [`crate::json::addr_string`] writes it.
 pub fn is_address(s: &str) -> bool {
     s.strip_prefix("0x")
         .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -88,14 +127,136 @@ fn i128_to_i64(v: i128) -> Result<i64, Error> {
     i64::try_from(v).map_err(|_| Error("number out of range".into()))
 }
 
-/// JSON. `safe`: integers a double cannot hold as decimal strings (the `--json` form);
-/// not safe: exact numbers (the text form's lists).
+/// How [`Json`] writes: the `--json` form makes big integers strings (`safe`); the
+/// text form's lists keep exact numbers. `dump` leaves null fields out of objects; the
+/// other views keep them (`nulls`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Form {
+    /// Whether integers a double cannot hold become decimal strings.
+    pub safe: bool,
+    /// Whether an object's null fields are written (`"key":null`) rather than left out.
+    pub nulls: bool,
+}
+
+impl Form {
+    /// `dump --json`: big integers as strings, null fields left out.
+    pub const DUMP: Form = Form {
+        safe: true,
+        nulls: false,
+    };
+    /// `dump`'s text form and its `Value`s: exact numbers, null fields left out.
+    pub const DUMP_EXACT: Form = Form {
+        safe: false,
+        nulls: false,
+    };
+    /// Every other `--json` document: big integers as strings, nulls kept.
+    pub const DOCUMENT: Form = Form {
+        safe: true,
+        nulls: true,
+    };
+    /// A `Value` as serde_json makes one (exact numbers, nulls kept), addresses as
+    /// `"0x..."`.
+    pub const EXACT: Form = Form {
+        safe: false,
+        nulls: true,
+    };
+}
+
+/// JSON, written as [`Form`] says.
 pub struct Json<'a> {
     /// Where the JSON goes.
     pub out: &'a mut Vec<u8>,
-    /// Whether big integers become strings.
-    pub safe: bool,
+    /// How numbers and nulls are written.
+    pub form: Form,
+    /// Whether the value is an address ([`perfdata_core::mark::ADDRESS`]).
+    pub addr: bool,
 }
+
+impl<'a> Json<'a> {
+    /// A serializer of one value into `out`.
+    pub fn new(out: &'a mut Vec<u8>, form: Form) -> Self {
+        Json {
+            out,
+            form,
+            addr: false,
+        }
+    }
+}
+
+/// The methods of a serde serializer that widen a value to another kind: the
+/// narrower integers to 64 bits, `f32` to `f64`, a `char` to a `str`.
+macro_rules! widening {
+    ($ok:ty) => {
+        fn serialize_i8(self, v: i8) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i16(self, v: i16) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_i32(self, v: i32) -> Result<$ok, Error> {
+            self.serialize_i64(v.into())
+        }
+        fn serialize_u8(self, v: u8) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_u16(self, v: u16) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_u32(self, v: u32) -> Result<$ok, Error> {
+            self.serialize_u64(v.into())
+        }
+        fn serialize_f32(self, v: f32) -> Result<$ok, Error> {
+            self.serialize_f64(v.into())
+        }
+        fn serialize_char(self, v: char) -> Result<$ok, Error> {
+            self.serialize_str(v.encode_utf8(&mut [0; 4]))
+        }
+    };
+}
+pub(crate) use widening;
+
+/// The methods the JSON and the text serializer share: absent values are
+/// [`Wrote::Null`], options and newtypes their inner value (an address newtype,
+/// [`ADDRESS`], sets `addr` for it), unit variants their name, tuples lists.
+macro_rules! value_forms {
+    ($seq:ty) => {
+        fn serialize_none(self) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Wrote, Error> {
+            v.serialize(self)
+        }
+        fn serialize_unit(self) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_unit_struct(self, _: &'static str) -> Result<Wrote, Error> {
+            Ok(Wrote::Null)
+        }
+        fn serialize_unit_variant(
+            self,
+            _: &'static str,
+            _: u32,
+            variant: &'static str,
+        ) -> Result<Wrote, Error> {
+            self.serialize_str(variant)
+        }
+        fn serialize_newtype_struct<T: Serialize + ?Sized>(
+            self,
+            name: &'static str,
+            v: &T,
+        ) -> Result<Wrote, Error> {
+            let addr = name == $crate::ser::ADDRESS;
+            v.serialize(Self { addr, ..self })
+        }
+        fn serialize_tuple(self, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+        fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<$seq, Error> {
+            self.serialize_seq(Some(len))
+        }
+    };
+}
+pub(crate) use value_forms;
 
 impl<'a> ser::Serializer for Json<'a> {
     type Ok = Wrote;
@@ -108,22 +269,16 @@ impl<'a> ser::Serializer for Json<'a> {
     type SerializeStruct = JsonObj<'a>;
     type SerializeStructVariant = JsonObj<'a>;
 
+    widening!(Wrote);
+    value_forms!(JsonSeq<'a>);
+
     fn serialize_bool(self, v: bool) -> Result<Wrote, Error> {
         self.out
             .extend_from_slice(if v { b"true" } else { b"false" });
         Ok(Wrote::Other)
     }
-    fn serialize_i8(self, v: i8) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<Wrote, Error> {
-        self.serialize_i64(v.into())
-    }
     fn serialize_i64(self, v: i64) -> Result<Wrote, Error> {
-        if self.safe && v.unsigned_abs() > MAX_SAFE_INTEGER {
+        if self.form.safe && v.unsigned_abs() > MAX_SAFE_INTEGER {
             self.out.push(b'"');
             int(self.out, v);
             self.out.push(b'"');
@@ -138,17 +293,11 @@ impl<'a> ser::Serializer for Json<'a> {
             Err(_) => self.serialize_i64(i128_to_i64(v)?),
         }
     }
-    fn serialize_u8(self, v: u8) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<Wrote, Error> {
-        self.serialize_u64(v.into())
-    }
     fn serialize_u64(self, v: u64) -> Result<Wrote, Error> {
-        if self.safe && v > MAX_SAFE_INTEGER {
+        if self.addr {
+            return self.serialize_str(addr_str(v, &mut [0; 18]));
+        }
+        if self.form.safe && v > MAX_SAFE_INTEGER {
             self.out.push(b'"');
             int(self.out, v);
             self.out.push(b'"');
@@ -160,18 +309,12 @@ impl<'a> ser::Serializer for Json<'a> {
     fn serialize_u128(self, v: u128) -> Result<Wrote, Error> {
         self.serialize_u64(u128_to_u64(v)?)
     }
-    fn serialize_f32(self, v: f32) -> Result<Wrote, Error> {
-        self.serialize_f64(v.into())
-    }
     fn serialize_f64(self, v: f64) -> Result<Wrote, Error> {
         Ok(if float(self.out, v)? {
             Wrote::Other
         } else {
             Wrote::Null
         })
-    }
-    fn serialize_char(self, v: char) -> Result<Wrote, Error> {
-        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<Wrote, Error> {
         if is_address(v) {
@@ -185,39 +328,12 @@ impl<'a> ser::Serializer for Json<'a> {
         Ok(Wrote::Other)
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Wrote, Error> {
-        use ser::SerializeSeq;
-        let mut seq = self.serialize_seq(Some(v.len()))?;
-        for b in v {
-            seq.serialize_element(b)?;
-        }
-        seq.end()
-    }
-    fn serialize_none(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<Wrote, Error> {
-        v.serialize(self)
-    }
-    fn serialize_unit(self) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<Wrote, Error> {
-        Ok(Wrote::Null)
-    }
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<Wrote, Error> {
-        self.serialize_str(variant)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<Wrote, Error> {
-        v.serialize(self)
+        // Opaque bytes ([`perfdata_core::mark::bytes`]) as lowercase hex: nothing to
+        // escape.
+        self.out.push(b'"');
+        push_hex(self.out, v);
+        self.out.push(b'"');
+        Ok(Wrote::Other)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -227,18 +343,12 @@ impl<'a> ser::Serializer for Json<'a> {
         v: &T,
     ) -> Result<Wrote, Error> {
         use ser::SerializeMap;
-        let mut obj = JsonObj::open(self.out, self.safe, b"}");
+        let mut obj = JsonObj::open(self.out, self.form, b"}");
         obj.serialize_entry(variant, v)?;
         obj.end()
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<JsonSeq<'a>, Error> {
-        Ok(JsonSeq::open(self.out, self.safe, b"]"))
-    }
-    fn serialize_tuple(self, len: usize) -> Result<JsonSeq<'a>, Error> {
-        self.serialize_seq(Some(len))
-    }
-    fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<JsonSeq<'a>, Error> {
-        self.serialize_seq(Some(len))
+        Ok(JsonSeq::open(self.out, self.form, b"]"))
     }
     fn serialize_tuple_variant(
         self,
@@ -250,13 +360,13 @@ impl<'a> ser::Serializer for Json<'a> {
         self.out.push(b'{');
         json_str(self.out, variant)?;
         self.out.push(b':');
-        Ok(JsonSeq::open(self.out, self.safe, b"]}"))
+        Ok(JsonSeq::open(self.out, self.form, b"]}"))
     }
     fn serialize_map(self, _: Option<usize>) -> Result<JsonObj<'a>, Error> {
-        Ok(JsonObj::open(self.out, self.safe, b"}"))
+        Ok(JsonObj::open(self.out, self.form, b"}"))
     }
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<JsonObj<'a>, Error> {
-        Ok(JsonObj::open(self.out, self.safe, b"}"))
+        Ok(JsonObj::open(self.out, self.form, b"}"))
     }
     fn serialize_struct_variant(
         self,
@@ -268,14 +378,14 @@ impl<'a> ser::Serializer for Json<'a> {
         self.out.push(b'{');
         json_str(self.out, variant)?;
         self.out.push(b':');
-        Ok(JsonObj::open(self.out, self.safe, b"}}"))
+        Ok(JsonObj::open(self.out, self.form, b"}}"))
     }
 }
 
 /// A JSON array being written.
 pub struct JsonSeq<'a> {
     out: &'a mut Vec<u8>,
-    safe: bool,
+    form: Form,
     close: &'static [u8],
     /// Elements written so far.
     pub count: usize,
@@ -284,11 +394,11 @@ pub struct JsonSeq<'a> {
 }
 
 impl<'a> JsonSeq<'a> {
-    fn open(out: &'a mut Vec<u8>, safe: bool, close: &'static [u8]) -> Self {
+    fn open(out: &'a mut Vec<u8>, form: Form, close: &'static [u8]) -> Self {
         out.push(b'[');
         JsonSeq {
             out,
-            safe,
+            form,
             close,
             count: 0,
             all_addresses: true,
@@ -296,7 +406,7 @@ impl<'a> JsonSeq<'a> {
     }
 
     fn element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        let wrote = element(self.out, self.safe, self.count, v)?;
+        let wrote = element(self.out, self.form, self.count, v)?;
         self.count += 1;
         self.all_addresses &= wrote == Wrote::Address;
         Ok(())
@@ -336,14 +446,14 @@ seq_impls!(
 /// Write the array element number `index` (its comma first) of a JSON array.
 pub(crate) fn element<T: Serialize + ?Sized>(
     out: &mut Vec<u8>,
-    safe: bool,
+    form: Form,
     index: usize,
     v: &T,
 ) -> Result<Wrote, Error> {
     if index > 0 {
         out.push(b',');
     }
-    let wrote = v.serialize(Json { out, safe })?;
+    let wrote = v.serialize(Json::new(out, form))?;
     if wrote == Wrote::Null {
         // A null element stays in an array, as in a `Value`.
         out.extend_from_slice(b"null");
@@ -351,10 +461,11 @@ pub(crate) fn element<T: Serialize + ?Sized>(
     Ok(wrote)
 }
 
-/// A JSON object being written; a field whose value is null is cut back out.
+/// A JSON object being written; a field whose value is null is cut back out unless
+/// the form keeps nulls.
 pub struct JsonObj<'a> {
     out: &'a mut Vec<u8>,
-    safe: bool,
+    form: Form,
     close: &'static [u8],
     empty: bool,
     /// Where the entry being written began (before its comma), to cut a null back out.
@@ -362,12 +473,12 @@ pub struct JsonObj<'a> {
 }
 
 impl<'a> JsonObj<'a> {
-    fn open(out: &'a mut Vec<u8>, safe: bool, close: &'static [u8]) -> Self {
+    fn open(out: &'a mut Vec<u8>, form: Form, close: &'static [u8]) -> Self {
         out.push(b'{');
         let mark = out.len();
         JsonObj {
             out,
-            safe,
+            form,
             close,
             empty: true,
             mark,
@@ -383,14 +494,14 @@ impl<'a> JsonObj<'a> {
 
     fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
         self.out.push(b':');
-        let wrote = v.serialize(Json {
-            out: self.out,
-            safe: self.safe,
-        })?;
-        if wrote == Wrote::Null {
-            self.out.truncate(self.mark);
-        } else {
+        let wrote = v.serialize(Json::new(self.out, self.form))?;
+        if wrote != Wrote::Null {
             self.empty = false;
+        } else if self.form.nulls {
+            self.out.extend_from_slice(b"null");
+            self.empty = false;
+        } else {
+            self.out.truncate(self.mark);
         }
         Ok(())
     }
@@ -445,142 +556,10 @@ macro_rules! struct_impls {
 }
 pub(crate) use struct_impls;
 
+mod key;
+pub(crate) use key::KeySer;
+
 struct_impls!(JsonObj: SerializeStruct, SerializeStructVariant);
-
-/// A map key as a `Value`'s map keeps it: a string, or an integer or char made one.
-pub(crate) struct KeySer<'a>(pub &'a mut String);
-
-impl ser::Serializer for KeySer<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = ser::Impossible<(), Error>;
-    type SerializeTuple = ser::Impossible<(), Error>;
-    type SerializeTupleStruct = ser::Impossible<(), Error>;
-    type SerializeTupleVariant = ser::Impossible<(), Error>;
-    type SerializeMap = ser::Impossible<(), Error>;
-    type SerializeStruct = ser::Impossible<(), Error>;
-    type SerializeStructVariant = ser::Impossible<(), Error>;
-
-    fn serialize_bool(self, v: bool) -> Result<(), Error> {
-        self.0.push_str(if v { "true" } else { "false" });
-        Ok(())
-    }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.serialize_i64(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.0.push_str(itoa::Buffer::new().format(v));
-        Ok(())
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.serialize_u64(v.into())
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.0.push_str(itoa::Buffer::new().format(v));
-        Ok(())
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_char(self, v: char) -> Result<(), Error> {
-        self.0.push(v);
-        Ok(())
-    }
-    fn serialize_str(self, v: &str) -> Result<(), Error> {
-        self.0.push_str(v);
-        Ok(())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_none(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit(self) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_struct(self, _: &'static str) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<(), Error> {
-        self.serialize_str(v)
-    }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        v.serialize(self)
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<(), Error> {
-        Err(key_error())
-    }
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_error())
-    }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Error> {
-        Err(key_error())
-    }
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_error())
-    }
-}
-
-fn key_error() -> Error {
-    Error("key must be a string".into())
-}
 
 /// Write `s` as the text form quotes a string (Rust's `{:?}`).
 pub(crate) fn debug_str(out: &mut Vec<u8>, s: &str) {

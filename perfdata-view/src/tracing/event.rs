@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use super::print::{PrintFmt, Val};
-use super::{walk, FormatField};
+use perfdata_core::tracing::{event_formats, FormatField};
 
 /// One field's value in a tracepoint's RAW payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ impl FieldValue {
             FieldValue::Int { bits, signed: true } => (*bits as i64).into(),
             FieldValue::Int { bits, .. } => (*bits).into(),
             FieldValue::Str(s) => s.clone().into(),
-            FieldValue::Bytes(b) => crate::text::hex(b).into(),
+            FieldValue::Bytes(b) => crate::ser::hex(b).into(),
         }
     }
 
@@ -89,16 +89,13 @@ impl TraceEvents {
     /// Read every event format of a tracing data blob; `None` if the blob does not parse.
     pub fn parse(blob: &[u8]) -> Option<Self> {
         let mut by_id = HashMap::new();
-        let (cursor, _) = walk(blob, |system, text| {
+        let big = event_formats(blob, |system, text| {
             let text = String::from_utf8_lossy(text);
             if let Some((id, event)) = parse_format(&String::from_utf8_lossy(system), &text) {
                 by_id.insert(id, event);
             }
         })?;
-        Some(TraceEvents {
-            by_id,
-            big: cursor.big,
-        })
+        Some(TraceEvents { by_id, big })
     }
 
     /// The format of tracepoint `id` (an attr's config).
@@ -182,7 +179,7 @@ impl TraceEvents {
 
 fn array_value(data: &[u8], is_char: bool) -> FieldValue {
     if is_char {
-        FieldValue::Str(crate::text::c_str_lossy(data))
+        FieldValue::Str(perfdata_core::text::c_str_lossy(data))
     } else {
         FieldValue::Bytes(data.to_vec())
     }
@@ -197,7 +194,7 @@ fn plain_text(fields: &[(String, FieldValue)]) -> String {
             FieldValue::Int { bits, signed: true } => format!("{n}={}", *bits as i64),
             FieldValue::Int { bits, .. } => format!("{n}={bits}"),
             FieldValue::Str(s) => format!("{n}={s}"),
-            FieldValue::Bytes(b) => format!("{n}={}", crate::text::hex(b)),
+            FieldValue::Bytes(b) => format!("{n}={}", crate::ser::hex(b)),
         })
         .collect();
     parts.join(" ")

@@ -9,12 +9,12 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::feature::{
+use perfdata_core::feature::{
     prog_info, BtfTypes, ProgInfoView, BPIL_FUNC_INFO, BPIL_JITED_FUNC_LENS, BPIL_JITED_KSYMS,
     BPIL_PROG_TAGS,
 };
-use crate::feature::{BpfBtf, BpfProgInfo, Feature, FeatureId};
-use crate::text::c_str_bytes as c_str;
+use perfdata_core::feature::{BpfBtf, BpfProgInfo, Feature, FeatureId};
+use perfdata_core::text::c_str_bytes as c_str;
 
 use super::Ctx;
 
@@ -98,7 +98,7 @@ fn prog_name(
     sub: usize,
     n: usize,
 ) -> String {
-    let mut name = format!("bpf_prog_{}", crate::text::hex(tag));
+    let mut name = format!("bpf_prog_{}", crate::ser::hex(tag));
     let short = if let Some(btf) = btf {
         let rec = prog.u32(prog_info::FUNC_INFO_REC_SIZE) as usize;
         let nr = prog.u32(prog_info::NR_FUNC_INFO) as usize;

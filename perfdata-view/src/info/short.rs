@@ -5,12 +5,12 @@
 
 use std::io::{self, Write};
 
-use crate::feature::{
+use perfdata_core::feature::{
     Cache, ClockData, Compressed, CpuDomainInfo, CpuTopology, Feature, FeatureId, HybridTopology,
     MemTopology, NrCpus, PerfString, PmuCapList, PmuCaps, PmuMappings, SampleTime, StringList,
 };
 
-use crate::text::c_str_bytes as c_str;
+use perfdata_core::text::c_str_bytes as c_str;
 
 use super::{time, topology};
 
@@ -61,6 +61,8 @@ pub fn write_feature(out: &mut impl Write, feature: &Feature) -> io::Result<()> 
         | Feature::BpfBtf(_)
         | Feature::HybridTopology(_)
         | Feature::Raw(_) => Ok(()),
+        // Non-exhaustive outside perfdata-core: a feature not known here prints nothing.
+        _ => Ok(()),
     }
 }
 
@@ -109,6 +111,8 @@ pub fn write_unreadable(out: &mut impl Write, id: FeatureId) -> io::Result<()> {
         | FeatureId::TracingData
         | FeatureId::BuildId
         | FeatureId::Unknown(_) => Ok(()),
+        // Non-exhaustive outside perfdata-core: a feature not known here prints nothing.
+        _ => Ok(()),
     }
 }
 
@@ -303,7 +307,7 @@ mod tests {
 
     #[test]
     fn cpu_domain_info_in_newer_perf_layout() {
-        use crate::feature::{CpuDomains, SchedDomain};
+        use perfdata_core::feature::{CpuDomains, SchedDomain};
         let d = CpuDomainInfo {
             schedstat_version: 17,
             max_sched_domains: 1,

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::feature::{Feature, FeatureId};
-use crate::raw::Origin;
-use crate::record::RecordType;
-use crate::{ContainerKind, Error, PerfReader, ReadOptions};
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::raw::Origin;
+use perfdata_core::record::RecordType;
+use perfdata_core::{ContainerKind, Error, PerfReader, ReadOptions};
 
 mod ordered;
 
@@ -64,7 +64,7 @@ impl Report {
     pub fn to_json(&self, file: &str) -> serde_json::Value {
         let mut v = serde_json::json!({ "file": file });
         if let (Some(m), Ok(serde_json::Value::Object(fields))) =
-            (v.as_object_mut(), serde_json::to_value(self))
+            (v.as_object_mut(), crate::json::exact_value(self))
         {
             m.extend(fields);
         }
@@ -84,7 +84,7 @@ pub fn check(path: impl AsRef<Path>) -> Report {
 /// Check what [`PerfReader::open`] (or another constructor) gave: a reader opened by
 /// the caller, who may watch its [`PerfReader::progress`], or the error opening it
 /// (reported as the header's problem, the file unreadable).
-pub fn check_reader(opened: crate::Result<PerfReader>) -> Report {
+pub fn check_reader(opened: perfdata_core::Result<PerfReader>) -> Report {
     check_opened(opened)
 }
 
@@ -93,7 +93,7 @@ pub fn check_bytes(bytes: Vec<u8>) -> Report {
     check_opened(PerfReader::from_vec(bytes, ReadOptions::default()))
 }
 
-fn check_opened(opened: crate::Result<PerfReader>) -> Report {
+fn check_opened(opened: perfdata_core::Result<PerfReader>) -> Report {
     let mut c = Checker::default();
     let mut reader = match opened {
         Ok(r) => r,
@@ -174,7 +174,7 @@ impl Checker {
         }
     }
 
-    fn record(&mut self, item: &crate::RecordRef<'_>) {
+    fn record(&mut self, item: &perfdata_core::RecordRef<'_>) {
         self.report.records += 1;
         let raw = &item.raw;
         let ty = raw.record_type();
@@ -222,7 +222,7 @@ impl Checker {
     /// A record that came out of a compressed record needs the COMPRESSED feature (in a
     /// pipe: its HEADER_FEATURE before it): perf sizes its decompression buffer from it,
     /// and without it cannot decompress, which is why convert refuses to write it.
-    fn compression(&mut self, item: &crate::RecordRef<'_>) {
+    fn compression(&mut self, item: &perfdata_core::RecordRef<'_>) {
         if self.compressed_unannounced.is_some()
             || !matches!(item.raw.origin, Origin::Decompressed { .. })
             || item.meta.feature(FeatureId::Compressed).is_some()
@@ -248,9 +248,9 @@ impl Checker {
     /// Sample times (their range) and AUXTRACE records' places.
     fn times_and_places(
         &mut self,
-        raw: &crate::raw::RawRecord<'_>,
+        raw: &perfdata_core::raw::RawRecord<'_>,
         ty: RecordType,
-        at: &crate::raw::Located,
+        at: &perfdata_core::raw::Located,
     ) {
         if ty == RecordType::Sample {
             if let Some(t) = at.time {
@@ -268,16 +268,16 @@ impl Checker {
     /// What perf 6.1 refuses when it opens a file (`perf_open`); of a pipe, which it
     /// opens without those checks, tracing data its `trace_report` cannot read (perf
     /// script then stops: "tracing data size mismatch").
-    fn perf_opens(&mut self, meta: &crate::Metadata) {
-        let tracing = crate::tracing::tracing_blob(meta);
+    fn perf_opens(&mut self, meta: &perfdata_core::Metadata) {
+        let tracing = perfdata_core::tracing::tracing_blob(meta);
         let why = if meta.container == ContainerKind::Pipe {
             tracing
-                .and_then(crate::tracing::unreadable)
+                .and_then(perfdata_core::tracing::unreadable)
                 .map(|why| format!("perf 6.1 cannot read it: {why}"))
         } else {
             let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
             let stat = meta.feature(FeatureId::Stat).is_some();
-            crate::perf_open::refusal(&attrs, stat, tracing)
+            perfdata_core::perf_open::refusal(&attrs, stat, tracing)
         };
         if let Some(why) = why {
             let context = match meta.container {
@@ -291,11 +291,11 @@ impl Checker {
     /// The records perf's ordered events count out of order, each a problem, unless an
     /// event writes its ring buffer backward: perf then says nothing
     /// (`perf_session__warn_order`).
-    fn out_of_order(&mut self, meta: &crate::Metadata) {
+    fn out_of_order(&mut self, meta: &perfdata_core::Metadata) {
         let backward = meta.attrs.iter().any(|a| {
             a.attr
                 .flags
-                .contains(crate::attr::AttrFlags::WRITE_BACKWARD)
+                .contains(perfdata_core::attr::AttrFlags::WRITE_BACKWARD)
         });
         let late = std::mem::take(&mut self.late);
         if backward || late.count == 0 {
@@ -318,7 +318,7 @@ impl Checker {
     }
 
     /// Every feature decodes; the AUXTRACE index and SAMPLE_TIME agree with the records.
-    fn features(&mut self, meta: &crate::Metadata) {
+    fn features(&mut self, meta: &perfdata_core::Metadata) {
         self.out_of_order(meta);
         self.perf_opens(meta);
         for section in meta.features.values() {

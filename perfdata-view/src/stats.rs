@@ -11,17 +11,18 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::error::Result;
-use crate::names::perf_stats_name;
-use crate::reader::{PerfReader, Piece, RecordRef};
-use crate::record::RecordType;
+use perfdata_core::names::{attr_name, event_name};
+use perfdata_core::record::RecordType;
+use perfdata_core::Result;
+use perfdata_core::{ContainerKind, Metadata};
+use perfdata_core::{PerfReader, Piece, RecordRef};
 
 /// Per-event counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct EventCounts {
     /// The event's name as `perf report --stats` of perf 6.1 prints it: in pipe mode
     /// derived from the attr (perf names the event before EVENT_DESC or EVENT_UPDATE
-    /// arrive), in file mode [`Metadata::event_name`](crate::Metadata::event_name).
+    /// arrive), in file mode [`Metadata::event_name`](perfdata_core::Metadata::event_name).
     pub name: String,
     /// SAMPLE records of this event.
     pub samples: u64,
@@ -33,7 +34,7 @@ pub struct EventCounts {
 ///
 /// ```
 /// use perfdata_core::record::RecordType;
-/// use perfdata_core::stats::Stats;
+/// use perfdata_view::stats::Stats;
 ///
 /// let (stats, _reader, result) = Stats::of(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
 /// result?;
@@ -87,11 +88,10 @@ impl Stats {
             else {
                 return;
             };
-            let reads = item
-                .meta
-                .events
-                .format(event)
-                .is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::READ));
+            let reads = item.meta.events.format(event).is_some_and(|f| {
+                f.sample_type
+                    .contains(perfdata_core::attr::SampleType::READ)
+            });
             if ty == RecordType::Sample && reads {
                 self.add_read_sample(item);
                 return;
@@ -101,7 +101,7 @@ impl Stats {
                 counts.samples += 1;
             } else {
                 counts.lost_samples +=
-                    crate::codec::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
+                    perfdata_core::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
             }
         }
     }
@@ -120,15 +120,15 @@ impl Stats {
         let Ok(record) = item.decode() else {
             return;
         };
-        let crate::record::RecordBody::Sample(sample) = record.body else {
+        let perfdata_core::record::RecordBody::Sample(sample) = record.body else {
             return;
         };
         let values: Vec<(u64, u64)> = match sample.read {
-            Some(crate::record::ReadData::Group { values, .. }) => values
+            Some(perfdata_core::record::ReadData::Group { values, .. }) => values
                 .iter()
                 .map(|v| (v.id.unwrap_or(0), v.value))
                 .collect(),
-            Some(crate::record::ReadData::Single { value, id, .. }) => {
+            Some(perfdata_core::record::ReadData::Single { value, id, .. }) => {
                 vec![(id.unwrap_or(0), value)]
             }
             None => Vec::new(),
@@ -147,7 +147,8 @@ impl Stats {
     /// Open `path` as perf counts it (each compressed record, then the records inside
     /// it) and count every record. On an error, the counts so far come back with it.
     pub fn of(path: impl AsRef<std::path::Path>) -> Result<(Self, PerfReader, Result<()>)> {
-        let mut reader = PerfReader::open_with(path, crate::ReadOptions::ContainersAndContents)?;
+        let mut reader =
+            PerfReader::open_with(path, perfdata_core::ReadOptions::ContainersAndContents)?;
         let (stats, result) = Self::collect(&mut reader);
         Ok((stats, reader, result))
     }
@@ -198,5 +199,16 @@ impl Stats {
             "total": self.total,
             "events": self.events,
         })
+    }
+}
+
+/// The name `perf report --stats` of perf 6.1 prints. In pipe mode perf computes (and
+/// caches) each event's name from its attr as soon as the HEADER_ATTR record arrives,
+/// so the EVENT_DESC and EVENT_UPDATE names that follow never show; in file mode it
+/// prints the recorded name.
+fn perf_stats_name(meta: &Metadata, idx: usize) -> String {
+    match (meta.container, meta.attrs.get(idx)) {
+        (ContainerKind::Pipe, Some(ev)) => attr_name(&ev.attr, meta),
+        _ => event_name(meta, idx),
     }
 }

@@ -4,11 +4,11 @@
 
 use std::io::{self, Write};
 
-use crate::feature::{
+use perfdata_core::feature::{
     Cache, CpuCoreSocket, CpuDies, CpuTopology, HybridTopology, MemTopology, NumaTopology,
 };
 
-use crate::text::c_str_bytes as c_str;
+use perfdata_core::text::c_str_bytes as c_str;
 
 use super::truncate;
 
@@ -22,7 +22,7 @@ fn perf_sees(
     section_len: usize,
 ) -> (Option<&Vec<CpuCoreSocket>>, Option<&CpuDies>) {
     let string_size =
-        |s: &crate::feature::PerfString| (c_str(&s.bytes).len() + 1).div_ceil(64) * 64 + 4;
+        |s: &perfdata_core::feature::PerfString| (c_str(&s.bytes).len() + 1).div_ceil(64) * 64 + 4;
     let lists = 8 + t
         .cores
         .strings
@@ -223,7 +223,7 @@ fn unit_number(mut n: u64) -> String {
 }
 
 /// perf's `bitmap_scnprintf`: the set bits as ranges, "0-23,32-199".
-fn bitmap_string(n: &crate::feature::MemoryNode) -> String {
+fn bitmap_string(n: &perfdata_core::feature::MemoryNode) -> String {
     let set: Vec<i64> = (0..n.nbits)
         .filter(|&b| n.has_block(b))
         .map(|b| b as i64)
@@ -267,7 +267,7 @@ mod tests {
 
     #[test]
     fn ids_hidden_when_strings_are_padded_less_than_perf_pads() {
-        use crate::feature::{PerfString, StringList};
+        use perfdata_core::feature::{PerfString, StringList};
         let padded = |s: &str, n: usize| {
             let mut bytes = s.as_bytes().to_vec();
             bytes.resize(n, 0);

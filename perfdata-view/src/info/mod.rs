@@ -57,9 +57,9 @@ pub use json::{to_value as to_json, write as write_json};
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::feature::{Feature, FeatureId, FeatureSection};
-use crate::header::Magic;
-use crate::{ContainerKind, Metadata};
+use perfdata_core::feature::{Feature, FeatureId, FeatureSection};
+use perfdata_core::header::Magic;
+use perfdata_core::{ContainerKind, Metadata};
 
 /// perf 6.1's HEADER_LAST_FEATURE: it knows bits 1 to 31 and prints "missing features"
 /// for those only.
@@ -180,7 +180,7 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         Feature::HybridTopology(h) => topology::write_hybrid_topology(out, h),
         Feature::BpfProgInfo(p) => bpf::write_prog_info(out, ctx, p),
         Feature::BpfBtf(b) => bpf::write_btf(out, b),
-        // Listed, not `_`: a new feature row does not compile until it prints.
+        // Listed: each known feature is printed on purpose.
         Feature::Hostname(_)
         | Feature::OsRelease(_)
         | Feature::Version(_)
@@ -202,6 +202,9 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         | Feature::ClockData(_)
         | Feature::PmuCaps(_)
         | Feature::CpuDomainInfo(_) => short::write_feature(out, &section.feature),
+        // `Feature` is non-exhaustive outside perfdata-core: a feature this view does
+        // not know yet prints nothing, as perf prints nothing for one it does not know.
+        _ => Ok(()),
     }
 }
 

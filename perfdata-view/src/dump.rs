@@ -6,7 +6,7 @@
 //! compressed record, of that compressed record), `decompressed_offset` (its position in
 //! the decompressed stream), `stream` (N for a directory's `data.N`), `type` (perf's
 //! name), `misc`, `misc_names` (perf's names of its bits,
-//! [`crate::record::misc::names`]), `size`, `event` (index of the attr), `body` (the
+//! [`perfdata_core::record::misc::names`]), `size`, `event` (index of the attr), `body` (the
 //! model's fields, absent optional fields left out), `sample_id` (the trailer), `extra_len`, `payload_len` and
 //! `undecoded` (why the record was kept as bytes), and for a tracepoint's SAMPLE `trace`
 //! (its RAW payload as perf script prints it) and `trace_fields` (the payload's fields
@@ -18,13 +18,15 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::raw::Origin;
-use crate::reader::RecordRef;
-use crate::record::{RecordBody, Sample};
-use crate::tracing::{tracing_blob, DecodedTrace, TraceEvents};
+use crate::tracing::{DecodedTrace, TraceEvents};
+use perfdata_core::raw::Origin;
+use perfdata_core::record::{RecordBody, Sample};
+use perfdata_core::tracing::tracing_blob;
+use perfdata_core::RecordRef;
 
 mod flat;
-mod ser;
+
+use crate::ser;
 
 pub use ser::Error as SerializeError;
 
@@ -68,7 +70,7 @@ pub fn record_value_with(
     }
     obj.insert("type".into(), json!(record.record_type().name()));
     obj.insert("misc".into(), json!(record.header.misc));
-    let names = crate::record::misc::names(record.header.misc, record.record_type());
+    let names = perfdata_core::record::misc::names(record.header.misc, record.record_type());
     obj.insert("misc_names".into(), json!(names));
     obj.insert("size".into(), json!(record.header.size));
     // Located once: the event is both a field and what a tracepoint sample needs.
@@ -78,12 +80,12 @@ pub fn record_value_with(
     }
     obj.insert(
         "body".into(),
-        without_nulls(serde_json::to_value(&record.body)?),
+        crate::json::value_in(&record.body, ser::Form::DUMP_EXACT)?,
     );
     if let Some(sid) = &record.sample_id {
         obj.insert(
             "sample_id".into(),
-            without_nulls(serde_json::to_value(sid)?),
+            crate::json::value_in(sid, ser::Form::DUMP_EXACT)?,
         );
     }
     if !record.extra.is_empty() {
@@ -112,20 +114,6 @@ pub fn record_value_with(
         }
     }
     Ok(obj)
-}
-
-/// Absent optional fields are left out rather than written as null.
-fn without_nulls(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, without_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.into_iter().map(without_nulls).collect()),
-        other => other,
-    }
 }
 
 /// Write `record` ([`record_value`]) as one line of JSON, made [`crate::json::safe`].
@@ -196,7 +184,7 @@ fn write_flat(out: &mut impl Write, key: &str, v: &Value) -> io::Result<()> {
     }
 }
 
-/// Whether `s` is an address as [`crate::json::addr`] writes it.
+/// Whether `s` is an address as [`crate::json::addr_string`] writes it.
 fn is_address(s: &str) -> bool {
     s.strip_prefix("0x")
         .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -274,7 +262,8 @@ impl DumpWriter {
         let payload_len = (raw.payload_len() > 0).then(|| raw.payload_len());
         let undecoded = err.map(|e| e.to_string());
         let ty = record.record_type().name();
-        let misc_names = crate::record::misc::names(record.header.misc, record.record_type());
+        let misc_names =
+            perfdata_core::record::misc::names(record.header.misc, record.record_type());
         if self.json {
             let mut o = Obj::new(out);
             o.num("offset", raw.offset);
@@ -407,7 +396,7 @@ fn to_error(e: impl std::fmt::Display) -> ser::Error {
 }
 
 fn ser_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<(), ser::Error> {
-    let wrote = v.serialize(ser::Json { out, safe: true })?;
+    let wrote = v.serialize(ser::Json::new(out, ser::Form::DUMP))?;
     if wrote == ser::Wrote::Null {
         // Top-level fields are never absent values; null, as a Value would say.
         out.extend_from_slice(b"null");
@@ -424,7 +413,12 @@ fn ser_flat<T: Serialize + ?Sized>(
 ) -> Result<(), ser::Error> {
     key.clear();
     key.push_str(name);
-    v.serialize(flat::Flat { out, key, skip })?;
+    v.serialize(flat::Flat {
+        out,
+        key,
+        skip,
+        addr: false,
+    })?;
     Ok(())
 }
 
