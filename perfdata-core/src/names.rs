@@ -56,7 +56,7 @@ impl Metadata {
 
 /// The name of event `idx` of `meta`.
 pub fn event_name(meta: &Metadata, idx: usize) -> String {
-    match meta.attrs.get(idx) {
+    match meta.attrs().get(idx) {
         Some(ev) => match &ev.name {
             Some(name) => name.clone(),
             None => attr_name(&ev.attr, meta),
@@ -70,7 +70,7 @@ pub fn event_name(meta: &Metadata, idx: usize) -> String {
 /// so the EVENT_DESC and EVENT_UPDATE names that follow never show; in file mode it
 /// prints the recorded name.
 pub fn perf_stats_name(meta: &Metadata, idx: usize) -> String {
-    match (meta.container, meta.attrs.get(idx)) {
+    match (meta.container, meta.attrs().get(idx)) {
         (crate::meta::ContainerKind::Pipe, Some(ev)) => attr_name(&ev.attr, meta),
         _ => event_name(meta, idx),
     }

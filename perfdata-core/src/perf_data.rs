@@ -54,7 +54,7 @@ pub struct ReadContainer {
 
 /// A whole recording: its metadata and every record, decoded.
 ///
-/// `meta` is the truth for the attrs (`meta.attrs`, with their ids), the features
+/// `meta` is the truth for the attrs (`meta.attrs()`, with their ids), the features
 /// (`meta.features`) and old event types; `records` for the data. A pipe stream's
 /// header records (HEADER_ATTR, HEADER_FEATURE, ...) are kept among the records, and are
 /// written as they are only while they say what `meta` says.

@@ -82,14 +82,14 @@ impl Stats {
             }
             let Some(event) =
                 item.meta
-                    .events
+                    .events()
                     .event_of(item.raw.bytes, is_sample, item.meta.endian)
             else {
                 return;
             };
             let reads = item
                 .meta
-                .events
+                .events()
                 .format(event)
                 .is_some_and(|f| f.sample_type.contains(crate::attr::SampleType::READ));
             if ty == RecordType::Sample && reads {
@@ -134,7 +134,7 @@ impl Stats {
             None => Vec::new(),
         };
         for (id, value) in values {
-            let Some(event) = item.meta.events.event_of_id(id) else {
+            let Some(event) = item.meta.events().event_of_id(id) else {
                 continue;
             };
             if self.read_values.insert(id, value).unwrap_or(0) == value {
@@ -165,7 +165,7 @@ impl Stats {
         });
         let meta = reader.meta();
         stats.events.resize(
-            meta.attrs.len().max(stats.events.len()),
+            meta.attrs().len().max(stats.events.len()),
             EventCounts::default(),
         );
         for (i, ev) in stats.events.iter_mut().enumerate() {

@@ -204,7 +204,9 @@ pub fn replay_reader(
         _ => None,
     };
     Ok(Replay {
-        event_names: (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect(),
+        event_names: (0..meta.attrs().len())
+            .map(|i| meta.event_name(i))
+            .collect(),
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
         groups: EventGroup::from_meta(meta),
@@ -239,11 +241,11 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
                 let at = item.locate();
                 let fast = match (kind, at.event) {
                     (RecordType::Sample, Some(e)) => {
-                        let attr = &item.meta.attrs[e].attr;
+                        let attr = &item.meta.attrs()[e].attr;
                         sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian).map(
                             |f| {
                                 let misc = item.raw.header.misc;
-                                sample_event(f, e, attr.sample_period, misc, &item.meta.events)
+                                sample_event(f, e, attr.sample_period, misc, &item.meta.events())
                             },
                         )
                     }
@@ -346,8 +348,8 @@ fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option
         RecordBody::Ksymbol(k) => Event::Ksymbol(k),
         RecordBody::Sample(s) => {
             let f = SampleFields::from_decoded(*s);
-            let period = meta.attrs.get(event_idx?)?.attr.sample_period;
-            sample_event(f, event_idx?, period, m, &meta.events)
+            let period = meta.attrs().get(event_idx?)?.attr.sample_period;
+            sample_event(f, event_idx?, period, m, &meta.events())
         }
         _ => return None,
     })

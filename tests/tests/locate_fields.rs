@@ -58,8 +58,8 @@ fn check(reader: &mut PerfReader, file: &str, n: &mut Counts) {
         assert_eq!(fields, want, "{file}: record at {}", item.raw.offset);
         if let (Some(id), Some(event)) = (got.id, got.event) {
             // With several events, the id names the event.
-            let by_id = item.meta.events.event_of_id(id);
-            if item.meta.attrs.len() > 1 && by_id.is_some() {
+            let by_id = item.meta.events().event_of_id(id);
+            if item.meta.attrs().len() > 1 && by_id.is_some() {
                 assert_eq!(by_id, Some(event), "{file}: record at {}", item.raw.offset);
             }
         }

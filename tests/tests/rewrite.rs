@@ -121,7 +121,7 @@ fn contents(bytes: Vec<u8>) -> Contents {
     }
     let meta = reader.meta();
     let events = meta
-        .attrs
+        .attrs()
         .iter()
         .map(|e| (e.attr.clone(), e.ids.clone()))
         .collect();

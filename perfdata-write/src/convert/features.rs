@@ -68,8 +68,8 @@ pub(super) fn input_level(meta: &Metadata) -> Option<i32> {
 fn needs_identifier(meta: &Metadata, target: Target) -> bool {
     let id_bits = SampleType::ID | SampleType::IDENTIFIER;
     target == Target::File
-        && meta.attrs.len() > 1
-        && meta.attrs.iter().all(|ev| {
+        && meta.attrs().len() > 1
+        && meta.attrs().iter().all(|ev| {
             let a = &ev.attr;
             a.sample_period == 0
                 && !a.freq()
@@ -82,7 +82,7 @@ fn needs_identifier(meta: &Metadata, target: Target) -> bool {
 /// script refuses IDENTIFIER-only events there.
 fn drops_identifier(meta: &Metadata, target: Target) -> bool {
     target == Target::Pipe
-        && meta.attrs.iter().all(|ev| {
+        && meta.attrs().iter().all(|ev| {
             let a = &ev.attr;
             a.sample_period == 0
                 && !a.freq()
@@ -99,10 +99,10 @@ pub fn output_attrs(
     opts: &ConvertOptions,
     target: Target,
 ) -> Result<Vec<AttrEntry>> {
-    let mut out = Vec::with_capacity(meta.attrs.len());
+    let mut out = Vec::with_capacity(meta.attrs().len());
     let add_identifier = needs_identifier(meta, target);
     let drop_identifier = drops_identifier(meta, target);
-    for (i, ev) in meta.attrs.iter().enumerate() {
+    for (i, ev) in meta.attrs().iter().enumerate() {
         let mut attr = ev.attr.clone();
         if opts.compat_perf_6_1 && attr.encoded_len > ATTR_SIZE_PERF_6_1 {
             if !attr.is_zero_past(ATTR_SIZE_PERF_6_1, meta.endian) {
@@ -230,7 +230,7 @@ impl FeatureEdits {
             }
             // perf record flags branch stacks in a file header, never in a pipe stream.
             let branches = meta
-                .attrs
+                .attrs()
                 .iter()
                 .any(|a| a.attr.sample_type.contains(SampleType::BRANCH_STACK));
             if branches

@@ -145,7 +145,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
         }
     }
     drop(out_meta);
-    let nr_attrs = source.meta().attrs.len();
+    let nr_attrs = source.meta().attrs().len();
     {
         let mut sink = sink::FileSink(&mut writer);
         source.for_each(|piece| {
@@ -155,7 +155,7 @@ pub(crate) fn to_file_with<W: Write + Seek>(
             };
             if !stage.keeps_metadata()
                 && item.raw.record_type() == RecordType::HeaderAttr
-                && item.meta.attrs.len() > nr_attrs
+                && item.meta.attrs().len() > nr_attrs
             {
                 return Err(WriteError::unsupported(
                     Some(item.raw.offset),
@@ -235,7 +235,7 @@ fn input_refused(meta: &Metadata) -> Option<String> {
         return None;
     }
     use perfdata_core::feature::FeatureId;
-    let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+    let attrs: Vec<_> = meta.attrs().iter().map(|a| &a.attr).collect();
     let stat = meta.feature(FeatureId::Stat).is_some();
     // perf wants the formats from the header's TRACING_DATA, before any record (the
     // tracing data of simpleperf's files is a record in the data section).

@@ -16,7 +16,7 @@ use std::path::Path;
 use perfdata_core::feature::{Feature, FeatureId, FeatureSection, SampleTime};
 use perfdata_core::header::FileSection;
 use perfdata_core::raw::{header_of, RawRecord};
-use perfdata_core::record::{EventIndex, Record, RecordBody, RecordType};
+use perfdata_core::record::{Record, RecordBody, RecordType};
 use perfdata_core::Endian;
 use perfdata_core::{ContainerKind, Entry, Metadata, PerfData, RecordRef};
 
@@ -219,7 +219,7 @@ fn without_stale_ids(record: &Record, meta: &Metadata) -> Option<Option<Record>>
         return None;
     };
     let known: HashSet<u64> = meta
-        .attrs
+        .attrs()
         .iter()
         .flat_map(|a| a.ids.iter().copied())
         .collect();
@@ -322,10 +322,6 @@ fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result
         }
     }
     let mut meta = tree.meta.clone();
-    meta.events = EventIndex::new();
-    for a in &meta.attrs {
-        meta.events.push(&a.attr, &a.ids);
-    }
     // A finished file states SAMPLE_TIME (the conversion derives it for the others).
     let span = sample_span(&tree.records);
     if meta.container == ContainerKind::File && !meta.unfinished && span != tree.read_sample_span()
@@ -369,8 +365,7 @@ fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result
 /// ids, features and event types.
 fn header_records_agree(tree: &PerfData, meta: &Metadata) -> Result<bool> {
     let mut folded = meta.clone();
-    folded.attrs.clear();
-    folded.events = EventIndex::new();
+    folded.set_attrs(Vec::new());
     folded.features.clear();
     folded.event_types.clear();
     for e in &tree.records {
@@ -381,7 +376,7 @@ fn header_records_agree(tree: &PerfData, meta: &Metadata) -> Result<bool> {
         folded.fold(&raw(&bytes, e, meta.endian))?;
     }
     let events = |m: &Metadata| -> Vec<_> {
-        m.attrs
+        m.attrs()
             .iter()
             .map(|a| (a.attr.clone(), a.ids.clone()))
             .collect()

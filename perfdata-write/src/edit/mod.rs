@@ -169,8 +169,8 @@ pub fn header_attr_event(item: &RecordRef<'_>) -> Result<Option<usize>> {
     let by_id = ha
         .ids
         .first()
-        .and_then(|&id| item.meta.events.event_of_id(id));
-    Ok(by_id.or_else(|| item.meta.attrs.iter().position(|ev| ev.attr == ha.attr)))
+        .and_then(|&id| item.meta.events().event_of_id(id));
+    Ok(by_id.or_else(|| item.meta.attrs().iter().position(|ev| ev.attr == ha.attr)))
 }
 
 /// Edits need the records inside compressed containers.

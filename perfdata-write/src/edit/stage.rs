@@ -189,7 +189,9 @@ impl EditStage {
         for e in &mut self.chain.edits {
             e.finish(meta)?;
         }
-        self.event_names = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
+        self.event_names = (0..meta.attrs().len())
+            .map(|i| meta.event_name(i))
+            .collect();
         Ok(())
     }
 
