@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use perfdata_write::compress::CompressFormat;
-use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
+use perfdata_write::convert::{Compression, ConvertOptions, Report, Source, Target};
+use perfdata_write::{Conversion, Input};
 
-use crate::output::{Out, Output};
 use crate::CliError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -110,7 +110,7 @@ pub(crate) fn same_file(input: &Path, output: &Path) -> bool {
 
 impl ConvertArgs {
     /// The library's options for these arguments; what `--compat` implies is resolved
-    /// by the library from the input ([`ConvertOptions::resolve`]).
+    /// by the library from the input (`perfdata_write::convert::Plan`).
     fn options(&self) -> ConvertOptions {
         let format = match self.compression.compress_format {
             Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
@@ -152,19 +152,20 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         )));
     }
     // The output first: a directory or unwritable place is refused before any work.
-    let out = Output::create(&args.output)?;
-    let (reader, opts) = convert::open_input(args.input.path(), &args.options())?;
-    let target = opts.target_for(reader.meta().container);
-    crate::verbose::describe_input(reader.meta());
-    crate::verbose::say(1, format_args!("convert: to {target:?}, policy {opts:?}"));
-
-    let _progress = crate::progress::Progress::watch(args.input.path(), reader.progress());
-    let (report, _) = out.write(args.input.path(), target, |out| {
-        Ok(match out {
-            Out::Seek(w, file) => convert::to_target_in(reader, target, w, file, &opts)?.1,
-            Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,
-        })
-    })?;
+    let sink = crate::output::sink(&args.output, args.input.path())?;
+    let source = Input::open(args.input.path())?;
+    crate::verbose::describe_input(source.meta());
+    let conversion = Conversion::new(source).options(args.options());
+    let plan = conversion.plan();
+    crate::verbose::say(
+        1,
+        format_args!(
+            "convert: to {:?}, policy {:?}",
+            plan.target(),
+            plan.options()
+        ),
+    );
+    let report = crate::output::run(args.input.path(), conversion, sink)?;
     crate::verbose::say(
         1,
         format_args!(

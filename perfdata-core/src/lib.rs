@@ -57,7 +57,7 @@
 //! ```
 //! use perfdata_core::record::{PaddedString, RecordBody};
 //! use perfdata_core::PerfData;
-//! use perfdata_write::WriteTree;
+//! use perfdata_write::{Conversion, Sink, TreeSource};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
 //! let mut tree = PerfData::read(input)?; // compressed records? use read_with(.., Contents)
@@ -68,7 +68,8 @@
 //!         }
 //!     }
 //! }
-//! tree.write_file(&output)?; // offsets, sizes and derived features recomputed
+//! // Offsets, sizes and derived features recomputed:
+//! Conversion::new(TreeSource::new(&tree)).write(Sink::path(&output)?)?;
 //! assert!(PerfData::read(&output)?.records.iter().any(|e| matches!(&e.record.body,
 //!     RecordBody::Comm(c) if c.comm.as_str_lossy() == "renamed")));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

@@ -1,6 +1,6 @@
 //! The owned tree: a whole recording in memory, built from the same record iterator as
 //! streaming reads. Change its records, attrs and features, then write it with
-//! `perfdata_write::WriteTree` (perfdata-write), which recomputes what the records
+//! `perfdata_write::TreeSource` (perfdata-write), which recomputes what the records
 //! determine: offsets, record sizes, SAMPLE_TIME, the AUXTRACE index, ID_INDEX.
 
 use std::path::Path;

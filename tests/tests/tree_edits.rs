@@ -9,7 +9,7 @@ use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::{PerfData, PerfReader, ReadOptions};
 use perfdata_tests::{fixtures_dir, perf_run, perf_stats};
 use perfdata_write::edit::Remap;
-use perfdata_write::WriteTree;
+use perfdata_write::{Conversion, Sink, TreeSource};
 
 /// perf's output, which must be clean (exit 0, nothing on stderr) and non-empty.
 fn perf_ok(args: &[&str], input: &Path) -> String {
@@ -23,7 +23,9 @@ fn perf_ok(args: &[&str], input: &Path) -> String {
 }
 
 fn write(tree: &PerfData, out: &Path) {
-    tree.write_file(out).unwrap();
+    Conversion::new(TreeSource::new(tree))
+        .write(Sink::path(out).unwrap())
+        .unwrap();
 }
 
 #[test]

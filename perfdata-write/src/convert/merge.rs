@@ -4,7 +4,7 @@
 //! record.
 
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::{Metadata, PerfReader};
+use perfdata_core::{Metadata, PerfReader, RecordRef};
 
 use crate::error::Result;
 
@@ -26,6 +26,8 @@ pub(super) struct MergedStreams {
     /// next record is asked for, so that the rest of a payload too large to hold can
     /// still be read from it ([`MergedStreams::last_stream`]).
     taken: Option<usize>,
+    /// The record handed out last.
+    current: Option<OwnedRecord>,
 }
 
 fn next_head(reader: &mut PerfReader, last_time: &mut u64) -> Result<Option<Head>> {
@@ -57,6 +59,7 @@ impl MergedStreams {
             last_times,
             heads,
             taken: None,
+            current: None,
         })
     }
 
@@ -67,7 +70,7 @@ impl MergedStreams {
 
     /// The earliest record of all streams; ties go to the lower stream (side-band
     /// `data` first). `None` at the end, when the streams' warnings join the metadata.
-    pub fn next_record(&mut self) -> Result<Option<OwnedRecord>> {
+    pub fn next_record(&mut self) -> Result<Option<RecordRef<'_>>> {
         if let Some(i) = self.taken.take() {
             self.heads[i] = next_head(&mut self.streams[i], &mut self.last_times[i])?;
         }
@@ -87,7 +90,11 @@ impl MergedStreams {
         };
         let head = self.heads[i].take().expect("chosen head exists");
         self.taken = Some(i);
-        Ok(Some(head.record))
+        let current = self.current.insert(head.record);
+        Ok(Some(RecordRef::new(
+            current.as_raw(self.meta.endian),
+            &self.meta,
+        )))
     }
 
     /// The stream of the record handed out last.

@@ -10,6 +10,8 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
 
 use super::*;
+use crate::convert::testing::{open, run};
+use crate::convert::{ConvertOptions, Report, Target};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -158,7 +160,7 @@ fn readers_that_hide_compressed_records_are_refused() {
         vec![keep_all()],
     )
     .expect_err("refused");
-    assert!(err.to_string().contains("edit::open"), "{err}");
+    assert!(err.to_string().contains("ReadOptions::Contents"), "{err}");
 }
 
 #[test]
