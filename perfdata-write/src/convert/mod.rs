@@ -53,6 +53,8 @@ mod stage;
 mod stream_features;
 #[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
 mod tree;
 mod verify;
 mod writer_sink;
