@@ -63,6 +63,20 @@ impl Plan {
         }
     }
 
+    /// [`Plan::new`] writing `target` whatever the options say (a tree whose header
+    /// records no longer say what its metadata says is read as a file's metadata, and
+    /// still written as the stream it was).
+    pub(super) fn writing(mut self, target: Target) -> Plan {
+        self.target = target;
+        self
+    }
+
+    /// Whether the options as asked, before they are resolved, expand compressed
+    /// records (what a tree holding compressed records cannot give).
+    pub(super) fn expands_as_asked(opts: &ConvertOptions, meta: &Metadata) -> bool {
+        expands(opts, opts.target_for(meta.container), meta)
+    }
+
     /// The options as resolved (what `compat_perf_6_1` implies filled in).
     pub fn options(&self) -> &ConvertOptions {
         &self.options

@@ -53,7 +53,7 @@ fn to_file<W: Write + Seek>(
     cancel: Option<&Cancel>,
 ) -> Result<Report> {
     let meta = source_meta(tree, Target::File, opts)?;
-    let plan = &Plan::new(opts, &meta);
+    let plan = &Plan::new(opts, &meta).writing(Target::File);
     let opts = plan.options();
     let mut conv = RecordStage::new(plan, &meta, None)?;
     let attrs = output_attrs(&meta, opts, Target::File)?;
@@ -85,7 +85,7 @@ fn to_pipe<W: Write>(
     cancel: Option<&Cancel>,
 ) -> Result<Report> {
     let meta = source_meta(tree, Target::Pipe, opts)?;
-    let plan = &Plan::new(opts, &meta);
+    let plan = &Plan::new(opts, &meta).writing(Target::Pipe);
     let mut conv = RecordStage::new(plan, &meta, None)?;
     let mut writer = pipe_writer(&conv, out)?;
     let warnings = if conv.keeps_metadata() {
@@ -272,7 +272,7 @@ fn carried_by_records(tree: &PerfData) -> HashSet<FeatureId> {
 fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result<Metadata> {
     // What convert would expand (a byte-order or compression change, a directory's or
     // a stream's records into a file) cannot be done on records kept compressed.
-    if Plan::new(opts, &tree.meta).expands() {
+    if Plan::expands_as_asked(opts, &tree.meta) {
         if let Some(e) = tree.records.iter().find(|e| is_container(&e.record)) {
             return Err(WriteError::unsupported(
                 Some(e.offset),
