@@ -88,26 +88,6 @@ impl ConvertArgs {
     }
 }
 
-/// Whether writing `output` would replace the recording read from `input`: the same
-/// file (device and inode) however it is named, through links, or as stdin (`-`,
-/// `perfdata anonymize - -o x.data < x.data`).
-pub(crate) fn same_file(input: &Path, output: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let input = if input.as_os_str() == "-" {
-        use std::os::fd::AsFd;
-        std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(|fd| std::fs::File::from(fd).metadata())
-    } else {
-        std::fs::metadata(input)
-    };
-    match (input, std::fs::metadata(output)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-        _ => false,
-    }
-}
-
 impl ConvertArgs {
     /// The library's options for these arguments; what `--compat` implies is resolved
     /// by the library from the input (`perfdata_write::convert::Plan`).
@@ -145,7 +125,7 @@ impl ConvertArgs {
 
 pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && !args.in_place && same_file(args.input.path(), &args.output) {
+    if !stdout_out && !args.in_place && crate::output::same_file(args.input.path(), &args.output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input; pass --in-place to replace it",
             args.output.display()

@@ -51,7 +51,7 @@ pub fn run_edits(
     decompress: bool,
     edits: Vec<Box<dyn RecordEdit>>,
 ) -> Result<Report, CliError> {
-    if output.as_os_str() != "-" && crate::convert::same_file(input, output) {
+    if output.as_os_str() != "-" && same_file(input, output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input",
             output.display()
@@ -73,4 +73,24 @@ pub fn run_edits(
         Conversion::new(source).options(opts).edits(edits),
         sink,
     )
+}
+
+/// Whether writing `output` would replace the recording read from `input`: the same
+/// file (device and inode) however it is named, through links, or as stdin (`-`,
+/// `perfdata anonymize - -o x.data < x.data`).
+pub fn same_file(input: &Path, output: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let input = if input.as_os_str() == "-" {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(input)
+    };
+    match (input, std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
 }
