@@ -50,19 +50,12 @@ pub trait Source {
     /// returns true (it wrote a record whose payload is still in the input), the rest
     /// of that payload follows as [`Piece::Payload`]s. The same as a loop over
     /// [`Source::next_record`]; a source may have a faster way.
-    fn for_each<F>(&mut self, mut f: F) -> Result<()>
+    fn for_each<F>(&mut self, f: F) -> Result<()>
     where
         F: FnMut(Piece<'_, '_>) -> Result<bool>,
         Self: Sized,
     {
-        while let Some(item) = self.next_record()? {
-            if f(Piece::Record(&item))? {
-                while let Some(chunk) = self.payload_chunk()? {
-                    f(Piece::Payload(chunk))?;
-                }
-            }
-        }
-        Ok(())
+        each_by_pull(self, f)
     }
 
     /// The input file, when the source is one file read as it is stored: unchanged
@@ -77,6 +70,21 @@ pub trait Source {
     fn tree(&self) -> Option<&PerfData> {
         None
     }
+}
+
+/// [`Source::for_each`] as a loop over [`Source::next_record`].
+fn each_by_pull<S: Source + ?Sized>(
+    source: &mut S,
+    mut f: impl FnMut(Piece<'_, '_>) -> Result<bool>,
+) -> Result<()> {
+    while let Some(item) = source.next_record()? {
+        if f(Piece::Record(&item))? {
+            while let Some(chunk) = source.payload_chunk()? {
+                f(Piece::Payload(chunk))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The records of an input as they are read.
@@ -198,21 +206,11 @@ impl Source for Input {
     where
         F: FnMut(Piece<'_, '_>) -> Result<bool>,
     {
-        match &mut self.feed {
-            // The reader's fast lane for the kernel's records of a mapped file.
-            Feed::Reader(r) => r.for_each(f),
-            _ => {
-                let mut f = f;
-                while let Some(item) = self.next_record()? {
-                    if f(Piece::Record(&item))? {
-                        while let Some(chunk) = self.payload_chunk()? {
-                            f(Piece::Payload(chunk))?;
-                        }
-                    }
-                }
-                Ok(())
-            }
+        // The reader's fast lane for the kernel's records of a mapped file.
+        if let Feed::Reader(r) = &mut self.feed {
+            return r.for_each(f);
         }
+        each_by_pull(self, f)
     }
 
     fn input_file(&self) -> Option<&File> {
