@@ -245,7 +245,7 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>) -> Result<u64
                         sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian).map(
                             |f| {
                                 let misc = item.raw.header.misc;
-                                sample_event(f, e, attr.sample_period, misc, &item.meta.events())
+                                sample_event(f, e, attr.sample_period, misc, item.meta.events())
                             },
                         )
                     }
@@ -349,7 +349,7 @@ fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option
         RecordBody::Sample(s) => {
             let f = SampleFields::from_decoded(*s);
             let period = meta.attrs().get(event_idx?)?.attr.sample_period;
-            sample_event(f, event_idx?, period, m, &meta.events())
+            sample_event(f, event_idx?, period, m, meta.events())
         }
         _ => return None,
     })

@@ -175,7 +175,7 @@ impl Source for Input {
                      the input with ReadOptions::Contents",
                 ));
             }
-            *reader = PerfReader::open_with(reader.path().to_path_buf(), ReadOptions::Contents)?;
+            *reader = PerfReader::open_with(reader.path(), ReadOptions::Contents)?;
         }
         if needs.time_order && reader.meta().container == ContainerKind::Directory {
             let Feed::Reader(reader) = std::mem::replace(&mut self.feed, Feed::Gone) else {

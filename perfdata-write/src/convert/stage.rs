@@ -290,7 +290,7 @@ impl RecordStage {
         // it as it is.
         let ctx = DecodeContext {
             endian: self.in_endian,
-            events: &meta.events(),
+            events: meta.events(),
         };
         let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
         match &mut record.body {
