@@ -34,10 +34,7 @@ pub fn run(
 ) -> Result<Report, CliError> {
     let mut conversion = conversion.cancel(crate::interrupt::cancel());
     conversion.prepare()?;
-    let _progress = conversion
-        .source()
-        .progress()
-        .map(|counter| crate::progress::Progress::watch(input, counter));
+    let _progress = crate::progress::Progress::watch(input, conversion.source().progress());
     Ok(conversion.write(sink)?)
 }
 

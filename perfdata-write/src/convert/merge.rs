@@ -28,6 +28,8 @@ pub(super) struct MergedStreams {
     taken: Option<usize>,
     /// The record handed out last.
     current: Option<OwnedRecord>,
+    /// The directory reader's progress counter (see [`PerfReader::progress`]).
+    progress: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 fn next_head(reader: &mut PerfReader, last_time: &mut u64) -> Result<Option<Head>> {
@@ -47,6 +49,7 @@ impl MergedStreams {
     /// Open the streams of a directory `reader` and read the first record of each.
     pub fn new(reader: PerfReader) -> Result<Self> {
         let meta = reader.meta().clone();
+        let progress = reader.progress();
         let mut streams = reader.into_streams();
         let mut last_times = vec![0u64; streams.len()];
         let mut heads = Vec::with_capacity(streams.len());
@@ -60,7 +63,13 @@ impl MergedStreams {
             heads,
             taken: None,
             current: None,
+            progress,
         })
+    }
+
+    /// The directory reader's progress counter.
+    pub fn progress(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        std::sync::Arc::clone(&self.progress)
     }
 
     /// The directory's metadata (with the streams' warnings once they are all read).

@@ -144,12 +144,14 @@ impl Input {
         }
     }
 
-    /// How far the input has been read, in bytes (see [`PerfReader::progress`]); `None`
-    /// once its streams are merged.
-    pub fn progress(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicU64>> {
+    /// How far the input has been read, in bytes (see [`PerfReader::progress`]): the
+    /// counter of the reader as [`Source::prepare`] left it (a directory's, whose
+    /// streams merged by time count nothing).
+    pub fn progress(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
         match &self.feed {
-            Feed::Reader(r) => Some(r.progress()),
-            _ => None,
+            Feed::Reader(r) => r.progress(),
+            Feed::Merged(m) => m.progress(),
+            Feed::Gone => Default::default(),
         }
     }
 }
