@@ -8,7 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use perfdata_core::attr::SampleType;
 use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_write::convert::{ConvertOptions, Target};
-use perfdata_write::edit::{self, DropSampleFields, RecordEdit, Selection, Selectors, Strip};
+use perfdata_write::edit::{DropSampleFields, RecordEdit, Selection, Selectors, Strip};
+use perfdata_write::{Conversion, Input, Sink};
 
 mod common;
 
@@ -37,10 +38,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(reader) = PerfReader::from_vec(rest.to_vec(), ReadOptions::Contents) else {
         return;
     };
-    let opts = ConvertOptions::default();
-    if let Ok((out, report)) =
-        edit::run(reader, Target::File, Cursor::new(Vec::new()), &opts, edits)
-    {
+    let opts = ConvertOptions {
+        target: Some(Target::File),
+        ..ConvertOptions::default()
+    };
+    let mut out = Cursor::new(Vec::new());
+    let written = Conversion::new(Input::from_reader(reader))
+        .options(opts)
+        .edits(edits)
+        .write(Sink::seekable(&mut out, None));
+    if let Ok(report) = written {
         let kept = report
             .edits
             .as_ref()

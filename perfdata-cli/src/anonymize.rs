@@ -63,8 +63,7 @@ pub fn run(args: &AnonymizeArgs) -> Result<(), CliError> {
     let anon = Anonymize::new(names, args.keep_raw).strict(args.strict);
     let counts = anon.counts();
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(anon)];
-    let (report, _) =
-        crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
+    let report = crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
     report.warnings.iter().for_each(crate::warn);
     counts.borrow().warnings().iter().for_each(crate::warn);
     if !crate::quiet() {

@@ -57,7 +57,10 @@ pub struct RemapArgs {
 pub fn run(cmd: &BuildIdCommand) -> Result<(), CliError> {
     match cmd {
         BuildIdCommand::List { file, json } => {
-            let list = perfdata_view::buildids::list(edit::open(file.path())?)?;
+            let list = perfdata_view::buildids::list(perfdata_core::PerfReader::open_with(
+                file.path(),
+                perfdata_core::ReadOptions::Contents,
+            )?)?;
             // Written, never printed: a closed stdout (`| head`) is an error that ends
             // the command quietly, where println! would panic.
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -97,7 +100,7 @@ fn remap(args: &RemapArgs) -> Result<(), CliError> {
         ));
     }
     let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(Remap::new(ids, paths))];
-    let (report, _) = crate::output::run_edits(args.input.path(), &args.output, false, edits)?;
+    let report = crate::output::run_edits(args.input.path(), &args.output, false, edits)?;
     report.warnings.iter().for_each(crate::warn);
     if let Some(s) = report.edits.as_ref().filter(|_| !crate::quiet()) {
         let changed: Vec<String> = [

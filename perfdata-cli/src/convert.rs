@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use perfdata_write::compress::CompressFormat;
-use perfdata_write::convert::{self, Compression, ConvertOptions, Report, Target};
+use perfdata_write::convert::{Compression, ConvertOptions, Report, Source, Target};
+use perfdata_write::{Conversion, Input};
 
-use crate::output::{Out, Output};
 use crate::CliError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,29 +88,9 @@ impl ConvertArgs {
     }
 }
 
-/// Whether writing `output` would replace the recording read from `input`: the same
-/// file (device and inode) however it is named, through links, or as stdin (`-`,
-/// `perfdata anonymize - -o x.data < x.data`).
-pub(crate) fn same_file(input: &Path, output: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let input = if input.as_os_str() == "-" {
-        use std::os::fd::AsFd;
-        std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(|fd| std::fs::File::from(fd).metadata())
-    } else {
-        std::fs::metadata(input)
-    };
-    match (input, std::fs::metadata(output)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
-        _ => false,
-    }
-}
-
 impl ConvertArgs {
     /// The library's options for these arguments; what `--compat` implies is resolved
-    /// by the library from the input ([`ConvertOptions::resolve`]).
+    /// by the library from the input (`perfdata_write::convert::Plan`).
     fn options(&self) -> ConvertOptions {
         let format = match self.compression.compress_format {
             Some(FormatArg::Compressed2) => CompressFormat::Compressed2,
@@ -145,26 +125,27 @@ impl ConvertArgs {
 
 pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
     let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && !args.in_place && same_file(args.input.path(), &args.output) {
+    if !stdout_out && !args.in_place && crate::output::same_file(args.input.path(), &args.output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input; pass --in-place to replace it",
             args.output.display()
         )));
     }
     // The output first: a directory or unwritable place is refused before any work.
-    let out = Output::create(&args.output)?;
-    let (reader, opts) = convert::open_input(args.input.path(), &args.options())?;
-    let target = opts.target_for(reader.meta().container);
-    crate::verbose::describe_input(reader.meta());
-    crate::verbose::say(1, format_args!("convert: to {target:?}, policy {opts:?}"));
-
-    let _progress = crate::progress::Progress::watch(args.input.path(), reader.progress());
-    let (report, _) = out.write(args.input.path(), target, |out| {
-        Ok(match out {
-            Out::Seek(w, file) => convert::to_target_in(reader, target, w, file, &opts)?.1,
-            Out::Stream(w) => convert::to_pipe(reader, w, &opts)?.1,
-        })
-    })?;
+    let sink = crate::output::sink(&args.output, args.input.path())?;
+    let source = Input::open(args.input.path())?;
+    crate::verbose::describe_input(source.meta());
+    let conversion = Conversion::new(source).options(args.options());
+    let plan = conversion.plan();
+    crate::verbose::say(
+        1,
+        format_args!(
+            "convert: to {:?}, policy {:?}",
+            plan.target(),
+            plan.options()
+        ),
+    );
+    let report = crate::output::run(args.input.path(), conversion, sink)?;
     crate::verbose::say(
         1,
         format_args!(

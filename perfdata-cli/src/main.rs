@@ -19,6 +19,7 @@ mod dump;
 mod export;
 mod info;
 mod input;
+mod interrupt;
 mod json_help;
 mod output;
 mod progress;
@@ -34,7 +35,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{FromArgMatches, Parser, Subcommand};
-use perfdata_write::output::interrupt::{self, OnInterrupt};
+use interrupt::OnInterrupt;
 
 #[derive(Parser)]
 #[command(
@@ -181,7 +182,7 @@ fn main() -> ExitCode {
         | Command::HelpJson => None,
     };
     // Reading a stream, the first SIGINT ends the stream rather than the command; either
-    // way an interrupted convert leaves no temp file.
+    // way an interrupted convert leaves no temp file (see interrupt).
     interrupt::install(if input.is_some_and(is_stream) {
         OnInterrupt::EndOfStream
     } else {
@@ -220,6 +221,8 @@ fn main() -> ExitCode {
         Command::Manpage => docs::manpage(),
         Command::HelpJson => json_help::run(),
     };
+    // An interrupt that cancelled the command ends it as the signal would have.
+    interrupt::die_if_interrupted();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         // `perfdata dump | head`, `convert -o - | head -c 10`: the reader went away;

@@ -1,128 +1,62 @@
-//! Where a rewriting command's output goes: a file (written beside the target and renamed
-//! into place when everything succeeded) or a stream: stdout, or an existing output that
-//! is no regular file (a device, a FIFO, `/dev/stdout` on a pipe), written in place and
-//! never replaced. A stream gets a pipe-mode output as it is made; a file-mode one is
-//! built in an unnamed temp file first (its header is written last, which needs
-//! seeking) and copied into the stream when complete, as `-o -` always did: the bytes
-//! are those the same command writes to a regular file.
+//! Where a rewriting command's output goes: the library's [`Sink`] for a path (a file
+//! written beside the target and renamed into place when everything succeeded, or an
+//! existing device or FIFO written in place) or for `-`, stdout.
 //!
 //! The output is created before the input is read, so that a directory or an unwritable
 //! place is refused before any work.
 
-use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
 
-use perfdata_write::convert::{Report, Target};
-use perfdata_write::output::{copy_to, AtomicOutput, ThreadedWriter};
+use perfdata_core::ReadOptions;
+use perfdata_write::convert::{Compression, ConvertOptions, Report};
+use perfdata_write::edit::RecordEdit;
+use perfdata_write::{Conversion, Input, Sink};
 
 use crate::CliError;
 
-/// A seekable output, as the file writers take it.
-pub trait WriteSeek: Write + Seek {}
-impl<T: Write + Seek> WriteSeek for T {}
-
-/// The writer handed to a command's conversion.
-pub enum Out<'a> {
-    /// Seekable: any target; with a handle of the file written (for the kernel's copies
-    /// of unchanged records, `convert::to_target_in`).
-    Seek(&'a mut dyn WriteSeek, Option<File>),
-    /// stdout with a pipe target.
-    Stream(&'a mut dyn Write),
+/// The sink of `output` (a path or `-`), made now; a file output keeps `input`'s mtime
+/// and permissions (perf shows the mtime as "captured on"), or gets 0600 when the input
+/// is no regular file (stdin, a directory), as perf writes its recordings.
+pub fn sink(output: &Path, input: &Path) -> Result<Sink<'static>, CliError> {
+    Ok(if output.as_os_str() == "-" {
+        Sink::stdout()
+    } else {
+        Sink::path(output)?.keeping_times_of(input)
+    })
 }
 
-/// An output opened for a command: a file, or stdout for `-`.
-pub struct Output(Option<AtomicOutput>);
-
-impl Output {
-    /// Open `output` (a path or `-`): a file output's temp file is made now.
-    pub fn create(output: &Path) -> Result<Self, CliError> {
-        Ok(Output(if output.as_os_str() == "-" {
-            None
-        } else {
-            Some(AtomicOutput::create(output)?)
-        }))
-    }
-
-    /// Write the output with `convert`; returns the report and the bytes written. A file
-    /// output keeps `input`'s mtime and permissions (perf shows the mtime as "captured
-    /// on"), or gets 0600 when the input is no regular file (stdin, a directory), as perf
-    /// writes its recordings. Errors name the target, never the temp file.
-    pub fn write(
-        self,
-        input: &Path,
-        target: Target,
-        convert: impl FnOnce(Out<'_>) -> Result<Report, CliError>,
-    ) -> Result<(Report, Option<u64>), CliError> {
-        if let Some(mut out) = self.0 {
-            if out.is_stream() && target == Target::Pipe {
-                let report = {
-                    let mut w = out.writer();
-                    convert(Out::Stream(&mut w)).and_then(|report| {
-                        w.flush()?;
-                        Ok(report)
-                    })
-                };
-                let report = report.map_err(|e| name_error(&out, e))?;
-                out.commit(None)?;
-                return Ok((report, None));
-            }
-            // A file, or a node's spool (copied into it on commit).
-            let written = {
-                let mut w = out.threaded_writer()?;
-                let file = w.file().try_clone().ok();
-                convert(Out::Seek(&mut w, file)).and_then(|report| {
-                    w.flush()
-                        .map_err(|e| perfdata_write::WriteError::io("writing the output", e))?;
-                    Ok((report, w.file().metadata().map(|m| m.len()).ok()))
-                })
-            };
-            let (report, len) = written.map_err(|e| name_error(&out, e))?;
-            // `-` is stdin, even where a file named "-" exists.
-            out.commit(Some(input).filter(|p| p.as_os_str() != "-" && p.is_file()))?;
-            return Ok((report, len));
-        }
-        if target == Target::Pipe {
-            let mut w = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-            let report = convert(Out::Stream(&mut w))?;
-            w.flush()?;
-            return Ok((report, None));
-        }
-        let mut tmp: File = tempfile::tempfile()?;
-        let report = {
-            let mut w = ThreadedWriter::new(&tmp)?;
-            let file = w.file().try_clone().ok();
-            let report = convert(Out::Seek(&mut w, file))?;
-            w.flush()?;
-            report
-        };
-        let len = tmp.metadata().map(|m| m.len()).ok();
-        copy_to(&mut tmp, &mut std::io::stdout().lock())?;
-        Ok((report, len))
-    }
+/// Run `conversion` into `sink` with the command's interrupt flag and a progress bar
+/// of its source.
+pub fn run(
+    input: &Path,
+    conversion: Conversion<Input>,
+    sink: Sink<'_>,
+) -> Result<Report, CliError> {
+    let mut conversion = conversion.cancel(crate::interrupt::cancel());
+    conversion.prepare()?;
+    let _progress = crate::progress::Progress::watch(input, conversion.source().progress());
+    Ok(conversion.write(sink)?)
 }
 
 /// Run `edits` over `input` into `output` (a path or `-`), as the edit commands do:
 /// an output that is the input is refused, the output is created before the input is
 /// read (a directory or unwritable place is refused before any work), compressed input
-/// is compressed again unless `decompress`. Returns the report and the bytes written.
+/// is compressed again unless `decompress`.
 pub fn run_edits(
     input: &Path,
     output: &Path,
     decompress: bool,
-    edits: Vec<Box<dyn perfdata_write::edit::RecordEdit>>,
-) -> Result<(Report, Option<u64>), CliError> {
-    use perfdata_write::convert::{Compression, ConvertOptions};
-    use perfdata_write::edit;
-    if output.as_os_str() != "-" && crate::convert::same_file(input, output) {
+    edits: Vec<Box<dyn RecordEdit>>,
+) -> Result<Report, CliError> {
+    if output.as_os_str() != "-" && same_file(input, output) {
         return Err(CliError::Usage(format!(
             "the output {} is the input",
             output.display()
         )));
     }
-    let out = Output::create(output)?;
-    let reader = edit::open(input)?;
-    let _progress = crate::progress::Progress::watch(input, reader.progress());
+    let sink = sink(output, input)?;
+    // Edits see the records inside compressed records: opened so at once.
+    let source = Input::open_with(input, ReadOptions::Contents)?;
     let opts = ConvertOptions {
         compression: if decompress {
             Compression::Decompress
@@ -131,23 +65,29 @@ pub fn run_edits(
         },
         ..Default::default()
     };
-    let target = opts.target_for(reader.meta().container);
-    out.write(input, target, |out| {
-        Ok(match out {
-            Out::Seek(w, file) => edit::run_in(reader, target, w, file, &opts, edits)?.1,
-            Out::Stream(w) => edit::run_to_pipe(reader, w, &opts, edits)?.1,
-        })
-    })
+    run(
+        input,
+        Conversion::new(source).options(opts).edits(edits),
+        sink,
+    )
 }
 
-/// A write failure names the target the user gave, not the temp file behind it.
-fn name_error(out: &AtomicOutput, e: CliError) -> CliError {
-    match e {
-        CliError::Write(w) => CliError::Write(out.name_error(w)),
-        // EPIPE stays what it is: the reader of a pipe went away, which is no failure.
-        CliError::Output(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            CliError::Write(out.name_error(perfdata_write::WriteError::io("writing", e)))
-        }
-        other => other,
+/// Whether writing `output` would replace the recording read from `input`: the same
+/// file (device and inode) however it is named, through links, or as stdin (`-`,
+/// `perfdata anonymize - -o x.data < x.data`).
+pub fn same_file(input: &Path, output: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let input = if input.as_os_str() == "-" {
+        use std::os::fd::AsFd;
+        std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| std::fs::File::from(fd).metadata())
+    } else {
+        std::fs::metadata(input)
+    };
+    match (input, std::fs::metadata(output)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
     }
 }

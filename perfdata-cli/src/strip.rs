@@ -141,9 +141,8 @@ pub fn run(args: &StripArgs) -> Result<(), CliError> {
     if sel.selects_samples() || !sel.drop_types.is_empty() {
         edits.push(Box::new(Strip::new(sel)));
     }
-    let (report, bytes_out) =
-        crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
-    print_summary(&report, size_of(args.input.path()), bytes_out);
+    let report = crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
+    print_summary(&report, size_of(args.input.path()), report.bytes_written);
     Ok(())
 }
 

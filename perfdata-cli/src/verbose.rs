@@ -35,7 +35,7 @@ pub fn describe_input(meta: &Metadata) {
             "input: {:?} mode, {:?} endian, {} event attrs, {} features",
             meta.container,
             meta.endian,
-            meta.attrs.len(),
+            meta.attrs().len(),
             meta.features.len()
         ),
     );

@@ -128,10 +128,10 @@ fn remapped_ids_and_paths_are_what_perf_sees() {
 }
 
 /// `buildid remap --map MAP --path PATH` done on the owned tree (read with the records
-/// inside compressed records) and written back with `WriteTree`.
+/// inside compressed records) and written back through `perfdata_write::TreeSource`.
 fn remap_tree(input: &Path, out: &Path, map: &str, path: &str) -> u64 {
     use perfdata_write::edit::{parse_id_pair, parse_path_pair, Remap};
-    use perfdata_write::WriteTree;
+    use perfdata_write::{Conversion, Sink, TreeSource};
     let read = perfdata_core::ReadOptions::Contents;
     let mut tree = perfdata_core::PerfData::read_with(input, read).unwrap();
     let mut remap = Remap::new(
@@ -139,7 +139,9 @@ fn remap_tree(input: &Path, out: &Path, map: &str, path: &str) -> u64 {
         vec![parse_path_pair(path).unwrap()],
     );
     remap.apply(&mut tree).unwrap();
-    tree.write_file(out).unwrap();
+    Conversion::new(TreeSource::new(&tree))
+        .write(Sink::path(out).unwrap())
+        .unwrap();
     remap.changed
 }
 

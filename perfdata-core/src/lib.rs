@@ -32,8 +32,8 @@
 //! changed and written back. Keep only the samples (and side-band) of process 31451:
 //!
 //! ```
-//! use perfdata_write::convert::ConvertOptions;
-//! use perfdata_write::edit::{self, Selection, Selectors, Strip};
+//! use perfdata_write::edit::{Selection, Selectors, Strip};
+//! use perfdata_write::{Conversion, Input, Sink};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
@@ -41,8 +41,8 @@
 //!     keep: true,
 //!     ..Default::default()
 //! });
-//! let opts = ConvertOptions::default(); // same container, compression and byte order
-//! edit::run_file(input, &output, &opts, vec![Box::new(only_pid)])?;
+//! // The same container, compression and byte order as the input.
+//! Conversion::new(Input::open(input)?).edit(only_pid).write(Sink::path(&output)?)?;
 //! let mut reader = perfdata_core::PerfReader::open(&output)?;
 //! while let Some(item) = reader.next_record()? {
 //!     if item.raw.record_type() == perfdata_core::record::RecordType::Sample {
@@ -57,7 +57,7 @@
 //! ```
 //! use perfdata_core::record::{PaddedString, RecordBody};
 //! use perfdata_core::PerfData;
-//! use perfdata_write::WriteTree;
+//! use perfdata_write::{Conversion, Sink, TreeSource};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
 //! let mut tree = PerfData::read(input)?; // compressed records? use read_with(.., Contents)
@@ -68,7 +68,8 @@
 //!         }
 //!     }
 //! }
-//! tree.write_file(&output)?; // offsets, sizes and derived features recomputed
+//! // Offsets, sizes and derived features recomputed:
+//! Conversion::new(TreeSource::new(&tree)).write(Sink::path(&output)?)?;
 //! assert!(PerfData::read(&output)?.records.iter().any(|e| matches!(&e.record.body,
 //!     RecordBody::Comm(c) if c.comm.as_str_lossy() == "renamed")));
 //! # Ok::<(), Box<dyn std::error::Error>>(())

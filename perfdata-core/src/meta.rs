@@ -72,7 +72,7 @@ impl std::fmt::Display for Warning {
 ///
 /// let reader = perfdata_core::PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-multi-event.data"))?;
 /// let meta = reader.meta();
-/// assert_eq!(meta.attrs.len(), 3);
+/// assert_eq!(meta.attrs().len(), 3);
 /// assert_eq!(meta.event_name(2), "page-faults/period=4/");
 /// assert!(matches!(meta.feature(FeatureId::SampleTime), Some(Feature::SampleTime(_))));
 /// # Ok::<(), perfdata_core::Error>(())
@@ -87,10 +87,12 @@ pub struct Metadata {
     pub magic: Magic,
     /// File mode: the file header (of `data` in a directory).
     pub header: Option<FileHeader>,
-    /// The events, in the order of the attrs section or ATTR records.
-    pub attrs: Vec<EventAttr>,
-    /// Finds each record's attr; built from `attrs`.
-    pub events: EventIndex,
+    /// The events, in the order of the attrs section or ATTR records: read with
+    /// [`Metadata::attrs`], changed with [`Metadata::edit_attrs`], which keeps `events`
+    /// true.
+    attrs: Vec<EventAttr>,
+    /// Finds each record's attr; always the index of `attrs` (derived, never set).
+    events: EventIndex,
     /// Features in the order they were found (bit order in file mode).
     pub features: IndexMap<FeatureId, FeatureSection>,
     /// File mode: where each feature section was.
@@ -132,6 +134,47 @@ impl Metadata {
             unfinished: false,
             warnings: Vec::new(),
         }
+    }
+
+    /// The events, in the order of the attrs section or ATTR records.
+    pub fn attrs(&self) -> &[EventAttr] {
+        &self.attrs
+    }
+
+    /// Finds each record's attr: the index of [`Metadata::attrs`], kept true by every
+    /// change of them.
+    pub fn events(&self) -> &EventIndex {
+        &self.events
+    }
+
+    /// Change the attrs (remove events, change an attr's sample_type or ids, name
+    /// them); the event index is rebuilt from them afterwards, so that it describes
+    /// what the attrs say. Returns what `f` returns.
+    ///
+    /// ```
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-multi-event.data");
+    /// let mut meta = perfdata_core::PerfReader::open(path)?.meta().clone();
+    /// let first_id = meta.attrs()[0].ids[0];
+    /// let last = meta.attrs().len() - 1;
+    /// let last_id = meta.attrs()[last].ids[0];
+    /// assert_eq!(meta.events().event_of_id(last_id), Some(last));
+    /// let gone = meta.edit_attrs(|attrs| attrs.remove(0));
+    /// assert_eq!(gone.ids[0], first_id);
+    /// // The index follows: the removed event's ids find nothing, the others moved up.
+    /// assert_eq!(meta.events().len(), meta.attrs().len());
+    /// assert_eq!(meta.events().event_of_id(first_id), None);
+    /// assert_eq!(meta.events().event_of_id(last_id), Some(last - 1));
+    /// # Ok::<(), perfdata_core::Error>(())
+    /// ```
+    pub fn edit_attrs<T>(&mut self, f: impl FnOnce(&mut Vec<EventAttr>) -> T) -> T {
+        let out = f(&mut self.attrs);
+        self.events = EventIndex::of(self.attrs.iter().map(|a| (&a.attr, a.ids.as_slice())));
+        out
+    }
+
+    /// Replace the attrs (and so the event index) by `attrs`.
+    pub fn set_attrs(&mut self, attrs: Vec<EventAttr>) {
+        self.edit_attrs(|a| *a = attrs);
     }
 
     /// Note something odd at `offset` (see [`Warning`]).

@@ -56,7 +56,7 @@ impl Metadata {
 
 /// The name of event `idx` of `meta`.
 pub fn event_name(meta: &Metadata, idx: usize) -> String {
-    match meta.attrs.get(idx) {
+    match meta.attrs().get(idx) {
         Some(ev) => match &ev.name {
             Some(name) => name.clone(),
             None => attr_name(&ev.attr, meta),

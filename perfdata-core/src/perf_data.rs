@@ -1,6 +1,6 @@
 //! The owned tree: a whole recording in memory, built from the same record iterator as
 //! streaming reads. Change its records, attrs and features, then write it with
-//! `perfdata_write::WriteTree` (perfdata-write), which recomputes what the records
+//! `perfdata_write::TreeSource` (perfdata-write), which recomputes what the records
 //! determine: offsets, record sizes, SAMPLE_TIME, the AUXTRACE index, ID_INDEX.
 
 use std::path::Path;
@@ -54,7 +54,7 @@ pub struct ReadContainer {
 
 /// A whole recording: its metadata and every record, decoded.
 ///
-/// `meta` is the truth for the attrs (`meta.attrs`, with their ids), the features
+/// `meta` is the truth for the attrs (`meta.attrs()`, with their ids), the features
 /// (`meta.features`) and old event types; `records` for the data. A pipe stream's
 /// header records (HEADER_ATTR, HEADER_FEATURE, ...) are kept among the records, and are
 /// written as they are only while they say what `meta` says.

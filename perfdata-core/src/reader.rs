@@ -122,7 +122,7 @@ impl<'a> RecordRef<'a> {
     fn context(&self) -> DecodeContext<'_> {
         DecodeContext {
             endian: self.meta.endian,
-            events: &self.meta.events,
+            events: self.meta.events(),
         }
     }
 
@@ -155,7 +155,7 @@ impl<'a> RecordRef<'a> {
         }
         let bytes = self.raw.bytes;
         let endian = self.meta.endian;
-        let events = &self.meta.events;
+        let events = self.meta.events();
         let format = events
             .event_of(bytes, true, endian)
             .and_then(|i| events.format(i))
@@ -188,7 +188,7 @@ impl<'a> RecordRef<'a> {
     #[inline]
     pub fn locate(&self) -> &Located {
         self.located
-            .get_or_init(|| locate(&self.raw, &self.meta.events, self.meta.endian))
+            .get_or_init(|| locate(&self.raw, self.meta.events(), self.meta.endian))
     }
 }
 

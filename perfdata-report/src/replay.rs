@@ -244,7 +244,9 @@ pub fn replay_reader_with(
         _ => None,
     };
     Ok(Replay {
-        event_names: (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect(),
+        event_names: (0..meta.attrs().len())
+            .map(|i| meta.event_name(i))
+            .collect(),
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
         groups: EventGroup::from_meta(meta),
@@ -280,11 +282,11 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
                 let at = item.locate();
                 let fast = match (kind, at.event) {
                     (RecordType::Sample, Some(e)) => {
-                        let attr = &item.meta.attrs[e].attr;
+                        let attr = &item.meta.attrs()[e].attr;
                         sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian).map(
                             |f| {
                                 let misc = item.raw.header.misc;
-                                sample_event(f, e, attr.sample_period, misc, &item.meta.events)
+                                sample_event(f, e, attr.sample_period, misc, item.meta.events())
                             },
                         )
                     }
@@ -324,7 +326,7 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
 /// The user registers and valid part of the stack copy of a sample that has both.
 fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
     use perfdata_core::attr::SampleType;
-    let attr = &item.meta.attrs[item.locate().event?].attr;
+    let attr = &item.meta.attrs()[item.locate().event?].attr;
     let both = SampleType::REGS_USER | SampleType::STACK_USER;
     if !attr.sample_type.contains(both) {
         return None;
@@ -424,8 +426,8 @@ fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option
         RecordBody::Ksymbol(k) => Event::Ksymbol(k),
         RecordBody::Sample(s) => {
             let f = SampleFields::from_decoded(*s);
-            let period = meta.attrs.get(event_idx?)?.attr.sample_period;
-            sample_event(f, event_idx?, period, m, &meta.events)
+            let period = meta.attrs().get(event_idx?)?.attr.sample_period;
+            sample_event(f, event_idx?, period, m, meta.events())
         }
         _ => return None,
     })

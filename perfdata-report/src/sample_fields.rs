@@ -153,7 +153,7 @@ mod tests {
                 let Some(e) = item.locate().event else {
                     continue;
                 };
-                let st = item.meta.attrs[e].attr.sample_type;
+                let st = item.meta.attrs()[e].attr.sample_type;
                 let fast = read(item.raw.bytes, st, item.meta.endian);
                 let RecordBody::Sample(s) = item.decode().expect("decodes").body else {
                     panic!("{name}: not a sample");

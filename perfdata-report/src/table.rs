@@ -205,7 +205,7 @@ impl Tally {
     /// before its first record is `meta`: perf drops the option silently when those
     /// events (none in a pipe) do not sample callchains (`report__setup_sample_type`).
     pub fn with_children_of(self, meta: &perfdata_core::Metadata) -> Tally {
-        let callchains = meta.attrs.iter().any(|e| {
+        let callchains = meta.attrs().iter().any(|e| {
             let st = e.attr.sample_type;
             st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
         });

@@ -224,7 +224,7 @@ impl Walk {
 
 fn format_of<'a>(item: &RecordRef<'a>) -> Option<&'a perfdata_core::record::EventFormat> {
     let e = item.locate().event?;
-    item.meta.events.format(e)
+    item.meta.events().format(e)
 }
 
 fn has_identifier(item: &RecordRef<'_>) -> bool {

@@ -99,7 +99,7 @@ pub fn record_value_with(
         obj.insert("undecoded".into(), json!(e.to_string()));
     }
     if let (RecordBody::Sample(sample), Some(event)) = (&record.body, event) {
-        let attr = item.meta.attrs.get(event).map(|a| &a.attr);
+        let attr = item.meta.attrs().get(event).map(|a| &a.attr);
         let raw = sample.raw.as_ref();
         // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.
         if let (Some(attr), Some(raw)) = (attr.filter(|a| a.type_ == 2), raw) {
@@ -365,7 +365,7 @@ impl TraceDecoder {
         event: usize,
         sample: &Sample,
     ) -> Option<DecodedTrace> {
-        let attr = item.meta.attrs.get(event).map(|a| &a.attr)?;
+        let attr = item.meta.attrs().get(event).map(|a| &a.attr)?;
         let raw = sample.raw.as_ref()?;
         // PERF_TYPE_TRACEPOINT: the attr's config is the tracepoint id.
         if attr.type_ != 2 {

@@ -83,12 +83,12 @@ impl Stats {
             }
             let Some(event) =
                 item.meta
-                    .events
+                    .events()
                     .event_of(item.raw.bytes, is_sample, item.meta.endian)
             else {
                 return;
             };
-            let reads = item.meta.events.format(event).is_some_and(|f| {
+            let reads = item.meta.events().format(event).is_some_and(|f| {
                 f.sample_type
                     .contains(perfdata_core::attr::SampleType::READ)
             });
@@ -134,7 +134,7 @@ impl Stats {
             None => Vec::new(),
         };
         for (id, value) in values {
-            let Some(event) = item.meta.events.event_of_id(id) else {
+            let Some(event) = item.meta.events().event_of_id(id) else {
                 continue;
             };
             if self.read_values.insert(id, value).unwrap_or(0) == value {
@@ -166,7 +166,7 @@ impl Stats {
         });
         let meta = reader.meta();
         stats.events.resize(
-            meta.attrs.len().max(stats.events.len()),
+            meta.attrs().len().max(stats.events.len()),
             EventCounts::default(),
         );
         for (i, ev) in stats.events.iter_mut().enumerate() {
@@ -207,7 +207,7 @@ impl Stats {
 /// so the EVENT_DESC and EVENT_UPDATE names that follow never show; in file mode it
 /// prints the recorded name.
 fn perf_stats_name(meta: &Metadata, idx: usize) -> String {
-    match (meta.container, meta.attrs.get(idx)) {
+    match (meta.container, meta.attrs().get(idx)) {
         (ContainerKind::Pipe, Some(ev)) => attr_name(&ev.attr, meta),
         _ => event_name(meta, idx),
     }

@@ -9,9 +9,8 @@
 //! and renamed into place only when the edit succeeded.
 
 use perfdata_core::record::RecordType;
-use perfdata_write::convert::{ConvertOptions, Target};
-use perfdata_write::edit::{self, RecordEdit, Selection, Selectors, Strip};
-use perfdata_write::output::AtomicOutput;
+use perfdata_write::edit::{Selection, Selectors, Strip};
+use perfdata_write::{Conversion, Input, Sink};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -19,9 +18,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: stream_edit IN OUT PID".into());
     };
     let pid: u64 = pid.parse()?;
-    // A file, a pipe stream, a directory or "-": compressed records are expanded so that
-    // the edit sees every record once (and compressed again on the way out).
-    let reader = edit::open(input)?;
     let only_pid = Strip::new(Selection {
         select: Selectors {
             pids: Some(vec![(pid, pid)]),
@@ -30,17 +26,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         keep: true,
         ..Default::default()
     });
-    let edits: Vec<Box<dyn RecordEdit>> = vec![Box::new(only_pid)];
-    let mut out = AtomicOutput::create(output.as_ref())?;
-    let opts = ConvertOptions::default(); // same container, compression and byte order
-    let target = opts.target_for(reader.meta().container);
-    let (mut w, report) = match target {
-        Target::Pipe => edit::run_to_pipe(reader, out.writer(), &opts, edits)?,
-        _ => edit::run(reader, target, out.seekable_writer()?, &opts, edits)?,
-    };
-    std::io::Write::flush(&mut w)?;
-    drop(w);
-    out.commit(None)?;
+    // A file, a pipe stream, a directory or "-": compressed records are expanded so that
+    // the edit sees every record once (and compressed again on the way out); the same
+    // container, compression and byte order as the input.
+    let report = Conversion::new(Input::open(input)?)
+        .edit(only_pid)
+        .write(Sink::path(output)?)?;
     let summary = report.edits.ok_or("the edit did not run")?;
     let samples = summary
         .records

@@ -10,7 +10,7 @@
 
 use perfdata_core::record::{PaddedString, RecordBody};
 use perfdata_core::{PerfData, ReadOptions};
-use perfdata_write::WriteTree;
+use perfdata_write::{Conversion, Sink, TreeSource};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // A file, or a pipe stream when the input was one.
-    tree.write_file(output)?;
+    Conversion::new(TreeSource::new(&tree)).write(Sink::path(output)?)?;
     println!("renamed {renamed} COMM records");
     Ok(())
 }

@@ -29,6 +29,10 @@ pub enum WriteError {
         /// What cannot be written.
         what: String,
     },
+    /// The conversion was cancelled ([`crate::Cancel`]) before it finished: nothing was
+    /// put in place of the target.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl WriteError {

@@ -55,7 +55,7 @@ impl From<EventAttr> for AttrEntry {
 impl AttrEntry {
     /// Every event of a recording, in its order: the attrs section of a copy.
     pub fn all(meta: &Metadata) -> Vec<AttrEntry> {
-        meta.attrs.iter().map(AttrEntry::from).collect()
+        meta.attrs().iter().map(AttrEntry::from).collect()
     }
 }
 
@@ -99,7 +99,7 @@ pub struct AuxtracePosition {
 /// }
 /// let bytes = writer.finish(Vec::new())?.into_inner();
 /// let copy = PerfReader::from_vec(bytes, Default::default())?;
-/// assert_eq!(copy.meta().attrs.len(), 1);
+/// assert_eq!(copy.meta().attrs().len(), 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct FileWriter<W: Write + Seek> {
@@ -211,10 +211,7 @@ impl<W: Write + Seek> FileWriter<W> {
                 ),
             ));
         }
-        let mut events = EventIndex::new();
-        for a in attrs {
-            events.push(&a.attr, &a.ids);
-        }
+        let events = EventIndex::of(attrs.iter().map(|a| (&a.attr, a.ids.as_slice())));
         out.seek(SeekFrom::Start(0)).map_err(io_err)?;
         out.write_all(&[0u8; FILE_HEADER_SIZE as usize])
             .map_err(io_err)?;

@@ -299,13 +299,13 @@ fn attr_entries_come_from_the_metadata() {
     let reader = PerfReader::open(fixture("file-multi-event.data")).unwrap();
     let meta = reader.meta();
     let entries = AttrEntry::all(meta);
-    assert_eq!(entries.len(), meta.attrs.len());
+    assert_eq!(entries.len(), meta.attrs().len());
     assert!(entries.len() >= 2);
-    for (e, ev) in entries.iter().zip(&meta.attrs) {
+    for (e, ev) in entries.iter().zip(meta.attrs()) {
         assert_eq!(e.attr, ev.attr);
         assert_eq!(e.ids, ev.ids);
         assert!(!e.ids.is_empty());
     }
-    let owned = AttrEntry::from(meta.attrs[1].clone());
-    assert_eq!(owned.ids, meta.attrs[1].ids);
+    let owned = AttrEntry::from(meta.attrs()[1].clone());
+    assert_eq!(owned.ids, meta.attrs()[1].ids);
 }

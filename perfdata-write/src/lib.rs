@@ -1,17 +1,17 @@
 //! perfdata-write: turn perfdata-core models and record streams back into perf.data.
 //!
-//! Two ways to change a recording, both giving a file perf reads (offsets, record
-//! sizes and the features the records determine recomputed):
-//! - [`edit`]: record edits (keep, drop, replace) in one streaming pass over any input
-//!   into any output, in flat memory; [`edit::Strip`] is `perfdata strip`.
-//! - [`WriteTree`]: an owned [`perfdata_core::PerfData`] tree, changed in memory and
-//!   written back; unchanged, it writes the input's bytes.
+//! One way to run a conversion, [`Conversion`]: a [`Source`] (a recording at a path
+//! or stdin, [`Input`]; an owned tree, [`TreeSource`]; several inputs merged), record
+//! edits (keep, drop, replace; [`edit`]), options (container, compression, byte
+//! order) and a [`Sink`] (a file put in place atomically, a stream, a writer). The
+//! output is a file perf reads: offsets, record sizes and the features the records
+//! determine recomputed; records stream through, in flat memory.
 //!
 //! Keep only the samples (and side-band) of process 31451, streaming:
 //!
 //! ```
-//! use perfdata_write::convert::ConvertOptions;
-//! use perfdata_write::edit::{self, Selection, Selectors, Strip};
+//! use perfdata_write::edit::{Selection, Selectors, Strip};
+//! use perfdata_write::{Conversion, Input, Sink};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/strip-multi.data");
 //! let only_pid = Strip::new(Selection {
@@ -19,8 +19,10 @@
 //!     keep: true,
 //!     ..Default::default()
 //! });
-//! let opts = ConvertOptions::default(); // same container, compression and byte order
-//! let report = edit::run_file(input, &output, &opts, vec![Box::new(only_pid)])?;
+//! // The same container, compression and byte order as the input.
+//! let report = Conversion::new(Input::open(input)?)
+//!     .edit(only_pid)
+//!     .write(Sink::path(&output)?)?;
 //! let samples = &report.edits.unwrap().records[&perfdata_core::record::RecordType::Sample];
 //! assert_eq!((samples.kept, samples.removed), (298, 290)); // as perf script counts them
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -31,7 +33,7 @@
 //! ```
 //! use perfdata_core::record::{PaddedString, RecordBody};
 //! use perfdata_core::{PerfData, ReadOptions};
-//! use perfdata_write::WriteTree;
+//! use perfdata_write::{Conversion, Sink, TreeSource};
 //! # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
 //! let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-compressed.data");
 //! // Contents: the records inside compressed records, compressed again when written.
@@ -43,7 +45,7 @@
 //!         }
 //!     }
 //! }
-//! tree.write_file(&output)?;
+//! Conversion::new(TreeSource::new(&tree)).write(Sink::path(&output)?)?;
 //! let renamed = PerfData::read_with(&output, ReadOptions::Contents)?;
 //! assert!(renamed.records.iter().any(|e| matches!(&e.record.body,
 //!     RecordBody::Comm(c) if c.comm.as_str_lossy() == "renamed")));
@@ -60,11 +62,13 @@
 //!   (a compressed record before the COMPRESSED feature, a record naming an event
 //!   before any HEADER_ATTR). Both writers refuse a record whose size field or payload
 //!   is not as long as it says. [`compress::Compressor`] makes COMPRESSED records.
-//! - [`convert`] is the pipeline behind `perfdata convert`, under both ways above.
+//! - [`convert`] is the pipeline behind [`Conversion`] and its resolved [`convert::Plan`].
 //! - [`output::AtomicOutput`] writes to a temp file beside the target and renames it
-//!   into place only when everything succeeded.
+//!   into place only when everything succeeded; a [`Cancel`] flag stops a conversion
+//!   (the binary's signal handlers set it).
 #![warn(missing_docs)]
 
+mod cancel;
 pub mod compress;
 pub mod convert;
 pub mod edit;
@@ -76,7 +80,8 @@ pub mod pipe;
 mod range_copy;
 pub mod synth;
 
-pub use convert::{write_tree, WriteTree};
+pub use cancel::Cancel;
+pub use convert::{Conversion, Input, Sink, Source, TreeSource};
 pub use error::{Result, WriteError};
 pub use file::{AttrEntry, AuxtracePosition, FileWriter};
 pub use pipe::PipeWriter;

@@ -6,7 +6,8 @@ use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
 
-use crate::convert::{self, ConvertOptions, Target};
+use crate::convert::testing as convert;
+use crate::convert::{ConvertOptions, Target};
 use crate::edit::{self, Selection, Strip};
 use crate::synth::{write_workload, SynthSpec, SynthWriter};
 
@@ -212,8 +213,8 @@ fn strips_alike(pids: Option<Vec<(u64, u64)>>, time: Option<&str>, long_runs: bo
         };
         vec![Box::new(Strip::new(sel))]
     };
-    let open = || edit::open(input.path()).unwrap();
-    let (expected, _) = edit::run(
+    let open = || convert::open(input.path()).unwrap();
+    let (expected, _) = convert::run(
         open(),
         Target::File,
         Cursor::new(Vec::new()),
@@ -223,7 +224,7 @@ fn strips_alike(pids: Option<Vec<(u64, u64)>>, time: Option<&str>, long_runs: bo
     .unwrap();
     let mut out = tempfile::tempfile().unwrap();
     let handle = out.try_clone().unwrap();
-    let (_, report) = edit::run_in(
+    let (_, report) = convert::run_in(
         open(),
         Target::File,
         std::io::BufWriter::new(&mut out),

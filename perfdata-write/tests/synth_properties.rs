@@ -182,8 +182,8 @@ proptest! {
         let meta = r.meta();
         prop_assert!(meta.warnings.is_empty(), "{:?}", meta.warnings);
         prop_assert_eq!(meta.endian, case.opts.endian);
-        prop_assert_eq!(meta.attrs.len(), events.len());
-        for (a, e) in meta.attrs.iter().zip(&events) {
+        prop_assert_eq!(meta.attrs().len(), events.len());
+        for (a, e) in meta.attrs().iter().zip(&events) {
             // ID may become IDENTIFIER (perf's rule when layouts differ).
             let asked = (case.fields | e.attr.sample_type).difference(SampleType::ID);
             prop_assert!(a.attr.sample_type.contains(asked));

@@ -9,8 +9,9 @@
 use perfdata_core::raw::Origin;
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
-use perfdata_write::convert::{self, Compression, ConvertOptions, Target};
+use perfdata_write::convert::{Compression, ConvertOptions, Target};
 use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+use perfdata_write::{Conversion, Input, Sink};
 
 /// Record types in order, and which of them were inside compressed records.
 fn walk(bytes: Vec<u8>, opts: ReadOptions) -> Vec<(RecordType, bool)> {
@@ -46,16 +47,15 @@ fn rounds_go_inside_the_compressed_batches() {
             level: 1,
             format: Default::default(),
         },
+        target: Some(Target::File),
         ..ConvertOptions::default()
     };
     let reader = PerfReader::from_vec(input, ReadOptions::default()).unwrap();
-    let (out, report) = convert::to_target(
-        reader,
-        Target::File,
-        std::io::Cursor::new(Vec::new()),
-        &opts,
-    )
-    .unwrap();
+    let mut out = std::io::Cursor::new(Vec::new());
+    let report = Conversion::new(Input::from_reader(reader))
+        .options(opts)
+        .write(Sink::seekable(&mut out, None))
+        .unwrap();
     assert_eq!(report.records_in, before.len() as u64);
     let out = out.into_inner();
 

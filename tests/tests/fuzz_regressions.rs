@@ -8,6 +8,7 @@ use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 use perfdata_write::convert::{self, ConvertOptions};
 use perfdata_write::synth::SynthSpec;
+use perfdata_write::{Conversion, Input, Sink};
 
 fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(fixtures_dir().join(name)).expect("fixture exists")
@@ -100,8 +101,15 @@ fn a_stream_without_data_records_becomes_a_file_that_reads_back() {
     );
 
     let reader = PerfReader::from_vec(header_only, ReadOptions::default()).unwrap();
-    let (out, _) =
-        convert::to_file(reader, Cursor::new(Vec::new()), &ConvertOptions::default()).unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let to_file = ConvertOptions {
+        target: Some(convert::Target::File),
+        ..ConvertOptions::default()
+    };
+    Conversion::new(Input::from_reader(reader))
+        .options(to_file)
+        .write(Sink::seekable(&mut out, None))
+        .unwrap();
     let out = out.into_inner();
     let data_size = u64::from_le_bytes(out[48..56].try_into().unwrap());
     assert_eq!(data_size, 8, "one FINISHED_ROUND");
@@ -161,13 +169,12 @@ fn an_attr_smaller_than_ver0_is_refused_for_a_file() {
         target: Some(convert::Target::File),
         ..ConvertOptions::default()
     };
-    let err = match convert::to_target(
-        reader,
-        convert::Target::File,
-        Cursor::new(Vec::new()),
-        &opts,
-    ) {
-        Ok((out, _)) => panic!(
+    let mut out = Cursor::new(Vec::new());
+    let written = Conversion::new(Input::from_reader(reader))
+        .options(opts)
+        .write(Sink::seekable(&mut out, None));
+    let err = match written {
+        Ok(_) => panic!(
             "a file with 48-byte attrs was written: {:?}",
             read_all(out.into_inner()).1
         ),

@@ -9,7 +9,8 @@ use std::io::Cursor;
 
 use perfdata_core::{Endian, PerfReader, Piece, ReadOptions, RecordRef};
 use perfdata_tests::{all_inputs, fixture_files, name};
-use perfdata_write::convert::{self, ConvertOptions};
+use perfdata_write::convert::ConvertOptions;
+use perfdata_write::{Conversion, Input, Sink};
 
 /// The fields as the decoded record has them; `None` when the record does not decode.
 fn decoded(item: &RecordRef<'_>) -> Option<Located> {
@@ -58,8 +59,8 @@ fn check(reader: &mut PerfReader, file: &str, n: &mut Counts) {
         assert_eq!(fields, want, "{file}: record at {}", item.raw.offset);
         if let (Some(id), Some(event)) = (got.id, got.event) {
             // With several events, the id names the event.
-            let by_id = item.meta.events.event_of_id(id);
-            if item.meta.attrs.len() > 1 && by_id.is_some() {
+            let by_id = item.meta.events().event_of_id(id);
+            if item.meta.attrs().len() > 1 && by_id.is_some() {
                 assert_eq!(by_id, Some(event), "{file}: record at {}", item.raw.offset);
             }
         }
@@ -85,13 +86,16 @@ fn located_fields_equal_the_decoded_ones() {
         ..Default::default()
     };
     for path in fixture_files() {
-        let Ok((reader, _)) = convert::open_input(&path, &big) else {
+        let Ok(input) = Input::open(&path) else {
             continue;
         };
-        let target = big.target_for(reader.meta().container);
-        let Ok((out, _)) = convert::to_target(reader, target, Cursor::new(Vec::new()), &big) else {
+        let mut out = Cursor::new(Vec::new());
+        let written = Conversion::new(input)
+            .options(big)
+            .write(Sink::seekable(&mut out, None));
+        if written.is_err() {
             continue; // a recording that cannot be byte-swapped
-        };
+        }
         let mut reader = PerfReader::from_vec(out.into_inner(), ReadOptions::Contents)
             .expect("our big-endian output reads");
         check(

@@ -10,7 +10,8 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{Endian, PerfReader, ReadOptions};
 use perfdata_tests::{all_inputs, corpus_files, fixture_files, name, CORRUPT};
 use perfdata_write::compress::CompressFormat;
-use perfdata_write::convert::{self, ConvertOptions};
+use perfdata_write::convert::ConvertOptions;
+use perfdata_write::{Conversion, Sink};
 
 /// Inputs whose layout is not perf's canonical one, and why. Their rewrite is compared
 /// record for record instead of byte for byte.
@@ -79,17 +80,21 @@ fn listed(list: &[(&str, &str)], n: &str) -> bool {
 
 /// Convert `input` (a path, or bytes in memory) to bytes.
 fn convert_bytes(input: Input, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
-    let reader = match input {
-        Input::Path(p) => convert::open_input(p, opts).map_err(|e| e.to_string())?.0,
+    let source = match input {
+        Input::Path(p) => perfdata_write::Input::open(p).map_err(|e| e.to_string())?,
         Input::Bytes(b) => {
             let ro = ReadOptions::Contents;
-            PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?
+            perfdata_write::Input::from_reader(
+                PerfReader::from_vec(b, ro).map_err(|e| e.to_string())?,
+            )
         }
     };
-    let target = opts.target_for(reader.meta().container);
-    convert::to_target(reader, target, Cursor::new(Vec::new()), opts)
-        .map(|(c, _)| c.into_inner())
-        .map_err(|e| e.to_string())
+    let mut out = Cursor::new(Vec::new());
+    Conversion::new(source)
+        .options(*opts)
+        .write(Sink::seekable(&mut out, None))
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
 }
 
 enum Input<'a> {
@@ -121,7 +126,7 @@ fn contents(bytes: Vec<u8>) -> Contents {
     }
     let meta = reader.meta();
     let events = meta
-        .attrs
+        .attrs()
         .iter()
         .map(|e| (e.attr.clone(), e.ids.clone()))
         .collect();

@@ -68,7 +68,7 @@ fn tree_holds_every_record_decoded() {
             .records
             .iter()
             .all(|e| !matches!(e.record.body, RecordBody::Raw(_))));
-        assert_eq!(stored.meta.attrs.len(), expanded.meta.attrs.len());
+        assert_eq!(stored.meta.attrs().len(), expanded.meta.attrs().len());
         assert!(!stored.meta.features.is_empty(), "{name}");
     }
 }

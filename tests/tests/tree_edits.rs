@@ -9,7 +9,7 @@ use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::{PerfData, PerfReader, ReadOptions};
 use perfdata_tests::{fixtures_dir, perf_run, perf_stats};
 use perfdata_write::edit::Remap;
-use perfdata_write::WriteTree;
+use perfdata_write::{Conversion, Sink, TreeSource};
 
 /// perf's output, which must be clean (exit 0, nothing on stderr) and non-empty.
 fn perf_ok(args: &[&str], input: &Path) -> String {
@@ -23,7 +23,9 @@ fn perf_ok(args: &[&str], input: &Path) -> String {
 }
 
 fn write(tree: &PerfData, out: &Path) {
-    tree.write_file(out).unwrap();
+    Conversion::new(TreeSource::new(tree))
+        .write(Sink::path(out).unwrap())
+        .unwrap();
 }
 
 #[test]
@@ -149,13 +151,14 @@ fn a_removed_event_takes_its_ids_and_id_index_entries() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixtures_dir().join("file-multi-event.data");
     let mut tree = PerfData::read(&input).unwrap();
-    assert!(tree.meta.attrs.len() >= 2);
+    assert!(tree.meta.attrs().len() >= 2);
     let before = perf_ok(&["script", "-F", "event"], &input);
-    let gone = tree.meta.attrs.pop().unwrap();
-    let kept_name = tree.meta.attrs[0].name.clone().unwrap();
+    // Its samples, and any record whose trailer names one of its ids (found by the
+    // index of the events the records were written with).
+    let events = tree.meta.events().clone();
+    let gone = tree.meta.edit_attrs(|attrs| attrs.pop()).unwrap();
+    let kept_name = tree.meta.attrs()[0].name.clone().unwrap();
     let gone_name = gone.name.clone().unwrap();
-    // Its samples, and any record whose trailer names one of its ids.
-    let events = tree.meta.events.clone();
     let endian = tree.meta.endian;
     tree.records.retain(|e| {
         let bytes = e.record.encode(endian).unwrap();
@@ -171,13 +174,14 @@ fn a_removed_event_takes_its_ids_and_id_index_entries() {
         at.id.is_none_or(|id| !gone.ids.contains(&id))
     });
     // EVENT_DESC describes the events that are left.
+    let left = tree.meta.attrs().len();
     if let Some(Feature::EventDesc(desc)) = tree
         .meta
         .features
         .get_mut(&FeatureId::EventDesc)
         .map(|s| &mut s.feature)
     {
-        desc.events.truncate(tree.meta.attrs.len());
+        desc.events.truncate(left);
     }
     let out = dir.path().join("out.data");
     write(&tree, &out);
@@ -189,8 +193,13 @@ fn a_removed_event_takes_its_ids_and_id_index_entries() {
             index_ids.extend(ix.entries.iter().map(|e| e.id));
         }
     }
-    let kept_ids: Vec<u64> = r.meta().attrs.iter().flat_map(|a| a.ids.clone()).collect();
-    assert_eq!(r.meta().attrs.len(), tree.meta.attrs.len());
+    let kept_ids: Vec<u64> = r
+        .meta()
+        .attrs()
+        .iter()
+        .flat_map(|a| a.ids.clone())
+        .collect();
+    assert_eq!(r.meta().attrs().len(), tree.meta.attrs().len());
     // Every id left, and only those, is indexed.
     index_ids.sort();
     assert_eq!(index_ids, kept_ids);

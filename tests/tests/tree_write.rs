@@ -1,4 +1,4 @@
-//! Writing the owned tree back (`perfdata_write::WriteTree`): an unchanged tree gives
+//! Writing the owned tree back (`perfdata_write::TreeSource`): an unchanged tree gives
 //! what identity `convert` gives, so the input's own bytes wherever convert does; a tree
 //! changes container and recompresses as convert does. Edits made on the tree are in
 //! `tree_edits.rs`.
@@ -10,16 +10,30 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{PerfData, PerfReader, ReadOptions};
 use perfdata_tests::{all_inputs, fixture_files, name, CORRUPT};
 use perfdata_write::compress::CompressFormat;
-use perfdata_write::convert::{self, ConvertOptions, Target};
-use perfdata_write::WriteTree;
+use perfdata_write::convert::{ConvertOptions, Plan, Target};
+use perfdata_write::{Conversion, Input, Sink, TreeSource};
 
 /// `perfdata convert` of `path` with `opts`, in memory.
 fn converted(path: &Path, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
-    let (reader, _) = convert::open_input(path, opts).map_err(|e| e.to_string())?;
-    let target = opts.target_for(reader.meta().container);
-    convert::to_target(reader, target, Cursor::new(Vec::new()), opts)
-        .map(|(c, _)| c.into_inner())
-        .map_err(|e| e.to_string())
+    let mut out = Cursor::new(Vec::new());
+    Input::open(path)
+        .and_then(|input| {
+            Conversion::new(input)
+                .options(*opts)
+                .write(Sink::seekable(&mut out, None))
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
+}
+
+/// A tree written into memory with `opts`.
+fn tree_bytes(tree: &PerfData, opts: &ConvertOptions) -> Result<Vec<u8>, String> {
+    let mut out = Cursor::new(Vec::new());
+    Conversion::new(TreeSource::new(tree))
+        .options(*opts)
+        .write(Sink::seekable(&mut out, None))
+        .map_err(|e| e.to_string())?;
+    Ok(out.into_inner())
 }
 
 /// How a test reads its trees.
@@ -41,14 +55,17 @@ fn written(path: &Path, read: Read, opts: &ConvertOptions) -> Result<Vec<u8>, St
         Read::Tree => PerfData::read(path),
         Read::Contents => PerfData::read_with(path, ReadOptions::Contents),
         Read::AsConvert => {
-            let (reader, _) = convert::open_input(path, opts).map_err(|e| e.to_string())?;
-            PerfData::from_reader(reader)
+            // As convert opens a file: the containers kept unless the plan expands them.
+            let probe = PerfReader::open_with(path, ReadOptions::Containers);
+            let plan = Plan::new(opts, probe.map_err(|e| e.to_string())?.meta());
+            match plan.expands() {
+                true => PerfData::read_with(path, ReadOptions::Contents),
+                false => PerfData::read_with(path, ReadOptions::Containers),
+            }
         }
     };
     let tree = tree.map_err(|e| e.to_string())?;
-    tree.write_to(Cursor::new(Vec::new()), opts)
-        .map(|(c, _)| c.into_inner())
-        .map_err(|e| e.to_string())
+    tree_bytes(&tree, opts)
 }
 
 /// Every input but the corrupt one, directories included.
@@ -211,7 +228,9 @@ fn write_file_writes_through_an_atomic_output() {
     let input = perfdata_tests::fixtures_dir().join("pipe-cpu-clock.data");
     let tree = PerfData::read(&input).unwrap();
     let out = dir.path().join("out.data");
-    let report = perfdata_write::write_tree(&tree, &out, &ConvertOptions::default()).unwrap();
+    let report = Conversion::new(TreeSource::new(&tree))
+        .write(Sink::path(&out).unwrap())
+        .unwrap();
     assert_eq!(report.records_out as usize, tree.records.len());
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
     // Nothing else is left in the directory (no temp file).
@@ -238,7 +257,9 @@ fn a_tree_that_never_finished_derives_sample_time_from_every_sample() {
     assert!(!tree.read_containers().is_empty());
     let (first, last) = tree.read_sample_span().unwrap();
     let out = dir.path().join("out.data");
-    tree.write_file(&out).unwrap();
+    Conversion::new(TreeSource::new(&tree))
+        .write(Sink::path(&out).unwrap())
+        .unwrap();
     let written = PerfData::read(&out).unwrap();
     assert!(!written.meta.unfinished);
     match written

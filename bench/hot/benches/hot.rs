@@ -146,18 +146,23 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(bytes));
     g.sample_size(10);
     g.bench_function("level 1", |b| {
-        use perfdata_write::convert::{self, Compression, ConvertOptions, Target};
+        use perfdata_write::convert::{Compression, ConvertOptions, Target};
+        use perfdata_write::{Conversion, Input, Sink};
         let opts = ConvertOptions {
             compression: Compression::Compress {
                 level: 1,
                 format: Default::default(),
             },
+            target: Some(Target::File),
             ..ConvertOptions::default()
         };
         b.iter(|| {
-            let (reader, opts) = convert::open_input(&path, &opts).expect("readable");
-            let out = std::io::Cursor::new(Vec::with_capacity(bytes as usize / 4));
-            let (out, _) = convert::to_target(reader, Target::File, out, &opts).expect("converted");
+            let input = Input::open(&path).expect("readable");
+            let mut out = std::io::Cursor::new(Vec::with_capacity(bytes as usize / 4));
+            Conversion::new(input)
+                .options(opts)
+                .write(Sink::seekable(&mut out, None))
+                .expect("converted");
             out.into_inner().len()
         })
     });

@@ -19,8 +19,9 @@ use std::process::Command;
 
 use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_tests::{fixtures_dir, name, perf_available};
-use perfdata_write::convert::{self, Compression, ConvertOptions};
-use perfdata_write::edit::{self, Anonymize, Pseudonyms, DEFAULT_KEEP_PATHS};
+use perfdata_write::convert::{Compression, ConvertOptions};
+use perfdata_write::edit::{Anonymize, Pseudonyms, DEFAULT_KEEP_PATHS};
+use perfdata_write::{Conversion, Input, Sink};
 
 /// What no output may hold, compared in lower case: the prefix every secret has, and
 /// each secret's rest, so that a secret whose prefix a mutation hit is still found.
@@ -72,17 +73,12 @@ fn anonymize(bytes: Vec<u8>) -> Result<Vec<u8>, String> {
     let reader = PerfReader::from_vec(bytes, ReadOptions::Contents).map_err(|e| e.to_string())?;
     let keep = DEFAULT_KEEP_PATHS.iter().map(|s| s.to_string()).collect();
     let names = Pseudonyms::new("mutant-salt", keep, Vec::new()).map_err(|e| e.to_string())?;
-    let opts = ConvertOptions::default();
-    let target = opts.target_for(reader.meta().container);
     let anon = Anonymize::new(names, false);
-    let (out, _) = edit::run(
-        reader,
-        target,
-        Cursor::new(Vec::new()),
-        &opts,
-        vec![Box::new(anon)],
-    )
-    .map_err(|e| e.to_string())?;
+    let mut out = Cursor::new(Vec::new());
+    Conversion::new(Input::from_reader(reader))
+        .edit(anon)
+        .write(Sink::seekable(&mut out, None))
+        .map_err(|e| e.to_string())?;
     Ok(out.into_inner())
 }
 
@@ -94,8 +90,10 @@ fn expanded(out: &[u8]) -> Result<Vec<u8>, String> {
         compression: Compression::Decompress,
         ..Default::default()
     };
-    let target = opts.target_for(reader.meta().container);
-    let (w, _) = convert::to_target(reader, target, Cursor::new(Vec::new()), &opts)
+    let mut w = Cursor::new(Vec::new());
+    Conversion::new(Input::from_reader(reader))
+        .options(opts)
+        .write(Sink::seekable(&mut w, None))
         .map_err(|e| e.to_string())?;
     Ok(w.into_inner())
 }

@@ -83,7 +83,7 @@ fn needs_compat(path: &Path) -> bool {
     perfdata_core::PerfReader::open(path).is_ok_and(|mut r| {
         while let Ok(Some(_)) = r.next_record() {}
         r.meta()
-            .attrs
+            .attrs()
             .iter()
             .any(|a| a.attr.encoded_len > perfdata_core::attr::ATTR_SIZE_PERF_6_1)
     })

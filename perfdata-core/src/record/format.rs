@@ -178,6 +178,15 @@ impl EventIndex {
         Self::default()
     }
 
+    /// The index of `events` (attr and ids each), in their order.
+    pub fn of<'a>(events: impl IntoIterator<Item = (&'a PerfEventAttr, &'a [u64])>) -> Self {
+        let mut index = EventIndex::new();
+        for (attr, ids) in events {
+            index.push(attr, ids);
+        }
+        index
+    }
+
     /// Add an event with its ids; returns its index.
     pub fn push(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> usize {
         let idx = self.formats.len();

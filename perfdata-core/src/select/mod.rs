@@ -94,7 +94,7 @@ impl Matcher {
     /// [`Matcher::follow_events`]) and percent time slices (against SAMPLE_TIME).
     pub fn resolve(&mut self, meta: &Metadata) -> Result<()> {
         let names = self.resolve_events(meta);
-        let known = !meta.attrs.is_empty();
+        let known = !meta.attrs().is_empty();
         if let Some(want) = self.sel.events.iter().find(|w| known && !names.contains(w)) {
             return Err(Error::Select(format!(
                 "no event {want:?} in the recording (its events: {})",
@@ -111,14 +111,16 @@ impl Matcher {
     /// metadata.
     #[inline]
     pub fn follow_events(&mut self, meta: &Metadata) {
-        if !self.sel.events.is_empty() && self.event_selected.len() != meta.attrs.len() {
+        if !self.sel.events.is_empty() && self.event_selected.len() != meta.attrs().len() {
             self.resolve_events(meta);
         }
     }
 
     /// Which events `--event` names; the recording's event names.
     fn resolve_events(&mut self, meta: &Metadata) -> Vec<String> {
-        let names: Vec<String> = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
+        let names: Vec<String> = (0..meta.attrs().len())
+            .map(|i| meta.event_name(i))
+            .collect();
         self.event_selected = names
             .iter()
             .map(|n| self.sel.events.iter().any(|want| want == n))

@@ -204,8 +204,8 @@ impl Checker {
         // record is that attr's, id or not).
         // (perf counts such samples as "unknown id" and skips them; the reader files
         // them under the first event, so look the id up here.)
-        let unknown = |id: u64| id != 0 && item.meta.events.event_of_id(id).is_none();
-        if let (Some(id), true) = (at.id, item.meta.attrs.len() > 1) {
+        let unknown = |id: u64| id != 0 && item.meta.events().event_of_id(id).is_none();
+        if let (Some(id), true) = (at.id, item.meta.attrs().len() > 1) {
             if !unknown(id) {
                 return self.times_and_places(raw, ty, at);
             }
@@ -275,7 +275,7 @@ impl Checker {
                 .and_then(perfdata_core::tracing::unreadable)
                 .map(|why| format!("perf 6.1 cannot read it: {why}"))
         } else {
-            let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
+            let attrs: Vec<_> = meta.attrs().iter().map(|a| &a.attr).collect();
             let stat = meta.feature(FeatureId::Stat).is_some();
             perfdata_core::perf_open::refusal(&attrs, stat, tracing)
         };
@@ -292,7 +292,7 @@ impl Checker {
     /// event writes its ring buffer backward: perf then says nothing
     /// (`perf_session__warn_order`).
     fn out_of_order(&mut self, meta: &perfdata_core::Metadata) {
-        let backward = meta.attrs.iter().any(|a| {
+        let backward = meta.attrs().iter().any(|a| {
             a.attr
                 .flags
                 .contains(perfdata_core::attr::AttrFlags::WRITE_BACKWARD)

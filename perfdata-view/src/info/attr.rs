@@ -236,7 +236,7 @@ pub fn attr_fields(attr: &PerfEventAttr) -> Vec<(&'static str, String)> {
 pub fn write_group_desc(out: &mut impl Write, ctx: &Ctx, desc: &GroupDesc) -> io::Result<()> {
     let meta = ctx.meta;
     // (group name, members) for leaders, by event index.
-    let mut leaders: Vec<Option<(&[u8], u32)>> = vec![None; meta.attrs.len()];
+    let mut leaders: Vec<Option<(&[u8], u32)>> = vec![None; meta.attrs().len()];
     let (mut i, mut nr) = (0usize, 0u32);
     for (idx, slot) in leaders.iter_mut().enumerate() {
         match desc.groups.get(i) {

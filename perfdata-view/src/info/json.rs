@@ -30,7 +30,7 @@ pub fn to_value(meta: &Metadata, captured_on: Option<i64>) -> Value {
         "feat_offset": file.map(|h| h.feature_index_offset()),
     });
     let events: Vec<Value> = meta
-        .attrs
+        .attrs()
         .iter()
         .enumerate()
         .map(|(i, ev)| {

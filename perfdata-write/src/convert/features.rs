@@ -18,47 +18,11 @@ use perfdata_core::record::{HeaderEventType, Record, RecordBody, RecordType};
 use perfdata_core::{ContainerKind, Metadata};
 
 use super::observed::Observed;
-use super::{Compression, ConvertOptions, Target};
+use super::{Compression, ConvertOptions, Plan, Target};
 use crate::compress::Compressor;
 use crate::error::{Result, WriteError};
 use crate::file::{AttrEntry, AuxtracePosition};
 use crate::pipe::PipeWriter;
-
-/// The input's COMPRESSED feature.
-fn input_compressed(meta: &Metadata) -> Option<&Compressed> {
-    match meta.feature(FeatureId::Compressed)? {
-        Feature::Compressed(c) => Some(c),
-        _ => None,
-    }
-}
-
-/// The decompression buffer size the input was written for.
-pub(super) fn input_mmap_len(meta: &Metadata) -> Option<usize> {
-    input_compressed(meta)
-        .map(|c| c.mmap_len as usize)
-        .filter(|&n| n > 0)
-}
-
-/// The decompression buffer (HEADER_COMPRESSED.mmap_len) of what this conversion
-/// compresses, and so the most a batch holds: the input's, where it was compressed (the
-/// buffer perf recorded with); else the compressor's for the level
-/// ([`crate::compress::mmap_len_for_level`]).
-pub(super) fn output_mmap_len(meta: &Metadata, opts: &ConvertOptions) -> usize {
-    let level = match opts.compression {
-        Compression::Compress { level, .. } => level,
-        Compression::Keep | Compression::Decompress => 1,
-    };
-    input_mmap_len(meta).unwrap_or_else(|| crate::compress::mmap_len_for_level(level))
-}
-
-/// The zstd level the input was compressed with (perf's -z takes 1 to 22; anything
-/// else in the feature is not a level perf wrote).
-pub(super) fn input_level(meta: &Metadata) -> Option<i32> {
-    input_compressed(meta)
-        .map(|c| c.level)
-        .filter(|l| (1..=22).contains(l))
-        .map(|l| l as i32)
-}
 
 /// Whether a file perf reads needs IDENTIFIER added to counting events. `perf stat
 /// record` writes its counting events (no sampling, no sample_id trailers) with
@@ -68,8 +32,8 @@ pub(super) fn input_level(meta: &Metadata) -> Option<i32> {
 fn needs_identifier(meta: &Metadata, target: Target) -> bool {
     let id_bits = SampleType::ID | SampleType::IDENTIFIER;
     target == Target::File
-        && meta.attrs.len() > 1
-        && meta.attrs.iter().all(|ev| {
+        && meta.attrs().len() > 1
+        && meta.attrs().iter().all(|ev| {
             let a = &ev.attr;
             a.sample_period == 0
                 && !a.freq()
@@ -82,7 +46,7 @@ fn needs_identifier(meta: &Metadata, target: Target) -> bool {
 /// script refuses IDENTIFIER-only events there.
 fn drops_identifier(meta: &Metadata, target: Target) -> bool {
     target == Target::Pipe
-        && meta.attrs.iter().all(|ev| {
+        && meta.attrs().iter().all(|ev| {
             let a = &ev.attr;
             a.sample_period == 0
                 && !a.freq()
@@ -99,10 +63,10 @@ pub fn output_attrs(
     opts: &ConvertOptions,
     target: Target,
 ) -> Result<Vec<AttrEntry>> {
-    let mut out = Vec::with_capacity(meta.attrs.len());
+    let mut out = Vec::with_capacity(meta.attrs().len());
     let add_identifier = needs_identifier(meta, target);
     let drop_identifier = drops_identifier(meta, target);
-    for (i, ev) in meta.attrs.iter().enumerate() {
+    for (i, ev) in meta.attrs().iter().enumerate() {
         let mut attr = ev.attr.clone();
         if opts.compat_perf_6_1 && attr.encoded_len > ATTR_SIZE_PERF_6_1 {
             if !attr.is_zero_past(ATTR_SIZE_PERF_6_1, meta.endian) {
@@ -168,10 +132,11 @@ impl FeatureEdits {
     /// metadata as the edits left it), from what the record stage `observed`.
     pub(super) fn derive(
         observed: &Observed,
-        opts: &ConvertOptions,
+        plan: &Plan,
         meta: &Metadata,
         target: Target,
     ) -> Self {
+        let opts = plan.options();
         let mut edits = FeatureEdits {
             include_folded: meta.header.is_none() || opts.compat_perf_6_1,
             auxtrace_in_perf_layout: opts.compat_perf_6_1,
@@ -204,13 +169,8 @@ impl FeatureEdits {
                 }
             }
             Some(c) => {
-                let level = match opts.compression {
-                    Compression::Compress { level, .. } => level.max(0) as u32,
-                    Compression::Keep | Compression::Decompress => {
-                        input_compressed(meta).map_or(1, |c| c.level)
-                    }
-                };
-                let feature = Compressed::zstd(level, c.ratio, c.mmap_len as u32);
+                let feature =
+                    Compressed::zstd(plan.feature_level(meta), c.ratio, c.mmap_len as u32);
                 edits.set.push(FeatureSection::new(
                     FeatureId::Compressed,
                     Feature::Compressed(feature),
@@ -230,7 +190,7 @@ impl FeatureEdits {
             }
             // perf record flags branch stacks in a file header, never in a pipe stream.
             let branches = meta
-                .attrs
+                .attrs()
                 .iter()
                 .any(|a| a.attr.sample_type.contains(SampleType::BRANCH_STACK));
             if branches
@@ -408,14 +368,11 @@ fn sent_as_header_feature(id: FeatureId) -> bool {
 /// The COMPRESSED feature a stream compressed by this conversion announces (`None`
 /// when the conversion does not compress): the level and the batch size the
 /// compressor keeps to, which a pipe reader takes as its decompression buffer.
-pub(super) fn pipe_compressed_section(
-    meta: &Metadata,
-    opts: &ConvertOptions,
-) -> Option<FeatureSection> {
-    let Compression::Compress { level, .. } = opts.compression else {
+pub(super) fn pipe_compressed_section(meta: &Metadata, plan: &Plan) -> Option<FeatureSection> {
+    let Compression::Compress { level, .. } = plan.compression() else {
         return None;
     };
-    let batch = Compressor::batch_limit(output_mmap_len(meta, opts));
+    let batch = Compressor::batch_limit(plan.buffer_size(meta));
     let c = Compressed::zstd(level.max(0) as u32, 0, batch as u32);
     Some(FeatureSection::new(
         FeatureId::Compressed,
@@ -428,10 +385,10 @@ pub(super) fn pipe_compressed_section(
 /// warnings for what a stream cannot carry.
 pub(super) fn write_pipe_header<W: Write>(
     meta: &Metadata,
-    opts: &ConvertOptions,
+    plan: &Plan,
     writer: &mut PipeWriter<W>,
-    out_endian: Endian,
 ) -> Result<Vec<String>> {
+    let (opts, out_endian) = (plan.options(), plan.endian());
     let mut warnings = Vec::new();
     for (i, a) in output_attrs(meta, opts, Target::Pipe)?.iter().enumerate() {
         if writer.write_attr(&a.attr, &a.ids)? {
@@ -446,7 +403,7 @@ pub(super) fn write_pipe_header<W: Write>(
     if opts.compression != Compression::Keep {
         sections.retain(|s| s.id != FeatureId::Compressed);
     }
-    sections.extend(pipe_compressed_section(meta, opts));
+    sections.extend(pipe_compressed_section(meta, plan));
     sections.sort_by_key(|s| s.id.bit());
     for section in sections {
         if !sent_as_header_feature(section.id) {

@@ -4,7 +4,7 @@
 //! record.
 
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::{Metadata, PerfReader};
+use perfdata_core::{Metadata, PerfReader, RecordRef};
 
 use crate::error::Result;
 
@@ -26,6 +26,10 @@ pub(super) struct MergedStreams {
     /// next record is asked for, so that the rest of a payload too large to hold can
     /// still be read from it ([`MergedStreams::last_stream`]).
     taken: Option<usize>,
+    /// The record handed out last.
+    current: Option<OwnedRecord>,
+    /// The directory reader's progress counter (see [`PerfReader::progress`]).
+    progress: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 fn next_head(reader: &mut PerfReader, last_time: &mut u64) -> Result<Option<Head>> {
@@ -45,6 +49,7 @@ impl MergedStreams {
     /// Open the streams of a directory `reader` and read the first record of each.
     pub fn new(reader: PerfReader) -> Result<Self> {
         let meta = reader.meta().clone();
+        let progress = reader.progress();
         let mut streams = reader.into_streams();
         let mut last_times = vec![0u64; streams.len()];
         let mut heads = Vec::with_capacity(streams.len());
@@ -57,7 +62,14 @@ impl MergedStreams {
             last_times,
             heads,
             taken: None,
+            current: None,
+            progress,
         })
+    }
+
+    /// The directory reader's progress counter.
+    pub fn progress(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        std::sync::Arc::clone(&self.progress)
     }
 
     /// The directory's metadata (with the streams' warnings once they are all read).
@@ -67,7 +79,7 @@ impl MergedStreams {
 
     /// The earliest record of all streams; ties go to the lower stream (side-band
     /// `data` first). `None` at the end, when the streams' warnings join the metadata.
-    pub fn next_record(&mut self) -> Result<Option<OwnedRecord>> {
+    pub fn next_record(&mut self) -> Result<Option<RecordRef<'_>>> {
         if let Some(i) = self.taken.take() {
             self.heads[i] = next_head(&mut self.streams[i], &mut self.last_times[i])?;
         }
@@ -87,7 +99,11 @@ impl MergedStreams {
         };
         let head = self.heads[i].take().expect("chosen head exists");
         self.taken = Some(i);
-        Ok(Some(head.record))
+        let current = self.current.insert(head.record);
+        Ok(Some(RecordRef::new(
+            current.as_raw(self.meta.endian),
+            &self.meta,
+        )))
     }
 
     /// The stream of the record handed out last.

@@ -4,14 +4,38 @@
 //! A conversion runs one way, each stage a module:
 //!
 //! 1. [`options`](ConvertOptions): what was asked, completed from the input's metadata
-//!    by [`ConvertOptions::resolve`] (what `compat_perf_6_1` implies).
-//! 2. `source`: the input's records (a directory's streams merged by time by `merge`).
+//!    into a [`Plan`] (what `compat_perf_6_1` implies; the container, byte order,
+//!    compression level, record type and buffer size written), which later stages read.
+//! 2. [`Source`]: the input's records ([`Input`]: a file, a directory whose streams
+//!    `merge` merges by time, stdin; [`TreeSource`]: an owned tree).
 //! 3. `stage`: the record stage: the edits of [`crate::edit`] (keep, drop, replace), the
-//!    byte order, compression, and the sink (file or pipe writer); it notes what went
+//!    byte order, compression, and the writer (file or pipe); it notes what went
 //!    by in an `Observed` summary (sample times, STAT and AUXTRACE records, the
 //!    compressor's state).
 //! 4. `features`: the output's features derived from the input's metadata and that
 //!    summary, and the header written last.
+//! 5. [`Sink`]: where the bytes go (a file put in place atomically, a stream, a
+//!    writer).
+//!
+//! [`Conversion`] runs them, the one way to run a conversion (with or without edits):
+//!
+//! ```
+//! use perfdata_write::convert::{Compression, Conversion, ConvertOptions, Input, Sink};
+//!
+//! // Compress a recording as `perf record -z` does (level 3), into memory.
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+//! let opts = ConvertOptions {
+//!     compression: Compression::Compress { level: 3, format: Default::default() },
+//!     ..ConvertOptions::default()
+//! };
+//! let mut out = std::io::Cursor::new(Vec::new());
+//! let report = Conversion::new(Input::open(path)?)
+//!     .options(opts)
+//!     .write(Sink::seekable(&mut out, None))?;
+//! assert_eq!(report.records_in, 294);
+//! assert!(out.into_inner().len() < std::fs::metadata(path)?.len() as usize);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! Records are copied as bytes unless a transformation needs them decoded (byte order)
 //! or expanded (compression changes, directory merging). Metadata records of a pipe
@@ -21,30 +45,31 @@ mod features;
 mod merge;
 mod observed;
 mod options;
+mod pipeline;
+mod plan;
 mod sink;
 mod source;
 mod stage;
 mod stream_features;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
 mod tree;
 mod verify;
+mod writer_sink;
 
-use std::fs::File;
-use std::io::{Seek, Write};
+use perfdata_core::Metadata;
 
-use perfdata_core::record::RecordType;
-use perfdata_core::{Metadata, PerfReader, ReadOptions};
-
-use crate::edit::{EditStage, EditSummary};
-use crate::error::{Result, WriteError};
-use crate::file::{AttrEntry, FileWriter};
-use crate::pipe::PipeWriter;
+use crate::cancel::Cancel;
+use crate::edit::{EditStage, EditSummary, RecordEdit};
+use crate::error::Result;
 
 pub use features::{output_attrs, FeatureEdits};
 pub use options::{Compression, ConvertOptions, Target};
-use source::{Piece, Source};
-use stage::RecordStage;
-pub(crate) use tree::atomically;
-pub use tree::{write_tree, WriteTree};
+pub use plan::{CompressorPlan, Plan};
+pub use sink::{Sink, WriteSeek};
+pub use source::{Input, Needs, Source, TreeSource};
 
 /// What a conversion did.
 #[derive(Debug, Clone, Default)]
@@ -58,8 +83,11 @@ pub struct Report {
     /// What the record edits did, when the conversion ran any (see [`crate::edit`]).
     pub edits: Option<EditSummary>,
     /// Bytes of unchanged records the kernel copied from the input file to the output
-    /// (see [`to_target_in`]); the rest went through memory.
+    /// (see [`Sink::seekable`]); the rest went through memory.
     pub bytes_copied: u64,
+    /// Bytes of the file-mode output, when the sink knows them (a file put in place, a
+    /// file-mode output copied into a stream).
+    pub bytes_written: Option<u64>,
 }
 
 impl Report {
@@ -73,257 +101,106 @@ impl Report {
     }
 }
 
-/// Open `path` for a conversion with `opts`; returns the reader and the options
-/// resolved for the input ([`ConvertOptions::resolve`]).
-pub fn open_input(
-    path: &std::path::Path,
-    opts: &ConvertOptions,
-) -> Result<(PerfReader, ConvertOptions)> {
-    // Whether compressed records are expanded depends on the options and the input's
-    // metadata; the probe is the reader when they are not (an open maps the file and
-    // starts its mapping helper: a second one cost an identity conversion of a 60 MiB
-    // file 3 ms of its 35). stdin can be read only once: its records are expanded
-    // (compression is then redone as it was).
-    if path.as_os_str() == "-" {
-        let reader = PerfReader::open_with(path, ReadOptions::Contents)?;
-        let resolved = opts.resolve(reader.meta());
-        return Ok((reader, resolved));
-    }
-    let probe = PerfReader::open_with(path, ReadOptions::Containers)?;
-    let resolved = opts.resolve(probe.meta());
-    if !resolved.expands(probe.meta()) {
-        return Ok((probe, resolved));
-    }
-    drop(probe);
-    Ok((
-        PerfReader::open_with(path, ReadOptions::Contents)?,
-        resolved,
-    ))
+/// A conversion: a [`Source`] read once, its records through the edits (if any) and
+/// the changes of container, byte order and compression its [`ConvertOptions`] ask
+/// for, into a [`Sink`]. The one way to run `perfdata convert`, `strip`, `anonymize`
+/// and `buildid`, and to write a tree back ([`TreeSource`]).
+pub struct Conversion<S: Source> {
+    source: S,
+    edits: Vec<Box<dyn RecordEdit>>,
+    options: ConvertOptions,
+    cancel: Option<Cancel>,
 }
 
-/// Convert to file mode on a seekable output.
-pub fn to_file<W: Write + Seek>(
-    reader: PerfReader,
-    out: W,
-    opts: &ConvertOptions,
-) -> Result<(W, Report)> {
-    to_file_with(reader, out, None, opts, None)
-}
-
-/// [`to_file`] with a record stage of edits; `out_file`, when given, is a handle of the
-/// file `out` writes to, into which runs of unchanged records are copied from the input
-/// file by the kernel ([`FileWriter::copy_runs_from`]).
-pub(crate) fn to_file_with<W: Write + Seek>(
-    reader: PerfReader,
-    out: W,
-    out_file: Option<File>,
-    opts: &ConvertOptions,
-    edit: Option<EditStage>,
-) -> Result<(W, Report)> {
-    let opts = opts.resolve(reader.meta());
-    let copy = match (reader.input_file(), out_file) {
-        (Some(input), Some(output)) => input.try_clone().ok().map(|input| (input, output)),
-        _ => None,
-    };
-    let mut source = Source::for_file(reader)?;
-    let mut stage = RecordStage::new(opts, source.meta(), Target::File, edit)?;
-    for _ in 0..source.read_metadata_ahead()? {
-        stage.count_read();
-    }
-    let out_meta = stage.out_meta(source.meta())?;
-    let attrs: Vec<AttrEntry> = output_attrs(&out_meta, &opts, Target::File)?;
-    let newer = newer_attrs(source.meta(), &attrs);
-    let mut writer = file_writer(&stage, out, &attrs, &out_meta)?;
-    if let Some((input, output)) = copy {
-        writer = writer.copy_runs_from(input, output);
-        // Nothing changes any record (and nothing expands one): the data section is
-        // expected to come out as it is, and its copy starts at once.
-        if stage.passes_kernel_records() && !opts.expands(source.meta()) {
-            if let Some(data) = source.meta().header.as_ref().map(|h| h.data) {
-                writer.expect_input_run_to(data.offset.saturating_add(data.size))?;
-            }
+impl<S: Source> Conversion<S> {
+    /// Convert `source` as it is (same container, compression and byte order).
+    pub fn new(source: S) -> Self {
+        Conversion {
+            source,
+            edits: Vec::new(),
+            options: ConvertOptions::default(),
+            cancel: None,
         }
     }
-    drop(out_meta);
-    let nr_attrs = source.meta().attrs.len();
-    {
-        let mut sink = sink::FileSink(&mut writer);
-        source.for_each(|piece| {
-            let item = match piece {
-                Piece::Record(item) => item,
-                Piece::Payload(more) => return stage.payload(&mut sink, more).map(|_| false),
-            };
-            if !stage.keeps_metadata()
-                && item.raw.record_type() == RecordType::HeaderAttr
-                && item.meta.attrs.len() > nr_attrs
-            {
-                return Err(WriteError::unsupported(
-                    Some(item.raw.offset),
-                    "a HEADER_ATTR record after the first data record: the attrs section \
-                     was already laid out",
+
+    /// Add an edit; edits run in the order they were added, each seeing the records as
+    /// the previous one left them. With edits, compressed records are expanded so that
+    /// each edit sees every record once (and compressed again as they were).
+    pub fn edit(mut self, edit: impl RecordEdit + 'static) -> Self {
+        self.edits.push(Box::new(edit));
+        self
+    }
+
+    /// Add edits already boxed, in order (see [`Conversion::edit`]).
+    pub fn edits(mut self, edits: impl IntoIterator<Item = Box<dyn RecordEdit>>) -> Self {
+        self.edits.extend(edits);
+        self
+    }
+
+    /// Convert as `options` say (container, compression, byte order, compat).
+    pub fn options(mut self, options: ConvertOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Stop (with [`crate::WriteError::Cancelled`], leaving no output) once `cancel`
+    /// is set.
+    pub fn cancel(mut self, cancel: Cancel) -> Self {
+        self.cancel = Some(cancel);
+        self
+    }
+
+    /// The plan of this conversion: its options resolved for the source's metadata.
+    pub fn plan(&self) -> Plan {
+        Plan::new(&self.options, self.source.meta())
+    }
+
+    /// The source, as [`Conversion::prepare`] left it.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// Make the source ready for this conversion ([`Source::prepare`]): done by
+    /// [`Conversion::write`], and before it by a caller that watches the source (its
+    /// progress) as the conversion will read it.
+    pub fn prepare(&mut self) -> Result<()> {
+        let plan = self.plan();
+        // Edits in perf's time order see a directory's streams merged by time, as a
+        // file output has them, and write them so.
+        let needs = Needs {
+            contents: plan.expands() || !self.edits.is_empty(),
+            time_order: plan.target() == Target::File
+                || self.edits.iter().any(|e| e.time_ordered()),
+        };
+        self.source.prepare(needs)
+    }
+
+    /// Run the conversion into `sink`. A file put in place appears only when every
+    /// record was written and every edit finished without error.
+    pub fn write(mut self, sink: Sink<'_>) -> Result<Report> {
+        if let Some(tree) = self.source.tree() {
+            if !self.edits.is_empty() {
+                return Err(crate::WriteError::unsupported(
+                    None,
+                    "edits of a tree are made on the tree: write it without record edits",
                 ));
             }
-            stage.record(&mut sink, item)
-        })?;
-        stage.finish_records(&mut sink, source.meta())?;
-    }
-    let (out, mut report) = finish_file(writer, stage, &opts, source.meta())?;
-    report.warnings.extend(newer);
-    Ok((out, report))
-}
-
-/// A stream's attrs larger than perf 6.1's 128 bytes, kept as they are in a file (a
-/// newer perf's, or a size field that says more): perf 6.1 reads them in the stream,
-/// but refuses the file, which the conversion says.
-fn newer_attrs(input: &Metadata, attrs: &[AttrEntry]) -> Option<String> {
-    let size = attrs.first()?.attr.encoded_len;
-    (input.container == perfdata_core::ContainerKind::Pipe
-        && size > perfdata_core::attr::ATTR_SIZE_PERF_6_1)
-        .then(|| {
-            format!(
-                "attrs of {size} bytes, more than perf 6.1's 128: perf 6.1 refuses the file \
-                 (\"file uses a more recent and unsupported ABI\"); a newer perf reads it, \
-                 and --compat=perf6.1 cuts the attrs to 128 bytes"
-            )
+            return tree::write(tree, &self.options, sink, self.cancel.as_ref());
+        }
+        self.prepare()?;
+        let plan = self.plan();
+        let edit = (!self.edits.is_empty()).then(|| EditStage::new(self.edits));
+        let source = &mut self.source;
+        let cancel = self.cancel.as_ref();
+        sink.run(plan.target(), |out| match out {
+            sink::Writer::Seek(w, file) => match plan.target() {
+                Target::File => pipeline::to_file(source, &plan, w, file, edit, cancel),
+                Target::Pipe => pipeline::to_pipe(source, &plan, w, edit, cancel),
+            }
+            .map(|(_, report)| report),
+            sink::Writer::Stream(w) => {
+                pipeline::to_pipe(source, &plan, w, edit, cancel).map(|(_, report)| report)
+            }
         })
-}
-
-/// The end of every file conversion: the edits' last word, the features (derived ones
-/// recomputed from what the stage observed) and the header, then the report.
-fn finish_file<W: Write + Seek>(
-    mut writer: FileWriter<W>,
-    mut stage: RecordStage,
-    opts: &ConvertOptions,
-    meta: &Metadata,
-) -> Result<(W, Report)> {
-    let out_endian = stage.out_endian();
-    stage.finish_edits(meta)?;
-    let out_meta = stage.out_meta(meta)?;
-    let (observed, mut report) = stage.into_results();
-    writer.finish_copies()?;
-    report.bytes_copied = writer.bytes_copied();
-    let edits = FeatureEdits::derive(&observed, opts, &out_meta, Target::File);
-    let feats =
-        features::file_features(&out_meta, &edits, writer.auxtrace_positions(), out_endian)?;
-    let out = writer.finish_encoded(&feats, &out_meta.feature_index_slack)?;
-    Ok((out, report.finish(meta, edits.warnings)))
-}
-
-/// The file writer of a conversion: the features are derived by the conversion, and a
-/// file's data records are copied as the input had them.
-fn file_writer<W: Write + Seek>(
-    stage: &RecordStage,
-    out: W,
-    attrs: &[AttrEntry],
-    meta: &Metadata,
-) -> Result<FileWriter<W>> {
-    let mut writer = FileWriter::new(out, stage.out_endian(), attrs, &meta.event_types)?;
-    if input_refused(meta).is_some() {
-        writer = writer.keeping_what_perf_refused();
     }
-    Ok(match stage.keeps_metadata() {
-        true => writer.caller_derives().copying_file_data(),
-        false => writer.caller_derives(),
-    })
-}
-
-/// Why perf 6.1 refuses the input itself for its events (`perf_open`), when it is a file
-/// or directory: its conversion keeps what it had (perf reads the output no less than
-/// the input), where a conversion that would bring the refusal about is refused.
-fn input_refused(meta: &Metadata) -> Option<String> {
-    if meta.container == perfdata_core::ContainerKind::Pipe {
-        return None;
-    }
-    use perfdata_core::feature::FeatureId;
-    let attrs: Vec<_> = meta.attrs.iter().map(|a| &a.attr).collect();
-    let stat = meta.feature(FeatureId::Stat).is_some();
-    // perf wants the formats from the header's TRACING_DATA, before any record (the
-    // tracing data of simpleperf's files is a record in the data section).
-    let in_header = meta.header.as_ref().is_some_and(|h| {
-        h.feature_bits(meta.endian)
-            .is_set(FeatureId::TracingData.bit())
-    });
-    let tracing = perfdata_core::tracing::tracing_blob(meta).filter(|_| in_header);
-    perfdata_core::perf_open::refusal(&attrs, stat, tracing)
-}
-
-/// The pipe writer of a conversion: a stream's records are copied as the input had
-/// them.
-fn pipe_writer<W: Write>(stage: &RecordStage, out: W) -> Result<PipeWriter<W>> {
-    let writer = PipeWriter::new(out, stage.out_endian())?;
-    Ok(match stage.keeps_metadata() {
-        true => writer.copying_stream(),
-        false => writer,
-    })
-}
-
-/// Convert to `target` on a seekable output.
-pub fn to_target<W: Write + Seek>(
-    reader: PerfReader,
-    target: Target,
-    out: W,
-    opts: &ConvertOptions,
-) -> Result<(W, Report)> {
-    to_target_in(reader, target, out, None, opts)
-}
-
-/// [`to_target`] where `out_file` is a handle of the file `out` writes to
-/// (`File::try_clone` of it): a file output then gets the runs of records it copies
-/// unchanged from an input file copied by the kernel (`copy_file_range`), not through
-/// memory. The bytes written are the same either way.
-pub fn to_target_in<W: Write + Seek>(
-    reader: PerfReader,
-    target: Target,
-    out: W,
-    out_file: Option<File>,
-    opts: &ConvertOptions,
-) -> Result<(W, Report)> {
-    match target {
-        Target::File => to_file_with(reader, out, out_file, opts, None),
-        Target::Pipe => to_pipe(reader, out, opts),
-    }
-}
-
-/// Convert to pipe mode.
-pub fn to_pipe<W: Write>(reader: PerfReader, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
-    to_pipe_with(reader, out, opts, None)
-}
-
-/// [`to_pipe`] with a record stage of edits.
-pub(crate) fn to_pipe_with<W: Write>(
-    reader: PerfReader,
-    out: W,
-    opts: &ConvertOptions,
-    edit: Option<EditStage>,
-) -> Result<(W, Report)> {
-    let opts = opts.resolve(reader.meta());
-    // Edits in perf's time order see a directory's streams merged by time, as a file
-    // output has them, and write them so.
-    let mut source = match &edit {
-        Some(e) if e.time_ordered() => Source::for_file(reader)?,
-        _ => Source::in_order(reader),
-    };
-    let mut stage = RecordStage::new(opts, source.meta(), Target::Pipe, edit)?;
-    let out_endian = stage.out_endian();
-    let mut writer = pipe_writer(&stage, out)?;
-    // A file's header sections become the records that open a stream; a stream's
-    // own metadata records pass through.
-    let warnings = if stage.keeps_metadata() {
-        Vec::new()
-    } else {
-        let out_meta = stage.out_meta(source.meta())?;
-        features::write_pipe_header(&out_meta, &opts, &mut writer, out_endian)?
-    };
-    {
-        let mut sink = sink::PipeSink(&mut writer);
-        source.for_each(|piece| match piece {
-            Piece::Record(item) => stage.record(&mut sink, item),
-            Piece::Payload(more) => stage.payload(&mut sink, more).map(|_| false),
-        })?;
-        stage.finish_records(&mut sink, source.meta())?;
-    }
-    let meta = source.meta();
-    stage.finish_edits(meta)?;
-    let (_, report) = stage.into_results();
-    Ok((writer.finish()?, report.finish(meta, warnings)))
 }

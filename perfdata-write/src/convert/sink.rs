@@ -1,61 +1,173 @@
-//! Where converted records go: a file writer or a pipe writer.
+//! Where a conversion writes ([`Sink`]): a file put in place atomically, a stream
+//! (stdout, any writer, or an existing device or FIFO written in place), or any
+//! seekable writer.
+//!
+//! A file-mode output is written with seeking (its header comes last): on a stream it
+//! is built in an unnamed temp file first and copied into the stream when complete, so
+//! the bytes are those the same conversion writes to a regular file.
 
-use std::io::{Seek, Write};
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
 
-use crate::error::Result;
-use crate::file::FileWriter;
-use crate::pipe::PipeWriter;
+use super::{Report, Target};
+use crate::error::{Result, WriteError};
+use crate::output::{copy_to, AtomicOutput, ThreadedWriter};
 
-/// A destination for encoded records.
-pub(crate) trait Sink {
-    /// Write a record (header included, `header.size` bytes) and its payload.
-    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()>;
-    /// Write a record that is, with its payload, the input file's bytes at `at`.
-    fn write_input(&mut self, bytes: &[u8], payload: &[u8], _at: u64) -> Result<()> {
-        self.write(bytes, payload)
-    }
-    /// Write a kernel record (no payload, framed by the reader) that is the input
-    /// file's bytes at `at`.
-    fn write_kernel_input(&mut self, bytes: &[u8], at: u64) -> Result<()> {
-        self.write_input(bytes, &[], at)
-    }
-    /// Append more payload to the record written last (a payload streamed in pieces).
-    fn write_payload(&mut self, more: &[u8]) -> Result<()>;
-    /// This sink as a trait object (for the stage's less common paths, which are not
-    /// made once per sink type).
-    fn as_dyn(&mut self) -> &mut dyn Sink;
+/// A seekable output, as the file writer takes it.
+pub trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// The writer a conversion is handed by its sink.
+pub(super) enum Writer<'a> {
+    /// Seekable, with a handle of the file written when there is one (for the kernel's
+    /// copies of unchanged records).
+    Seek(&'a mut dyn WriteSeek, Option<File>),
+    /// A stream, for a pipe-mode output.
+    Stream(&'a mut dyn Write),
 }
 
-pub(crate) struct FileSink<'a, W: Write + Seek>(pub &'a mut FileWriter<W>);
+enum Kind<'a> {
+    Path(AtomicOutput),
+    Stdout,
+    Seekable(&'a mut dyn WriteSeek, Option<File>),
+    Stream(&'a mut dyn Write),
+}
 
-impl<W: Write + Seek> Sink for FileSink<'_, W> {
-    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        self.0.write_record(bytes, payload)
+/// Where a conversion writes.
+///
+/// ```
+/// use perfdata_write::convert::{Conversion, Input, Sink};
+/// # let dir = tempfile::tempdir()?; let output = dir.path().join("out.data");
+/// let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+/// // Created now: a directory or an unwritable place is refused before any work.
+/// let sink = Sink::path(&output)?.keeping_times_of(input);
+/// Conversion::new(Input::open(input)?).write(sink)?;
+/// assert_eq!(std::fs::read(input)?, std::fs::read(&output)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Sink<'a> {
+    kind: Kind<'a>,
+    like: Option<PathBuf>,
+}
+
+impl<'a> Sink<'a> {
+    /// The file at `path`, written to a temp file beside it and renamed into place
+    /// only when the conversion succeeded ([`AtomicOutput`]); an existing output that
+    /// is no regular file (a device, a FIFO) is written in place, never replaced.
+    /// Made now, so that a directory or an unwritable place is refused before any work.
+    pub fn path(path: impl AsRef<Path>) -> Result<Sink<'static>> {
+        Ok(Sink {
+            kind: Kind::Path(AtomicOutput::create(path.as_ref())?),
+            like: None,
+        })
     }
-    fn write_input(&mut self, bytes: &[u8], payload: &[u8], at: u64) -> Result<()> {
-        self.0.write_input_record(bytes, payload, at)
+
+    /// The process's stdout.
+    pub fn stdout() -> Sink<'static> {
+        Sink {
+            kind: Kind::Stdout,
+            like: None,
+        }
     }
-    fn write_kernel_input(&mut self, bytes: &[u8], at: u64) -> Result<()> {
-        self.0.write_kernel_record(bytes, at)
+
+    /// A writer that may seek; `file`, when given, is a handle of the file it writes
+    /// to (`File::try_clone`): runs of records copied unchanged from an input file are
+    /// then copied by the kernel (`copy_file_range`). The bytes are the same either way.
+    pub fn seekable(out: &'a mut dyn WriteSeek, file: Option<File>) -> Self {
+        Sink {
+            kind: Kind::Seekable(out, file),
+            like: None,
+        }
     }
-    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
-        self.0.write_payload(more)
+
+    /// A writer that cannot seek.
+    pub fn stream(out: &'a mut dyn Write) -> Self {
+        Sink {
+            kind: Kind::Stream(out),
+            like: None,
+        }
     }
-    fn as_dyn(&mut self) -> &mut dyn Sink {
+
+    /// A file put in place gets the permissions and modification time of `like` when
+    /// it is a regular file (perf shows the time as "captured on"); else 0600, as perf
+    /// writes its recordings (they hold paths and command lines).
+    pub fn keeping_times_of(mut self, like: impl AsRef<Path>) -> Self {
+        let like = like.as_ref();
+        // `-` is stdin, even where a file named "-" exists.
+        self.like = Some(like.to_path_buf()).filter(|p| p.as_os_str() != "-" && p.is_file());
         self
+    }
+
+    /// Run `convert` on the writer this sink gives for `target`, then finish the
+    /// output (flush, copy a spool, put a file in place). Errors name the target, never
+    /// the temp file; the report says the bytes written when they are known.
+    pub(super) fn run(
+        self,
+        target: Target,
+        convert: impl FnOnce(Writer<'_>) -> Result<Report>,
+    ) -> Result<Report> {
+        let flushed = |e| WriteError::io("writing the output", e);
+        match self.kind {
+            Kind::Path(mut out) => {
+                if out.is_stream() && target == Target::Pipe {
+                    let report = {
+                        let mut w = out.writer();
+                        convert(Writer::Stream(&mut w))
+                            .and_then(|report| w.flush().map(|_| report).map_err(flushed))
+                    };
+                    let report = report.map_err(|e| out.name_error(e))?;
+                    out.commit(None)?;
+                    return Ok(report);
+                }
+                // A file, or a node's spool (copied into it on commit).
+                let written = {
+                    let mut w = out
+                        .threaded_writer()
+                        .map_err(|e| WriteError::io("creating the output", e))?;
+                    let file = w.file().try_clone().ok();
+                    convert(Writer::Seek(&mut w, file)).and_then(|mut report| {
+                        w.flush().map_err(flushed)?;
+                        report.bytes_written = w.file().metadata().map(|m| m.len()).ok();
+                        Ok(report)
+                    })
+                };
+                let report = written.map_err(|e| out.name_error(e))?;
+                out.commit(self.like.as_deref())?;
+                Ok(report)
+            }
+            Kind::Stdout => {
+                let mut out = std::io::stdout().lock();
+                if target == Target::Pipe {
+                    let mut w = BufWriter::with_capacity(1 << 20, out);
+                    let report = convert(Writer::Stream(&mut w))?;
+                    w.flush().map_err(flushed)?;
+                    return Ok(report);
+                }
+                spooled(&mut out, convert)
+            }
+            Kind::Seekable(w, file) => convert(Writer::Seek(w, file)),
+            Kind::Stream(w) if target == Target::Pipe => convert(Writer::Stream(w)),
+            Kind::Stream(w) => spooled(w, convert),
+        }
     }
 }
 
-pub(crate) struct PipeSink<'a, W: Write>(pub &'a mut PipeWriter<W>);
-
-impl<W: Write> Sink for PipeSink<'_, W> {
-    fn write(&mut self, bytes: &[u8], payload: &[u8]) -> Result<()> {
-        self.0.write_record(bytes, payload)
-    }
-    fn write_payload(&mut self, more: &[u8]) -> Result<()> {
-        self.0.write_payload(more)
-    }
-    fn as_dyn(&mut self) -> &mut dyn Sink {
-        self
-    }
+/// A file-mode output for a stream: built in an unnamed temp file, then copied.
+fn spooled(
+    out: &mut dyn Write,
+    convert: impl FnOnce(Writer<'_>) -> Result<Report>,
+) -> Result<Report> {
+    let mut tmp: File = tempfile::tempfile().map_err(|e| WriteError::io("creating a spool", e))?;
+    let mut report = {
+        let mut w = ThreadedWriter::new(&tmp).map_err(|e| WriteError::io("creating a spool", e))?;
+        let file = w.file().try_clone().ok();
+        let report = convert(Writer::Seek(&mut w, file))?;
+        w.flush()
+            .map_err(|e| WriteError::io("writing the output", e))?;
+        report
+    };
+    report.bytes_written = tmp.metadata().map(|m| m.len()).ok();
+    copy_to(&mut tmp, out)?;
+    Ok(report)
 }

@@ -10,15 +10,16 @@ use perfdata_core::record::{DecodeContext, Record, RecordBody, RecordType, Sampl
 use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
 use super::observed::{CompressorState, Observed};
-use super::sink::Sink;
 use super::stream_features::{Place, StreamFeatures};
-use super::{features, verify, Compression, ConvertOptions, Report, Target};
-use crate::compress::{CompressFormat, Compressor};
+use super::writer_sink::Sink;
+use super::{features, verify, Compression, ConvertOptions, Plan, Report, Target};
+use crate::compress::Compressor;
 use crate::edit::{Action, Applied, EditStage};
 use crate::error::{Result, WriteError};
 
 /// The record stage's state, shared by file and pipe output.
 pub(super) struct RecordStage {
+    plan: Plan,
     opts: ConvertOptions,
     /// Whether the input's metadata records are written as records: only when input
     /// and output are the same kind (a pipe's become a file's header sections, and a
@@ -51,17 +52,13 @@ pub(super) struct RecordStage {
 }
 
 impl RecordStage {
-    pub fn new(
-        opts: ConvertOptions,
-        meta: &Metadata,
-        target: Target,
-        edit: Option<EditStage>,
-    ) -> Result<Self> {
+    pub fn new(plan: &Plan, meta: &Metadata, edit: Option<EditStage>) -> Result<Self> {
+        let (opts, target) = (*plan.options(), plan.target());
         let in_endian = meta.endian;
-        let out_endian = opts.endian.unwrap_or(in_endian);
+        let out_endian = plan.endian();
         let keep_metadata = (meta.container == ContainerKind::Pipe) == (target == Target::Pipe);
         let stream_features = if keep_metadata && target == Target::Pipe {
-            Some(StreamFeatures::new(meta, &opts, out_endian)?)
+            Some(StreamFeatures::new(meta, plan)?)
         } else {
             None
         };
@@ -75,6 +72,7 @@ impl RecordStage {
         Ok(RecordStage {
             writes_kernel_records_as_read,
             passes_kernel_records,
+            plan: *plan,
             opts,
             keep_metadata,
             in_endian,
@@ -272,20 +270,10 @@ impl RecordStage {
     /// input had (COMPRESSED or COMPRESSED2, as last seen) at its level and buffer size.
     fn compressor(&mut self, meta: &Metadata) -> Result<&mut Compressor> {
         if self.compressor.is_none() {
-            let mmap_len = features::output_mmap_len(meta, &self.opts);
-            let (level, format) = match self.opts.compression {
-                Compression::Compress { level, format } => (level, format),
-                Compression::Keep | Compression::Decompress => {
-                    let seen = match meta.compression_record {
-                        Some(RecordType::Compressed2) => CompressFormat::Compressed2,
-                        _ => CompressFormat::Compressed,
-                    };
-                    let level = features::input_level(meta).unwrap_or(1);
-                    (level, self.opts.keep_format.unwrap_or(seen))
-                }
-            };
+            let c = self.plan.compressor(meta);
             // zstd works on a batch while the next one is read and framed.
-            let c = Compressor::new(level, format, mmap_len, self.out_endian)?.in_thread()?;
+            let c =
+                Compressor::new(c.level, c.format, c.buffer_size, self.out_endian)?.in_thread()?;
             self.compressor = Some(c);
         }
         Ok(self.compressor.as_mut().expect("just made"))
@@ -302,7 +290,7 @@ impl RecordStage {
         // it as it is.
         let ctx = DecodeContext {
             endian: self.in_endian,
-            events: &meta.events,
+            events: meta.events(),
         };
         let mut record = Record::decode(raw.bytes, raw.payload, raw.offset, &ctx)?;
         match &mut record.body {

@@ -4,12 +4,11 @@
 //! before the end-of-features marker (or the first data record of a stream that has
 //! none); compressing or decompressing drops the input's.
 
-use binrw::Endian;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::record::{HeaderFeature, Record, RecordBody, RecordType};
 use perfdata_core::Metadata;
 
-use super::{features, Compression, ConvertOptions};
+use super::{features, Compression, Plan};
 use crate::error::Result;
 
 /// What happens to the input's HEADER_FEATURE records on the way to the output.
@@ -31,8 +30,9 @@ pub(super) enum Place {
 }
 
 impl StreamFeatures {
-    pub(super) fn new(meta: &Metadata, opts: &ConvertOptions, out_endian: Endian) -> Result<Self> {
-        let pending = match features::pipe_compressed_section(meta, opts) {
+    pub(super) fn new(meta: &Metadata, plan: &Plan) -> Result<Self> {
+        let (opts, out_endian) = (plan.options(), plan.endian());
+        let pending = match features::pipe_compressed_section(meta, plan) {
             Some(section) => {
                 let body = HeaderFeature {
                     feat_id: section.id.bit() as u64,

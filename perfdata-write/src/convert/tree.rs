@@ -9,109 +9,53 @@
 //! ([`verbatim`]).
 
 use std::collections::HashSet;
-use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
-use std::path::Path;
+use std::io::{Seek, Write};
 
 use perfdata_core::feature::{Feature, FeatureId, FeatureSection, SampleTime};
 use perfdata_core::header::FileSection;
 use perfdata_core::raw::{header_of, RawRecord};
-use perfdata_core::record::{EventIndex, Record, RecordBody, RecordType};
+use perfdata_core::record::{Record, RecordBody, RecordType};
 use perfdata_core::Endian;
 use perfdata_core::{ContainerKind, Entry, Metadata, PerfData, RecordRef};
 
-use super::sink::{FileSink, PipeSink, Sink};
+use super::pipeline::{file_writer, finish_file, pipe_writer};
+use super::sink::{Sink, Writer};
 use super::stage::{split_payload, RecordStage};
-use super::{
-    features, file_writer, finish_file, output_attrs, pipe_writer, ConvertOptions, Report, Target,
-};
+use super::writer_sink::{FileSink, PipeSink, Sink as RecordSink};
+use super::{features, output_attrs, ConvertOptions, Plan, Report, Target};
+use crate::cancel::Cancel;
 use crate::error::{Result, WriteError};
-use crate::output::AtomicOutput;
 
 mod verbatim;
 use verbatim::Verbatim;
 
-/// Writing a [`PerfData`] tree back as perf.data.
-///
-/// ```
-/// use perfdata_core::PerfData;
-/// use perfdata_write::WriteTree;
-/// # let dir = tempfile::tempdir()?;
-/// # let output = dir.path().join("out.data");
-/// let input = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
-/// let tree = PerfData::read(input)?;
-/// tree.write_file(&output)?; // unchanged: the input's bytes
-/// assert_eq!(std::fs::read(input)?, std::fs::read(&output)?);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub trait WriteTree {
-    /// Write to `path` in the container it was read from (a directory becomes a file)
-    /// through [`AtomicOutput`]: a temp file renamed into place only when everything was
-    /// written.
-    fn write_file(&self, path: impl AsRef<Path>) -> Result<Report> {
-        self.write_file_with(path, &ConvertOptions::default())
-    }
-
-    /// [`WriteTree::write_file`] converting as `opts` says (container, compression,
-    /// byte order), as `perfdata convert` does.
-    fn write_file_with(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report>;
-
-    /// Write to a seekable output.
-    fn write_to<W: Write + Seek>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)>;
-
-    /// Write a pipe-mode stream to an output that need not seek (stdout).
-    fn write_pipe<W: Write>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)>;
-}
-
-impl WriteTree for PerfData {
-    fn write_file_with(&self, path: impl AsRef<Path>, opts: &ConvertOptions) -> Result<Report> {
-        atomically(path.as_ref(), None, |out| self.write_to(out, opts))
-    }
-
-    fn write_to<W: Write + Seek>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
-        match opts.target_for(self.meta.container) {
-            Target::File => to_file(self, out, opts),
-            Target::Pipe => self.write_pipe(out, opts),
-        }
-    }
-
-    fn write_pipe<W: Write>(&self, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
-        to_pipe(self, out, opts)
-    }
-}
-
-/// [`WriteTree::write_file_with`] as a function.
-pub fn write_tree(
+/// Write `tree` into `sink` as `opts` say (see [`super::TreeSource`]).
+pub(super) fn write(
     tree: &PerfData,
-    path: impl AsRef<Path>,
     opts: &ConvertOptions,
+    sink: Sink<'_>,
+    cancel: Option<&Cancel>,
 ) -> Result<Report> {
-    tree.write_file_with(path, opts)
+    let target = opts.target_for(tree.meta.container);
+    sink.run(target, |out| match out {
+        Writer::Seek(w, _) => match target {
+            Target::File => to_file(tree, w, opts, cancel),
+            Target::Pipe => to_pipe(tree, w, opts, cancel),
+        },
+        Writer::Stream(w) => to_pipe(tree, w, opts, cancel),
+    })
 }
 
-/// Write `path` through an [`AtomicOutput`] with `write`, then put it in place (with
-/// the permissions and modification time of `like`, if given).
-pub(crate) fn atomically<T>(
-    path: &Path,
-    like: Option<&Path>,
-    write: impl FnOnce(BufWriter<&mut File>) -> Result<(BufWriter<&mut File>, T)>,
-) -> Result<T> {
-    let mut out = AtomicOutput::create(path)?;
-    // Seekable: a file's header is written last (a device or FIFO gets a spool).
-    let w = out
-        .seekable_writer()
-        .map_err(|e| WriteError::io("creating the output's spool", e))?;
-    let (w, done) = write(w)?;
-    w.into_inner()
-        .map_err(|e| WriteError::io("writing the output file", e.into_error()))?;
-    out.commit(like)?;
-    Ok(done)
-}
-
-fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
+fn to_file<W: Write + Seek>(
+    tree: &PerfData,
+    out: W,
+    opts: &ConvertOptions,
+    cancel: Option<&Cancel>,
+) -> Result<Report> {
     let meta = source_meta(tree, Target::File, opts)?;
-    let opts = &opts.resolve(&meta);
-    let mut conv = RecordStage::new(*opts, &meta, Target::File, None)?;
+    let plan = &Plan::new(opts, &meta).writing(Target::File);
+    let opts = plan.options();
+    let mut conv = RecordStage::new(plan, &meta, None)?;
     let attrs = output_attrs(&meta, opts, Target::File)?;
     let mut writer = file_writer(&conv, out, &attrs, &meta)?;
     {
@@ -121,8 +65,9 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
             ContainerKind::Directory => merged_order(&tree.records),
             _ => (0..tree.records.len()).collect(),
         };
-        let mut verbatim = Verbatim::plan(tree, opts, &meta, Target::File)?;
+        let mut verbatim = Verbatim::plan(tree, plan, &meta, Target::File)?;
         for i in order {
+            check(cancel)?;
             write_at(&mut conv, &mut sink, tree, i, &meta, verbatim.as_mut())?;
         }
         if let Some(v) = verbatim.as_mut() {
@@ -130,23 +75,29 @@ fn to_file<W: Write + Seek>(tree: &PerfData, out: W, opts: &ConvertOptions) -> R
         }
         conv.finish_records(&mut sink, &meta)?;
     }
-    finish_file(writer, conv, opts, &meta)
+    finish_file(writer, conv, plan, &meta).map(|(_, report)| report)
 }
 
-fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(W, Report)> {
+fn to_pipe<W: Write>(
+    tree: &PerfData,
+    out: W,
+    opts: &ConvertOptions,
+    cancel: Option<&Cancel>,
+) -> Result<Report> {
     let meta = source_meta(tree, Target::Pipe, opts)?;
-    let opts = &opts.resolve(&meta);
-    let mut conv = RecordStage::new(*opts, &meta, Target::Pipe, None)?;
+    let plan = &Plan::new(opts, &meta).writing(Target::Pipe);
+    let mut conv = RecordStage::new(plan, &meta, None)?;
     let mut writer = pipe_writer(&conv, out)?;
     let warnings = if conv.keeps_metadata() {
         Vec::new()
     } else {
-        features::write_pipe_header(&meta, opts, &mut writer, conv.out_endian())?
+        features::write_pipe_header(&meta, plan, &mut writer)?
     };
     {
         let mut sink = PipeSink(&mut writer);
-        let mut verbatim = Verbatim::plan(tree, opts, &meta, Target::Pipe)?;
+        let mut verbatim = Verbatim::plan(tree, plan, &meta, Target::Pipe)?;
         for i in 0..tree.records.len() {
+            check(cancel)?;
             write_at(&mut conv, &mut sink, tree, i, &meta, verbatim.as_mut())?;
         }
         if let Some(v) = verbatim.as_mut() {
@@ -155,14 +106,23 @@ fn to_pipe<W: Write>(tree: &PerfData, out: W, opts: &ConvertOptions) -> Result<(
         conv.finish_records(&mut sink, &meta)?;
     }
     let (_, report) = conv.into_results();
-    Ok((writer.finish()?, report.finish(&meta, warnings)))
+    writer.finish()?;
+    Ok(report.finish(&meta, warnings))
+}
+
+/// Stop before the next record once `cancel` is set.
+fn check(cancel: Option<&Cancel>) -> Result<()> {
+    match cancel {
+        Some(c) if c.is_cancelled() => Err(WriteError::Cancelled),
+        _ => Ok(()),
+    }
 }
 
 /// Write record `index` of the tree, or the compressed records read before it that
 /// stand for it (see [`Verbatim`]).
 fn write_at(
     conv: &mut RecordStage,
-    sink: &mut dyn Sink,
+    sink: &mut dyn RecordSink,
     tree: &PerfData,
     index: usize,
     meta: &Metadata,
@@ -219,7 +179,7 @@ fn without_stale_ids(record: &Record, meta: &Metadata) -> Option<Option<Record>>
         return None;
     };
     let known: HashSet<u64> = meta
-        .attrs
+        .attrs()
         .iter()
         .flat_map(|a| a.ids.iter().copied())
         .collect();
@@ -312,7 +272,7 @@ fn carried_by_records(tree: &PerfData) -> HashSet<FeatureId> {
 fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result<Metadata> {
     // What convert would expand (a byte-order or compression change, a directory's or
     // a stream's records into a file) cannot be done on records kept compressed.
-    if opts.expands(&tree.meta) {
+    if Plan::expands_as_asked(opts, &tree.meta) {
         if let Some(e) = tree.records.iter().find(|e| is_container(&e.record)) {
             return Err(WriteError::unsupported(
                 Some(e.offset),
@@ -322,10 +282,6 @@ fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result
         }
     }
     let mut meta = tree.meta.clone();
-    meta.events = EventIndex::new();
-    for a in &meta.attrs {
-        meta.events.push(&a.attr, &a.ids);
-    }
     // A finished file states SAMPLE_TIME (the conversion derives it for the others).
     let span = sample_span(&tree.records);
     if meta.container == ContainerKind::File && !meta.unfinished && span != tree.read_sample_span()
@@ -369,8 +325,7 @@ fn source_meta(tree: &PerfData, target: Target, opts: &ConvertOptions) -> Result
 /// ids, features and event types.
 fn header_records_agree(tree: &PerfData, meta: &Metadata) -> Result<bool> {
     let mut folded = meta.clone();
-    folded.attrs.clear();
-    folded.events = EventIndex::new();
+    folded.set_attrs(Vec::new());
     folded.features.clear();
     folded.event_types.clear();
     for e in &tree.records {
@@ -381,7 +336,7 @@ fn header_records_agree(tree: &PerfData, meta: &Metadata) -> Result<bool> {
         folded.fold(&raw(&bytes, e, meta.endian))?;
     }
     let events = |m: &Metadata| -> Vec<_> {
-        m.attrs
+        m.attrs()
             .iter()
             .map(|a| (a.attr.clone(), a.ids.clone()))
             .collect()

@@ -9,7 +9,7 @@
 
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::{EventIndex, RecordBody, RecordType};
+use perfdata_core::record::{RecordBody, RecordType};
 use perfdata_core::{Metadata, RecordRef};
 
 use super::{Action, RecordEdit};
@@ -129,17 +129,17 @@ impl DropSampleFields {
 impl RecordEdit for DropSampleFields {
     fn start(&mut self, meta: &Metadata) -> Result<()> {
         self.per_event = meta
-            .attrs
+            .attrs()
             .iter()
             .map(|ev| ev.attr.sample_type & self.fields)
             .collect();
         if self.per_event.iter().all(|f| f.is_empty()) {
-            let names: Vec<String> = (0..meta.attrs.len())
+            let names: Vec<String> = (0..meta.attrs().len())
                 .map(|i| {
                     format!(
                         "{} ({:?})",
                         meta.event_name(i),
-                        meta.attrs[i].attr.sample_type
+                        meta.attrs()[i].attr.sample_type
                     )
                 })
                 .collect();
@@ -193,12 +193,11 @@ impl RecordEdit for DropSampleFields {
     }
 
     fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
-        let mut events = EventIndex::new();
-        for (i, ev) in meta.attrs.iter_mut().enumerate() {
-            strip_attr(&mut ev.attr, self.lost_by(i));
-            events.push(&ev.attr, &ev.ids);
-        }
-        meta.events = events;
+        meta.edit_attrs(|attrs| {
+            for (i, ev) in attrs.iter_mut().enumerate() {
+                strip_attr(&mut ev.attr, self.lost_by(i));
+            }
+        });
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {
             self.edit_desc(&mut section.feature);
         }

@@ -39,9 +39,9 @@ fn trailer<'a>(item: &RecordRef<'a>) -> &'a [u8] {
     let b = item.raw.bytes;
     let len = item
         .meta
-        .events
+        .events()
         .event_of(b, false, item.meta.endian)
-        .and_then(|e| item.meta.events.format(e))
+        .and_then(|e| item.meta.events().format(e))
         .map_or(0, |f| f.sample_id_len());
     if b.len() >= 8 + len {
         &b[b.len() - len..]

@@ -1,5 +1,6 @@
 //! Record edits: a stage of the [`crate::convert`] pipeline where each record
-//! is kept, dropped or replaced, in one streaming pass.
+//! is kept, dropped or replaced, in one streaming pass; a
+//! [`Conversion`](crate::Conversion) runs them ([`Conversion::edit`](crate::Conversion::edit)).
 //!
 //! An edit ([`RecordEdit`]) sees each record as the reader frames it (raw bytes, with
 //! [`RecordRef::locate`] for its event, time, pid, tid and cpu without decoding) and the
@@ -27,15 +28,11 @@ mod stage;
 mod strip;
 mod summary;
 
-use std::io::{Seek, Write};
-use std::path::Path;
-
 use perfdata_core::raw::{OwnedRecord, RawRecord};
 use perfdata_core::record::RecordType;
-use perfdata_core::{Metadata, PerfReader, ReadOptions, RecordRef};
+use perfdata_core::{Metadata, RecordRef};
 
-use crate::convert::{self, ConvertOptions, Report, Target};
-use crate::error::{Result, WriteError};
+use crate::error::Result;
 
 pub use anon::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
@@ -152,13 +149,6 @@ impl<F: FnMut(&RecordRef<'_>) -> Result<Action>> RecordEdit for FnEdit<F> {
     }
 }
 
-/// Open `path` (a file, a directory, or `-` for stdin) for editing: compressed records
-/// are expanded and their containers not returned, so that each record is seen once.
-pub fn open(path: impl AsRef<Path>) -> Result<PerfReader> {
-    let ro = ReadOptions::Contents;
-    Ok(PerfReader::open_with(path, ro)?)
-}
-
 /// The index of the event a HEADER_ATTR record declares: by its first id, else by an
 /// equal attr (the reader has folded every attr by the time edits see the record).
 pub fn header_attr_event(item: &RecordRef<'_>) -> Result<Option<usize>> {
@@ -169,83 +159,8 @@ pub fn header_attr_event(item: &RecordRef<'_>) -> Result<Option<usize>> {
     let by_id = ha
         .ids
         .first()
-        .and_then(|&id| item.meta.events.event_of_id(id));
-    Ok(by_id.or_else(|| item.meta.attrs.iter().position(|ev| ev.attr == ha.attr)))
-}
-
-/// Edits need the records inside compressed containers.
-fn check_reader(reader: &PerfReader) -> Result<()> {
-    if !reader.options().decompress() {
-        return Err(WriteError::unsupported(
-            None,
-            "edits need the records inside compressed records: open the input with \
-             edit::open or ReadOptions::decompress",
-        ));
-    }
-    Ok(())
-}
-
-/// Run `edits` over `reader` into `out` as `target` (a seekable output), converting as
-/// `opts` says. The report's `edits` says what was kept and removed.
-pub fn run<W: Write + Seek>(
-    reader: PerfReader,
-    target: Target,
-    out: W,
-    opts: &ConvertOptions,
-    edits: Vec<Box<dyn RecordEdit>>,
-) -> Result<(W, Report)> {
-    run_in(reader, target, out, None, opts, edits)
-}
-
-/// [`run`] where `out_file` is a handle of the file `out` writes to: the runs of records
-/// the edits keep unchanged are copied from the input file by the kernel (see
-/// [`convert::to_target_in`]).
-pub fn run_in<W: Write + Seek>(
-    reader: PerfReader,
-    target: Target,
-    out: W,
-    out_file: Option<std::fs::File>,
-    opts: &ConvertOptions,
-    edits: Vec<Box<dyn RecordEdit>>,
-) -> Result<(W, Report)> {
-    check_reader(&reader)?;
-    let stage = Some(EditStage::new(edits));
-    match target {
-        Target::File => convert::to_file_with(reader, out, out_file, opts, stage),
-        Target::Pipe => convert::to_pipe_with(reader, out, opts, stage),
-    }
-}
-
-/// [`run`] from the recording at `input` (a file, a directory, or `-` for stdin) into
-/// a new file at `output`, in the input's container unless `opts` say otherwise,
-/// written through [`crate::output::AtomicOutput`]: the output appears only when every
-/// record was written and every edit finished without error.
-pub fn run_file(
-    input: impl AsRef<Path>,
-    output: impl AsRef<Path>,
-    opts: &ConvertOptions,
-    edits: Vec<Box<dyn RecordEdit>>,
-) -> Result<Report> {
-    let input = input.as_ref();
-    let reader = open(input)?;
-    let target = opts.target_for(reader.meta().container);
-    // The output keeps a file's permissions and modification time, as convert does.
-    let like = Some(input).filter(|p| p.is_file());
-    convert::atomically(output.as_ref(), like, |out| {
-        let file = out.get_ref().try_clone().ok();
-        run_in(reader, target, out, file, opts, edits)
-    })
-}
-
-/// [`run`] into a pipe-mode stream on an output that cannot seek (stdout).
-pub fn run_to_pipe<W: Write>(
-    reader: PerfReader,
-    out: W,
-    opts: &ConvertOptions,
-    edits: Vec<Box<dyn RecordEdit>>,
-) -> Result<(W, Report)> {
-    check_reader(&reader)?;
-    convert::to_pipe_with(reader, out, opts, Some(EditStage::new(edits)))
+        .and_then(|&id| item.meta.events().event_of_id(id));
+    Ok(by_id.or_else(|| item.meta.attrs().iter().position(|ev| ev.attr == ha.attr)))
 }
 
 #[cfg(test)]

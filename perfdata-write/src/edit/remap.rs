@@ -177,7 +177,7 @@ impl Remap {
     }
 
     /// The same remap on an owned tree: its MMAP, MMAP2 and HEADER_BUILD_ID records and
-    /// its BUILD_ID feature; write it with [`crate::WriteTree`]. A tree holding
+    /// its BUILD_ID feature; write it with [`crate::TreeSource`]. A tree holding
     /// compressed records is refused (the maps inside them would stay as they were):
     /// read it with `ReadOptions::Contents`.
     pub fn apply(&mut self, tree: &mut PerfData) -> Result<()> {

@@ -82,12 +82,6 @@ impl EditStage {
         Ok(())
     }
 
-    /// Whether an edit asks for perf's time order: a conversion reads a directory's
-    /// streams merged by time for it.
-    pub(crate) fn time_ordered(&self) -> bool {
-        self.chain.edits.iter().any(|e| e.time_ordered())
-    }
-
     /// Whether a record held for perf's order is decided and next in the input's
     /// order: [`EditStage::pop_ready`] gives it.
     pub(crate) fn has_ready(&self) -> bool {
@@ -189,7 +183,9 @@ impl EditStage {
         for e in &mut self.chain.edits {
             e.finish(meta)?;
         }
-        self.event_names = (0..meta.attrs.len()).map(|i| meta.event_name(i)).collect();
+        self.event_names = (0..meta.attrs().len())
+            .map(|i| meta.event_name(i))
+            .collect();
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use binrw::Endian;
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::record::{EventFormat, EventIndex, RecordBody, RecordType, TRAILER_FIELDS};
+use perfdata_core::record::{EventFormat, RecordBody, RecordType, TRAILER_FIELDS};
 use perfdata_core::select::{task_of, Matcher, Selectors, TaskScope, ThreadComms};
 use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{Metadata, RecordRef};
@@ -174,7 +174,7 @@ impl Strip {
             Action::Replace(recs) => recs,
             Action::Drop => return Ok(Action::Drop),
         };
-        let Some(f) = item.meta.events.format(event).filter(|f| f.sample_id_all) else {
+        let Some(f) = item.meta.events().format(event).filter(|f| f.sample_id_all) else {
             return Ok(Action::Replace(recs));
         };
         let Some(&new_id) = self.id_moves.get(&event) else {
@@ -246,7 +246,7 @@ impl Strip {
     /// Resolve event names; decide which events go whole and where their side-band goes.
     fn resolve_events(&mut self, meta: &Metadata) -> Result<()> {
         self.matcher.resolve(meta)?;
-        let n = meta.attrs.len();
+        let n = meta.attrs().len();
         let select = &self.sel.select;
         let events_only =
             !select.has_thread_selectors() && select.cpus.is_none() && select.time.is_none();
@@ -272,14 +272,14 @@ impl Strip {
         // event by the trailer's id and reads the trailer by that event's layout. Where
         // there is none, only such a record is an error (see `move_ids`).
         let layout = |i: usize| {
-            meta.events
+            meta.events()
                 .format(i)
                 .map(|f| (f.sample_id_all, f.sample_type & trailer_mask()))
         };
         for i in (0..n).filter(|&i| self.event_removed[i]) {
-            self.removed_ids.extend(meta.attrs[i].ids.iter().copied());
+            self.removed_ids.extend(meta.attrs()[i].ids.iter().copied());
             let target = (0..n).find(|&j| !self.event_removed[j] && layout(j) == layout(i));
-            if let Some(&id) = target.and_then(|j| meta.attrs[j].ids.first()) {
+            if let Some(&id) = target.and_then(|j| meta.attrs()[j].ids.first()) {
                 self.id_moves.insert(i, id);
             }
         }
@@ -318,7 +318,7 @@ impl Strip {
             ),
             (s.time.is_some(), SampleType::TIME, "--time", "TIME"),
         ];
-        for (i, ev) in meta.attrs.iter().enumerate() {
+        for (i, ev) in meta.attrs().iter().enumerate() {
             for (wanted, bit, what, field) in needs {
                 if wanted && !ev.attr.sample_type.contains(bit) {
                     return Err(WriteError::unsupported(
@@ -408,16 +408,13 @@ impl RecordEdit for Strip {
             return Ok(());
         }
         let removed = |i: usize| self.event_removed.get(i) == Some(&true);
-        let mut i = 0;
-        meta.attrs.retain(|_| {
-            i += 1;
-            !removed(i - 1)
+        meta.edit_attrs(|attrs| {
+            let mut i = 0;
+            attrs.retain(|_| {
+                i += 1;
+                !removed(i - 1)
+            })
         });
-        let mut events = EventIndex::new();
-        for ev in &meta.attrs {
-            events.push(&ev.attr, &ev.ids);
-        }
-        meta.events = events;
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {
             self.prune_desc(&mut section.feature);
         }

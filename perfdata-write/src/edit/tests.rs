@@ -10,6 +10,8 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
 
 use super::*;
+use crate::convert::testing::{open, run};
+use crate::convert::{ConvertOptions, Report, Target};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -158,15 +160,15 @@ fn readers_that_hide_compressed_records_are_refused() {
         vec![keep_all()],
     )
     .expect_err("refused");
-    assert!(err.to_string().contains("edit::open"), "{err}");
+    assert!(err.to_string().contains("ReadOptions::Contents"), "{err}");
 }
 
 #[test]
 fn a_removed_event_takes_its_ids_with_it() {
     let path = fixture("strip-multi.data");
     let input = open(&path).unwrap();
-    let keep_ids = input.meta().attrs[0].ids.clone();
-    let gone_ids = input.meta().attrs[1].ids.clone();
+    let keep_ids = input.meta().attrs()[0].ids.clone();
+    let gone_ids = input.meta().attrs()[1].ids.clone();
     assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
         select: Selectors {
@@ -177,8 +179,8 @@ fn a_removed_event_takes_its_ids_with_it() {
     });
     let (out, report) = run_file(input, vec![Box::new(strip)]);
     let mut r = PerfReader::from_vec(out, ReadOptions::ContainersAndContents).unwrap();
-    assert_eq!(r.meta().attrs.len(), 1);
-    assert_eq!(r.meta().attrs[0].ids, keep_ids);
+    assert_eq!(r.meta().attrs().len(), 1);
+    assert_eq!(r.meta().attrs()[0].ids, keep_ids);
     match r.meta().feature(FeatureId::EventDesc) {
         Some(Feature::EventDesc(d)) => {
             assert_eq!(d.events.len(), 1);
@@ -277,7 +279,7 @@ fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
     };
     let (out, report) = drop("sched:sched_switch").expect("the tracepoint goes");
     let r = PerfReader::from_vec(out.into_inner(), ReadOptions::Contents).unwrap();
-    assert_eq!(r.meta().attrs.len(), 1);
+    assert_eq!(r.meta().attrs().len(), 1);
     assert_eq!(r.meta().event_name(0), "cpu-clock/period=100000/");
     let s = report.edits.unwrap();
     assert_eq!((s.samples[&0].kept, s.samples[&1].removed), (141, 7));

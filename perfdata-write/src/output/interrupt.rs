@@ -1,73 +1,27 @@
-//! What SIGINT and SIGTERM do while an output is being written: remove the temp files
-//! of unfinished outputs, then die of the signal as if it had not been caught (so the
-//! shell sees status 130 or 143). While the input is a stream (a pipe or stdin), the
-//! first SIGINT means "the stream is ending" instead: a terminal's Ctrl-C reaches
-//! `perf record -o - | perfdata ...` as a whole, perf flushes and closes its stream, and
-//! perfdata must read it to the end and write a complete output. A second SIGINT aborts.
+//! What an interrupted process needs of the library, without any signal handler of
+//! its own (the binary installs those): [`remove_temp_files`], async-signal-safe, for a
+//! handler that must end the process at once (while it waits on a read that would not
+//! return to check a [`crate::Cancel`]); helper threads that never take SIGINT or
+//! SIGTERM; and the signals held back while a finished output is renamed into place.
 //!
-//! The handler only does what is async-signal-safe: atomics, `unlink`, `write` to
-//! stderr, `signal` and `raise`. Temp paths are kept in a fixed table of leaked C
-//! strings, so the handler never allocates or frees.
+//! [`remove_temp_files`] only does what is async-signal-safe: atomics and `unlink`.
+//! Temp paths are kept in a fixed table of leaked C strings, so it never allocates or
+//! frees.
 
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_char, CString};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::Once;
-
-/// How a SIGINT is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnInterrupt {
-    /// Remove unfinished outputs and die (SIGTERM always does this).
-    Abort,
-    /// The input is a stream that the interrupt also ends: keep reading it to its end
-    /// and finish the output; only a second SIGINT aborts.
-    EndOfStream,
-}
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Outputs being written at once (a conversion writes one).
 const SLOTS: usize = 8;
 #[allow(clippy::declare_interior_mutable_const)]
 const EMPTY: AtomicPtr<c_char> = AtomicPtr::new(std::ptr::null_mut());
 static TEMP_PATHS: [AtomicPtr<c_char>; SLOTS] = [EMPTY; SLOTS];
-static END_OF_STREAM: AtomicBool = AtomicBool::new(false);
-static SIGINTS: AtomicUsize = AtomicUsize::new(0);
-static INSTALL: Once = Once::new();
 
-/// Install the SIGINT and SIGTERM handlers (once per process; later calls only change
-/// the policy). Without them, an interrupted conversion leaves its named temp file.
-pub fn install(policy: OnInterrupt) {
-    END_OF_STREAM.store(policy == OnInterrupt::EndOfStream, Ordering::SeqCst);
-    INSTALL.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: a plain sigaction with a handler that is async-signal-safe;
-            // SA_RESTART makes a read of stdin interrupted by the first SIGINT go on.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = handler as extern "C" fn(c_int) as usize;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                libc::sigaction(sig, &action, std::ptr::null_mut());
-            }
-        }
-    });
-}
-
-/// Whether a SIGINT asked a stream input to end (see [`OnInterrupt::EndOfStream`]).
-pub fn stream_interrupted() -> bool {
-    SIGINTS.load(Ordering::SeqCst) > 0
-}
-
-extern "C" fn handler(sig: c_int) {
-    if sig == libc::SIGINT
-        && END_OF_STREAM.load(Ordering::SeqCst)
-        && SIGINTS.fetch_add(1, Ordering::SeqCst) == 0
-    {
-        let msg = b"perfdata: interrupted: reading the input stream to its end \
-                    (interrupt again to abort)\n";
-        // SAFETY: write(2) is async-signal-safe; a short write loses only the message.
-        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
-        return;
-    }
+/// Remove the named temp files of every output not yet finished (an unnamed one has
+/// nothing to remove). Async-signal-safe: what a SIGINT or SIGTERM handler calls before
+/// it ends the process; the outputs are then left as if never begun.
+pub fn remove_temp_files() {
     for slot in &TEMP_PATHS {
         let path = slot.swap(std::ptr::null_mut(), Ordering::SeqCst);
         if !path.is_null() {
@@ -76,14 +30,9 @@ extern "C" fn handler(sig: c_int) {
             unsafe { libc::unlink(path) };
         }
     }
-    // SAFETY: back to the default action and die of the same signal.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
 }
 
-/// A temp path the signal handler removes until the guard is dropped.
+/// A temp path [`remove_temp_files`] removes until the guard is dropped.
 pub(crate) struct TempPathGuard {
     slot: Option<usize>,
 }

@@ -8,8 +8,9 @@
 //!
 //! Where the file system allows it the temp file is unnamed (`O_TMPFILE`): it has no
 //! name until the conversion succeeded, so even SIGKILL leaves nothing behind. Elsewhere
-//! it is a named `.perfdata-XXXXXX.tmp` that [`interrupt`]'s handlers remove on SIGINT
-//! and SIGTERM.
+//! it is a named `.perfdata-XXXXXX.tmp`, removed when the output is dropped unfinished
+//! (an error, a [`crate::Cancel`]) or by [`interrupt::remove_temp_files`], which the
+//! binary's SIGINT and SIGTERM handlers call.
 
 pub mod interrupt;
 mod threaded;
@@ -326,7 +327,7 @@ impl AtomicOutput {
 
 /// Copy a finished temp file to a stream (file mode to stdout needs seeking while it is
 /// written, so it is written to a temp file first).
-pub fn copy_to<W: Write>(file: &mut File, out: &mut W) -> Result<()> {
+pub fn copy_to<W: Write + ?Sized>(file: &mut File, out: &mut W) -> Result<()> {
     file.seek(SeekFrom::Start(0))
         .map_err(|e| WriteError::io("rewinding the temp output", e))?;
     std::io::copy(file, out).map_err(|e| WriteError::io("copying the output", e))?;

@@ -30,7 +30,7 @@ pub const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
 /// let (out, samples) = write_workload(&workload, writer)?;
 /// assert_eq!(samples, 1000);
 /// let reader = perfdata_core::PerfReader::from_vec(out.into_inner(), Default::default())?;
-/// assert!(!reader.meta().attrs.is_empty());
+/// assert!(!reader.meta().attrs().is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -165,7 +165,7 @@ fn reading_back_gives_what_the_builder_was_told() {
                 }
                 RecordBody::Namespaces(n) => assert_eq!((n.links.len(), n.links[6].ino), (7, 46)),
                 RecordBody::Switch => assert_eq!(rec.header.misc, misc::SWITCH_OUT),
-                RecordBody::Lost(l) => assert_eq!((l.lost, l.id), (9, r.meta().attrs[0].ids[1])),
+                RecordBody::Lost(l) => assert_eq!((l.lost, l.id), (9, r.meta().attrs()[0].ids[1])),
                 RecordBody::LostSamples(l) => assert_eq!(l.lost, 4),
                 RecordBody::Throttle(t) | RecordBody::Unthrottle(t) => {
                     assert!(t.time == 20 || t.time == 21)
@@ -212,7 +212,7 @@ fn reading_back_gives_what_the_builder_was_told() {
                                 values.iter().all(|v| v.value == 7000 * on_cpu),
                                 "{what} {values:?}"
                             );
-                            assert_eq!(values[1].id, Some(r_ids(&item.meta.attrs[3].ids, i)));
+                            assert_eq!(values[1].id, Some(r_ids(&item.meta.attrs()[3].ids, i)));
                         }
                     }
                 }
@@ -236,21 +236,21 @@ fn r_ids(ids: &[u64], i: u64) -> u64 {
 fn check_meta(meta: &perfdata_core::Metadata, pipe: bool, opts: SynthOptions, what: &str) {
     assert_eq!(meta.endian, opts.endian, "{what}");
     assert!(meta.warnings.is_empty(), "{what}: {:?}", meta.warnings);
-    assert_eq!(meta.attrs.len(), 4);
-    let st = |i: usize| meta.attrs[i].attr.sample_type;
+    assert_eq!(meta.attrs().len(), 4);
+    let st = |i: usize| meta.attrs()[i].attr.sample_type;
     // Layouts differ, so every event names itself with IDENTIFIER.
     assert!(
         (0..4).all(|i| st(i).contains(SampleType::IDENTIFIER) && !st(i).contains(SampleType::ID))
     );
     assert!(st(0).contains(SampleType::CALLCHAIN | SampleType::WEIGHT));
     assert!(st(1).contains(SampleType::RAW) && st(2).contains(SampleType::READ));
-    assert_eq!(meta.attrs[1].attr.config, 9001);
+    assert_eq!(meta.attrs()[1].attr.config, 9001);
     assert!(meta
-        .attrs
+        .attrs()
         .iter()
         .all(|a| a.ids.len() == 2 && a.attr.sample_id_all() == opts.sample_id_all));
     let names: Vec<_> = meta
-        .attrs
+        .attrs()
         .iter()
         .map(|a| a.name.clone().unwrap_or_default())
         .collect();
@@ -288,7 +288,7 @@ fn check_meta(meta: &perfdata_core::Metadata, pipe: bool, opts: SynthOptions, wh
         (c.clockid, c.wall_clock_ns, c.clockid_time_ns),
         (1, 5_000_000_000, 7)
     );
-    assert!(meta.attrs.iter().all(|a| a.attr.clockid == 1
+    assert!(meta.attrs().iter().all(|a| a.attr.clockid == 1
         && a.attr
             .flags
             .contains(perfdata_core::attr::AttrFlags::USE_CLOCKID)));

@@ -13,9 +13,9 @@
 use perfdata_core::raw::{Decompressor, Origin, RecordSource};
 use perfdata_core::{ContainerKind, Entry, Metadata, PerfData, ReadContainer, RecordRef};
 
-use super::super::sink::Sink;
 use super::super::stage::RecordStage;
-use super::super::{ConvertOptions, Target};
+use super::super::writer_sink::Sink;
+use super::super::{Plan, Target};
 use super::encoded;
 use crate::error::Result;
 
@@ -32,7 +32,7 @@ impl<'t> Verbatim<'t> {
     /// finished recording, and the records are still the containers' contents.
     pub(super) fn plan(
         tree: &'t PerfData,
-        opts: &ConvertOptions,
+        plan: &Plan,
         meta: &Metadata,
         target: Target,
     ) -> Result<Option<Self>> {
@@ -46,7 +46,7 @@ impl<'t> Verbatim<'t> {
         // feature and SAMPLE_TIME come from the records the conversion sees.
         if containers.is_empty()
             || !same_kind
-            || opts.expands(meta)
+            || plan.expands()
             || !in_place(&tree.records, containers)
             || !unchanged(&tree.records, containers, meta)?
         {

@@ -30,7 +30,7 @@ fn any_or_below(v: u64, limit: u64) -> bool {
 
 /// An event id of this recording (0: perf's own records, which name none).
 fn id_ok(meta: &Metadata, id: u64) -> bool {
-    id == 0 || meta.events.event_of_id(id).is_some()
+    id == 0 || meta.events().event_of_id(id).is_some()
 }
 
 /// Whether an attr is one perf writes: its size field is a size an attr has, no more
@@ -138,7 +138,7 @@ pub(super) fn read_data_ok(meta: &Metadata, r: &ReadData) -> bool {
 /// records (AUXTRACE_INFO, AUXTRACE, AUXTRACE_ERROR, AUX, ITRACE_START,
 /// AUX_OUTPUT_HW_ID) come from no other.
 fn aux_capable(meta: &Metadata) -> bool {
-    meta.attrs.iter().any(|a| a.attr.type_ >= 6)
+    meta.attrs().iter().any(|a| a.attr.type_ >= 6)
 }
 
 /// Whether a mapping's address and length are a user one's (below 2^56, the end of
@@ -196,7 +196,7 @@ pub(super) fn numbers_ok(body: &RecordBody, meta: &Metadata) -> bool {
         // Intel PT's and BTS's first two words: their PMU's type and the time shift.
         RecordBody::AuxtraceInfo(i) if (1..=2).contains(&i.type_) => {
             let pmu = i.priv_.first().copied().unwrap_or(u64::MAX);
-            meta.attrs.iter().any(|a| u64::from(a.attr.type_) == pmu)
+            meta.attrs().iter().any(|a| u64::from(a.attr.type_) == pmu)
                 && i.priv_.get(1).is_none_or(|&shift| shift < 64)
         }
         RecordBody::Lost(l) => id_ok(meta, l.id) && l.lost < COUNT_LIMIT,
@@ -230,7 +230,7 @@ pub(super) fn numbers_ok(body: &RecordBody, meta: &Metadata) -> bool {
         RecordBody::EventUpdate(u) => id_ok(meta, u.id),
         RecordBody::HeaderAttr(a) => attr_ok(&a.attr) && attr_ids_ok(&a.ids),
         // Old perf's names of tracepoint events, by their config.
-        RecordBody::HeaderEventType(e) => meta.attrs.iter().any(|a| a.attr.config == e.event_id),
+        RecordBody::HeaderEventType(e) => meta.attrs().iter().any(|a| a.attr.config == e.event_id),
         RecordBody::SchedstatCpu(s) => u64::from(s.cpu) < CPU_LIMIT,
         RecordBody::SchedstatDomain(s) => u64::from(s.cpu) < CPU_LIMIT,
         _ => true,
@@ -247,7 +247,7 @@ pub(super) fn misplaced_trailer(item: &RecordRef<'_>, extra: &[u8]) -> bool {
     let Ok(event) = super::records::event_of(item, false) else {
         return false;
     };
-    let Some(format) = item.meta.events.format(event) else {
+    let Some(format) = item.meta.events().format(event) else {
         return false;
     };
     let len = format.sample_id_len();

@@ -313,21 +313,25 @@ impl Anonymize {
     /// written from its HEADER_FEATURE records, which [`Anonymize::feature_record`]
     /// sees; this only counts what a file's header will hold.
     pub(super) fn features(&self, meta: &mut Metadata) -> Result<()> {
-        for (i, ev) in meta.attrs.iter_mut().enumerate() {
-            // An attr cannot be left out without its samples; one that is not an attr
-            // (its section read from the wrong offset) fails the run.
-            if !checks::attr_ok(&ev.attr) || !checks::attr_ids_ok(&ev.ids) {
-                return Err(WriteError::unsupported(
-                    None,
-                    format!(
-                        "anonymize: attr {i} is not an attr perf writes, or its ids are not ids"
-                    ),
-                ));
+        meta.edit_attrs(|attrs| {
+            for (i, ev) in attrs.iter_mut().enumerate() {
+                // An attr cannot be left out without its samples; one that is not an
+                // attr (its section read from the wrong offset) fails the run.
+                if !checks::attr_ok(&ev.attr) || !checks::attr_ids_ok(&ev.ids) {
+                    return Err(WriteError::unsupported(
+                        None,
+                        format!(
+                            "anonymize: attr {i} is not an attr perf writes, or its ids \
+                             are not ids"
+                        ),
+                    ));
+                }
+                ev.attr.tail.fill(0);
             }
-            ev.attr.tail.fill(0);
-        }
+            Ok(())
+        })?;
         // Old perf's event_types: a tracepoint's config and name, for the attrs'.
-        let configs: Vec<u64> = meta.attrs.iter().map(|a| a.attr.config).collect();
+        let configs: Vec<u64> = meta.attrs().iter().map(|a| a.attr.config).collect();
         let before = meta.event_types.len();
         meta.event_types.retain_mut(|et| {
             text::zero_padding(&mut et.name);

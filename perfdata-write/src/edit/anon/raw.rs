@@ -137,7 +137,7 @@ impl RawFormats {
             .and_then(tracepoint_fields)
             .unwrap_or_default();
         let by_event = meta
-            .attrs
+            .attrs()
             .iter()
             .map(|ev| {
                 if ev.attr.type_ != PERF_TYPE_TRACEPOINT {

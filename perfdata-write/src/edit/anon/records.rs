@@ -27,7 +27,7 @@ const INTEL_PT_FILTER_AT: usize = 17;
 /// layout the trailer would take bytes of the body (a name) for numbers.
 pub(super) fn event_of(item: &RecordRef<'_>, is_sample: bool) -> std::result::Result<usize, Fate> {
     let meta = item.meta;
-    let events = &meta.events;
+    let events = meta.events();
     let first = events
         .format(0)
         .ok_or_else(|| Fate::unvouched("no attr describes its layout"))?;

@@ -129,7 +129,7 @@ impl Anonymize {
             Ok(e) => e,
             Err(fate) => return self.leave_out(item, fate),
         };
-        let Some(format) = item.meta.events.format(event) else {
+        let Some(format) = item.meta.events().format(event) else {
             return self.leave_out(item, Fate::unvouched("no attr describes its layout"));
         };
         let body = item.raw.bytes.get(8..).unwrap_or_default();

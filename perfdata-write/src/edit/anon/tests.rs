@@ -10,9 +10,10 @@ use perfdata_core::tracing::saved_cmdlines;
 use perfdata_core::{PerfReader, ReadOptions};
 
 use super::*;
-use crate::convert::{self, Compression, ConvertOptions};
+use crate::convert::testing as convert;
+use crate::convert::testing::{open, run};
+use crate::convert::{Compression, ConvertOptions};
 use crate::edit::pseudonym::DEFAULT_KEEP_PATHS;
-use crate::edit::{open, run};
 
 pub(super) fn fixture(name: &str) -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

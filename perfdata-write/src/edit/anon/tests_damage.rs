@@ -9,7 +9,8 @@ use perfdata_core::{Endian, PerfReader, ReadOptions};
 
 use super::tests::{anonymize_bytes, expanded, fixture, holds, names};
 use super::*;
-use crate::convert::{self, Compression, ConvertOptions};
+use crate::convert::testing as convert;
+use crate::convert::{Compression, ConvertOptions};
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
     perfdata_core::u16_at(b, at, Endian::Little).unwrap()
@@ -255,7 +256,7 @@ fn a_stream_feature_given_another_id_hands_it_no_name() {
 #[test]
 fn a_bpf_program_info_whose_bytes_moved_is_dropped() {
     use perfdata_core::feature::{Feature, FeatureId};
-    let meta = crate::edit::open(fixture("anon/secret-bpf.data"))
+    let meta = crate::convert::testing::open(fixture("anon/secret-bpf.data"))
         .unwrap()
         .meta()
         .clone();
