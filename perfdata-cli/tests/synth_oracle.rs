@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use perfdata_core::record::RecordBody;
 use perfdata_core::PerfReader;
-use perfdata_tests::{perf_available, perf_output, perf_stats};
-use perfdata_write::synth::{
+use perfdata_synth::{
     write_workload, EventSpec, HostInfo, Stop, SynthOptions, SynthWriter, TraceSpec, Workload,
     WorkloadSpec,
 };
+use perfdata_tests::{perf_available, perf_output, perf_stats};
 use synth_support::*;
 
 /// The sample_type fields a mix can add to every event.

@@ -8,8 +8,8 @@ mod synth_support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use perfdata_synth::{Stop, Workload, WorkloadSpec};
 use perfdata_tests::perf_available;
-use perfdata_write::synth::{Stop, Workload, WorkloadSpec};
 use synth_support::*;
 
 type Key = (String, i32, String, String);

@@ -74,7 +74,6 @@ mod framing;
 pub mod output;
 pub mod pipe;
 mod range_copy;
-pub mod synth;
 
 pub use convert::{write_tree, WriteTree};
 pub use error::{Result, WriteError};

@@ -9,8 +9,8 @@
 use perfdata_core::raw::Origin;
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 use perfdata_write::convert::{self, Compression, ConvertOptions, Target};
-use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
 
 /// Record types in order, and which of them were inside compressed records.
 fn walk(bytes: Vec<u8>, opts: ReadOptions) -> Vec<(RecordType, bool)> {
