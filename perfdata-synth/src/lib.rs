@@ -14,6 +14,8 @@
 //! Same spec and seed, same bytes: nothing depends on the clock, the host or hash
 //! order.
 
+#![warn(missing_docs)]
+
 mod aux;
 mod cells;
 mod dir;
