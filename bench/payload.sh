@@ -71,7 +71,7 @@ echo "generating: $SIZE payload (plain file, compressed file) ..." >&2
 [ -e "$plain" ] || "${synth[@]}" -o "$plain"
 [ -e "$small" ] || "${synth[@]}" --compress -o "$small"
 want=$(payload_hash "$plain")
-# The payload synth means to write (`perfdata_write::synth::aux`), computed here
+# The payload synth means to write (`perfdata-synth`'s `aux` module), computed here
 # independently: a 64 KiB block of SplitMix64 words from seed 1 (stream 0xa0c5), each
 # copy starting with its index as a little-endian u64.
 made=$(python3 - "$(numfmt --from=iec "$SIZE")" <<'PY'

@@ -1,5 +1,6 @@
-// Build script shared by the crates whose tests use the perf oracle or the corpus
-// (`build = "../tests/oracle_cfg.rs"` or included from a crate's build.rs). It sets
+// Build script of the tests crate, whose tests use the perf oracle or the corpus (the
+// CLI's tests use `#[perfdata_oracle::needs(perf)]` instead: no build script on the
+// package that ships the binary). It sets
 // `cfg(perf_missing)` when `perf` cannot run and `cfg(no_corpus)` when PERFDATA_CORPUS is
 // unset, so that tests needing them are reported by cargo as ignored, with the reason,
 // instead of passing while checking nothing.

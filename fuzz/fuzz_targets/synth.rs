@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 
 mod common;
 

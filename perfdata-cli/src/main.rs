@@ -165,75 +165,78 @@ fn main() -> ExitCode {
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     verbose::set_level(cli.verbose);
-    let input: Option<&Path> = match &cli.command {
-        Command::Info(a) | Command::Stats(a) => Some(a.file.path()),
-        Command::Dump(a) => Some(a.input.file.path()),
-        Command::Convert(a) => Some(a.input()),
-        Command::Strip(a) => Some(a.input()),
-        Command::Buildid(c) => Some(c.input()),
-        Command::Anonymize(a) => Some(a.input()),
-        Command::Report(a) => Some(report::input_of(a)),
-        Command::Export(a) => Some(export::input_of(a)),
-        Command::Flamegraph(a) => Some(export::flamegraph_input_of(a)),
-        Command::Synth(_)
-        | Command::Check(_)
-        | Command::Completions { .. }
-        | Command::Manpage
-        | Command::HelpJson => None,
+    // One command: its input (a stream's first SIGINT ends the stream rather than the
+    // command; either way an interrupted convert leaves no temp file), and its run.
+    let (input, run): (Option<&Path>, Run) = match &cli.command {
+        Command::Info(a) => (
+            Some(a.file.path()),
+            done(|| info::run(a.file.path(), a.json)),
+        ),
+        Command::Stats(a) => (
+            Some(a.file.path()),
+            done(|| stats::run(a.file.path(), a.json)),
+        ),
+        Command::Dump(a) => (
+            Some(a.input.file.path()),
+            done(|| {
+                dump::run(
+                    a.input.file.path(),
+                    a.input.json,
+                    !a.no_decompress,
+                    &a.select,
+                    a.types.as_deref(),
+                )
+            }),
+        ),
+        // check says with its exit status whether it found problems (2: unreadable).
+        Command::Check(a) => (
+            None,
+            Box::new(|| Ok(check::run(a).unwrap_or_else(|e| fail(e, ExitCode::from(2))))),
+        ),
+        Command::Convert(a) => (Some(a.input()), done(|| convert::run(a))),
+        Command::Synth(a) => (None, done(|| synth::run(a))),
+        Command::Strip(a) => (Some(a.input()), done(|| strip::run(a))),
+        Command::Buildid(c) => (Some(c.input()), done(|| buildid::run(c))),
+        Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
+        Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
+        Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
+        Command::Flamegraph(a) => (
+            Some(export::flamegraph_input_of(a)),
+            done(|| export::run_flamegraph(a)),
+        ),
+        Command::Completions { shell } => (None, done(|| docs::completions(*shell))),
+        Command::Manpage => (None, done(docs::manpage)),
+        Command::HelpJson => (None, done(json_help::run)),
     };
-    // Reading a stream, the first SIGINT ends the stream rather than the command; either
-    // way an interrupted convert leaves no temp file (see interrupt).
     interrupt::install(if input.is_some_and(is_stream) {
         OnInterrupt::EndOfStream
     } else {
         OnInterrupt::Abort
     });
-    if let Command::Check(a) = &cli.command {
-        return match check::run(a) {
-            Ok(code) => code,
-            Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-            Err(e) => {
-                errln!("perfdata: error: {e}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    let result = match &cli.command {
-        Command::Info(a) => info::run(a.file.path(), a.json),
-        Command::Stats(a) => stats::run(a.file.path(), a.json),
-        Command::Dump(a) => dump::run(
-            a.input.file.path(),
-            a.input.json,
-            !a.no_decompress,
-            &a.select,
-            a.types.as_deref(),
-        ),
-        Command::Convert(a) => convert::run(a),
-        Command::Synth(a) => synth::run(a),
-        Command::Strip(a) => strip::run(a),
-        Command::Buildid(c) => buildid::run(c),
-        Command::Anonymize(a) => anonymize::run(a),
-        Command::Check(_) => unreachable!("check returns its own exit status above"),
-        Command::Report(a) => report::run(a),
-        Command::Export(a) => export::run(a),
-        Command::Flamegraph(a) => export::run_flamegraph(a),
-        Command::Completions { shell } => docs::completions(*shell),
-        Command::Manpage => docs::manpage(),
-        Command::HelpJson => json_help::run(),
-    };
+    let result = run();
     // An interrupt that cancelled the command ends it as the signal would have.
     interrupt::die_if_interrupted();
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        // `perfdata dump | head`, `convert -o - | head -c 10`: the reader went away;
-        // that is not a failure, whichever command was writing.
-        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = std::io::stdout().flush();
-            errln!("perfdata: error: {e}");
-            ExitCode::FAILURE
-        }
+    result.unwrap_or_else(|e| fail(e, ExitCode::FAILURE))
+}
+
+/// The exit status of a command that stopped on `e`: `status`, the error said on stderr.
+/// `perfdata dump | head`, `convert -o - | head -c 10`: the reader went away; that is not
+/// a failure, whichever command was writing.
+fn fail(e: CliError, status: ExitCode) -> ExitCode {
+    if e.is_broken_pipe() {
+        return ExitCode::SUCCESS;
     }
+    let _ = std::io::stdout().flush();
+    errln!("perfdata: error: {e}");
+    status
+}
+
+/// A command's run: its exit status, or the error it stopped on.
+type Run<'a> = Box<dyn FnOnce() -> Result<ExitCode, CliError> + 'a>;
+
+/// The run of a command that succeeds with status 0.
+fn done<'a>(run: impl FnOnce() -> Result<(), CliError> + 'a) -> Run<'a> {
+    Box::new(move || run().map(|()| ExitCode::SUCCESS))
 }
 
 /// Errors the commands report: the core's, and failures to write the output.

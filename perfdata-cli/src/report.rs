@@ -4,12 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_report::filter::SampleFilter;
-use perfdata_report::group::{self, GroupView};
-use perfdata_report::readperf::{self, Table};
-use perfdata_report::symbolize::{self, SymbolOptions, Symbolizer};
-use perfdata_report::table::{self, SortKey};
-use perfdata_report::{replay, text};
-use perfdata_write::edit;
+use perfdata_report::group::GroupView;
+use perfdata_report::model::SortKey;
+use perfdata_report::readperf::Table;
+use perfdata_report::Report;
 use perfdata_write::output::AtomicOutput;
 
 use crate::CliError;
@@ -84,115 +82,54 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     crate::alloc::return_large_blocks();
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
-    let filter = filter_of(a)?;
-    let kallsyms = symbolize::kallsyms_in_background();
-    // The tables count samples as they come, none kept.
-    let wants_cpu = !filter.cpus.is_empty();
-    let mut tally = table::Tally::with_filter(&keys, filter.clone());
-    let mut cpu_less = false;
+    let filter = SampleFilter::parse(
+        a.pid.as_deref(),
+        a.tid.as_deref(),
+        a.cpu.as_deref(),
+        a.comms.as_deref(),
+        &a.event,
+        &a.percentage,
+    )?;
+    let group = match (a.group, a.no_group) {
+        (_, true) => GroupView::None,
+        (true, false) => GroupView::Forced,
+        (false, false) => GroupView::AsRecorded,
+    };
+    let report = Report::new()
+        .sort(keys)
+        .filter(filter)
+        .children(a.children)
+        .group(group)
+        .symfs(a.symfs.clone())
+        .unwind(a.unwind.on());
     let reader = perfdata_core::PerfReader::open(a.file.path())?;
-    if a.children {
-        tally = tally.with_children_of(reader.meta());
-    }
+    // The progress of the reading; symbolisation follows.
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
-    let mut csv_counts = readperf::SampleCounts::default();
-    let replay_opts = a.unwind.options(&a.symfs);
-    let r = if a.csv.is_some() {
-        replay::replay_reader_with(reader, &replay_opts, |_, s| csv_counts.count(&s))?
-    } else {
-        replay::replay_reader_with(reader, &replay_opts, |m, s| {
-            cpu_less |= s.cpu.is_none();
-            tally.count(m, &s)
-        })?
-    };
-    crate::unwinding::tell(&r.unwind);
-    // The reading is done; symbolisation follows.
-    drop(progress);
-    if wants_cpu && cpu_less {
-        return Err(CliError::Usage(
-            "--cpu: the recording's samples carry no CPU (record with --sample-cpu or -a)".into(),
-        ));
-    }
-    let unknown = filter.unknown_events(&r.event_names);
-    if !unknown.is_empty() {
-        return Err(CliError::Usage(format!(
-            "--event {}: the recording's events are {}",
-            unknown.join(", "),
-            r.event_names.join(", ")
-        )));
-    }
-    let opts = SymbolOptions {
-        symfs: a.symfs.clone(),
-        kallsyms: r.kernel_is_running(),
-        buildid_dir: None,
-    };
-    // A failed read (or thread) leaves the kernel without symbols, as a missing file does.
-    let mut symbols = Symbolizer::new(opts).with_kallsyms(kallsyms.join().ok().flatten());
     if let Some(dir) = &a.csv {
-        return write_csv(a.file.path(), dir, &r, &csv_counts, &mut symbols);
+        let (tables, unwind) = report.readperf(reader, a.file.path())?;
+        drop(progress);
+        crate::unwinding::tell(&unwind);
+        return write_csv(&tables, dir);
     }
-    let tables = tally.tables(&r, &mut symbols);
+    let counted = report.read(reader)?;
+    drop(progress);
+    crate::unwinding::tell(counted.unwind());
+    let tables = counted.tables();
     let mut out = std::io::stdout().lock();
     if a.json {
-        // Per event, groups or not: a group's counts are its members' tables.
-        let unwind = Some(&r.unwind).filter(|u| u.any());
-        text::write_json(&mut out, &tables, &keys, unwind)?;
+        tables.write_json(&mut out)?;
     } else {
-        let view = match (a.group, a.no_group) {
-            (_, true) => GroupView::None,
-            (true, false) => GroupView::Forced,
-            (false, false) => GroupView::AsRecorded,
-        };
-        let groups = view.groups(&r.groups, r.event_names.len());
-        let tables = group::group_view(tables, &groups, &r.event_names);
-        let preamble = text::Preamble {
-            lost_samples: r.lost_samples,
-            single_comm: match filter.comms.as_slice() {
-                [one] => Some(one.clone()),
-                _ => None,
-            },
-        };
-        text::write_stdio(&mut out, &tables, &keys, a.samples, &preamble)?;
+        tables.write_stdio(&mut out, a.samples)?;
     }
     out.flush()?;
     Ok(())
 }
 
-/// The filters as the options give them.
-fn filter_of(a: &ReportArgs) -> Result<SampleFilter, CliError> {
-    let ids = |list: &Option<String>, what: &str| -> Result<Vec<(u64, u64)>, CliError> {
-        list.as_deref().map_or(Ok(Vec::new()), |s| {
-            edit::parse_id_list(s, what).map_err(|e| CliError::Usage(e.to_string()))
-        })
-    };
-    Ok(SampleFilter {
-        pids: ids(&a.pid, "pid list")?,
-        tids: ids(&a.tid, "tid list")?,
-        cpus: ids(&a.cpu, "cpu list")?,
-        comms: a
-            .comms
-            .as_deref()
-            .map(|c| c.split(',').map(str::to_string).collect())
-            .unwrap_or_default(),
-        events: a.event.clone(),
-        percentage: a.percentage.parse().map_err(CliError::Usage)?,
-    })
-}
-
-/// readperf's four tables of `input` into `dir`, each file written whole or not at all.
+/// readperf's four tables into `dir`, each file written whole or not at all.
 fn write_csv(
-    input: &std::path::Path,
+    tables: &perfdata_report::readperf::Tables,
     dir: &std::path::Path,
-    r: &replay::Replay,
-    counts: &readperf::SampleCounts,
-    symbols: &mut Symbolizer,
 ) -> Result<(), CliError> {
-    if input.as_os_str() == "-" {
-        return Err(CliError::Usage(
-            "--csv reads the recording twice: give a file, not standard input".into(),
-        ));
-    }
-    let tables = readperf::tables(input, r, counts, symbols)?;
     std::fs::create_dir_all(dir)?;
     for t in Table::ALL {
         let mut out = AtomicOutput::create(&dir.join(t.file_name()))?;

@@ -1,13 +1,13 @@
 //! `perfdata synth -o OUT`: write a synthetic trace (arguments only; the builder and
-//! the workload model are `perfdata_write::synth`).
+//! the workload model are `perfdata_synth`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use perfdata_synth::{HostInfo, SynthSpec, SynthTarget, SynthWriter, TraceSpec, Workload};
 use perfdata_write::output::{copy_to, AtomicOutput};
-use perfdata_write::synth::{HostInfo, SynthSpec, SynthTarget, SynthWriter, TraceSpec, Workload};
 
 use crate::convert::FormatArg;
 use crate::CliError;
@@ -24,7 +24,7 @@ pub struct SynthArgs {
     #[arg(short, long)]
     output: PathBuf,
     /// The whole trace as JSON instead of the options below (but -o, --pipe and --dir):
-    /// the fields of `perfdata_write::synth::SynthSpec`, each defaulting as its option.
+    /// the fields of `perfdata_synth::SynthSpec`, each defaulting as its option.
     #[arg(long, value_name = "FILE.json", conflicts_with_all = [
         "processes", "threads_per_process", "samples", "size", "seed", "events", "period",
         "fields", "callchain", "dsos", "functions", "cpus", "compress", "compress_format",

@@ -1,10 +1,7 @@
 //! The unwinding of `--call-graph dwarf` samples, as `report` and the exports ask for
 //! it (the work is in perfdata_report::unwind), and what is said of it.
 
-use std::path::PathBuf;
-
-use perfdata_report::replay::ReplayOptions;
-use perfdata_report::unwind::{UnwindOptions, UnwindStats};
+use perfdata_report::unwind::UnwindStats;
 
 #[derive(clap::Args)]
 pub struct UnwindArgs {
@@ -16,15 +13,9 @@ pub struct UnwindArgs {
 }
 
 impl UnwindArgs {
-    /// The replay's options: unwinding on unless `--no-unwind`, binaries looked for
-    /// under `symfs` as symbols are.
-    pub fn options(&self, symfs: &Option<PathBuf>) -> ReplayOptions {
-        ReplayOptions {
-            unwind: (!self.no_unwind).then(|| UnwindOptions {
-                symfs: symfs.clone(),
-                buildid_dir: None,
-            }),
-        }
+    /// Whether to unwind: unless `--no-unwind`.
+    pub fn on(&self) -> bool {
+        !self.no_unwind
     }
 }
 

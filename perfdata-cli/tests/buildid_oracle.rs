@@ -42,8 +42,8 @@ fn remap(input: &Path, out: &Path, args: &[&str]) -> Output {
     perfdata(&all)
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn list_is_what_perf_lists() {
     assert!(perf_available());
     let (mut compared, mut skipped) = (0, Vec::new());
@@ -75,8 +75,8 @@ fn user_binary(listing: &str) -> (String, String) {
         .expect("a build id for /tmp/perfdata-spin")
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn remapped_ids_and_paths_are_what_perf_sees() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

@@ -107,8 +107,8 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 /// fresh recording or two samples of a CPU swapped within a round (check used to say
 /// "time ... on cpu 0 is before the time ..." and exit 1), and for records moved across
 /// rounds, exactly as many problems as perf counts out of order events.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn out_of_order_records_are_what_perfs_ordered_events_count() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -186,8 +186,8 @@ fn out_of_order_records_are_what_perfs_ordered_events_count() {
 /// A compressed recording (perf record -z's COMPRESSED, and COMPRESSED2 made from it)
 /// whose feature bitmap lost the COMPRESSED bit: perf cannot decompress its records,
 /// convert refuses to write them, and check names the first (it used to say "ok").
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_records_without_the_compressed_feature_are_a_problem() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -246,8 +246,8 @@ fn compressed_records_without_the_compressed_feature_are_a_problem() {
 
 /// A file whose events perf cannot open together (`file-multi-event`, event 1's
 /// sample_id_all cleared): perf refuses it, and check names perf's reason.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn events_perf_refuses_in_a_file_are_a_problem() {
     assert!(perf_available());
     let mut bytes =

@@ -212,8 +212,8 @@ fn convert_pipes_through_stdin_and_stdout() {
     assert_eq!(a["events"], b["events"]);
 }
 
+#[perfdata_oracle::needs(corpus)]
 #[test]
-#[cfg_attr(no_corpus, ignore = "PERFDATA_CORPUS is not set")]
 fn byte_swap_of_an_unknown_feature_is_refused_clearly() {
     let corpus = perfdata_tests::corpus_dir().expect("PERFDATA_CORPUS is set");
     let input = corpus.join("jbeich-perf_with_arm_regs.data");

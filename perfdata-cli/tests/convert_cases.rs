@@ -31,8 +31,8 @@ fn perf_stdout(args: &[&str], input: &Path) -> String {
 
 /// A pipe recording made with `perf record -o -` has all its features after --to-file,
 /// which perf 6.1's own `perf inject` cannot do.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_recording_to_file_has_every_feature() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -71,8 +71,8 @@ fn pipe_recording_to_file_has_every_feature() {
 
 /// `perf record -z -o -` makes a stream perf 6.1's `report --stats` cannot read; after
 /// --to-file --decompress it reads all of it.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_pipe_recording_becomes_readable() {
     assert!(perf_available());
     let input = fixtures_dir().join("pipe-compressed.data");
@@ -101,12 +101,8 @@ fn compressed_pipe_recording_becomes_readable() {
 
 /// Every corpus file perf 6.1 refuses (the corrupt one aside) is read by it after
 /// --compat=perf6.1, with every sample there.
+#[perfdata_oracle::needs(perf, corpus)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
-#[cfg_attr(
-    all(no_corpus, not(perf_missing)),
-    ignore = "PERFDATA_CORPUS is not set"
-)]
 fn compat_makes_refused_corpus_files_readable() {
     assert!(perf_available());
     assert!(

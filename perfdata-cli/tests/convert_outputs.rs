@@ -53,8 +53,8 @@ fn patched(dir: &Path, name: &str, patch: impl FnOnce(&mut Vec<u8>)) -> PathBuf 
 /// Defect 2: a file attr whose own size field disagrees with the header's attr_size
 /// (the reader warns and goes by attr_size) becomes a HEADER_ATTR whose size field is
 /// the 128 bytes it holds, which perfdata and perf read back.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn to_pipe_writes_attr_sizes_that_fit_their_bytes() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -130,8 +130,8 @@ fn header_feature_ids(bytes: &[u8]) -> Vec<u64> {
 /// Defect 4: compressing a stream announces the compression in a COMPRESSED
 /// HEADER_FEATURE before the end-of-features marker, so perf 6.1 decompresses it;
 /// decompressing one drops it. From a path and from stdin.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressing_a_stream_carries_the_compressed_feature() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -199,8 +199,8 @@ fn perf_sample_times(path: &Path) -> (String, String) {
 /// Defect 9: a stream's SAMPLE_TIME (zero as perf 6.1 sends it, or wrong) is recomputed
 /// from the samples when the stream becomes a file: perf shows the first and last
 /// sample times `perf script` prints, and `perf report --time 10%/1` works.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_to_file_recomputes_sample_time() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -342,8 +342,8 @@ fn damaged_compressed_records_are_not_passed_through() {
 /// A stream whose HEADER_ATTRs differ in size (each says its own) becomes a file, which
 /// has one attr size: the smaller attrs grow to the largest, the new fields zero, as
 /// perf holds every attr at its newest size. It was an error naming no offset.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn attrs_of_different_sizes_grow_to_one_size_in_a_file() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

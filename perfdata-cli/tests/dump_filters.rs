@@ -59,8 +59,8 @@ fn samples(lines: &[String]) -> usize {
         .count()
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn dump_selectors_select_what_perf_script_does() {
     assert!(perf_available());
     let mut compared = 0;

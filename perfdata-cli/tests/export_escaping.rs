@@ -97,8 +97,8 @@ fn counts(folded: &Folded, comm: &str, symbol: &str) -> (u64, u64) {
     )
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn names_cannot_forge_stacks_or_counts() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

@@ -30,8 +30,8 @@ fn record_fp(dir: &Path) -> PathBuf {
     workload::record(dir, "fp.data", &args, &[spin.as_str()])
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn folded_stacks_match_perf_script() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -80,8 +80,8 @@ fn binutils_frames(exe: &std::path::Path, addr: u64) -> Vec<(String, u64)> {
         .collect()
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn inlined_frames_match_binutils_addr2line() {
     assert!(perf_available());
     if Command::new("addr2line").arg("--version").output().is_err() {

@@ -112,8 +112,8 @@ fn run_all(inputs: &[(PathBuf, Depth)], dir: &Path) {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn fixture_exports_fold_to_perf_scripts_stacks() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -129,8 +129,8 @@ fn fixture_exports_fold_to_perf_scripts_stacks() {
     );
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn fresh_exports_fold_to_perf_scripts_stacks() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -229,8 +229,8 @@ fn every_firefox_export_passes_the_profilers_definitions() {
     assert!(threads > inputs.len(), "{threads} threads");
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn csv_tables_match_perf() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -273,8 +273,8 @@ fn is_address(name: &str) -> bool {
 /// growing to the frequency's) and fixtures of fixed periods (`-c`: three events, one of
 /// period 4; a system-wide recording). Off by one per sample, every sum is off by the
 /// function's sample count.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pprof_periods_are_perfs() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -258,8 +258,8 @@ const SCRIPT_NAMES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn decoded_samples_are_the_ones_perf_prints() {
     assert!(perf_available());
     let mut compared = Vec::new();

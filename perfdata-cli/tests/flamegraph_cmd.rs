@@ -35,8 +35,8 @@ fn ok(out: Output, what: &str) {
     );
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn flamegraph_draws_what_export_draws_and_one_event_alone() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -41,8 +41,8 @@ fn line_diff(perf: &str, ours: &str) -> String {
     out.join("\n")
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn info_matches_perf_report_header_only() {
     assert!(perf_available());
     let mut compared = Vec::new();
@@ -159,8 +159,8 @@ fn json_has_the_documented_fields() {
 /// `perfdata info -` reads a pipe-mode stream from stdin: redirected from the file it is
 /// exactly `perfdata info FILE` (and perf's `-i -`); through a real pipe, the same but for
 /// the mtime, which is then the pipe's.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn info_reads_a_pipe_stream_from_stdin() {
     assert!(perf_available());
     let fixture = fixtures_dir().join("pipe-cpu-clock.data");

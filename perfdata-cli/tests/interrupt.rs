@@ -228,8 +228,8 @@ fn a_stream_reader_takes_the_first_sigint_as_the_end_of_the_stream() {
 /// group of `perf record -o - | tee -i raw | perfdata convert --to-file -o out -`. perf
 /// flushes its stream and perfdata writes a file perf 6.1 reads with every sample perf
 /// wrote (`tee -i` ignores the interrupt and keeps a copy of the stream).
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn ctrl_c_to_perf_record_and_perfdata_keeps_every_sample() {
     use std::os::unix::process::CommandExt;
     assert!(perfdata_tests::perf_available());

@@ -11,8 +11,8 @@ fn u64_at(b: &[u8], at: usize) -> usize {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_killed_compressed_recording_becomes_a_valid_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = fixtures_dir().join("file-compressed.data");

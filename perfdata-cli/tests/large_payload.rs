@@ -191,8 +191,8 @@ fn large_aux_payloads_are_read_and_converted_losslessly_from_every_input() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_reads_the_large_payload_of_the_input_and_of_the_conversions() {
     assert!(perf_available());
     let inputs = inputs();

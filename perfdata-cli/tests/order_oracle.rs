@@ -86,8 +86,8 @@ fn dump_tid_times(input: &Path, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn comm_selectors_follow_perfs_time_order() {
     assert!(perf_available());
     let dir = tempdir();

@@ -23,8 +23,8 @@ fn le_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn verbose_says_what_was_read_and_repeats() {
     assert!(perf_available());
     let input = fixtures_dir().join(INPUT);
@@ -118,8 +118,8 @@ fn force_is_accepted_and_reads_a_file_of_another_user() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compress_level_after_a_space() {
     assert!(perf_available());
     let input = fixtures_dir().join(INPUT);

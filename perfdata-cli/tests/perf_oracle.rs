@@ -31,8 +31,8 @@ fn perf_is_installed_in_ci() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn stats_match_perf_report_stats() {
     assert!(perf_available());
     let mut compared = Vec::new();

@@ -178,8 +178,8 @@ fn set_u64(b: &mut [u8], at: usize, v: u64) {
 /// Each of perf's refusals of a file, made from the tracepoint pipe: perf reads the
 /// stream, and both conversions refuse it naming what perf would say (before the fix
 /// they wrote files perf refused).
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn conversions_refuse_what_perf_would_refuse_in_a_file() {
     assert!(perf_available());
     let (base, recs, attrs) = tracepoint_pipe();
@@ -230,8 +230,8 @@ fn conversions_refuse_what_perf_would_refuse_in_a_file() {
 }
 
 /// The seeded mutants: no conversion writes a file perf refuses.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn no_conversion_of_a_mutant_perf_reads_writes_a_file_perf_refuses() {
     assert!(perf_available());
     let count: usize = std::env::var("PERFDATA_PIPE_MUTANTS")
@@ -317,8 +317,8 @@ fn no_conversion_of_a_mutant_perf_reads_writes_a_file_perf_refuses() {
 /// A feature that does not decode (MEM_TOPOLOGY saying it holds 1,441,793 nodes) is
 /// written as it was read, and the conversion says perf may not read it: an outside run
 /// found perf 6.1 crashing on such a file ("malloc(): invalid size").
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_feature_that_does_not_decode_is_written_with_a_warning() {
     assert!(perf_available());
     let mut m = std::fs::read(fixtures_dir().join("pipe-cpu-clock.data")).unwrap();

@@ -79,8 +79,8 @@ fn check_all(inputs: &[PathBuf], sorts: &[&str], context: impl FnOnce() -> Strin
     eprintln!("{compared} rows compared over {} inputs", inputs.len());
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn fixtures_match_perf_report() {
     assert!(perf_available());
     let inputs = reported_fixtures();
@@ -88,8 +88,8 @@ fn fixtures_match_perf_report() {
     check_all(&inputs, &["comm,dso,sym", "pid,dso"], String::new);
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn fresh_recordings_match_perf_report_with_symbols() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -55,8 +55,8 @@ fn compare(path: &Path, sort: &str) -> Result<usize, String> {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn children_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -10,8 +10,8 @@ mod workload;
 
 use report_rows::{compare, our_rows};
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn cpp_symbols_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -65,8 +65,8 @@ fn hot_lines(data: &Path) -> Vec<String> {
         .collect()
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn debuglink_rows_match_perf_report() {
     assert!(perf_available());
     // gcc and binutils, as every test that compiles a workload needs them.

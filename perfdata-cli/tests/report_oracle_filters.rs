@@ -15,8 +15,8 @@ mod workload;
 
 use report_rows::{compare, our_rows, perf_rows};
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn filtered_rows_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -83,8 +83,8 @@ fn filtered_rows_match_perf_report() {
     eprintln!("{compared} rows compared over {} filters", filters.len());
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn event_filter_gives_perfs_table_of_that_event() {
     assert!(perf_available());
     let path = fixtures_dir().join("file-multi-event.data");

@@ -15,8 +15,8 @@ mod workload;
 
 use report_rows::{compare, our_rows};
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn srcline_rows_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -59,8 +59,8 @@ fn srcline_rows_match_perf_report() {
 /// results.csv's source column: for each function of the workload with samples, where
 /// it starts in its source, as binutils' `addr2line` gives it for the function's first
 /// address (`nm`'s value of the symbol); empty for the kernel's functions.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn results_csv_gives_each_functions_source_as_addr2line_does() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

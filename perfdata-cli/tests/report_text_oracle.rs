@@ -112,8 +112,8 @@ fn differs(input: &Path, args: &[&str]) -> Option<String> {
     ))
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_text_equals_perfs() {
     assert!(perf_available());
     let mut compared = 0;
@@ -152,8 +152,8 @@ fn report_text_equals_perfs() {
 }
 
 /// More than a thousand samples: perf prints the count in thousands ("30K").
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn thousands_of_samples_are_counted_as_perf_counts_them() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -182,8 +182,8 @@ fn thousands_of_samples_are_counted_as_perf_counts_them() {
 /// percentages, and `--group` forcing the events of a recording without groups into one.
 /// A sample that reads the group is a sample of each member, its period the member's
 /// counter's increase since the last (perf's `deliver_sample_group`).
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn groups_print_as_perf_prints_them() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

@@ -12,8 +12,8 @@ mod common;
 mod workload;
 use common::strip::*;
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn every_selector_on_several_processes() {
     assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
@@ -122,8 +122,8 @@ fn every_selector_on_several_processes() {
     assert_eq!(sideband(&out), sideband(&input));
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn system_wide() {
     assert!(perf_available());
     let input = fixtures_dir().join("strip-system-wide.data");
@@ -161,8 +161,8 @@ fn system_wide() {
     assert_eq!(n(&left), n(&sideband(&input)), "kernel side-band kept");
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_input_stays_compressed() {
     assert!(perf_available());
     let input = fixtures_dir().join("strip-compressed.data");
@@ -202,8 +202,8 @@ fn compressed_input_stays_compressed() {
     assert!(!perf_stats(&out).records.contains_key("COMPRESSED"));
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn pipe_and_directory_inputs() {
     assert!(perf_available());
     let dir = tempdir();
@@ -267,8 +267,8 @@ fn pipe_and_directory_inputs() {
     );
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_record_types() {
     assert!(perf_available());
     let input = fixtures_dir().join("strip-multi.data");
@@ -301,8 +301,8 @@ fn bad_selections_write_nothing() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn drop_sample_fields_of_a_dwarf_recording() {
     assert!(perf_available());
     let input = fixtures_dir().join("file-callgraph-dwarf.data");
@@ -384,8 +384,8 @@ fn maps_of(input: &std::path::Path, pid: i64) -> Vec<String> {
 
 /// `--keep --tid`: the thread's samples, resolved as perf resolves them in the input
 /// (its process's maps kept with it), and every map of its process.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn keep_tid_keeps_its_process_maps() {
     assert!(perf_available());
     let dir = tempdir();
@@ -489,8 +489,8 @@ fn event_ids(input: &std::path::Path) -> Vec<(String, Vec<u64>)> {
 /// perf report --stats of the output counts the input's records less the removed
 /// events' samples and EVENT_UPDATEs, and perf script shows the kept events' samples,
 /// call chains resolved, as in the input.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn events_go_whole_from_a_mixed_recording() {
     assert!(perf_available());
     let dir = tempdir();

@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 
 use perfdata_core::record::RecordBody;
 use perfdata_core::PerfReader;
-use perfdata_tests::{perf_available, perf_output, perf_stats};
-use perfdata_write::synth::{
+use perfdata_synth::{
     write_workload, EventSpec, HostInfo, Stop, SynthOptions, SynthWriter, TraceSpec, Workload,
     WorkloadSpec,
 };
+use perfdata_tests::{perf_available, perf_output, perf_stats};
 use synth_support::*;
 
 /// The sample_type fields a mix can add to every event.
@@ -70,8 +70,8 @@ const MIXES: &[Mix] = &[
     Mix { stats: false, ..mix("pipe-tracepoint", "--pipe --events tracepoint", 1) },
 ];
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_reads_every_option_mix() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -146,8 +146,8 @@ fn perf_reads_every_option_mix() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_exactly_the_samples_the_weights_ask_for() {
     assert!(perf_available());
     let expected = hand_expected();
@@ -196,8 +196,8 @@ const SEEDED: [&str; 12] = [
     "4",
 ];
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_of_the_command_line() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -238,8 +238,8 @@ fn report_matches_the_seeded_plan_of_the_command_line() {
     assert_eq!(report_counts(&dir_path), expected);
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_shows_the_call_tree_frames() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -277,8 +277,8 @@ fn script_shows_the_call_tree_frames() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_prints_the_sample_fields_that_were_written() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -315,8 +315,8 @@ fn script_prints_the_sample_fields_that_were_written() {
     assert_eq!(got, expected);
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_counts_the_extra_records() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -358,8 +358,8 @@ fn perf_counts_the_extra_records() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_json_spec_sets_weights_and_the_machine() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

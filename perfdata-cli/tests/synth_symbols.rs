@@ -8,8 +8,8 @@ mod synth_support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use perfdata_synth::{Stop, Workload, WorkloadSpec};
 use perfdata_tests::perf_available;
-use perfdata_write::synth::{Stop, Workload, WorkloadSpec};
 use synth_support::*;
 
 type Key = (String, i32, String, String);
@@ -43,8 +43,8 @@ fn dirs() -> (tempfile::TempDir, PathBuf) {
 /// total weight of 10 x 5 give each (thread, function) cell 20 x its weight, so a
 /// thread of weight w has 20w in each function of DSO 0, 60w in DSO 1's first and
 /// none in its second (weight 0).
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_shows_the_samples_per_function_of_the_hand_weights() {
     assert!(perf_available());
     let (dir, dso_dir) = dirs();
@@ -105,8 +105,8 @@ const SEEDED: &[&str] = &[
     "4",
 ];
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn report_matches_the_seeded_plan_per_function_in_every_container() {
     assert!(perf_available());
     let (dir, dso_dir) = dirs();
@@ -164,8 +164,8 @@ fn report_matches_the_seeded_plan_per_function_in_every_container() {
 
 /// Every frame of every callchain, as `perf script -F ip,sym` prints it: the ip as an
 /// address in the DSO file and the name of the function the model put it in.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn script_names_the_call_tree_frames() {
     assert!(perf_available());
     let (dir, dso_dir) = dirs();

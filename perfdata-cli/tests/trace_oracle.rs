@@ -97,8 +97,8 @@ fn perfs(path: &Path, types: &[u64]) -> Vec<Line> {
         .collect()
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn dump_shows_tracepoint_fields_as_perf_script() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

@@ -51,8 +51,8 @@ fn whole_records(bytes: &[u8], start: usize) -> (BTreeMap<u32, u64>, usize) {
 /// A pipe stream cut inside a record: `stats` (of the file and of stdin) counts every
 /// whole record, as perf 6.1 does, and warns where the stream was cut; `convert
 /// --to-file` makes a file perf reads with every whole sample.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_cut_stream_keeps_its_whole_records() {
     assert!(perf_available());
     let bytes = std::fs::read(fixtures_dir().join("pipe-cpu-clock.data")).unwrap();
@@ -131,8 +131,8 @@ fn killed_recording(dir: &Path) -> (std::path::PathBuf, u64) {
 
 /// A killed file-mode recording: `stats` reads its whole records with a warning that
 /// says why and what is lost; `convert` makes a file perf 6.1 opens with all of them.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_killed_recording_becomes_a_valid_file() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -188,8 +188,8 @@ fn a_killed_recording_becomes_a_valid_file() {
 /// section, `stats` counts every whole record (walked here) with a warning that says
 /// what is lost, and `convert` makes a file perf 6.1 reads with every whole sample; cut
 /// inside its features, every sample is kept and only the features cut off are lost.
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_finished_file_cut_short_keeps_its_whole_records() {
     assert!(perf_available());
     let bytes = std::fs::read(fixtures_dir().join("file-cpu-clock.data")).unwrap();

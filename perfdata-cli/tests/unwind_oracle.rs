@@ -146,8 +146,8 @@ fn compare_children(path: &Path) -> (Vec<String>, usize) {
     (problems, compared)
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn dwarf_children_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -261,8 +261,8 @@ fn agreeing(perf: &BTreeMap<String, u64>, ours: &BTreeMap<String, u64>) -> (u64,
     (same, perf.values().sum())
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn dwarf_folded_stacks_match_perf_script() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
@@ -318,8 +318,8 @@ fn perf_samples_through(input: &Path, binary: &Path) -> u64 {
     count + u64::from(hit)
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_deleted_binary_is_named_with_the_samples_it_cut() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");

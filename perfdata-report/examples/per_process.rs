@@ -15,7 +15,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "perf.data".into());
     let mut per_pid: BTreeMap<i32, u64> = BTreeMap::new();
     // Each sample is handed over as the replay resolves it, and counted.
-    perfdata_report::replay::replay_each(path.as_ref(), |_machine, sample| {
+    let reader = perfdata_core::PerfReader::open(std::path::Path::new(&path))?;
+    perfdata_report::replay::replay(reader, &Default::default(), |_machine, sample| {
         *per_pid.entry(sample.pid).or_default() += 1;
     })?;
     for (pid, count) in &per_pid {

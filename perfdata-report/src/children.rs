@@ -6,8 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::intern::{Chunked, Interner};
 use crate::keys::{raw_key, Creator, RawKey};
-use crate::replay::ResolvedSample;
-use crate::table::SortKey;
+use crate::model::{ResolvedSample, SortKey};
 
 /// Children periods per event: row -> (period, the entry's creator).
 pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator)>>;

@@ -6,10 +6,11 @@
 
 use std::str::FromStr;
 
-use perfdata_core::select::{comm_matches, in_list};
+use perfdata_core::select::{comm_matches, in_list, parse_id_list};
+use perfdata_core::{Error, Result};
 
+use crate::model::ResolvedSample;
 use crate::process::Machine;
-use crate::replay::ResolvedSample;
 
 /// What a report's percentages are relative to when samples are filtered out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,7 +25,7 @@ pub enum Percentage {
 
 impl FromStr for Percentage {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
             "absolute" => Ok(Percentage::Absolute),
             "relative" => Ok(Percentage::Relative),
@@ -57,6 +58,32 @@ fn id_in(list: &[(u64, u64)], n: i64) -> bool {
 }
 
 impl SampleFilter {
+    /// The filters of perf report's options as given on a command line: id lists in perf's
+    /// syntax (`1,3-5`), comm names comma-separated, events by name, and the percent base
+    /// (`absolute` or `relative`). A list that does not parse is an [`Error::Select`].
+    pub fn parse(
+        pids: Option<&str>,
+        tids: Option<&str>,
+        cpus: Option<&str>,
+        comms: Option<&str>,
+        events: &[String],
+        percentage: &str,
+    ) -> Result<SampleFilter> {
+        let ids = |list: Option<&str>, what: &str| {
+            list.map_or(Ok(Vec::new()), |s| parse_id_list(s, what))
+        };
+        Ok(SampleFilter {
+            pids: ids(pids, "pid list")?,
+            tids: ids(tids, "tid list")?,
+            cpus: ids(cpus, "cpu list")?,
+            comms: comms
+                .map(|c| c.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+            events: events.to_vec(),
+            percentage: percentage.parse::<Percentage>().map_err(Error::Select)?,
+        })
+    }
+
     /// Whether any selector is given.
     pub fn is_active(&self) -> bool {
         !(self.pids.is_empty()

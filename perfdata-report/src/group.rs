@@ -9,78 +9,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::Metadata;
-
-use crate::table::{EventTable, MemberCount, Row};
-
-/// perf's name for a group the recording did not name (GROUP_DESC says `{anon_group}`).
-const ANON_GROUP: &str = "{anon_group}";
-
-/// One event group: consecutive events, the first its leader.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventGroup {
-    /// Index of the leader among the recording's events.
-    pub leader: usize,
-    /// Events in the group, the leader included (perf's `nr_members`).
-    pub size: usize,
-    /// The group's name, when the recording gave it one.
-    pub name: Option<String>,
-    /// perf's forced leader (`--group` on a recording without groups): the description
-    /// lists the events without a group name around them.
-    pub forced: bool,
-}
-
-impl EventGroup {
-    /// The groups of the GROUP_DESC feature with more than one event, as perf's
-    /// `process_group_desc` rebuilds them.
-    pub fn from_meta(meta: &Metadata) -> Vec<EventGroup> {
-        let Some(Feature::GroupDesc(desc)) = meta.feature(FeatureId::GroupDesc) else {
-            return Vec::new();
-        };
-        desc.groups
-            .iter()
-            .filter(|g| g.nr_members > 1)
-            .map(|g| {
-                let name = g.name.as_str_lossy();
-                EventGroup {
-                    leader: g.leader_idx as usize,
-                    size: g.nr_members as usize,
-                    name: (name != ANON_GROUP).then_some(name),
-                    forced: false,
-                }
-            })
-            .collect()
-    }
-
-    /// perf's forced group of all `events` events (none for fewer than two).
-    pub fn forced(events: usize) -> Option<EventGroup> {
-        (events > 1).then_some(EventGroup {
-            leader: 0,
-            size: events,
-            name: None,
-            forced: true,
-        })
-    }
-
-    /// The events of the group, the leader first.
-    pub fn events(&self) -> std::ops::Range<usize> {
-        self.leader..self.leader + self.size
-    }
-
-    /// perf's `evsel__group_desc`: `anon group { a, b }`, or `a, b` when forced.
-    pub fn describe(&self, event_names: &[String]) -> String {
-        let names: Vec<&str> = self
-            .events()
-            .map(|e| event_names.get(e).map_or("?", String::as_str))
-            .collect();
-        if self.forced {
-            return names.join(", ");
-        }
-        let name = self.name.as_deref().unwrap_or("anon group");
-        format!("{name} {{ {} }}", names.join(", "))
-    }
-}
+use crate::model::{EventGroup, EventTable, MemberCount, Row};
 
 /// The size of the group each event leads, by event index (1 for an event that leads
 /// none): perf says "of events" above the table of an event whose `nr_members` is more

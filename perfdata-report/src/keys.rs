@@ -6,11 +6,10 @@ use std::hash::BuildHasher;
 use hashbrown::hash_table::{Entry, HashTable};
 
 use crate::intern::Chunked;
+use crate::model::{Replay, ResolvedSample, SortKey};
 use crate::process::{DsoId, Location};
-use crate::replay::{Replay, ResolvedSample};
 use crate::same_names::SameNames;
 use crate::symbolize::{SymbolName, Symbolizer};
-use crate::table::SortKey;
 
 /// What a row is keyed by, before it is printed: what perf's sort keys compare. A
 /// symbol is its DSO and function, or (without one) its address alone, as perf's

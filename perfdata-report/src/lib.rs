@@ -5,21 +5,19 @@
 //! tables.
 //!
 //! ```no_run
-//! use perfdata_report::{replay, table, symbolize::{SymbolOptions, Symbolizer}};
+//! use perfdata_report::{model::SortKey, Report};
 //!
-//! let keys = table::SortKey::parse_list("comm,dso,sym").unwrap();
+//! let keys = SortKey::parse_list("comm,dso,sym").unwrap();
 //! // Samples are counted as the replay hands them out, none kept.
-//! let mut tally = table::Tally::new(&keys);
-//! let r = replay::replay_each("perf.data".as_ref(), |m, s| tally.count(m, &s))?;
-//! let opts = SymbolOptions { kallsyms: r.kernel_is_running(), ..Default::default() };
-//! let tables = tally.tables(&r, &mut Symbolizer::new(opts));
-//! let preamble = perfdata_report::text::Preamble { lost_samples: r.lost_samples, single_comm: None };
-//! perfdata_report::text::write_stdio(&mut std::io::stdout(), &tables, &keys, true, &preamble)?;
+//! let reader = perfdata_core::PerfReader::open(std::path::Path::new("perf.data"))?;
+//! let tables = Report::new().sort(keys).read(reader)?.tables();
+//! tables.write_stdio(&mut std::io::stdout(), true)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]
 
 mod children;
+pub mod export;
 pub mod filter;
 pub mod firefox;
 pub mod flamegraph;
@@ -27,10 +25,12 @@ pub mod folded;
 pub mod group;
 mod intern;
 mod keys;
+pub mod model;
 pub mod pprof;
 pub mod process;
 pub mod readperf;
 pub mod replay;
+pub mod report;
 mod same_names;
 pub mod sample_fields;
 mod sample_read;
@@ -43,3 +43,5 @@ pub mod symtab;
 pub mod table;
 pub mod text;
 pub mod unwind;
+
+pub use report::Report;

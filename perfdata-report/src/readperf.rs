@@ -15,8 +15,8 @@ use perfdata_core::{Error, PerfReader, ReadOptions, Result};
 use perfdata_view::stats::Stats;
 use rustc_hash::FxHashMap;
 
+use crate::model::{Replay, ResolvedSample};
 use crate::process::DsoId;
-use crate::replay::{Replay, ResolvedSample};
 use crate::spool::{Reader, Records, Spool};
 use crate::symbolize::{SymbolName, Symbolizer};
 
@@ -126,7 +126,7 @@ pub struct Tables {
 }
 
 /// What readperf's tables count of the samples, as the replay hands them out (the
-/// callback of [`crate::replay::replay_reader`]): per process, and per event and address.
+/// callback of [`crate::replay::replay`]): per process, and per event and address.
 #[derive(Debug, Clone, Default)]
 pub struct SampleCounts {
     /// Per pid: samples and their period (saturating).

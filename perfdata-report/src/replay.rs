@@ -6,7 +6,6 @@
 //! two rounds of records are held at once; records without a time (or of time 0) go
 //! through at once.
 
-use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
@@ -17,59 +16,15 @@ use perfdata_core::record::{
 };
 use perfdata_core::{Metadata, PerfReader, Result};
 
-use crate::group::EventGroup;
+use crate::model::{EventGroup, Replay, ResolvedSample};
 use crate::process::{Location, Machine};
 use crate::sample_fields::{self, SampleFields};
 use crate::sample_read::{deliver_read, Counters};
-use crate::unwind::{Arch, UnwindOptions, UnwindStats, Unwinder, UserState};
+use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
 /// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
 /// maps come as MMAP records, so the parent's are not copied.
 const MISC_FORK_EXEC: u16 = 1 << 13;
-
-/// One sample, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResolvedSample {
-    /// Index of the event (attr).
-    pub event: usize,
-    /// Process id.
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    /// CPU, when the sample carries it.
-    pub cpu: Option<u32>,
-    /// Time (ns), when the sample carries it.
-    pub time: Option<u64>,
-    /// The sample's period, or the attr's fixed one when samples do not carry it.
-    pub period: u64,
-    /// Where the ip was.
-    pub ip: Location,
-    /// The callchain's frames, leaf first, PERF_CONTEXT_* markers applied and dropped
-    /// (empty without PERF_SAMPLE_CALLCHAIN).
-    pub callchain: Vec<Location>,
-}
-
-/// A recording replayed: the machine as it ended. The samples went, resolved, to the
-/// callback of [`replay_each`] or [`replay_reader`] as they came: none is kept.
-#[derive(Debug, Clone)]
-pub struct Replay {
-    /// The machine as the last record left it.
-    pub machine: Machine,
-    /// perf's name of each event, by index.
-    pub event_names: Vec<String>,
-    /// The recording's HOSTNAME and OSRELEASE features.
-    pub hostname: Option<String>,
-    /// The OSRELEASE feature.
-    pub osrelease: Option<String>,
-    /// Samples the kernel said it lost (the sum of LOST_SAMPLES records' counts): perf
-    /// report's "Total Lost Samples".
-    pub lost_samples: u64,
-    /// The recording's event groups (GROUP_DESC).
-    pub groups: Vec<EventGroup>,
-    /// What became of the samples with user stack copies (`--call-graph dwarf`); all
-    /// zero when none had one or unwinding was off.
-    pub unwind: UnwindStats,
-}
 
 /// How a recording is replayed.
 #[derive(Debug, Clone)]
@@ -86,67 +41,6 @@ impl Default for ReplayOptions {
             unwind: Some(UnwindOptions::default()),
         }
     }
-}
-
-impl Replay {
-    /// Whether the running kernel's symbols (/proc/kallsyms) apply to this recording, by
-    /// perf 6.1's rule: when the recording names the kernel's build id, only if it is the
-    /// running kernel's (/sys/kernel/notes; where that cannot be read, if the hostname
-    /// and kernel release are this machine's); when it names none (pipe mode, `-z`),
-    /// perf uses the running kernel's symbols whatever they are.
-    pub fn kernel_is_running(&self) -> bool {
-        let recorded = self
-            .machine
-            .dsos
-            .iter()
-            .find(|d| d.kernel && d.long_name == "[kernel.kallsyms]")
-            .and_then(|d| d.build_id.clone());
-        let Some(recorded) = recorded else {
-            return true;
-        };
-        match std::fs::read("/sys/kernel/notes") {
-            Ok(notes) => gnu_build_id(&notes).is_some_and(|b| same_build_id(b, &recorded)),
-            Err(_) => self.recorded_here(),
-        }
-    }
-
-    /// Whether the recording's hostname and kernel release are this machine's.
-    pub fn recorded_here(&self) -> bool {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|s| s.trim().to_string())
-        };
-        let here = (
-            read("/proc/sys/kernel/hostname"),
-            read("/proc/sys/kernel/osrelease"),
-        );
-        self.hostname.is_some() && (self.hostname.clone(), self.osrelease.clone()) == here
-    }
-}
-
-/// Build ids compare without the zero padding records give them.
-pub fn same_build_id(a: &[u8], b: &[u8]) -> bool {
-    let trim = |x: &[u8]| -> usize { x.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1) };
-    a[..trim(a)] == b[..trim(b)]
-}
-
-/// The NT_GNU_BUILD_ID descriptor of a run of native-endian ELF notes.
-fn gnu_build_id(mut notes: &[u8]) -> Option<&[u8]> {
-    let word = |b: &[u8], i: usize| -> Option<usize> {
-        Some(u32::from_ne_bytes(b.get(i..i + 4)?.try_into().ok()?) as usize)
-    };
-    while notes.len() >= 12 {
-        let (namesz, descsz, kind) = (word(notes, 0)?, word(notes, 4)?, word(notes, 8)?);
-        let desc_at = 12 + namesz.div_ceil(4) * 4;
-        let next = desc_at + descsz.div_ceil(4) * 4;
-        let name = notes.get(12..12 + namesz)?;
-        if kind == 3 && name == b"GNU\0" {
-            return notes.get(desc_at..desc_at + descsz);
-        }
-        notes = notes.get(next..)?;
-    }
-    None
 }
 
 /// What the replay keeps of a record until its turn comes.
@@ -185,29 +79,13 @@ enum Step {
 /// Records handed over at a time.
 const BATCH: usize = 4096;
 
-/// Read `path` and replay it, handing each sample, resolved, to `on_sample` with the
-/// machine of that moment instead of keeping it.
-/// Records are read and decoded on this thread and replayed on another: the two halves
-/// of the work take about as long.
-pub fn replay_each(
-    path: &Path,
-    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
-) -> Result<Replay> {
-    replay_reader(PerfReader::open(path)?, on_sample)
-}
-
-/// [`replay_each`] of a reader already open (with [`PerfReader::open`]: compressed
-/// records expanded), so that the caller can watch its progress
-/// ([`PerfReader::progress`]).
-pub fn replay_reader(
-    reader: PerfReader,
-    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
-) -> Result<Replay> {
-    replay_reader_with(reader, &ReplayOptions::default(), on_sample)
-}
-
-/// [`replay_reader`] as `opts` say (unwinding on or off, where binaries are).
-pub fn replay_reader_with(
+/// Replay the recording `reader` reads (opened with [`PerfReader::open`]: compressed
+/// records expanded), handing each sample, resolved, to `on_sample` with the machine of
+/// that moment instead of keeping it. The caller may watch the reading's progress
+/// ([`PerfReader::progress`]). Records are read and decoded on this thread and replayed
+/// on another: the two halves of the work take about as long.
+/// How (unwinding on or off, where binaries are) is `opts`.
+pub fn replay(
     mut reader: PerfReader,
     opts: &ReplayOptions,
     on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
@@ -573,30 +451,5 @@ fn add_feature_build_ids(meta: &Metadata, machine: &mut Machine) {
         for e in &list.entries {
             machine.add_build_id(&e.filename_str(), e.build_id());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_gnu_build_id_note() {
-        let mut notes = Vec::new();
-        // A "Linux" note first, then the GNU build id.
-        for (name, kind, desc) in [
-            (&b"Linux\0"[..], 6u32, &[1u8, 1, 0, 0][..]),
-            (&b"GNU\0"[..], 3, &[0xab; 20][..]),
-        ] {
-            notes.extend((name.len() as u32).to_ne_bytes());
-            notes.extend((desc.len() as u32).to_ne_bytes());
-            notes.extend(kind.to_ne_bytes());
-            notes.extend(name);
-            notes.resize(notes.len().div_ceil(4) * 4, 0);
-            notes.extend(desc);
-        }
-        assert_eq!(gnu_build_id(&notes), Some(&[0xab; 20][..]));
-        assert!(same_build_id(&[1, 2, 0, 0], &[1, 2]));
-        assert!(!same_build_id(&[1, 2], &[1, 3]));
     }
 }

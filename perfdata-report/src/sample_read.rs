@@ -1,8 +1,8 @@
 //! Samples that read counters (PERF_SAMPLE_READ, `perf record -e '{a,b}:S'`), delivered
 //! as perf 6.1's `evlist__deliver_sample` delivers them: a sample per counter read.
 
+use crate::model::ResolvedSample;
 use crate::process::Machine;
-use crate::replay::ResolvedSample;
 
 /// The last value of each counter that samples read (perf's `sid->period`), by id.
 pub(crate) type Counters = rustc_hash::FxHashMap<u64, u64>;

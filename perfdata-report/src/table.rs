@@ -1,139 +1,17 @@
 //! perf report's table: samples grouped by sort keys, one table per event, with sample
 //! counts, period and percent of the event's period; cells are the strings perf prints.
 
-use std::str::FromStr;
-
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
 use crate::children::{Children, ChildrenTables};
 use crate::filter::{Percentage, SampleFilter};
 use crate::group::group_sizes;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
+use crate::model::{EventTable, Replay, ResolvedSample, Row, SortKey};
 use crate::process::Machine;
-use crate::replay::{Replay, ResolvedSample};
 use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
-
-/// A sort key, by perf's name for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SortKey {
-    /// The thread's name at the sample ("Command").
-    Comm,
-    /// perf's `pid` key: the thread, shown `tid:comm` ("Pid:Command").
-    Pid,
-    /// The thread id alone ("Tid"; perf 6.1 has no such key).
-    Tid,
-    /// The DSO's short name ("Shared Object").
-    Dso,
-    /// `[k]`/`[.]` and the function, or the DSO-relative address ("Symbol").
-    Sym,
-    /// The source line of the sample's address from DWARF, `file.c:LINE`, else
-    /// `symbol+offset` as perf's srcline ("Source:Line").
-    Srcline,
-    /// The CPU ("CPU").
-    Cpu,
-    /// The event's name ("Event").
-    Event,
-}
-
-impl SortKey {
-    /// The column header perf prints.
-    pub fn header(self) -> &'static str {
-        match self {
-            SortKey::Comm => "Command",
-            SortKey::Pid => "    Pid:Command",
-            SortKey::Tid => "Tid",
-            SortKey::Dso => "Shared Object",
-            SortKey::Sym => "Symbol",
-            SortKey::Srcline => "Source:Line",
-            SortKey::Cpu => "CPU",
-            SortKey::Event => "Event",
-        }
-    }
-
-    /// Parse perf's comma-separated list (`comm,dso,sym`).
-    pub fn parse_list(s: &str) -> Result<Vec<SortKey>, String> {
-        s.split(',').map(|k| k.trim().parse()).collect()
-    }
-}
-
-impl FromStr for SortKey {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "comm" => SortKey::Comm,
-            "pid" => SortKey::Pid,
-            "tid" => SortKey::Tid,
-            "dso" => SortKey::Dso,
-            "sym" | "symbol" => SortKey::Sym,
-            "srcline" => SortKey::Srcline,
-            "cpu" => SortKey::Cpu,
-            "event" => SortKey::Event,
-            _ => {
-                return Err(format!(
-                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, srcline, cpu, event)"
-                ))
-            }
-        })
-    }
-}
-
-/// One row: a distinct combination of key values.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
-    /// One cell per sort key, as perf prints it.
-    pub cells: Vec<String>,
-    /// Samples in the row.
-    pub samples: u64,
-    /// Sum of their periods.
-    pub period: u64,
-    /// Percent of the event's total period.
-    pub percent: f64,
-    /// With `--children`: the period of the samples whose callchain passes through the
-    /// row (its own included), and its percent of the event's total period.
-    pub children: Option<(u64, f64)>,
-    /// In a group's table ([`crate::group::group_view`]): the other members' counts of
-    /// the row, in the group's order; empty otherwise.
-    pub members: Vec<MemberCount>,
-}
-
-/// A group member's count of a row.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MemberCount {
-    /// Samples.
-    pub samples: u64,
-    /// Sum of their periods.
-    pub period: u64,
-    /// Percent of the member's total period.
-    pub percent: f64,
-    /// With `--children`: children period and percent, as [`Row::children`].
-    pub children: Option<(u64, f64)>,
-}
-
-/// The rows of one event.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EventTable {
-    /// The event's name (a group's description for a group's table).
-    pub event: String,
-    /// The event's index (the leader's for a group's table).
-    pub index: usize,
-    /// perf's `nr_members` of the event: the size of the group it leads, else 1.
-    pub group_size: usize,
-    /// A group's table: the names of the members after the leader, whose counts the
-    /// rows' `members` hold; empty otherwise.
-    pub members: Vec<String>,
-    /// Samples of the event.
-    pub samples: u64,
-    /// Sum of their periods.
-    pub period: u64,
-    /// By period (children period first with `--children`), largest first.
-    pub rows: Vec<Row>,
-    /// Whether rows have children periods.
-    pub children: bool,
-}
 
 /// A raw key's count: samples, period, the first sample, and whether the filters drop
 /// it.
@@ -151,12 +29,14 @@ struct Count {
 /// ```
 /// use perfdata_report::replay;
 /// use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
-/// use perfdata_report::table::{SortKey, Tally};
+/// use perfdata_report::model::SortKey;
+/// use perfdata_report::table::Tally;
 ///
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
 /// let keys = SortKey::parse_list("comm").unwrap();
 /// let mut tally = Tally::new(&keys);
-/// let r = replay::replay_each(path.as_ref(), |machine, sample| tally.count(machine, &sample))?;
+/// let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
+/// let r = replay::replay(reader, &Default::default(), |machine, sample| tally.count(machine, &sample))?;
 /// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()));
 /// assert_eq!(tables[0].samples, 279);
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);

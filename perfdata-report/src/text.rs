@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::table::{EventTable, SortKey};
+use crate::model::{EventTable, SortKey};
 
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
 const UNRESOLVED_SYM_WIDTH: usize = 16 + 4 + 2;

@@ -292,7 +292,7 @@ impl<W: Write + Seek> FileWriter<W> {
     /// The caller derives the features itself and finishes with
     /// [`FileWriter::finish_encoded`] (the convert pipeline, with the input's features
     /// at hand; the synthetic-trace builder, which knows its samples).
-    pub(crate) fn caller_derives(mut self) -> Self {
+    pub fn caller_derives(mut self) -> Self {
         self.derive = None;
         self
     }
@@ -505,7 +505,7 @@ impl<W: Write + Seek> FileWriter<W> {
     /// [`FileWriter::finish`] with the features already encoded, in ascending bit order,
     /// none derived. `index_slack` is written between the index and the first payload
     /// (perf's zero entries for features it failed to write, kept by conversions).
-    pub(crate) fn finish_encoded(
+    pub fn finish_encoded(
         mut self,
         features: &[(FeatureId, Vec<u8>)],
         index_slack: &[u8],

@@ -78,7 +78,6 @@ mod framing;
 pub mod output;
 pub mod pipe;
 mod range_copy;
-pub mod synth;
 
 pub use cancel::Cancel;
 pub use convert::{Conversion, Input, Sink, Source, TreeSource};

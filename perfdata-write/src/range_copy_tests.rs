@@ -9,7 +9,7 @@ use perfdata_core::{PerfReader, ReadOptions};
 use crate::convert::testing as convert;
 use crate::convert::{ConvertOptions, Target};
 use crate::edit::{self, Selection, Strip};
-use crate::synth::{write_workload, SynthSpec, SynthWriter};
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 
 /// A synthetic recording of `samples` samples of 4 threads, in a temp file.
 fn recording(samples: u64) -> tempfile::NamedTempFile {

@@ -120,7 +120,8 @@ pub fn perf_inputs() -> Vec<PathBuf> {
 }
 
 /// Whether `perf` can be run. Without it the oracle tests are reported as ignored (see
-/// `oracle_cfg.rs`); in CI (`CI` set) a missing perf is a failure, not a skip.
+/// `oracle_cfg.rs` and `perfdata_oracle::needs`); in CI (`CI` set) a missing perf is a
+/// failure, not a skip.
 pub fn perf_available() -> bool {
     let ok = Command::new("perf")
         .arg("--version")

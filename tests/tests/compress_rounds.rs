@@ -9,8 +9,8 @@
 use perfdata_core::raw::Origin;
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 use perfdata_write::convert::{Compression, ConvertOptions, Target};
-use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
 use perfdata_write::{Conversion, Input, Sink};
 
 /// Record types in order, and which of them were inside compressed records.

@@ -175,7 +175,7 @@ fn synth_writes_the_samples_asked_for() {
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("synth.data");
     let stdout = run(
-        &example("perfdata-write", "synth"),
+        &example("perfdata-synth", "synth"),
         &[output.as_os_str(), "500".as_ref()],
     );
     assert_eq!(stdout.trim(), "samples 500");

@@ -5,9 +5,9 @@ use std::io::Cursor;
 
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
+use perfdata_synth::SynthSpec;
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 use perfdata_write::convert::{self, ConvertOptions};
-use perfdata_write::synth::SynthSpec;
 use perfdata_write::{Conversion, Input, Sink};
 
 fn fixture(name: &str) -> Vec<u8> {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use perfdata_core::{PerfReader, Piece};
-use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 
 /// Resident KiB of the mapping of `path` in this process (from /proc/self/smaps), or
 /// `None` where it is not mapped.

@@ -26,7 +26,7 @@ fn input() -> (PathBuf, Option<tempfile::TempDir>) {
     if let Some(p) = std::env::var_os("BENCH_FILE") {
         return (PathBuf::from(p), None);
     }
-    use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+    use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
     let dir = tempfile::tempdir().expect("a temp dir");
     let path = dir.path().join("synth.data");
     let spec = SynthSpec {

@@ -200,8 +200,8 @@ fn perf_dump(file: &Path) -> String {
     text
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn perf_shows_no_secret_of_accepted_mutants() {
     assert!(perf_available());
     let paths = inputs();

@@ -218,8 +218,8 @@ fn check_inputs(inputs: &[PathBuf], dir: &Path) -> Checked {
     c
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn every_fixture_keeps_no_name_and_its_samples() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -232,12 +232,8 @@ fn every_fixture_keeps_no_name_and_its_samples() {
     assert!(c.words > 200, "{c:?}");
 }
 
+#[perfdata_oracle::needs(perf, corpus)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
-#[cfg_attr(
-    all(no_corpus, not(perf_missing)),
-    ignore = "PERFDATA_CORPUS is not set"
-)]
 fn every_corpus_file_keeps_no_name_and_its_samples() {
     assert!(perf_available());
     let files = corpus_files();
@@ -262,8 +258,8 @@ fn every_corpus_file_keeps_no_name_and_its_samples() {
     assert!(c.words > 3000, "{c:?}");
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn distinctive_names_are_gone_and_binaries_keep_their_build_ids() {
     assert!(perf_available());
     let input = fixtures_dir().join("anon-secret.data");
@@ -343,8 +339,8 @@ fn converted(dir: &Path, file: &str, args: &[&str]) -> PathBuf {
     out
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn compressed_input_comes_out_compressed() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -365,8 +361,8 @@ fn compressed_input_comes_out_compressed() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn a_pipe_on_stdin_comes_out_as_a_pipe_on_stdout() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -389,8 +385,8 @@ fn a_pipe_on_stdin_comes_out_as_a_pipe_on_stdout() {
     assert_eq!(assert_read_alike(&pipe, &out, SALT), 283);
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn one_salt_gives_one_pseudonym_across_files() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -447,8 +443,8 @@ fn renamed_trace(line: &str, salt: &str) -> String {
         .join(" ")
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn tracepoint_strings_are_renamed_unless_raw_is_kept() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();

@@ -23,8 +23,8 @@ fn perf_views(input: &Path) -> String {
     text
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn recordings_with_secrets_show_perf_none() {
     assert!(perf_available());
     let dir = tempfile::tempdir().unwrap();
@@ -48,8 +48,8 @@ fn recordings_with_secrets_show_perf_none() {
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn thread_map_comms_get_their_pseudonyms() {
     assert!(perf_available());
     // perf stat report names each thread of a --per-thread recording COMM-PID, from the
@@ -83,8 +83,8 @@ fn thread_map_comms_get_their_pseudonyms() {
     assert!(stderr.contains("renamed: 1 records"), "{stderr}");
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn bpf_program_names_get_their_pseudonyms() {
     assert!(perf_available());
     // perf names a BPF program's symbol bpf_prog_<tag>_<name>, from KSYMBOL in -D and

@@ -334,8 +334,8 @@ fn compare(
     }
 }
 
+#[perfdata_oracle::needs(perf)]
 #[test]
-#[cfg_attr(perf_missing, ignore = "perf is not installed")]
 fn conversions_keep_what_perf_shows() {
     assert!(perf_available());
     let inputs: Vec<PathBuf> = perf_inputs();

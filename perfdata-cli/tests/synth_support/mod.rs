@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use perfdata_core::record::RecordBody;
 use perfdata_core::PerfReader;
+use perfdata_synth::{Stop, Workload, WorkloadSpec};
 use perfdata_tests::{perf_output, run_perfdata};
-use perfdata_write::synth::{Stop, Workload, WorkloadSpec};
 
 /// Run `perfdata synth -o DIR/NAME ARGS` and return the output's path.
 pub fn synth(dir: &Path, name: &str, args: &[&str]) -> PathBuf {

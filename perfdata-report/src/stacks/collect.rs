@@ -8,14 +8,14 @@ use super::frames::{pack, FrameTable, LocKey};
 use super::samples::{HAS_TIME, ROW};
 use super::{Detail, RawTrack, StackId, Stacks, Track, TrackSum, When, HAS_CPU, ROOT};
 use crate::intern::{Chunked, Interner};
+use crate::model::{Replay, ResolvedSample};
 use crate::process::{CommId, Machine};
-use crate::replay::{Replay, ResolvedSample};
 use crate::same_names::SettledComms;
 use crate::spool::Spool;
 use crate::symbolize::Symbolizer;
 
 /// The samples of a recording, gathered one at a time as the replay hands them out:
-/// [`StackCollector::add`] each (from [`crate::replay::replay_reader`]'s callback), then
+/// [`StackCollector::add`] each (from [`crate::replay::replay`]'s callback), then
 /// [`StackCollector::finish`] once the replay is done.
 ///
 /// ```
@@ -24,7 +24,8 @@ use crate::symbolize::Symbolizer;
 ///
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-callgraph-fp.data");
 /// let mut collector = StackCollector::new(Detail::Stacks)?;
-/// let r = replay::replay_each(path.as_ref(), |m, sample| collector.add(m, &sample))?;
+/// let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
+/// let r = replay::replay(reader, &Default::default(), |m, sample| collector.add(m, &sample))?;
 /// let stacks = collector.finish(&r, &mut Symbolizer::new(SymbolOptions::default()), false)?;
 /// let mut out = Vec::new();
 /// folded::write_folded(&mut out, &folded::lines(&stacks)?)?;

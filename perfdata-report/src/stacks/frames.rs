@@ -6,8 +6,8 @@ use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHashMap;
 
 use crate::intern::Chunked;
+use crate::model::Replay;
 use crate::process::DsoId;
-use crate::replay::Replay;
 use crate::symbolize::Symbolizer;
 
 /// A location as the replay resolved it, packed: DSO + 1 (0 for none) with the kernel

@@ -1,8 +1,8 @@
 //! Stacks made by hand, for the exports' tests.
 
 use super::{Detail, StackCollector, Stacks};
+use crate::model::{Replay, ResolvedSample};
 use crate::process::Machine;
-use crate::replay::{Replay, ResolvedSample};
 use crate::symbolize::{SymbolOptions, Symbolizer};
 
 /// A sample of `pid` at `time` with a callchain of `depth` frames (addresses without

@@ -6,7 +6,7 @@ use perfdata_core::record::{Auxtrace, Record, RecordBody, RecordType};
 
 use super::rng::Rng;
 use super::writer::{SynthTarget, SynthWriter};
-use crate::error::Result;
+use perfdata_write::error::Result;
 
 /// The payload repeats a random block of this size, each copy starting with its index
 /// (so a lost, repeated or misplaced block changes the payload's hash), which zstd

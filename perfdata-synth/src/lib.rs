@@ -4,7 +4,7 @@
 //! - [`SynthWriter`] is the builder: events ([`EventSpec`] presets or any attr), then
 //!   records one at a time (FORK, COMM, EXIT, MMAP2 with build ids, the kernel MMAP,
 //!   samples with every sample_type field the event asks for), written at once through
-//!   [`crate::FileWriter`] or [`crate::PipeWriter`] (compressed if asked), with a
+//!   [`perfdata_write::FileWriter`] or [`perfdata_write::PipeWriter`] (compressed if asked), with a
 //!   FINISHED_ROUND every N records and the header features perf writes
 //!   ([`HostInfo`]).
 //! - [`Workload`] is a model deterministic from a seed: processes, threads, DSOs with
@@ -14,9 +14,12 @@
 //! Same spec and seed, same bytes: nothing depends on the clock, the host or hash
 //! order.
 
+#![warn(missing_docs)]
+
 mod aux;
 mod cells;
 mod dir;
+mod dso;
 mod elf;
 mod event;
 mod extra;
@@ -32,6 +35,7 @@ mod writer;
 
 pub use cells::{apportion, Alias, Cells};
 pub use dir::DirWriter;
+pub use dso::{Dso, Function};
 pub use elf::{dso_elf, function_name, TEXT_OFFSET};
 pub use event::{normalize, parse_events, parse_sample_fields, EventSpec, DEFAULT_SAMPLE_TYPE};
 pub use extra::EXTRA_RECORD_FLAGS;
@@ -39,12 +43,10 @@ pub use host::{HostInfo, Recorded};
 pub use rng::Rng;
 pub use spec::{SynthSpec, WALL_CLOCK_REF_NS};
 pub use tracing::{tracing_data, Tracepoint, TracepointHit};
-pub use workload::{
-    Dso, Function, Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT, START_NS,
-};
+pub use workload::{Planned, Stop, Thread, Workload, WorkloadSpec, KERNEL_TEXT, START_NS};
 pub use writer::{Mapping, SampleSpec, SynthOptions, SynthTarget, SynthWriter, TraceSpec};
 
-use crate::error::Result;
+use perfdata_write::error::Result;
 
 /// Write `workload` through `writer` and finish it: returns the output and the number
 /// of samples.

@@ -12,9 +12,9 @@ use perfdata_core::encode;
 use perfdata_core::feature::{Compressed, Feature, FeatureId, FeatureSection};
 
 use super::writer::{attr_entries, prepare, SynthTarget, SynthWriter, TraceSpec};
-use crate::compress::{Compressor, DEFAULT_MMAP_LEN};
-use crate::error::{Result, WriteError};
-use crate::file::FileWriter;
+use perfdata_write::compress::{Compressor, DEFAULT_MMAP_LEN};
+use perfdata_write::error::{Result, WriteError};
+use perfdata_write::file::FileWriter;
 
 /// perf's directory format version (DIR_FORMAT).
 const DIR_FORMAT_VERSION: u64 = 1;

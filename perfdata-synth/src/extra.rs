@@ -9,7 +9,7 @@ use perfdata_core::record::{
 };
 
 use super::writer::{SynthTarget, SynthWriter};
-use crate::error::Result;
+use perfdata_write::error::Result;
 
 /// The attr flags that ask the kernel for these records (context_switch, namespaces,
 /// cgroup, ksymbol): perf sets them on its tracking event.

@@ -17,7 +17,7 @@
 //! offsets, and a sample at `ip` in a mapping at `addr` with `pgoff` = [`TEXT_OFFSET`]
 //! lands on `ip - addr + TEXT_OFFSET`, the function's symbol.
 
-use super::workload::{Dso, Function};
+use super::dso::{Dso, Function};
 
 /// Where `.text` starts in the file (and in the object's address space): the MMAP2
 /// records of DSO files map from this page on.

@@ -10,8 +10,8 @@ use super::extra::EXTRA_RECORD_FLAGS;
 use super::host::HostInfo;
 use super::workload::{Stop, Workload, WorkloadSpec, START_NS};
 use super::writer::{SynthOptions, TraceSpec};
-use crate::compress::CompressFormat;
-use crate::error::{Result, WriteError};
+use perfdata_write::compress::CompressFormat;
+use perfdata_write::error::{Result, WriteError};
 
 /// 2026-01-01T00:00:00Z in ns: the wall clock CLOCK_DATA gives the start of a trace
 /// with a clock (fixed, so that the bytes do not depend on when they were made).
@@ -22,7 +22,7 @@ pub const WALL_CLOCK_REF_NS: u64 = 1_767_225_600_000_000_000;
 /// that is not a field is an error.
 ///
 /// ```
-/// use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
+/// use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 ///
 /// let spec = SynthSpec { samples: 1000, processes: 3, ..SynthSpec::default() };
 /// let (workload, trace) = spec.build()?;

@@ -9,6 +9,9 @@ use perfdata_core::feature::{
 
 use super::event::EventSpec;
 
+/// The clock id events use when the host has a clock (see [`HostInfo::clock`]).
+pub const CLOCK_MONOTONIC: i32 = 1;
+
 /// What the header says about the machine and the command. Every field is written as
 /// its feature (HOSTNAME, OSRELEASE, VERSION, ARCH, NRCPUS, CPUDESC, CPUID, TOTAL_MEM,
 /// CMDLINE, CPU_TOPOLOGY, NUMA_TOPOLOGY, PMU_MAPPINGS, CLOCKID and CLOCK_DATA).
@@ -182,7 +185,7 @@ impl HostInfo {
                 FeatureId::ClockData,
                 Feature::ClockData(ClockData {
                     version: 1,
-                    clockid: super::writer::CLOCK_MONOTONIC as u32,
+                    clockid: CLOCK_MONOTONIC as u32,
                     wall_clock_ns: wall,
                     clockid_time_ns: clock,
                 }),

@@ -13,15 +13,12 @@ use perfdata_core::record::{
 };
 
 use super::event::{normalize, EventSpec};
-use super::host::{HostInfo, Recorded};
+use super::host::{HostInfo, Recorded, CLOCK_MONOTONIC};
 use super::tracing::tracing_data;
-use crate::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
-use crate::error::Result;
-use crate::file::{AttrEntry, FileWriter};
-use crate::pipe::PipeWriter;
-
-/// The clock id events use when the host has a clock (see [`HostInfo::clock`]).
-pub const CLOCK_MONOTONIC: i32 = 1;
+use perfdata_write::compress::{CompressFormat, Compressor, DEFAULT_MMAP_LEN};
+use perfdata_write::error::Result;
+use perfdata_write::file::{AttrEntry, FileWriter};
+use perfdata_write::pipe::PipeWriter;
 
 /// How the trace is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

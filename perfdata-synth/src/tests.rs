@@ -10,7 +10,7 @@ use perfdata_core::record::{misc, Mmap2Id, ReadData, RecordBody, RecordType};
 use perfdata_core::{PerfReader, ReadOptions};
 
 use super::*;
-use crate::compress::CompressFormat;
+use perfdata_write::compress::CompressFormat;
 
 const CALLERS: [u64; 2] = [0x5000_0100, 0x5000_0200];
 
@@ -47,7 +47,7 @@ fn write_trace(pipe: bool, opts: SynthOptions) -> Vec<u8> {
     }
 }
 
-fn script<T: SynthTarget>(mut w: SynthWriter<T>) -> crate::Result<T::Output> {
+fn script<T: SynthTarget>(mut w: SynthWriter<T>) -> perfdata_write::Result<T::Output> {
     w.fork(100, 1, 100, 1, 10)?;
     w.comm(100, 100, "app", true, 11)?;
     w.mmap2(

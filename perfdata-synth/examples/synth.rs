@@ -1,15 +1,15 @@
 //! Build a synthetic trace: a perf.data file with known content, made without perf.
 //!
 //! ```sh
-//! cargo run -p perfdata-write --example synth -- out.data 1000
+//! cargo run -p perfdata-synth --example synth -- out.data 1000
 //! ```
 //!
 //! Writes a file-mode recording of SAMPLES cpu-clock samples (a seeded workload of
 //! processes, threads and DSOs: the same bytes for the same arguments) and prints how
 //! many samples it holds.
 
+use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
 use perfdata_write::output::AtomicOutput;
-use perfdata_write::synth::{write_workload, SynthSpec, SynthWriter};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -12,12 +12,13 @@
 use std::path::PathBuf;
 
 use super::cells::{apportion, Alias, Cells};
+use super::dso::{Dso, Function};
 use super::elf::{dso_elf, function_name, TEXT_OFFSET};
 use super::event::EventSpec;
 use super::rng::Rng;
 use super::writer::{Mapping, SampleSpec, SynthTarget, SynthWriter};
-use crate::error::{Result, WriteError};
-use crate::output::AtomicOutput;
+use perfdata_write::error::{Result, WriteError};
+use perfdata_write::output::AtomicOutput;
 
 /// Where the kernel's text is mapped (x86-64 without KASLR).
 pub const KERNEL_TEXT: u64 = 0xffff_ffff_8100_0000;
@@ -116,36 +117,6 @@ pub struct Thread {
     pub comm: String,
     /// Its relative share of the samples.
     pub weight: u64,
-}
-
-/// A function: an address range of a DSO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Function {
-    /// Index of its DSO.
-    pub dso: u32,
-    /// Its first address, relative to the DSO's start.
-    pub start: u64,
-    /// Its size in bytes.
-    pub size: u64,
-    /// Its caller in the call tree (global function index); `None` for the root.
-    pub parent: Option<u32>,
-    /// Its relative share of the samples.
-    pub weight: u64,
-}
-
-/// A DSO: its path, load address, size, the file offset mapped there and build id.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dso {
-    /// The file's path (MMAP2 filename).
-    pub path: String,
-    /// Where it is mapped.
-    pub addr: u64,
-    /// Bytes mapped.
-    pub len: u64,
-    /// 0 for a path that does not exist; where `.text` starts in a written ELF file.
-    pub pgoff: u64,
-    /// Its build id.
-    pub build_id: [u8; 20],
 }
 
 /// The workload laid out from its spec.

@@ -5,7 +5,7 @@
 use perfdata_core::attr::{AttrFlags, PerfEventAttr, ReadFormat, SampleType};
 
 use super::tracing::Tracepoint;
-use crate::error::{Result, WriteError};
+use perfdata_write::error::{Result, WriteError};
 
 /// PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE, PERF_TYPE_TRACEPOINT.
 const TYPE_HARDWARE: u32 = 0;

@@ -11,11 +11,11 @@ use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
-use perfdata_write::compress::CompressFormat;
-use perfdata_write::synth::{
+use perfdata_synth::{
     write_workload, EventSpec, HostInfo, Stop, SynthOptions, SynthWriter, TraceSpec, Workload,
     WorkloadSpec, EXTRA_RECORD_FLAGS,
 };
+use perfdata_write::compress::CompressFormat;
 use proptest::prelude::*;
 
 /// Fields any event may add (RAW is the tracepoint's own; WEIGHT_STRUCT shares WEIGHT's

@@ -12,7 +12,7 @@ use perfdata_core::record::{
 
 use super::tracing::TracepointHit;
 use super::writer::{SampleSpec, SynthTarget, SynthWriter};
-use crate::error::{Result, WriteError};
+use perfdata_write::error::{Result, WriteError};
 
 /// perf's callchain context markers.
 const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;

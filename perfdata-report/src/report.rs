@@ -1,0 +1,262 @@
+//! `perf report` as a builder: the sort keys, filters, children, group view and symbol
+//! options of a report, then the recording read ([`Report::read`]) and its tables made
+//! ([`Counted::tables`]), printed as perf's `--stdio` or as JSON.
+//!
+//! ```
+//! use perfdata_report::Report;
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data");
+//! let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
+//! let tables = Report::new().read(reader)?.tables();
+//! let mut out = Vec::new();
+//! tables.write_stdio(&mut out, false)?;
+//! assert!(String::from_utf8(out)?.contains("# Overhead  Command"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The reading and the making are two calls so that a caller can watch the reading's
+//! progress ([`PerfReader::progress`]) and stop watching before symbolisation.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use perfdata_core::{Error, PerfReader, Result};
+
+use crate::filter::SampleFilter;
+use crate::group::{group_view, GroupView};
+use crate::model::{EventGroup, EventTable, Replay, SortKey};
+use crate::readperf::{self, SampleCounts};
+use crate::replay::{replay, ReplayOptions};
+use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
+use crate::symtab::SymbolTable;
+use crate::table::Tally;
+use crate::text::{self, Preamble};
+use crate::unwind::{UnwindOptions, UnwindStats};
+
+/// What a report shows: perf's defaults (`--sort comm,dso,sym`, no filter, no children,
+/// the recording's groups) until a method says otherwise.
+#[derive(Debug, Clone)]
+pub struct Report {
+    keys: Vec<SortKey>,
+    filter: SampleFilter,
+    children: bool,
+    group: GroupView,
+    symfs: Option<PathBuf>,
+    unwind: bool,
+}
+
+impl Default for Report {
+    fn default() -> Self {
+        Report::new()
+    }
+}
+
+impl Report {
+    /// perf report's defaults.
+    pub fn new() -> Self {
+        Report {
+            keys: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
+            filter: SampleFilter::default(),
+            children: false,
+            group: GroupView::AsRecorded,
+            symfs: None,
+            unwind: true,
+        }
+    }
+
+    /// The sort keys (perf's `--sort`).
+    pub fn sort(mut self, keys: Vec<SortKey>) -> Self {
+        self.keys = keys;
+        self
+    }
+
+    /// Which samples are counted (perf's `--pid`, `--tid`, `--comms`, `--cpu`,
+    /// `--percentage`, and `--event`).
+    pub fn filter(mut self, filter: SampleFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Children and Self columns (perf's `--children`).
+    pub fn children(mut self, on: bool) -> Self {
+        self.children = on;
+        self
+    }
+
+    /// Which event groups print as one table (perf's `--group`, `--no-group`); the JSON
+    /// tables are per event whatever the view.
+    pub fn group(mut self, view: GroupView) -> Self {
+        self.group = view;
+        self
+    }
+
+    /// Where binaries and debug files are looked for (perf's `--symfs`).
+    pub fn symfs(mut self, dir: Option<PathBuf>) -> Self {
+        self.symfs = dir;
+        self
+    }
+
+    /// Whether the user stack copies of `--call-graph dwarf` samples are unwound (on by
+    /// default, as perf always does; off, their callchains are the recorded kernel part).
+    pub fn unwind(mut self, on: bool) -> Self {
+        self.unwind = on;
+        self
+    }
+
+    /// How the replay goes: unwinding as asked, binaries looked for as symbols are.
+    fn replay_options(&self) -> ReplayOptions {
+        ReplayOptions {
+            unwind: self.unwind.then(|| UnwindOptions {
+                symfs: self.symfs.clone(),
+                buildid_dir: None,
+            }),
+        }
+    }
+
+    /// Read the recording, counting its samples as they come (none kept), and check the
+    /// filters against it: a `--cpu` filter on samples without a CPU and an event the
+    /// recording does not have are errors ([`Error::Select`]).
+    pub fn read(self, reader: PerfReader) -> Result<Counted> {
+        let kallsyms = kallsyms_in_background();
+        let mut tally = Tally::with_filter(&self.keys, self.filter.clone());
+        if self.children {
+            tally = tally.with_children_of(reader.meta());
+        }
+        let mut cpu_less = false;
+        let replay = replay(reader, &self.replay_options(), |m, s| {
+            cpu_less |= s.cpu.is_none();
+            tally.count(m, &s)
+        })?;
+        if !self.filter.cpus.is_empty() && cpu_less {
+            return Err(Error::Select(
+                "--cpu: the recording's samples carry no CPU (record with --sample-cpu or -a)"
+                    .into(),
+            ));
+        }
+        let unknown = self.filter.unknown_events(&replay.event_names);
+        if !unknown.is_empty() {
+            return Err(Error::Select(format!(
+                "--event {}: the recording's events are {}",
+                unknown.join(", "),
+                replay.event_names.join(", ")
+            )));
+        }
+        Ok(Counted {
+            report: self,
+            tally,
+            replay,
+            kallsyms,
+        })
+    }
+
+    /// Read the recording at `path` (a file: it is read twice) for readperf's tables
+    /// (stat.csv, overview.csv, processes.csv, results.csv), and what became of the
+    /// stack copies; filters do not apply.
+    pub fn readperf(
+        self,
+        reader: PerfReader,
+        path: &Path,
+    ) -> Result<(readperf::Tables, UnwindStats)> {
+        let kallsyms = kallsyms_in_background();
+        let mut counts = SampleCounts::default();
+        let replay = replay(reader, &self.replay_options(), |_, s| counts.count(&s))?;
+        if path.as_os_str() == "-" {
+            return Err(Error::Select(
+                "--csv reads the recording twice: give a file, not standard input".into(),
+            ));
+        }
+        let mut symbols = self.symbolizer(&replay, kallsyms);
+        let tables = readperf::tables(path, &replay, &counts, &mut symbols)?;
+        Ok((tables, replay.unwind))
+    }
+
+    /// The symbolizer for `replay`: the running kernel's symbols where they apply.
+    fn symbolizer(&self, replay: &Replay, kallsyms: JoinHandle<Option<SymbolTable>>) -> Symbolizer {
+        let opts = SymbolOptions {
+            symfs: self.symfs.clone(),
+            kallsyms: replay.kernel_is_running(),
+            buildid_dir: None,
+        };
+        // A failed read (or thread) leaves the kernel without symbols, as a missing file
+        // does.
+        Symbolizer::new(opts).with_kallsyms(kallsyms.join().ok().flatten())
+    }
+}
+
+/// A recording read and its samples counted: [`Counted::tables`] names them.
+pub struct Counted {
+    report: Report,
+    tally: Tally,
+    replay: Replay,
+    kallsyms: JoinHandle<Option<SymbolTable>>,
+}
+
+impl Counted {
+    /// What became of the samples' user stack copies (`--call-graph dwarf`).
+    pub fn unwind(&self) -> &UnwindStats {
+        &self.replay.unwind
+    }
+
+    /// The report's tables, symbolised.
+    pub fn tables(self) -> Tables {
+        let Counted {
+            report,
+            tally,
+            replay,
+            kallsyms,
+        } = self;
+        let mut symbols = report.symbolizer(&replay, kallsyms);
+        let tables = tally.tables(&replay, &mut symbols);
+        let groups = report
+            .group
+            .groups(&replay.groups, replay.event_names.len());
+        let preamble = Preamble {
+            lost_samples: replay.lost_samples,
+            single_comm: match report.filter.comms.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+        };
+        Tables {
+            tables,
+            keys: report.keys,
+            groups,
+            event_names: replay.event_names,
+            preamble,
+            unwind: replay.unwind,
+        }
+    }
+}
+
+/// A report's tables, one per event, ready to print.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    tables: Vec<EventTable>,
+    keys: Vec<SortKey>,
+    groups: Vec<EventGroup>,
+    event_names: Vec<String>,
+    preamble: Preamble,
+    unwind: UnwindStats,
+}
+
+impl Tables {
+    /// The tables, one per event with samples (groups not folded).
+    pub fn per_event(&self) -> &[EventTable] {
+        &self.tables
+    }
+
+    /// Print as perf 6.1's `perf report --stdio`, each shown group as one table;
+    /// `samples` adds the Samples column (perf's `-n`).
+    pub fn write_stdio(self, out: &mut dyn Write, samples: bool) -> io::Result<()> {
+        let tables = group_view(self.tables, &self.groups, &self.event_names);
+        text::write_stdio(out, &tables, &self.keys, samples, &self.preamble)
+    }
+
+    /// Print as JSON, a table per event (groups or not: a group's counts are its
+    /// members' tables), with what became of the stack copies where there were any.
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        let unwind = Some(&self.unwind).filter(|u| u.any());
+        text::write_json(out, &self.tables, &self.keys, unwind)
+    }
+}
