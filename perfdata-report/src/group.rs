@@ -126,6 +126,7 @@ fn fold(
                     percent: 0.0,
                     children: with_children.then_some((0, 0.0)),
                     members: vec![zero(with_children); members.len()],
+                    comm_len: r.comm_len,
                 });
                 rows.len() - 1
             });
@@ -179,6 +180,7 @@ mod tests {
             percent,
             children: None,
             members: Vec::new(),
+            comm_len: 0,
         }
     }
 

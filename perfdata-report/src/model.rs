@@ -266,6 +266,12 @@ pub struct Row {
     /// In a group's table ([`crate::group::group_view`]): the other members' counts of
     /// the row, in the group's order; empty otherwise.
     pub members: Vec<MemberCount>,
+    /// perf's `thread__comm_len` of the thread whose sample made the row: the length of
+    /// that thread's last name, which is what sets the Command column's width in perf
+    /// (`hists__calc_col_len`), a longer name of the row's own (`perf-exec` before the
+    /// exec to `spin`) being cut to the width. Not part of the JSON.
+    #[serde(skip)]
+    pub comm_len: usize,
 }
 
 /// A group member's count of a row.

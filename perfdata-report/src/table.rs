@@ -300,6 +300,12 @@ fn named_tables(
                     percent: pct(c.period),
                     children: with_children.then(|| (ch, pct(ch))),
                     members: Vec::new(),
+                    comm_len: replay
+                        .machine
+                        .threads
+                        .get(c.creator.thread)
+                        .and_then(|t| replay.machine.comms.get(t.comm))
+                        .map_or(0, String::len),
                 }
             })
             .collect();
@@ -391,5 +397,57 @@ mod tests {
         assert_eq!(rows, ["hot"]);
         assert_eq!((tables[0].samples, tables[0].period), (1, 100));
         assert_eq!(tables[0].rows[0].percent, 100.0);
+    }
+
+    /// `perf record ./spin`: samples of the child before its exec are `perf-exec`'s. perf
+    /// sets the Command column's width by the rows' threads' last names (`spin`, so the
+    /// header's 7) and cuts `perf-exec` to it (`perf-ex`).
+    #[test]
+    fn the_command_column_is_as_wide_as_the_threads_last_names() {
+        use crate::symbolize::SymbolOptions;
+
+        let mut m = Machine::new();
+        m.process_comm(11, 11, "perf-exec", false);
+        let mut samples = Vec::new();
+        let mut sample = |m: &mut Machine, period: u64| {
+            let ip = m.resolve(11, 11, 0x1000, false);
+            samples.push(ResolvedSample {
+                event: 0,
+                pid: 11,
+                tid: 11,
+                cpu: Some(0),
+                time: None,
+                period,
+                ip,
+                callchain: Vec::new(),
+            });
+        };
+        sample(&mut m, 1);
+        m.process_comm(11, 11, "spin", true);
+        sample(&mut m, 100);
+        let mut tally = Tally::new(&[SortKey::Comm]);
+        for s in &samples {
+            tally.count(&m, s);
+        }
+        let replay = crate::stacks::testing::replay(m, "task-clock");
+        let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
+        let rows: Vec<_> = tables[0]
+            .rows
+            .iter()
+            .map(|r| (&r.cells[0], r.comm_len))
+            .collect();
+        assert_eq!(
+            rows,
+            [(&"spin".to_string(), 4), (&"perf-exec".to_string(), 4)]
+        );
+        let mut out = Vec::new();
+        let preamble = crate::text::Preamble::default();
+        crate::text::write_stdio(&mut out, &tables, &[SortKey::Comm], false, &preamble).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("# Overhead  Command\n# ........  .......\n"),
+            "{text}"
+        );
+        assert!(text.contains("   0.99%  perf-ex\n"), "{text}");
     }
 }

@@ -87,7 +87,15 @@ pub fn write_stdio(
         let widths: Vec<usize> = keys
             .iter()
             .zip(&shown)
-            .map(|(k, &i)| column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())))
+            .map(|(k, &i)| match k {
+                // perf's width is the rows' threads' last names' (see `Row::comm_len`).
+                SortKey::Comm => t
+                    .rows
+                    .iter()
+                    .map(|r| r.comm_len)
+                    .fold(k.header().len(), usize::max),
+                _ => column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())),
+            })
             .collect();
         // perf's hists__set_unres_dso_col_len: a row whose symbol is unresolved makes
         // the DSO column at least an address wide.
@@ -154,6 +162,8 @@ pub fn write_stdio(
                     // perf pads every cell to its column but the symbol's and the
                     // source line's (printed with a precision, not a width).
                     (SortKey::Sym | SortKey::Srcline, _) => c.to_string(),
+                    // perf's `%-*.*s`: a longer name is cut to the column.
+                    (SortKey::Comm, _) => format!("{c:<w$.w$}"),
                     _ => format!("{c:<w$}"),
                 });
             }
