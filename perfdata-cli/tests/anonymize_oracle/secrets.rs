@@ -184,7 +184,10 @@ fn strict_fails_on_an_input_cut_short_and_writes_nothing() {
         let o = super::perfdata(&args, Some(cut));
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(i32::from(strict)), "{stderr}");
-        assert!(stderr.contains("the input ends inside a record"), "{stderr}");
+        assert!(
+            stderr.contains("the input ends inside a record"),
+            "{stderr}"
+        );
         assert_eq!(Path::new(out).exists(), !strict);
         let _ = std::fs::remove_file(out);
     }

@@ -200,3 +200,5 @@ impl RecordEdit for Anonymize {
 mod tests;
 #[cfg(test)]
 mod tests_damage;
+#[cfg(test)]
+mod tests_raw;

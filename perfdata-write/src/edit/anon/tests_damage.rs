@@ -296,11 +296,21 @@ fn strict_fails_on_an_input_cut_short() {
         n
     };
     let kept = samples(out);
-    assert_eq!(kept, samples(cut.clone()), "without strict: the whole records");
+    assert_eq!(
+        kept,
+        samples(cut.clone()),
+        "without strict: the whole records"
+    );
     assert!(kept > 100, "{kept}");
     let e = strict_error(cut).expect("strict fails");
-    assert!(e.contains("offset 48 ") && e.contains("the 20 features"), "{e}");
-    assert!(e.contains("anonymize --strict: the input is not whole"), "{e}");
+    assert!(
+        e.contains("offset 48 ") && e.contains("the 20 features"),
+        "{e}"
+    );
+    assert!(
+        e.contains("anonymize --strict: the input is not whole"),
+        "{e}"
+    );
     // A stream cut inside its last record: a pipe, and a compressed pipe, whose
     // decompressed stream ends in a record too.
     for name in ["pipe-cpu-clock.data", "anon/secret-pipe-z.data"] {
@@ -315,7 +325,10 @@ fn strict_fails_on_an_input_cut_short() {
     let mut b = std::fs::read(fixture("file-compressed.data")).unwrap();
     b.pop();
     let e = strict_error(b).expect("strict fails");
-    assert!(e.contains("feature PMU_CAPS") && e.contains("the feature is lost"), "{e}");
+    assert!(
+        e.contains("feature PMU_CAPS") && e.contains("the feature is lost"),
+        "{e}"
+    );
 }
 
 #[test]
