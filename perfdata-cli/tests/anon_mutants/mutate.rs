@@ -340,10 +340,115 @@ fn duplicate_record(b: &mut Vec<u8>, l: &Layout, rng: &mut Rng) -> String {
     format!("record at {at} ({len} bytes) duplicated")
 }
 
+/// Integer types a string field is declared as: C's, the kernel's and perf's.
+const INT_TYPES: [&str; 14] = [
+    "long",
+    "int",
+    "short",
+    "u64",
+    "__u64",
+    "s64",
+    "u32",
+    "s32",
+    "u16",
+    "u8",
+    "pid_t",
+    "unsigned long",
+    "unsigned int",
+    "size_t",
+];
+
+/// The tracing data's string fields (`field:char NAME[N];`, `field:__data_loc char[]
+/// NAME;`): where each declaration starts and ends (at its `;`).
+fn string_fields(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = b[at..].windows(6).position(|w| w == b"field:") {
+        let start = at + i + 6;
+        at = start;
+        let rest = &b[start..b.len().min(start + 80)];
+        let Some(end) = rest.iter().position(|&c| c == b';' || c == b'\n') else {
+            continue;
+        };
+        if rest[end] == b';'
+            && (rest.starts_with(b"char ") || rest.starts_with(b"__data_loc char[]"))
+        {
+            out.push((start, start + end));
+        }
+    }
+    out
+}
+
+/// A string field of the tracing data declared as numbers (`char prev_comm[16]` as
+/// `long prev_comm[2]`, `__u64 prev_comm`, `int prev_comm[8]`): a type of the same or
+/// another size, one number or an array, sometimes renamed, sometimes with its size
+/// changed; padded with spaces so that nothing moves. `None` when the input has no
+/// tracing data.
+fn retype(b: &mut [u8], rng: &mut Rng) -> Option<String> {
+    let fields = string_fields(b);
+    if fields.is_empty() {
+        return None;
+    }
+    let (start, end) = rng.pick(&fields);
+    let old = String::from_utf8_lossy(&b[start..end]).into_owned();
+    let last = old.split_whitespace().last()?;
+    let mut name = last.split('[').next()?.to_string();
+    if rng.below(4) == 0 {
+        name.pop();
+        name.push('x');
+    }
+    let bounds = ["", "", "[1]", "[2]", "[4]", "[8]", "[16]", "[]"];
+    let mut new = String::new();
+    for _ in 0..8 {
+        let ty = rng.pick(&INT_TYPES);
+        new = if old.starts_with("__data_loc") && rng.below(2) == 0 {
+            format!("__data_loc {ty}[] {name}")
+        } else {
+            format!("{ty} {name}{}", rng.pick(&bounds))
+        };
+        if new.len() <= old.len() {
+            break;
+        }
+    }
+    if new.len() > old.len() {
+        return None;
+    }
+    let padded = format!("{new:<width$}", width = old.len());
+    b[start..end].copy_from_slice(padded.as_bytes());
+    let mut what = format!("{old:?} declared {new:?}");
+    // The size field, as wide as it was.
+    if rng.below(3) == 0 {
+        let tail = &b[end..b.len().min(end + 40)];
+        if let Some(i) = tail.windows(5).position(|w| w == b"size:") {
+            let at = end + i + 5;
+            let width = b[at..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let size = rng.pick(&[1u32, 2, 4, 8, 16, 32]);
+            let text = format!("{size:0width$}");
+            if width > 0 && text.len() == width {
+                b[at..at + width].copy_from_slice(text.as_bytes());
+                what.push_str(&format!(", size {text}"));
+            }
+        }
+    }
+    Some(what)
+}
+
 /// A mutant of `input`: one to three mutations; returns the bytes and what was done.
+/// Half the mutants of a recording with tracing data first have a string field of its
+/// formats declared as numbers (half of these nothing else), drawn from a generator of
+/// their own so that the other mutations are the ones an earlier mutator made.
 pub fn mutant(input: &[u8], rng: &mut Rng) -> (Vec<u8>, Vec<String>) {
     let mut b = input.to_vec();
     let mut done = Vec::new();
+    let mut types = Rng::new(rng.0 ^ 0x7479_7065_7479_7065);
+    if types.below(2) == 0 {
+        if let Some(what) = retype(&mut b, &mut types) {
+            done.push(what);
+            if types.below(2) == 0 {
+                return (b, done);
+            }
+        }
+    }
     for _ in 0..1 + rng.below(3) {
         let l = layout(&b);
         let what = match rng.below(14) {
@@ -382,6 +487,20 @@ fn the_mutator_finds_the_records_and_the_features() {
     let l = layout(&pipe);
     assert!(l.pipe && l.records.len() > 20);
     assert_eq!(l.records.last().map(|r| r.0 + r.1), Some(pipe.len()));
+    // The tracing data's six string fields, and a retype that moves nothing.
+    let tp = std::fs::read(perfdata_tests::fixtures_dir().join("anon/secret-tp.data")).unwrap();
+    assert_eq!(string_fields(&tp).len(), 6);
+    assert!(string_fields(&input).is_empty());
+    let mut rng = Rng::new(3);
+    let (mut kinds, mut b) = (std::collections::BTreeSet::new(), tp.clone());
+    for _ in 0..50 {
+        b.copy_from_slice(&tp);
+        let what = retype(&mut b, &mut rng).unwrap();
+        assert_eq!(b.len(), tp.len());
+        assert_eq!(string_fields(&b).len(), 5, "{what}");
+        kinds.insert(what.split(" declared ").nth(1).unwrap().contains('['));
+    }
+    assert_eq!(kinds.len(), 2, "arrays and single numbers");
     // The same seed gives the same mutant.
     let a = mutant(&input, &mut Rng::new(7));
     let b = mutant(&input, &mut Rng::new(7));

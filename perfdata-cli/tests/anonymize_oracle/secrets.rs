@@ -143,3 +143,52 @@ fn what_is_not_understood_is_named_or_with_strict_fails() {
     assert!(stderr.contains("record UNKNOWN_87"), "{stderr}");
     assert!(!strict.exists());
 }
+
+#[test]
+fn strict_fails_on_an_input_cut_short_and_writes_nothing() {
+    // `head -c 20000`: a SAMPLE cut in two, and the 20 features after the data lost.
+    let whole = std::fs::read(fixtures_dir().join("file-callgraph-fp.data")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cut.data");
+    std::fs::write(&input, &whole[..20_000]).unwrap();
+    let out = dir.path().join("out.data");
+    let stderr = anonymize(&input, &out, &[]);
+    assert!(
+        stderr.contains("the 20 features it flagged are lost")
+            && stderr.contains("the input ends inside a record SAMPLE (24 of its 80 bytes)"),
+        "{stderr}"
+    );
+    assert!(out.exists());
+    std::fs::remove_file(&out).unwrap();
+    let o = super::run_anonymize(&input, &out, &["--strict", "--salt", SALT]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("anonymize --strict: the input is not whole")
+            && stderr.contains("the 20 features it flagged are lost"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    // A pipe on stdin cut inside its last record: the whole records before it, or with
+    // --strict an error and no output.
+    let pipe = std::fs::read(fixtures_dir().join("pipe-cpu-clock.data")).unwrap();
+    let cut = &pipe[..pipe.len() - 20];
+    for strict in [false, true] {
+        let mut args = vec!["anonymize", "-", "-o"];
+        let out = out.to_str().unwrap();
+        args.extend([out, "--salt", SALT]);
+        if strict {
+            args.push("--strict");
+        }
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        let o = super::perfdata(&args, Some(cut));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(i32::from(strict)), "{stderr}");
+        assert!(
+            stderr.contains("the input ends inside a record"),
+            "{stderr}"
+        );
+        assert_eq!(Path::new(out).exists(), !strict);
+        let _ = std::fs::remove_file(out);
+    }
+}

@@ -17,6 +17,10 @@ pub struct AnonymizeCounts {
     pub raw_rebuilt: u64,
     /// Samples whose RAW payload was zeroed past the common fields (no format for it).
     pub raw_zeroed: u64,
+    /// The fields left zero in the RAW payloads rebuilt, by event: their names (arrays
+    /// of numbers, which may be a string's bytes, and numbers whose names say they hold
+    /// a name, such as pointers to one) and in how many payloads.
+    pub raw_fields_zeroed: BTreeMap<String, (Vec<String>, u64)>,
     /// Samples whose user stack was zeroed.
     pub stack_zeroed: u64,
     /// Samples whose user or interrupt registers were zeroed.
@@ -44,6 +48,17 @@ impl AnonymizeCounts {
         if n > 0 {
             *self.zeroed.entry(what.to_string()).or_default() += n;
         }
+    }
+
+    pub(super) fn raw_fields(&mut self, event: &str, fields: &[String]) {
+        if fields.is_empty() {
+            return;
+        }
+        let e = self
+            .raw_fields_zeroed
+            .entry(event.to_string())
+            .or_insert_with(|| (fields.to_vec(), 0));
+        e.1 += 1;
     }
 
     pub(super) fn unvouched(&mut self, what: &str) {
@@ -79,6 +94,14 @@ impl AnonymizeCounts {
         }
         for (id, why) in &self.dropped_features {
             out.push(format!("anonymize dropped feature {id}: {why}"));
+        }
+        for (event, (fields, n)) in &self.raw_fields_zeroed {
+            let s = if *n == 1 { "" } else { "s" };
+            out.push(format!(
+                "anonymize zeroed in {n} RAW payload{s} of {event} the fields that may hold \
+                 text (arrays, numbers named as names): {}; --keep-raw keeps them",
+                fields.join(", ")
+            ));
         }
         for (what, n) in &self.unvouched {
             out.push(format!(

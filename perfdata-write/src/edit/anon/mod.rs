@@ -16,7 +16,8 @@
 //! feature index does not add up. Each is counted and named in
 //! [`AnonymizeCounts::warnings`]; with [`Anonymize::strict`] the first of them that is
 //! not a choice of this list but damage (anything but BPF_BTF and BPF_METADATA, which
-//! are left out by choice) fails the run instead.
+//! are left out by choice) fails the run instead, and so does anything the reader left
+//! out (a record cut short, the features of a file cut short: its warnings).
 //!
 //! Zeroed, their sizes kept so that every record keeps its layout: user stacks,
 //! registers, AUX samples, AUXTRACE trace data and TEXT_POKE bytes (memory of the
@@ -40,7 +41,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use perfdata_core::record::{Record, RecordType};
-use perfdata_core::{Metadata, RecordRef};
+use perfdata_core::{Metadata, RecordRef, Warning};
 
 use super::pseudonym::Pseudonyms;
 use super::{Action, RecordEdit};
@@ -96,8 +97,8 @@ impl Anonymize {
         }
     }
 
-    /// Fail on the first record or feature this cannot vouch for, instead of leaving it
-    /// out with a warning.
+    /// Fail on the first record or feature this cannot vouch for, or that the reader
+    /// could not read (an input cut short), instead of leaving it out with a warning.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
@@ -127,6 +128,21 @@ impl Anonymize {
         Ok(Action::Drop)
     }
 
+    /// Strict: the reader left nothing out. Each of its warnings says it dropped or
+    /// could not read something (a record cut short, features lost with the end of a
+    /// file, a feature or a record kept as bytes, junk skipped): not understood, and
+    /// written by no allow list. Checked when the edit starts (what the header said)
+    /// and at the end of the input (what the records said).
+    fn reader_dropped_nothing(&self, meta: &Metadata) -> Result<()> {
+        match meta.warnings.iter().find(|w| !loses_nothing(w)) {
+            Some(w) if self.strict => Err(WriteError::unsupported(
+                w.offset,
+                format!("anonymize --strict: the input is not whole: {}", w.message),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Write `record` (decoded from `item`, then rewritten): the input's bytes when it
     /// encodes to them, else the new bytes. Bytes past its layout may be padding (perf
     /// sizes some records for the largest of their kinds), zero, or the sample_id perf
@@ -149,10 +165,18 @@ impl Anonymize {
     }
 }
 
+/// Whether a reader's warning is a note on something read whole: an attr whose size
+/// field says less than the room the file gives it (simpleperf writes 120 in room for
+/// 128; one that says more is refused by `checks::attr_ok`). Every other warning says
+/// something was left out.
+fn loses_nothing(w: &Warning) -> bool {
+    w.message.starts_with("attr ") && w.message.contains(" says its size is ")
+}
+
 impl RecordEdit for Anonymize {
     fn start(&mut self, meta: &Metadata) -> Result<()> {
         self.raw = RawFormats::new(meta, &self.names);
-        Ok(())
+        self.reader_dropped_nothing(meta)
     }
 
     fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
@@ -166,9 +190,15 @@ impl RecordEdit for Anonymize {
     fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
         self.features(meta)
     }
+
+    fn finish(&mut self, meta: &Metadata) -> Result<()> {
+        self.reader_dropped_nothing(meta)
+    }
 }
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_damage;
+#[cfg(test)]
+mod tests_raw;

@@ -173,12 +173,15 @@ impl Anonymize {
                 Fate::unvouched("its bytes do not fit its event's layout"),
             );
         };
-        self.sample_fields(event, misc, s);
+        if let Err(why) = self.sample_fields(event, misc, s) {
+            return self.leave_out(item, Fate::Unvouched(format!("its RAW payload: {why}")));
+        }
         self.write(item, record)
     }
 
-    /// Zero (or rebuild) what a sample holds that cannot be vouched for.
-    fn sample_fields(&self, event: usize, misc: u16, s: &mut Sample) {
+    /// Zero (or rebuild) what a sample holds that cannot be vouched for. Strict: a
+    /// tracepoint's RAW payload its format does not lay out is an error (why).
+    fn sample_fields(&self, event: usize, misc: u16, s: &mut Sample) -> Result<(), &'static str> {
         if let Some(cpu) = &mut s.cpu {
             cpu.res = 0; // reserved
         }
@@ -191,16 +194,26 @@ impl Anonymize {
             self.counts.borrow_mut().zero(STRAY, stray.len() as u64);
         }
         if self.keep_raw {
-            return;
+            return Ok(());
         }
         let mut c = self.counts.borrow_mut();
         if let Some(raw) = &mut s.raw {
-            if let Some(data) = self.raw.rebuild(event, &raw.data, &self.names) {
-                raw.data = data;
-                c.raw_rebuilt += 1;
-            } else if raw.data.len() > RAW_COMMON {
-                raw.data[RAW_COMMON..].fill(0);
-                c.raw_zeroed += 1;
+            match self.raw.rebuild(event, &raw.data, &self.names) {
+                Ok(r) => {
+                    raw.data = r.data;
+                    c.raw_rebuilt += 1;
+                    c.raw_fields(r.event, r.zeroed);
+                }
+                Err(Some(why)) if self.strict => return Err(why),
+                Err(why) => {
+                    if let Some(why) = why {
+                        c.unvouched(&format!("RAW payloads past their common fields ({why})"));
+                    }
+                    if raw.data.len() > RAW_COMMON {
+                        raw.data[RAW_COMMON..].fill(0);
+                        c.raw_zeroed += 1;
+                    }
+                }
             }
         }
         if let Some(stack) = &mut s.stack_user {
@@ -223,6 +236,7 @@ impl Anonymize {
                 c.aux_zeroed += 1;
             }
         }
+        Ok(())
     }
 }
 

@@ -149,7 +149,7 @@ fn saved_cmdlines_are_renamed() {
 }
 
 /// The RAW payloads of `r`'s samples, in order.
-fn raws(r: &mut PerfReader) -> Vec<Vec<u8>> {
+pub(super) fn raws(r: &mut PerfReader) -> Vec<Vec<u8>> {
     bodies(r)
         .into_iter()
         .filter_map(|b| match b {

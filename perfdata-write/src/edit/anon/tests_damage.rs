@@ -272,3 +272,78 @@ fn a_bpf_program_info_whose_bytes_moved_is_dropped() {
     assert_eq!(&p.info[59..64], b"zqxbp");
     assert_eq!(super::bpf::program(&mut p, endian, &names()), None);
 }
+
+/// `input` anonymised with `--strict`: the error's text, or `None` when it went through.
+fn strict_error(input: Vec<u8>) -> Option<String> {
+    let strict = Anonymize::new(names(), false).strict(true);
+    anonymize_bytes(input, strict).err().map(|e| e.to_string())
+}
+
+#[test]
+fn strict_fails_on_an_input_cut_short() {
+    // A file cut at 20,000 of its 22,256 data bytes: a SAMPLE cut in two, the features
+    // after the data lost. The reader keeps the whole records and warns; strict fails.
+    let mut cut = std::fs::read(fixture("file-callgraph-fp.data")).unwrap();
+    cut.truncate(20_000);
+    let whole = std::fs::read(fixture("file-callgraph-fp.data")).unwrap();
+    assert!(strict_error(whole).is_none(), "the whole file goes through");
+    let (out, _) = anonymize(cut.clone());
+    let samples = |b: Vec<u8>| {
+        let mut r = PerfReader::from_vec(b, ReadOptions::Contents).unwrap();
+        let mut n = 0;
+        while let Some(item) = r.next_record().unwrap() {
+            n += usize::from(item.raw.record_type() == perfdata_core::record::RecordType::Sample);
+        }
+        n
+    };
+    let kept = samples(out);
+    assert_eq!(
+        kept,
+        samples(cut.clone()),
+        "without strict: the whole records"
+    );
+    assert!(kept > 100, "{kept}");
+    let e = strict_error(cut).expect("strict fails");
+    assert!(
+        e.contains("offset 48 ") && e.contains("the 20 features"),
+        "{e}"
+    );
+    assert!(
+        e.contains("anonymize --strict: the input is not whole"),
+        "{e}"
+    );
+    // A stream cut inside its last record: a pipe, and a compressed pipe, whose
+    // decompressed stream ends in a record too.
+    for name in ["pipe-cpu-clock.data", "anon/secret-pipe-z.data"] {
+        let mut b = std::fs::read(fixture(name)).unwrap();
+        assert!(strict_error(b.clone()).is_none(), "{name} whole");
+        b.truncate(b.len() - 20);
+        assert!(anonymize_bytes(b.clone(), Anonymize::new(names(), false)).is_ok());
+        let e = strict_error(b).expect("strict fails");
+        assert!(e.contains("the input ends inside a record"), "{name}: {e}");
+    }
+    // A compressed file whose last feature (PMU_CAPS) lost a byte.
+    let mut b = std::fs::read(fixture("file-compressed.data")).unwrap();
+    b.pop();
+    let e = strict_error(b).expect("strict fails");
+    assert!(
+        e.contains("feature PMU_CAPS") && e.contains("the feature is lost"),
+        "{e}"
+    );
+}
+
+#[test]
+fn strict_takes_a_note_that_loses_nothing() {
+    // An attr whose size field says 120 in room for 128, as simpleperf writes: the
+    // reader notes it and reads the attr whole.
+    let mut b = std::fs::read(fixture("file-cpu-clock.data")).unwrap();
+    let attrs = u64_at(&b, 24) as usize;
+    assert_eq!(u32_at(&b, attrs + 4), 128);
+    b[attrs + 4..attrs + 8].copy_from_slice(&120u32.to_le_bytes());
+    let meta = PerfReader::from_vec(b.clone(), ReadOptions::Contents)
+        .unwrap()
+        .meta()
+        .clone();
+    assert_eq!(meta.warnings.len(), 1, "{:?}", meta.warnings);
+    assert_eq!(strict_error(b), None);
+}
