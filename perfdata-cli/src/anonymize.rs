@@ -86,8 +86,8 @@ fn print_summary(c: &AnonymizeCounts, random_salt: bool, keep_raw: bool) {
     );
     if c.raw_rebuilt > 0 {
         errln!(
-            "rebuilt from their tracepoint formats (numbers kept, strings renamed, byte \
-             buffers zeroed): {} RAW payloads",
+            "rebuilt from their tracepoint formats (single numbers kept, strings renamed, \
+             arrays and fields that may hold text zeroed): {} RAW payloads",
             c.raw_rebuilt
         );
     }
