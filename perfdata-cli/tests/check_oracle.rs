@@ -45,7 +45,7 @@ fn samples(bytes: &[u8]) -> Vec<Sample> {
             RecordType::Sample => {
                 let at = item.locate();
                 let event = at.event.unwrap();
-                let offsets = item.meta.events().offsets(event).unwrap().0;
+                let offsets = *item.meta.events().layout(event).unwrap().sample();
                 v.push(Sample {
                     time_at: item.raw.offset as usize + offsets.time.unwrap(),
                     time: at.time.unwrap(),

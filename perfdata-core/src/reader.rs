@@ -156,9 +156,9 @@ impl<'a> RecordRef<'a> {
         let bytes = self.raw.bytes;
         let endian = self.meta.endian;
         let events = self.meta.events();
-        let format = events
+        let layout = events
             .event_of(bytes, true, endian)
-            .and_then(|i| events.format(i))
+            .and_then(|i| events.layout(i))
             .ok_or_else(|| {
                 Error::format(
                     self.raw.offset,
@@ -176,7 +176,7 @@ impl<'a> RecordRef<'a> {
                 },
             ));
         };
-        crate::record::SampleView::parse(body, format, endian, self.raw.offset + 8).map(Some)
+        crate::record::SampleView::parse(body, layout, endian, self.raw.offset + 8).map(Some)
     }
 
     /// Event, id, time, pid, tid and cpu, from fixed offsets.

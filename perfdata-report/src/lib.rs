@@ -32,7 +32,6 @@ pub mod readperf;
 pub mod replay;
 pub mod report;
 mod same_names;
-pub mod sample_fields;
 mod sample_read;
 pub mod speedscope;
 mod spool;

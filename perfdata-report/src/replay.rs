@@ -12,13 +12,12 @@ use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::ordered::OrderedQueue;
 use perfdata_core::record::EventIndex;
 use perfdata_core::record::{
-    misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType,
+    misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType, SampleView,
 };
 use perfdata_core::{Metadata, PerfReader, Result};
 
 use crate::model::{EventGroup, Replay, ResolvedSample};
 use crate::process::{Location, Machine};
-use crate::sample_fields::{self, SampleFields};
 use crate::sample_read::{deliver_read, Counters};
 use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
@@ -158,21 +157,29 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
             | RecordType::Ksymbol
             | RecordType::Sample => {
                 let at = item.locate();
+                // A SAMPLE is read through the borrowed view (the full decode builds
+                // every field, most of the cost of a large report); it accepts exactly
+                // the bytes the decode does, so a sample it refuses fails the decode too.
                 let fast = match (kind, at.event) {
                     (RecordType::Sample, Some(e)) => {
-                        let attr = &item.meta.attrs()[e].attr;
-                        sample_fields::read(item.raw.bytes, attr.sample_type, item.meta.endian).map(
-                            |f| {
+                        let events = item.meta.events();
+                        let body = item.raw.bytes.get(8..).unwrap_or_default();
+                        match events.layout(e) {
+                            Some(layout) => {
+                                let offset = item.raw.offset + 8;
+                                let s = SampleView::parse(body, layout, item.meta.endian, offset)?;
+                                let period = item.meta.attrs()[e].attr.sample_period;
                                 let misc = item.raw.header.misc;
-                                sample_event(f, e, attr.sample_period, misc, item.meta.events())
-                            },
-                        )
+                                Some(sample_event(&s, e, period, misc, events))
+                            }
+                            None => None,
+                        }
                     }
                     _ => None,
                 };
                 let mut ev = match fast {
                     Some(ev) => ev,
-                    None => match event_of(item.decode()?, at.event, item.meta) {
+                    None => match event_of(item.decode()?) {
                         Some(ev) => ev,
                         None => continue,
                     },
@@ -264,8 +271,9 @@ fn replay_steps(
     (machine, unwinder)
 }
 
-/// What the replay keeps of `record` (None for a sample of no known event).
-fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option<Event> {
+/// What the replay keeps of `record` (None for the records it does not use; SAMPLEs are
+/// read through the view, above).
+fn event_of(record: Record) -> Option<Event> {
     let m = record.header.misc;
     let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;
     Some(match record.body {
@@ -302,11 +310,6 @@ fn event_of(record: Record, event_idx: Option<usize>, meta: &Metadata) -> Option
             build_id: b.build_id_padded.to_vec(),
         },
         RecordBody::Ksymbol(k) => Event::Ksymbol(k),
-        RecordBody::Sample(s) => {
-            let f = SampleFields::from_decoded(*s);
-            let period = meta.attrs().get(event_idx?)?.attr.sample_period;
-            sample_event(f, event_idx?, period, m, meta.events())
-        }
         _ => return None,
     })
 }
@@ -334,26 +337,31 @@ struct PendingSample {
 /// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
 /// that do not carry one; `events` finds the events of its READ values' ids.
 fn sample_event(
-    f: SampleFields,
+    s: &SampleView<'_>,
     event: usize,
     period: u64,
     misc: u16,
     events: &EventIndex,
 ) -> Event {
+    let pt = s.tid.unwrap_or_default();
     Event::Sample(PendingSample {
         event,
-        pid: f.pid,
-        tid: f.tid,
-        cpu: f.cpu,
-        time: f.time,
-        period: f.period.unwrap_or(period),
-        ip: f.ip.unwrap_or(0),
+        pid: pt.pid,
+        tid: pt.tid,
+        cpu: s.cpu.map(|c| c.cpu),
+        time: s.time,
+        period: s.period.unwrap_or(period),
+        ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
-        chain: f.callchain,
-        read: f.read.map(|values| {
-            values
-                .into_iter()
-                .map(|(id, value)| (events.event_of_id(id), id, value))
+        chain: s.callchain.map(|c| c.to_vec()).unwrap_or_default(),
+        // Each counter's id (0 where read_format has no ID, as in perf's zeroed sample),
+        // the group's leader first.
+        read: s.read.map(|r| {
+            r.values()
+                .map(|v| {
+                    let id = v.id.unwrap_or(0);
+                    (events.event_of_id(id), id, v.value)
+                })
                 .collect()
         }),
         user: None,

@@ -3,7 +3,8 @@
 //!
 //! In a SAMPLE these fields sit in the fixed-size prefix (IDENTIFIER, IP, TID, TIME,
 //! ADDR, ID, STREAM_ID, CPU); in other kernel records they are in the sample_id trailer,
-//! counted back from the end.
+//! counted back from the end. Where, the event's [`SampleLayout`](crate::record::SampleLayout)
+//! says.
 
 use binrw::Endian;
 
@@ -46,13 +47,14 @@ pub fn locate(record: &RawRecord<'_>, events: &EventIndex, endian: Endian) -> Lo
     let Some(event) = events.event_of(bytes, is_sample, endian) else {
         return Located::default();
     };
-    let (Some(f), Some((sample, trailer))) = (events.format(event), events.offsets(event)) else {
+    let Some(layout) = events.layout(event) else {
         return Located::default();
     };
     let (base, at) = if is_sample {
-        (0, sample)
+        (0, layout.sample())
     } else {
-        if !f.sample_id_all || bytes.len() < 8 + trailer.len {
+        let trailer = layout.trailer();
+        if !layout.format().sample_id_all || bytes.len() < 8 + trailer.len {
             return Located {
                 event: Some(event),
                 ..Default::default()

@@ -3,74 +3,9 @@
 
 use binrw::Endian;
 
+use super::layout::{SampleLayout, SAMPLE_PREFIX_FIELDS};
 use crate::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleType};
 use crate::codec::u64_at;
-
-/// The fixed-size fields at the start of a SAMPLE, in order (u64 slots each).
-pub const SAMPLE_PREFIX_FIELDS: [SampleType; 8] = [
-    SampleType::IDENTIFIER,
-    SampleType::IP,
-    SampleType::TID,
-    SampleType::TIME,
-    SampleType::ADDR,
-    SampleType::ID,
-    SampleType::STREAM_ID,
-    SampleType::CPU,
-];
-
-/// The fields of the sample_id trailer, in order (u64 slots each).
-pub const TRAILER_FIELDS: [SampleType; 6] = [
-    SampleType::TID,
-    SampleType::TIME,
-    SampleType::ID,
-    SampleType::STREAM_ID,
-    SampleType::CPU,
-    SampleType::IDENTIFIER,
-];
-
-/// Byte offsets of the fields a record is located by, within a SAMPLE (from its
-/// start) or within a sample_id trailer (from the trailer's start); `len` is the bytes
-/// the listed fields take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct FieldOffsets {
-    /// Offset of TID (pid, tid).
-    pub tid: Option<usize>,
-    /// Offset of TIME.
-    pub time: Option<usize>,
-    /// IDENTIFIER's slot, else ID's.
-    pub id: Option<usize>,
-    /// Offset of CPU (cpu, res).
-    pub cpu: Option<usize>,
-    /// Bytes the listed fields take.
-    pub len: usize,
-    /// One past the last of these bytes, counted as the offsets are: a record (or
-    /// trailer) this long holds every field listed, so they can be read unchecked.
-    pub end: usize,
-}
-
-impl FieldOffsets {
-    /// The offsets of the fields of `order` present in `st`, from `start`.
-    fn of(order: &[SampleType], st: SampleType, start: usize) -> Self {
-        let mut out = FieldOffsets::default();
-        let mut identifier = None;
-        let mut pos = start;
-        for &bit in order.iter().filter(|&&b| st.contains(b)) {
-            match bit {
-                SampleType::TID => out.tid = Some(pos),
-                SampleType::TIME => out.time = Some(pos),
-                SampleType::ID => out.id = Some(pos),
-                SampleType::IDENTIFIER => identifier = Some(pos),
-                SampleType::CPU => out.cpu = Some(pos),
-                _ => {}
-            }
-            pos += 8;
-        }
-        out.id = identifier.or(out.id);
-        out.len = pos - start;
-        out.end = pos;
-        out
-    }
-}
 
 /// The parts of an attr that shape its records. Small and `Copy`, so it can be passed
 /// as a binrw argument.
@@ -109,17 +44,7 @@ impl EventFormat {
         if !self.sample_id_all {
             return 0;
         }
-        self.trailer_offsets().len
-    }
-
-    /// Where the located fields are in a SAMPLE of this event.
-    pub fn sample_offsets(&self) -> FieldOffsets {
-        FieldOffsets::of(&SAMPLE_PREFIX_FIELDS, self.sample_type, 8)
-    }
-
-    /// Where the located fields are in the sample_id trailer of this event's records.
-    pub fn trailer_offsets(&self) -> FieldOffsets {
-        FieldOffsets::of(&TRAILER_FIELDS, self.sample_type, 0)
+        SampleLayout::new(*self).trailer().len
     }
 
     /// perf's `evsel__calc_id_pos`: index of the id, in u64 words after the header, in a
@@ -163,9 +88,8 @@ impl EventFormat {
 /// looked up; an id of 0 (synthesized records) or one not found maps to the first event.
 #[derive(Debug, Clone, Default)]
 pub struct EventIndex {
-    formats: Vec<EventFormat>,
-    /// Per event: (SAMPLE offsets, trailer offsets), computed once.
-    offsets: Vec<(FieldOffsets, FieldOffsets)>,
+    /// Per event: its format and where its fields are, worked out once.
+    layouts: Vec<SampleLayout>,
     by_id: IdTable,
     /// The first event's id positions, which perf uses for every record.
     id_pos: Option<usize>,
@@ -189,14 +113,13 @@ impl EventIndex {
 
     /// Add an event with its ids; returns its index.
     pub fn push(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> usize {
-        let idx = self.formats.len();
+        let idx = self.layouts.len();
         let f = EventFormat::from_attr(attr);
         if idx == 0 {
             self.id_pos = f.id_pos();
             self.is_pos = f.is_pos();
         }
-        self.offsets.push((f.sample_offsets(), f.trailer_offsets()));
-        self.formats.push(f);
+        self.layouts.push(SampleLayout::new(f));
         self.by_id.add(ids, idx);
         idx
     }
@@ -208,22 +131,23 @@ impl EventIndex {
 
     /// Number of events.
     pub fn len(&self) -> usize {
-        self.formats.len()
+        self.layouts.len()
     }
 
     /// Whether there is no event.
     pub fn is_empty(&self) -> bool {
-        self.formats.is_empty()
+        self.layouts.is_empty()
     }
 
     /// The format of event `idx`.
     pub fn format(&self, idx: usize) -> Option<&EventFormat> {
-        self.formats.get(idx)
+        self.layouts.get(idx).map(|l| l.format())
     }
 
-    /// Where the located fields of event `idx` are: in a SAMPLE, in a trailer.
-    pub fn offsets(&self, idx: usize) -> Option<&(FieldOffsets, FieldOffsets)> {
-        self.offsets.get(idx)
+    /// Where the fields of event `idx` are: in a SAMPLE, in a trailer.
+    #[inline]
+    pub fn layout(&self, idx: usize) -> Option<&SampleLayout> {
+        self.layouts.get(idx)
     }
 
     /// Which event has this id.
@@ -234,8 +158,8 @@ impl EventIndex {
     /// The event a record belongs to, from its bytes (header included). `None` only when
     /// there are no events at all.
     pub fn event_of(&self, record: &[u8], is_sample: bool, endian: Endian) -> Option<usize> {
-        let first = self.formats.first()?;
-        if self.formats.len() == 1 {
+        let first = self.layouts.first()?.format();
+        if self.layouts.len() == 1 {
             return Some(0);
         }
         if !is_sample && !first.sample_id_all {
@@ -320,12 +244,13 @@ mod tests {
         assert_eq!(f.id_pos(), Some(3));
         assert_eq!(f.is_pos(), Some(2));
         assert_eq!(f.sample_id_len(), 32);
-        let s = f.sample_offsets();
+        let l = SampleLayout::new(f);
+        let s = l.sample();
         assert_eq!(
             (s.tid, s.time, s.id, s.cpu),
             (Some(16), Some(24), Some(32), Some(40))
         );
-        let t = f.trailer_offsets();
+        let t = l.trailer();
         assert_eq!(
             (t.tid, t.time, t.id, t.cpu, t.len),
             (Some(0), Some(8), Some(16), Some(24), 32)

@@ -10,6 +10,7 @@
 
 mod format;
 mod kernel;
+mod layout;
 mod registry;
 mod sample;
 mod sample_view;
@@ -26,8 +27,9 @@ use serde::Serialize;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
 
-pub use format::{EventFormat, EventIndex, FieldOffsets, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
+pub use format::{EventFormat, EventIndex};
 pub use kernel::*;
+pub use layout::{FieldOffsets, SampleLayout, Slots, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 pub use registry::RecordBody;
 pub use sample::*;
 pub use sample_view::{BranchStackView, ReadView, RegsView, SampleView, StackUserView, U64s};

@@ -1,5 +1,5 @@
-//! A borrowed view of PERF_RECORD_SAMPLE: the fixed fields read in one pass over the
-//! record's bytes, the variable ones (callchain, raw data, branch stack, registers, user
+//! A borrowed view of PERF_RECORD_SAMPLE: the fixed fields read at the offsets of the
+//! event's [`SampleLayout`], the variable ones (callchain, raw data, branch stack, registers, user
 //! stack, AUX, group reads) kept as slices of them and read on demand.
 //!
 //! [`Sample`] copies every variable field into a `Vec`; a profiler that reads ip, pid,
@@ -11,7 +11,7 @@
 
 use binrw::Endian;
 
-use super::format::EventFormat;
+use super::layout::{SampleLayout, Slots};
 use super::sample::{
     branch_flags_from_big, AuxSample, BranchEntry, BranchStack, Callchain, CpuRes, PidTid, RawData,
     ReadData, ReadValue, Regs, Sample, StackUser,
@@ -84,6 +84,31 @@ fn word(b: &[u8], endian: Endian) -> u64 {
     match endian {
         Endian::Little => u64::from_le_bytes(a),
         Endian::Big => u64::from_be_bytes(a),
+    }
+}
+
+#[inline]
+fn half(b: &[u8], endian: Endian) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    match endian {
+        Endian::Little => u32::from_le_bytes(a),
+        Endian::Big => u32::from_be_bytes(a),
+    }
+}
+
+/// Where a body of `len` bytes, shorter than the fixed fields' `p.len`, runs short: at the
+/// slot it ends in, or that slot's second u32 where the slot is a pair (TID, CPU) and its
+/// first is whole, as a field-by-field read would find.
+fn short_prefix(p: &Slots, len: usize) -> Short {
+    let at = len / 8 * 8;
+    match (p.is_pair(at + 8), len - at >= 4) {
+        (true, true) => Short {
+            at: at + 4,
+            needed: 4,
+        },
+        (true, false) => Short { at, needed: 4 },
+        (false, _) => Short { at, needed: 8 },
     }
 }
 
@@ -347,11 +372,8 @@ impl<'a> Cursor<'a> {
 
     #[inline(always)]
     fn u32(&mut self) -> Step<u32> {
-        let b: [u8; 4] = self.take(4)?.try_into().unwrap_or_default();
-        Ok(match self.endian {
-            Endian::Little => u32::from_le_bytes(b),
-            Endian::Big => u32::from_be_bytes(b),
-        })
+        let endian = self.endian;
+        self.take(4).map(|b| half(b, endian))
     }
 
     #[inline(always)]
@@ -382,10 +404,15 @@ impl<'a> Cursor<'a> {
 }
 
 impl<'a> SampleView<'a> {
-    /// The view of a SAMPLE's body (`record[8..]`, after the header) laid out by `f`, in
-    /// `endian`; `offset` is where the body starts in the input, for errors.
-    pub fn parse(body: &'a [u8], f: &EventFormat, endian: Endian, offset: u64) -> Result<Self> {
-        Self::read(body, f, endian).map_err(|short| {
+    /// The view of a SAMPLE's body (`record[8..]`, after the header) laid out by
+    /// `layout`, in `endian`; `offset` is where the body starts in the input, for errors.
+    pub fn parse(
+        body: &'a [u8],
+        layout: &SampleLayout,
+        endian: Endian,
+        offset: u64,
+    ) -> Result<Self> {
+        Self::read(body, layout, endian).map_err(|short| {
             Error::format(
                 offset + short.at as u64,
                 "record SAMPLE",
@@ -398,33 +425,42 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn read(body: &'a [u8], f: &EventFormat, endian: Endian) -> Step<Self> {
+    fn read(body: &'a [u8], layout: &SampleLayout, endian: Endian) -> Step<Self> {
+        let f = layout.format();
         let st = f.sample_type;
-        let mut c = Cursor {
-            bytes: body,
-            pos: 0,
-            endian,
+        // The fixed fields, at the layout's offsets (which count the 8-byte header).
+        let p = layout.prefix();
+        if body.len() < p.len {
+            return Err(short_prefix(p, body.len()));
+        }
+        let at = |o: usize| &body[o - 8..o];
+        let u64_at = |o: Option<usize>| o.map(|o| word(at(o), endian));
+        let pair = |o: Option<usize>| {
+            o.map(|o| {
+                let w = at(o);
+                (half(&w[..4], endian), half(&w[4..], endian))
+            })
         };
         let mut s = SampleView {
-            identifier: c.opt_u64(st.contains(SampleType::IDENTIFIER))?,
-            ip: c.opt_u64(st.contains(SampleType::IP))?,
+            identifier: u64_at(p.identifier),
+            ip: u64_at(p.ip),
+            tid: pair(p.tid).map(|(pid, tid)| PidTid {
+                pid: pid as i32,
+                tid: tid as i32,
+            }),
+            time: u64_at(p.time),
+            addr: u64_at(p.addr),
+            id: u64_at(p.id),
+            stream_id: u64_at(p.stream_id),
+            cpu: pair(p.cpu).map(|(cpu, res)| CpuRes { cpu, res }),
+            period: u64_at(p.period),
             ..Default::default()
         };
-        if st.contains(SampleType::TID) {
-            let pid = c.u32()? as i32;
-            let tid = c.u32()? as i32;
-            s.tid = Some(PidTid { pid, tid });
-        }
-        s.time = c.opt_u64(st.contains(SampleType::TIME))?;
-        s.addr = c.opt_u64(st.contains(SampleType::ADDR))?;
-        s.id = c.opt_u64(st.contains(SampleType::ID))?;
-        s.stream_id = c.opt_u64(st.contains(SampleType::STREAM_ID))?;
-        if st.contains(SampleType::CPU) {
-            let cpu = c.u32()?;
-            let res = c.u32()?;
-            s.cpu = Some(CpuRes { cpu, res });
-        }
-        s.period = c.opt_u64(st.contains(SampleType::PERIOD))?;
+        let mut c = Cursor {
+            bytes: body,
+            pos: p.len,
+            endian,
+        };
         if st.contains(SampleType::READ) {
             s.read = Some(read_values(&mut c, f.read_format)?);
         }

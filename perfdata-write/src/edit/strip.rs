@@ -20,7 +20,7 @@ use binrw::Endian;
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::record::{EventFormat, RecordBody, RecordType, TRAILER_FIELDS};
+use perfdata_core::record::{RecordBody, RecordType, SampleLayout, TRAILER_FIELDS};
 use perfdata_core::select::{task_of, Matcher, Selectors, TaskScope, ThreadComms};
 use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{Metadata, RecordRef};
@@ -174,9 +174,13 @@ impl Strip {
             Action::Replace(recs) => recs,
             Action::Drop => return Ok(Action::Drop),
         };
-        let Some(f) = item.meta.events().format(event).filter(|f| f.sample_id_all) else {
+        let Some(layout) = item.meta.events().layout(event) else {
             return Ok(Action::Replace(recs));
         };
+        let f = layout.format();
+        if !f.sample_id_all {
+            return Ok(Action::Replace(recs));
+        }
         let Some(&new_id) = self.id_moves.get(&event) else {
             return Err(WriteError::unsupported(
                 Some(item.raw.offset),
@@ -194,7 +198,7 @@ impl Strip {
             ));
         };
         for rec in &mut recs {
-            move_record_id(&mut rec.bytes, f, new_id, item.meta.endian);
+            move_record_id(&mut rec.bytes, layout, new_id, item.meta.endian);
         }
         Ok(Action::Replace(recs))
     }
@@ -466,25 +470,20 @@ fn trailer_mask() -> SampleType {
         .fold(SampleType::empty(), |mask, &bit| mask | bit)
 }
 
-/// Set the id (ID and IDENTIFIER) of the sample_id trailer of a record of an event of
-/// format `f` to `new_id`.
-fn move_record_id(bytes: &mut [u8], f: &EventFormat, new_id: u64, endian: Endian) {
-    let trailer_len = f.sample_id_len();
+/// Set the id (ID and IDENTIFIER) of the sample_id trailer of a record of an event laid
+/// out by `layout` to `new_id`.
+fn move_record_id(bytes: &mut [u8], layout: &SampleLayout, new_id: u64, endian: Endian) {
+    let trailer_len = layout.sample_id_len();
     if bytes.len() < 8 + trailer_len {
         return;
     }
-    let mut pos = bytes.len() - trailer_len;
-    for bit in TRAILER_FIELDS
-        .iter()
-        .filter(|&&b| f.sample_type.contains(b))
-    {
-        if matches!(*bit, SampleType::ID | SampleType::IDENTIFIER) {
-            let word = match endian {
-                Endian::Little => new_id.to_le_bytes(),
-                Endian::Big => new_id.to_be_bytes(),
-            };
-            bytes[pos..pos + 8].copy_from_slice(&word);
-        }
-        pos += 8;
+    let start = bytes.len() - trailer_len;
+    let t = layout.trailer_slots();
+    let word = match endian {
+        Endian::Little => new_id.to_le_bytes(),
+        Endian::Big => new_id.to_be_bytes(),
+    };
+    for at in [t.id, t.identifier].into_iter().flatten() {
+        bytes[start + at..start + at + 8].copy_from_slice(&word);
     }
 }

@@ -129,12 +129,12 @@ impl Anonymize {
             Ok(e) => e,
             Err(fate) => return self.leave_out(item, fate),
         };
-        let Some(format) = item.meta.events().format(event) else {
+        let Some(layout) = item.meta.events().layout(event) else {
             return self.leave_out(item, Fate::unvouched("no attr describes its layout"));
         };
         let body = item.raw.bytes.get(8..).unwrap_or_default();
         let endian = item.meta.endian;
-        let Ok(view) = SampleView::parse(body, format, endian, item.raw.offset + 8) else {
+        let Ok(view) = SampleView::parse(body, layout, endian, item.raw.offset + 8) else {
             return self.leave_out(
                 item,
                 Fate::unvouched("its bytes do not fit its event's layout"),
