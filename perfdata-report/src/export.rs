@@ -197,7 +197,7 @@ impl Collected {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let opts = SymbolOptions {
             symfs: export.symfs.clone(),
-            kallsyms: replay.kernel_is_running(),
+            kallsyms: replay.kallsyms(None),
             buildid_dir: None,
         };
         let mut stacks = collector
