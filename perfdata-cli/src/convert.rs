@@ -124,12 +124,9 @@ impl ConvertArgs {
 }
 
 pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
-    let stdout_out = args.output.as_os_str() == "-";
-    if !stdout_out && !args.in_place && crate::output::same_file(args.input.path(), &args.output) {
-        return Err(CliError::Usage(format!(
-            "the output {} is the input; pass --in-place to replace it",
-            args.output.display()
-        )));
+    if !args.in_place {
+        let hint = "; pass --in-place to replace it";
+        crate::output::refuse_same(args.input.path(), &args.output, hint)?;
     }
     // The output first: a directory or unwritable place is refused before any work.
     let sink = crate::output::sink(&args.output, args.input.path())?;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use perfdata_report::export::{Export, Format};
-use perfdata_write::output::AtomicOutput;
+use perfdata_write::output::{AtomicOutput, NewFile};
 
 use crate::CliError;
 
@@ -97,6 +97,7 @@ fn write(
     export: Export,
     output: &std::path::Path,
 ) -> Result<(), CliError> {
+    crate::output::refuse_same(input, output, "")?;
     crate::alloc::return_large_blocks();
     let reader = perfdata_core::PerfReader::open(input)?;
     let collected = {
@@ -110,7 +111,7 @@ fn write(
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
         return Ok(exported.write(&mut w)?);
     }
-    let mut out = AtomicOutput::create(output)?;
+    let mut out = AtomicOutput::create(output)?.new_file(NewFile::Umask);
     exported.write(&mut out.writer())?;
     out.commit(None)?;
     Ok(())

@@ -15,8 +15,8 @@ use perfdata_write::{Conversion, Input, Sink};
 use crate::CliError;
 
 /// The sink of `output` (a path or `-`), made now; a file output keeps `input`'s mtime
-/// and permissions (perf shows the mtime as "captured on"), or gets 0600 when the input
-/// is no regular file (stdin, a directory), as perf writes its recordings.
+/// (perf shows it as "captured on"), and the permissions of the file it replaces, or
+/// 0600 when new, as perf writes its recordings.
 pub fn sink(output: &Path, input: &Path) -> Result<Sink<'static>, CliError> {
     Ok(if output.as_os_str() == "-" {
         Sink::stdout()
@@ -48,12 +48,7 @@ pub fn run_edits(
     decompress: bool,
     edits: Vec<Box<dyn RecordEdit>>,
 ) -> Result<Report, CliError> {
-    if output.as_os_str() != "-" && same_file(input, output) {
-        return Err(CliError::Usage(format!(
-            "the output {} is the input",
-            output.display()
-        )));
-    }
+    refuse_same(input, output, "")?;
     let sink = sink(output, input)?;
     // Edits see the records inside compressed records: opened so at once.
     let source = Input::open_with(input, ReadOptions::Contents)?;
@@ -72,9 +67,22 @@ pub fn run_edits(
     )
 }
 
+/// Refuse an `output` (not `-`) that would replace `input` ([`same_file`]), before
+/// anything is written; `hint` ends the message (how to allow it, if anything may).
+pub fn refuse_same(input: &Path, output: &Path, hint: &str) -> Result<(), CliError> {
+    if output.as_os_str() != "-" && same_file(input, output) {
+        return Err(CliError::Usage(format!(
+            "the output {} is the input{hint}",
+            output.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Whether writing `output` would replace the recording read from `input`: the same
-/// file (device and inode) however it is named, through links, or as stdin (`-`,
-/// `perfdata anonymize - -o x.data < x.data`).
+/// regular file (device and inode) however it is named, through links, or as stdin
+/// (`-`, `perfdata anonymize - -o x.data < x.data`). A device or FIFO output is written
+/// in place, never replaced: `perfdata export - -o /dev/null < /dev/null` may run.
 pub fn same_file(input: &Path, output: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let input = if input.as_os_str() == "-" {
@@ -87,7 +95,7 @@ pub fn same_file(input: &Path, output: &Path) -> bool {
         std::fs::metadata(input)
     };
     match (input, std::fs::metadata(output)) {
-        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        (Ok(a), Ok(b)) => b.is_file() && (a.dev(), a.ino()) == (b.dev(), b.ino()),
         _ => false,
     }
 }

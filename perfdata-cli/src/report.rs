@@ -8,7 +8,7 @@ use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
 use perfdata_report::readperf::Table;
 use perfdata_report::Report;
-use perfdata_write::output::AtomicOutput;
+use perfdata_write::output::{AtomicOutput, NewFile};
 
 use crate::CliError;
 
@@ -80,6 +80,14 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
 }
 
 pub fn run(a: &ReportArgs) -> Result<(), CliError> {
+    // A table file that is the input would replace it: refused before any work.
+    for t in a
+        .csv
+        .iter()
+        .flat_map(|dir| Table::ALL.map(|t| dir.join(t.file_name())))
+    {
+        crate::output::refuse_same(a.file.path(), &t, "")?;
+    }
     crate::alloc::return_large_blocks();
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
     let filter = SampleFilter::parse(
@@ -132,7 +140,7 @@ fn write_csv(
 ) -> Result<(), CliError> {
     std::fs::create_dir_all(dir)?;
     for t in Table::ALL {
-        let mut out = AtomicOutput::create(&dir.join(t.file_name()))?;
+        let mut out = AtomicOutput::create(&dir.join(t.file_name()))?.new_file(NewFile::Umask);
         {
             let mut w = out.writer();
             tables.write(t, &mut w)?;

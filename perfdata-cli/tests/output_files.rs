@@ -31,8 +31,8 @@ fn samples(p: &Path) -> serde_json::Value {
     v["records"].clone()
 }
 
-/// As perf writes its recordings (they hold paths and command lines): 0600 for what has
-/// no input file to take the mode from; the input's mode otherwise.
+/// As perf writes its recordings (they hold paths and command lines): a new output is
+/// 0600, from stdin, a directory or a file of another mode alike.
 #[test]
 fn outputs_from_stdin_or_a_directory_are_private() {
     let dir = tempfile::tempdir().unwrap();
@@ -75,7 +75,7 @@ fn outputs_from_stdin_or_a_directory_are_private() {
         ],
         None,
     ));
-    assert_eq!(mode(&from_file), 0o640);
+    assert_eq!(mode(&from_file), 0o600);
 }
 
 /// `--in-place` through a symlink rewrites the file it names and keeps the link.

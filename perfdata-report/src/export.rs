@@ -197,7 +197,7 @@ impl Collected {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let opts = SymbolOptions {
             symfs: export.symfs.clone(),
-            kallsyms: replay.kernel_is_running(),
+            kallsyms: replay.kallsyms(None),
             buildid_dir: None,
         };
         let mut stacks = collector
@@ -212,6 +212,10 @@ impl Collected {
             Format::Folded | Format::Flamegraph => {
                 let lines = folded::lines(&stacks).map_err(spool)?;
                 drop(stacks);
+                if export.format == Format::Flamegraph && lines.is_empty() {
+                    // Said before anything is written: the fault is the recording's.
+                    return Err(Error::Select(flamegraph::NOTHING_TO_DRAW.into()));
+                }
                 Made::Lines(lines)
             }
             _ => Made::Stacks(Box::new(stacks)),

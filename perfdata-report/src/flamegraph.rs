@@ -6,6 +6,9 @@ use std::io::{self, Write};
 
 use crate::folded::FoldedLines;
 
+/// Why a recording without samples gives no flame graph.
+pub const NOTHING_TO_DRAW: &str = "the recording has no samples to draw";
+
 /// Draw the folded stacks `folded` ([`crate::folded::lines`]) as an SVG flame graph
 /// titled `title`. inferno borrows every line while it draws, so the lines (one per
 /// distinct stack) are held in one string.
@@ -27,10 +30,7 @@ pub fn write_flamegraph(out: &mut dyn Write, folded: &FoldedLines, title: &str) 
     opts.min_width = 0.0;
     if lines.is_empty() {
         // inferno draws an error picture for empty input; say it plainly instead.
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "the recording has no samples to draw",
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, NOTHING_TO_DRAW));
     }
     let lines = lines.iter().map(|&(a, b)| &text[a..b]);
     inferno::flamegraph::from_lines(&mut opts, lines, out)

@@ -43,6 +43,11 @@ pub fn lines(stacks: &Stacks) -> io::Result<FoldedLines> {
 }
 
 impl FoldedLines {
+    /// Whether there is no line (no sample was counted).
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
     /// Call `each` with every distinct line, in sorted order (as bytes), and its sample
     /// count.
     pub fn for_each(&self, mut each: impl FnMut(&str, u64) -> io::Result<()>) -> io::Result<()> {

@@ -3,6 +3,7 @@
 //! sort keys and the tables' rows. Types only (and the facts they know of themselves):
 //! the algorithms that make and use them import this module, never each other's types.
 
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use perfdata_core::feature::{Feature, FeatureId};
@@ -10,6 +11,21 @@ use perfdata_core::Metadata;
 use serde::Serialize;
 
 use crate::process::{Location, Machine};
+
+/// The running kernel's symbols.
+pub const PROC_KALLSYMS: &str = "/proc/kallsyms";
+
+/// A kallsyms file and how its addresses are moved onto the recording's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kallsyms {
+    /// `/proc/kallsyms` ([`PROC_KALLSYMS`]) or a copy in the build-id cache.
+    pub file: PathBuf,
+    /// For a copy: the recording's reference symbol and its address
+    /// ([`Machine::kernel_ref_reloc`]). perf 6.1's `kallsyms__delta`
+    /// moves every symbol by the difference between the file's address of that symbol
+    /// and this one, and loads nothing from a file that lacks it.
+    pub ref_reloc: Option<(String, u64)>,
+}
 
 /// One sample, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,12 +72,19 @@ pub struct Replay {
 }
 
 impl Replay {
-    /// Whether the running kernel's symbols (/proc/kallsyms) apply to this recording, by
-    /// perf 6.1's rule: when the recording names the kernel's build id, only if it is the
-    /// running kernel's (/sys/kernel/notes; where that cannot be read, if the hostname
-    /// and kernel release are this machine's); when it names none (pipe mode, `-z`),
-    /// perf uses the running kernel's symbols whatever they are.
-    pub fn kernel_is_running(&self) -> bool {
+    /// The kallsyms file of the recording's kernel, as perf 6.1's `dso__find_kallsyms`
+    /// picks it (vmlinux files and kcore copies aside): /proc/kallsyms when the recording
+    /// names no kernel build id or that of the running kernel; else the copy in the
+    /// build-id cache (`dir`, else `$HOME/.debug`):
+    /// `[kernel.kallsyms]/<build id>/kallsyms`, or the older `[kernel.kallsyms]/<build
+    /// id>` file; else none. Where /sys/kernel/notes cannot be read and no copy is
+    /// cached, /proc/kallsyms if the recording's hostname and kernel release are this
+    /// machine's.
+    pub fn kallsyms(&self, dir: Option<&Path>) -> Option<Kallsyms> {
+        let running = || Kallsyms {
+            file: PathBuf::from(PROC_KALLSYMS),
+            ref_reloc: None,
+        };
         let recorded = self
             .machine
             .dsos
@@ -69,11 +92,32 @@ impl Replay {
             .find(|d| d.kernel && d.long_name == "[kernel.kallsyms]")
             .and_then(|d| d.build_id.clone());
         let Some(recorded) = recorded else {
-            return true;
+            return Some(running());
         };
-        match std::fs::read("/sys/kernel/notes") {
-            Ok(notes) => gnu_build_id(&notes).is_some_and(|b| same_build_id(b, &recorded)),
-            Err(_) => self.recorded_here(),
+        let notes = std::fs::read("/sys/kernel/notes").ok();
+        if notes
+            .as_deref()
+            .and_then(gnu_build_id)
+            .is_some_and(|b| same_build_id(b, &recorded))
+        {
+            return Some(running());
+        }
+        let hex: String = trim_build_id(&recorded)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let dir = buildid_dir(dir)?.join("[kernel.kallsyms]").join(hex);
+        // perf's build_id_cache__kallsyms_path: access(F_OK), the new name, then the old.
+        let cached = [dir.join("kallsyms"), dir]
+            .into_iter()
+            .find(|p| std::fs::symlink_metadata(p).is_ok());
+        match cached {
+            Some(file) => Some(Kallsyms {
+                file,
+                ref_reloc: self.machine.kernel_ref_reloc.clone(),
+            }),
+            None if notes.is_none() && self.recorded_here() => Some(running()),
+            None => None,
         }
     }
 
@@ -90,6 +134,22 @@ impl Replay {
         );
         self.hostname.is_some() && (self.hostname.clone(), self.osrelease.clone()) == here
     }
+}
+
+/// The build-id cache (perf's `buildid_dir`): `dir` when given, else `$HOME/.debug`.
+/// perf 6.1 sets `PERF_BUILDID_DIR` for the commands it runs but does not read it.
+pub(crate) fn buildid_dir(dir: Option<&Path>) -> Option<PathBuf> {
+    dir.map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".debug")))
+}
+
+/// Build ids are 20 bytes in the records; shorter ones (MD5, 16) are zero padded.
+pub(crate) fn trim_build_id(id: &[u8]) -> &[u8] {
+    let mut end = id.len();
+    while end > 16 && id[end - 1] == 0 {
+        end -= 1;
+    }
+    &id[..end]
 }
 
 /// Build ids compare without the zero padding records give them.

@@ -84,6 +84,10 @@ pub struct Machine {
     dso_by_name: HashMap<String, DsoId>,
     /// Every command name seen, indexed by [`CommId`].
     pub comms: Vec<String>,
+    /// The kernel image's reference symbol and its address when recorded (the MMAP of
+    /// `[kernel.kallsyms]_text` names `_text` and gives its address as pgoff): a kallsyms
+    /// file whose `_text` lies elsewhere is moved by the difference, as perf does.
+    pub kernel_ref_reloc: Option<(String, u64)>,
 }
 
 impl Default for Machine {
@@ -103,6 +107,7 @@ impl Machine {
             dsos: Vec::new(),
             dso_by_name: HashMap::new(),
             comms: Vec::new(),
+            kernel_ref_reloc: None,
         };
         let idle = m.findnew_thread(0, 0);
         m.set_comm(idle, "swapper");
@@ -216,7 +221,10 @@ impl Machine {
         let filename = filename.as_str();
         let end = start.saturating_add(len);
         if kernel {
-            let (long, short) = if filename.starts_with("[kernel.kallsyms]") {
+            let (long, short) = if let Some(sym) = filename.strip_prefix("[kernel.kallsyms]") {
+                if !sym.is_empty() {
+                    self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
+                }
                 (
                     "[kernel.kallsyms]".to_string(),
                     "[kernel.kallsyms]".to_string(),

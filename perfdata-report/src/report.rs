@@ -175,7 +175,7 @@ impl Report {
     fn symbolizer(&self, replay: &Replay, kallsyms: JoinHandle<Option<SymbolTable>>) -> Symbolizer {
         let opts = SymbolOptions {
             symfs: self.symfs.clone(),
-            kallsyms: replay.kernel_is_running(),
+            kallsyms: replay.kallsyms(None),
             buildid_dir: None,
         };
         // A failed read (or thread) leaves the kernel without symbols, as a missing file

@@ -2,7 +2,8 @@
 //! record (speedscope's and the Firefox Profiler's samples, readperf's overview) is
 //! appended to an anonymous temporary file (unnamed, so nothing is left behind however
 //! the process ends) and read back in pieces, sorted on disk where the output's order is
-//! not the recording's. The file is read and written with `pread`/buffered writes, never
+//! not the recording's. The first [`MEMORY_BYTES`] stay in memory: a small recording
+//! needs no temporary file (nor a writable `TMPDIR`), and memory stays bounded. The file is read and written with `pread`/buffered writes, never
 //! mapped: touched pages of a file mapping count towards the process's resident memory,
 //! the page cache does not.
 //!
@@ -15,6 +16,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 
+/// Bytes a spool holds in memory before it moves them to a temporary file.
+const MEMORY_BYTES: usize = 4 << 20;
 /// Bytes of records sorted in memory at once (one run).
 const RUN_BYTES: usize = 8 << 20;
 /// Runs merged at once; more are merged in passes of this many.
@@ -25,53 +28,133 @@ const READ_BUF: usize = 64 << 10;
 /// What records are sorted by (compared as a tuple; equal keys keep their order).
 pub(crate) type Key = (u64, u64);
 
-/// Records of bytes being appended to an anonymous temporary file, each framed by its
-/// length (u32, little-endian).
+/// Records of bytes being appended, each framed by its length (u32, little-endian): in
+/// memory up to [`MEMORY_BYTES`], then to an anonymous temporary file.
 pub(crate) struct Spool {
-    out: BufWriter<File>,
+    out: Store,
     len: u64,
+    /// Bytes held in memory before the temporary file.
+    memory: usize,
+}
+
+/// Where a spool's bytes are being written.
+enum Store {
+    Memory(Vec<u8>),
+    File(BufWriter<File>),
+}
+
+/// Where a spool's finished bytes are read from.
+#[derive(Debug)]
+enum Data {
+    Memory(Vec<u8>),
+    File(File),
+}
+
+impl Data {
+    /// Bytes at `pos` into `buf`, as `pread` reads them (0 at the end).
+    fn read_at(&self, buf: &mut [u8], pos: u64) -> io::Result<usize> {
+        match self {
+            Data::File(f) => f.read_at(buf, pos),
+            Data::Memory(v) => {
+                let start = usize::try_from(pos).map_or(v.len(), |p| p.min(v.len()));
+                let n = buf.len().min(v.len() - start);
+                buf[..n].copy_from_slice(&v[start..start + n]);
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// An anonymous file in the system's temporary directory (`TMPDIR`, else `/tmp`); the
+/// error names that directory, not the output (an export to a writable place fails
+/// where `TMPDIR` is read-only).
+fn temp_file() -> io::Result<File> {
+    tempfile::tempfile().map_err(|e| {
+        let dir = std::env::temp_dir();
+        let whence = match std::env::var_os("TMPDIR") {
+            Some(_) => "TMPDIR",
+            None => "TMPDIR is not set",
+        };
+        // tempfile names its file in the error: the system's error alone.
+        let cause = e.raw_os_error().map_or(e.to_string(), |code| {
+            io::Error::from_raw_os_error(code).to_string()
+        });
+        io::Error::new(
+            e.kind(),
+            format!("cannot create it in {} ({whence}): {cause}", dir.display()),
+        )
+    })
 }
 
 impl Spool {
-    /// An empty spool in the system's temporary directory (`TMPDIR`, else `/tmp`).
+    /// An empty spool: in memory until it outgrows [`MEMORY_BYTES`], then in the
+    /// system's temporary directory (`TMPDIR`, else `/tmp`).
     pub(crate) fn new() -> io::Result<Spool> {
-        Ok(Spool {
-            out: BufWriter::with_capacity(READ_BUF, tempfile::tempfile()?),
+        Ok(Spool::with_memory(MEMORY_BYTES))
+    }
+
+    /// An empty spool that holds `memory` bytes before its temporary file.
+    fn with_memory(memory: usize) -> Spool {
+        Spool {
+            out: Store::Memory(Vec::new()),
             len: 0,
-        })
+            memory,
+        }
     }
 
     /// Append one record.
     pub(crate) fn push(&mut self, record: &[u8]) -> io::Result<()> {
         let n = u32::try_from(record.len())
             .map_err(|_| io::Error::other("a spooled record over 4 GiB"))?;
-        self.out.write_all(&n.to_le_bytes())?;
-        self.out.write_all(record)?;
+        if let Store::Memory(v) = &self.out {
+            if v.len() + 4 + record.len() > self.memory {
+                let mut file = BufWriter::with_capacity(READ_BUF, temp_file()?);
+                file.write_all(v)?;
+                self.out = Store::File(file);
+            }
+        }
+        match &mut self.out {
+            Store::Memory(v) => {
+                v.extend_from_slice(&n.to_le_bytes());
+                v.extend_from_slice(record);
+            }
+            Store::File(out) => {
+                out.write_all(&n.to_le_bytes())?;
+                out.write_all(record)?;
+            }
+        }
         self.len += 4 + u64::from(n);
         Ok(())
     }
 
     /// The records appended, in that order.
     pub(crate) fn finish(self) -> io::Result<Records> {
-        let file = self
-            .out
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)?;
+        let data = match self.out {
+            Store::Memory(v) => Data::Memory(v),
+            Store::File(out) => {
+                Data::File(out.into_inner().map_err(io::IntoInnerError::into_error)?)
+            }
+        };
         Ok(Records {
-            file,
+            file: data,
             len: self.len,
         })
     }
 }
 
-/// Length-framed records in a temporary file, read back in byte ranges.
+/// Length-framed records in memory or a temporary file, read back in byte ranges.
 #[derive(Debug)]
 pub(crate) struct Records {
-    file: File,
+    file: Data,
     len: u64,
 }
 
 impl Records {
+    /// Whether no record was appended.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// The records of bytes `start..end` (record boundaries), in order.
     pub(crate) fn read(&self, start: u64, end: u64) -> Reader<'_> {
         Reader::new(&self.file, start, end.min(self.len), READ_BUF)
@@ -132,7 +215,7 @@ impl Records {
         &self,
         cmp: &impl Fn(&[u8], &[u8]) -> Ordering,
         run_bytes: usize,
-    ) -> io::Result<(File, Vec<(u64, u64)>)> {
+    ) -> io::Result<(Data, Vec<(u64, u64)>)> {
         let mut out = Spool::new()?;
         let mut runs = Vec::new();
         let mut buf: Vec<u8> = Vec::new();
@@ -172,8 +255,11 @@ impl Records {
 
 /// Give back the disk space of `file`'s first `end` bytes (rounded down to whole MiB),
 /// which will not be read again. Where the file system cannot punch holes, nothing
-/// happens: the space then goes with the file.
-fn release(file: &File, end: u64) {
+/// happens: the space then goes with the file (as memory goes with its spool).
+fn release(file: &Data, end: u64) {
+    let Data::File(file) = file else {
+        return;
+    };
     let end = end & !((1 << 20) - 1);
     if end == 0 {
         return;
@@ -198,7 +284,7 @@ fn release(file: &File, end: u64) {
 /// Merge the sorted `runs` of `file` into `out`; equal records come from the earlier
 /// run first, so the merge of consecutive stable runs is stable.
 fn merge(
-    file: &File,
+    file: &Data,
     runs: &[(u64, u64)],
     cmp: &impl Fn(&[u8], &[u8]) -> Ordering,
     out: &mut Spool,
@@ -257,7 +343,7 @@ fn sift_down(heap: &mut [usize], mut i: usize, before: impl Fn(usize, usize) -> 
 /// A buffered reader of the records in a byte range of a file (with `pread`, so that
 /// several can read one file at once).
 pub(crate) struct Reader<'a> {
-    file: &'a File,
+    file: &'a Data,
     /// File offset of the next byte to read into the buffer.
     pos: u64,
     end: u64,
@@ -269,7 +355,7 @@ pub(crate) struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
-    fn new(file: &'a File, start: u64, end: u64, capacity: usize) -> Reader<'a> {
+    fn new(file: &'a Data, start: u64, end: u64, capacity: usize) -> Reader<'a> {
         Reader {
             file,
             pos: start,
@@ -359,8 +445,8 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
-    fn spool_of(records: &[Vec<u8>]) -> Records {
-        let mut s = Spool::new().expect("temp file");
+    fn spool_of(records: &[Vec<u8>], memory: usize) -> Records {
+        let mut s = Spool::with_memory(memory);
         for r in records {
             s.push(r).expect("written");
         }
@@ -381,12 +467,15 @@ mod tests {
         let records: Vec<Vec<u8>> = (0..1000u32)
             .map(|i| vec![i as u8; (i % 37) as usize])
             .collect();
-        let r = spool_of(&records);
-        assert_eq!(all(&r), records);
-        // A record larger than the read buffer.
-        let big = vec![vec![7u8; 3 * READ_BUF + 5], vec![1, 2, 3]];
-        assert_eq!(all(&spool_of(&big)), big);
-        assert!(all(&spool_of(&[])).is_empty());
+        // In memory, in a file from the start, and moved to a file on the way.
+        for memory in [MEMORY_BYTES, 0, 5000] {
+            let r = spool_of(&records, memory);
+            assert_eq!(all(&r), records);
+            // A record larger than the read buffer.
+            let big = vec![vec![7u8; 3 * READ_BUF + 5], vec![1, 2, 3]];
+            assert_eq!(all(&spool_of(&big, memory)), big);
+            assert!(all(&spool_of(&[], memory)).is_empty());
+        }
     }
 
     /// Enough records for many runs and two merge passes: sorted by key, and records of
@@ -397,7 +486,7 @@ mod tests {
         // merged 8 at a time: 800 runs, four passes; the 2.2 MB spooled are given back
         // as they are read (punched holes), which must not lose any.
         let n: u64 = 80_000;
-        let mut s = Spool::new().expect("temp file");
+        let mut s = Spool::with_memory(0);
         let mut rec = [0u8; 24];
         for i in 0..n {
             let k = (i.wrapping_mul(2_654_435_761) >> 7) % 1000;

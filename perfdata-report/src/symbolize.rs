@@ -6,14 +6,17 @@
 //! `.../debug`), `/usr/lib/debug` by path and by build id, then the file itself; all under
 //! `--symfs DIR` when given. A file whose build id differs from the recording's is not
 //! used (perf: "build id mismatch"). The first candidate with a .symtab wins, else the
-//! first with a .dynsym. Kernel symbols come from /proc/kallsyms, and only when the
-//! recording was made on this host.
+//! first with a .dynsym. Kernel symbols come from a kallsyms file, as perf 6.1's
+//! `dso__find_kallsyms` picks it ([`crate::model::Replay::kallsyms`]): /proc/kallsyms for
+//! the running kernel (or a recording that names no kernel build id), else the copy in
+//! the build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`), else none.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection};
 
+use crate::model::{buildid_dir, trim_build_id, Kallsyms, PROC_KALLSYMS};
 use crate::process::{Dso, DsoId};
 use crate::srcline::{SourceFrame, SourceLines};
 use crate::symtab::SymbolTable;
@@ -25,8 +28,9 @@ pub mod debuglink;
 pub struct SymbolOptions {
     /// Prefix for every file looked up (perf's `--symfs`).
     pub symfs: Option<PathBuf>,
-    /// Use /proc/kallsyms for kernel DSOs (see `Replay::kernel_is_running`).
-    pub kallsyms: bool,
+    /// The kallsyms file for kernel DSOs ([`crate::model::Replay::kallsyms`]); None: the
+    /// kernel's addresses stay unnamed.
+    pub kallsyms: Option<Kallsyms>,
     /// The build-id cache directory (perf's `~/.debug`); None for `$HOME/.debug`.
     pub buildid_dir: Option<PathBuf>,
 }
@@ -71,7 +75,7 @@ pub struct Symbolizer {
 /// [`Symbolizer::with_kallsyms`]: reading it is about a fifth of a large report's time,
 /// and it can go on while the recording is read.
 pub fn kallsyms_in_background() -> std::thread::JoinHandle<Option<SymbolTable>> {
-    std::thread::spawn(load_kallsyms)
+    std::thread::spawn(|| SymbolTable::from_kallsyms(&std::fs::read_to_string(PROC_KALLSYMS).ok()?))
 }
 
 impl Symbolizer {
@@ -84,9 +88,14 @@ impl Symbolizer {
     }
 
     /// Use `table`, read beforehand from /proc/kallsyms, for the kernel's symbols where
-    /// the options allow them at all.
+    /// the options name that file.
     pub fn with_kallsyms(mut self, table: Option<SymbolTable>) -> Self {
-        if self.opts.kallsyms {
+        if self
+            .opts
+            .kallsyms
+            .as_ref()
+            .is_some_and(|k| k.file == Path::new(PROC_KALLSYMS))
+        {
             self.kernel = Some(table);
         }
         self
@@ -126,9 +135,9 @@ impl Symbolizer {
                 .map(|(start, _, name)| (*start, name.as_str()));
         }
         let table = if dso.kernel {
-            let allowed = self.opts.kallsyms;
+            let kallsyms = &self.opts.kallsyms;
             self.kernel
-                .get_or_insert_with(|| allowed.then(load_kallsyms).flatten())
+                .get_or_insert_with(|| kallsyms.as_ref().and_then(load_kallsyms))
                 .as_ref()
         } else {
             let opts = &self.opts;
@@ -212,8 +221,20 @@ fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
     SourceLines::load(&parsed, runtime_image(&parsed)?)
 }
 
-fn load_kallsyms() -> Option<SymbolTable> {
-    SymbolTable::from_kallsyms(&std::fs::read_to_string("/proc/kallsyms").ok()?)
+/// The kernel's symbols from `k.file`, moved onto the recording's addresses.
+fn load_kallsyms(k: &Kallsyms) -> Option<SymbolTable> {
+    let text = std::fs::read_to_string(&k.file).ok()?;
+    let table = SymbolTable::from_kallsyms(&text)?;
+    let Some((name, recorded)) = &k.ref_reloc else {
+        return Some(table);
+    };
+    // perf's kallsyms__get_function_start: the first line naming the symbol, any type.
+    let at = text.lines().find_map(|line| {
+        let mut parts = line.split_whitespace();
+        let (addr, _, sym) = (parts.next()?, parts.next()?, parts.next()?);
+        (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
+    })?;
+    Some(table.moved_down(at.wrapping_sub(*recorded)))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -235,10 +256,7 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
     }
     if let Some(id) = dso.build_id.as_deref().filter(|b| b.len() > 1) {
         let h = hex(trim_build_id(id));
-        let cache = opts
-            .buildid_dir
-            .clone()
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".debug")));
+        let cache = buildid_dir(opts.buildid_dir.as_deref());
         if let Some(cache) = cache {
             let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
             // BUILD_ID_CACHE (`elf`) before BUILD_ID_CACHE_DEBUGINFO (`debug`), as in
@@ -265,15 +283,6 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
         out.push(under(path));
     }
     out
-}
-
-/// Build ids are 20 bytes in the records; shorter ones (MD5, 16) are zero padded.
-fn trim_build_id(id: &[u8]) -> &[u8] {
-    let mut end = id.len();
-    while end > 16 && id[end - 1] == 0 {
-        end -= 1;
-    }
-    &id[..end]
 }
 
 /// `path` mapped into memory, if it is a regular file that can be. Parsing a binary
@@ -388,7 +397,7 @@ mod tests {
         };
         let opts = SymbolOptions {
             symfs: Some("/sysroot".into()),
-            kallsyms: false,
+            kallsyms: None,
             buildid_dir: Some("/cache".into()),
         };
         let got: Vec<String> = candidates(&dso, &opts)

@@ -32,6 +32,17 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
+    /// The same symbols `delta` lower (a kallsyms file of the kernel loaded elsewhere).
+    pub fn moved_down(mut self, delta: u64) -> SymbolTable {
+        for s in &mut self.syms {
+            s.start = s.start.wrapping_sub(delta);
+            s.end = s.end.wrapping_sub(delta);
+        }
+        // Only a move across the address space's end changes the order.
+        self.syms.sort_by_key(|s| s.start);
+        self
+    }
+
     /// The function containing `addr`.
     pub fn find(&self, addr: u64) -> Option<&Symbol> {
         let i = self.syms.partition_point(|s| s.start <= addr);

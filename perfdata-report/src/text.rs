@@ -2,8 +2,6 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-
 use crate::model::{EventTable, SortKey};
 
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
@@ -199,57 +197,70 @@ fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize
     longest.max(key.header().len())
 }
 
-#[derive(Serialize)]
-struct JsonTable<'a> {
-    event: &'a str,
-    samples: u64,
-    period: u64,
-    rows: Vec<serde_json::Map<String, serde_json::Value>>,
-}
-
 /// The tables as JSON: `{"sort": [keys], "events": [{event, samples, period, rows}]}`,
 /// each row `{overhead, samples, period, [children, children_period,] <key>: cell...}`
 /// (`overhead` the self percent), cells as `write_stdio` prints
 /// them (trimmed); with `unwind` (a recording with user stack copies), an `unwind`
-/// object says what became of them ([`crate::unwind::UnwindStats`]).
+/// object says what became of them ([`crate::unwind::UnwindStats`]). Written a row at a
+/// time, as serde_json pretty-prints the whole document: no tree of the whole report is
+/// built (it took about 3 KiB a row).
 pub fn write_json(
     out: &mut dyn Write,
     tables: &[EventTable],
     keys: &[SortKey],
     unwind: Option<&crate::unwind::UnwindStats>,
 ) -> io::Result<()> {
-    let events: Vec<JsonTable> = tables
+    use perfdata_view::json::write_pretty_at as at;
+    let names: Vec<String> = keys
         .iter()
-        .map(|t| JsonTable {
-            event: &t.event,
-            samples: t.samples,
-            period: t.period,
-            rows: t
-                .rows
-                .iter()
-                .map(|r| {
-                    let mut o = serde_json::Map::new();
-                    o.insert("overhead".into(), r.percent.into());
-                    o.insert("samples".into(), r.samples.into());
-                    o.insert("period".into(), r.period.into());
-                    if let Some((period, pct)) = r.children {
-                        o.insert("children".into(), pct.into());
-                        o.insert("children_period".into(), period.into());
-                    }
-                    for (k, c) in keys.iter().zip(&r.cells) {
-                        let name = serde_json::to_value(k).expect("a key serializes");
-                        let name = name.as_str().unwrap_or_default().to_string();
-                        o.insert(name, c.clone().into());
-                    }
-                    o
-                })
-                .collect(),
+        .map(|k| {
+            let name = serde_json::to_value(k).expect("a key serializes");
+            name.as_str().unwrap_or_default().to_string()
         })
         .collect();
-    let mut doc = serde_json::json!({ "sort": keys, "events": events });
-    if let Some(u) = unwind {
-        doc["unwind"] = serde_json::to_value(u).expect("the counts serialize");
+    out.write_all(b"{\n  \"sort\": ")?;
+    at(out, keys, 1)?;
+    out.write_all(b",\n  \"events\": [")?;
+    for (i, t) in tables.iter().enumerate() {
+        out.write_all(if i == 0 { b"\n    {" } else { b",\n    {" })?;
+        out.write_all(b"\n      \"event\": ")?;
+        at(out, &t.event, 3)?;
+        out.write_all(b",\n      \"samples\": ")?;
+        at(out, &t.samples, 3)?;
+        out.write_all(b",\n      \"period\": ")?;
+        at(out, &t.period, 3)?;
+        out.write_all(b",\n      \"rows\": [")?;
+        let mut o = serde_json::Map::new();
+        for (j, r) in t.rows.iter().enumerate() {
+            o.clear();
+            o.insert("overhead".into(), r.percent.into());
+            o.insert("samples".into(), r.samples.into());
+            o.insert("period".into(), r.period.into());
+            if let Some((period, pct)) = r.children {
+                o.insert("children".into(), pct.into());
+                o.insert("children_period".into(), period.into());
+            }
+            for (name, c) in names.iter().zip(&r.cells) {
+                o.insert(name.clone(), c.as_str().into());
+            }
+            out.write_all(if j == 0 {
+                b"\n        "
+            } else {
+                b",\n        "
+            })?;
+            at(out, &o, 4)?;
+        }
+        out.write_all(if t.rows.is_empty() {
+            b"]"
+        } else {
+            b"\n      ]"
+        })?;
+        out.write_all(b"\n    }")?;
     }
-    // Counts and periods above 2^53 become strings, as in every --json output.
-    perfdata_view::json::write_pretty(out, &doc)
+    out.write_all(if tables.is_empty() { b"]" } else { b"\n  ]" })?;
+    if let Some(u) = unwind {
+        out.write_all(b",\n  \"unwind\": ")?;
+        at(out, u, 1)?;
+    }
+    out.write_all(b"\n}\n")
 }

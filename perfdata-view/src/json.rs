@@ -92,6 +92,18 @@ where
     writeln!(out)
 }
 
+/// Write `value` [`safe`], pretty-printed as [`write_pretty`] prints it where it stands
+/// `depth` levels deep in a document, without a newline: for documents written a piece
+/// at a time (a report's rows), which are then byte for byte those printed whole.
+pub fn write_pretty_at<W, T>(out: &mut W, value: &T, depth: usize) -> io::Result<()>
+where
+    W: Write + ?Sized,
+    T: Serialize + ?Sized,
+{
+    let bytes = to_bytes(value, Form::DOCUMENT).map_err(io::Error::other)?;
+    out.write_all(&pretty_at(&bytes, depth))
+}
+
 /// Write `value` [`safe`] on one line, and a newline (one line of JSON Lines).
 pub fn write_line<W: Write + ?Sized, T: Serialize + ?Sized>(
     out: &mut W,
@@ -106,8 +118,12 @@ pub fn write_line<W: Write + ?Sized, T: Serialize + ?Sized>(
 /// indent, `"key": value`, each element and field on its own line, `[]` and `{}` for
 /// empty containers.
 fn pretty(compact: &[u8]) -> Vec<u8> {
+    pretty_at(compact, 0)
+}
+
+/// [`pretty`] for a value `depth` levels deep: its inner lines indented as there.
+fn pretty_at(compact: &[u8], mut depth: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(compact.len() * 2);
-    let mut depth = 0usize;
     let newline = |out: &mut Vec<u8>, depth: usize| {
         out.push(b'\n');
         out.resize(out.len() + 2 * depth, b' ');
@@ -163,6 +179,33 @@ fn pretty(compact: &[u8]) -> Vec<u8> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A document written in pieces, each at its depth, is the document written whole.
+    #[test]
+    fn pieces_at_their_depth_are_the_whole_document() {
+        let rows = [
+            json!({"x": 1, "y": [2, MAX_SAFE_INTEGER + 1], "z": {"w": "a,b:{"}}),
+            json!({}),
+            json!([]),
+        ];
+        let whole = json!({"rows": rows, "none": [], "n": u64::MAX});
+        let mut expected = Vec::new();
+        write_pretty(&mut expected, &whole).unwrap();
+        let mut pieces: Vec<u8> = b"{\n  \"rows\": [".to_vec();
+        for (i, r) in rows.iter().enumerate() {
+            pieces.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
+            write_pretty_at(&mut pieces, r, 2).unwrap();
+        }
+        pieces.extend_from_slice(b"\n  ],\n  \"none\": ");
+        write_pretty_at(&mut pieces, &json!([]), 1).unwrap();
+        pieces.extend_from_slice(b",\n  \"n\": ");
+        write_pretty_at(&mut pieces, &u64::MAX, 1).unwrap();
+        pieces.extend_from_slice(b"\n}\n");
+        assert_eq!(
+            String::from_utf8(pieces).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+    }
 
     #[derive(Serialize)]
     struct Marked {

@@ -169,7 +169,7 @@ impl Unwinder {
             arch,
             opts: SymbolOptions {
                 symfs: opts.symfs.clone(),
-                kallsyms: false,
+                kallsyms: None,
                 buildid_dir: opts.buildid_dir.clone(),
             },
             dsos: HashMap::new(),

@@ -89,9 +89,10 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// A file put in place gets the permissions and modification time of `like` when
-    /// it is a regular file (perf shows the time as "captured on"); else 0600, as perf
-    /// writes its recordings (they hold paths and command lines).
+    /// A file put in place gets the modification time of `like` when it is a regular
+    /// file (perf shows the time as "captured on"). Its permissions are those of the
+    /// file it replaces, or 0600 for a new one, as perf writes its recordings (they
+    /// hold paths and command lines): see [`AtomicOutput::commit`].
     pub fn keeping_times_of(mut self, like: impl AsRef<Path>) -> Self {
         let like = like.as_ref();
         // `-` is stdin, even where a file named "-" exists.

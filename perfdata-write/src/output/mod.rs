@@ -42,6 +42,17 @@ enum Dest {
     Node { node: File, spool: Option<File> },
 }
 
+/// The permissions of an output that did not exist before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewFile {
+    /// 0600, as perf record and perf inject create perf.data files (they hold paths,
+    /// command lines and the host's name).
+    Private,
+    /// 0666 less the process's umask, as any tool creates a file: for exports (SVG,
+    /// folded stacks, JSON, pprof, CSV tables).
+    Umask,
+}
+
 /// A temp file that becomes `target` on [`AtomicOutput::commit`] and disappears if
 /// dropped before (or if the process is interrupted, see [`interrupt`]); or, where the
 /// target is a device or a FIFO, that node itself, written in place (see
@@ -51,6 +62,8 @@ pub struct AtomicOutput {
     /// The file replaced: a symlink's target rather than the link.
     target: PathBuf,
     dir: PathBuf,
+    /// The mode of a target that does not exist yet.
+    new_file: NewFile,
 }
 
 /// Where a path leads through symlinks (also a dangling link's destination, which
@@ -175,6 +188,7 @@ impl AtomicOutput {
                     dest: Dest::Node { node, spool: None },
                     target: target.to_path_buf(),
                     dir: PathBuf::new(),
+                    new_file: NewFile::Private,
                 });
             }
             _ => {}
@@ -205,7 +219,15 @@ impl AtomicOutput {
             dest: Dest::Replace(temp),
             target,
             dir,
+            new_file: NewFile::Private,
         })
+    }
+
+    /// The permissions the output gets if the target does not exist when it is put in
+    /// place ([`NewFile::Private`] unless told). An existing target always keeps its own.
+    pub fn new_file(mut self, mode: NewFile) -> Self {
+        self.new_file = mode;
+        self
     }
 
     /// The file replaced on commit (a symlink's target).
@@ -268,10 +290,11 @@ impl AtomicOutput {
         }
     }
 
-    /// Put the finished output in place of the target. With `like`, the output gets
-    /// that file's permissions and modification time (perf shows the latter as
-    /// "captured on"); without, 0600 as perf writes its recordings (they hold paths
-    /// and command lines). A node keeps its own: its spool, if any, is copied into it.
+    /// Put the finished output in place of the target. A target that exists (a regular
+    /// file) keeps its permissions and, where this process may set it, its owner; a new
+    /// one gets what [`AtomicOutput::new_file`] says. With `like`, the output gets that
+    /// file's modification time (perf shows it as "captured on"). A node keeps its own
+    /// everything: its spool, if any, is copied into it.
     pub fn commit(mut self, like: Option<&Path>) -> Result<()> {
         if let Dest::Node { node, spool } = &mut self.dest {
             let copied = spool.as_mut().map_or(Ok(()), |spool| copy_to(spool, node));
@@ -289,19 +312,12 @@ impl AtomicOutput {
         // the file system's (ext4 flushes a file renamed over another). Syncing 800 MB
         // would add half the conversion's time again.
         let err = |what: &str, e| WriteError::io(format!("{what} {}", self.target.display()), e);
-        match like.map(std::fs::metadata) {
-            Some(Ok(md)) => {
-                file.set_permissions(md.permissions())
-                    .map_err(|e| err("setting the permissions of", e))?;
-                if let Ok(mtime) = md.modified() {
-                    file.set_modified(mtime)
-                        .map_err(|e| err("setting the time of", e))?;
-                }
-            }
-            _ => {
-                use std::os::unix::fs::PermissionsExt;
-                file.set_permissions(std::fs::Permissions::from_mode(0o600))
-                    .map_err(|e| err("setting the permissions of", e))?;
+        set_mode(file, &self.target, self.new_file)
+            .map_err(|e| err("setting the permissions of", e))?;
+        if let Some(Ok(md)) = like.map(std::fs::metadata) {
+            if let Ok(mtime) = md.modified() {
+                file.set_modified(mtime)
+                    .map_err(|e| err("setting the time of", e))?;
             }
         }
         // An interrupt from here on is taken after the rename: the finished output is
@@ -323,6 +339,47 @@ impl AtomicOutput {
         };
         Ok(())
     }
+}
+
+/// Give the finished temp `file` the permissions (and owner) of the regular file it
+/// replaces at `target`, or those of a new file.
+fn set_mode(file: &File, target: &Path, new_file: NewFile) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mode = match std::fs::metadata(target) {
+        Ok(old) if old.is_file() => {
+            let mine = file.metadata()?;
+            if (old.uid(), old.gid()) != (mine.uid(), mine.gid()) {
+                // Only root may give a file away, and a group only to a member: where
+                // it may not, the output is this user's, as with any rewriting tool.
+                let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+            }
+            // After chown, which clears the set-id bits.
+            old.mode() & 0o7777
+        }
+        _ => match new_file {
+            NewFile::Private => 0o600,
+            NewFile::Umask => 0o666 & !umask(),
+        },
+    };
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+/// The process's umask: from /proc (Linux 4.7 and later), which reads it without
+/// changing it; else set and put back, as a process without /proc must.
+fn umask() -> u32 {
+    let from_proc = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+            u32::from_str_radix(line.trim(), 8).ok()
+        });
+    from_proc.unwrap_or_else(|| {
+        // SAFETY: umask(2) cannot fail; the old mask is put back at once.
+        let old = unsafe { libc::umask(0o022) };
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        old
+    })
 }
 
 /// Copy a finished temp file to a stream (file mode to stdout needs seeking while it is
