@@ -19,8 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-bombs}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 out=$BENCH_DIR/out
 
 # bomb NAME PAYLOAD_BYTES PIECE ZSTD_ARGS...: $BENCH_DIR/NAME.data, a pipe stream whose

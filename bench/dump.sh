@@ -21,8 +21,8 @@ if [ ! -e "$input" ]; then
     perf record -q -c 10000 --period -e task-clock -o "$input" -- \
         sh -c 'for i in 1 2; do ls -R /usr/lib >/dev/null; done' >&2
 fi
-cargo build --release -q -p perfdata-cli
-perfdata=target/release/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
+perfdata=target/bench-lto/perfdata
 cat "$input" > /dev/null
 
 names=("perf script" "perfdata dump" "perfdata dump --json")

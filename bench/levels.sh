@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-levels}
 RUNS=${RUNS:-5}
 mkdir -p "$BENCH_DIR"
-perfdata=target/release/perfdata
+perfdata=target/bench-lto/perfdata
 out=$BENCH_DIR/out.data
-cargo build --release -q
+cargo build --profile bench-lto -q
 # shellcheck source=bench/measure.sh
 source bench/measure.sh
 

@@ -29,8 +29,8 @@ RUNS=${RUNS:-3}
 PERF_SECONDS=${PERF_SECONDS:-90}
 which=${1:-all}
 mkdir -p "$BENCH_DIR"
-perfdata=$PWD/target/release/perfdata
-cargo build --release -q -p perfdata-cli
+perfdata=$PWD/target/bench-lto/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
 
 # synth_spec SIZE: the benchmark's synthetic recording of SIZE bytes.
 synth_spec() {

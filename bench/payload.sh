@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-payload}
 SIZE=${1:-3G}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 plain=$BENCH_DIR/plain.data
 small=$BENCH_DIR/compressed.data
 out=$BENCH_DIR/out.data

@@ -20,8 +20,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-report}
 RUNS=${RUNS:-5}
 DATA_KIB=${DATA_KIB:-820}
 mkdir -p "$BENCH_DIR"
-perfdata=target/release/perfdata
-cargo build --release -q -p perfdata-cli
+perfdata=target/bench-lto/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
 
 input=${1:-}
 if [ -z "$input" ] && ! command -v perf >/dev/null; then
