@@ -10,7 +10,7 @@
 #   - synth:    `perfdata synth --aux-payload 3G --compress` (batches of 2 MiB).
 # The streams are perf record -z's pipe header records (fixtures/pipe-compressed.data up
 # to its first COMPRESSED record) and then the bomb's records, made with python3 and the
-# zstd tool. Prints a Markdown table for the README: peak RSS in MiB, and the exit status
+# zstd tool. Prints a Markdown table for docs/benchmarks.md: peak RSS in MiB, and the exit status
 # where it is not the expected one (0; 1 for the refused windows); `*`: refused because
 # the recording has no sample (the exports that need one).
 #

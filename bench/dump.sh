@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata dump` and `perfdata dump --json` against `perf script`, all to
-# /dev/null, on the same recording. Prints a Markdown table for the README.
+# /dev/null, on the same recording. Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/dump.sh [FILE]
 #

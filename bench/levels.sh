@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata convert --compress` at zstd levels 1, 3 and 9 beside perf's own
 # `perf record -z` output of the same recording: size, ratio, wall time and rate.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/levels.sh [FILE]
 #

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: peak RSS of `perfdata export` (every format) and `perfdata report` on large
 # recordings and on recordings four times larger (issue #24: memory may grow with the
-# distinct stacks and symbols, never with the samples). Prints a Markdown table for the
-# README: per input its size, samples and distinct stacks (export -v), and per command
+# distinct stacks and symbols, never with the samples). Prints a Markdown table for
+# docs/benchmarks.md: per input its size, samples and distinct stacks (export -v), and per command
 # the wall time and peak RSS (/usr/bin/time; the largest of RUNS runs, default 3:
 # the input's pages mapped while it is read make a few MiB of noise).
 #

@@ -7,7 +7,7 @@
 # then the small compressed file again under `prlimit --as=268435456` (256 MiB of
 # address space). Every conversion's payload is checked against the plain input's by
 # SHA-256 of the payload bytes, cut out of the files with tail/head at the record's
-# offset. Prints a Markdown table for the README.
+# offset. Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/payload.sh [SIZE]        (default 3G; needs about 3 x SIZE of free disk)
 set -euo pipefail

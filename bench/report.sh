@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata report --sort comm,dso,sym` against `perf report --stdio --sort
 # comm,dso,sym` on a recording of about 1.4 million samples: wall time and peak RSS.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/report.sh [FILE]
 #

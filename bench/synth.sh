@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata synth --size SIZE` (default 2GB) throughput and peak RSS.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/synth.sh [SIZE]
 #
