@@ -10,7 +10,7 @@
 #   - synth:    `perfdata synth --aux-payload 3G --compress` (batches of 2 MiB).
 # The streams are perf record -z's pipe header records (fixtures/pipe-compressed.data up
 # to its first COMPRESSED record) and then the bomb's records, made with python3 and the
-# zstd tool. Prints a Markdown table for the README: peak RSS in MiB, and the exit status
+# zstd tool. Prints a Markdown table for docs/benchmarks.md: peak RSS in MiB, and the exit status
 # where it is not the expected one (0; 1 for the refused windows); `*`: refused because
 # the recording has no sample (the exports that need one).
 #
@@ -19,8 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-bombs}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 out=$BENCH_DIR/out
 
 # bomb NAME PAYLOAD_BYTES PIECE ZSTD_ARGS...: $BENCH_DIR/NAME.data, a pipe stream whose

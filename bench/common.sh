@@ -15,7 +15,7 @@ prepare() {
             'dd if=/dev/zero of=/dev/null bs=4k count=3000000 2>/dev/null &
              dd if=/dev/zero of=/dev/null bs=4k count=3000000 2>/dev/null; wait' >&2
     fi
-    cargo build --release -q
+    cargo build --profile bench-lto -q
     cat "$input" > /dev/null
 }
 
@@ -33,9 +33,9 @@ run() {
 RUNS=${RUNS:-5}
 mkdir -p "$BENCH_DIR"
 out=$BENCH_DIR/out.data
-perfdata=target/release/perfdata
+perfdata=target/bench-lto/perfdata
 if [ -z "${1:-}" ] && { [ "${BENCH_INPUT:-}" = synth ] || ! command -v perf >/dev/null; }; then
-    cargo build --release -q
+    cargo build --profile bench-lto -q
     input=$BENCH_DIR/synth-input.data
     [ -e "$input" ] || "$perfdata" synth -o "$input" --size 800MB \
         --callchain 8 --processes 8 --threads-per-process 4 --dsos 8 --cpus 2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: identity `perfdata convert` of a large recording against `cp` and
-# `perf inject`, wall time and peak RSS. Prints a Markdown table for the README.
+# `perf inject`, wall time and peak RSS. Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/convert.sh [FILE]
 #

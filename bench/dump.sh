@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata dump` and `perfdata dump --json` against `perf script`, all to
-# /dev/null, on the same recording. Prints a Markdown table for the README.
+# /dev/null, on the same recording. Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/dump.sh [FILE]
 #
@@ -21,8 +21,8 @@ if [ ! -e "$input" ]; then
     perf record -q -c 10000 --period -e task-clock -o "$input" -- \
         sh -c 'for i in 1 2; do ls -R /usr/lib >/dev/null; done' >&2
 fi
-cargo build --release -q -p perfdata-cli
-perfdata=target/release/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
+perfdata=target/bench-lto/perfdata
 cat "$input" > /dev/null
 
 names=("perf script" "perfdata dump" "perfdata dump --json")

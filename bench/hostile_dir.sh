@@ -21,8 +21,8 @@ if [ "${2:-}" = --plain ]; then
     commands+=("convert -o $BENCH_DIR/out.data")
 fi
 rm -rf "$BENCH_DIR" && mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 "$perfdata" -q synth --dir --cpus "$N" "${compress[@]}" --samples 2000 -o "$BENCH_DIR/dir.data"
 "$perfdata" -q synth "${compress[@]}" --samples 100 --aux-payload 15M -o "$BENCH_DIR/one.data"
 # The data section of one.data: its offset and size from the header (bytes 40 to 56).

@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 RUNS=${1:-50}
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-interrupts}
 rm -rf "$BENCH_DIR"; mkdir -p "$BENCH_DIR/work"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 work=$BENCH_DIR/work
 
 python3 - fixtures/pipe-cpu-clock.data "$BENCH_DIR/big.pipe" <<'PY'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata convert --compress` at zstd levels 1, 3 and 9 beside perf's own
 # `perf record -z` output of the same recording: size, ratio, wall time and rate.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/levels.sh [FILE]
 #
@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-levels}
 RUNS=${RUNS:-5}
 mkdir -p "$BENCH_DIR"
-perfdata=target/release/perfdata
+perfdata=target/bench-lto/perfdata
 out=$BENCH_DIR/out.data
-cargo build --release -q
+cargo build --profile bench-lto -q
 # shellcheck source=bench/measure.sh
 source bench/measure.sh
 

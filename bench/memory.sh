@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: peak RSS of `perfdata export` (every format) and `perfdata report` on large
 # recordings and on recordings four times larger (issue #24: memory may grow with the
-# distinct stacks and symbols, never with the samples). Prints a Markdown table for the
-# README: per input its size, samples and distinct stacks (export -v), and per command
+# distinct stacks and symbols, never with the samples). Prints a Markdown table for
+# docs/benchmarks.md: per input its size, samples and distinct stacks (export -v), and per command
 # the wall time and peak RSS (/usr/bin/time; the largest of RUNS runs, default 3:
 # the input's pages mapped while it is read make a few MiB of noise).
 #
@@ -29,8 +29,8 @@ RUNS=${RUNS:-3}
 PERF_SECONDS=${PERF_SECONDS:-90}
 which=${1:-all}
 mkdir -p "$BENCH_DIR"
-perfdata=$PWD/target/release/perfdata
-cargo build --release -q -p perfdata-cli
+perfdata=$PWD/target/bench-lto/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
 
 # synth_spec SIZE: the benchmark's synthetic recording of SIZE bytes.
 synth_spec() {

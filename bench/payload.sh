@@ -7,7 +7,7 @@
 # then the small compressed file again under `prlimit --as=268435456` (256 MiB of
 # address space). Every conversion's payload is checked against the plain input's by
 # SHA-256 of the payload bytes, cut out of the files with tail/head at the record's
-# offset. Prints a Markdown table for the README.
+# offset. Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/payload.sh [SIZE]        (default 3G; needs about 3 x SIZE of free disk)
 set -euo pipefail
@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-payload}
 SIZE=${1:-3G}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 plain=$BENCH_DIR/plain.data
 small=$BENCH_DIR/compressed.data
 out=$BENCH_DIR/out.data

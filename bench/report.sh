@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata report --sort comm,dso,sym` against `perf report --stdio --sort
 # comm,dso,sym` on a recording of about 1.4 million samples: wall time and peak RSS.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/report.sh [FILE]
 #
@@ -20,8 +20,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-report}
 RUNS=${RUNS:-5}
 DATA_KIB=${DATA_KIB:-820}
 mkdir -p "$BENCH_DIR"
-perfdata=target/release/perfdata
-cargo build --release -q -p perfdata-cli
+perfdata=target/bench-lto/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
 
 input=${1:-}
 if [ -z "$input" ] && ! command -v perf >/dev/null; then

@@ -17,8 +17,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-scale}
 DUMP_MAX=${DUMP_MAX:-1000000000}
 RUNS=${RUNS:-3}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=$PWD/target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=$PWD/target/bench-lto/perfdata
 out=$BENCH_DIR/out.data
 sizes=("$@")
 [ ${#sizes[@]} -eq 0 ] && sizes=(50MB 800MB 4GB)

@@ -14,8 +14,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-speed}
 RUNS=${RUNS:-7}
 mkdir -p "$BENCH_DIR"
 out=$BENCH_DIR/out.data
-perfdata=target/release/perfdata
-cargo build --release -q
+perfdata=target/bench-lto/perfdata
+cargo build --profile bench-lto -q
 
 inputs=("$@")
 if [ ${#inputs[@]} -eq 0 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata strip --pid` of a large recording (keeping about half of the
 # samples) against `cp` and `perf inject` of the same file: wall time and peak RSS.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/strip.sh [FILE]
 #

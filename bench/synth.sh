@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata synth --size SIZE` (default 2GB) throughput and peak RSS.
-# Prints a Markdown table for the README.
+# Prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/synth.sh [SIZE]
 #
@@ -14,8 +14,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench}
 RUNS=${RUNS:-3}
 SIZE=${1:-2GB}
 mkdir -p "$BENCH_DIR"
-cargo build --release -q
-perfdata=target/release/perfdata
+cargo build --profile bench-lto -q
+perfdata=target/bench-lto/perfdata
 out=$BENCH_DIR/synth.data
 
 median() { sort -n | sed -n "$(( (RUNS + 1) / 2 ))p"; }

@@ -2,7 +2,7 @@
 # Benchmark: `perfdata report --children` against `perf report --stdio --children` on a
 # `perf record --call-graph dwarf` recording of at least 100 MB: both unwind every
 # sample's 8 KiB stack copy (perf 6.1 with libunwind, perfdata with framehop). Wall
-# time and peak RSS; prints a Markdown table for the README.
+# time and peak RSS; prints a Markdown table for docs/benchmarks.md.
 #
 #   bench/unwind.sh [FILE]
 #
@@ -20,8 +20,8 @@ BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-unwind}
 RUNS=${RUNS:-3}
 ROUNDS=${ROUNDS:-3000}
 mkdir -p "$BENCH_DIR"
-perfdata=target/release/perfdata
-cargo build --release -q -p perfdata-cli
+perfdata=target/bench-lto/perfdata
+cargo build --profile bench-lto -q -p perfdata-cli
 
 input=${1:-}
 if [ -z "$input" ]; then

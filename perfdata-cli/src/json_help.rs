@@ -22,7 +22,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("common", include_str!("../../schemas/common.schema.json")),
 ];
 
-/// What a property's values are, in the terms of the JSON section of the README.
+/// What a property's values are, in the terms of docs/json.md.
 fn kind(p: &Value) -> String {
     if let Some(r) = p.get("$ref").and_then(Value::as_str) {
         return match r.rsplit('/').next() {

@@ -121,7 +121,7 @@ enum Command {
 struct InputArgs {
     #[command(flatten)]
     file: input::Input,
-    /// Print JSON instead of text (field names are documented in the README).
+    /// Print JSON instead of text (its fields: docs/json.md and `perfdata help-json`).
     #[arg(long)]
     json: bool,
 }

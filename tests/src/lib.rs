@@ -201,3 +201,9 @@ impl Lcg {
         (self.draw() % n.max(1) as u64) as usize
     }
 }
+
+/// The README's library example, compiled as a doctest (`cargo test --doc -p
+/// perfdata-tests`) so that the front door's code cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -15,7 +15,7 @@ use perfdata_core::{Endian, Metadata, PerfReader};
 use perfdata_tests::{all_inputs, name, CORRUPT};
 
 /// Records whose bytes do not fit their type's layout, by (file, type): each is explained
-/// in the README's reading notes. Anything else left raw is a failure.
+/// in the reading notes of docs/formats.md. Anything else left raw is a failure.
 const KNOWN_MISFITS: &[(&str, &str)] = &[];
 
 /// The warnings reading must give, by file: everything else reads without one.

@@ -349,9 +349,9 @@ impl RecordEdit for Strip {
         // A comm selector names each thread as perf does at the sample. The other
         // selectors decide a record by its own pid, tid, cpu, event and time, whatever
         // the order; holding the records for perf's order cost `strip --pid` 60% more
-        // time (0.30 to 0.49 CPU seconds on a 515 MiB call-graph recording, see the README), for what
-        // its children inherit from a stripped parent alone (a parent's map the file
-        // has after its child's FORK on another CPU).
+        // time (0.30 to 0.49 CPU seconds on a 515 MiB call-graph recording, see
+        // docs/commands.md), for what its children inherit from a stripped parent alone
+        // (a parent's map the file has after its child's FORK on another CPU).
         !self.sel.select.comms.is_empty()
     }
 
