@@ -22,10 +22,12 @@ use framehop::{Error as WalkError, FrameAddress, Module, Unwinder as _};
 use crate::process::{DsoId, Machine, Maps, ThreadId};
 use crate::symbolize::SymbolOptions;
 
+mod edit;
 mod module;
 mod regs;
 
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
+pub use edit::UnwindEdit;
 pub use regs::{Arch, UserState};
 
 /// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
