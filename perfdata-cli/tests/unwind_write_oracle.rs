@@ -10,7 +10,8 @@
 //! - the output is at most a tenth of the input (`dwarf` is `dwarf,8192`);
 //! - with the binary moved away, the output's callchains (addresses) are still perf's
 //!   unwinding of the input with the binary present (and the input's are not);
-//! - pipe, compressed and directory inputs give the same callchains.
+//! - pipe, compressed and directory inputs give the same callchains, and an event
+//!   without CALLCHAIN gains it.
 //!
 //! One exception, by design of perf 6.1: it names frames of functions inlined at an
 //! address (`__libc_start_main_impl (inlined)`) only on the frames its own DWARF
@@ -203,17 +204,17 @@ fn pipe_compressed_and_directory_inputs_unwind_alike() {
     let file_out = dir.path().join("c.unwound");
     unwind_to(&file, &file_out, &[]);
     let expected = perf_script_chains(&file_out, "ip,sym", &[]);
-    let convert = |args: &[&str], to: &str| {
+    let convert_with = |command: &str, args: &[&str], to: &str| {
         let to = dir.path().join(to);
-        let mut a: Vec<&OsStr> = vec![OsStr::new("convert"), file.as_os_str()];
+        let mut a: Vec<&OsStr> = vec![OsStr::new(command), file.as_os_str()];
         a.extend(args.iter().map(OsStr::new));
         a.extend([OsStr::new("-o"), to.as_os_str()]);
         let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &a, None);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         to
     };
-    let pipe = convert(&["--to-pipe"], "c.pipe");
-    let zst = convert(&["--compress=3"], "c.zst");
+    let pipe = convert_with("convert", &["--to-pipe"], "c.pipe");
+    let zst = convert_with("convert", &["--compress=3"], "c.zst");
     for input in [pipe, zst] {
         let out = input.with_extension("unwound");
         unwind_to(&input, &out, &[]);
@@ -224,6 +225,24 @@ fn pipe_compressed_and_directory_inputs_unwind_alike() {
             name(&input)
         );
     }
+    // An event without CALLCHAIN (dropped here) gains it: the user frames as before,
+    // the kernel's went with the field.
+    let bare = convert_with("strip", &["--drop-sample-fields", "CALLCHAIN"], "c.bare");
+    let bare_out = bare.with_extension("unwound");
+    unwind_to(&bare, &bare_out, &[]);
+    let user = |chains: Vec<Vec<String>>| -> Vec<Vec<String>> {
+        chains
+            .into_iter()
+            .map(|c| c.into_iter().filter(|f| !f.starts_with("ffffffff")).collect())
+            .collect()
+    };
+    let user_frames = user(expected.clone());
+    assert!(user_frames.iter().map(Vec::len).sum::<usize>() > 1000);
+    assert_eq!(
+        user(perf_script_chains(&bare_out, "ip,sym", &[])),
+        user_frames,
+        "without CALLCHAIN"
+    );
     // The pipe read from stdin.
     let stdin_out = dir.path().join("stdin.unwound");
     let piped = Command::new(env!("CARGO_BIN_EXE_perfdata"))
