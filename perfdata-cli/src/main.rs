@@ -26,8 +26,8 @@ mod progress;
 mod report;
 mod stats;
 mod strip;
-mod unwind;
 mod synth;
+mod unwind;
 mod unwinding;
 mod verbose;
 

@@ -210,7 +210,11 @@ fn pipe_compressed_and_directory_inputs_unwind_alike() {
         a.extend(args.iter().map(OsStr::new));
         a.extend([OsStr::new("-o"), to.as_os_str()]);
         let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &a, None);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         to
     };
     let pipe = convert_with("convert", &["--to-pipe"], "c.pipe");
@@ -233,7 +237,11 @@ fn pipe_compressed_and_directory_inputs_unwind_alike() {
     let user = |chains: Vec<Vec<String>>| -> Vec<Vec<String>> {
         chains
             .into_iter()
-            .map(|c| c.into_iter().filter(|f| !f.starts_with("ffffffff")).collect())
+            .map(|c| {
+                c.into_iter()
+                    .filter(|f| !f.starts_with("ffffffff"))
+                    .collect()
+            })
             .collect()
     };
     let user_frames = user(expected.clone());

@@ -26,8 +26,8 @@ mod edit;
 mod module;
 mod regs;
 
-use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 pub use edit::UnwindEdit;
+use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 pub use regs::{Arch, UserState};
 
 /// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
