@@ -29,7 +29,7 @@ mod unwind;
 mod workload;
 
 use report_rows::{our_children_rows, perf_children_rows_with, resolved};
-use unwind::{build, record_dwarf, recordings};
+use unwind::{record_uncached, recordings};
 
 /// Our rows against perf's (see the module's note): the differences, and how many rows
 /// were compared.
@@ -271,14 +271,8 @@ fn perf_samples_through(input: &Path, binary: &Path) -> u64 {
 fn a_deleted_binary_is_named_with_the_samples_it_cut() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
-    let (c, _) = build(dir.path(), Some(&format!("{nanos:040x}")));
-    // -N: the binary is not copied to perf's build-id cache, where it would be found.
-    let exe = c.to_str().expect("utf-8 path");
-    let input = record_dwarf(dir.path(), "c.data", &["-N"], &[exe, "500"]);
+    // The binary is in no build-id cache, where it would be found.
+    let (c, input) = record_uncached(dir.path());
     let through = perf_samples_through(&input, &c);
     assert!(through > 100, "{through} samples through {}", c.display());
     let before = our_children_rows(&input, "comm,dso,sym");

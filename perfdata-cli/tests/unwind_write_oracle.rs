@@ -30,7 +30,7 @@ use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 mod unwind;
 mod workload;
 
-use unwind::{build, record_dwarf, recordings};
+use unwind::{build, record_dwarf, record_uncached, recordings};
 
 /// `perfdata unwind input -o output` (with `extra`), which must succeed; its stderr.
 fn unwind_to(input: &Path, output: &Path, extra: &[&str]) -> String {
@@ -128,7 +128,7 @@ fn unwound_output_reads_in_perf_as_perfs_unwinding_of_the_input() {
         // perf's frame from outside the stack copy (see the module's note) left out.
         let report_in: String = perf_report(&input, &["--no-inline"])
             .lines()
-            .filter(|l| l.trim() != "0xffffffffffffffff")
+            .filter(|l| l.trim_start_matches([' ', '|']).trim_end() != "0xffffffffffffffff")
             .map(|l| format!("{l}\n"))
             .collect();
         let report_out = perf_report(&output, &[]);
@@ -154,15 +154,9 @@ fn unwound_output_reads_in_perf_as_perfs_unwinding_of_the_input() {
 fn unwound_callchains_need_no_binaries() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    // A build id of its own and -N: the binary is in no build-id cache, so moving it
-    // away leaves perf without it.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
-    let (c, _) = build(dir.path(), Some(&format!("{nanos:040x}")));
+    // The binary is in no build-id cache, so moving it away leaves perf without it.
+    let (c, input) = record_uncached(dir.path());
     let exe = c.to_str().expect("utf-8 path");
-    let input = record_dwarf(dir.path(), "c.data", &["-N"], &[exe, "500"]);
     let output = dir.path().join("c.unwound");
     unwind_to(&input, &output, &[]);
     let perfs = perf_script_chains(&input, "ip", &["--no-inline"]);

@@ -146,14 +146,7 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
         // Only the records the process model or the tables use are decoded.
         let step = match kind {
             RecordType::FinishedRound => Step::Round,
-            RecordType::Comm
-            | RecordType::Fork
-            | RecordType::Exit
-            | RecordType::Mmap
-            | RecordType::Mmap2
-            | RecordType::HeaderBuildId
-            | RecordType::Ksymbol
-            | RecordType::Sample => {
+            k if k == RecordType::Sample || is_sideband(k) => {
                 let at = item.locate();
                 let fast = match (kind, at.event) {
                     (RecordType::Sample, Some(e)) => {
@@ -207,15 +200,10 @@ pub(crate) fn arch_of(meta: &Metadata) -> Option<Arch> {
     }
 }
 
-/// Replay one side-band record (COMM, FORK, EXIT, MMAP, MMAP2, BUILD_ID, KSYMBOL) onto
-/// `machine` at once, as its turn has come (the caller keeps perf's order); other
-/// records are left alone.
-pub(crate) fn replay_sideband(
-    machine: &mut Machine,
-    item: &perfdata_core::RecordRef<'_>,
-) -> Result<()> {
-    let sideband = matches!(
-        item.raw.record_type(),
+/// The side-band records the process model follows.
+fn is_sideband(kind: RecordType) -> bool {
+    matches!(
+        kind,
         RecordType::Comm
             | RecordType::Fork
             | RecordType::Exit
@@ -223,8 +211,17 @@ pub(crate) fn replay_sideband(
             | RecordType::Mmap2
             | RecordType::HeaderBuildId
             | RecordType::Ksymbol
-    );
-    if !sideband {
+    )
+}
+
+/// Replay one side-band record (COMM, FORK, EXIT, MMAP, MMAP2, BUILD_ID, KSYMBOL) onto
+/// `machine` at once, as its turn has come (the caller keeps perf's order); other
+/// records are left alone.
+pub(crate) fn replay_sideband(
+    machine: &mut Machine,
+    item: &perfdata_core::RecordRef<'_>,
+) -> Result<()> {
+    if !is_sideband(item.raw.record_type()) {
         return Ok(());
     }
     if let Some(ev) = event_of(item.decode()?, item.locate().event, item.meta) {

@@ -57,3 +57,16 @@ pub fn recordings(dir: &Path) -> Vec<PathBuf> {
         record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
     ]
 }
+
+/// The C workload built with a build id of its own and recorded with `-N`, so that no
+/// build-id cache has the binary: (the binary, the recording).
+pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    let (c, _) = build(dir, Some(&format!("{nanos:040x}")));
+    let exe = c.to_str().expect("utf-8 path");
+    let input = record_dwarf(dir, "c.data", &["-N"], &[exe, "500"]);
+    (c, input)
+}
