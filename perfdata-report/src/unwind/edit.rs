@@ -33,10 +33,9 @@ const USER_STATE: SampleType = SampleType::REGS_USER.union(SampleType::STACK_USE
 ///
 /// let edit = UnwindEdit::new(&UnwindOptions::default());
 /// let stats = edit.stats();
-/// let out = std::fs::File::create("unwound.data")?;
 /// Conversion::new(Input::open("perf.data")?)
 ///     .edit(edit)
-///     .write(Sink::stream(out))?;
+///     .write(Sink::path("unwound.data")?)?;
 /// println!("{}", stats.borrow().summary());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
