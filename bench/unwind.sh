@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: `perfdata report --children` against `perf report --stdio --children` on a
 # `perf record --call-graph dwarf` recording of at least 100 MB: both unwind every
-# sample's 8 KiB stack copy (perf 6.1 with libunwind, perfdata with framehop). Wall
-# time and peak RSS; prints a Markdown table for docs/benchmarks.md.
+# sample's 8 KiB stack copy (perf 6.1 with libunwind, perfdata with framehop); and
+# `perfdata unwind` of it into a file (MB/s of input). Wall time and peak RSS; prints
+# a Markdown table for docs/benchmarks.md.
 #
 #   bench/unwind.sh [FILE]
 #
@@ -50,3 +51,10 @@ measure "$perfdata" report --children --sort comm,dso,sym "$input"
 echo "| perfdata report --children | $MEDIAN s | $RSS_MIB MiB |"
 measure perf report --stdio --children -g none --sort comm,dso,sym -i "$input"
 echo "| perf report --stdio --children | $MEDIAN s | $RSS_MIB MiB |"
+out=$BENCH_DIR/unwound.data
+measure "$perfdata" unwind "$input" -o "$out"
+"$perfdata" unwind "$input" -o "$out" 2>/dev/null
+mbps=$(awk -v s="$size" -v t="$MEDIAN" 'BEGIN { printf "%.0f", s / t / 1e6 }')
+echo "| perfdata unwind -o FILE | $MEDIAN s ($mbps MB/s of input) | $RSS_MIB MiB |"
+echo
+echo "unwound: $(stat -c %s "$out") bytes"

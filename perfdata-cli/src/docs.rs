@@ -55,6 +55,11 @@ pub const EXAMPLES: &[(&str, &str)] = &[
          perfdata anonymize --strict damaged.data -o share.data   # fail rather than drop",
     ),
     (
+        "unwind",
+        "perfdata unwind perf.data -o unwound.data   # callchains instead of stack copies\n  \
+         perfdata unwind perf.data --symfs /srv/sysroot -o - | perfdata anonymize - -o share.data",
+    ),
+    (
         "report",
         "perfdata report perf.data\n  perfdata report -s dso,sym -n --json perf.data | jq .events",
     ),

@@ -27,6 +27,7 @@ mod report;
 mod stats;
 mod strip;
 mod synth;
+mod unwind;
 mod unwinding;
 mod verbose;
 
@@ -97,6 +98,9 @@ enum Command {
     /// Replace comms, paths, hostname, command line, cgroups and BPF names with stable
     /// pseudonyms, writing only what is understood and rewritten.
     Anonymize(anonymize::AnonymizeArgs),
+    /// Unwind `--call-graph dwarf` samples and write them back as callchains, without
+    /// their stack copies.
+    Unwind(unwind::UnwindCmdArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
@@ -198,6 +202,7 @@ fn main() -> ExitCode {
         Command::Strip(a) => (Some(a.input()), done(|| strip::run(a))),
         Command::Buildid(c) => (Some(c.input()), done(|| buildid::run(c))),
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
+        Command::Unwind(a) => (Some(a.input()), done(|| unwind::run(a))),
         Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
         Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
         Command::Flamegraph(a) => (

@@ -18,6 +18,7 @@ const COMMANDS: &[&str] = &[
     "strip",
     "buildid",
     "anonymize",
+    "unwind",
     "report",
     "export",
     "flamegraph",

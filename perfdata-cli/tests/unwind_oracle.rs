@@ -24,68 +24,16 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 
 mod report_rows;
+mod unwind;
 mod workload;
 
 use report_rows::{our_children_rows, perf_children_rows_with, resolved};
-
-/// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
-/// the one ld computes (the same for every build, so in perf's build-id cache once
-/// any test recorded it).
-fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
-    let c = dir.join("levels");
-    let mut gcc = Command::new("gcc");
-    gcc.args(build_id.map(|b| format!("-Wl,--build-id=0x{b}")))
-        .args(["-O2", "-fomit-frame-pointer", "-o"])
-        .arg(&c)
-        .arg(src.join("levels.c"));
-    workload::run(&mut gcc);
-    let rs = dir.join("levels-rs");
-    let mut rustc = Command::new("rustc");
-    rustc
-        .args(["-C", "opt-level=3", "-o"])
-        .arg(&rs)
-        .arg(src.join("levels.rs"));
-    workload::run(&mut rustc);
-    (c, rs)
-}
-
-/// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
-fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
-    // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
-    // buffers keep perf from losing chunks on a busy machine.
-    let mut args = vec![
-        "--call-graph",
-        "dwarf",
-        "-e",
-        "task-clock",
-        "-c",
-        "400000",
-        "-m",
-        "2048",
-    ];
-    args.extend_from_slice(extra);
-    workload::record(dir, file, &args, command)
-}
-
-/// The three recordings of the module's note.
-fn recordings(dir: &Path) -> Vec<PathBuf> {
-    let (c, rs) = build(dir, None);
-    let path = |p: &Path| p.to_str().expect("utf-8 path").to_string();
-    vec![
-        record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
-        record_dwarf(dir, "rust.data", &[], &[&path(&rs), "3000"]),
-        // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
-        // one sample is less than the 0.1% rows are compared above.
-        record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
-    ]
-}
+use unwind::{record_uncached, recordings};
 
 /// Our rows against perf's (see the module's note): the differences, and how many rows
 /// were compared.
@@ -338,14 +286,8 @@ fn perf_samples_through(input: &Path, binary: &Path) -> u64 {
 fn a_deleted_binary_is_named_with_the_samples_it_cut() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
-    let (c, _) = build(dir.path(), Some(&format!("{nanos:040x}")));
-    // -N: the binary is not copied to perf's build-id cache, where it would be found.
-    let exe = c.to_str().expect("utf-8 path");
-    let input = record_dwarf(dir.path(), "c.data", &["-N"], &[exe, "500"]);
+    // The binary is in no build-id cache, where it would be found.
+    let (c, input) = record_uncached(dir.path());
     let through = perf_samples_through(&input, &c);
     assert!(through > 100, "{through} samples through {}", c.display());
     let before = our_children_rows(&input, "comm,dso,sym");

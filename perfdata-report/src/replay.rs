@@ -90,13 +90,10 @@ pub fn replay(
     on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
 ) -> Result<Replay> {
     let mut machine = Machine::new();
-    let unwinder = opts.unwind.as_ref().map(|o| {
-        let arch = match reader.meta().feature(FeatureId::Arch) {
-            Some(Feature::Arch(a)) => Arch::from_uname(&a.to_string()),
-            _ => Arch::host(),
-        };
-        Unwinder::new(arch, o)
-    });
+    let unwinder = opts
+        .unwind
+        .as_ref()
+        .map(|o| Unwinder::new(arch_of(reader.meta()), o));
     let unwind = unwinder.is_some();
     add_feature_build_ids(reader.meta(), &mut machine);
     // A directory's data files are read one after the other, so their rounds do not
@@ -148,14 +145,7 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
         // Only the records the process model or the tables use are decoded.
         let step = match kind {
             RecordType::FinishedRound => Step::Round,
-            RecordType::Comm
-            | RecordType::Fork
-            | RecordType::Exit
-            | RecordType::Mmap
-            | RecordType::Mmap2
-            | RecordType::HeaderBuildId
-            | RecordType::Ksymbol
-            | RecordType::Sample => {
+            k if k == RecordType::Sample || is_sideband(k) => {
                 let at = item.locate();
                 // A SAMPLE is read through the borrowed view (the full decode builds
                 // every field, most of the cost of a large report); it accepts exactly
@@ -208,8 +198,47 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
     Ok(lost)
 }
 
+/// The architecture of the recording's samples: the ARCH feature's, else (a pipe stream
+/// without it) this machine's.
+pub(crate) fn arch_of(meta: &Metadata) -> Option<Arch> {
+    match meta.feature(FeatureId::Arch) {
+        Some(Feature::Arch(a)) => Arch::from_uname(&a.to_string()),
+        _ => Arch::host(),
+    }
+}
+
+/// The side-band records the process model follows.
+fn is_sideband(kind: RecordType) -> bool {
+    matches!(
+        kind,
+        RecordType::Comm
+            | RecordType::Fork
+            | RecordType::Exit
+            | RecordType::Mmap
+            | RecordType::Mmap2
+            | RecordType::HeaderBuildId
+            | RecordType::Ksymbol
+    )
+}
+
+/// Replay one side-band record (COMM, FORK, EXIT, MMAP, MMAP2, BUILD_ID, KSYMBOL) onto
+/// `machine` at once, as its turn has come (the caller keeps perf's order); other
+/// records are left alone.
+pub(crate) fn replay_sideband(
+    machine: &mut Machine,
+    item: &perfdata_core::RecordRef<'_>,
+) -> Result<()> {
+    if !is_sideband(item.raw.record_type()) {
+        return Ok(());
+    }
+    if let Some(ev) = event_of(item.decode()?, item.locate().event, item.meta) {
+        apply(machine, ev, &mut Counters::default(), None, &mut |_, _| {});
+    }
+    Ok(())
+}
+
 /// The user registers and valid part of the stack copy of a sample that has both.
-fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
+pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
     use perfdata_core::attr::SampleType;
     let attr = &item.meta.attrs()[item.locate().event?].attr;
     let both = SampleType::REGS_USER | SampleType::STACK_USER;
@@ -422,7 +451,7 @@ const PERF_CONTEXT_USER: u64 = -512i64 as u64;
 /// A recorded callchain with unwound user frames: its kernel part as recorded (up to a
 /// PERF_CONTEXT_USER marker, if the kernel wrote one), then PERF_CONTEXT_USER and the
 /// frames, as a frame-pointer callchain is laid out. Without frames, the chain as it was.
-fn with_user_frames(chain: &[u64], frames: &[u64]) -> Vec<u64> {
+pub(crate) fn with_user_frames(chain: &[u64], frames: &[u64]) -> Vec<u64> {
     if frames.is_empty() {
         return chain.to_vec();
     }
@@ -454,7 +483,7 @@ fn resolve_chain(machine: &mut Machine, pid: i32, tid: i32, chain: &[u64]) -> Ve
 }
 
 /// The BUILD_ID feature's entries, known before any record.
-fn add_feature_build_ids(meta: &Metadata, machine: &mut Machine) {
+pub(crate) fn add_feature_build_ids(meta: &Metadata, machine: &mut Machine) {
     if let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) {
         for e in &list.entries {
             machine.add_build_id(&e.filename_str(), e.build_id());

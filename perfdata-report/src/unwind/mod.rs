@@ -22,9 +22,11 @@ use framehop::{Error as WalkError, FrameAddress, Module, Unwinder as _};
 use crate::process::{DsoId, Machine, Maps, ThreadId};
 use crate::symbolize::SymbolOptions;
 
+mod edit;
 mod module;
 mod regs;
 
+pub use edit::UnwindEdit;
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 pub use regs::{Arch, UserState};
 

@@ -56,6 +56,8 @@ pub fn parse_sample_fields(text: &str) -> Result<SampleType> {
 /// Remove `fields` from the samples of every event that has them.
 pub struct DropSampleFields {
     fields: SampleType,
+    /// Fields every event that loses some gains (see [`DropSampleFields::adding`]).
+    add: SampleType,
     /// Per input event: the fields it loses.
     per_event: Vec<SampleType>,
 }
@@ -65,8 +67,23 @@ impl DropSampleFields {
     pub fn new(fields: SampleType) -> Self {
         DropSampleFields {
             fields,
+            add: SampleType::empty(),
             per_event: Vec::new(),
         }
+    }
+
+    /// Also give the attr of every event that loses fields the fields `add`, for an
+    /// edit that writes them into its samples (the unwind edit writes CALLCHAIN in
+    /// place of REGS_USER and STACK_USER); this edit's own samples are not given them,
+    /// so such an edit rewrites the samples itself and leaves this one the attrs.
+    pub fn adding(mut self, add: SampleType) -> Self {
+        self.add = add;
+        self
+    }
+
+    /// Whether event `event` loses any field.
+    pub fn loses(&self, event: usize) -> bool {
+        !self.lost_by(event).is_empty()
     }
 
     fn lost_by(&self, event: usize) -> SampleType {
@@ -77,9 +94,19 @@ impl DropSampleFields {
     }
 }
 
-/// The attr without `gone`: the register masks and stack size of dropped fields cleared.
-fn strip_attr(attr: &mut perfdata_core::attr::PerfEventAttr, gone: SampleType) {
+/// The attr without `gone` and, if it lost any, with `add`: the register masks and stack
+/// size of dropped fields cleared.
+fn strip_attr(attr: &mut perfdata_core::attr::PerfEventAttr, gone: SampleType, add: SampleType) {
+    if gone.is_empty() {
+        return;
+    }
     attr.sample_type.remove(gone);
+    attr.sample_type |= add;
+    if add.contains(SampleType::CALLCHAIN) {
+        // The callchains written hold the user frames too.
+        attr.flags
+            .remove(perfdata_core::attr::AttrFlags::EXCLUDE_CALLCHAIN_USER);
+    }
     if gone.contains(SampleType::REGS_USER) {
         attr.sample_regs_user = 0;
     }
@@ -120,7 +147,7 @@ impl DropSampleFields {
         let mut any = false;
         for (i, e) in desc.events.iter_mut().enumerate() {
             any |= !self.lost_by(i).is_empty();
-            strip_attr(&mut e.attr, self.lost_by(i));
+            strip_attr(&mut e.attr, self.lost_by(i), self.add);
         }
         any
     }
@@ -181,7 +208,7 @@ impl RecordEdit for DropSampleFields {
                 }
                 let mut record = item.decode()?;
                 if let RecordBody::HeaderAttr(ha) = &mut record.body {
-                    strip_attr(&mut ha.attr, gone);
+                    strip_attr(&mut ha.attr, gone, self.add);
                 }
                 Ok(Action::replace(&item.raw, record.encode(item.meta.endian)?))
             }
@@ -195,7 +222,7 @@ impl RecordEdit for DropSampleFields {
     fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
         meta.edit_attrs(|attrs| {
             for (i, ev) in attrs.iter_mut().enumerate() {
-                strip_attr(&mut ev.attr, self.lost_by(i));
+                strip_attr(&mut ev.attr, self.lost_by(i), self.add);
             }
         });
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {

@@ -1,0 +1,72 @@
+//! The `--call-graph dwarf` workloads the unwinding oracle tests record: a C program
+//! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs)
+//! and `ls -R /usr` (libc).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
+/// the one ld computes (the same for every build, so in perf's build-id cache once
+/// any test recorded it).
+pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
+    let c = dir.join("levels");
+    let mut gcc = Command::new("gcc");
+    gcc.args(build_id.map(|b| format!("-Wl,--build-id=0x{b}")))
+        .args(["-O2", "-fomit-frame-pointer", "-o"])
+        .arg(&c)
+        .arg(src.join("levels.c"));
+    crate::workload::run(&mut gcc);
+    let rs = dir.join("levels-rs");
+    let mut rustc = Command::new("rustc");
+    rustc
+        .args(["-C", "opt-level=3", "-o"])
+        .arg(&rs)
+        .arg(src.join("levels.rs"));
+    crate::workload::run(&mut rustc);
+    (c, rs)
+}
+
+/// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
+pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
+    // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
+    // buffers keep perf from losing chunks on a busy machine.
+    let mut args = vec![
+        "--call-graph",
+        "dwarf",
+        "-e",
+        "task-clock",
+        "-c",
+        "400000",
+        "-m",
+        "2048",
+    ];
+    args.extend_from_slice(extra);
+    crate::workload::record(dir, file, &args, command)
+}
+
+/// The three recordings: the C program, the Rust one and `ls -R /usr`.
+pub fn recordings(dir: &Path) -> Vec<PathBuf> {
+    let (c, rs) = build(dir, None);
+    let path = |p: &Path| p.to_str().expect("utf-8 path").to_string();
+    vec![
+        record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
+        record_dwarf(dir, "rust.data", &[], &[&path(&rs), "3000"]),
+        // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
+        // one sample is less than the 0.1% rows are compared above.
+        record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
+    ]
+}
+
+/// The C workload built with a build id of its own and recorded with `-N`, so that no
+/// build-id cache has the binary: (the binary, the recording).
+pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    let (c, _) = build(dir, Some(&format!("{nanos:040x}")));
+    let exe = c.to_str().expect("utf-8 path");
+    let input = record_dwarf(dir, "c.data", &["-N"], &[exe, "500"]);
+    (c, input)
+}
