@@ -231,7 +231,7 @@ pub(crate) fn replay_sideband(
     if !is_sideband(item.raw.record_type()) {
         return Ok(());
     }
-    if let Some(ev) = event_of(item.decode()?, item.locate().event, item.meta) {
+    if let Some(ev) = event_of(item.decode()?) {
         apply(machine, ev, &mut Counters::default(), None, &mut |_, _| {});
     }
     Ok(())
