@@ -25,7 +25,7 @@ use crate::model::Replay;
 use crate::replay::{replay, ReplayOptions};
 use crate::stacks::{Detail, StackCollector, Stacks, Summary};
 use crate::symbolize::{SymbolOptions, Symbolizer};
-use crate::unwind::{UnwindOptions, UnwindStats};
+use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
 /// The formats an export writes.
@@ -159,12 +159,7 @@ impl Export {
     pub fn read(self, reader: PerfReader) -> Result<Collected> {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(self.format.detail()).map_err(spool)?;
-        let opts = ReplayOptions {
-            unwind: self.unwind.then(|| UnwindOptions {
-                symfs: self.symfs.clone(),
-                buildid_dir: None,
-            }),
-        };
+        let opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
         let replay = replay(reader, &opts, |m, s| collector.add(m, &s))?;
         Ok(Collected {
             export: self,

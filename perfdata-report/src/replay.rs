@@ -34,6 +34,18 @@ pub struct ReplayOptions {
     pub unwind: Option<UnwindOptions>,
 }
 
+impl ReplayOptions {
+    /// Unwinding `on` or off, binaries looked for under `symfs` as symbols are.
+    pub fn unwinding(on: bool, symfs: Option<std::path::PathBuf>) -> Self {
+        ReplayOptions {
+            unwind: on.then_some(UnwindOptions {
+                symfs,
+                buildid_dir: None,
+            }),
+        }
+    }
+}
+
 impl Default for ReplayOptions {
     fn default() -> Self {
         ReplayOptions {

@@ -32,7 +32,7 @@ use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 use crate::table::Tally;
 use crate::text::{self, Preamble};
-use crate::unwind::{UnwindOptions, UnwindStats};
+use crate::unwind::UnwindStats;
 
 /// What a report shows: perf's defaults (`--sort comm,dso,sym`, no filter, no children,
 /// the recording's groups) until a method says otherwise.
@@ -106,12 +106,7 @@ impl Report {
 
     /// How the replay goes: unwinding as asked, binaries looked for as symbols are.
     fn replay_options(&self) -> ReplayOptions {
-        ReplayOptions {
-            unwind: self.unwind.then(|| UnwindOptions {
-                symfs: self.symfs.clone(),
-                buildid_dir: None,
-            }),
-        }
+        ReplayOptions::unwinding(self.unwind, self.symfs.clone())
     }
 
     /// Read the recording, counting its samples as they come (none kept), and check the
