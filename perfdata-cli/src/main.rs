@@ -24,6 +24,7 @@ mod json_help;
 mod output;
 mod progress;
 mod report;
+mod script;
 mod stats;
 mod strip;
 mod synth;
@@ -103,6 +104,8 @@ enum Command {
     Unwind(unwind::UnwindCmdArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
+    /// List the samples, with symbols and callchains, as `perf script` prints them.
+    Script(script::ScriptArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph).
     Export(export::ExportArgs),
@@ -204,6 +207,7 @@ fn main() -> ExitCode {
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
         Command::Unwind(a) => (Some(a.input()), done(|| unwind::run(a))),
         Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
+        Command::Script(a) => (Some(script::input_of(a)), done(|| script::run(a))),
         Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
         Command::Flamegraph(a) => (
             Some(export::flamegraph_input_of(a)),

@@ -32,6 +32,7 @@ pub mod readperf;
 pub mod replay;
 pub mod report;
 mod same_names;
+pub mod script;
 mod sample_read;
 pub mod speedscope;
 mod spool;

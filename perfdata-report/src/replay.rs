@@ -32,6 +32,22 @@ pub struct ReplayOptions {
     /// callchains, finding binaries so (None: their callchains are the recorded ones,
     /// the kernel part alone). On by default, as in perf.
     pub unwind: Option<UnwindOptions>,
+    /// Keep what perf script prints beyond [`ResolvedSample`] ([`SampleExtra`]: the
+    /// tracepoint payload, the data address). Off by default.
+    pub extra: bool,
+}
+
+/// What a sample carries beyond [`ResolvedSample`], kept when [`ReplayOptions::extra`]
+/// asks for it ([`replay_with_extra`]); empty otherwise.
+#[derive(Debug, Clone, Default)]
+pub struct SampleExtra {
+    /// The RAW payload (a tracepoint's fields), when the sample has one.
+    pub raw: Option<Vec<u8>>,
+    /// PERF_SAMPLE_ADDR's address, when the sample has one.
+    pub addr: Option<u64>,
+    /// The recording's metadata as of the sample (in a pipe, attrs and features arrive
+    /// as records): shared, copied again only when its attrs or features changed.
+    pub meta: Option<std::sync::Arc<Metadata>>,
 }
 
 impl ReplayOptions {
@@ -42,6 +58,7 @@ impl ReplayOptions {
                 symfs,
                 buildid_dir: None,
             }),
+            extra: false,
         }
     }
 }
@@ -50,6 +67,7 @@ impl Default for ReplayOptions {
     fn default() -> Self {
         ReplayOptions {
             unwind: Some(UnwindOptions::default()),
+            extra: false,
         }
     }
 }
@@ -97,9 +115,19 @@ const BATCH: usize = 4096;
 /// on another: the two halves of the work take about as long.
 /// How (unwinding on or off, where binaries are) is `opts`.
 pub fn replay(
+    reader: PerfReader,
+    opts: &ReplayOptions,
+    mut on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
+) -> Result<Replay> {
+    replay_with_extra(reader, opts, move |m, s, _| on_sample(m, s))
+}
+
+/// [`replay`], each sample handed over with its [`SampleExtra`] (empty unless
+/// [`ReplayOptions::extra`] is set).
+pub fn replay_with_extra(
     mut reader: PerfReader,
     opts: &ReplayOptions,
-    on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
+    on_sample: impl FnMut(&Machine, ResolvedSample, &SampleExtra) + Send,
 ) -> Result<Replay> {
     let mut machine = Machine::new();
     let unwinder = opts
@@ -116,7 +144,7 @@ pub fn replay(
         std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
             let worker =
                 scope.spawn(move || replay_steps(machine, unwinder, rx, rounds, on_sample));
-            let read = read_steps(&mut reader, &tx, unwind);
+            let read = read_steps(&mut reader, &tx, unwind, opts.extra);
             // The replay ends when the reading does, with or without an error.
             drop(tx);
             let machine = worker
@@ -144,9 +172,16 @@ pub fn replay(
 
 /// Read every record the replay uses, in batches, into `tx`; returns the samples
 /// LOST_SAMPLES records say were lost.
-fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool) -> Result<u64> {
+fn read_steps(
+    reader: &mut PerfReader,
+    tx: &SyncSender<Vec<Step>>,
+    unwind: bool,
+    extra: bool,
+) -> Result<u64> {
     let mut batch = Vec::with_capacity(BATCH);
     let mut lost = 0u64;
+    // The metadata the samples are handed with, and what it was copied at.
+    let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
     while let Some(item) = reader.next_record()? {
         let kind = item.raw.record_type();
         if kind == RecordType::LostSamples {
@@ -172,7 +207,19 @@ fn read_steps(reader: &mut PerfReader, tx: &SyncSender<Vec<Step>>, unwind: bool)
                                 let s = SampleView::parse(body, layout, item.meta.endian, offset)?;
                                 let period = item.meta.attrs()[e].attr.sample_period;
                                 let misc = item.raw.header.misc;
-                                Some(sample_event(&s, e, period, misc, events))
+                                let mut ev = sample_event(&s, e, period, misc, events);
+                                if let (true, Event::Sample(p)) = (extra, &mut ev) {
+                                    let now = (item.meta.attrs().len(), item.meta.features.len());
+                                    if meta.as_ref().is_none_or(|m| m.1 != now) {
+                                        meta = Some((std::sync::Arc::new(item.meta.clone()), now));
+                                    }
+                                    p.extra = SampleExtra {
+                                        raw: s.raw.map(<[u8]>::to_vec),
+                                        addr: s.addr,
+                                        meta: meta.as_ref().map(|m| m.0.clone()),
+                                    };
+                                }
+                                Some(ev)
                             }
                             None => None,
                         }
@@ -244,7 +291,7 @@ pub(crate) fn replay_sideband(
         return Ok(());
     }
     if let Some(ev) = event_of(item.decode()?) {
-        apply(machine, ev, &mut Counters::default(), None, &mut |_, _| {});
+        apply(machine, ev, &mut Counters::default(), None, &mut |_, _, _| {});
     }
     Ok(())
 }
@@ -280,7 +327,7 @@ fn replay_steps(
     mut unwinder: Option<Unwinder>,
     rx: Receiver<Vec<Step>>,
     rounds: bool,
-    mut on_sample: impl FnMut(&Machine, ResolvedSample),
+    mut on_sample: impl FnMut(&Machine, ResolvedSample, &SampleExtra),
 ) -> (Machine, Option<Unwinder>) {
     // Records waiting for their turn, in perf's order (see the module's comment).
     let mut queue = OrderedQueue::new();
@@ -373,6 +420,8 @@ struct PendingSample {
     read: Option<Vec<(Option<usize>, u64, u64)>>,
     /// With REGS_USER and STACK_USER (and unwinding on): what the unwinder needs.
     user: Option<Box<UserState>>,
+    /// What perf script prints beyond the rest, when asked for.
+    extra: SampleExtra,
 }
 
 /// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
@@ -406,6 +455,7 @@ fn sample_event(
                 .collect()
         }),
         user: None,
+        extra: SampleExtra::default(),
     })
 }
 
@@ -415,7 +465,7 @@ fn apply(
     ev: Event,
     counters: &mut Counters,
     unwinder: Option<&mut Unwinder>,
-    on_sample: &mut impl FnMut(&Machine, ResolvedSample),
+    on_sample: &mut impl FnMut(&Machine, ResolvedSample, &SampleExtra),
 ) {
     match ev {
         Event::Comm {
@@ -445,9 +495,12 @@ fn apply(
                 ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
                 callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
             };
+            let extra = &p.extra;
             match p.read {
-                None => on_sample(machine, sample),
-                Some(values) => deliver_read(machine, sample, &values, counters, on_sample),
+                None => on_sample(machine, sample, extra),
+                Some(values) => deliver_read(machine, sample, &values, counters, &mut |m, s| {
+                    on_sample(m, s, extra)
+                }),
             }
         }
     }

@@ -1,0 +1,101 @@
+//! `perfdata script`: perf script's listing of samples (the work is in
+//! perfdata_report::script).
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use perfdata_report::filter::SampleFilter;
+use perfdata_report::script::fields::FieldSpec;
+use perfdata_report::script::Script;
+
+use crate::CliError;
+
+#[derive(clap::Args)]
+pub struct ScriptArgs {
+    #[command(flatten)]
+    file: crate::input::Input,
+    /// Fields to print, as perf's -F: comm, tid, pid, time, cpu, event, trace, ip, sym,
+    /// symoff, dso, addr, period, srcline; `+field`/`-field` change the defaults,
+    /// `TYPE:list` (hw, sw, trace, raw, break) one kind of event. Printed in perf's
+    /// order, not the order given. Repeatable.
+    #[arg(short = 'F', long = "fields", value_name = "FIELDS")]
+    fields: Vec<String>,
+    /// Times in nanoseconds.
+    #[arg(long)]
+    ns: bool,
+    /// Do not print callchains (perf's -G).
+    #[arg(short = 'G', long = "hide-call-graph")]
+    hide_call_graph: bool,
+    /// Look for binaries and debug files under this directory (perf's --symfs).
+    #[arg(long)]
+    symfs: Option<PathBuf>,
+    /// Only samples of these processes (`1,3-5`).
+    #[arg(long, value_name = "PID,...")]
+    pid: Option<String>,
+    /// Only samples of these threads.
+    #[arg(long, value_name = "TID,...")]
+    tid: Option<String>,
+    /// Only samples of threads of these names at the sample (comma-separated).
+    #[arg(long = "comms", short = 'c', alias = "comm", value_name = "COMM,...")]
+    comms: Option<String>,
+    /// Only samples on these CPUs (the recording must sample the CPU).
+    #[arg(long, short = 'C', value_name = "CPU,...")]
+    cpu: Option<String>,
+    /// Only samples in this time range: `START,END` in seconds (either may be empty),
+    /// or percent slices (`10%-20%`, `25%/2`), as perf's --time.
+    #[arg(long, value_name = "START,END")]
+    time: Option<String>,
+    #[command(flatten)]
+    unwind: crate::unwinding::UnwindArgs,
+}
+
+/// The input path (for the interrupt policy: a stream ends on the first SIGINT).
+pub fn input_of(a: &ScriptArgs) -> &std::path::Path {
+    a.file.path()
+}
+
+pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
+    let mut spec = FieldSpec::default();
+    for f in &a.fields {
+        for w in spec.parse(f)? {
+            crate::warn(w);
+        }
+    }
+    let filter = SampleFilter::parse(
+        a.pid.as_deref(),
+        a.tid.as_deref(),
+        a.cpu.as_deref(),
+        a.comms.as_deref(),
+        &[],
+        "absolute",
+    )?;
+    let time = a
+        .time
+        .as_deref()
+        .map(perfdata_core::select::parse_time_ranges)
+        .transpose()?;
+    let script = Script::new()
+        .fields(spec)
+        .nanoseconds(a.ns)
+        .callchains(!a.hide_call_graph)
+        .filter(filter)
+        .time(time)
+        .symfs(a.symfs.clone())
+        .unwind(a.unwind.on());
+    let reader = perfdata_core::PerfReader::open(a.file.path())?;
+    // Stdout itself (its lock cannot go to the replay's thread); the listing is
+    // written in 64 KiB blocks of whole lines.
+    let mut out = std::io::stdout();
+    match script.write(reader, &mut out) {
+        Ok(listed) => crate::unwinding::tell(&listed.unwind),
+        // The reader of the listing went away (`| head`): not a failure.
+        Err(perfdata_core::Error::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            return Ok(())
+        }
+        Err(e) => return Err(e.into()),
+    }
+    out.flush()?;
+    Ok(())
+}

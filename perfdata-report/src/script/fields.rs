@@ -1,0 +1,372 @@
+//! Which fields `perf script` prints for each kind of event: perf 6.1's defaults per
+//! event type, its `-F` syntax (`comm,tid`, `+field`, `-field`, `TYPE:fields`), and its
+//! check of the fields against what the samples carry (tools/perf/builtin-script.c:
+//! `output[]`, `parse_output_fields`, `evsel__check_attr`).
+
+use perfdata_core::attr::SampleType;
+use perfdata_core::{Error, Metadata, Result};
+
+/// One field of perf script's output, a bit of [`Fields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// The command name.
+    Comm = 1 << 0,
+    /// The thread id.
+    Tid = 1 << 1,
+    /// The process id.
+    Pid = 1 << 2,
+    /// The sample's time.
+    Time = 1 << 3,
+    /// The CPU.
+    Cpu = 1 << 4,
+    /// The event's name.
+    Event = 1 << 5,
+    /// A tracepoint's fields.
+    Trace = 1 << 6,
+    /// The sampled address (and the callchain).
+    Ip = 1 << 7,
+    /// The symbol of each address.
+    Sym = 1 << 8,
+    /// The DSO of each address.
+    Dso = 1 << 9,
+    /// PERF_SAMPLE_ADDR's address.
+    Addr = 1 << 10,
+    /// The offset into the symbol.
+    Symoff = 1 << 11,
+    /// The source line of each address.
+    Srcline = 1 << 12,
+    /// The sample's period.
+    Period = 1 << 13,
+}
+
+/// perf's names of the fields, in its `all_output_options` order.
+const NAMES: [(&str, Field); 14] = [
+    ("comm", Field::Comm),
+    ("tid", Field::Tid),
+    ("pid", Field::Pid),
+    ("time", Field::Time),
+    ("cpu", Field::Cpu),
+    ("event", Field::Event),
+    ("trace", Field::Trace),
+    ("ip", Field::Ip),
+    ("sym", Field::Sym),
+    ("dso", Field::Dso),
+    ("addr", Field::Addr),
+    ("symoff", Field::Symoff),
+    ("srcline", Field::Srcline),
+    ("period", Field::Period),
+];
+
+/// A set of [`Field`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Fields(pub u32);
+
+impl Fields {
+    /// Whether `f` is in the set.
+    pub fn has(self, f: Field) -> bool {
+        self.0 & f as u32 != 0
+    }
+    fn with(self, f: Field) -> Fields {
+        Fields(self.0 | f as u32)
+    }
+    fn without(self, f: Field) -> Fields {
+        Fields(self.0 & !(f as u32))
+    }
+    fn of(list: &[Field]) -> Fields {
+        list.iter().fold(Fields(0), |s, &f| s.with(f))
+    }
+}
+
+/// perf's output types: the attr types below PERF_TYPE_MAX, then every other type.
+pub const OUTPUT_TYPES: usize = 7;
+/// perf's names of the output types in `-F TYPE:...` (`event_type()`'s inverse).
+const TYPE_NAMES: [(&str, usize); 5] = [
+    ("hw", 0),
+    ("sw", 1),
+    ("trace", 2),
+    ("raw", 4),
+    ("break", 5),
+];
+const TRACEPOINT: usize = 2;
+
+/// The output type of an attr type (perf's `output_type`).
+pub fn output_type(attr_type: u32) -> usize {
+    if attr_type < 6 {
+        attr_type as usize
+    } else {
+        OUTPUT_TYPES - 1
+    }
+}
+
+/// The fields of one output type: perf's `output[type]`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TypeFields {
+    /// What is printed.
+    pub fields: Fields,
+    /// Fields the user asked for (a missing sample field is then an error).
+    pub user_set: Fields,
+    /// Fields the user removed (`-field`).
+    pub user_unset: Fields,
+    /// Whether `-F` named this type (or all).
+    pub user: bool,
+    invalid: Fields,
+}
+
+/// What `-F` (or its absence) asks for, per output type.
+#[derive(Debug, Clone)]
+pub struct FieldSpec {
+    /// By output type.
+    pub types: [TypeFields; OUTPUT_TYPES],
+}
+
+impl Default for FieldSpec {
+    fn default() -> Self {
+        use Field::*;
+        let hw = Fields::of(&[Comm, Tid, Cpu, Time, Event, Ip, Sym, Symoff, Dso, Period]);
+        let raw = hw.with(Addr);
+        let trace = Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]);
+        let no_trace = Fields::of(&[Trace]);
+        let entry = |fields, invalid| TypeFields {
+            fields,
+            invalid,
+            ..Default::default()
+        };
+        FieldSpec {
+            types: [
+                entry(hw, no_trace),
+                entry(hw, no_trace),
+                entry(trace, Fields(0)),
+                entry(hw, no_trace),
+                entry(raw, no_trace),
+                entry(hw, no_trace),
+                entry(hw, no_trace),
+            ],
+        }
+    }
+}
+
+fn usage(msg: impl Into<String>) -> Error {
+    Error::Select(msg.into())
+}
+
+impl FieldSpec {
+    /// Apply one `-F` argument as perf 6.1's `parse_output_fields` does: `TYPE:list`
+    /// sets one type's fields, a plain list every type's; a list of `+field`/`-field`
+    /// changes the defaults instead of replacing them. Warnings perf prints (a field
+    /// not valid for a type) are returned.
+    pub fn parse(&mut self, arg: &str) -> Result<Vec<String>> {
+        let mut warnings = Vec::new();
+        let (ty, list) = match arg.split_once(':') {
+            Some((t, rest)) => {
+                let ty = TYPE_NAMES
+                    .iter()
+                    .find(|(n, _)| *n == t)
+                    .map(|&(_, i)| i)
+                    .ok_or_else(|| usage(format!("-F {arg}: invalid event type {t:?}")))?;
+                (Some(ty), rest)
+            }
+            None => (None, arg),
+        };
+        let changes = list.starts_with('+') || list.starts_with('-');
+        if !changes {
+            // A new set replaces the fields of the types it names.
+            for (i, t) in self.types.iter_mut().enumerate() {
+                if ty.is_none_or(|ty| ty == i) {
+                    t.fields = Fields(0);
+                    t.user_set = Fields(0);
+                    t.user = true;
+                }
+            }
+        }
+        #[derive(PartialEq)]
+        enum Change {
+            Default,
+            Set,
+            Add,
+            Remove,
+        }
+        let mut change = Change::Default;
+        for tok in list.split(',').filter(|t| !t.is_empty()) {
+            let (c, name) = match tok.as_bytes()[0] {
+                b'+' => (Change::Add, &tok[1..]),
+                b'-' => (Change::Remove, &tok[1..]),
+                _ => (Change::Set, tok),
+            };
+            if change == Change::Set && c != Change::Set
+                || c == Change::Set && !matches!(change, Change::Set | Change::Default)
+            {
+                return Err(usage(format!(
+                    "-F {arg}: cannot set fields and add or remove them in one list"
+                )));
+            }
+            change = c;
+            let field = NAMES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|&(_, f)| f)
+                .ok_or_else(|| usage(format!("-F {arg}: invalid field {name:?}")))?;
+            for (i, t) in self.types.iter_mut().enumerate() {
+                if ty.is_some_and(|ty| ty != i) {
+                    continue;
+                }
+                if ty.is_none() && t.invalid.has(field) {
+                    warnings.push(format!(
+                        "'{name}' not valid for {} events. Ignoring.",
+                        type_label(i)
+                    ));
+                    continue;
+                }
+                if change == Change::Remove {
+                    t.fields = t.fields.without(field);
+                    t.user_set = t.user_set.without(field);
+                    t.user_unset = t.user_unset.with(field);
+                } else {
+                    t.fields = t.fields.with(field);
+                    t.user_set = t.user_set.with(field);
+                    t.user_unset = t.user_unset.without(field);
+                }
+                t.user = true;
+            }
+        }
+        Ok(warnings)
+    }
+
+    /// The fields each event of `meta` prints, as perf 6.1 settles them before the first
+    /// sample: a field the samples do not carry is dropped from the defaults, and an
+    /// error where the user asked for it; the first event of each type decides for the
+    /// type. With callchains shown, tracepoints with callchains also print the ip,
+    /// symbol, offset and DSO.
+    pub fn settle(&self, meta: &Metadata, callchains: bool) -> Result<[Fields; OUTPUT_TYPES]> {
+        let mut types = self.types;
+        let attrs = meta.attrs();
+        let stat = meta
+            .feature(perfdata_core::feature::FeatureId::Stat)
+            .is_some();
+        for (j, t) in types.iter_mut().enumerate() {
+            let Some((i, first)) = attrs
+                .iter()
+                .enumerate()
+                .find(|(_, a)| a.attr.type_ < 6 && output_type(a.attr.type_) == j)
+            else {
+                continue;
+            };
+            if t.fields.0 == 0 || stat {
+                continue;
+            }
+            check(t, &first.attr.sample_type, &meta.event_name(i))?;
+        }
+        let tp = &mut types[TRACEPOINT];
+        if callchains && !tp.user {
+            let has = attrs.iter().any(|a| {
+                a.attr.type_ == 2 && a.attr.sample_type.contains(SampleType::CALLCHAIN)
+            });
+            if has {
+                use Field::*;
+                tp.fields = tp.fields.with(Ip).with(Sym).with(Symoff).with(Dso);
+            }
+        }
+        Ok(types.map(|t| t.fields))
+    }
+}
+
+/// perf's `event_type()`: how a warning names an output type.
+fn type_label(i: usize) -> &'static str {
+    match i {
+        0 => "hardware",
+        1 => "software",
+        2 => "tracepoint",
+        4 => "raw",
+        5 => "breakpoint",
+        _ => "unknown",
+    }
+}
+
+/// perf's `evsel__check_attr` for the first event of a type.
+fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
+    use Field::*;
+    let need = |t: &mut TypeFields, bit: SampleType, msg: &str, fields: &[Field]| {
+        if st.intersects(bit) {
+            return Ok(());
+        }
+        for &f in fields {
+            if t.user_set.has(f) {
+                return Err(usage(format!(
+                    "Samples for '{name}' event do not have {msg} attribute set. \
+                     Cannot print '{}' field.",
+                    NAMES.iter().find(|(_, g)| *g == f).map_or("", |n| n.0)
+                )));
+            }
+        }
+        for &f in fields {
+            t.fields = t.fields.without(f);
+        }
+        Ok(())
+    };
+    if t.fields.has(Ip) {
+        need(t, SampleType::IP, "IP", &[Ip])?;
+    }
+    if t.fields.has(Addr) {
+        need(t, SampleType::ADDR, "ADDR", &[Addr])?;
+    }
+    let addresses = st.intersects(SampleType::IP | SampleType::ADDR);
+    if t.fields.has(Sym) && !addresses {
+        return Err(usage(
+            "Display of symbols requested but neither sample IP nor sample address\n\
+             available. Hence, no addresses to convert to symbols.",
+        ));
+    }
+    if t.fields.has(Symoff) && !t.fields.has(Sym) {
+        return Err(usage(
+            "Display of offsets requested but symbol is notselected.",
+        ));
+    }
+    if t.fields.has(Dso) && !addresses {
+        return Err(usage(
+            "Display of DSO requested but no address to convert.",
+        ));
+    }
+    if t.fields.has(Srcline) && !t.fields.has(Ip) {
+        return Err(usage(
+            "Display of source line number requested but sample IP is not\n\
+             selected. Hence, no address to lookup the source line number.",
+        ));
+    }
+    if t.fields.has(Pid) || t.fields.has(Tid) {
+        need(t, SampleType::TID, "TID", &[Tid, Pid])?;
+    }
+    if t.fields.has(Time) {
+        need(t, SampleType::TIME, "TIME", &[Time])?;
+    }
+    if t.fields.has(Cpu) {
+        need(t, SampleType::CPU, "CPU", &[Cpu])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plus_and_minus_change_the_defaults_a_list_replaces_them() {
+        let mut spec = FieldSpec::default();
+        spec.parse("-period,+addr").unwrap();
+        let sw = spec.types[1].fields;
+        assert!(!sw.has(Field::Period) && sw.has(Field::Addr) && sw.has(Field::Sym));
+        let mut spec = FieldSpec::default();
+        let warnings = spec.parse("comm,trace").unwrap();
+        assert_eq!(spec.types[1].fields, Fields::of(&[Field::Comm]));
+        assert_eq!(spec.types[2].fields, Fields::of(&[Field::Comm, Field::Trace]));
+        assert!(warnings[0].contains("'trace' not valid for hardware events"));
+        assert!(FieldSpec::default().parse("comm,+tid").is_err());
+        assert!(FieldSpec::default().parse("bogus").is_err());
+    }
+
+    #[test]
+    fn a_type_prefix_sets_that_type_alone() {
+        let mut spec = FieldSpec::default();
+        spec.parse("sw:comm,tid").unwrap();
+        assert_eq!(spec.types[1].fields, Fields::of(&[Field::Comm, Field::Tid]));
+        assert_eq!(spec.types[0].fields, FieldSpec::default().types[0].fields);
+    }
+}

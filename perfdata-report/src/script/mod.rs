@@ -1,0 +1,418 @@
+//! `perf script`'s listing of samples, as perf 6.1 prints it
+//! (tools/perf/builtin-script.c: `perf_sample__fprintf_start`, `process_event`, and
+//! util/evsel_fprintf.c: `sample__fprintf_sym`): one line per sample with the command,
+//! thread, CPU, time, period and event, then the ip with its symbol and DSO, or the
+//! callchain one frame per line; a tracepoint's fields as libtraceevent prints them.
+//! Samples come in perf's time order from the replay, each printed as it comes, so
+//! memory does not grow with the samples.
+//!
+//! ```no_run
+//! use perfdata_report::script::Script;
+//!
+//! let reader = perfdata_core::PerfReader::open(std::path::Path::new("perf.data"))?;
+//! let mut out = std::io::BufWriter::new(std::io::stdout());
+//! Script::new().write(reader, &mut out)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use perfdata_core::attr::SampleType;
+use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::select::{in_ranges, resolve_time, TimeRange, TimeSpec};
+use perfdata_core::{Error, Metadata, PerfReader, Result};
+use perfdata_view::tracing::TraceEvents;
+
+use crate::filter::SampleFilter;
+use crate::model::{Replay, ResolvedSample};
+use crate::process::{Location, Machine};
+use crate::replay::{replay_with_extra, ReplayOptions, SampleExtra};
+use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
+use crate::symtab::SymbolTable;
+
+pub mod fields;
+mod line;
+
+use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
+
+/// perf's PERF_MAX_STACK_DEPTH: perf script prints at most this many frames.
+const MAX_STACK: usize = 127;
+
+/// What `perf script` prints and of which samples.
+#[derive(Debug, Clone)]
+pub struct Script {
+    fields: FieldSpec,
+    ns: bool,
+    callchains: bool,
+    filter: SampleFilter,
+    time: Option<TimeSpec>,
+    symfs: Option<PathBuf>,
+    unwind: bool,
+}
+
+impl Default for Script {
+    fn default() -> Self {
+        Script {
+            fields: FieldSpec::default(),
+            ns: false,
+            callchains: true,
+            filter: SampleFilter::default(),
+            time: None,
+            symfs: None,
+            unwind: true,
+        }
+    }
+}
+
+/// What a listing went through.
+#[derive(Debug, Clone, Default)]
+pub struct Listed {
+    /// Samples printed.
+    pub samples: u64,
+    /// The replay's account of the recording (the machine as it ended, unwinding).
+    pub unwind: crate::unwind::UnwindStats,
+}
+
+impl Script {
+    /// perf script's default listing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The fields, as `-F` arguments made them ([`FieldSpec::parse`]).
+    pub fn fields(mut self, spec: FieldSpec) -> Self {
+        self.fields = spec;
+        self
+    }
+
+    /// Times in nanoseconds (perf's `--ns`).
+    pub fn nanoseconds(mut self, on: bool) -> Self {
+        self.ns = on;
+        self
+    }
+
+    /// Callchains printed under each sample (on by default; perf's `-G` turns them off).
+    pub fn callchains(mut self, on: bool) -> Self {
+        self.callchains = on;
+        self
+    }
+
+    /// Only the samples the filter keeps (`--pid`, `--tid`, `--comms`, `--cpu`).
+    pub fn filter(mut self, filter: SampleFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Only the samples in these times (perf's `--time`).
+    pub fn time(mut self, spec: Option<TimeSpec>) -> Self {
+        self.time = spec;
+        self
+    }
+
+    /// Look for binaries under `dir` (perf's `--symfs`).
+    pub fn symfs(mut self, dir: Option<PathBuf>) -> Self {
+        self.symfs = dir;
+        self
+    }
+
+    /// Unwind `--call-graph dwarf` stack copies (on by default, as in perf).
+    pub fn unwind(mut self, on: bool) -> Self {
+        self.unwind = on;
+        self
+    }
+
+    /// Print the listing of `reader`'s recording into `out`, each sample as its turn
+    /// comes. An error writing stops the listing and is returned.
+    pub fn write(self, reader: PerfReader, out: &mut (dyn Write + Send)) -> Result<Listed> {
+        let mut opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
+        opts.extra = true;
+        let mut printer = Printer::new(self, out);
+        let replay = replay_with_extra(reader, &opts, |m, s, x| printer.sample(m, &s, x))?;
+        let samples = printer.finish()?;
+        Ok(Listed {
+            samples,
+            unwind: replay.unwind,
+        })
+    }
+}
+
+/// How one event's samples are printed.
+#[derive(Debug, Clone)]
+struct EventOut {
+    fields: Fields,
+    name: String,
+    callchain: bool,
+    /// A tracepoint's id (its attr's config).
+    tracepoint: Option<u64>,
+    /// A software page-fault event: its addr is an address of the thread, named as ips
+    /// are (perf's `sample_addr_correlates_sym`).
+    addr_is_code: bool,
+}
+
+/// The listing's state between samples.
+struct Printer<'o> {
+    script: Script,
+    out: &'o mut (dyn Write + Send),
+    meta: Option<Arc<Metadata>>,
+    events: Vec<EventOut>,
+    name_width: usize,
+    ranges: Vec<TimeRange>,
+    traces: Option<TraceEvents>,
+    symbols: Option<Symbolizer>,
+    kallsyms: Option<std::thread::JoinHandle<Option<SymbolTable>>>,
+    buf: Vec<u8>,
+    printed: u64,
+    error: Option<Error>,
+}
+
+impl<'o> Printer<'o> {
+    fn new(script: Script, out: &'o mut (dyn Write + Send)) -> Self {
+        Printer {
+            script,
+            out,
+            meta: None,
+            events: Vec::new(),
+            name_width: 0,
+            ranges: Vec::new(),
+            traces: None,
+            symbols: None,
+            kallsyms: Some(kallsyms_in_background()),
+            buf: Vec::with_capacity(1 << 16),
+            printed: 0,
+            error: None,
+        }
+    }
+
+    fn finish(mut self) -> Result<u64> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.flush();
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        Ok(self.printed)
+    }
+
+    fn flush(&mut self) {
+        if let Err(e) = self.out.write_all(&self.buf).and_then(|()| self.out.flush()) {
+            self.error = Some(Error::io("writing the listing", e));
+        }
+        self.buf.clear();
+    }
+
+    /// Settle the fields and names of the events of `meta` (again when a pipe's
+    /// metadata grew).
+    fn settle(&mut self, meta: &Arc<Metadata>) -> Result<()> {
+        let types = self.script.fields.settle(meta, self.script.callchains)?;
+        if !self.script.filter.cpus.is_empty()
+            && meta
+                .attrs()
+                .iter()
+                .any(|a| !a.attr.sample_type.contains(SampleType::CPU))
+        {
+            return Err(Error::Select(
+                "File does not contain CPU events. Remove -C option to proceed.".into(),
+            ));
+        }
+        self.events = meta
+            .attrs()
+            .iter()
+            .enumerate()
+            .map(|(i, a)| EventOut {
+                fields: types[output_type(a.attr.type_).min(OUTPUT_TYPES - 1)],
+                name: meta.event_name(i),
+                callchain: a.attr.sample_type.contains(SampleType::CALLCHAIN),
+                tracepoint: (a.attr.type_ == 2).then_some(a.attr.config),
+                addr_is_code: a.attr.type_ == 1 && matches!(a.attr.config, 2 | 5 | 6),
+            })
+            .collect();
+        if let Some(spec) = &self.script.time {
+            self.ranges = resolve_time(spec, meta)?;
+        }
+        if self.traces.is_none() && self.events.iter().any(|e| e.tracepoint.is_some()) {
+            self.traces = perfdata_core::tracing::tracing_blob(meta).and_then(TraceEvents::parse);
+        }
+        self.meta = Some(meta.clone());
+        Ok(())
+    }
+
+    /// The symbolizer, made at the first address to name: the kernel's symbols are
+    /// chosen from what the recording says of its kernel by then.
+    fn symbols(&mut self, m: &Machine) -> &mut Symbolizer {
+        if self.symbols.is_none() {
+            let meta = self.meta.as_deref();
+            let string_feature = |id| match meta.and_then(|m| m.feature(id)) {
+                Some(Feature::Hostname(s)) | Some(Feature::OsRelease(s)) => Some(s.to_string()),
+                _ => None,
+            };
+            let now = Replay {
+                machine: m.clone(),
+                event_names: Vec::new(),
+                hostname: string_feature(FeatureId::Hostname),
+                osrelease: string_feature(FeatureId::OsRelease),
+                lost_samples: 0,
+                groups: Vec::new(),
+                unwind: Default::default(),
+            };
+            let opts = SymbolOptions {
+                symfs: self.script.symfs.clone(),
+                kallsyms: now.kallsyms(None),
+                buildid_dir: None,
+            };
+            let table = self.kallsyms.take().and_then(|k| k.join().ok().flatten());
+            self.symbols = Some(Symbolizer::new(opts).with_kallsyms(table));
+        }
+        self.symbols.as_mut().expect("made above")
+    }
+
+    fn sample(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(meta) = &x.meta {
+            if !self.meta.as_ref().is_some_and(|old| Arc::ptr_eq(old, meta)) {
+                if let Err(e) = self.settle(meta) {
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+        if !in_ranges(&self.ranges, s.time.unwrap_or(0))
+            || !self.script.filter.keeps_thread(m, s)
+            || !self.script.filter.keeps_cpu(s)
+        {
+            return;
+        }
+        let Some(ev) = self.events.get(s.event) else {
+            return;
+        };
+        let f = ev.fields;
+        if f.0 == 0 {
+            return;
+        }
+        if f.has(Field::Event) && self.name_width == 0 {
+            self.name_width = self.events.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        }
+        let ev = ev.clone();
+        self.print(m, s, x, &ev);
+        self.printed += 1;
+        if self.buf.len() >= 1 << 16 {
+            self.flush();
+        }
+    }
+
+    fn print(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra, ev: &EventOut) {
+        let f = ev.fields;
+        let chain = self.script.callchains && ev.callchain;
+        let buf = &mut self.buf;
+        if f.has(Field::Comm) {
+            let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
+            if f.has(Field::Ip) && chain {
+                buf.extend_from_slice(comm.as_bytes());
+                buf.push(b' ');
+            } else {
+                line::right(buf, comm.as_bytes(), 16);
+                buf.push(b' ');
+            }
+        }
+        match (f.has(Field::Pid), f.has(Field::Tid)) {
+            (true, true) => {
+                line::int(buf, s.pid.into(), 5);
+                buf.push(b'/');
+                line::int_left(buf, s.tid.into(), 5);
+                buf.push(b' ');
+            }
+            (true, false) | (false, true) => {
+                let id = if f.has(Field::Pid) { s.pid } else { s.tid };
+                line::int(buf, id.into(), 5);
+                buf.push(b' ');
+            }
+            _ => {}
+        }
+        if f.has(Field::Cpu) {
+            buf.push(b'[');
+            line::zeros(buf, s.cpu.unwrap_or(0).into(), 3);
+            buf.extend_from_slice(b"] ");
+        }
+        if f.has(Field::Time) {
+            line::time(buf, s.time.unwrap_or(0), self.script.ns);
+        }
+        if f.has(Field::Period) {
+            line::uint(buf, s.period, 10);
+            buf.push(b' ');
+        }
+        if f.has(Field::Event) {
+            line::right(buf, ev.name.as_bytes(), self.name_width);
+            buf.extend_from_slice(b": ");
+        }
+        if f.has(Field::Trace) {
+            if let (Some(id), Some(raw), Some(traces)) = (ev.tracepoint, &x.raw, &self.traces) {
+                if let Some(t) = traces.decode(id, raw) {
+                    buf.extend_from_slice(t.text.as_bytes());
+                }
+            }
+        }
+        if f.has(Field::Addr) {
+            let addr = x.addr.unwrap_or(0);
+            line::hex(&mut self.buf, addr, 16);
+            if ev.addr_is_code {
+                let t = s.ip.thread;
+                let map = m.maps_of(t).find(addr).copied();
+                let at = Location {
+                    dso: map.map(|m| m.dso),
+                    addr: map.map_or(addr, |m| m.map_ip(addr)),
+                    ip: addr,
+                    ..s.ip
+                };
+                self.frame_names(m, &at, f);
+            }
+        }
+        if f.has(Field::Ip) {
+            if chain && !s.callchain.is_empty() {
+                self.buf.push(b'\n');
+                for at in s.callchain.iter().take(MAX_STACK) {
+                    // A frame's address as perf 6.1 prints it: DSO-relative where a map
+                    // holds it (the kernel's maps are the identity).
+                    self.buf.push(b'\t');
+                    line::hex(&mut self.buf, at.addr, 16);
+                    self.frame_names(m, at, f);
+                    self.buf.push(b'\n');
+                }
+            } else {
+                self.buf.push(b' ');
+                line::hex(&mut self.buf, s.ip.ip, 16);
+                self.frame_names(m, &s.ip, f);
+            }
+        }
+        self.buf.push(b'\n');
+    }
+
+    /// ` sym+0xoff (dso)` of an address, as the fields ask.
+    fn frame_names(&mut self, m: &Machine, at: &Location, f: Fields) {
+        if f.has(Field::Sym) {
+            self.symbols(m);
+            let (symbols, buf) = (self.symbols.as_mut().expect("made above"), &mut self.buf);
+            buf.push(b' ');
+            let named = at.dso.and_then(|d| symbols.function(d, &m.dsos[d], at.addr));
+            match named {
+                Some((start, name)) => {
+                    buf.extend_from_slice(name.as_bytes());
+                    if f.has(Field::Symoff) {
+                        buf.extend_from_slice(b"+0x");
+                        line::hex(buf, at.addr.wrapping_sub(start), 0);
+                    }
+                }
+                None => buf.extend_from_slice(b"[unknown]"),
+            }
+        }
+        if f.has(Field::Dso) {
+            self.buf.extend_from_slice(b" (");
+            let name = at.dso.map_or("[unknown]", |d| m.dsos[d].long_name.as_str());
+            self.buf.extend_from_slice(name.as_bytes());
+            self.buf.push(b')');
+        }
+    }
+}
