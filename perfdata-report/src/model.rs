@@ -81,9 +81,11 @@ impl Replay {
     /// cached, /proc/kallsyms if the recording's hostname and kernel release are this
     /// machine's.
     pub fn kallsyms(&self, dir: Option<&Path>) -> Option<Kallsyms> {
+        // perf moves the running kernel's symbols onto the recorded kernel's addresses
+        // too (a recording of another boot: KASLR put `_text` elsewhere).
         let running = || Kallsyms {
             file: PathBuf::from(PROC_KALLSYMS),
-            ref_reloc: None,
+            ref_reloc: self.machine.kernel_ref_reloc.clone(),
         };
         let recorded = self
             .machine

@@ -90,14 +90,24 @@ impl Symbolizer {
     /// Use `table`, read beforehand from /proc/kallsyms, for the kernel's symbols where
     /// the options name that file.
     pub fn with_kallsyms(mut self, table: Option<SymbolTable>) -> Self {
-        if self
+        let Some(k) = self
             .opts
             .kallsyms
             .as_ref()
-            .is_some_and(|k| k.file == Path::new(PROC_KALLSYMS))
-        {
-            self.kernel = Some(table);
-        }
+            .filter(|k| k.file == Path::new(PROC_KALLSYMS))
+        else {
+            return self;
+        };
+        // Moved onto the recorded kernel's addresses, as load_kallsyms moves the file's.
+        let table = match (&k.ref_reloc, table) {
+            (Some((name, recorded)), Some(t)) => t
+                .start_of(name)
+                .or_else(|| kallsyms_start(&k.file, name))
+                .map(|at| t.moved_down(at.wrapping_sub(*recorded))),
+            (None, t) => t,
+            (Some(_), None) => None,
+        };
+        self.kernel = Some(table);
         self
     }
 
@@ -213,6 +223,18 @@ impl Symbolizer {
     pub fn names(&mut self, id: DsoId, dso: &Dso, addrs: &[u64]) -> Vec<SymbolName> {
         addrs.iter().map(|&a| self.name(id, dso, a)).collect()
     }
+}
+
+/// perf's `kallsyms__get_function_start`: the address of the first line of `file` naming
+/// `name` (any type), read no further than that line (`_text` is near the top).
+fn kallsyms_start(file: &Path, name: &str) -> Option<u64> {
+    use std::io::BufRead;
+    let f = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+    f.lines().map_while(|l| l.ok()).find_map(|line| {
+        let mut parts = line.split_whitespace();
+        let (addr, _, sym) = (parts.next()?, parts.next()?, parts.next()?);
+        (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
+    })
 }
 
 fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {

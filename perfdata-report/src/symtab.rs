@@ -49,6 +49,11 @@ impl SymbolTable {
         self.syms[..i].last().filter(|s| addr < s.end)
     }
 
+    /// The start of the first symbol named `name` (a kallsyms table's `_text`).
+    pub fn start_of(&self, name: &str) -> Option<u64> {
+        self.syms.iter().find(|s| s.name == name).map(|s| s.start)
+    }
+
     /// Number of functions.
     pub fn len(&self) -> usize {
         self.syms.len()

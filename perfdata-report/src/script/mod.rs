@@ -371,7 +371,8 @@ impl<'o> Printer<'o> {
             }
         }
         if f.has(Field::Ip) {
-            if chain && !s.callchain.is_empty() {
+            // A sample of an event with callchains lists its frames, none or many.
+            if chain {
                 self.buf.push(b'\n');
                 for at in s.callchain.iter().take(MAX_STACK) {
                     // A frame's address as perf 6.1 prints it: DSO-relative where a map
@@ -410,9 +411,25 @@ impl<'o> Printer<'o> {
         }
         if f.has(Field::Dso) {
             self.buf.extend_from_slice(b" (");
-            let name = at.dso.map_or("[unknown]", |d| m.dsos[d].long_name.as_str());
+            // perf's `dso->name`: the path of a file, `[name]` of a kernel module its
+            // MMAP named (one the BUILD_ID feature named first keeps its path).
+            let name = at.dso.map_or("[unknown]", |d| {
+                let dso = &m.dsos[d];
+                if dso.kernel {
+                    dso.short_name.as_str()
+                } else {
+                    dso.long_name.as_str()
+                }
+            });
             self.buf.extend_from_slice(name.as_bytes());
             self.buf.push(b')');
         }
+        if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
+            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
+            let line = self.symbols(m).srcline(Some((d, &m.dsos[d])), at.addr);
+            self.buf.extend_from_slice(b"\n  ");
+            self.buf.extend_from_slice(line.as_bytes());
+        }
     }
 }
+

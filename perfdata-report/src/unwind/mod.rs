@@ -143,7 +143,7 @@ pub struct Unwinder {
     opts: SymbolOptions,
     dsos: HashMap<DsoId, Result<Arc<DsoUnwind>, Missing>>,
     /// Per map group: the maps' generation it was built from, and the space.
-    spaces: HashMap<usize, (u64, Space)>,
+    spaces: HashMap<usize, (u64, Space, bool)>,
     x86_cache: CacheX86_64,
     arm_cache: CacheAarch64,
     stats: UnwindStats,
@@ -212,7 +212,14 @@ impl Unwinder {
         let group = machine.threads[thread].maps;
         let maps = machine.maps_of(thread);
         self.ensure_space(machine, group, maps, arch);
-        let (_, space) = &self.spaces[&group];
+        let (_, space, known) = &self.spaces[&group];
+        // perf 6.1 sets a process up for unwinding when a map of a binary it can open
+        // joins its maps (`unwind__prepare_access`: the binary's type decides the
+        // unwinder); a process of missing binaries alone is not unwound at all.
+        if !known {
+            self.stats.not_unwound += 1;
+            return Vec::new();
+        }
         let mut read = |addr: u64| user.read(sp, addr).ok_or(());
         let mut frames = Vec::new();
         let mut frame = |address: FrameAddress| -> Option<End> {
@@ -267,7 +274,7 @@ impl Unwinder {
         if self
             .spaces
             .get(&group)
-            .is_some_and(|(g, _)| *g == maps.generation())
+            .is_some_and(|(g, _, _)| *g == maps.generation())
         {
             return;
         }
@@ -278,12 +285,18 @@ impl Unwinder {
             Arch::X86_64 => Space::X86(UnwinderX86_64::new()),
             Arch::Aarch64 => Space::Arm(UnwinderAarch64::new()),
         };
+        let mut known = false;
         for map in maps.iter().filter(|m| !m.identity) {
             let opts = &self.opts;
             let data = self
                 .dsos
                 .entry(map.dso)
                 .or_insert_with(|| DsoUnwind::load(&machine.dsos[map.dso], opts).map(Arc::new));
+            // perf copies this machine's vdso to a file for a `[vdso]` the recording
+            // gives no build id of: that map, too, sets the process up.
+            let dso = &machine.dsos[map.dso];
+            known |= !matches!(data, Err(Missing::Binary))
+                || (dso.long_name == "[vdso]" && dso.build_id.is_none());
             let Ok(data) = data else { continue };
             let module = Module::new(
                 machine.dsos[map.dso].long_name.clone(),
@@ -296,7 +309,7 @@ impl Unwinder {
                 Space::Arm(u) => u.add_module(module),
             }
         }
-        self.spaces.insert(group, (maps.generation(), space));
+        self.spaces.insert(group, (maps.generation(), space, known));
     }
 }
 
