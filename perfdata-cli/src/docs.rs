@@ -64,6 +64,12 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "perfdata report perf.data\n  perfdata report -s dso,sym -n --json perf.data | jq .events",
     ),
     (
+        "script",
+        "perfdata script perf.data\n  \
+         perfdata script -F comm,tid,time,ip,sym --ns perf.data\n  \
+         perfdata script -G --pid 4242 --time 2036.37,2036.38 perf.data",
+    ),
+    (
         "export",
         "perfdata export perf.data --format folded -o out.folded   # flamegraph.pl input",
     ),

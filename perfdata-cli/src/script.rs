@@ -18,7 +18,12 @@ pub struct ScriptArgs {
     /// symoff, dso, addr, period, srcline; `+field`/`-field` change the defaults,
     /// `TYPE:list` (hw, sw, trace, raw, break) one kind of event. Printed in perf's
     /// order, not the order given. Repeatable.
-    #[arg(short = 'F', long = "fields", value_name = "FIELDS", allow_hyphen_values = true)]
+    #[arg(
+        short = 'F',
+        long = "fields",
+        value_name = "FIELDS",
+        allow_hyphen_values = true
+    )]
     fields: Vec<String>,
     /// Times in nanoseconds.
     #[arg(long)]

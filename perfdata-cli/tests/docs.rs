@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "anonymize",
     "unwind",
     "report",
+    "script",
     "export",
     "flamegraph",
     "completions",

@@ -291,7 +291,13 @@ pub(crate) fn replay_sideband(
         return Ok(());
     }
     if let Some(ev) = event_of(item.decode()?) {
-        apply(machine, ev, &mut Counters::default(), None, &mut |_, _, _| {});
+        apply(
+            machine,
+            ev,
+            &mut Counters::default(),
+            None,
+            &mut |_, _, _| {},
+        );
     }
     Ok(())
 }

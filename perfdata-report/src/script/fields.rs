@@ -80,13 +80,8 @@ impl Fields {
 /// perf's output types: the attr types below PERF_TYPE_MAX, then every other type.
 pub const OUTPUT_TYPES: usize = 7;
 /// perf's names of the output types in `-F TYPE:...` (`event_type()`'s inverse).
-const TYPE_NAMES: [(&str, usize); 5] = [
-    ("hw", 0),
-    ("sw", 1),
-    ("trace", 2),
-    ("raw", 4),
-    ("break", 5),
-];
+const TYPE_NAMES: [(&str, usize); 5] =
+    [("hw", 0), ("sw", 1), ("trace", 2), ("raw", 4), ("break", 5)];
 const TRACEPOINT: usize = 2;
 
 /// The output type of an attr type (perf's `output_type`).
@@ -255,11 +250,31 @@ impl FieldSpec {
             }
             check(t, &first.attr.sample_type, &meta.event_name(i))?;
         }
+        // With callchains shown, every type of event shows the ip and symbol of each
+        // frame unless -F removed them (perf's process_attr).
+        let combined = attrs
+            .iter()
+            .fold(SampleType::empty(), |st, a| st | a.attr.sample_type);
+        let stacks = combined.contains(SampleType::CALLCHAIN)
+            || combined.contains(SampleType::BRANCH_STACK)
+            || combined.contains(SampleType::REGS_USER | SampleType::STACK_USER);
+        if callchains && stacks {
+            for (j, t) in types.iter_mut().enumerate() {
+                if attrs.iter().any(|a| output_type(a.attr.type_) == j) {
+                    if !t.user_unset.has(Field::Ip) {
+                        t.fields = t.fields.with(Field::Ip);
+                    }
+                    if !t.user_unset.has(Field::Sym) {
+                        t.fields = t.fields.with(Field::Sym);
+                    }
+                }
+            }
+        }
         let tp = &mut types[TRACEPOINT];
         if callchains && !tp.user {
-            let has = attrs.iter().any(|a| {
-                a.attr.type_ == 2 && a.attr.sample_type.contains(SampleType::CALLCHAIN)
-            });
+            let has = attrs
+                .iter()
+                .any(|a| a.attr.type_ == 2 && a.attr.sample_type.contains(SampleType::CALLCHAIN));
             if has {
                 use Field::*;
                 tp.fields = tp.fields.with(Ip).with(Sym).with(Symoff).with(Dso);
@@ -321,9 +336,7 @@ fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
         ));
     }
     if t.fields.has(Dso) && !addresses {
-        return Err(usage(
-            "Display of DSO requested but no address to convert.",
-        ));
+        return Err(usage("Display of DSO requested but no address to convert."));
     }
     if t.fields.has(Srcline) && !t.fields.has(Ip) {
         return Err(usage(
@@ -356,7 +369,10 @@ mod tests {
         let mut spec = FieldSpec::default();
         let warnings = spec.parse("comm,trace").unwrap();
         assert_eq!(spec.types[1].fields, Fields::of(&[Field::Comm]));
-        assert_eq!(spec.types[2].fields, Fields::of(&[Field::Comm, Field::Trace]));
+        assert_eq!(
+            spec.types[2].fields,
+            Fields::of(&[Field::Comm, Field::Trace])
+        );
         assert!(warnings[0].contains("'trace' not valid for hardware events"));
         assert!(FieldSpec::default().parse("comm,+tid").is_err());
         assert!(FieldSpec::default().parse("bogus").is_err());

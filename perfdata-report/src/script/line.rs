@@ -101,8 +101,14 @@ mod tests {
 
     #[test]
     fn times_are_truncated_to_microseconds_or_printed_in_ns() {
-        assert_eq!(with(|b| time(b, 2_059_098_355_999, false)), " 2059.098355: ");
-        assert_eq!(with(|b| time(b, 18_429_641_018_000, false)), "18429.641018: ");
+        assert_eq!(
+            with(|b| time(b, 2_059_098_355_999, false)),
+            " 2059.098355: "
+        );
+        assert_eq!(
+            with(|b| time(b, 18_429_641_018_000, false)),
+            "18429.641018: "
+        );
         assert_eq!(with(|b| time(b, 5_000_000_001, true)), "    5.000000001: ");
         assert_eq!(
             with(|b| time(b, 123_456_789_012_345_678, false)),

@@ -129,6 +129,11 @@ impl Script {
         let mut opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
         opts.extra = true;
         let mut printer = Printer::new(self, out);
+        // A file's events are known before its first record: perf checks the fields
+        // against them then, samples or not (a pipe's, at its first sample).
+        if !reader.meta().attrs().is_empty() {
+            printer.settle(&Arc::new(reader.meta().clone()))?;
+        }
         let replay = replay_with_extra(reader, &opts, |m, s, x| printer.sample(m, &s, x))?;
         let samples = printer.finish()?;
         Ok(Listed {
@@ -197,7 +202,11 @@ impl<'o> Printer<'o> {
     }
 
     fn flush(&mut self) {
-        if let Err(e) = self.out.write_all(&self.buf).and_then(|()| self.out.flush()) {
+        if let Err(e) = self
+            .out
+            .write_all(&self.buf)
+            .and_then(|()| self.out.flush())
+        {
             self.error = Some(Error::io("writing the listing", e));
         }
         self.buf.clear();
@@ -296,17 +305,19 @@ impl<'o> Printer<'o> {
         if f.has(Field::Event) && self.name_width == 0 {
             self.name_width = self.events.iter().map(|e| e.name.len()).max().unwrap_or(0);
         }
-        let ev = ev.clone();
-        self.print(m, s, x, &ev);
+        self.print(m, s, x, s.event);
         self.printed += 1;
         if self.buf.len() >= 1 << 16 {
             self.flush();
         }
     }
 
-    fn print(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra, ev: &EventOut) {
+    fn print(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra, event: usize) {
+        // Fields borrowed apart: the event's name is written into the buffer as is.
+        let ev = &self.events[event];
         let f = ev.fields;
         let chain = self.script.callchains && ev.callchain;
+        let (tracepoint, addr_is_code) = (ev.tracepoint, ev.addr_is_code);
         let buf = &mut self.buf;
         if f.has(Field::Comm) {
             let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
@@ -349,7 +360,7 @@ impl<'o> Printer<'o> {
             buf.extend_from_slice(b": ");
         }
         if f.has(Field::Trace) {
-            if let (Some(id), Some(raw), Some(traces)) = (ev.tracepoint, &x.raw, &self.traces) {
+            if let (Some(id), Some(raw), Some(traces)) = (tracepoint, &x.raw, &self.traces) {
                 if let Some(t) = traces.decode(id, raw) {
                     buf.extend_from_slice(t.text.as_bytes());
                 }
@@ -358,7 +369,7 @@ impl<'o> Printer<'o> {
         if f.has(Field::Addr) {
             let addr = x.addr.unwrap_or(0);
             line::hex(&mut self.buf, addr, 16);
-            if ev.addr_is_code {
+            if addr_is_code {
                 let t = s.ip.thread;
                 let map = m.maps_of(t).find(addr).copied();
                 let at = Location {
@@ -397,7 +408,9 @@ impl<'o> Printer<'o> {
             self.symbols(m);
             let (symbols, buf) = (self.symbols.as_mut().expect("made above"), &mut self.buf);
             buf.push(b' ');
-            let named = at.dso.and_then(|d| symbols.function(d, &m.dsos[d], at.addr));
+            let named = at
+                .dso
+                .and_then(|d| symbols.function(d, &m.dsos[d], at.addr));
             match named {
                 Some((start, name)) => {
                     buf.extend_from_slice(name.as_bytes());
@@ -426,10 +439,28 @@ impl<'o> Printer<'o> {
         }
         if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
             // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
-            let line = self.symbols(m).srcline(Some((d, &m.dsos[d])), at.addr);
+            let line = srcline(self.symbols(m), d, &m.dsos[d], at.addr);
             self.buf.extend_from_slice(b"\n  ");
             self.buf.extend_from_slice(line.as_bytes());
         }
     }
 }
 
+/// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; else
+/// `dso[addr]` for the kernel, as perf report's srcline otherwise.
+fn srcline(
+    symbols: &mut Symbolizer,
+    d: crate::process::DsoId,
+    dso: &crate::process::Dso,
+    addr: u64,
+) -> String {
+    let line = symbols
+        .source_frames(d, dso, addr)
+        .first()
+        .and_then(crate::srcline::SourceFrame::srcline);
+    match line {
+        Some(l) => l,
+        None if dso.kernel => format!("{}[{addr:x}]", dso.short_name),
+        None => symbols.srcline(Some((d, dso)), addr),
+    }
+}

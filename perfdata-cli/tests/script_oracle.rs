@@ -1,0 +1,221 @@
+//! `perfdata script` against `perf script` of perf 6.1, run live, byte for byte: on every
+//! fixture and corpus file perf reads, the default view, `-F` with each field alone and
+//! in perf's combinations (`+field`, `-field`), `--ns` and `-G`. Where perf refuses the
+//! arguments (a field the samples lack), perfdata must refuse them too. The differences
+//! not removed are one list, [`EXCEPTIONS`], each with its reason; an exception that no
+//! longer differs fails too, so the list stays exact.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use perfdata_tests::{all_inputs, name, perf_available, run_perfdata};
+
+/// The views compared: the default, then `-F` with each field perf script has that
+/// perfdata prints, alone and combined, and the other options.
+const VIEWS: &[&[&str]] = &[
+    &[],
+    &["-F", "comm"],
+    &["-F", "tid"],
+    &["-F", "pid"],
+    &["-F", "cpu"],
+    &["-F", "time"],
+    &["-F", "event"],
+    &["-F", "ip"],
+    &["-F", "sym"],
+    &["-F", "ip,sym"],
+    &["-F", "ip,sym,symoff"],
+    &["-F", "ip,dso"],
+    &["-F", "addr"],
+    &["-F", "period"],
+    &["-F", "ip,srcline"],
+    &["-F", "comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso"],
+    &["-F", "+pid"],
+    &["-F", "-period,-cpu"],
+    &["-F", "+addr"],
+    &["-F", "sw:comm,tid,ip"],
+    &["--ns"],
+    &["-G"],
+];
+
+/// Differences not removed: (input, view (`*` for every view), why). Each must still
+/// differ (the test fails on one that matches).
+const EXCEPTIONS: &[(&str, &str, &str)] = &[
+    (
+        "stat-record.data",
+        "*",
+        "perf script prints the counts of a `perf stat record` recording (STAT records); \
+         perfdata script lists samples only",
+    ),
+    (
+        "pipe-stat-record.data",
+        "*",
+        "perf script prints the counts of a `perf stat record` recording (STAT records); \
+         perfdata script lists samples only",
+    ),
+    (
+        "strip-system-wide.data",
+        "*",
+        "perf 6.1 leaves one rustc sample unresolved (it fails to open \
+         librustc_driver-*.so once, see report_oracle) that perfdata names ThinVec::push",
+    ),
+    (
+        "file-callgraph-dwarf.data",
+        "*",
+        "perf lists the DWARF inlined frames of unwound callchains (`name+off (inlined)`, \
+         addr2line -i) and perfdata does not; and /tmp/perfdata-spin on a test machine is \
+         another build of the workload: perf unwinds through it, perfdata stops there \
+         (its build id differs)",
+    ),
+    (
+        "jbeich-generated_by_linux_perf.data",
+        "*",
+        "a kernel module the BUILD_ID feature lists as a user-space file (misc 2): perf \
+         names its DSO `[honeevent]`, perfdata by its path (the process model keys DSOs \
+         by path)",
+    ),
+    (
+        "KDAB-vector_static_gcc-perf.lbr.data",
+        "*",
+        "callchains from the LBR call stack (perf's branch-stack stitching) are not \
+         read: perfdata lists the recorded callchain",
+    ),
+    (
+        "google-perf.data.intel_pt-4.14",
+        "*",
+        "perf script decodes the Intel PT trace into synthesized samples; perfdata lists \
+         the recorded samples only",
+    ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "-F time",
+        "perf decodes the ETM trace into a synthesized `branches:u` event without TIME and \
+         refuses -F time for it; perfdata does not decode AUX traces",
+    ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "-F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso",
+        "as -F time: the synthesized ETM event lacks TIME",
+    ),
+    (
+        "google-perf.data.weight_struct",
+        "*",
+        "a raw PMU event: perf's default view adds data_src and weight columns that \
+         perfdata does not print",
+    ),
+];
+
+/// `perf script -i FILE ARGS`: its status (None: perf was killed, as its `addr2line`
+/// children get it killed by SIGPIPE for srcline on some inputs) and stdout.
+fn perf_script(input: &Path, args: &[&str]) -> (Option<bool>, Vec<u8>) {
+    let out = Command::new("perf")
+        .arg("script")
+        .arg("-i")
+        .arg(input)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .expect("perf runs");
+    let status = out.status.code().map(|c| c == 0 && out.status.success());
+    (status, out.stdout)
+}
+
+fn ours(input: &Path, args: &[&str]) -> (bool, Vec<u8>, String) {
+    let mut argv: Vec<&OsStr> = vec![OsStr::new("script"), input.as_os_str()];
+    argv.extend(args.iter().map(OsStr::new));
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &argv, None);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.success(), out.stdout, err)
+}
+
+/// The first differing line of two outputs, for the failure message.
+fn first_difference(perf: &[u8], ours: &[u8]) -> String {
+    let (p, o) = (String::from_utf8_lossy(perf), String::from_utf8_lossy(ours));
+    let (mut pl, mut ol) = (p.lines(), o.lines());
+    for n in 1.. {
+        match (pl.next(), ol.next()) {
+            (Some(a), Some(b)) if a == b => continue,
+            (a, b) => return format!("line {n}:\n  perf: {a:?}\n  ours: {b:?}"),
+        }
+    }
+    unreachable!()
+}
+
+fn excepted(input: &str, view: &str) -> bool {
+    EXCEPTIONS
+        .iter()
+        .any(|(f, v, _)| *f == input && (*v == "*" || *v == view))
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn script_prints_what_perf_script_prints() {
+    assert!(perf_available());
+    let mut failures = Vec::new();
+    let mut matched_exceptions = Vec::new();
+    let mut compared = 0;
+    let mut refused = Vec::new();
+    let mut killed = Vec::new();
+    // PERFDATA_SCRIPT_ONLY=NAME narrows the run to the inputs whose names hold NAME
+    // (to see a planted bug fail quickly); the count check below then fails, as it
+    // must for a partial run.
+    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    for input in all_inputs() {
+        let n = name(&input);
+        if only.as_deref().is_some_and(|o| !n.contains(o)) {
+            continue;
+        }
+        // Inputs perf does not read are not compared.
+        let (ok, _) = perf_script(&input, &[]);
+        if ok != Some(true) {
+            refused.push(n);
+            continue;
+        }
+        let mut differs = false;
+        for view in VIEWS {
+            let shown = view.join(" ");
+            let (perf_ok, perf_out) = perf_script(&input, view);
+            let Some(perf_ok) = perf_ok else {
+                killed.push(format!("{n} [{shown}]"));
+                continue;
+            };
+            let (our_ok, our_out, err) = ours(&input, view);
+            let same = match (perf_ok, our_ok) {
+                (true, true) => perf_out == our_out,
+                (false, false) => true,
+                _ => false,
+            };
+            compared += 1;
+            if same {
+                continue;
+            }
+            differs = true;
+            if excepted(&n, &shown) {
+                continue;
+            }
+            let why = match (perf_ok, our_ok) {
+                (true, true) => first_difference(&perf_out, &our_out),
+                (true, false) => format!("perfdata failed: {err}"),
+                (false, true) => "perf refused the arguments, perfdata did not".into(),
+                (false, false) => unreachable!(),
+            };
+            failures.push(format!("{n} [{shown}]: {why}"));
+        }
+        if !differs && EXCEPTIONS.iter().any(|(f, _, _)| *f == n) {
+            matched_exceptions.push(n);
+        }
+    }
+    for (f, _, _) in EXCEPTIONS {
+        if matched_exceptions.iter().any(|m| m == f) {
+            failures.push(format!("{f}: listed in EXCEPTIONS but now equal to perf"));
+        }
+    }
+    eprintln!(
+        "{compared} listings compared; perf does not read: {}; perf was killed on: {}",
+        refused.join(", "),
+        killed.join(", ")
+    );
+    assert!(compared >= 20 * VIEWS.len(), "only {compared} compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
