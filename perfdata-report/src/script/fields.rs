@@ -187,9 +187,11 @@ impl FieldSpec {
                 b'-' => (Change::Remove, &tok[1..]),
                 _ => (Change::Set, tok),
             };
-            if change == Change::Set && c != Change::Set
-                || c == Change::Set && !matches!(change, Change::Set | Change::Default)
-            {
+            let mixed = match c {
+                Change::Set => !matches!(change, Change::Set | Change::Default),
+                _ => change == Change::Set,
+            };
+            if mixed {
                 return Err(usage(format!(
                     "-F {arg}: cannot set fields and add or remove them in one list"
                 )));
@@ -250,8 +252,9 @@ impl FieldSpec {
             }
             check(t, &first.attr.sample_type, &meta.event_name(i))?;
         }
-        // With callchains shown, every type of event shows the ip and symbol of each
-        // frame unless -F removed them (perf's process_attr).
+        // An event that came in an ATTR record (a pipe, or a file perf inject wrote from
+        // one) goes through perf's process_attr: with callchains shown, its type then
+        // shows the ip and symbol of each frame unless -F removed them.
         let combined = attrs
             .iter()
             .fold(SampleType::empty(), |st, a| st | a.attr.sample_type);
@@ -260,7 +263,10 @@ impl FieldSpec {
             || combined.contains(SampleType::REGS_USER | SampleType::STACK_USER);
         if callchains && stacks {
             for (j, t) in types.iter_mut().enumerate() {
-                if attrs.iter().any(|a| output_type(a.attr.type_) == j) {
+                if attrs
+                    .iter()
+                    .any(|a| output_type(a.attr.type_) == j && a.ids_section.is_none())
+                {
                     if !t.user_unset.has(Field::Ip) {
                         t.fields = t.fields.with(Field::Ip);
                     }
