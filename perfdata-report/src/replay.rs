@@ -213,11 +213,11 @@ fn read_steps(
                                     if meta.as_ref().is_none_or(|m| m.1 != now) {
                                         meta = Some((std::sync::Arc::new(item.meta.clone()), now));
                                     }
-                                    p.extra = SampleExtra {
+                                    p.extra = Some(Box::new(SampleExtra {
                                         raw: s.raw.map(<[u8]>::to_vec),
                                         addr: s.addr,
                                         meta: meta.as_ref().map(|m| m.0.clone()),
-                                    };
+                                    }));
                                 }
                                 Some(ev)
                             }
@@ -432,7 +432,8 @@ struct PendingSample {
     /// With REGS_USER and STACK_USER (and unwinding on): what the unwinder needs.
     user: Option<Box<UserState>>,
     /// What perf script prints beyond the rest, when asked for.
-    extra: SampleExtra,
+    /// Boxed: the queue moves every sample, and a report has none.
+    extra: Option<Box<SampleExtra>>,
 }
 
 /// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
@@ -466,7 +467,7 @@ fn sample_event(
                 .collect()
         }),
         user: None,
-        extra: SampleExtra::default(),
+        extra: None,
     })
 }
 
@@ -506,7 +507,8 @@ fn apply(
                 ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
                 callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
             };
-            let extra = &p.extra;
+            let none = SampleExtra::default();
+            let extra = p.extra.as_deref().unwrap_or(&none);
             match p.read {
                 None => on_sample(machine, sample, extra),
                 Some(values) => deliver_read(machine, sample, &values, counters, &mut |m, s| {
