@@ -52,9 +52,16 @@ fn perf_text(input: &Path, args: &[&str]) -> String {
 }
 
 fn our_text(input: &Path, args: &[&str]) -> String {
+    // perf's text is --no-children -g none unless --children is asked for.
+    let view: &[&str] = if args.contains(&"--children") {
+        &["-g", "none"]
+    } else {
+        &["--no-children", "-g", "none"]
+    };
     let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
         .arg("report")
         .arg(input)
+        .args(view)
         .args(args)
         .output()
         .expect("perfdata runs");

@@ -16,6 +16,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod callgraph;
 mod children;
 pub mod export;
 pub mod filter;
@@ -31,6 +32,7 @@ pub mod process;
 pub mod readperf;
 pub mod replay;
 pub mod report;
+mod row_order;
 mod same_names;
 mod sample_read;
 pub mod speedscope;
