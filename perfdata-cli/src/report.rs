@@ -134,9 +134,9 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     if let Some(d) = &a.symbols {
         filter.symbols = d.split(',').map(str::to_string).collect();
     }
-    let time: TimeWindow = match &a.time {
-        Some(t) => t.parse().map_err(CliError::Usage)?,
-        None => TimeWindow::default(),
+    let time: Option<(TimeWindow, &str)> = match &a.time {
+        Some(t) => Some((t.parse().map_err(CliError::Usage)?, t.as_str())),
+        None => None,
     };
     let group = match (a.group, a.no_group) {
         (_, true) => GroupView::None,
@@ -160,10 +160,12 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         .filter(filter)
         .children(!a.no_children)
         .call_graph(graph)
-        .time(time)
         .group(group)
         .symfs(a.symfs.clone())
         .unwind(a.unwind.on());
+    if let Some((window, given)) = time {
+        report = report.time(window, given);
+    }
     if let Some(limit) = a.percent_limit {
         report = report.percent_limit(limit);
     }

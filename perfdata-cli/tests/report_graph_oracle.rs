@@ -2,7 +2,9 @@
 //! prints on a recording with callchains: the Children and Self columns and the call
 //! graph under each entry (`|`, `---`, `--N.NN%--` lines), and so for `-g caller`,
 //! `-g callee`, `-g fractal`, `-g flat`, `-g folded`, `--no-children`, `-G` and
-//! `--no-children -G`; each run with perf live on the `-g` fixtures and on recordings
+//! `--no-children -G`, and the filters `--percent-limit 2`, `--time` of a window,
+//! `--dsos` and `--symbols` (one name and two, with and without children); each run
+//! with perf live on the `-g` fixtures and on recordings
 //! of tests/callgraph/levels.c (a few call levels, recursion) made here with `-g` and
 //! `--call-graph dwarf`.
 //!
@@ -148,14 +150,54 @@ fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
     ))
 }
 
-/// Every view of `input`; perf also given `perf_extra`.
-fn compare_views(input: &Path, perf_extra: &[&str], problems: &mut Vec<String>) -> usize {
-    for view in VIEWS {
+/// What the filters of a recording's views select: a DSO and one or two functions.
+struct Selection<'a> {
+    dso: &'a str,
+    symbols: [&'a str; 2],
+}
+
+/// perf's `--time` window of the middle of the recording's samples (from 20% to 60%
+/// of their span), in seconds as perf script prints them.
+fn middle_window(input: &Path) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-F", "time", "-i"])
+        .arg(input)
+        .output()
+        .expect("perf script runs");
+    let times: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+        .collect();
+    let (first, last) = (times[0], times[times.len() - 1]);
+    let at = |f: f64| first + (last - first) * f;
+    format!("{:.6},{:.6}", at(0.2), at(0.6))
+}
+
+/// Every view of `input`, and the filters on it; perf also given `perf_extra`.
+fn compare_views(
+    input: &Path,
+    select: &Selection,
+    perf_extra: &[&str],
+    problems: &mut Vec<String>,
+) -> usize {
+    let window = middle_window(input);
+    let both = format!("{},{}", select.symbols[0], select.symbols[1]);
+    let filters: [&[&str]; 8] = [
+        &["--percent-limit", "2"],
+        &["--no-children", "--percent-limit", "2"],
+        &["--time", &window],
+        &["--no-children", "--time", &window],
+        &["--dsos", select.dso],
+        &["--no-children", "--dsos", select.dso],
+        &["--symbols", select.symbols[0]],
+        &["--symbols", &both],
+    ];
+    for view in VIEWS.iter().chain(&filters) {
         let mut perfs = view.to_vec();
         perfs.extend_from_slice(perf_extra);
         problems.extend(differs(input, view, &perfs));
     }
-    VIEWS.len()
+    VIEWS.len() + filters.len()
 }
 
 /// Whether perfdata unwound every stack copy of `input` whole (its binaries are the
@@ -176,17 +218,28 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
     assert!(perf_available());
     let mut problems = Vec::new();
     let mut compared = 0;
-    for f in ["file-callgraph-fp.data", "anon-secret.data"] {
-        compared += compare_views(&fixtures_dir().join(f), &[], &mut problems);
+    let spin = Selection {
+        dso: "ld-linux-x86-64.so.2",
+        symbols: ["_dl_map_object", "_dl_sysdep_start"],
+    };
+    let anon = Selection {
+        dso: "libc.so.6",
+        symbols: ["__GI___execve", "_dl_start_user"],
+    };
+    for (f, select) in [
+        ("file-callgraph-fp.data", &spin),
+        ("anon-secret.data", &anon),
+    ] {
+        compared += compare_views(&fixtures_dir().join(f), select, &[], &mut problems);
     }
     let dwarf = fixtures_dir().join("file-callgraph-dwarf.data");
     if unwinds_whole(&dwarf) {
-        compared += compare_views(&dwarf, &["--no-inline"], &mut problems);
+        compared += compare_views(&dwarf, &spin, &["--no-inline"], &mut problems);
     } else {
         eprintln!("file-callgraph-dwarf.data: its binary is not the recorded one here");
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(compared >= 20, "{compared} reports compared");
+    assert!(compared >= 36, "{compared} reports compared");
 }
 
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with
@@ -219,8 +272,12 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         &[exe, "3000"],
     );
     let mut problems = Vec::new();
-    compare_views(&fp, &[], &mut problems);
-    compare_views(&dwarf, &["--no-inline"], &mut problems);
+    let select = Selection {
+        dso: "levels",
+        symbols: ["leaf", "main"],
+    };
+    compare_views(&fp, &select, &[], &mut problems);
+    compare_views(&dwarf, &select, &["--no-inline"], &mut problems);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // The tree has the levels' shape: heavy's share under main, recursion and all.
     let text = our_text(&fp, &["--no-children", "-g", "caller"]);

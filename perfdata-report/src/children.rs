@@ -11,8 +11,9 @@ use crate::keys::{raw_key, Creator, RawKey};
 use crate::model::{ResolvedSample, SortKey};
 use crate::process::Location;
 
-/// Children periods per event: row -> (period, the entry's creator).
-pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator)>>;
+/// Children periods per event: row -> (period, the entry's creator, whether the
+/// creator's sample was filtered).
+pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator, bool)>>;
 
 /// Where a callchain frame is, for its call graph node: the DSO (+1, 0 for none), the
 /// DSO-relative address its symbol is looked up by, and the ip as sampled.
@@ -97,19 +98,22 @@ pub(crate) struct Children {
     /// (the walk before it or ROOT, key, location), numbered as walks.
     walks: Interner<(u32, u32, u32)>,
     /// The walks that are a sample's whole walk, and their (period, samples, first
-    /// sample, thread).
+    /// sample, thread, whether that first sample was filtered).
     ends: Interner<u32>,
-    counts: Chunked<(u64, u64, u64, usize)>,
+    counts: Chunked<(u64, u64, u64, usize, bool)>,
 }
 
 impl Children {
-    /// Count sample number `first` (of thread `thread`) whose walk is this.
+    /// Count sample number `first` (of thread `thread`) whose walk is this; a
+    /// `filtered` sample counts as any other (perf adds its period to the entries it
+    /// meets) but hides the entries it makes.
     pub(crate) fn add(
         &mut self,
         walk: Vec<(RawKey, ChainLoc)>,
         period: u64,
         thread: usize,
         first: u64,
+        filtered: bool,
     ) {
         let mut at = ROOT;
         for (k, loc) in walk {
@@ -123,7 +127,7 @@ impl Children {
         }
         let (end, new) = self.ends.intern(at);
         if new {
-            self.counts.push((0, 0, first, thread));
+            self.counts.push((0, 0, first, thread, filtered));
         }
         let c = self.counts.get_mut(end as usize);
         c.0 += period;
@@ -157,7 +161,7 @@ impl Children {
 pub(crate) struct Named {
     walks: Chunked<(u32, u32, u32)>,
     ends: Chunked<u32>,
-    counts: Chunked<(u64, u64, u64, usize)>,
+    counts: Chunked<(u64, u64, u64, usize, bool)>,
 }
 
 /// One distinct walk: its (key, location) pairs, own key first, and its counts.
@@ -167,13 +171,16 @@ struct Walk<'a> {
     samples: u64,
     first: u64,
     thread: usize,
+    filtered: bool,
 }
 
 impl Named {
     /// Call `f` with every distinct walk.
     fn each(&self, mut f: impl FnMut(&Walk)) {
         let mut frames: Vec<(u32, u32)> = Vec::new();
-        for (&end, &(period, samples, first, thread)) in self.ends.iter().zip(self.counts.iter()) {
+        for (&end, &(period, samples, first, thread, filtered)) in
+            self.ends.iter().zip(self.counts.iter())
+        {
             frames.clear();
             let mut at = end;
             while at != ROOT {
@@ -188,21 +195,23 @@ impl Named {
                 samples,
                 first,
                 thread,
+                filtered,
             });
         }
     }
 
     /// The children period of every row, per event: `rows[key]` is a key's row, `keys`
     /// the keys. perf walks the chain from its root (`caller`) or from the sample
-    /// (`callee`), and a row met again is not counted again for the sample. Walks whose
-    /// own key `skip` says are left out.
+    /// (`callee`), and a row met again is not counted again for the sample. A row is
+    /// hidden when the sample that made it was filtered, or its own key is one
+    /// `filtered` says (perf's `--symbols`, known once keys are named).
     pub(crate) fn rows(
         &self,
         events: usize,
         keys: &Chunked<RawKey>,
         rows: &[u32],
         order: Order,
-        skip: &dyn Fn(u32) -> bool,
+        filtered: &dyn Fn(u32) -> bool,
     ) -> ChildrenTables {
         let mut out = vec![FxHashMap::default(); events];
         let mut seen: Vec<(u32, bool, u32)> = Vec::new();
@@ -210,9 +219,7 @@ impl Named {
             let Some(&(own, _)) = w.frames.first() else {
                 return;
             };
-            if skip(own) {
-                return;
-            }
+            let hidden = w.filtered || filtered(own);
             let event = keys.get(own as usize).event();
             // Each row once per sample, made by the first of its keys in the walk.
             seen.clear();
@@ -232,9 +239,11 @@ impl Named {
                     pos,
                     kernel,
                 };
-                let e = table.entry(row).or_insert((0, creator));
+                let e = table.entry(row).or_insert((0, creator, hidden));
                 e.0 += w.period;
-                e.1 = e.1.earlier(creator);
+                if e.1.earlier(creator) != e.1 {
+                    (e.1, e.2) = (creator, hidden);
+                }
             }
         });
         out
@@ -243,8 +252,8 @@ impl Named {
     /// Every entry's callchains, as perf appends them (`hist_entry_iter`): each
     /// sample's whole chain to its own entry, in the view's order; with `children`, also
     /// to the entry of each frame (once per row and sample, as [`Named::rows`]) the
-    /// chain from that frame on. `frame_of[loc]` is a location's frame key; walks whose
-    /// own key `skip` says are left out.
+    /// chain from that frame on, filtered samples too (perf appends every sample's
+    /// chain to the entries it meets). `frame_of[loc]` is a location's frame key.
     pub(crate) fn forest(
         &self,
         keys: &Chunked<RawKey>,
@@ -252,7 +261,6 @@ impl Named {
         frame_of: &[u32],
         order: Order,
         children: bool,
-        skip: &dyn Fn(u32) -> bool,
     ) -> Forest {
         let mut forest = Forest::default();
         let mut seen: Vec<u32> = Vec::new();
@@ -260,9 +268,6 @@ impl Named {
             let Some(&(own, _)) = w.frames.first() else {
                 return;
             };
-            if skip(own) {
-                return;
-            }
             let event = keys.get(own as usize).event() as u32;
             let chain = &w.frames[1..];
             let frame = |&(_, loc): &(u32, u32)| frame_of[loc as usize];

@@ -46,7 +46,7 @@ pub struct Report {
     symfs: Option<PathBuf>,
     unwind: bool,
     graph: Option<CallGraph>,
-    time: TimeWindow,
+    time: Option<(TimeWindow, String)>,
     percent_limit: f64,
 }
 
@@ -67,7 +67,7 @@ impl Report {
             symfs: None,
             unwind: true,
             graph: Some(CallGraph::default()),
-            time: TimeWindow::default(),
+            time: None,
             percent_limit: 0.0,
         }
     }
@@ -106,9 +106,10 @@ impl Report {
         self
     }
 
-    /// Only the samples of this time window (perf's `--time start,stop`).
-    pub fn time(mut self, window: TimeWindow) -> Self {
-        self.time = window;
+    /// Only the samples of this time window (perf's `--time start,stop`), `as_given`
+    /// the argument, which perf repeats after each sample count.
+    pub fn time(mut self, window: TimeWindow, as_given: &str) -> Self {
+        self.time = Some((window, as_given.to_string()));
         self
     }
 
@@ -149,7 +150,7 @@ impl Report {
         let tally = Tally::with_filter(&self.keys, self.filter.clone());
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         let mut cpu_less = false;
-        let window = self.time;
+        let window = self.time.as_ref().map(|t| t.0).unwrap_or_default();
         let replay = replay(reader, &self.replay_options(), |m, s| {
             if !window.contains(s.time) {
                 return;
@@ -254,6 +255,7 @@ impl Counted {
                 [one] => Some(one.clone()),
                 _ => None,
             },
+            time_slices: report.time.as_ref().map(|t| t.1.clone()),
         };
         let graph = report.graph.filter(|_| {
             tables

@@ -181,11 +181,9 @@ impl Tally {
         let order = self.order();
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
-            if !filtered {
-                let chain = cut_chain(&s.callchain, max_stack, order);
-                let walk = crate::children::chain_keys(&self.keys, s, chain, k, comm, order);
-                children.add(walk, s.period, ip.thread, self.seen);
-            }
+            let chain = cut_chain(&s.callchain, max_stack, order);
+            let walk = crate::children::chain_keys(&self.keys, s, chain, k, comm, order);
+            children.add(walk, s.period, ip.thread, self.seen, filtered);
         }
         let first = self.seen;
         self.seen += 1;
@@ -264,15 +262,7 @@ impl Tally {
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
-                let skip = |own: u32| unlisted(1, own);
-                let forest = walks.forest(
-                    child_keys,
-                    &named[1],
-                    &f.frame_of,
-                    order,
-                    self.cumulate,
-                    &skip,
-                );
+                let forest = walks.forest(child_keys, &named[1], &f.frame_of, order, self.cumulate);
                 trees = forest.trees(&f.keys, |k| f.names[k as usize].clone());
             }
             if self.cumulate {
@@ -310,9 +300,6 @@ impl Tally {
         }
         drop(keys);
         drop(std::mem::take(&mut self.values));
-        for g in &mut groups {
-            g.retain(|_, c| !c.filtered);
-        }
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
         let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
@@ -362,7 +349,8 @@ fn named_tables(
     let with_children = children.is_some();
     let mut children = children.unwrap_or_default();
     // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
-    // already filtered; any that still print the same cells are one row here.
+    // each marked filtered by its creator; any that still print the same cells are one
+    // row here.
     let mut tables = Vec::new();
     let sizes = group_sizes(&replay.groups, replay.event_names.len());
     for (event, g) in groups.into_iter().enumerate() {
@@ -374,8 +362,8 @@ fn named_tables(
         let base = totals(event).filter(|_| !relative);
         let (samples, period) = base.unwrap_or_else(|| {
             (
-                g.values().map(|v| v.samples).sum(),
-                g.values().map(|v| v.period).sum(),
+                g.values().filter(|v| !v.filtered).map(|v| v.samples).sum(),
+                g.values().filter(|v| !v.filtered).map(|v| v.period).sum(),
             )
         });
         // perf's hist entries: self and children counts of the same values are one
@@ -383,17 +371,21 @@ fn named_tables(
         let mut entries = g;
         let mut children_of: FxHashMap<u32, u64> = FxHashMap::default();
         if let Some(ch) = children.get_mut(event) {
-            for (row, (p, creator)) in ch.drain() {
+            for (row, (p, creator, filtered)) in ch.drain() {
                 let e = entries.entry(row).or_insert(Count {
                     samples: 0,
                     period: 0,
                     creator,
-                    filtered: false,
+                    filtered,
                 });
-                e.creator = e.creator.earlier(creator);
+                if e.creator.earlier(creator) != e.creator {
+                    (e.creator, e.filtered) = (creator, filtered);
+                }
                 children_of.insert(row, p);
             }
         }
+        // An entry its first sample made filtered is not shown (perf's filters).
+        entries.retain(|_, c| !c.filtered);
         let pct = |p: u64| {
             if period == 0 {
                 0.0

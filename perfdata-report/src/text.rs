@@ -27,6 +27,8 @@ pub struct Preamble {
     /// The one name of a `--symbols` filter of one name (`# symbol: NAME`, the Symbol
     /// column left out).
     pub single_sym: Option<String>,
+    /// perf's `--time` argument as given, said after each event's sample count.
+    pub time_slices: Option<String>,
 }
 
 /// perf's `convert_unit` for the sample count: thousands as K, millions as M, billions
@@ -101,13 +103,17 @@ pub fn write_stdio(
     for t in tables {
         // perf's plural is the event's nr_members: a group's leader says "events" with
         // or without the group view.
-        writeln!(
+        write!(
             out,
             "# Samples: {} of event{} '{}'",
             sample_count(t.samples),
             if t.group_size > 1 { "s" } else { "" },
             t.event
         )?;
+        match &preamble.time_slices {
+            Some(time) => writeln!(out, " (time slices: {time})")?,
+            None => writeln!(out)?,
+        }
         writeln!(out, "# Event count (approx.): {}", t.period)?;
         writeln!(out, "#")?;
         let widths: Vec<usize> = keys
