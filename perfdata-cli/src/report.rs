@@ -57,7 +57,7 @@ pub struct ReportArgs {
     #[arg(long, conflicts_with = "children")]
     no_children: bool,
     /// The call graph under each entry, in perf's syntax:
-    /// print_type,threshold[,print_limit],order,sort_key,value with print_type graph,
+    /// `print_type,threshold[,print_limit],order,sort_key,value` with print_type graph,
     /// fractal, flat, folded or none; order caller or callee; sort_key function or
     /// address; value percent, period or count (perf's default
     /// graph,0.5,caller,function,percent; callee without --children unless given).

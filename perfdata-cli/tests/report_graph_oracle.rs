@@ -27,6 +27,7 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
+mod report_text;
 mod workload;
 
 /// The option sets compared on every recording.
@@ -45,41 +46,11 @@ const VIEWS: &[&[&str]] = &[
 
 /// perf's text without its closing tip.
 fn perf_text(input: &Path, args: &[&str]) -> String {
-    let out = Command::new("perf")
-        .args(["report", "--stdio", "-i"])
-        .arg(input)
-        .args(args)
-        .output()
-        .expect("perf report runs");
-    assert!(
-        out.status.success(),
-        "perf report {args:?} on {}",
-        name(input)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut lines: Vec<&str> = text.lines().collect();
-    if let [.., a, tip, b] = lines.as_slice() {
-        if *a == "#" && tip.starts_with("# (Tip:") && *b == "#" {
-            lines.truncate(lines.len() - 3);
-        }
-    }
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    report_text::perf_stdio(input, args)
 }
 
 fn our_text(input: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .arg("report")
-        .arg(input)
-        .args(args)
-        .output()
-        .expect("perfdata runs");
-    assert!(
-        out.status.success(),
-        "perfdata report {args:?} on {}: {}",
-        name(input),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    report_text::perfdata_report(input, args)
 }
 
 /// Whether a line is an entry's line (` 12.34%` first).

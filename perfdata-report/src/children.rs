@@ -326,12 +326,10 @@ impl Named {
 /// the chain from its root (`caller`) or from the sample (`callee`).
 fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32)> + '_ {
     let (own, chain) = frames.split_at(1.min(frames.len()));
-    let (fwd, back): (&[(u32, u32)], &[(u32, u32)]) = match order {
-        Order::Caller => (chain, &[]),
-        Order::Callee => (&[], chain),
+    let n = chain.len();
+    let at = move |step: usize| match order {
+        Order::Caller => chain[step],
+        Order::Callee => chain[n - 1 - step],
     };
-    own.iter()
-        .chain(fwd.iter())
-        .chain(back.iter().rev())
-        .copied()
+    own.iter().copied().chain((0..n).map(at))
 }

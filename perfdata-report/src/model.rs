@@ -338,7 +338,7 @@ pub struct Row {
     #[serde(skip)]
     pub comm_len: usize,
     /// When perf made the entry: the number of its first sample and the position of
-    /// the entry's frame in that sample's walk (see [`crate::row_order`]). Not part of
+    /// the entry's frame in that sample's walk (perf prints entries of equal overhead in that order). Not part of
     /// the JSON.
     #[serde(skip)]
     pub created: (u64, u32),

@@ -5,7 +5,7 @@
 //!
 //! perf appends every sample's chain to its entry's tree (`callchain_append`); here the
 //! trees are built once, from the distinct stacks the report counted with their
-//! periods, into a trie of frame keys ([`Forest`]), which becomes each entry's
+//! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
 //! chains came in.
