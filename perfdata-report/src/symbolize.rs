@@ -143,7 +143,10 @@ impl Symbolizer {
             let opts = &self.opts;
             self.tables
                 .entry(id)
-                .or_insert_with(|| load_elf(dso, opts))
+                .or_insert_with(|| match perf_map_pid(&dso.long_name) {
+                    Some(_) => load_perf_map(dso, opts),
+                    None => load_elf(dso, opts),
+                })
                 .as_ref()
         };
         table
@@ -213,6 +216,31 @@ impl Symbolizer {
     pub fn names(&mut self, id: DsoId, dso: &Dso, addrs: &[u64]) -> Vec<SymbolName> {
         addrs.iter().map(|&a| self.name(id, dso, a)).collect()
     }
+}
+
+/// The pid of a JIT's symbol map file, `/tmp/perf-PID.map`, as perf 6.1 tells one
+/// (`sscanf(name, "/tmp/perf-%d.map", &pid) == 1`: the pid is enough).
+pub(crate) fn perf_map_pid(long_name: &str) -> Option<i32> {
+    let rest = long_name.strip_prefix("/tmp/perf-")?;
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+        .map_or(rest.len(), |(i, _)| i);
+    rest[..end].parse().ok()
+}
+
+/// A JIT's symbols from its map file (`START SIZE NAME` lines, hex, perf's
+/// `dso__load_perf_map`): the file named, or its copy under `--symfs` when there is one
+/// (perf reads only the file named: the recording's machine is where it ran).
+fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
+    let named = Path::new(&dso.long_name);
+    let under_symfs = opts
+        .symfs
+        .as_ref()
+        .map(|root| root.join(named.strip_prefix("/").unwrap_or(named)))
+        .filter(|p| p.is_file());
+    let text = std::fs::read(under_symfs.as_deref().unwrap_or(named)).ok()?;
+    SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
 }
 
 fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
