@@ -105,6 +105,7 @@ fn write(
         export.title(input.display().to_string()).read(reader)?
     };
     crate::unwinding::tell(collected.unwind());
+    collected.warnings().iter().for_each(crate::warn);
     let exported = collected.finish()?;
     crate::verbose::say(1, exported.summary());
     if output.as_os_str() == "-" {

@@ -2,7 +2,9 @@
 //! node run with `--perf-basic-prof` on tests/jit/hot.js, recorded here, and `perfdata
 //! report --sort comm,dso,sym` compared with `perf report --stdio -n` row for row above
 //! 0.1%: the JIT's rows are `[JIT] tid PID` with the JavaScript function's name, as perf
-//! prints them. Without node the test says it skips.
+//! prints them. And a jitdump (node `--perf-prof`, recorded with `-k mono`): perfdata's
+//! rows of the recording as made equal perf's of it after `perf inject --jit`. Without
+//! node the tests say they skip.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use perfdata_tests::{perf_available, run_perfdata};
 mod report_rows;
 mod workload;
 
-use report_rows::{compare, our_rows};
+use report_rows::{compare, our_rows, perf_rows};
 
 /// Removes the map file node wrote (named by its pid) when the test ends, however.
 struct MapFile(Option<PathBuf>);
@@ -106,4 +108,92 @@ fn node_jit_symbols_match_perf_report() {
     let symfs_arg = symfs.to_str().expect("utf-8 path");
     assert_eq!(hot(&data, &["--symfs", symfs_arg]), share);
     eprintln!("{compared} rows compared, JS:*hotLoopJs {share} of {total} samples");
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn node_jitdump_rows_match_perf_inject_jit() {
+    assert!(perf_available());
+    if Command::new("node").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: node is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = perfdata_tests::workspace_root().join("perfdata-cli/tests/jit/hot.js");
+    let data = dir.path().join("jd.data");
+    // node writes jit-PID.dump (and its log) into its working directory.
+    let st = Command::new("perf")
+        .current_dir(dir.path())
+        .args([
+            "record",
+            "-q",
+            "-k",
+            "mono",
+            "-e",
+            "task-clock",
+            "-c",
+            "100000",
+            "-o",
+        ])
+        .arg(&data)
+        .args(["--", "node", "--perf-prof"])
+        .arg(&script)
+        .output()
+        .expect("perf record runs");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let injected = dir.path().join("jd.injected.data");
+    let st = Command::new("perf")
+        .args(["inject", "--jit", "-i"])
+        .arg(&data)
+        .arg("-o")
+        .arg(&injected)
+        .output()
+        .expect("perf inject runs");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    for sort in ["comm,dso,sym", "sym"] {
+        let perf = perf_rows(&injected, sort, &[]);
+        let ours = our_rows(&data, sort, &[]);
+        assert_eq!(
+            perf.keys().collect::<Vec<_>>(),
+            ours.keys().collect::<Vec<_>>()
+        );
+        let mut compared = 0;
+        for (ev, rows) in &perf {
+            for (cells, row) in rows.iter().filter(|(_, r)| r.percent > 0.1) {
+                let mine = ours[ev].get(cells);
+                assert!(
+                    mine.is_some_and(|m| m.same(row)),
+                    "--sort {sort} {cells:?}: perf {row:?}, perfdata {mine:?}"
+                );
+                compared += 1;
+            }
+            for (cells, mine) in ours[ev].iter().filter(|(_, r)| r.percent > 0.1) {
+                assert!(
+                    rows.contains_key(cells),
+                    "{cells:?}: perfdata {mine:?}, not in perf"
+                );
+            }
+        }
+        // The hot function is a jitted DSO's row, as perf inject names it (by sym alone,
+        // its compiled versions print the same cells and the table keeps one of them).
+        if sort == "sym" {
+            continue;
+        }
+        let hot = ours
+            .values()
+            .flat_map(|rows| rows.iter())
+            .filter(|(cells, _)| cells.iter().any(|c| c.contains("JS:*hotLoopJs")))
+            .map(|(_, r)| r.percent)
+            .fold(0.0, f64::max);
+        eprintln!("--sort {sort}: {compared} rows compared, JS:*hotLoopJs {hot}%");
+        assert!(hot > 50.0, "--sort {sort}: JS:*hotLoopJs at most {hot}%");
+    }
 }

@@ -182,6 +182,12 @@ impl Collected {
         &self.replay.unwind
     }
 
+    /// What the reading could not use, to be said once each (a jitdump it could not
+    /// read).
+    pub fn warnings(&self) -> &[String] {
+        &self.replay.warnings
+    }
+
     /// The stacks symbolised, the event chosen, in the form the format writes.
     pub fn finish(self) -> Result<Exported> {
         let Collected {

@@ -24,6 +24,7 @@ pub mod flamegraph;
 pub mod folded;
 pub mod group;
 mod intern;
+pub mod jitdump;
 mod keys;
 pub mod model;
 pub mod pprof;

@@ -27,11 +27,13 @@ pub struct Dso {
     /// The build id the recording gives for this file (BUILD_ID feature or records, MMAP2).
     pub build_id: Option<Vec<u8>>,
     /// Symbols the recording itself names (KSYMBOL: a BPF program is a DSO of its own
-    /// name with one symbol): (start, length, name), DSO-relative. A DSO with any is
-    /// symbolized from them alone, as perf does.
+    /// name with one symbol; a jitdump's function, see [`crate::jitdump`]): (start,
+    /// length, name), DSO-relative. A DSO with any is symbolized from them alone, as
+    /// perf does.
     pub ksymbols: Vec<(u64, u64, String)>,
 }
 
+mod jit;
 mod maps;
 pub use maps::{Map, Maps};
 
@@ -375,7 +377,7 @@ impl Machine {
 
 /// perf's short name of a user-space DSO (`dso__set_basename`): a JIT's map file
 /// `/tmp/perf-PID.map` is `[JIT] tid PID`, any other file its base name.
-fn user_short_name(long: &str) -> String {
+pub(crate) fn user_short_name(long: &str) -> String {
     match crate::symbolize::perf_map_pid(long) {
         Some(pid) => format!("[JIT] tid {pid}"),
         None => long.rsplit('/').next().unwrap_or(long).to_string(),
