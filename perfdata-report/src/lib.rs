@@ -26,6 +26,7 @@ pub mod group;
 mod intern;
 pub mod jitdump;
 mod keys;
+mod libiberty;
 pub mod model;
 pub mod pprof;
 pub mod process;

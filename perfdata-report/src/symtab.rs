@@ -351,7 +351,7 @@ pub fn demangle(name: &str) -> String {
             .ok()
             .and_then(|sym| sym.demangle(&opts).ok())
         {
-            return d;
+            return crate::libiberty::restyle(name, d);
         }
     }
     name.to_string()
