@@ -341,7 +341,16 @@ fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool 
 /// else, or what does not demangle, as it is.
 pub fn demangle(name: &str) -> String {
     if let Ok(d) = rustc_demangle::try_demangle(name) {
-        return format!("{d:#}");
+        let mut out = format!("{d:#}");
+        // A suffix after the legacy name's closing `E` (`.0`, `.2983`: a local copy)
+        // is printed as it is; libiberty, perf's demangler, drops it.
+        if let Some(at) = name.strip_prefix("_ZN").and_then(|r| r.rfind("E.")) {
+            let suffix = &name[3 + at + 1..];
+            if out.ends_with(suffix) {
+                out.truncate(out.len() - suffix.len());
+            }
+        }
+        return out;
     }
     if name.starts_with("_Z") {
         let opts = cpp_demangle::DemangleOptions::new()
@@ -430,6 +439,20 @@ ffffffff81000300 T last_fn
             "core::fmt::write"
         );
         assert_eq!(demangle("main"), "main");
+        // A local copy's `.N` suffix and LLVM's `.llvm.N` go, as libiberty drops them
+        // (`c++filt -p -i`, which perf's demangling is).
+        assert_eq!(
+            demangle("_ZN11colorchoice4USER17h8db879209a7d0594E.0"),
+            "colorchoice::USER"
+        );
+        assert_eq!(
+            demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE.2983"),
+            "core::ptr::drop_in_place"
+        );
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234567"),
+            "core::fmt::write"
+        );
         // C++ as perf 6.1 prints it (perf report of a g++ build: tests/report_oracle_cpp).
         assert_eq!(
             demangle("_ZN4busy5MixerImE4stepEmi"),
