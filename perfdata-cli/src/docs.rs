@@ -64,6 +64,11 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "perfdata report perf.data\n  perfdata report -s dso,sym -n --json perf.data | jq .events",
     ),
     (
+        "diff",
+        "perfdata diff perf.data.old perf.data      # as perf diff: Baseline, Delta Abs\n  \
+         perfdata diff -c ratio --sort comm,dso,sym before.data after.data",
+    ),
+    (
         "export",
         "perfdata export perf.data --format folded -o out.folded   # flamegraph.pl input",
     ),

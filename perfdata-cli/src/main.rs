@@ -14,6 +14,7 @@ mod anonymize;
 mod buildid;
 mod check;
 mod convert;
+mod diff;
 mod docs;
 mod dump;
 mod export;
@@ -103,6 +104,8 @@ enum Command {
     Unwind(unwind::UnwindCmdArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
     Report(report::ReportArgs),
+    /// Two recordings' rows side by side, as `perf diff` prints them.
+    Diff(diff::DiffArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph).
     Export(export::ExportArgs),
@@ -204,6 +207,7 @@ fn main() -> ExitCode {
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
         Command::Unwind(a) => (Some(a.input()), done(|| unwind::run(a))),
         Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
+        Command::Diff(a) => (None, done(|| diff::run(a))),
         Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
         Command::Flamegraph(a) => (
             Some(export::flamegraph_input_of(a)),

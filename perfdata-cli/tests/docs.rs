@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "anonymize",
     "unwind",
     "report",
+    "diff",
     "export",
     "flamegraph",
     "completions",

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 mod children;
+pub mod diff;
 pub mod export;
 pub mod filter;
 pub mod firefox;
