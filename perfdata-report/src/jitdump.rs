@@ -98,7 +98,8 @@ fn read_file(
     pid: i32,
 ) -> Result<(Vec<JitCode>, Option<String>), String> {
     let io = |e: std::io::Error| format!("{}: {e}", path.display());
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = crate::symbolize::open_regular(path)
+        .ok_or_else(|| format!("{}: not a readable regular file", path.display()))?;
     let size = file.metadata().map_err(io)?.len();
     let mut r = Reader {
         inner: BufReader::new(file),

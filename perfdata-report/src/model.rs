@@ -69,7 +69,8 @@ pub struct Replay {
     /// What became of the samples with user stack copies (`--call-graph dwarf`); all
     /// zero when none had one or unwinding was off.
     pub unwind: crate::unwind::UnwindStats,
-    /// What the replay could not use, said once each (a jitdump it could not read).
+    /// What the reading found odd (a recording cut short) and what the replay could not
+    /// use (a jitdump it could not read), said once each.
     pub warnings: Vec<String>,
 }
 

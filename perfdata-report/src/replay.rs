@@ -159,7 +159,14 @@ pub fn replay(
         machine,
         lost_samples,
         unwind: unwinder.map(|u| u.stats().clone()).unwrap_or_default(),
-        warnings,
+        // The reader's first (a recording cut short: the whole records before the cut
+        // were read), then the replay's own.
+        warnings: meta
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .chain(warnings)
+            .collect(),
     })
 }
 

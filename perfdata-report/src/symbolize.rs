@@ -218,6 +218,19 @@ impl Symbolizer {
     }
 }
 
+/// `path` opened for reading if it is a regular file. Opened without blocking, then
+/// checked: a FIFO (or a device) where a binary was would otherwise block the open
+/// until a writer came, forever.
+pub(crate) fn open_regular(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 /// The pid of a JIT's symbol map file, `/tmp/perf-PID.map`, as perf 6.1 tells one
 /// (`sscanf(name, "/tmp/perf-%d.map", &pid) == 1`: the pid is enough).
 pub(crate) fn perf_map_pid(long_name: &str) -> Option<i32> {
@@ -239,7 +252,9 @@ fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
         .as_ref()
         .map(|root| root.join(named.strip_prefix("/").unwrap_or(named)))
         .filter(|p| p.is_file());
-    let text = std::fs::read(under_symfs.as_deref().unwrap_or(named)).ok()?;
+    let mut text = Vec::new();
+    let mut file = open_regular(under_symfs.as_deref().unwrap_or(named))?;
+    std::io::Read::read_to_end(&mut file, &mut text).ok()?;
     SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
 }
 
@@ -318,10 +333,7 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
 /// read and resident, and they go when the map is dropped (a 200 MB library read whole
 /// was that much memory while its symbols were loaded).
 fn map_file(path: &Path) -> Option<memmap2::Mmap> {
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let file = open_regular(path)?;
     // SAFETY: the map is only read, while this process holds it. A binary is replaced
     // by a new file (package managers and linkers write anew and rename), which leaves
     // the mapped one as it was; one cut short in place while mapped would fault, as
