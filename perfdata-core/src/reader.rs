@@ -20,6 +20,7 @@ use crate::meta::{ContainerKind, Metadata};
 use crate::raw::{
     locate, Decompressor, Located, RawRecord, RecordSource, Span, StreamEnd, StreamRecords,
 };
+use crate::record::views::RecordView;
 use crate::record::{DecodeContext, Record};
 use crate::truncated;
 
@@ -124,6 +125,12 @@ impl<'a> RecordRef<'a> {
             endian: self.meta.endian,
             events: self.meta.events(),
         }
+    }
+
+    /// A borrowed view of the record's fixed fields (see [`crate::record::views`]): an
+    /// error naming the record's offset when it is not of the view's types or too short.
+    pub fn view<V: RecordView<'a>>(&self) -> Result<V> {
+        V::new(self.raw.bytes, self.meta.endian, self.raw.offset)
     }
 
     /// The typed record.

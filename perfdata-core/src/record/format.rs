@@ -155,6 +155,21 @@ impl EventIndex {
         self.by_id.get(id)
     }
 
+    /// The id a record names its event by, read where the first event's layout puts it
+    /// (perf's `id_pos` words into a SAMPLE, `is_pos` words back from a trailer's end):
+    /// `None` when that layout has no id or the record no room for it.
+    pub fn record_id(&self, record: &[u8], is_sample: bool, endian: Endian) -> Option<u64> {
+        let words = record.len().saturating_sub(8) / 8;
+        let at = if is_sample {
+            self.id_pos.filter(|&p| p < words).map(|p| 8 + 8 * p)
+        } else {
+            self.is_pos
+                .filter(|&p| p <= words)
+                .map(|p| record.len() - 8 * p)
+        };
+        u64_at(record, at?, endian)
+    }
+
     /// The event a record belongs to, from its bytes (header included). `None` only when
     /// there are no events at all.
     pub fn event_of(&self, record: &[u8], is_sample: bool, endian: Endian) -> Option<usize> {
@@ -165,19 +180,13 @@ impl EventIndex {
         if !is_sample && !first.sample_id_all {
             return Some(0);
         }
-        let words = record.len().saturating_sub(8) / 8;
-        let id = if is_sample {
-            let pos = self.id_pos?;
-            if pos >= words {
-                return Some(0);
-            }
-            u64_at(record, 8 + pos * 8, endian)?
-        } else {
-            let pos = self.is_pos?;
-            if pos > words {
-                return Some(0);
-            }
-            u64_at(record, record.len() - pos * 8, endian)?
+        // No id position: no event; no room for the id: the first.
+        let pos = if is_sample { self.id_pos } else { self.is_pos };
+        if pos.is_none() {
+            return None;
+        }
+        let Some(id) = self.record_id(record, is_sample, endian) else {
+            return Some(0);
         };
         if id == 0 {
             return Some(0);

@@ -8,6 +8,7 @@
 //! sample_id_all. Encoding writes the same parts in the same order and recomputes
 //! `header.size`, so an unmodified record encodes to the bytes it was decoded from.
 
+mod facts;
 mod format;
 mod kernel;
 mod layout;
@@ -20,6 +21,7 @@ mod types;
 mod user;
 #[cfg(test)]
 mod user_tests;
+pub mod views;
 
 use binrw::Endian;
 use serde::Serialize;
@@ -27,6 +29,7 @@ use serde::Serialize;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
 
+pub use facts::{Content, Facts, StringField, StringKind, TaskFacts, TaskScope};
 pub use format::{EventFormat, EventIndex};
 pub use kernel::*;
 pub use layout::{FieldOffsets, SampleLayout, Slots, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
