@@ -15,11 +15,11 @@ use crate::feature::{BuildIdEntry, BuildIdList};
 use crate::feature::{Feature, FeatureContext, FeatureId, FeatureSection};
 use crate::header::{EventType, FileHeader, FileSection, Magic, Probe};
 use crate::raw::RawRecord;
-use crate::record::views::{FeatureRecordView, RecordView};
 use crate::record::{
     EventIndex, EventUpdate, EventUpdateData, HeaderAttr, HeaderEventType, HeaderFeature,
     HeaderTracingData, RecordHeader, RecordType,
 };
+use crate::record::{FeatureRecordView, RecordView};
 
 /// Which container the data came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

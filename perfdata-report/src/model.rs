@@ -68,7 +68,7 @@ pub struct Replay {
     pub groups: Vec<EventGroup>,
     /// What became of the samples with user stack copies (`--call-graph dwarf`); all
     /// zero when none had one or unwinding was off.
-    pub unwind: crate::unwind::UnwindStats,
+    pub unwind: crate::unwind::stats::UnwindStats,
 }
 
 impl Replay {

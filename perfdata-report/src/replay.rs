@@ -10,8 +10,8 @@ use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::ordered::OrderedQueue;
-use perfdata_core::record::views::LostSamplesView;
 use perfdata_core::record::EventIndex;
+use perfdata_core::record::LostSamplesView;
 use perfdata_core::record::{
     misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType, SampleView,
 };

@@ -11,7 +11,7 @@ use perfdata_core::attr::PerfEventAttr;
 use perfdata_core::encode;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{Magic, PIPE_HEADER_SIZE};
-use perfdata_core::record::views::{FeatureRecordView, RecordView};
+use perfdata_core::record::{FeatureRecordView, RecordView};
 use perfdata_core::record::{
     HeaderAttr, HeaderFeature, HeaderTracingData, Record, RecordBody, RecordType,
 };

@@ -8,9 +8,6 @@
 
 use binrw::Endian;
 
-use super::kernel::PaddedString;
-use super::registry::{self, RecordBody};
-use super::types::RecordType;
 use crate::codec::u32_at;
 
 /// Whether a side-band record belongs to a thread or to its process (MMAP and MMAP2:
@@ -111,24 +108,5 @@ impl Facts {
             )),
             _ => None,
         }
-    }
-}
-
-impl RecordType {
-    /// The facts its catalogue row states (see [`Facts`]); [`Facts::OTHER`] for an
-    /// unknown number.
-    pub fn facts(self) -> &'static Facts {
-        match self {
-            RecordType::Unknown(_) => &Facts::OTHER,
-            known => &registry::TABLE[RecordType::row(known)].facts,
-        }
-    }
-}
-
-impl RecordBody {
-    /// The body's string fields, as its row lists them, each with what it names: what
-    /// an edit that renames rewrites (an empty list for a body without strings).
-    pub fn strings_mut(&mut self) -> Vec<(StringKind, &mut PaddedString)> {
-        registry::strings_mut(self)
     }
 }

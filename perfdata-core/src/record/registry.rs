@@ -15,7 +15,7 @@
 use binrw::Endian;
 
 use super::facts::{Content, Facts, StringField, StringKind, TaskFacts, TaskScope};
-use super::views::*;
+use super::views::{c_string, views, RecordView, Word};
 use super::*;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
@@ -150,7 +150,7 @@ macro_rules! record_types {
 
         /// The string fields of a body, as the rows list them.
         #[allow(unused_variables)]
-        pub(super) fn strings_mut(body: &mut RecordBody) -> Vec<(StringKind, &mut PaddedString)> {
+        fn strings_mut(body: &mut RecordBody) -> Vec<(StringKind, &mut PaddedString)> {
             match body {
                 $($(#[cfg($cfg)])? record_types!(@pattern $variant, v, [$($body)?]) => facts!(@strings v, $($facts)*),)*
                 RecordBody::Raw(_) => Vec::new(),
@@ -255,4 +255,98 @@ record_types! {
     /// this row's facts alone.
     #[cfg(any(test, feature = "test-row"))]
     TestOnly = 127, "TEST_ONLY", [TestOnly], [], [], {TestOnlyView: task(Thread pid tid) text(name Comm)};
+}
+
+// The views of the side-band records' fixed fields: one line per layout (see
+// super::views), read by the rows' facts above and by every edit and report.
+views! {
+    /// MMAP: a mapping of a process.
+    MmapView(MmapAt) for [Mmap] { pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64; filename }
+    /// COMM: a thread's new command.
+    CommView(CommAt) for [Comm] { pid: i32, tid: i32; comm }
+    /// FORK and EXIT.
+    ForkView(ForkAt) for [Fork, Exit] { pid: i32, ppid: i32, tid: i32, ptid: i32, time: u64 }
+    /// THROTTLE and UNTHROTTLE.
+    ThrottleView(ThrottleAt) for [Throttle, Unthrottle] { time: u64, id: u64, stream_id: u64 }
+    /// READ: pid and tid (the values follow, laid out by the event's read_format).
+    ReadRecordView(ReadRecordAt) for [Read] { pid: i32, tid: i32 }
+    /// MMAP2. With misc MMAP_BUILD_ID, the 24 bytes of `maj` to `ino_generation` are the
+    /// build id's size, two reserved fields and the build id instead.
+    Mmap2View(Mmap2At) for [Mmap2] {
+        pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64,
+        maj: u32, min: u32, ino: u64, ino_generation: u64, prot: u32, flags: u32; filename
+    }
+    /// ITRACE_START.
+    ItraceStartView(ItraceStartAt) for [ItraceStart] { pid: i32, tid: i32 }
+    /// LOST_SAMPLES.
+    LostSamplesView(LostSamplesAt) for [LostSamples] { lost: u64 }
+    /// NAMESPACES: pid and tid (the links follow).
+    NamespacesView(NamespacesAt) for [Namespaces] { pid: i32, tid: i32, nr_namespaces: u64 }
+    /// KSYMBOL.
+    KsymbolView(KsymbolAt) for [Ksymbol] { addr: u64, len: u32, ksym_type: u16, flags: u16; name }
+    /// CGROUP.
+    CgroupView(CgroupAt) for [Cgroup] { id: u64; path }
+    /// HEADER_FEATURE: the feature's bit (its section's bytes follow).
+    FeatureRecordView(FeatureRecordAt) for [HeaderFeature] { feat_id: u64 }
+    /// STAT.
+    StatView(StatAt) for [Stat] { id: u64, cpu: u32, thread: u32, val: u64, ena: u64, run: u64 }
+    /// EVENT_UPDATE: what is updated, and of which event (the update follows).
+    EventUpdateView(EventUpdateAt) for [EventUpdate] { type_: u64, id: u64 }
+}
+
+// The test-only row's view.
+#[cfg(any(test, feature = "test-row"))]
+views! {
+    /// The test-only record type (see the catalogue's last row).
+    TestOnlyView(TestOnlyAt) for [TestOnly] { pid: i32, tid: i32, value: u64; name }
+}
+
+/// Check `bytes` for a view of `types` needing `len` bytes; the record's type.
+fn check(
+    bytes: &[u8],
+    endian: Endian,
+    offset: u64,
+    types: &[RecordType],
+    len: usize,
+) -> Result<()> {
+    let ty = RecordType::from_u32(codec::u32_at(bytes, 0, endian).unwrap_or(0));
+    let context = || format!("record {ty}");
+    if !types.contains(&ty) {
+        let names: Vec<String> = types.iter().map(|t| t.name()).collect();
+        return Err(Error::format(
+            offset,
+            context(),
+            Problem::Invalid(format!("read as {}", names.join(" or "))),
+        ));
+    }
+    if bytes.len() < len {
+        return Err(Error::format(
+            offset,
+            context(),
+            Problem::RecordTooSmall {
+                size: bytes.len() as u64,
+                min: len as u64,
+            },
+        ));
+    }
+    Ok(())
+}
+
+impl RecordType {
+    /// The facts its catalogue row states (see [`Facts`]); [`Facts::OTHER`] for an
+    /// unknown number.
+    pub fn facts(self) -> &'static Facts {
+        match self {
+            RecordType::Unknown(_) => &Facts::OTHER,
+            known => &TABLE[RecordType::row(known)].facts,
+        }
+    }
+}
+
+impl RecordBody {
+    /// The body's string fields, as its row lists them, each with what it names: what
+    /// an edit that renames rewrites (an empty list for a body without strings).
+    pub fn strings_mut(&mut self) -> Vec<(StringKind, &mut PaddedString)> {
+        strings_mut(self)
+    }
 }

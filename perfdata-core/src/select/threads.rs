@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use binrw::Endian;
 
-use crate::record::views::{CommView, ForkView, RecordView};
 pub use crate::record::TaskScope;
+use crate::record::{CommView, ForkView, RecordView};
 use crate::record::{RecordType, TaskFacts};
 use crate::RecordRef;
 

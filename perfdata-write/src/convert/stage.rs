@@ -6,8 +6,8 @@ use std::borrow::Cow;
 
 use binrw::Endian;
 use perfdata_core::raw::{Origin, RawRecord};
-use perfdata_core::record::views::{FeatureRecordView, RecordView};
 use perfdata_core::record::{DecodeContext, Record, RecordBody, RecordType, Sample};
+use perfdata_core::record::{FeatureRecordView, RecordView};
 use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
 use super::observed::{CompressorState, Observed};

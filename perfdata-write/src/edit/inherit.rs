@@ -12,8 +12,8 @@ use std::collections::{HashMap, HashSet};
 
 use binrw::Endian;
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::record::views::{CommView, ForkView};
 use perfdata_core::record::{misc, Comm, PaddedString, Record, RecordBody, RecordType, TaskFacts};
+use perfdata_core::record::{CommView, ForkView};
 use perfdata_core::select::task_of;
 use perfdata_core::RecordRef;
 

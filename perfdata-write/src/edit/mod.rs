@@ -119,7 +119,7 @@ pub fn edit_feature_record(
 ) -> Result<Action> {
     use perfdata_core::record::RecordBody;
     let is_it = item
-        .view::<perfdata_core::record::views::FeatureRecordView>()
+        .view::<perfdata_core::record::FeatureRecordView>()
         .is_ok_and(|v| v.feat_id() == u64::from(id.bit()));
     if !is_it {
         return Ok(Action::Keep);

@@ -20,7 +20,7 @@ use binrw::Endian;
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::record::views::{EventUpdateView, ForkView, StatView};
+use perfdata_core::record::{EventUpdateView, ForkView, StatView};
 use perfdata_core::record::{RecordBody, RecordType, SampleLayout, TRAILER_FIELDS};
 use perfdata_core::select::{task_of, Matcher, Selectors, TaskScope, ThreadComms};
 use perfdata_core::{Metadata, RecordRef};

@@ -9,7 +9,7 @@ use perfdata_core::record::{
 };
 use perfdata_core::RecordRef;
 
-use super::checks::{located_ok, numbers_ok};
+use super::checks::{event_of, located_ok, numbers_ok};
 use super::text::{c_text, printable, rename, rename_fixed, zero_padding};
 use super::{Anonymize, Fate};
 use crate::edit::Action;
@@ -19,31 +19,6 @@ use crate::error::Result;
 const AUXTRACE_INTEL_PT: u32 = 1;
 /// The Intel PT private words before the filter string: PMU type ... FILTER_STR_LEN.
 const INTEL_PT_FILTER_AT: usize = 17;
-
-/// The event a record with a sample_id trailer belongs to, as perf finds it
-/// (`evlist__event2evsel`): the only one, or the one its id names (an id of 0 is
-/// perf's own synthesized record, read with the first). An id no attr has, or no room
-/// for the id, is refused: perf drops such records, and read with another event's
-/// layout the trailer would take bytes of the body (a name) for numbers.
-pub(super) fn event_of(item: &RecordRef<'_>, is_sample: bool) -> std::result::Result<usize, Fate> {
-    let meta = item.meta;
-    let events = meta.events();
-    let first = events
-        .format(0)
-        .ok_or_else(|| Fate::unvouched("no attr describes its layout"))?;
-    if events.len() == 1 || (!is_sample && !first.sample_id_all) {
-        return Ok(0);
-    }
-    let id = events
-        .record_id(item.raw.bytes, is_sample, meta.endian)
-        .ok_or_else(|| Fate::unvouched("no room for the id that names its event"))?;
-    if id == 0 {
-        return Ok(0);
-    }
-    events
-        .event_of_id(id)
-        .ok_or_else(|| Fate::unvouched("its id matches no attr"))
-}
 
 impl Anonymize {
     /// A record other than SAMPLE and HEADER_FEATURE through the allow list.
