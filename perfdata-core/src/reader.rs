@@ -360,7 +360,7 @@ impl PerfReader {
 
     /// The next part (at most [`crate::raw::PAYLOAD_CHUNK`] bytes) of the payload of the
     /// last record that [`PerfReader::next_record`] returned, beyond what it held
-    /// ([`RawRecord::rest`] bytes in all, for a record larger than
+    /// ([`RawRecord::rest`](crate::raw::RawRecord::rest) bytes in all, for a record larger than
     /// [`crate::raw::MAX_BUFFERED`]); `Ok(None)` when all of it was handed out. What is
     /// not read is skipped by the next `next_record`. A payload inside compressed
     /// records reads the compressed records it needs (they are not returned as records

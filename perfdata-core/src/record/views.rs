@@ -9,7 +9,7 @@
 //! it through the view. A view is checked against its record once, when it is
 //! made: a record of another type, or one too short for the fixed fields, is an error
 //! naming the record's offset, never a panic. Each view's offsets are checked against
-//! the binrw model of its record type by the tests below.
+//! the binrw model of its record type by the tests (`views_tests.rs`).
 
 use binrw::Endian;
 
@@ -21,6 +21,10 @@ pub trait Word: Sized {
     /// Bytes the field takes.
     const SIZE: usize;
     /// Read at `at` of `bytes`, which holds it (a view checks the length once).
+    ///
+    /// # Panics
+    ///
+    /// When `bytes` ends before `at + SIZE`: a view never reads past what it checked.
     fn read(bytes: &[u8], at: usize, endian: Endian) -> Self;
 }
 
