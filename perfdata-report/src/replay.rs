@@ -11,6 +11,7 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::ordered::OrderedQueue;
 use perfdata_core::record::EventIndex;
+use perfdata_core::record::LostSamplesView;
 use perfdata_core::record::{
     misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType, SampleView,
 };
@@ -185,7 +186,7 @@ fn read_steps(
     while let Some(item) = reader.next_record()? {
         let kind = item.raw.record_type();
         if kind == RecordType::LostSamples {
-            let n = perfdata_core::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
+            let n = item.view::<LostSamplesView>().map_or(0, |v| v.lost());
             lost = lost.saturating_add(n);
             continue;
         }
