@@ -155,8 +155,9 @@ impl EventMap {
         Ok(())
     }
 
-    /// Ids inside READ values (SAMPLE_READ or READ records with PERF_FORMAT_ID) are not
-    /// rewritten: an input whose ids change may not have them.
+    /// Ids inside a SAMPLE's READ values (SAMPLE_READ with PERF_FORMAT_ID) are not
+    /// rewritten: an input whose ids change may not have them (READ records are
+    /// refused as they come, by the feed).
     fn check_read_ids(&self, inputs: &[&Metadata], names: &[String]) -> Result<()> {
         for (i, meta) in inputs.iter().enumerate() {
             if self.ids[i].is_empty() {
@@ -165,13 +166,16 @@ impl EventMap {
             if let Some(ev) = meta
                 .attrs()
                 .iter()
-                .find(|ev| ev.attr.read_format.contains(ReadFormat::ID))
+                .find(|ev| {
+                    ev.attr.read_format.contains(ReadFormat::ID)
+                        && ev.attr.sample_type.contains(SampleType::READ)
+                })
             {
                 return Err(WriteError::unsupported(
                     None,
                     format!(
-                        "{}: event {} reads counter values with their ids (read_format ID), \
-                         and its ids clash with an earlier input's: ids inside read values \
+                        "{}: event {} samples counter values with their ids (SAMPLE_READ, \
+                         read_format ID), and its ids clash with an earlier input's: ids inside read values \
                          are not remapped",
                         names[i],
                         ev.name.as_deref().unwrap_or("?")

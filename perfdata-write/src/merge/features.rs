@@ -1,7 +1,8 @@
 //! The merged recording's features: BUILD_ID the union of the inputs'; HOSTNAME and
 //! CMDLINE the first input's, the others that differ said in a warning; EVENT_DESC
 //! made for the merged events; SAMPLE_TIME left to the conversion, which derives it
-//! from the samples written; the rest the first input's, with a warning for each that
+//! from the samples written; TRACING_DATA the first input's that has one; the rest the
+//! first input's, with a warning for each that
 //! another input has otherwise and that cannot be merged.
 
 use perfdata_core::feature::{
@@ -23,6 +24,10 @@ const DERIVED: [FeatureId; 5] = [
 
 /// Features made from every input.
 const MERGED: [FeatureId; 3] = [FeatureId::BuildId, FeatureId::Hostname, FeatureId::Cmdline];
+
+/// Features taken from the first input that has one when the first input has none: the
+/// tracepoint formats a later input's tracepoint events need.
+const FIRST_FOUND: [FeatureId; 1] = [FeatureId::TracingData];
 
 /// A feature as text for a warning (the strings ones), else its name.
 fn text(f: &Feature) -> String {
@@ -105,17 +110,32 @@ pub(super) fn merge(
         let desc = Feature::EventDesc(EventDesc::new(size as u32, events));
         out.insert(FeatureId::EventDesc, FeatureSection::new(FeatureId::EventDesc, desc));
     }
+    let mut from = vec![0; FIRST_FOUND.len()];
+    for (k, id) in FIRST_FOUND.iter().enumerate() {
+        if let Some(i) = inputs.iter().position(|m| m.features.contains_key(id)) {
+            from[k] = i;
+            out.insert(*id, inputs[i].features[id].clone());
+        }
+    }
     // The rest: the first input's; another input's that differs is said.
-    for (meta, name) in inputs.iter().zip(names).skip(1) {
+    for (i, (meta, name)) in inputs.iter().zip(names).enumerate().skip(1) {
         for (id, section) in &meta.features {
             if DERIVED.contains(id) || MERGED.contains(id) {
                 continue;
             }
-            match first.features.get(id) {
+            // Where the feature is taken from: the first input, or the first to have it.
+            let source = FIRST_FOUND
+                .iter()
+                .position(|f| f == id)
+                .map_or(0, |k| from[k]);
+            if source == i {
+                continue;
+            }
+            match inputs[source].features.get(id) {
                 Some(mine) if mine == section => {}
                 Some(_) => warnings.push(format!(
-                    "feature {id} of {name} differs from the first input's ({}), which is kept",
-                    names[0]
+                    "feature {id} of {name} differs from {}'s, which is kept",
+                    names[source]
                 )),
                 None => warnings.push(format!(
                     "feature {id} of {name} is not in the first input ({}) and is left out",

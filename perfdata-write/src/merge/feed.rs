@@ -16,16 +16,12 @@ use crate::convert::{Input, Needs, Source};
 use crate::error::{Result, WriteError};
 
 /// Records of perf's own types that a merge leaves out of input `input`: what they say
-/// is in the merged metadata (EVENT_UPDATE's names, in EVENT_DESC), or is only about an
-/// input's ids (ID_INDEX, for AUX area tracing, which is refused); the threads and CPUs
-/// perf opened its events on (THREAD_MAP, CPU_MAP) are the first input's, as its
-/// features are.
+/// is in the merged metadata (a pipe's HEADER_* records), the rounds (regenerated), and
+/// the threads and CPUs perf opened its events on (THREAD_MAP, CPU_MAP), the first
+/// input's as its features are.
 fn left_out(ty: RecordType, input: usize) -> bool {
     ty.is_metadata()
-        || matches!(
-            ty,
-            RecordType::EventUpdate | RecordType::IdIndex | RecordType::FinishedRound
-        )
+        || ty == RecordType::FinishedRound
         || (input > 0 && matches!(ty, RecordType::ThreadMap | RecordType::CpuMap))
 }
 
@@ -154,6 +150,16 @@ impl Feed {
             return Err(WriteError::unsupported(
                 Some(item.raw.offset),
                 format!("{}: record {ty}: AUX area traces and perf stat counts are not merged", self.name),
+            ));
+        }
+        if ty == RecordType::Read && !map.ids[self.shift.input].is_empty() {
+            return Err(WriteError::unsupported(
+                Some(item.raw.offset),
+                format!(
+                    "{}: a READ record's values may hold sample ids, and this input's ids \
+                     clash with an earlier input's: ids inside read values are not remapped",
+                    self.name
+                ),
             ));
         }
         if item.raw.rest > 0 {

@@ -120,6 +120,7 @@ pub(super) fn rewrite(
     let mut rec = raw.to_owned_record();
     let ty = raw.record_type();
     if !ty.is_kernel() {
+        perf_ids(&mut rec.bytes, ty, map, shift, endian);
         return Ok(rec);
     }
     let at = perfdata_core::raw::locate(raw, in_meta.events(), endian);
@@ -187,6 +188,32 @@ fn body_fields(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, 
         }
         // id, lost.
         RecordType::Lost => remap_body_id(bytes, 8, map, shift, endian),
+        _ => {}
+    }
+}
+
+/// The ids in perf's own records: EVENT_UPDATE's (`{u64 type, id, ...}`) and each
+/// ID_INDEX entry's (`{u64 nr; {u64 id, idx, cpu, tid}[nr]}`, idx the event's place).
+fn perf_ids(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, endian: Endian) {
+    match ty {
+        RecordType::EventUpdate => remap_body_id(bytes, 16, map, shift, endian),
+        RecordType::IdIndex => {
+            let nr = u64_at(bytes, 8, endian).unwrap_or(0) as usize;
+            for k in 0..nr.min(bytes.len().saturating_sub(16) / 32) {
+                let at = 16 + 32 * k;
+                remap_body_id(bytes, at, map, shift, endian);
+                let events = &map.to_out[shift.input];
+                if let Some(idx) = u64_at(bytes, at + 8, endian) {
+                    if let Some(&o) = events.get(idx as usize) {
+                        put_u64(bytes, at + 8, o as u64, endian);
+                    }
+                }
+                // -1 (every thread) is not a u32 pid.
+                if let Some(tid) = u64_at(bytes, at + 24, endian).filter(|&t| t < 1 << 32) {
+                    put_u64(bytes, at + 24, shift.pid(tid as u32) as u64, endian);
+                }
+            }
+        }
         _ => {}
     }
 }
