@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use perfdata_core::feature::{Feature, FeatureId, FeatureSection, PerfString};
-use perfdata_core::{PerfData, ReadOptions};
+use perfdata_core::{PerfData, PerfReader, ReadOptions};
 use perfdata_tests::{perf_available, perf_stats, run_perfdata};
 use perfdata_write::{Conversion, Sink, TreeSource};
 
@@ -154,6 +154,7 @@ fn assert_sums(inputs: &[&Path], out: &Path) {
 /// [`assert_sums`] but the rows: those wanted and those got.
 type Rows = BTreeMap<String, u64>;
 fn sums(inputs: &[&Path], out: &Path) -> (Rows, Rows) {
+    assert_time_order(out);
     let (mut want_samples, mut want_records, mut want_rows) =
         (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     for input in inputs {
@@ -165,6 +166,21 @@ fn sums(inputs: &[&Path], out: &Path) -> (Rows, Rows) {
     assert_eq!(samples(out), want_samples, "samples per event");
     assert_eq!(records(out), want_records, "records by type");
     (want_rows, rows(out))
+}
+
+/// The output's records with a time come in time order in the file (what perf's
+/// rounds let out is then never earlier than what they let out before), and an input
+/// whose file order is not time order (two CPUs' buffers, one after the other) does
+/// not make it otherwise.
+fn assert_time_order(out: &Path) {
+    let mut r = PerfReader::open(out).expect("reads");
+    let mut last = 0;
+    while let Some(item) = r.next_record().expect("reads") {
+        if let Some(t) = item.locate().time.filter(|&t| t != 0) {
+            assert!(t >= last, "{t} after {last} at {}", item.raw.offset);
+            last = t;
+        }
+    }
 }
 
 /// A copy of `input` whose HOSTNAME says `host`: a recording of another machine.

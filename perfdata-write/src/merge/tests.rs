@@ -18,9 +18,16 @@ fn fixture(name: &str) -> String {
 
 /// Samples per event name, and the sample times in the order read.
 fn samples(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>) {
+    let (n, times, _) = samples_ids(bytes);
+    (n, times)
+}
+
+/// [`samples`], and the ids the samples carry.
+fn samples_ids(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>, HashSet<u64>) {
     let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).unwrap();
     let mut n = BTreeMap::new();
     let mut times = Vec::new();
+    let mut seen = HashSet::new();
     while let Some(item) = r.next_record().unwrap() {
         if item.raw.record_type() != RecordType::Sample {
             continue;
@@ -31,6 +38,7 @@ fn samples(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>) {
             let id = at.id.expect("several events: every sample has its id");
             assert_eq!(item.meta.events().event_of_id(id), at.event, "id {id}");
         }
+        seen.extend(at.id);
         let name = item.meta.event_name(at.event.unwrap());
         *n.entry(name).or_default() += 1;
         times.push(at.time.unwrap());
@@ -38,7 +46,7 @@ fn samples(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>) {
     let ids: Vec<u64> = r.meta().attrs().iter().flat_map(|a| a.ids.clone()).collect();
     let unique: HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "no id is listed twice");
-    (n, times)
+    (n, times, seen)
 }
 
 fn merged(inputs: &[&str], opts: &MergeOptions, target: Target) -> Vec<u8> {
@@ -86,9 +94,13 @@ fn a_recording_twice_has_its_ids_remapped_and_counts_twice() {
         ..Default::default()
     };
     let name = "file-multi-event.data";
-    let (got, times) = samples(merged(&[name, name], &opts, Target::File));
+    let (got, times, ids) = samples_ids(merged(&[name, name], &opts, Target::File));
     let want: BTreeMap<_, _> = alone(name).into_iter().map(|(k, v)| (k, 2 * v)).collect();
     assert_eq!(got, want);
+    // The second copy's samples carry its new ids: twice the ids, none shared.
+    let (_, _, one) = samples_ids(std::fs::read(fixture(name)).unwrap());
+    assert!(!one.is_empty());
+    assert_eq!(ids.len(), 2 * one.len());
     // Each time twice, in order.
     let one = samples(std::fs::read(fixture(name)).unwrap()).1;
     let mut twice: Vec<u64> = one.iter().flat_map(|&t| [t, t]).collect();
