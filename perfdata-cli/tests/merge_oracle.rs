@@ -219,6 +219,19 @@ fn two_programs_merge_as_perf_reads_them() {
         assert_sums(&[&a, &b], &out);
         assert_eq!(script(&out), want, "{name}: perf script");
     }
+    // -o -: a pipe stream on stdout.
+    let run = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[OsStr::new("merge"), a.as_os_str(), b.as_os_str(), OsStr::new("-o"), OsStr::new("-")],
+        None,
+    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(&run.stdout[..8], b"PERFILE2");
+    assert_eq!(run.stdout[8..16], 16u64.to_le_bytes(), "a pipe stream's header");
+    let out = d.join("stdout.data");
+    std::fs::write(&out, &run.stdout).unwrap();
+    assert_sums(&[&a, &b], &out);
+    assert_eq!(script(&out), want, "-o -: perf script");
 }
 
 #[perfdata_oracle::needs(perf)]
@@ -385,4 +398,41 @@ fn a_recording_with_itself_is_refused_or_counts_twice() {
     assert_eq!(want.len(), 2);
     assert_eq!(samples(&out), want);
     assert_eq!(script(&out), merged_lines(&[(&a, 0), (&a, 0)]));
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn every_kind_of_input_merges() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    let threads = workload::build_threads(d);
+    let args = ["-e", "cpu-clock", "-g"];
+    // A directory (--threads), a compressed file (-z), a pipe stream read from stdin.
+    let threads_dir = workload::record(d, "dir.data", &[&args[..], &["--threads"]].concat(), &[
+        threads.as_str(),
+    ]);
+    let z = workload::record(d, "z.data", &[&args[..], &["-z"]].concat(), &[spin.as_str()]);
+    let pipe = workload::record(d, "p.file", &args, &[spin.as_str()]);
+    let pipe = common::strip::to_pipe(&pipe, d);
+    let out = d.join("kinds.data");
+    let stdin = std::fs::read(&pipe).unwrap();
+    let run = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[
+            OsStr::new("merge"),
+            threads_dir.as_os_str(),
+            z.as_os_str(),
+            OsStr::new("-"),
+            OsStr::new("-o"),
+            out.as_os_str(),
+        ],
+        Some(&stdin),
+    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let inputs = [threads_dir.as_path(), z.as_path(), pipe.as_path()];
+    assert_sums(&inputs, &out);
+    let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();
+    assert_eq!(script(&out), merged_lines(&offsets));
 }
