@@ -100,7 +100,10 @@ fn rows(input: &Path) -> BTreeMap<String, u64> {
         ],
         input,
     );
-    for l in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let w: Vec<&str> = l.split_whitespace().collect();
         let n: u64 = w[1].parse().unwrap_or_else(|_| panic!("a count: {l}"));
         *out.entry(w[2..].join(" ")).or_default() += n;
@@ -210,7 +213,11 @@ fn two_programs_merge_as_perf_reads_them() {
     let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
     let want = merged_lines(&[(&a, 0), (&b, 0)]);
     // A file, a pipe stream (-o - piped into a file here), compressed.
-    for (name, extra) in [("file", &[][..]), ("pipe", &["--to-pipe"][..]), ("z", &["-z"][..])] {
+    for (name, extra) in [
+        ("file", &[][..]),
+        ("pipe", &["--to-pipe"][..]),
+        ("z", &["-z"][..]),
+    ] {
         let out = d.join(format!("merged-{name}.data"));
         let said = merge(&[&a, &b], &out, extra);
         // One host: the pids kept, as the table says.
@@ -222,12 +229,26 @@ fn two_programs_merge_as_perf_reads_them() {
     // -o -: a pipe stream on stdout.
     let run = run_perfdata(
         env!("CARGO_BIN_EXE_perfdata"),
-        &[OsStr::new("merge"), a.as_os_str(), b.as_os_str(), OsStr::new("-o"), OsStr::new("-")],
+        &[
+            OsStr::new("merge"),
+            a.as_os_str(),
+            b.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("-"),
+        ],
         None,
     );
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert_eq!(&run.stdout[..8], b"PERFILE2");
-    assert_eq!(run.stdout[8..16], 16u64.to_le_bytes(), "a pipe stream's header");
+    assert_eq!(
+        run.stdout[8..16],
+        16u64.to_le_bytes(),
+        "a pipe stream's header"
+    );
     let out = d.join("stdout.data");
     std::fs::write(&out, &run.stdout).unwrap();
     assert_sums(&[&a, &b], &out);
@@ -272,16 +293,26 @@ fn switch_output_rotations_merge_into_the_run() {
     // rotation's COMM and MMAPs name it: those samples move to named rows, the others
     // stay.
     let (want, got) = sums(&inputs, &out);
-    let unnamed: u64 = want.iter().filter(|(k, _)| k.starts_with(':')).map(|(_, v)| v).sum();
+    let unnamed: u64 = want
+        .iter()
+        .filter(|(k, _)| k.starts_with(':'))
+        .map(|(_, v)| v)
+        .sum();
     let mut moved = 0;
     for (row, &n) in &got {
-        assert!(!row.starts_with(':'), "{row}: merged, every thread is named");
+        assert!(
+            !row.starts_with(':'),
+            "{row}: merged, every thread is named"
+        );
         let before = want.get(row).copied().unwrap_or(0);
         assert!(n >= before, "{row}: {n} < {before}");
         moved += n - before;
     }
     assert_eq!(moved, unnamed);
-    assert!(unnamed * 10 < got.values().sum::<u64>(), "{unnamed} unnamed samples");
+    assert!(
+        unnamed * 10 < got.values().sum::<u64>(),
+        "{unnamed} unnamed samples"
+    );
     let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();
     let want = merged_lines(&offsets);
     let got = script(&out);
@@ -346,12 +377,18 @@ fn hosts_apart_move_pids_by_the_offset_printed() {
     let a = workload::record(d, "a.data", &args, &[spin.as_str()]);
     let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
     let b = on_host(&b, "elsewhere", &d.join("b-elsewhere.data"));
-    for (extra, offset) in [(&["--pid-offset", "100000"][..], 100_000), (&[][..], 4_194_304)] {
+    for (extra, offset) in [
+        (&["--pid-offset", "100000"][..], 100_000),
+        (&[][..], 4_194_304),
+    ] {
         let out = d.join(format!("hosts-{offset}.data"));
         let said = merge(&[&a, &b], &out, extra);
         let table = format!("{}\telsewhere\t+{offset}\t+0", b.display());
         assert!(said.contains(&table), "{said}");
-        assert!(said.contains("feature HOSTNAME is the first input's"), "{said}");
+        assert!(
+            said.contains("feature HOSTNAME is the first input's"),
+            "{said}"
+        );
         assert_sums(&[&a, &b], &out);
         assert_eq!(script(&out), merged_lines(&[(&a, 0), (&b, offset)]));
     }
@@ -386,7 +423,10 @@ fn a_recording_with_itself_is_refused_or_counts_twice() {
         let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
         assert!(!run.status.success());
         let said = String::from_utf8_lossy(&run.stderr);
-        assert!(said.contains("same recording") && said.contains("--allow-duplicates"), "{said}");
+        assert!(
+            said.contains("same recording") && said.contains("--allow-duplicates"),
+            "{said}"
+        );
         assert!(!out.exists());
     }
     merge(&[&a, &a], &out, &["--allow-duplicates"]);
@@ -410,10 +450,18 @@ fn every_kind_of_input_merges() {
     let threads = workload::build_threads(d);
     let args = ["-e", "cpu-clock", "-g"];
     // A directory (--threads), a compressed file (-z), a pipe stream read from stdin.
-    let threads_dir = workload::record(d, "dir.data", &[&args[..], &["--threads"]].concat(), &[
-        threads.as_str(),
-    ]);
-    let z = workload::record(d, "z.data", &[&args[..], &["-z"]].concat(), &[spin.as_str()]);
+    let threads_dir = workload::record(
+        d,
+        "dir.data",
+        &[&args[..], &["--threads"]].concat(),
+        &[threads.as_str()],
+    );
+    let z = workload::record(
+        d,
+        "z.data",
+        &[&args[..], &["-z"]].concat(),
+        &[spin.as_str()],
+    );
     let pipe = workload::record(d, "p.file", &args, &[spin.as_str()]);
     let pipe = common::strip::to_pipe(&pipe, d);
     let out = d.join("kinds.data");
@@ -430,7 +478,11 @@ fn every_kind_of_input_merges() {
         ],
         Some(&stdin),
     );
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let inputs = [threads_dir.as_path(), z.as_path(), pipe.as_path()];
     assert_sums(&inputs, &out);
     let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();

@@ -163,14 +163,10 @@ impl EventMap {
             if self.ids[i].is_empty() {
                 continue;
             }
-            if let Some(ev) = meta
-                .attrs()
-                .iter()
-                .find(|ev| {
-                    ev.attr.read_format.contains(ReadFormat::ID)
-                        && ev.attr.sample_type.contains(SampleType::READ)
-                })
-            {
+            if let Some(ev) = meta.attrs().iter().find(|ev| {
+                ev.attr.read_format.contains(ReadFormat::ID)
+                    && ev.attr.sample_type.contains(SampleType::READ)
+            }) {
                 return Err(WriteError::unsupported(
                     None,
                     format!(
@@ -207,7 +203,10 @@ mod tests {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../fixtures")
             .join(name);
-        perfdata_core::PerfReader::open(path).unwrap().meta().clone()
+        perfdata_core::PerfReader::open(path)
+            .unwrap()
+            .meta()
+            .clone()
     }
 
     #[test]

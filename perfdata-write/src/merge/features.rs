@@ -91,11 +91,22 @@ pub(super) fn merge(
     }
     if !entries.is_empty() {
         let list = Feature::BuildId(BuildIdList::new(entries));
-        out.insert(FeatureId::BuildId, FeatureSection::new(FeatureId::BuildId, list));
+        out.insert(
+            FeatureId::BuildId,
+            FeatureSection::new(FeatureId::BuildId, list),
+        );
     }
     // EVENT_DESC: the merged events, their names and ids.
-    if inputs.iter().any(|m| m.features.contains_key(&FeatureId::EventDesc)) {
-        let size = map.attrs.iter().map(|a| a.attr.encoded_len).max().unwrap_or(0);
+    if inputs
+        .iter()
+        .any(|m| m.features.contains_key(&FeatureId::EventDesc))
+    {
+        let size = map
+            .attrs
+            .iter()
+            .map(|a| a.attr.encoded_len)
+            .max()
+            .unwrap_or(0);
         let events = map
             .attrs
             .iter()
@@ -108,7 +119,10 @@ pub(super) fn merge(
             })
             .collect();
         let desc = Feature::EventDesc(EventDesc::new(size as u32, events));
-        out.insert(FeatureId::EventDesc, FeatureSection::new(FeatureId::EventDesc, desc));
+        out.insert(
+            FeatureId::EventDesc,
+            FeatureSection::new(FeatureId::EventDesc, desc),
+        );
     }
     let mut from = vec![0; FIRST_FOUND.len()];
     for (k, id) in FIRST_FOUND.iter().enumerate() {

@@ -127,7 +127,8 @@ impl Feed {
     fn let_out(&mut self, items: Vec<OwnedRecord>, out: &Metadata) {
         for rec in items {
             self.queued_bytes -= rec.bytes.len() + rec.payload.len();
-            let time = perfdata_core::raw::locate(&rec.as_raw(out.endian), out.events(), out.endian).time;
+            let time =
+                perfdata_core::raw::locate(&rec.as_raw(out.endian), out.events(), out.endian).time;
             self.deliver(time, rec);
         }
     }
@@ -136,7 +137,10 @@ impl Feed {
     fn step(&mut self, map: &EventMap, out: &Metadata) -> Result<()> {
         let held = self.held.take();
         let item = match &held {
-            Some(rec) => Some(RecordRef::new(rec.as_raw(self.input.meta().endian), self.input.meta())),
+            Some(rec) => Some(RecordRef::new(
+                rec.as_raw(self.input.meta().endian),
+                self.input.meta(),
+            )),
             None => self.input.next_record()?,
         };
         let Some(item) = item else {
@@ -149,7 +153,10 @@ impl Feed {
         if refused(ty) {
             return Err(WriteError::unsupported(
                 Some(item.raw.offset),
-                format!("{}: record {ty}: AUX area traces and perf stat counts are not merged", self.name),
+                format!(
+                    "{}: record {ty}: AUX area traces and perf stat counts are not merged",
+                    self.name
+                ),
             ));
         }
         if ty == RecordType::Read && !map.ids[self.shift.input].is_empty() {
@@ -165,7 +172,10 @@ impl Feed {
         if item.raw.rest > 0 {
             return Err(WriteError::unsupported(
                 Some(item.raw.offset),
-                format!("{}: record {ty} has a payload too large to hold for merging", self.name),
+                format!(
+                    "{}: record {ty} has a payload too large to hold for merging",
+                    self.name
+                ),
             ));
         }
         if ty == RecordType::FinishedRound {

@@ -53,7 +53,7 @@ mod tests;
 use std::path::Path;
 
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::raw::{OwnedRecord, Origin};
+use perfdata_core::raw::{Origin, OwnedRecord};
 use perfdata_core::record::{RecordHeader, RecordType};
 use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
@@ -116,9 +116,9 @@ pub struct Merge {
     map: EventMap,
     inputs: Vec<MergedInput>,
     current: Option<OwnedRecord>,
-    /// The feed whose record was handed out last.
+    /// Records handed out since the last FINISHED_ROUND.
     since_round: usize,
-    /// Whether a record was written since the last FINISHED_ROUND.
+    /// Whether the record handed out last was a FINISHED_ROUND (or none was).
     finished: bool,
 }
 
@@ -127,10 +127,21 @@ impl Merge {
     /// stdin once) and work out the merged events, ids, pid offsets and features.
     pub fn open<P: AsRef<Path>>(paths: &[P], opts: &MergeOptions) -> Result<Merge> {
         if paths.len() < 2 {
-            return Err(WriteError::unsupported(None, "a merge needs two inputs or more"));
+            return Err(WriteError::unsupported(
+                None,
+                "a merge needs two inputs or more",
+            ));
         }
-        if paths.iter().filter(|p| p.as_ref().as_os_str() == "-").count() > 1 {
-            return Err(WriteError::unsupported(None, "stdin (-) can be read only once"));
+        if paths
+            .iter()
+            .filter(|p| p.as_ref().as_os_str() == "-")
+            .count()
+            > 1
+        {
+            return Err(WriteError::unsupported(
+                None,
+                "stdin (-) can be read only once",
+            ));
         }
         let mut feeds = paths
             .iter()
@@ -147,7 +158,9 @@ impl Merge {
                 None,
                 format!(
                     "{} is {:?}-endian and {} is not: convert one with --endian first",
-                    f.name, f.meta().endian, names[0]
+                    f.name,
+                    f.meta().endian,
+                    names[0]
                 ),
             ));
         }
@@ -367,8 +380,8 @@ fn refuse_duplicates<P: AsRef<Path>>(paths: &[P], feeds: &[Feed]) -> Result<()> 
     };
     for j in 1..feeds.len() {
         for i in 0..j {
-            let same_file = identity(paths[i].as_ref())
-                .is_some_and(|a| identity(paths[j].as_ref()) == Some(a));
+            let same_file =
+                identity(paths[i].as_ref()).is_some_and(|a| identity(paths[j].as_ref()) == Some(a));
             let (a, b) = (fingerprint(feeds[i].meta()), fingerprint(feeds[j].meta()));
             let copy = a == b && a.2.is_some() && a.1.iter().any(|ids| !ids.is_empty());
             if same_file || copy {
@@ -379,7 +392,11 @@ fn refuse_duplicates<P: AsRef<Path>>(paths: &[P], feeds: &[Feed]) -> Result<()> 
                          (allow it with --allow-duplicates)",
                         feeds[i].name,
                         feeds[j].name,
-                        if same_file { "" } else { " (same host, event ids and sample times)" }
+                        if same_file {
+                            ""
+                        } else {
+                            " (same host, event ids and sample times)"
+                        }
                     ),
                 ));
             }

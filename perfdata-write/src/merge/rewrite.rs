@@ -138,8 +138,14 @@ pub(super) fn rewrite(
         .id
         .is_some_and(|id| in_meta.events().event_of_id(id).is_some());
     let id = map.id(shift.input, out_event, at.id, listed);
-    let insert = out_layout.format().sample_type.contains(perfdata_core::attr::SampleType::IDENTIFIER)
-        && !in_layout.format().sample_type.contains(perfdata_core::attr::SampleType::IDENTIFIER);
+    let insert = out_layout
+        .format()
+        .sample_type
+        .contains(perfdata_core::attr::SampleType::IDENTIFIER)
+        && !in_layout
+            .format()
+            .sample_type
+            .contains(perfdata_core::attr::SampleType::IDENTIFIER);
     let bytes = &mut rec.bytes;
     if ty == RecordType::Sample {
         if insert {
@@ -158,7 +164,15 @@ pub(super) fn rewrite(
             bytes.extend_from_slice(&[0u8; 8]);
         }
         let base = bytes.len() - out_layout.trailer().len;
-        write_slots(bytes, base, out_layout.trailer_slots(), id, &at, shift, endian);
+        write_slots(
+            bytes,
+            base,
+            out_layout.trailer_slots(),
+            id,
+            &at,
+            shift,
+            endian,
+        );
     }
     body_fields(bytes, ty, map, shift, endian);
     Ok(rec)

@@ -43,7 +43,12 @@ fn samples_ids(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>, HashSet<u64>
         *n.entry(name).or_default() += 1;
         times.push(at.time.unwrap());
     }
-    let ids: Vec<u64> = r.meta().attrs().iter().flat_map(|a| a.ids.clone()).collect();
+    let ids: Vec<u64> = r
+        .meta()
+        .attrs()
+        .iter()
+        .flat_map(|a| a.ids.clone())
+        .collect();
     let unique: HashSet<_> = ids.iter().collect();
     assert_eq!(unique.len(), ids.len(), "no id is listed twice");
     (n, times, seen)
@@ -120,13 +125,20 @@ fn align_start_shifts_the_second_input_to_the_first_ones_start() {
         ..Default::default()
     };
     let merge = Merge::open(
-        &[fixture("file-cpu-clock.data"), fixture("file-multi-event.data")],
+        &[
+            fixture("file-cpu-clock.data"),
+            fixture("file-multi-event.data"),
+        ],
         &opts,
     )
     .unwrap();
     let delta = merge.inputs()[1].time_delta;
     assert_ne!(delta, 0);
-    let out = merged(&["file-cpu-clock.data", "file-multi-event.data"], &opts, Target::File);
+    let out = merged(
+        &["file-cpu-clock.data", "file-multi-event.data"],
+        &opts,
+        Target::File,
+    );
     let (_, times) = samples(out);
     let first_a = samples(std::fs::read(fixture("file-cpu-clock.data")).unwrap()).1[0];
     let first_b = samples(std::fs::read(fixture("file-multi-event.data")).unwrap()).1[0];
