@@ -200,17 +200,23 @@ fn on_host(input: &Path, host: &str, out: &Path) -> PathBuf {
     out.to_path_buf()
 }
 
+/// Two programs recorded with `-e cpu-clock -g`: the spin fixture, and two threads.
+fn two_programs(d: &Path) -> (PathBuf, PathBuf) {
+    let spin = workload::build_spin(d);
+    let threads = workload::build_threads(d);
+    let args = ["-e", "cpu-clock", "-g"];
+    let a = workload::record(d, "a.data", &args, &[spin.as_str()]);
+    let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
+    (a, b)
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn two_programs_merge_as_perf_reads_them() {
     assert!(perf_available());
     let dir = tempdir();
     let d = dir.path();
-    let spin = workload::build_spin(d);
-    let threads = workload::build_threads(d);
-    let args = ["-e", "cpu-clock", "-g"];
-    let a = workload::record(d, "a.data", &args, &[spin.as_str()]);
-    let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
+    let (a, b) = two_programs(d);
     let want = merged_lines(&[(&a, 0), (&b, 0)]);
     // A file, a pipe stream (-o - piped into a file here), compressed.
     for (name, extra) in [
@@ -371,11 +377,7 @@ fn hosts_apart_move_pids_by_the_offset_printed() {
     assert!(perf_available());
     let dir = tempdir();
     let d = dir.path();
-    let spin = workload::build_spin(d);
-    let threads = workload::build_threads(d);
-    let args = ["-e", "cpu-clock", "-g"];
-    let a = workload::record(d, "a.data", &args, &[spin.as_str()]);
-    let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
+    let (a, b) = two_programs(d);
     let b = on_host(&b, "elsewhere", &d.join("b-elsewhere.data"));
     for (extra, offset) in [
         (&["--pid-offset", "100000"][..], 100_000),

@@ -72,15 +72,7 @@ impl Feed {
             time_order: true,
         })?;
         let rounds = source.meta().container != ContainerKind::Directory;
-        let mut held = None;
-        if source.meta().container == ContainerKind::Pipe {
-            while let Some(item) = source.next_record()? {
-                if !item.raw.record_type().is_metadata() {
-                    held = Some(item.raw.to_owned_record());
-                    break;
-                }
-            }
-        }
+        let held = crate::convert::read_metadata_ahead(&mut source, || {})?;
         Ok(Feed {
             name: path.display().to_string(),
             input: source,
