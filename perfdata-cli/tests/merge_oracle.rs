@@ -490,3 +490,40 @@ fn every_kind_of_input_merges() {
     let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();
     assert_eq!(script(&out), merged_lines(&offsets));
 }
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn build_ids_a_stream_sends_among_its_records_are_kept() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let (_, b) = two_programs(d);
+    let spin = workload::build_spin(d);
+    // perf inject -b writes HEADER_BUILD_ID records as samples hit each binary: after
+    // the stream's first data records, once the merge's header was made.
+    let stream = d.join("injected.pipe");
+    let run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "perf record -q -e cpu-clock -g -o - -- {spin} | perf inject -b -o {}",
+            stream.display()
+        ))
+        .output()
+        .expect("sh runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let list = |p: &Path| perf(&["buildid-list"], p);
+    let spin_line = list(&stream)
+        .lines()
+        .find(|l| l.ends_with("/spin"))
+        .expect("the stream lists spin")
+        .to_string();
+    assert!(!list(&b).contains(&spin_line));
+    let out = d.join("with-stream.data");
+    merge(&[&b, &stream], &out, &[]);
+    assert!(list(&out).contains(&spin_line), "{}", list(&out));
+    assert_sums(&[&b, &stream], &out);
+}

@@ -6,7 +6,8 @@
 //! another input has otherwise and that cannot be merged.
 
 use perfdata_core::feature::{
-    BuildIdList, EventDesc, EventDescEntry, Feature, FeatureId, FeatureSection, PerfString,
+    BuildIdEntry, BuildIdList, EventDesc, EventDescEntry, Feature, FeatureId, FeatureSection,
+    PerfString,
 };
 use perfdata_core::Metadata;
 
@@ -70,31 +71,8 @@ pub(super) fn merge(
             ));
         }
     }
-    // BUILD_ID: every input's entries once, pids moved as the records' are.
-    let mut entries = Vec::new();
-    for (meta, shift) in inputs.iter().zip(shifts) {
-        if let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) {
-            for e in &list.entries {
-                let mut e = e.clone();
-                if e.pid > 0 {
-                    e.pid = e.pid.wrapping_add(shift.pid_offset as i32);
-                }
-                let same = |o: &perfdata_core::feature::BuildIdEntry| {
-                    (o.pid, o.build_id_padded, o.size, &o.filename)
-                        == (e.pid, e.build_id_padded, e.size, &e.filename)
-                };
-                if !entries.iter().any(same) {
-                    entries.push(e);
-                }
-            }
-        }
-    }
-    if !entries.is_empty() {
-        let list = Feature::BuildId(BuildIdList::new(entries));
-        out.insert(
-            FeatureId::BuildId,
-            FeatureSection::new(FeatureId::BuildId, list),
-        );
+    if let Some(section) = build_ids(inputs, shifts) {
+        out.insert(FeatureId::BuildId, section);
     }
     // EVENT_DESC: the merged events, their names and ids.
     if inputs
@@ -160,4 +138,31 @@ pub(super) fn merge(
     }
     out.sort_by_key(|id, _| id.bit());
     warnings
+}
+
+/// BUILD_ID: every input's entries once, pids moved as the records' are (`None` when no
+/// input has any).
+pub(super) fn build_ids(inputs: &[&Metadata], shifts: &[Shift]) -> Option<FeatureSection> {
+    let mut entries: Vec<BuildIdEntry> = Vec::new();
+    for (meta, shift) in inputs.iter().zip(shifts) {
+        if let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) {
+            for e in &list.entries {
+                let mut e = e.clone();
+                if e.pid > 0 {
+                    e.pid = e.pid.wrapping_add(shift.pid_offset as i32);
+                }
+                let same = |o: &BuildIdEntry| {
+                    (o.pid, o.build_id_padded, o.size, &o.filename)
+                        == (e.pid, e.build_id_padded, e.size, &e.filename)
+                };
+                if !entries.iter().any(same) {
+                    entries.push(e);
+                }
+            }
+        }
+    }
+    (!entries.is_empty()).then(|| {
+        let list = Feature::BuildId(BuildIdList::new(entries));
+        FeatureSection::new(FeatureId::BuildId, list)
+    })
 }

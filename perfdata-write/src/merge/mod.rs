@@ -216,9 +216,16 @@ impl Merge {
         Ok(best.map(|(_, i)| i))
     }
 
-    /// At the end: the inputs' warnings (and what their last metadata records said)
-    /// join the merged metadata.
+    /// At the end: the inputs' warnings, and the build ids of HEADER_BUILD_ID records met
+    /// among a stream's data (`perf inject -b`), join the merged metadata (a file's
+    /// features are written last).
     fn finish(&mut self) {
+        let metas: Vec<&Metadata> = self.feeds.iter().map(|f| f.meta()).collect();
+        let shifts: Vec<Shift> = self.feeds.iter().map(|f| f.shift).collect();
+        if let Some(section) = features::build_ids(&metas, &shifts) {
+            self.meta.features.insert(FeatureId::BuildId, section);
+            self.meta.features.sort_by_key(|id, _| id.bit());
+        }
         let extra: Vec<_> = self
             .feeds
             .iter()
