@@ -4,7 +4,7 @@
 //! Every field is found by the input event's layout and written by the output event's.
 
 use binrw::Endian;
-use perfdata_core::raw::{OwnedRecord, RawRecord};
+use perfdata_core::raw::{Origin, OwnedRecord, RawRecord};
 use perfdata_core::record::{RecordType, Slots};
 use perfdata_core::{u32_at, u64_at, Metadata};
 
@@ -118,6 +118,10 @@ pub(super) fn rewrite(
 ) -> Result<OwnedRecord> {
     let endian = in_meta.endian;
     let mut rec = raw.to_owned_record();
+    // The merge's own record, wherever it was read from: compressed only when the
+    // conversion compresses (kept compression would put it back into a container the
+    // merged recording does not describe).
+    rec.origin = Origin::Top;
     let ty = raw.record_type();
     if !ty.is_kernel() {
         perf_ids(&mut rec.bytes, ty, map, shift, endian);

@@ -146,3 +146,25 @@ fn align_start_shifts_the_second_input_to_the_first_ones_start() {
     assert_eq!(times[0], first_a);
     assert_eq!(times.iter().filter(|&&t| t == first_a).count(), 2);
 }
+
+#[test]
+fn compressed_inputs_merge_into_a_file_or_a_stream() {
+    // The records come out of their compressed containers and are rewritten: whatever
+    // the options keep, they are the merge's records, compressed only when asked.
+    let inputs = ["file-compressed.data", "pipe-compressed.data"];
+    let mut want = BTreeMap::new();
+    for name in inputs {
+        for (k, v) in alone(name) {
+            *want.entry(k).or_default() += v;
+        }
+    }
+    let opts = MergeOptions {
+        allow_duplicates: true,
+        ..Default::default()
+    };
+    for target in [Target::File, Target::Pipe] {
+        let (got, times) = samples(merged(&inputs, &opts, target));
+        assert_eq!(got, want, "{target:?}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
+    }
+}
