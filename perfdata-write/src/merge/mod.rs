@@ -5,8 +5,8 @@
 //!   their records) become one event; the others stay separate, with their names.
 //! - **Sample ids** are remapped so that none clash: the first input's are kept, a
 //!   later input's that another already has move above every id; every SAMPLE's and
-//!   sample_id trailer's ID and IDENTIFIER, LOST's and THROTTLE's id and the attrs' id
-//!   lists are rewritten. With several events that perf could not tell apart by their
+//!   sample_id trailer's ID and IDENTIFIER, the ids of LOST, THROTTLE, EVENT_UPDATE and
+//!   ID_INDEX, and the attrs' id lists are rewritten. With several events that perf could not tell apart by their
 //!   records (no id, or ids at different places), IDENTIFIER is added to every event
 //!   and inserted into its records.
 //! - **Hosts**: inputs whose HOSTNAME differs from the first's have their pids and tids
@@ -22,8 +22,10 @@
 //!   rounds of each input.
 //! - **Features**: see `features`: BUILD_ID the union, HOSTNAME and CMDLINE the first
 //!   input's with a warning naming the others, EVENT_DESC for the merged events,
-//!   SAMPLE_TIME derived from the samples written, the rest the first input's with a
-//!   warning for each that differs elsewhere.
+//!   SAMPLE_TIME derived from the samples written, TRACING_DATA the first input's that
+//!   has one, the rest the first input's with a warning for each that differs elsewhere.
+//!   THREAD_MAP and CPU_MAP records are the first input's.
+//! - **Not merged**: AUX area traces and `perf stat record` counts are refused by name.
 //! - **The same recording twice** (the same file, or the same host, ids and sample
 //!   times) is refused unless [`MergeOptions::allow_duplicates`]: then its samples
 //!   count twice.
