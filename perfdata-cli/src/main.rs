@@ -22,6 +22,7 @@ mod info;
 mod input;
 mod interrupt;
 mod json_help;
+mod merge;
 mod output;
 mod progress;
 mod report;
@@ -91,6 +92,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
     Synth(synth::SynthArgs),
+    /// Merge recordings into one: events, ids, pids and time order as perf reads them.
+    Merge(merge::MergeArgs),
     /// Remove samples by pid, tid, comm, cpu, event or time, with their side-band.
     Strip(strip::StripArgs),
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
@@ -202,6 +205,7 @@ fn main() -> ExitCode {
         ),
         Command::Convert(a) => (Some(a.input()), done(|| convert::run(a))),
         Command::Synth(a) => (None, done(|| synth::run(a))),
+        Command::Merge(a) => (Some(a.input()), done(|| merge::run(a))),
         Command::Strip(a) => (Some(a.input()), done(|| strip::run(a))),
         Command::Buildid(c) => (Some(c.input()), done(|| buildid::run(c))),
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),

@@ -15,6 +15,7 @@ const COMMANDS: &[&str] = &[
     "check",
     "convert",
     "synth",
+    "merge",
     "strip",
     "buildid",
     "anonymize",
