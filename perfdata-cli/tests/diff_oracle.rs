@@ -1,7 +1,8 @@
 //! `perfdata diff` against perf 6.1's `perf diff`: two recordings of tests/diff/work.c
 //! (the second run halves one function's work) and two fixtures of other programs,
 //! compared as text, byte for byte, for every computation (`delta-abs`, perf's default,
-//! `delta`, `ratio`, `wdiff:W1,W2`), both orders of the files and two sort orders.
+//! `delta`, `ratio`, `wdiff:W1,W2`), both orders of the files and two sort orders; and the
+//! differential flame graph's changes against perf diff's deltas.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -80,6 +81,71 @@ fn two_runs_of_one_program_diff_as_perf_diffs_them() {
     assert!(b_row.contains("%    -"), "{b_row}");
     let rows = compare(&a, &b);
     eprintln!("{rows} rows compared");
+    differential_flame_graph_says_perf_diffs_deltas(&a, &b, dir.path());
+}
+
+/// `export --format flamegraph --diff A B`: each function's change of share, in the
+/// SVG's titles (`b (405 samples, 28.66%; -15.78%)`), is perf diff's Delta Abs of its
+/// row within 0.1 (the baseline's counts are scaled to whole samples).
+fn differential_flame_graph_says_perf_diffs_deltas(a: &Path, b: &Path, dir: &Path) {
+    let svg = dir.join("diff.svg");
+    let args = [
+        OsStr::new("export"),
+        OsStr::new("--format"),
+        OsStr::new("flamegraph"),
+        OsStr::new("--diff"),
+        a.as_os_str(),
+        OsStr::new("-o"),
+        svg.as_os_str(),
+        b.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(&svg).expect("svg");
+    let perf = perf_diff(&[a.as_os_str(), b.as_os_str()]);
+    for f in ["a", "b", "c"] {
+        let delta = |line: &str| -> Option<f64> {
+            line.split_whitespace()
+                .nth(1)?
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+        };
+        let theirs = perf
+            .lines()
+            .find(|l| l.ends_with(&format!("[.] {f}")))
+            .and_then(delta)
+            .unwrap_or_else(|| panic!("perf diff has no row of {f}:\n{perf}"));
+        let title = format!("<title>{f} (");
+        let ours: f64 = svg
+            .split(title.as_str())
+            .nth(1)
+            .and_then(|t| t.split("; ").nth(1))
+            .and_then(|t| t.split('%').next())
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("no title of {f} in the SVG"));
+        assert!(
+            (ours - theirs).abs() < 0.1,
+            "{f}: ours {ours}%, perf diff {theirs}%"
+        );
+    }
+    // The other formats have no differential form.
+    let args = [
+        OsStr::new("export"),
+        OsStr::new("--format"),
+        OsStr::new("folded"),
+        OsStr::new("--diff"),
+        a.as_os_str(),
+        OsStr::new("-o"),
+        OsStr::new("-"),
+        b.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(!out.status.success());
 }
 
 #[perfdata_oracle::needs(perf)]

@@ -250,6 +250,20 @@ impl Exported {
         &self.summary
     }
 
+    /// Write the differential flame graph of `base` (the recording before) and this one
+    /// ([`flamegraph::write_differential`]), flushed; both exports must be flame graphs
+    /// (folded stacks).
+    pub fn write_differential(&self, base: &Exported, w: &mut dyn Write) -> io::Result<()> {
+        let (Made::Lines(before), Made::Lines(after)) = (&base.made, &self.made) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a differential flame graph is drawn from folded stacks (--format flamegraph)",
+            ));
+        };
+        flamegraph::write_differential(w, before, after, &self.export.title)?;
+        w.flush()
+    }
+
     /// Write the format into `w`, flushed.
     pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
         let title = &self.export.title;
