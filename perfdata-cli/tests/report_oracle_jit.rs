@@ -39,16 +39,27 @@ fn jit_pid(data: &Path) -> Option<String> {
         })
 }
 
-#[perfdata_oracle::needs(perf)]
-#[test]
-fn node_jit_symbols_match_perf_report() {
+/// A temporary directory and tests/jit/hot.js, when perf and node run (else the test
+/// says it skips).
+fn node_workload() -> Option<(tempfile::TempDir, PathBuf)> {
     assert!(perf_available());
     if Command::new("node").arg("--version").output().is_err() {
         eprintln!("SKIPPED: node is not installed");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let script = perfdata_tests::workspace_root().join("perfdata-cli/tests/jit/hot.js");
+    Some((
+        dir,
+        perfdata_tests::workspace_root().join("perfdata-cli/tests/jit/hot.js"),
+    ))
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn node_jit_symbols_match_perf_report() {
+    let Some((dir, script)) = node_workload() else {
+        return;
+    };
     let data = workload::record(
         dir.path(),
         "node.data",
@@ -113,13 +124,9 @@ fn node_jit_symbols_match_perf_report() {
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn node_jitdump_rows_match_perf_inject_jit() {
-    assert!(perf_available());
-    if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: node is not installed");
+    let Some((dir, script)) = node_workload() else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("temp dir");
-    let script = perfdata_tests::workspace_root().join("perfdata-cli/tests/jit/hot.js");
+    };
     let data = dir.path().join("jd.data");
     // node writes jit-PID.dump (and its log) into its working directory.
     let st = Command::new("perf")
