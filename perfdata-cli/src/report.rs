@@ -181,6 +181,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let counted = report.read(reader)?;
     drop(progress);
     crate::unwinding::tell(counted.unwind());
+    counted.warnings().iter().for_each(crate::warn);
     let tables = counted.tables();
     let mut out = std::io::stdout().lock();
     if a.json {

@@ -18,6 +18,7 @@
 
 pub mod callgraph;
 mod children;
+pub mod diff;
 pub mod export;
 pub mod filter;
 pub mod firefox;
@@ -25,7 +26,9 @@ pub mod flamegraph;
 pub mod folded;
 pub mod group;
 mod intern;
+pub mod jitdump;
 mod keys;
+mod libiberty;
 pub mod model;
 pub mod pprof;
 pub mod process;

@@ -68,7 +68,10 @@ pub struct Replay {
     pub groups: Vec<EventGroup>,
     /// What became of the samples with user stack copies (`--call-graph dwarf`); all
     /// zero when none had one or unwinding was off.
-    pub unwind: crate::unwind::UnwindStats,
+    pub unwind: crate::unwind::stats::UnwindStats,
+    /// What the reading found odd (a recording cut short) and what the replay could not
+    /// use (a jitdump it could not read), said once each.
+    pub warnings: Vec<String>,
 }
 
 impl Replay {

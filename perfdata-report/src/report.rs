@@ -228,6 +228,12 @@ impl Counted {
         &self.replay.unwind
     }
 
+    /// What the reading could not use, to be said once each (a jitdump it could not
+    /// read).
+    pub fn warnings(&self) -> &[String] {
+        &self.replay.warnings
+    }
+
     /// The report's tables, symbolised.
     pub fn tables(self) -> Tables {
         let Counted {
