@@ -39,6 +39,12 @@ pub const EXAMPLES: &[(&str, &str)] = &[
          perfdata synth --events cpu-clock,tracepoint --callchain 4 --pipe -o - | perf script -i -",
     ),
     (
+        "merge",
+        "perfdata merge perf.data.2026112603* -o run.data   # --switch-output rotations\n  \
+         perfdata merge host-a.data host-b.data --align start -o fleet.data\n  \
+         perfdata merge a.data b.data -z -o - | perf report -i -",
+    ),
+    (
         "strip",
         "perfdata strip perf.data --comm 'kworker*' -o less.data\n  \
          perfdata strip perf.data --keep --pid 1234 --time 10%-20% -o slice.data",
@@ -68,6 +74,11 @@ pub const EXAMPLES: &[(&str, &str)] = &[
         "perfdata script perf.data\n  \
          perfdata script -F comm,tid,time,ip,sym --ns perf.data\n  \
          perfdata script -G --pid 4242 --time 2036.37,2036.38 perf.data",
+    ),
+    (
+        "diff",
+        "perfdata diff perf.data.old perf.data      # as perf diff: Baseline, Delta Abs\n  \
+         perfdata diff -c ratio --sort comm,dso,sym before.data after.data",
     ),
     (
         "export",

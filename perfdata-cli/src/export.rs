@@ -1,10 +1,10 @@
 //! `perfdata export`: a recording in another profiler's format (the work is in
 //! perfdata-report).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use perfdata_report::export::{Export, Format};
+use perfdata_report::export::{Export, Exported, Format};
 use perfdata_write::output::{AtomicOutput, NewFile};
 
 use crate::CliError;
@@ -27,6 +27,11 @@ pub struct ExportArgs {
     /// pprof as extra lines of the address's location (perf's --inline).
     #[arg(long)]
     inline: bool,
+    /// With `--format flamegraph`: a differential flame graph against this baseline
+    /// recording (the input's stacks, red where they grew since BASE, blue where they
+    /// shrank).
+    #[arg(long, value_name = "BASE")]
+    diff: Option<PathBuf>,
     #[command(flatten)]
     unwind: crate::unwinding::UnwindArgs,
 }
@@ -51,6 +56,10 @@ pub struct FlamegraphArgs {
     /// Show functions inlined at each address (DWARF) as frames of their own.
     #[arg(long)]
     inline: bool,
+    /// A differential flame graph against this baseline recording (red where the
+    /// input's stacks grew since BASE, blue where they shrank).
+    #[arg(long, value_name = "BASE")]
+    diff: Option<PathBuf>,
     #[command(flatten)]
     unwind: crate::unwinding::UnwindArgs,
 }
@@ -73,46 +82,70 @@ fn format_parser() -> impl TypedValueParser<Value = Format> {
 
 /// `perfdata export`.
 pub fn run(a: &ExportArgs) -> Result<(), CliError> {
-    let export = Export::new(a.format)
-        .symfs(a.symfs.clone())
-        .inline(a.inline)
-        .unwind(a.unwind.on());
-    write(a.file.path(), export, &a.output)
+    if a.diff.is_some() && a.format != Format::Flamegraph {
+        return Err(CliError::Usage(
+            "--diff draws a differential flame graph: give --format flamegraph".into(),
+        ));
+    }
+    let export = || {
+        Export::new(a.format)
+            .symfs(a.symfs.clone())
+            .inline(a.inline)
+            .unwind(a.unwind.on())
+    };
+    write(a.file.path(), &export, a.diff.as_deref(), &a.output)
 }
 
 /// `perfdata flamegraph`.
 pub fn run_flamegraph(a: &FlamegraphArgs) -> Result<(), CliError> {
-    let export = Export::new(Format::Flamegraph)
-        .symfs(a.symfs.clone())
-        .inline(a.inline)
-        .unwind(a.unwind.on())
-        .event(a.event.clone());
-    write(a.file.path(), export, &a.output)
+    let export = || {
+        Export::new(Format::Flamegraph)
+            .symfs(a.symfs.clone())
+            .inline(a.inline)
+            .unwind(a.unwind.on())
+            .event(a.event.clone())
+    };
+    write(a.file.path(), &export, a.diff.as_deref(), &a.output)
 }
 
-/// Export `input` into `output` (`-`: standard output, as convert and report take it,
-/// not a file named "-").
-fn write(
-    input: &std::path::Path,
-    export: Export,
-    output: &std::path::Path,
-) -> Result<(), CliError> {
-    crate::output::refuse_same(input, output, "")?;
-    crate::alloc::return_large_blocks();
+/// `input` read and made ready as `export` says.
+fn collect(input: &Path, export: Export) -> Result<Exported, CliError> {
     let reader = perfdata_core::PerfReader::open(input)?;
     let collected = {
         let _progress = crate::progress::Progress::watch(input, reader.progress());
         export.title(input.display().to_string()).read(reader)?
     };
     crate::unwinding::tell(collected.unwind());
-    let exported = collected.finish()?;
+    collected.warnings().iter().for_each(crate::warn);
+    Ok(collected.finish()?)
+}
+
+/// Export `input` into `output` (`-`: standard output, as convert and report take it,
+/// not a file named "-"); with `base`, a differential flame graph from it to `input`.
+fn write(
+    input: &Path,
+    export: &dyn Fn() -> Export,
+    base: Option<&Path>,
+    output: &Path,
+) -> Result<(), CliError> {
+    crate::output::refuse_same(input, output, "")?;
+    if let Some(b) = base {
+        crate::output::refuse_same(b, output, "")?;
+    }
+    crate::alloc::return_large_blocks();
+    let base = base.map(|b| collect(b, export())).transpose()?;
+    let exported = collect(input, export())?;
     crate::verbose::say(1, exported.summary());
+    let draw = |w: &mut dyn std::io::Write| match &base {
+        Some(base) => exported.write_differential(base, w),
+        None => exported.write(w),
+    };
     if output.as_os_str() == "-" {
         let mut w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-        return Ok(exported.write(&mut w)?);
+        return Ok(draw(&mut w)?);
     }
     let mut out = AtomicOutput::create(output)?.new_file(NewFile::Umask);
-    exported.write(&mut out.writer())?;
+    draw(&mut out.writer())?;
     out.commit(None)?;
     Ok(())
 }

@@ -15,6 +15,7 @@ pub const SCHEMAS: &[(&str, &str)] = &[
     ("dump", include_str!("../../schemas/dump.schema.json")),
     ("check", include_str!("../../schemas/check.schema.json")),
     ("report", include_str!("../../schemas/report.schema.json")),
+    ("unwind", include_str!("../../schemas/unwind.schema.json")),
     (
         "buildid-list",
         include_str!("../../schemas/buildid-list.schema.json"),

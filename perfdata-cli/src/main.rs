@@ -14,6 +14,7 @@ mod anonymize;
 mod buildid;
 mod check;
 mod convert;
+mod diff;
 mod docs;
 mod dump;
 mod export;
@@ -21,6 +22,7 @@ mod info;
 mod input;
 mod interrupt;
 mod json_help;
+mod merge;
 mod output;
 mod progress;
 mod report;
@@ -91,6 +93,8 @@ enum Command {
     Convert(convert::ConvertArgs),
     /// Write a synthetic trace: a seeded workload of processes, threads, DSOs and samples.
     Synth(synth::SynthArgs),
+    /// Merge recordings into one: events, ids, pids and time order as perf reads them.
+    Merge(merge::MergeArgs),
     /// Remove samples by pid, tid, comm, cpu, event or time, with their side-band.
     Strip(strip::StripArgs),
     /// List build ids as `perf buildid-list` does, or replace build ids and paths.
@@ -106,6 +110,8 @@ enum Command {
     Report(report::ReportArgs),
     /// List the samples, with symbols and callchains, as `perf script` prints them.
     Script(script::ScriptArgs),
+    /// Two recordings' rows side by side, as `perf diff` prints them.
+    Diff(diff::DiffArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph).
     Export(export::ExportArgs),
@@ -202,12 +208,14 @@ fn main() -> ExitCode {
         ),
         Command::Convert(a) => (Some(a.input()), done(|| convert::run(a))),
         Command::Synth(a) => (None, done(|| synth::run(a))),
+        Command::Merge(a) => (Some(a.input()), done(|| merge::run(a))),
         Command::Strip(a) => (Some(a.input()), done(|| strip::run(a))),
         Command::Buildid(c) => (Some(c.input()), done(|| buildid::run(c))),
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
         Command::Unwind(a) => (Some(a.input()), done(|| unwind::run(a))),
         Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
         Command::Script(a) => (Some(script::input_of(a)), done(|| script::run(a))),
+        Command::Diff(a) => (None, done(|| diff::run(a))),
         Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
         Command::Flamegraph(a) => (
             Some(export::flamegraph_input_of(a)),

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use perfdata_core::ReadOptions;
-use perfdata_write::convert::{Compression, ConvertOptions, Report};
+use perfdata_write::convert::{Compression, ConvertOptions, Report, Target};
 use perfdata_write::edit::RecordEdit;
 use perfdata_write::{Conversion, Input, Sink};
 
@@ -41,7 +41,7 @@ pub fn run(
 /// Run `edits` over `input` into `output` (a path or `-`), as the edit commands do:
 /// an output that is the input is refused, the output is created before the input is
 /// read (a directory or unwritable place is refused before any work), compressed input
-/// is compressed again unless `decompress`.
+/// is compressed again unless `decompress`, and `-` is written as a pipe-mode stream.
 pub fn run_edits(
     input: &Path,
     output: &Path,
@@ -58,6 +58,9 @@ pub fn run_edits(
         } else {
             Compression::Keep
         },
+        // `-o -` is a pipe-mode stream, as `perf inject -o -` writes it: what `perf
+        // report -i -` reads (a file-mode header cannot be read from a pipe).
+        target: (output.as_os_str() == "-").then_some(Target::Pipe),
         ..Default::default()
     };
     run(

@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use perfdata_report::filter::SampleFilter;
+use perfdata_report::callgraph::{CallGraph, Order};
+use perfdata_report::filter::{SampleFilter, TimeWindow};
 use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
 use perfdata_report::readperf::Table;
@@ -48,12 +49,41 @@ pub struct ReportArgs {
     #[arg(long, short = 'e', value_name = "EVENT")]
     event: Vec<String>,
     /// Children and Self columns: each sample's period also counts towards every row
-    /// its callchain passes through (perf's --children; needs a -g recording).
+    /// its callchain passes through (perf's --children; the default on a recording with
+    /// callchains, as in perf).
     #[arg(long)]
     children: bool,
-    /// Self columns only (perf's --no-children, the default here).
+    /// Self columns only (perf's --no-children).
     #[arg(long, conflicts_with = "children")]
     no_children: bool,
+    /// The call graph under each entry, in perf's syntax:
+    /// `print_type,threshold[,print_limit],order,sort_key,value` with print_type graph,
+    /// fractal, flat, folded or none; order caller or callee; sort_key function or
+    /// address; value percent, period or count (perf's default
+    /// graph,0.5,caller,function,percent; callee without --children unless given).
+    #[arg(long = "call-graph", short = 'g', value_name = "PARAMS", num_args = 0..=1,
+          default_missing_value = perfdata_report::callgraph::PERF_DEFAULT)]
+    call_graph: Option<String>,
+    /// The call graph from the callers (perf's -G/--inverted: order caller).
+    #[arg(long, short = 'G')]
+    inverted: bool,
+    /// Entries under this percent are not printed, nor call graph nodes under it
+    /// (perf's --percent-limit).
+    #[arg(long, value_name = "PERCENT")]
+    percent_limit: Option<f64>,
+    /// Only samples of this time window: start,stop in seconds, either may be empty
+    /// (perf's --time).
+    #[arg(long, value_name = "START,STOP")]
+    time: Option<String>,
+    /// Only samples in these DSOs, by short or long name (perf's --dsos).
+    #[arg(long, value_name = "DSO,...")]
+    dsos: Option<String>,
+    /// Only samples in these functions, by name (perf's --symbols).
+    #[arg(long, value_name = "SYMBOL,...")]
+    symbols: Option<String>,
+    /// At most this many frames of each callchain (perf's --max-stack).
+    #[arg(long, value_name = "N")]
+    max_stack: Option<usize>,
     /// Show each event group as one table with a column per member (the default when the
     /// recording has groups, as perf's; on a recording without groups, all its events
     /// are one group, as perf's --group).
@@ -90,7 +120,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     }
     crate::alloc::return_large_blocks();
     let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
-    let filter = SampleFilter::parse(
+    let mut filter = SampleFilter::parse(
         a.pid.as_deref(),
         a.tid.as_deref(),
         a.cpu.as_deref(),
@@ -98,18 +128,47 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         &a.event,
         &a.percentage,
     )?;
+    if let Some(d) = &a.dsos {
+        filter.dsos = d.split(',').map(str::to_string).collect();
+    }
+    if let Some(d) = &a.symbols {
+        filter.symbols = d.split(',').map(str::to_string).collect();
+    }
+    let time: Option<(TimeWindow, &str)> = match &a.time {
+        Some(t) => Some((t.parse().map_err(CliError::Usage)?, t.as_str())),
+        None => None,
+    };
     let group = match (a.group, a.no_group) {
         (_, true) => GroupView::None,
         (true, false) => GroupView::Forced,
         (false, false) => GroupView::AsRecorded,
     };
-    let report = Report::new()
+    let mut graph = match &a.call_graph {
+        Some(g) => CallGraph::default()
+            .parse_onto(g)
+            .map_err(CliError::Usage)?,
+        None => Some(CallGraph::default()),
+    };
+    if let Some(g) = &mut graph {
+        if a.inverted {
+            g.order = Some(Order::Caller);
+        }
+        g.max_stack = a.max_stack;
+    }
+    let mut report = Report::new()
         .sort(keys)
         .filter(filter)
-        .children(a.children)
+        .children(!a.no_children)
+        .call_graph(graph)
         .group(group)
         .symfs(a.symfs.clone())
         .unwind(a.unwind.on());
+    if let Some((window, given)) = time {
+        report = report.time(window, given);
+    }
+    if let Some(limit) = a.percent_limit {
+        report = report.percent_limit(limit);
+    }
     let reader = perfdata_core::PerfReader::open(a.file.path())?;
     // The progress of the reading; symbolisation follows.
     let progress = crate::progress::Progress::watch(a.file.path(), reader.progress());
@@ -122,6 +181,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     let counted = report.read(reader)?;
     drop(progress);
     crate::unwinding::tell(counted.unwind());
+    counted.warnings().iter().for_each(crate::warn);
     let tables = counted.tables();
     let mut out = std::io::stdout().lock();
     if a.json {

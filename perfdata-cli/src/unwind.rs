@@ -22,6 +22,20 @@ pub struct UnwindCmdArgs {
     /// Write the records of compressed input uncompressed.
     #[arg(long)]
     decompress: bool,
+    /// Print the summary (samples unwound whole, cut by why, missing binaries) and the
+    /// output's size as JSON on stdout instead of the summary line on stderr
+    /// (schemas/unwind.schema.json). Not with `-o -`.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What `--json` prints.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    /// Known when the output is a file (a device or FIFO is written into as a stream).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_bytes: Option<u64>,
+    unwind: &'a perfdata_report::unwind::UnwindStats,
 }
 
 impl UnwindCmdArgs {
@@ -32,6 +46,11 @@ impl UnwindCmdArgs {
 }
 
 pub fn run(args: &UnwindCmdArgs) -> Result<(), CliError> {
+    if args.json && args.output.as_os_str() == "-" {
+        return Err(CliError::Usage(
+            "--json prints on stdout, where -o - writes the recording: give -o a path".into(),
+        ));
+    }
     let edit = UnwindEdit::new(&UnwindOptions {
         symfs: args.symfs.clone(),
         buildid_dir: None,
@@ -41,6 +60,16 @@ pub fn run(args: &UnwindCmdArgs) -> Result<(), CliError> {
     let report = crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
     report.warnings.iter().for_each(crate::warn);
     let stats = stats.borrow();
+    if args.json {
+        let summary = Summary {
+            output_bytes: report.bytes_written,
+            unwind: &stats,
+        };
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        perfdata_view::json::write_pretty(&mut out, &summary)?;
+        std::io::Write::flush(&mut out)?;
+        return Ok(());
+    }
     crate::unwinding::tell(&stats);
     if !crate::quiet() && stats.cut == 0 {
         // tell says it only with -v when nothing was cut: unwind's one result, said.

@@ -99,6 +99,7 @@ fn inlined_frames_match_binutils_addr2line() {
     let pprof = exports::export_with(&data, "pprof", dir.path(), &["--inline"]);
     let locations = inlined_locations(&pprof, exe.to_str().expect("utf-8 path"));
     assert!(!locations.is_empty(), "no location with inlined lines");
+    let mut in_work = 0;
     for (addr, lines) in &locations {
         // The executable's text is mapped at its file offset: DSO-relative addresses
         // are its virtual addresses.
@@ -107,9 +108,17 @@ fn inlined_frames_match_binutils_addr2line() {
             &binutils_frames(&exe, *addr),
             "location at {addr:#x}"
         );
-        assert_eq!(lines.first().map(|l| l.0.as_str()), Some("mix"));
-        assert_eq!(lines.last().map(|l| l.0.as_str()), Some("work"));
+        // Besides mix in work, main's inlined cpu_ms gets a sample now and then (the
+        // test failed so under load, its frames equal to binutils' all the same).
+        if lines.last().map(|l| l.0.as_str()) == Some("work") {
+            assert_eq!(lines.first().map(|l| l.0.as_str()), Some("mix"));
+            in_work += 1;
+        } else {
+            let names: Vec<&str> = lines.iter().map(|l| l.0.as_str()).collect();
+            assert_eq!(names, ["cpu_ms", "main"], "location at {addr:#x}");
+        }
     }
+    assert!(in_work > 0, "no location of mix inlined in work");
     let folded = String::from_utf8(exports::export_with(
         &data,
         "folded",

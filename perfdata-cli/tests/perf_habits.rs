@@ -318,3 +318,44 @@ fn samples(path: &Path) -> u64 {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     v["records"]["SAMPLE"].as_u64().unwrap()
 }
+
+/// `-o -` of the edit commands is a pipe-mode stream, as `perf inject -o -` writes it:
+/// `perfdata unwind IN -o - | perf report -i -` works (a file-mode header on a pipe was
+/// "incompatible file format" to perf).
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn edits_to_stdout_are_streams_perf_reads_from_a_pipe() {
+    assert!(perf_available());
+    let input = fixtures_dir().join(INPUT);
+    for words in [&["unwind"][..], &["anonymize"]] {
+        let mut args: Vec<&OsStr> = words.iter().map(OsStr::new).collect();
+        args.extend([input.as_os_str(), OsStr::new("-o"), OsStr::new("-")]);
+        let out = perfdata(&args);
+        assert!(out.status.success(), "{words:?}: {}", stderr(&out));
+        // PERFILE2, then the pipe header's size: 16.
+        assert_eq!(&out.stdout[..8], b"PERFILE2");
+        assert_eq!(le_u64(&out.stdout, 8), 16, "{words:?}: not a pipe header");
+        let mut perf = Command::new("perf")
+            .args(["report", "--stdio", "-i", "-"])
+            .env("PERF_PAGER", "cat")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("perf runs");
+        let mut stdin = perf.stdin.take().expect("stdin");
+        let bytes = out.stdout.clone();
+        let writer = std::thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut stdin, &bytes);
+        });
+        let report = perf.wait_with_output().expect("perf report");
+        writer.join().expect("writer");
+        let text = String::from_utf8_lossy(&report.stdout);
+        assert!(
+            report.status.success(),
+            "{words:?}: {}",
+            String::from_utf8_lossy(&report.stderr)
+        );
+        assert!(text.contains("# Samples:"), "{words:?}: {text}");
+    }
+}

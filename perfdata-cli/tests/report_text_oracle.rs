@@ -26,45 +26,25 @@ use std::process::Command;
 
 use perfdata_tests::{fixture_files, name, perf_available};
 
+mod report_text;
 mod workload;
 
-/// perf's output without its closing tip (`#`, `# (Tip: ...)`, `#`).
+/// perf's output without its closing tip, as `--no-children -g none`.
 fn perf_text(input: &Path, args: &[&str]) -> String {
-    let out = Command::new("perf")
-        .args(["report", "--stdio", "--no-children", "-g", "none", "-i"])
-        .arg(input)
-        .args(args)
-        .output()
-        .expect("perf report runs");
-    assert!(
-        out.status.success(),
-        "perf report {args:?} on {}",
-        name(input)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut lines: Vec<&str> = text.lines().collect();
-    if let [.., a, tip, b] = lines.as_slice() {
-        if *a == "#" && tip.starts_with("# (Tip:") && *b == "#" {
-            lines.truncate(lines.len() - 3);
-        }
-    }
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    report_text::perf_stdio(
+        input,
+        &[&["--no-children", "-g", "none"][..], args].concat(),
+    )
 }
 
 fn our_text(input: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .arg("report")
-        .arg(input)
-        .args(args)
-        .output()
-        .expect("perfdata runs");
-    assert!(
-        out.status.success(),
-        "perfdata report {args:?} on {}: {}",
-        name(input),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    // perf's text is --no-children -g none unless --children is asked for.
+    let view: &[&str] = if args.contains(&"--children") {
+        &["-g", "none"]
+    } else {
+        &["--no-children", "-g", "none"]
+    };
+    report_text::perfdata_report(input, &[view, args].concat())
 }
 
 /// The lines with each run of rows of equal overhead sorted (perf orders ties its way).

@@ -146,6 +146,28 @@ fn unwound_output_reads_in_perf_as_perfs_unwinding_of_the_input() {
         );
         let longest = out.iter().map(Vec::len).max().unwrap_or(0);
         assert!(longest >= 6, "{}: at most {longest} frames", name(&input));
+        // --json says the run's accounting: every sample counted once, each cut one
+        // under its reason (`ls -R` cuts hundreds: its stacks outgrow the copy), and the
+        // output's size as written.
+        let json_out = input.with_extension("unwound-json");
+        let args = [OsStr::new("unwind"), input.as_os_str(), OsStr::new("-o")];
+        let args = [&args[..], &[json_out.as_os_str(), OsStr::new("--json")]].concat();
+        let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+        let count = |k: &str| doc["unwind"][k].as_u64().unwrap_or(u64::MAX);
+        let counted = count("whole") + count("cut") + count("not_unwound");
+        assert_eq!(counted, total as u64, "{}: {doc}", name(&input));
+        let by_reason: u64 = doc["unwind"]["cut_by"]
+            .as_object()
+            .map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum());
+        assert_eq!(by_reason, count("cut"), "{}: {doc}", name(&input));
+        assert!(count("whole") * 2 > counted, "{}: {doc}", name(&input));
+        assert_eq!(doc["output_bytes"].as_u64(), Some(size(&json_out)));
     }
 }
 

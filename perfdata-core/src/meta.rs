@@ -19,6 +19,7 @@ use crate::record::{
     EventIndex, EventUpdate, EventUpdateData, HeaderAttr, HeaderEventType, HeaderFeature,
     HeaderTracingData, RecordHeader, RecordType,
 };
+use crate::record::{FeatureRecordView, RecordView};
 
 /// Which container the data came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -376,8 +377,9 @@ impl Metadata {
             let shadowed = match raw.record_type() {
                 RecordType::HeaderBuildId => has(FeatureId::BuildId),
                 RecordType::HeaderTracingData => has(FeatureId::TracingData),
-                RecordType::HeaderFeature => codec::u64_at(raw.bytes, 8, self.endian)
-                    .and_then(|b| u32::try_from(b).ok())
+                RecordType::HeaderFeature => FeatureRecordView::new(raw.bytes, self.endian, 0)
+                    .ok()
+                    .and_then(|v| u32::try_from(v.feat_id()).ok())
                     .is_some_and(|b| has(FeatureId::from_bit(b))),
                 _ => false,
             };
@@ -505,7 +507,7 @@ impl Metadata {
             | RecordType::SchedstatCpu
             | RecordType::SchedstatDomain
             | RecordType::Unknown(_) => {}
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-row"))]
             RecordType::TestOnly => {}
         }
         Ok(())

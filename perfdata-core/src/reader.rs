@@ -13,20 +13,19 @@ use std::sync::Arc;
 
 use binrw::Endian;
 
-use crate::error::{Error, Problem, Result};
+use crate::error::{Error, Result};
 use crate::header::{self, Container, Probe};
 use crate::input::{read_up_to, Bytes, Prefixed};
 use crate::meta::{ContainerKind, Metadata};
-use crate::raw::{
-    locate, Decompressor, Located, RawRecord, RecordSource, Span, StreamEnd, StreamRecords,
-};
-use crate::record::{DecodeContext, Record};
+use crate::raw::{Decompressor, RecordSource, Span, StreamEnd, StreamRecords};
 use crate::truncated;
 
 mod each;
+mod record_ref;
 mod sources;
 
 pub use each::Piece;
+pub use record_ref::RecordRef;
 
 use sources::{Source, Top};
 
@@ -62,134 +61,6 @@ impl ReadOptions {
 /// The warning for bytes after the last record of a stream that are not a record.
 fn junk_warning(len: u64) -> String {
     format!("{len} bytes after the last record are not a record (junk); ignored")
-}
-
-/// One record of the input, borrowed from the reader, with the metadata as of that
-/// record: its raw bytes for the fast path (counting, filtering, copying), `locate` for
-/// the fields records are sorted and filtered by, `decode` for the typed model.
-///
-/// ```
-/// use perfdata_core::record::{RecordBody, RecordType};
-///
-/// let mut reader = perfdata_core::PerfReader::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-cpu-clock.data"))?;
-/// while let Some(item) = reader.next_record()? {
-///     if item.raw.record_type() != RecordType::Sample {
-///         continue;
-///     }
-///     // Cheap: fields at fixed offsets, no decoding.
-///     let at = item.locate();
-///     // Whole: the typed model.
-///     let RecordBody::Sample(sample) = item.decode()?.body else { unreachable!() };
-///     assert_eq!(sample.time, at.time);
-///     assert_eq!(sample.tid.map(|t| t.pid), at.pid);
-/// }
-/// # Ok::<(), perfdata_core::Error>(())
-/// ```
-pub struct RecordRef<'a> {
-    /// The record's bytes and where it was.
-    pub raw: RawRecord<'a>,
-    /// The metadata as of the record (attrs and features seen so far in a pipe).
-    pub meta: &'a Metadata,
-    /// What [`RecordRef::locate`] found, once asked: a filter and the writer behind it
-    /// both ask for every sample.
-    located: std::cell::OnceCell<Located>,
-}
-
-impl<'a> RecordRef<'a> {
-    /// The record `raw` read with `meta`.
-    #[inline]
-    pub fn new(raw: RawRecord<'a>, meta: &'a Metadata) -> Self {
-        RecordRef {
-            raw,
-            meta,
-            located: std::cell::OnceCell::new(),
-        }
-    }
-
-    /// [`RecordRef::new`] of a record located before: `at` is what
-    /// [`RecordRef::locate`] found for it (a record held and seen again).
-    #[inline]
-    pub fn located(raw: RawRecord<'a>, meta: &'a Metadata, at: Located) -> Self {
-        RecordRef {
-            raw,
-            meta,
-            located: std::cell::OnceCell::from(at),
-        }
-    }
-}
-
-impl<'a> RecordRef<'a> {
-    fn context(&self) -> DecodeContext<'_> {
-        DecodeContext {
-            endian: self.meta.endian,
-            events: self.meta.events(),
-        }
-    }
-
-    /// The typed record.
-    pub fn decode(&self) -> Result<Record> {
-        Record::decode(
-            self.raw.bytes,
-            self.raw.payload,
-            self.raw.offset,
-            &self.context(),
-        )
-    }
-
-    /// The typed record, or the raw bytes with the reason they did not decode.
-    pub fn decode_or_raw(&self) -> (Record, Option<Error>) {
-        Record::decode_or_raw(
-            self.raw.bytes,
-            self.raw.payload,
-            self.raw.offset,
-            &self.context(),
-        )
-    }
-
-    /// A SAMPLE's fields borrowed from its bytes (`None` for other records): the fast
-    /// typed path, no allocation. An error names the field that does not fit, as
-    /// [`RecordRef::decode`] would.
-    pub fn sample(&self) -> Result<Option<crate::record::SampleView<'a>>> {
-        if self.raw.record_type() != crate::record::RecordType::Sample {
-            return Ok(None);
-        }
-        let bytes = self.raw.bytes;
-        let endian = self.meta.endian;
-        let events = self.meta.events();
-        let layout = events
-            .event_of(bytes, true, endian)
-            .and_then(|i| events.layout(i))
-            .ok_or_else(|| {
-                Error::format(
-                    self.raw.offset,
-                    "record SAMPLE",
-                    Problem::Invalid("no attr describes this record's layout".into()),
-                )
-            })?;
-        let Some(body) = bytes.get(8..) else {
-            return Err(Error::format(
-                self.raw.offset,
-                "record SAMPLE",
-                Problem::RecordTooSmall {
-                    size: bytes.len() as u64,
-                    min: 8,
-                },
-            ));
-        };
-        crate::record::SampleView::parse(body, layout, endian, self.raw.offset + 8).map(Some)
-    }
-
-    /// Event, id, time, pid, tid and cpu, from fixed offsets.
-    ///
-    /// A reference into the record's cache: read the fields you need. (A copy of the
-    /// whole value made right after it was found stalls the CPU: its fields were
-    /// just stored one by one, and a wide load over several pending stores waits for
-    /// them all; a profile of `strip` had a quarter of its time there.)
-    #[inline]
-    pub fn locate(&self) -> &Located {
-        self.located
-            .get_or_init(|| locate(&self.raw, self.meta.events(), self.meta.endian))
-    }
 }
 
 /// A recording opened for reading.
@@ -489,7 +360,7 @@ impl PerfReader {
 
     /// The next part (at most [`crate::raw::PAYLOAD_CHUNK`] bytes) of the payload of the
     /// last record that [`PerfReader::next_record`] returned, beyond what it held
-    /// ([`RawRecord::rest`] bytes in all, for a record larger than
+    /// ([`RawRecord::rest`](crate::raw::RawRecord::rest) bytes in all, for a record larger than
     /// [`crate::raw::MAX_BUFFERED`]); `Ok(None)` when all of it was handed out. What is
     /// not read is skipped by the next `next_record`. A payload inside compressed
     /// records reads the compressed records it needs (they are not returned as records

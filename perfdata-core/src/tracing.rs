@@ -198,6 +198,24 @@ pub fn blob_tail(blob: &[u8]) -> Option<BlobTail> {
     })
 }
 
+/// Where the bytes of a dynamic array field (`__data_loc`, `__rel_loc`) are in a RAW
+/// payload: its u32 word at `at` holds the length (high half) and the offset (low half),
+/// counted from the payload's start, or for `__rel_loc` (`rel`) from the end of the
+/// word's field (`at + size`). `None` when the payload has no room for the word; the
+/// range may lie past the payload's end (a caller checks it).
+pub fn data_loc(
+    raw: &[u8],
+    at: usize,
+    size: usize,
+    rel: bool,
+    endian: binrw::Endian,
+) -> Option<std::ops::Range<usize>> {
+    let loc = crate::codec::u32_at(raw, at, endian)?;
+    let base = if rel { at + size } else { 0 };
+    let start = base + (loc & 0xffff) as usize;
+    Some(start..start + (loc >> 16) as usize)
+}
+
 /// One field of a tracepoint's format, from its line
 /// `field:DECL;\toffset:O;\tsize:S;\tsigned:X;`.
 #[derive(Debug, Clone, PartialEq, Eq)]

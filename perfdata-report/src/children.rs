@@ -2,32 +2,63 @@
 //! row its callchain passes through (perf's cumulative hist entries), once per sample
 //! however often the row's function recurs in the chain.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
+use crate::callgraph::tree::Forest;
+use crate::callgraph::Order;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{raw_key, Creator, RawKey};
 use crate::model::{ResolvedSample, SortKey};
+use crate::process::Location;
 
-/// Children periods per event: row -> (period, the entry's creator).
-pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator)>>;
+/// Children periods per event: row -> (period, the entry's creator, whether the
+/// creator's sample was filtered).
+pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator, bool)>>;
+
+/// Where a callchain frame is, for its call graph node: the DSO (+1, 0 for none), the
+/// DSO-relative address its symbol is looked up by, and the ip as sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ChainLoc {
+    pub(crate) dso: u32,
+    pub(crate) addr: u64,
+    pub(crate) ip: u64,
+}
+
+/// The loc of an entry's own key in a walk (its chain is the frames after it).
+const OWN: u32 = u32::MAX;
 
 /// The keys a sample's period counts towards as perf's cumulative entries do
 /// (`hist_entry_iter` with `fill_callchain_info`): its own entry `own`, then each
 /// callchain frame's, where a frame without a symbol is keyed by its ip as sampled and a
-/// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it.
-/// perf walks the chain from its root with `--children` (`callchain_param.order` is
-/// ORDER_CALLER unless `-g` says otherwise), starting from the sample's own level.
+/// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it;
+/// each with the frame's location. `chain` is the sample's callchain (leaf first, cut to
+/// `--max-stack`), walked in `order` (the root first for `caller`); the keys come root
+/// first whatever the order.
 pub(crate) fn chain_keys(
     keys: &[SortKey],
     s: &ResolvedSample,
+    chain: &[Location],
     own: RawKey,
     comm: usize,
-) -> Vec<RawKey> {
+    order: Order,
+) -> Vec<(RawKey, ChainLoc)> {
     let by_sym = keys.contains(&SortKey::Sym);
     let mut level = own.kernel();
-    let mut out = Vec::with_capacity(1 + s.callchain.len());
-    out.push(own);
-    for at in s.callchain.iter().rev() {
+    let mut out = Vec::with_capacity(1 + chain.len());
+    out.push((
+        own,
+        ChainLoc {
+            dso: OWN,
+            addr: 0,
+            ip: 0,
+        },
+    ));
+    // The level carries over in the order perf's cursor walks the chain.
+    let walk: Box<dyn Iterator<Item = &Location>> = match order {
+        Order::Caller => Box::new(chain.iter().rev()),
+        Order::Callee => Box::new(chain.iter()),
+    };
+    for at in walk {
         let mut k = raw_key(keys, s, at, comm);
         if by_sym {
             if at.dso.is_some() {
@@ -36,7 +67,18 @@ pub(crate) fn chain_keys(
             k.set_kernel(level);
             k.set_chain_ip(at.ip);
         }
-        out.push(k);
+        let loc = ChainLoc {
+            dso: at
+                .dso
+                .map_or(0, |d| u32::try_from(d + 1).unwrap_or(u32::MAX - 1)),
+            addr: at.addr,
+            ip: at.ip,
+        };
+        out.push((k, loc));
+    }
+    // Kept root first whatever the walk.
+    if order == Order::Callee {
+        out[1..].reverse();
     }
     out
 }
@@ -44,53 +86,67 @@ pub(crate) fn chain_keys(
 /// The parent of a walk's first key.
 const ROOT: u32 = u32::MAX;
 
-/// The callchains counted so far, each as the raw keys of its frames in perf's walk
-/// (deduplicated at the address level; rows dedupe again once symbols are known), with
-/// their period and first sample. Keys are numbered once each, and walks kept as paths
-/// in a tree of key numbers: memory grows with the distinct keys and walks.
+/// The callchains counted so far, each as the raw keys and locations of its frames in
+/// perf's walk (the entry's own key, then the chain root first), with their period,
+/// samples and first sample. Keys and locations are numbered once each, and walks kept
+/// as paths in a tree: memory grows with the distinct keys and stacks, never with the
+/// samples. Children periods and call graphs are both made from them.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Children {
     keys: Interner<RawKey>,
-    /// (the walk before it or ROOT, key), numbered as walks.
-    walks: Interner<(u32, u32)>,
-    /// The walks that are a sample's whole walk, and their (period, first sample,
-    /// thread).
+    locs: Interner<ChainLoc>,
+    /// (the walk before it or ROOT, key, location), numbered as walks.
+    walks: Interner<(u32, u32, u32)>,
+    /// The walks that are a sample's whole walk, and their (period, samples, first
+    /// sample, thread, whether that first sample was filtered).
     ends: Interner<u32>,
-    counts: Chunked<(u64, u64, usize)>,
-    /// The keys of the walk being added, reused from sample to sample.
-    seen: FxHashSet<RawKey>,
+    counts: Chunked<(u64, u64, u64, usize, bool)>,
 }
 
 impl Children {
-    /// Count sample number `first` (of thread `thread`) whose walk has these keys.
-    pub(crate) fn add(&mut self, keys: Vec<RawKey>, period: u64, thread: usize, first: u64) {
-        // A key seen again later in the walk is perf's duplicate: the first one counts.
-        self.seen.clear();
-        let mut walk = ROOT;
-        for k in keys {
-            if self.seen.insert(k) {
-                let (id, _) = self.keys.intern(k);
-                walk = self.walks.intern((walk, id)).0;
-            }
+    /// Count sample number `first` (of thread `thread`) whose walk is this; a
+    /// `filtered` sample counts as any other (perf adds its period to the entries it
+    /// meets) but hides the entries it makes.
+    pub(crate) fn add(
+        &mut self,
+        walk: Vec<(RawKey, ChainLoc)>,
+        period: u64,
+        thread: usize,
+        first: u64,
+        filtered: bool,
+    ) {
+        let mut at = ROOT;
+        for (k, loc) in walk {
+            let (key, _) = self.keys.intern(k);
+            let loc = if loc.dso == OWN {
+                OWN
+            } else {
+                self.locs.intern(loc).0
+            };
+            at = self.walks.intern((at, key, loc)).0;
         }
-        let (end, new) = self.ends.intern(walk);
+        let (end, new) = self.ends.intern(at);
         if new {
-            self.counts.push((0, first, thread));
+            self.counts.push((0, 0, first, thread, filtered));
         }
-        self.counts.get_mut(end as usize).0 += period;
+        let c = self.counts.get_mut(end as usize);
+        c.0 += period;
+        c.1 += 1;
     }
 
-    /// The keys, to be named ([`crate::keys::name_keys`]).
-    pub(crate) fn keys(self) -> (Chunked<RawKey>, Named) {
+    /// The keys, to be named ([`crate::keys::name_keys`]), the frames' locations, and
+    /// the walks.
+    pub(crate) fn keys(self) -> (Chunked<RawKey>, Chunked<ChainLoc>, Named) {
         let Children {
             keys,
+            locs,
             walks,
             ends,
             counts,
-            ..
         } = self;
         (
             keys.into_keys(),
+            locs.into_keys(),
             Named {
                 walks: walks.into_keys(),
                 ends: ends.into_keys(),
@@ -103,57 +159,177 @@ impl Children {
 /// The walks of [`Children`], waiting for their keys' rows.
 #[derive(Debug)]
 pub(crate) struct Named {
-    walks: Chunked<(u32, u32)>,
+    walks: Chunked<(u32, u32, u32)>,
     ends: Chunked<u32>,
-    counts: Chunked<(u64, u64, usize)>,
+    counts: Chunked<(u64, u64, u64, usize, bool)>,
+}
+
+/// One distinct walk: its (key, location) pairs, own key first, and its counts.
+struct Walk<'a> {
+    frames: &'a [(u32, u32)],
+    period: u64,
+    samples: u64,
+    first: u64,
+    thread: usize,
+    filtered: bool,
 }
 
 impl Named {
+    /// Call `f` with every distinct walk.
+    fn each(&self, mut f: impl FnMut(&Walk)) {
+        let mut frames: Vec<(u32, u32)> = Vec::new();
+        for (&end, &(period, samples, first, thread, filtered)) in
+            self.ends.iter().zip(self.counts.iter())
+        {
+            frames.clear();
+            let mut at = end;
+            while at != ROOT {
+                let &(before, key, loc) = self.walks.get(at as usize);
+                frames.push((key, loc));
+                at = before;
+            }
+            frames.reverse();
+            f(&Walk {
+                frames: &frames,
+                period,
+                samples,
+                first,
+                thread,
+                filtered,
+            });
+        }
+    }
+
     /// The children period of every row, per event: `rows[key]` is a key's row, `keys`
-    /// the keys.
+    /// the keys. perf walks the chain from its root (`caller`) or from the sample
+    /// (`callee`), and a row met again is not counted again for the sample. A row is
+    /// hidden when the sample that made it was filtered, or its own key is one
+    /// `filtered` says (perf's `--symbols`, known once keys are named).
     pub(crate) fn rows(
         &self,
         events: usize,
         keys: &Chunked<RawKey>,
         rows: &[u32],
+        order: Order,
+        filtered: &dyn Fn(u32) -> bool,
     ) -> ChildrenTables {
         let mut out = vec![FxHashMap::default(); events];
-        let mut walk: Vec<u32> = Vec::new();
-        let mut seen: Vec<(u32, bool)> = Vec::new();
-        for (&end, &(period, first, thread)) in self.ends.iter().zip(self.counts.iter()) {
-            walk.clear();
-            let mut at = end;
-            while at != ROOT {
-                let &(before, key) = self.walks.get(at as usize);
-                walk.push(key);
-                at = before;
-            }
-            walk.reverse();
-            let Some(event) = walk.first().map(|&k| keys.get(k as usize).event()) else {
-                continue;
+        let mut seen: Vec<(u32, bool, u32)> = Vec::new();
+        self.each(|w| {
+            let Some(&(own, _)) = w.frames.first() else {
+                return;
             };
+            let hidden = w.filtered || filtered(own);
+            let event = keys.get(own as usize).event();
             // Each row once per sample, made by the first of its keys in the walk.
             seen.clear();
-            for &k in &walk {
+            for (pos, k) in cursor(w.frames, order).map(|(k, _)| k).enumerate() {
                 let row = rows[k as usize];
-                if !seen.iter().any(|(r, _)| *r == row) {
-                    seen.push((row, keys.get(k as usize).kernel()));
+                if !seen.iter().any(|(r, _, _)| *r == row) {
+                    seen.push((row, keys.get(k as usize).kernel(), pos as u32));
                 }
             }
             let Some(table) = out.get_mut(event) else {
-                continue;
+                return;
             };
-            for &(row, kernel) in &seen {
+            for &(row, kernel, pos) in &seen {
                 let creator = Creator {
-                    first,
-                    thread,
+                    first: w.first,
+                    thread: w.thread,
+                    pos,
                     kernel,
                 };
-                let e = table.entry(row).or_insert((0, creator));
-                e.0 += period;
-                e.1 = e.1.earlier(creator);
+                let e = table.entry(row).or_insert((0, creator, hidden));
+                e.0 += w.period;
+                if e.1.earlier(creator) != e.1 {
+                    (e.1, e.2) = (creator, hidden);
+                }
             }
-        }
+        });
         out
     }
+
+    /// Every entry's callchains, as perf appends them (`hist_entry_iter`): each
+    /// sample's whole chain to its own entry, in the view's order; with `children`, also
+    /// to the entry of each frame (once per row and sample, as [`Named::rows`]) the
+    /// chain from that frame on, filtered samples too (perf appends every sample's
+    /// chain to the entries it meets). `frame_of[loc]` is a location's frame key.
+    pub(crate) fn forest(
+        &self,
+        keys: &Chunked<RawKey>,
+        rows: &[u32],
+        frame_of: &[u32],
+        order: Order,
+        children: bool,
+    ) -> Forest {
+        let mut forest = Forest::default();
+        let mut seen: Vec<u32> = Vec::new();
+        self.each(|w| {
+            let Some(&(own, _)) = w.frames.first() else {
+                return;
+            };
+            let event = keys.get(own as usize).event() as u32;
+            let chain = &w.frames[1..];
+            let frame = |&(_, loc): &(u32, u32)| frame_of[loc as usize];
+            let own_row = rows[own as usize];
+            match order {
+                Order::Caller => {
+                    forest.append(event, own_row, chain.iter().map(frame), w.period, w.samples)
+                }
+                Order::Callee => forest.append(
+                    event,
+                    own_row,
+                    chain.iter().rev().map(frame),
+                    w.period,
+                    w.samples,
+                ),
+            }
+            if !children {
+                return;
+            }
+            seen.clear();
+            seen.push(own_row);
+            let n = chain.len();
+            for step in 0..n {
+                let i = match order {
+                    Order::Caller => step,
+                    Order::Callee => n - 1 - step,
+                };
+                let row = rows[chain[i].0 as usize];
+                if seen.contains(&row) {
+                    continue;
+                }
+                seen.push(row);
+                match order {
+                    Order::Caller => forest.append(
+                        event,
+                        row,
+                        chain[i..].iter().map(frame),
+                        w.period,
+                        w.samples,
+                    ),
+                    Order::Callee => forest.append(
+                        event,
+                        row,
+                        chain[..=i].iter().rev().map(frame),
+                        w.period,
+                        w.samples,
+                    ),
+                }
+            }
+        });
+        forest
+    }
+}
+
+/// A walk's frames in the order perf's cursor meets them: the entry's own first, then
+/// the chain from its root (`caller`) or from the sample (`callee`).
+fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32)> + '_ {
+    let (own, chain) = frames.split_at(1.min(frames.len()));
+    let n = chain.len();
+    let at = move |step: usize| match order {
+        Order::Caller => chain[step],
+        Order::Callee => chain[n - 1 - step],
+    };
+    own.iter().copied().chain((0..n).map(at))
 }

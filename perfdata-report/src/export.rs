@@ -182,6 +182,12 @@ impl Collected {
         &self.replay.unwind
     }
 
+    /// What the reading could not use, to be said once each (a jitdump it could not
+    /// read).
+    pub fn warnings(&self) -> &[String] {
+        &self.replay.warnings
+    }
+
     /// The stacks symbolised, the event chosen, in the form the format writes.
     pub fn finish(self) -> Result<Exported> {
         let Collected {
@@ -242,6 +248,20 @@ impl Exported {
     /// What the stacks hold (samples, stacks, frames), before an event was chosen.
     pub fn summary(&self) -> &Summary {
         &self.summary
+    }
+
+    /// Write the differential flame graph of `base` (the recording before) and this one
+    /// ([`flamegraph::write_differential`]), flushed; both exports must be flame graphs
+    /// (folded stacks).
+    pub fn write_differential(&self, base: &Exported, w: &mut dyn Write) -> io::Result<()> {
+        let (Made::Lines(before), Made::Lines(after)) = (&base.made, &self.made) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a differential flame graph is drawn from folded stacks (--format flamegraph)",
+            ));
+        };
+        flamegraph::write_differential(w, before, after, &self.export.title)?;
+        w.flush()
     }
 
     /// Write the format into `w`, flushed.

@@ -48,6 +48,11 @@ pub struct SampleFilter {
     pub cpus: Vec<(u64, u64)>,
     /// Event names as perf report's tables name them (not a perf report option).
     pub events: Vec<String>,
+    /// DSOs the sampled address must be in, by short or long name (perf's `--dsos`).
+    pub dsos: Vec<String>,
+    /// Functions the sampled address must be in, by name (perf's `--symbols`; decided
+    /// once the recording is read and its addresses named).
+    pub symbols: Vec<String>,
     /// The percent base.
     pub percentage: Percentage,
 }
@@ -80,6 +85,8 @@ impl SampleFilter {
                 .map(|c| c.split(',').map(str::to_string).collect())
                 .unwrap_or_default(),
             events: events.to_vec(),
+            dsos: Vec::new(),
+            symbols: Vec::new(),
             percentage: percentage.parse::<Percentage>().map_err(Error::Select)?,
         })
     }
@@ -90,7 +97,9 @@ impl SampleFilter {
             && self.tids.is_empty()
             && self.comms.is_empty()
             && self.cpus.is_empty()
-            && self.events.is_empty())
+            && self.events.is_empty()
+            && self.dsos.is_empty()
+            && self.symbols.is_empty())
     }
 
     /// Whether the sample's CPU is wanted: perf report drops other CPUs' samples
@@ -103,12 +112,28 @@ impl SampleFilter {
     /// being the thread's name at the sample). perf counts a filtered sample in the
     /// totals and marks the row it creates as filtered; see [`crate::table::Tally`].
     pub fn keeps_thread(&self, m: &Machine, s: &ResolvedSample) -> bool {
-        (self.pids.is_empty() || id_in(&self.pids, s.pid.into()))
+        self.keeps_dso(m, s)
+            && (self.pids.is_empty() || id_in(&self.pids, s.pid.into()))
             && (self.tids.is_empty() || id_in(&self.tids, s.tid.into()))
             && (self.comms.is_empty()
                 || m.comms
                     .get(s.ip.comm)
                     .is_some_and(|c| comm_matches(&self.comms, c.as_bytes())))
+    }
+
+    /// Whether the sampled address is in one of the DSOs asked for (perf's `--dsos`,
+    /// which marks the sample's entries filtered as a thread filter does; an address in
+    /// no map is in none).
+    pub fn keeps_dso(&self, m: &Machine, s: &ResolvedSample) -> bool {
+        if self.dsos.is_empty() {
+            return true;
+        }
+        let Some(dso) = s.ip.dso.and_then(|d| m.dsos.get(d)) else {
+            return false;
+        };
+        self.dsos
+            .iter()
+            .any(|n| *n == dso.short_name || *n == dso.long_name)
     }
 
     /// Whether the event's table is shown (checked after counting).
@@ -126,6 +151,69 @@ impl SampleFilter {
     }
 }
 
+/// perf's `--time` window: samples outside it are not read at all (perf's
+/// `perf_time__skip_sample`), so they are in no total either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TimeWindow {
+    /// The first time kept (ns), if bounded.
+    pub start: Option<u64>,
+    /// The last time kept (ns), if bounded.
+    pub end: Option<u64>,
+}
+
+impl TimeWindow {
+    /// Whether a sample of time `time` is kept; a sample without a time always is.
+    pub fn contains(&self, time: Option<u64>) -> bool {
+        let Some(t) = time else {
+            return true;
+        };
+        self.start.is_none_or(|s| t >= s) && self.end.is_none_or(|e| t <= e)
+    }
+}
+
+impl FromStr for TimeWindow {
+    type Err = String;
+    /// perf's `start,stop` in seconds with up to nine decimals (`2040.5,2041`), either
+    /// side empty for unbounded (perf's `perf_time__parse_str`).
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let bad = || format!("--time {s:?}: start,stop in seconds (e.g. 2040.5,2041.25)");
+        let (a, b) = s.split_once(',').ok_or_else(bad)?;
+        let side = |v: &str| -> std::result::Result<Option<u64>, String> {
+            let v = v.trim();
+            if v.is_empty() {
+                return Ok(None);
+            }
+            parse_nsec(v).map(Some).ok_or_else(bad)
+        };
+        let w = TimeWindow {
+            start: side(a)?,
+            end: side(b)?,
+        };
+        if let (Some(x), Some(y)) = (w.start, w.end) {
+            if y < x {
+                return Err(bad());
+            }
+        }
+        Ok(w)
+    }
+}
+
+/// perf's `parse_nsec_time`: seconds, then up to nine digits of fraction, in ns.
+fn parse_nsec(v: &str) -> Option<u64> {
+    let (sec, frac) = v.split_once('.').unwrap_or((v, ""));
+    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ns: u64 = format!("{frac:0<9}").parse().ok()?;
+    sec.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +223,21 @@ mod tests {
         let list = [(1, 1), (3, 5)];
         assert!(id_in(&list, 1) && id_in(&list, 4) && id_in(&list, 5));
         assert!(!id_in(&list, 2) && !id_in(&list, 6) && !id_in(&list, -1));
+    }
+
+    #[test]
+    fn time_windows_in_perfs_syntax() {
+        let w: TimeWindow = "2040.5,2041.000000001".parse().unwrap();
+        assert_eq!(w.start, Some(2_040_500_000_000));
+        assert_eq!(w.end, Some(2_041_000_000_001));
+        assert!(w.contains(Some(2_040_500_000_000)) && w.contains(Some(2_041_000_000_001)));
+        assert!(!w.contains(Some(2_040_499_999_999)) && !w.contains(Some(2_041_000_000_002)));
+        assert!(w.contains(None));
+        let open: TimeWindow = ",7".parse().unwrap();
+        assert_eq!((open.start, open.end), (None, Some(7_000_000_000)));
+        for bad in ["7", "a,b", "3,2", "1.0000000001,2"] {
+            assert!(bad.parse::<TimeWindow>().is_err(), "{bad}");
+        }
     }
 
     #[test]

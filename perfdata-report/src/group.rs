@@ -125,8 +125,10 @@ fn fold(
                     period: 0,
                     percent: 0.0,
                     children: with_children.then_some((0, 0.0)),
+                    callchain: None,
                     members: vec![zero(with_children); members.len()],
                     comm_len: r.comm_len,
+                    created: r.created,
                 });
                 rows.len() - 1
             });
@@ -179,8 +181,10 @@ mod tests {
             period,
             percent,
             children: None,
+            callchain: None,
             members: Vec::new(),
             comm_len: 0,
+            created: (0, 0),
         }
     }
 

@@ -5,6 +5,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::hash_table::{Entry, HashTable};
 
+use crate::callgraph::frames::FrameNamer;
 use crate::intern::Chunked;
 use crate::model::{Replay, ResolvedSample, SortKey};
 use crate::process::{DsoId, Location};
@@ -75,6 +76,13 @@ impl RawKey {
         self.flags = (self.flags & !KERNEL) | if kernel { KERNEL } else { 0 };
     }
 
+    /// Key by the sample's DSO and address too (for `--symbols`, which is decided once
+    /// the address is named).
+    pub(crate) fn locate(&mut self, at: &Location) {
+        self.dso = at.dso.map_or(0, |d| small(d + 1));
+        self.addr = at.addr;
+    }
+
     /// Key a callchain frame by its ip as sampled too.
     pub(crate) fn set_chain_ip(&mut self, ip: u64) {
         self.flags |= CHAIN_IP;
@@ -103,6 +111,11 @@ pub(crate) struct Creator {
     pub(crate) first: u64,
     /// Its thread.
     pub(crate) thread: usize,
+    /// Where the entry's frame was in the sample's walk (0: the sample's own entry,
+    /// then the callchain's frames in the order perf's cursor meets them): perf makes a
+    /// sample's entries in that order, and prints entries of equal overhead in the
+    /// order they were made.
+    pub(crate) pos: u32,
     /// Its level at the entry's frame: kernel (`[k]`) or not (`[.]`).
     pub(crate) kernel: bool,
 }
@@ -110,7 +123,7 @@ pub(crate) struct Creator {
 impl Creator {
     /// The earlier of two; `self` on a tie (the entry seen first in a sample's walk).
     pub(crate) fn earlier(self, other: Creator) -> Creator {
-        if other.first < self.first {
+        if (other.first, other.pos) < (self.first, self.pos) {
             other
         } else {
             self
@@ -181,6 +194,18 @@ pub(crate) fn values(
         .collect()
 }
 
+/// Whether the function of a key's address is one of `list` (perf's `--symbols`: a
+/// sample without a symbol is in no list).
+fn symbol_listed(list: &[String], k: &RawKey, replay: &Replay, symbols: &mut Symbolizer) -> bool {
+    let Some(d) = k.dso() else {
+        return false;
+    };
+    match symbols.name(d, &replay.machine.dsos[d], k.addr) {
+        SymbolName::Function { name, .. } => list.contains(&name),
+        SymbolName::Address(_) => false,
+    }
+}
+
 /// A value printed as perf prints it, for the entry `creator` made.
 pub(crate) fn cell(replay: &Replay, v: &Value, creator: &Creator) -> String {
     let m = &replay.machine;
@@ -240,14 +265,17 @@ impl Rows {
 }
 
 /// The row of every key of each of `sets`, per set and key. Keys are named one DSO
-/// after another, and each DSO's symbols and DWARF are let go of once its keys are
-/// named, so that memory holds one DSO's tables at a time.
+/// after another, and each DSO's symbols and DWARF are let go of once its keys (and the
+/// callchain frames of `frames`, if given) are named, so that memory holds one DSO's
+/// tables at a time.
 pub(crate) fn name_keys(
     sort: &[SortKey],
     sets: &[&Chunked<RawKey>],
     replay: &Replay,
     symbols: &mut Symbolizer,
     rows: &mut Rows,
+    mut frames: Option<&mut FrameNamer>,
+    mut symbols_kept: Option<(&[String], &mut Vec<Vec<bool>>)>,
 ) -> Vec<Vec<u32>> {
     let same = SameNames::new(&replay.machine);
     let mut order: Vec<(u32, u32, u32)> = Vec::new();
@@ -258,12 +286,28 @@ pub(crate) fn name_keys(
                 .map(|(i, k)| (k.dso, set as u32, i as u32)),
         );
     }
+    // The frames' DSOs are visited too, after the keys of each.
+    if let Some(f) = &frames {
+        order.extend(f.dsos().map(|d| (d, u32::MAX, 0)));
+    }
     order.sort_unstable();
     let mut named: Vec<Vec<u32>> = sets.iter().map(|k| vec![0; k.len()]).collect();
+    if let Some((_, kept)) = &mut symbols_kept {
+        **kept = sets.iter().map(|k| vec![false; k.len()]).collect();
+    }
     for group in order.chunk_by(|a, b| a.0 == b.0) {
-        for &(_, set, i) in group {
+        for &(dso, set, i) in group {
+            if set == u32::MAX {
+                if let Some(f) = frames.as_deref_mut() {
+                    f.name_dso(dso, replay, symbols);
+                }
+                continue;
+            }
             let k = sets[set as usize].get(i as usize);
             named[set as usize][i as usize] = rows.id(values(sort, k, replay, &same, symbols));
+            if let Some((list, kept)) = &mut symbols_kept {
+                kept[set as usize][i as usize] = symbol_listed(list, k, replay, symbols);
+            }
         }
         if let Some(d) = group[0].0.checked_sub(1) {
             symbols.forget(d as usize);

@@ -16,7 +16,9 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod callgraph;
 mod children;
+pub mod diff;
 pub mod export;
 pub mod filter;
 pub mod firefox;
@@ -24,13 +26,16 @@ pub mod flamegraph;
 pub mod folded;
 pub mod group;
 mod intern;
+pub mod jitdump;
 mod keys;
+mod libiberty;
 pub mod model;
 pub mod pprof;
 pub mod process;
 pub mod readperf;
 pub mod replay;
 pub mod report;
+mod row_order;
 mod same_names;
 mod sample_read;
 pub mod script;

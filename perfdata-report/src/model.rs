@@ -68,7 +68,10 @@ pub struct Replay {
     pub groups: Vec<EventGroup>,
     /// What became of the samples with user stack copies (`--call-graph dwarf`); all
     /// zero when none had one or unwinding was off.
-    pub unwind: crate::unwind::UnwindStats,
+    pub unwind: crate::unwind::stats::UnwindStats,
+    /// What the reading found odd (a recording cut short) and what the replay could not
+    /// use (a jitdump it could not read), said once each.
+    pub warnings: Vec<String>,
 }
 
 impl Replay {
@@ -325,6 +328,11 @@ pub struct Row {
     /// With `--children`: the period of the samples whose callchain passes through the
     /// row (its own included), and its percent of the event's total period.
     pub children: Option<(u64, f64)>,
+    /// The callchains under the entry (perf's call graph), when asked for; not part of
+    /// the JSON as a field (the JSON writes it as `callchain`, see
+    /// [`crate::text::write_json`]).
+    #[serde(skip)]
+    pub callchain: Option<crate::callgraph::CallTree>,
     /// In a group's table ([`crate::group::group_view`]): the other members' counts of
     /// the row, in the group's order; empty otherwise.
     pub members: Vec<MemberCount>,
@@ -334,6 +342,11 @@ pub struct Row {
     /// exec to `spin`) being cut to the width. Not part of the JSON.
     #[serde(skip)]
     pub comm_len: usize,
+    /// When perf made the entry: the number of its first sample and the position of
+    /// the entry's frame in that sample's walk (perf prints entries of equal overhead in that order). Not part of
+    /// the JSON.
+    #[serde(skip)]
+    pub created: (u64, u32),
 }
 
 /// A group member's count of a row.

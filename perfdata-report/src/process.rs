@@ -27,11 +27,13 @@ pub struct Dso {
     /// The build id the recording gives for this file (BUILD_ID feature or records, MMAP2).
     pub build_id: Option<Vec<u8>>,
     /// Symbols the recording itself names (KSYMBOL: a BPF program is a DSO of its own
-    /// name with one symbol): (start, length, name), DSO-relative. A DSO with any is
-    /// symbolized from them alone, as perf does.
+    /// name with one symbol; a jitdump's function, see [`crate::jitdump`]): (start,
+    /// length, name), DSO-relative. A DSO with any is symbolized from them alone, as
+    /// perf does.
     pub ksymbols: Vec<(u64, u64, String)>,
 }
 
+mod jit;
 mod maps;
 pub use maps::{Map, Maps};
 
@@ -258,7 +260,7 @@ impl Machine {
         } else {
             filename.to_string()
         };
-        let short = long.rsplit('/').next().unwrap_or(&long).to_string();
+        let short = user_short_name(&long);
         let dso = self.dso(&long, &short, false, build_id);
         let group = self.threads[t].maps;
         self.map_groups[group].insert(Map {
@@ -277,7 +279,7 @@ impl Machine {
         } else {
             let kernel = name.starts_with("[kernel.kallsyms]");
             let long = if kernel { "[kernel.kallsyms]" } else { name };
-            let short = long.rsplit('/').next().unwrap_or(long).to_string();
+            let short = user_short_name(long);
             self.dso(long, &short, kernel, Some(build_id.to_vec()));
         }
     }
@@ -370,6 +372,15 @@ impl Machine {
     /// The kernel's maps.
     pub fn kernel_maps(&self) -> &Maps {
         &self.kernel_maps
+    }
+}
+
+/// perf's short name of a user-space DSO (`dso__set_basename`): a JIT's map file
+/// `/tmp/perf-PID.map` is `[JIT] tid PID`, any other file its base name.
+pub(crate) fn user_short_name(long: &str) -> String {
+    match crate::symbolize::perf_map_pid(long) {
+        Some(pid) => format!("[JIT] tid {pid}"),
+        None => long.rsplit('/').next().unwrap_or(long).to_string(),
     }
 }
 

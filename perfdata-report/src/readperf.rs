@@ -237,16 +237,16 @@ impl OverviewRow {
 
     /// [`OverviewRow::encode`] read back.
     fn decode(b: &[u8]) -> OverviewRow {
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        let i32_at = |i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        let le_u64 = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let le_i32 = |i: usize| i32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
         let has = b[8];
         let kind_len = u32::from_le_bytes(b[25..29].try_into().expect("4 bytes")) as usize;
         let text = |r: &[u8]| String::from_utf8_lossy(r).into_owned();
         OverviewRow {
-            nr: u64_at(0),
-            pid: (has & 1 != 0).then(|| i32_at(9)),
-            tid: (has & 2 != 0).then(|| i32_at(13)),
-            time: (has & 4 != 0).then(|| u64_at(17)),
+            nr: le_u64(0),
+            pid: (has & 1 != 0).then(|| le_i32(9)),
+            tid: (has & 2 != 0).then(|| le_i32(13)),
+            time: (has & 4 != 0).then(|| le_u64(17)),
             kind: text(&b[29..29 + kind_len]),
             info: text(&b[29 + kind_len..]),
         }

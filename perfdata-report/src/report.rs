@@ -23,7 +23,8 @@ use std::thread::JoinHandle;
 
 use perfdata_core::{Error, PerfReader, Result};
 
-use crate::filter::SampleFilter;
+use crate::callgraph::CallGraph;
+use crate::filter::{SampleFilter, TimeWindow};
 use crate::group::{group_view, GroupView};
 use crate::model::{EventGroup, EventTable, Replay, SortKey};
 use crate::readperf::{self, SampleCounts};
@@ -44,6 +45,9 @@ pub struct Report {
     group: GroupView,
     symfs: Option<PathBuf>,
     unwind: bool,
+    graph: Option<CallGraph>,
+    time: Option<(TimeWindow, String)>,
+    percent_limit: f64,
 }
 
 impl Default for Report {
@@ -58,10 +62,13 @@ impl Report {
         Report {
             keys: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             filter: SampleFilter::default(),
-            children: false,
+            children: true,
             group: GroupView::AsRecorded,
             symfs: None,
             unwind: true,
+            graph: Some(CallGraph::default()),
+            time: None,
+            percent_limit: 0.0,
         }
     }
 
@@ -78,9 +85,17 @@ impl Report {
         self
     }
 
-    /// Children and Self columns (perf's `--children`).
+    /// Children and Self columns (perf's `--children`, on by default as in perf 6.1;
+    /// off is `--no-children`). Either way, only for recordings with callchains.
     pub fn children(mut self, on: bool) -> Self {
         self.children = on;
+        self
+    }
+
+    /// The call graph under each entry (perf's `-g`; perf's default graph unless set,
+    /// None for `-g none`). Only for recordings with callchains.
+    pub fn call_graph(mut self, graph: Option<CallGraph>) -> Self {
+        self.graph = graph;
         self
     }
 
@@ -88,6 +103,24 @@ impl Report {
     /// tables are per event whatever the view.
     pub fn group(mut self, view: GroupView) -> Self {
         self.group = view;
+        self
+    }
+
+    /// Only the samples of this time window (perf's `--time start,stop`), `as_given`
+    /// the argument, which perf repeats after each sample count.
+    pub fn time(mut self, window: TimeWindow, as_given: &str) -> Self {
+        self.time = Some((window, as_given.to_string()));
+        self
+    }
+
+    /// Entries under this percent (of Children with `--children`, else of Overhead)
+    /// are not printed, nor call graph nodes under it (perf's `--percent-limit`, which
+    /// is also the call graph's threshold).
+    pub fn percent_limit(mut self, limit: f64) -> Self {
+        self.percent_limit = limit;
+        if let Some(g) = &mut self.graph {
+            g.threshold = limit;
+        }
         self
     }
 
@@ -114,12 +147,14 @@ impl Report {
     /// recording does not have are errors ([`Error::Select`]).
     pub fn read(self, reader: PerfReader) -> Result<Counted> {
         let kallsyms = kallsyms_in_background();
-        let mut tally = Tally::with_filter(&self.keys, self.filter.clone());
-        if self.children {
-            tally = tally.with_children_of(reader.meta());
-        }
+        let tally = Tally::with_filter(&self.keys, self.filter.clone());
+        let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         let mut cpu_less = false;
+        let window = self.time.as_ref().map(|t| t.0).unwrap_or_default();
         let replay = replay(reader, &self.replay_options(), |m, s| {
+            if !window.contains(s.time) {
+                return;
+            }
             cpu_less |= s.cpu.is_none();
             tally.count(m, &s)
         })?;
@@ -193,6 +228,12 @@ impl Counted {
         &self.replay.unwind
     }
 
+    /// What the reading could not use, to be said once each (a jitdump it could not
+    /// read).
+    pub fn warnings(&self) -> &[String] {
+        &self.replay.warnings
+    }
+
     /// The report's tables, symbolised.
     pub fn tables(self) -> Tables {
         let Counted {
@@ -212,9 +253,25 @@ impl Counted {
                 [one] => Some(one.clone()),
                 _ => None,
             },
+            single_dso: match report.filter.dsos.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+            single_sym: match report.filter.symbols.as_slice() {
+                [one] => Some(one.clone()),
+                _ => None,
+            },
+            time_slices: report.time.as_ref().map(|t| t.1.clone()),
         };
+        let graph = report.graph.filter(|_| {
+            tables
+                .iter()
+                .any(|t| t.rows.iter().any(|r| r.callchain.is_some()))
+        });
         Tables {
             tables,
+            graph,
+            percent_limit: report.percent_limit,
             keys: report.keys,
             groups,
             event_names: replay.event_names,
@@ -228,6 +285,8 @@ impl Counted {
 #[derive(Debug, Clone)]
 pub struct Tables {
     tables: Vec<EventTable>,
+    graph: Option<CallGraph>,
+    percent_limit: f64,
     keys: Vec<SortKey>,
     groups: Vec<EventGroup>,
     event_names: Vec<String>,
@@ -245,13 +304,18 @@ impl Tables {
     /// `samples` adds the Samples column (perf's `-n`).
     pub fn write_stdio(self, out: &mut dyn Write, samples: bool) -> io::Result<()> {
         let tables = group_view(self.tables, &self.groups, &self.event_names);
-        text::write_stdio(out, &tables, &self.keys, samples, &self.preamble)
+        let view = text::View {
+            samples,
+            graph: self.graph.as_ref(),
+            percent_limit: self.percent_limit,
+        };
+        text::write_stdio(out, &tables, &self.keys, view, &self.preamble)
     }
 
     /// Print as JSON, a table per event (groups or not: a group's counts are its
     /// members' tables), with what became of the stack copies where there were any.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
         let unwind = Some(&self.unwind).filter(|u| u.any());
-        text::write_json(out, &self.tables, &self.keys, unwind)
+        text::write_json(out, &self.tables, &self.keys, self.graph.as_ref(), unwind)
     }
 }

@@ -153,7 +153,10 @@ impl Symbolizer {
             let opts = &self.opts;
             self.tables
                 .entry(id)
-                .or_insert_with(|| load_elf(dso, opts))
+                .or_insert_with(|| match perf_map_pid(&dso.long_name) {
+                    Some(_) => load_perf_map(dso, opts),
+                    None => load_elf(dso, opts),
+                })
                 .as_ref()
         };
         table
@@ -237,6 +240,46 @@ fn kallsyms_start(file: &Path, name: &str) -> Option<u64> {
     })
 }
 
+/// `path` opened for reading if it is a regular file. Opened without blocking, then
+/// checked: a FIFO (or a device) where a binary was would otherwise block the open
+/// until a writer came, forever.
+pub(crate) fn open_regular(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
+/// The pid of a JIT's symbol map file, `/tmp/perf-PID.map`, as perf 6.1 tells one
+/// (`sscanf(name, "/tmp/perf-%d.map", &pid) == 1`: the pid is enough).
+pub(crate) fn perf_map_pid(long_name: &str) -> Option<i32> {
+    let rest = long_name.strip_prefix("/tmp/perf-")?;
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+        .map_or(rest.len(), |(i, _)| i);
+    rest[..end].parse().ok()
+}
+
+/// A JIT's symbols from its map file (`START SIZE NAME` lines, hex, perf's
+/// `dso__load_perf_map`): the file named, or its copy under `--symfs` when there is one
+/// (perf reads only the file named: the recording's machine is where it ran).
+fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
+    let named = Path::new(&dso.long_name);
+    let under_symfs = opts
+        .symfs
+        .as_ref()
+        .map(|root| root.join(named.strip_prefix("/").unwrap_or(named)))
+        .filter(|p| p.is_file());
+    let mut text = Vec::new();
+    let mut file = open_regular(under_symfs.as_deref().unwrap_or(named))?;
+    std::io::Read::read_to_end(&mut file, &mut text).ok()?;
+    SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
+}
+
 fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
     let files = read_candidates(dso, opts);
     let parsed = parse_all(&files);
@@ -312,10 +355,7 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
 /// read and resident, and they go when the map is dropped (a 200 MB library read whole
 /// was that much memory while its symbols were loaded).
 fn map_file(path: &Path) -> Option<memmap2::Mmap> {
-    let file = std::fs::File::open(path).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
+    let file = open_regular(path)?;
     // SAFETY: the map is only read, while this process holds it. A binary is replaced
     // by a new file (package managers and linkers write anew and rename), which leaves
     // the mapped one as it was; one cut short in place while mapped would fault, as

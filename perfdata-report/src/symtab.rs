@@ -154,6 +154,54 @@ impl SymbolTable {
         (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
     }
 
+    /// A JIT's functions from a perf map file (`/tmp/perf-PID.map`: `START SIZE NAME`
+    /// lines, START and SIZE hex without `0x`), read as perf 6.1's `dso__load_perf_map`
+    /// reads it: each number is the hex digits at its place (a line whose numbers do not
+    /// leave room for a name is skipped), the name the rest of the line, kept as written
+    /// (not demangled); a symbol of size 0 covers nothing. Of entries at one start the
+    /// last wins (code JIT-compiled again at the same place). None if no functions.
+    pub fn from_perf_map(text: &str) -> Option<SymbolTable> {
+        // perf's hex2u64: the hex digits there, as many as there are (none: 0).
+        fn hex_at(line: &str, at: usize) -> (u64, usize) {
+            let digits = line.as_bytes()[at.min(line.len())..]
+                .iter()
+                .take_while(|b| b.is_ascii_hexdigit())
+                .count();
+            let text = &line[at.min(line.len())..at.min(line.len()) + digits];
+            // More than 16 digits wrap in perf's shifts; keep the low 64 bits likewise.
+            let value = text.bytes().fold(0u64, |v, b| {
+                (v << 4) | u64::from((b as char).to_digit(16).unwrap_or(0))
+            });
+            (value, digits)
+        }
+        let mut syms: Vec<Symbol> = Vec::new();
+        for line in text.lines() {
+            let (start, n) = hex_at(line, 0);
+            let at = n + 1;
+            if at + 2 >= line.len() {
+                continue;
+            }
+            let (size, n) = hex_at(line, at);
+            let at = at + n + 1;
+            if at + 2 >= line.len() || !line.is_char_boundary(at) {
+                continue;
+            }
+            syms.push(Symbol {
+                start,
+                end: start.wrapping_add(size),
+                name: line[at..].to_string(),
+                binding: Binding::Global,
+            });
+        }
+        syms.sort_by_key(|s| s.start);
+        // The last of equal starts stays (the sort is stable).
+        syms.reverse();
+        syms.dedup_by_key(|s| s.start);
+        syms.reverse();
+        syms.retain(|s| s.end > s.start);
+        (!syms.is_empty()).then_some(SymbolTable { syms })
+    }
+
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),
     /// extend zero sizes to the next symbol, then keep one symbol per address. Since the
     /// ends are fixed first, of two aliases the last one gets the size and so wins.
@@ -298,7 +346,16 @@ fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool 
 /// else, or what does not demangle, as it is.
 pub fn demangle(name: &str) -> String {
     if let Ok(d) = rustc_demangle::try_demangle(name) {
-        return format!("{d:#}");
+        let mut out = format!("{d:#}");
+        // A suffix after the legacy name's closing `E` (`.0`, `.2983`: a local copy)
+        // is printed as it is; libiberty, perf's demangler, drops it.
+        if let Some(at) = name.strip_prefix("_ZN").and_then(|r| r.rfind("E.")) {
+            let suffix = &name[3 + at + 1..];
+            if out.ends_with(suffix) {
+                out.truncate(out.len() - suffix.len());
+            }
+        }
+        return out;
     }
     if name.starts_with("_Z") {
         let opts = cpp_demangle::DemangleOptions::new()
@@ -308,7 +365,7 @@ pub fn demangle(name: &str) -> String {
             .ok()
             .and_then(|sym| sym.demangle(&opts).ok())
         {
-            return d;
+            return crate::libiberty::restyle(name, d);
         }
     }
     name.to_string()
@@ -317,6 +374,41 @@ pub fn demangle(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_map_lines_read_as_perf_reads_them() {
+        let text = "\
+7fa0d0006180 30c JS:*hotLoopJs /tmp/jit/hot.js:1:19
+7fa0d00064c0 1a0 JS:~old name
+7fa0d00064c0 1a0 JS:*hotLoopJs again
+18c4000 0 Builtin:Empty
+0x1000 10 prefixed
+1000 10
+2000 10 ab
+";
+        let t = SymbolTable::from_perf_map(text).unwrap();
+        let name = |a| t.find(a).map(|s| s.name.as_str());
+        // The name is the rest of the line, spaces and all, not demangled.
+        assert_eq!(
+            name(0x7fa0d0006180),
+            Some("JS:*hotLoopJs /tmp/jit/hot.js:1:19")
+        );
+        assert_eq!(
+            name(0x7fa0d000648b),
+            Some("JS:*hotLoopJs /tmp/jit/hot.js:1:19")
+        );
+        assert_eq!(name(0x7fa0d000648c), None);
+        // The last entry at one start is the code there now.
+        assert_eq!(name(0x7fa0d00064c0), Some("JS:*hotLoopJs again"));
+        // Size 0 covers nothing; `0x1000 10 x` reads as perf's hex2u64 reads it: start 0
+        // (the digits before `x`), the `x` skipped as a separator, size 0x1000, name
+        // `10 prefixed`; a line without a name, or a two-byte one, is skipped.
+        assert_eq!(name(0x18c4000), None);
+        assert_eq!(name(0xfff), Some("10 prefixed"));
+        assert_eq!(name(0x1000), None);
+        assert_eq!(name(0x2000), None);
+        assert_eq!(t.len(), 3);
+    }
 
     #[test]
     fn kallsyms_duplicates_and_ends() {
@@ -352,6 +444,20 @@ ffffffff81000300 T last_fn
             "core::fmt::write"
         );
         assert_eq!(demangle("main"), "main");
+        // A local copy's `.N` suffix and LLVM's `.llvm.N` go, as libiberty drops them
+        // (`c++filt -p -i`, which perf's demangling is).
+        assert_eq!(
+            demangle("_ZN11colorchoice4USER17h8db879209a7d0594E.0"),
+            "colorchoice::USER"
+        );
+        assert_eq!(
+            demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE.2983"),
+            "core::ptr::drop_in_place"
+        );
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234567"),
+            "core::fmt::write"
+        );
         // C++ as perf 6.1 prints it (perf report of a g++ build: tests/report_oracle_cpp).
         assert_eq!(
             demangle("_ZN4busy5MixerImE4stepEmi"),

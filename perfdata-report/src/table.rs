@@ -3,13 +3,15 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::callgraph::frames::FrameNamer;
+use crate::callgraph::{CallGraph, CallTree, Order};
 use crate::children::{Children, ChildrenTables};
 use crate::filter::{Percentage, SampleFilter};
 use crate::group::group_sizes;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
 use crate::model::{EventTable, Replay, ResolvedSample, Row, SortKey};
-use crate::process::Machine;
+use crate::process::{Location, Machine};
 use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
 
@@ -56,7 +58,13 @@ pub struct Tally {
     comms: SettledComms,
     /// Per event: samples and period before filtering (the absolute percent base).
     totals: Vec<(u64, u64)>,
+    /// The samples' walks through their callchains, when children periods or call
+    /// graphs are counted.
     children: Option<Children>,
+    /// Whether children periods are counted (perf's `--children`).
+    cumulate: bool,
+    /// The call graph under each entry, if asked for.
+    graph: Option<CallGraph>,
 }
 
 impl Tally {
@@ -72,24 +80,55 @@ impl Tally {
             comms: SettledComms::default(),
             totals: Vec::new(),
             children: None,
+            cumulate: false,
+            graph: None,
         }
     }
 
     /// Also count children periods from the samples' callchains (perf's `--children`).
     pub fn with_children(mut self) -> Tally {
         self.children = Some(Children::default());
+        self.cumulate = true;
         self
+    }
+
+    /// Also make the call graph under each entry from the samples' callchains.
+    pub fn with_graph(mut self, graph: CallGraph) -> Tally {
+        self.children.get_or_insert_with(Children::default);
+        self.graph = Some(graph);
+        self
+    }
+
+    /// [`Tally::with_children`] (if `children`) and [`Tally::with_graph`] (if `graph`)
+    /// as perf 6.1 does for a recording whose metadata before its first record is
+    /// `meta`: both are dropped silently when those events (none in a pipe) do not
+    /// sample callchains.
+    pub fn with_callchains_of(
+        self,
+        meta: &perfdata_core::Metadata,
+        children: bool,
+        graph: Option<CallGraph>,
+    ) -> Tally {
+        if !has_callchains(meta) {
+            return self;
+        }
+        let t = if children { self.with_children() } else { self };
+        match graph {
+            Some(g) => t.with_graph(g),
+            None => t,
+        }
+    }
+
+    /// The order chains are walked in: the graph's, else perf's for the view.
+    fn order(&self) -> Order {
+        self.graph.unwrap_or_default().order_for(self.cumulate)
     }
 
     /// [`Tally::with_children`] as perf 6.1's `--children` for a recording whose metadata
     /// before its first record is `meta`: perf drops the option silently when those
     /// events (none in a pipe) do not sample callchains (`report__setup_sample_type`).
     pub fn with_children_of(self, meta: &perfdata_core::Metadata) -> Tally {
-        let callchains = meta.attrs().iter().any(|e| {
-            let st = e.attr.sample_type;
-            st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
-        });
-        if callchains {
+        if has_callchains(meta) {
             self.with_children()
         } else {
             self
@@ -135,12 +174,16 @@ impl Tally {
     /// be hidden.
     fn add_marked(&mut self, s: &ResolvedSample, filtered: bool, comm: usize) {
         let ip = &s.ip;
-        let k = raw_key(&self.keys, s, ip, comm);
+        let mut k = raw_key(&self.keys, s, ip, comm);
+        if !self.filter.symbols.is_empty() {
+            k.locate(ip);
+        }
+        let order = self.order();
+        let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
-            if !filtered {
-                let keys = crate::children::chain_keys(&self.keys, s, k, comm);
-                children.add(keys, s.period, ip.thread, self.seen);
-            }
+            let chain = cut_chain(&s.callchain, max_stack, order);
+            let walk = crate::children::chain_keys(&self.keys, s, chain, k, comm, order);
+            children.add(walk, s.period, ip.thread, self.seen, filtered);
         }
         let first = self.seen;
         self.seen += 1;
@@ -159,6 +202,7 @@ impl Tally {
             creator: Creator {
                 first,
                 thread: ip.thread,
+                pos: 0,
                 kernel: k.kernel(),
             },
             filtered,
@@ -185,45 +229,106 @@ impl Tally {
         self.flush_last();
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
+        let order = self.order();
         let keys = self.counts.into_keys();
-        let children = self.children.take().map(Children::keys);
+        let (child_keys, walks, frames) = match self.children.take().map(Children::keys) {
+            Some((k, locs, w)) => {
+                let frames = self.graph.map(|g| FrameNamer::new(locs, g.key));
+                (Some(k), Some(w), frames)
+            }
+            None => (None, None, None),
+        };
+        let mut frames = frames;
         let mut rows = Rows::default();
         let mut sets = vec![&keys];
-        if let Some((child_keys, _)) = &children {
-            sets.push(child_keys);
+        sets.extend(child_keys.as_ref());
+        let mut kept = Vec::new();
+        let listed =
+            (!self.filter.symbols.is_empty()).then_some((&self.filter.symbols[..], &mut kept));
+        let named = name_keys(
+            &self.keys,
+            &sets,
+            replay,
+            symbols,
+            &mut rows,
+            frames.as_mut(),
+            listed,
+        );
+        // perf's --symbols: a sample outside the functions listed marks its entries
+        // filtered, as a thread filter does.
+        let unlisted =
+            |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
+        let mut trees = FxHashMap::default();
+        let mut children = None;
+        if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
+            if let Some(f) = frames {
+                let forest = walks.forest(child_keys, &named[1], &f.frame_of, order, self.cumulate);
+                trees = forest.trees(&f.keys, |k| f.names[k as usize].clone());
+            }
+            if self.cumulate {
+                children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {
+                    unlisted(1, own)
+                }));
+            }
         }
-        let named = name_keys(&self.keys, &sets, replay, symbols, &mut rows);
-        let children =
-            children.map(|(child_keys, walks)| walks.rows(events, &child_keys, &named[1]));
+        drop((child_keys, walks));
         // Raw keys whose values perf's sort keys find equal are one hist entry, shown or
         // hidden by the earliest sample of any of them: a thread's `sh` before exec adds
         // to the shell's own `sh` row, filtered or not (see `SameNames`).
         let mut groups: Vec<FxHashMap<u32, Count>> = vec![FxHashMap::default(); events];
-        for ((k, c), &row) in keys.iter().zip(self.values.iter()).zip(&named[0]) {
+        for (i, ((k, c), &row)) in keys
+            .iter()
+            .zip(self.values.iter())
+            .zip(&named[0])
+            .enumerate()
+        {
             let Some(g) = groups.get_mut(k.event()) else {
                 continue;
             };
+            let mut c = *c;
+            c.filtered |= unlisted(0, i as u32);
             let e = g.entry(row).or_insert(Count {
                 samples: 0,
                 period: 0,
-                ..*c
+                ..c
             });
             e.samples += c.samples;
             e.period += c.period;
-            if c.creator.first < e.creator.first {
+            if (c.creator.first, c.creator.pos) < (e.creator.first, e.creator.pos) {
                 (e.creator, e.filtered) = (c.creator, c.filtered);
             }
         }
         drop(keys);
         drop(std::mem::take(&mut self.values));
-        for g in &mut groups {
-            g.retain(|_, c| !c.filtered);
-        }
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
-        let mut tables = named_tables(replay, &rows, groups, children, totals, relative);
+        let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
+        for t in &mut tables {
+            crate::row_order::sort_rows(&mut t.rows);
+        }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
+    }
+}
+
+/// Whether the events of a recording whose metadata before its first record is `meta`
+/// sample callchains.
+fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
+    meta.attrs().iter().any(|e| {
+        let st = e.attr.sample_type;
+        st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
+    })
+}
+
+/// The callchain of a sample (leaf first) cut to `--max-stack` frames, counted from
+/// where perf's cursor starts: the root in caller order, the sample in callee order.
+fn cut_chain(chain: &[Location], max: Option<usize>, order: Order) -> &[Location] {
+    match max {
+        Some(n) if n < chain.len() => match order {
+            Order::Caller => &chain[chain.len() - n..],
+            Order::Callee => &chain[..n],
+        },
+        _ => chain,
     }
 }
 
@@ -237,13 +342,15 @@ fn named_tables(
     names: &Rows,
     groups: Vec<FxHashMap<u32, Count>>,
     children: Option<ChildrenTables>,
+    mut trees: FxHashMap<(u32, u32), CallTree>,
     totals: impl Fn(usize) -> Option<(u64, u64)>,
     relative: bool,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
     let mut children = children.unwrap_or_default();
     // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
-    // already filtered; any that still print the same cells are one row here.
+    // each marked filtered by its creator; any that still print the same cells are one
+    // row here.
     let mut tables = Vec::new();
     let sizes = group_sizes(&replay.groups, replay.event_names.len());
     for (event, g) in groups.into_iter().enumerate() {
@@ -255,8 +362,8 @@ fn named_tables(
         let base = totals(event).filter(|_| !relative);
         let (samples, period) = base.unwrap_or_else(|| {
             (
-                g.values().map(|v| v.samples).sum(),
-                g.values().map(|v| v.period).sum(),
+                g.values().filter(|v| !v.filtered).map(|v| v.samples).sum(),
+                g.values().filter(|v| !v.filtered).map(|v| v.period).sum(),
             )
         });
         // perf's hist entries: self and children counts of the same values are one
@@ -264,17 +371,21 @@ fn named_tables(
         let mut entries = g;
         let mut children_of: FxHashMap<u32, u64> = FxHashMap::default();
         if let Some(ch) = children.get_mut(event) {
-            for (row, (p, creator)) in ch.drain() {
+            for (row, (p, creator, filtered)) in ch.drain() {
                 let e = entries.entry(row).or_insert(Count {
                     samples: 0,
                     period: 0,
                     creator,
-                    filtered: false,
+                    filtered,
                 });
-                e.creator = e.creator.earlier(creator);
+                if e.creator.earlier(creator) != e.creator {
+                    (e.creator, e.filtered) = (creator, filtered);
+                }
                 children_of.insert(row, p);
             }
         }
+        // An entry its first sample made filtered is not shown (perf's filters).
+        entries.retain(|_, c| !c.filtered);
         let pct = |p: u64| {
             if period == 0 {
                 0.0
@@ -285,7 +396,7 @@ fn named_tables(
         // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
         // functions apart by their start, so two kernel functions of one name (kallsyms
         // has eleven `p4d_offset`) are two rows, as in perf.
-        let mut rows: Vec<Row> = entries
+        let rows: Vec<Row> = entries
             .into_iter()
             .map(|(row, c)| {
                 let ch = children_of.get(&row).copied().unwrap_or(0);
@@ -299,6 +410,8 @@ fn named_tables(
                     period: c.period,
                     percent: pct(c.period),
                     children: with_children.then(|| (ch, pct(ch))),
+                    callchain: trees.remove(&(event as u32, row)),
+                    created: (c.creator.first, c.creator.pos),
                     members: Vec::new(),
                     comm_len: replay
                         .machine
@@ -309,12 +422,6 @@ fn named_tables(
                 }
             })
             .collect();
-        rows.sort_by(|a, b| {
-            let ch = |r: &Row| r.children.map_or(0, |c| c.0);
-            (ch(b), b.period, b.samples)
-                .cmp(&(ch(a), a.period, a.samples))
-                .then_with(|| a.cells.cmp(&b.cells))
-        });
         tables.push(EventTable {
             event: replay.event_names[event].clone(),
             index: event,
@@ -442,7 +549,8 @@ mod tests {
         );
         let mut out = Vec::new();
         let preamble = crate::text::Preamble::default();
-        crate::text::write_stdio(&mut out, &tables, &[SortKey::Comm], false, &preamble).unwrap();
+        let view = crate::text::View::default();
+        crate::text::write_stdio(&mut out, &tables, &[SortKey::Comm], view, &preamble).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.contains("# Overhead  Command\n# ........  .......\n"),

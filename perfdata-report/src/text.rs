@@ -2,6 +2,8 @@
 
 use std::io::{self, Write};
 
+use crate::callgraph::draw::{write_tree, Totals};
+use crate::callgraph::CallGraph;
 use crate::model::{EventTable, SortKey};
 
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
@@ -19,6 +21,14 @@ pub struct Preamble {
     /// leaves the Command column out (perf's `sort__setup_elide`), unless it is the
     /// only column.
     pub single_comm: Option<String>,
+    /// The one name of a `--dsos` filter of one name: perf says `# dso: NAME` and leaves
+    /// the Shared Object column out, as for a comm.
+    pub single_dso: Option<String>,
+    /// The one name of a `--symbols` filter of one name (`# symbol: NAME`, the Symbol
+    /// column left out).
+    pub single_sym: Option<String>,
+    /// perf's `--time` argument as given, said after each event's sample count.
+    pub time_slices: Option<String>,
 }
 
 /// perf's `convert_unit` for the sample count: thousands as K, millions as M, billions
@@ -34,29 +44,51 @@ fn sample_count(n: u64) -> String {
     format!("{n}{unit}")
 }
 
+/// What a printed report shows besides its keys.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct View<'a> {
+    /// The Samples column (perf's `-n`).
+    pub samples: bool,
+    /// The call graph under each entry that has one.
+    pub graph: Option<&'a CallGraph>,
+    /// Entries under this percent (Children's with children, else Overhead's) are not
+    /// printed, though they set the columns' widths (perf's `--percent-limit`).
+    pub percent_limit: f64,
+}
+
 /// Print `tables` as perf 6.1's `perf report --stdio` does (but for the random tip it
 /// ends with): a preamble, then per event its sample count, event count, column
-/// headers, dotted rules and rows; `samples` adds the Samples column (`-n`).
+/// headers, dotted rules and rows, each with its call graph if the view has one.
 pub fn write_stdio(
     out: &mut dyn Write,
     tables: &[EventTable],
     keys: &[SortKey],
-    samples: bool,
+    view: View,
     preamble: &Preamble,
 ) -> io::Result<()> {
+    let samples = view.samples;
     writeln!(
         out,
         "# To display the perf.data header info, please use --header/--header-only options."
     )?;
     writeln!(out, "#")?;
-    // The columns printed: a comm filtered to one name is said once, above.
-    let elide_comm = preamble.single_comm.is_some() && keys.len() > 1;
-    if let Some(comm) = preamble
-        .single_comm
-        .as_ref()
-        .filter(|_| keys.contains(&SortKey::Comm))
-    {
-        writeln!(out, "# comm: {comm}")?;
+    // The columns printed: a DSO or comm filtered to one name is said once, above
+    // (perf's `sort__setup_elide`), unless it is the only column.
+    let elided = |k: SortKey| match k {
+        SortKey::Dso => preamble.single_dso.is_some(),
+        SortKey::Comm => preamble.single_comm.is_some(),
+        SortKey::Sym => preamble.single_sym.is_some(),
+        _ => false,
+    };
+    let elide = |k: SortKey| keys.len() > 1 && elided(k);
+    for (key, name, value) in [
+        (SortKey::Dso, "dso", &preamble.single_dso),
+        (SortKey::Comm, "comm", &preamble.single_comm),
+        (SortKey::Sym, "symbol", &preamble.single_sym),
+    ] {
+        if let Some(v) = value.as_ref().filter(|_| keys.contains(&key)) {
+            writeln!(out, "# {name}: {v}")?;
+        }
     }
     // A recording without samples has nothing more (perf stops there).
     if tables.is_empty() {
@@ -65,21 +97,23 @@ pub fn write_stdio(
     writeln!(out, "#")?;
     writeln!(out, "# Total Lost Samples: {}", preamble.lost_samples)?;
     writeln!(out, "#")?;
-    let shown: Vec<usize> = (0..keys.len())
-        .filter(|&i| !(elide_comm && keys[i] == SortKey::Comm))
-        .collect();
+    let shown: Vec<usize> = (0..keys.len()).filter(|&i| !elide(keys[i])).collect();
     let all_keys = keys;
     let keys: Vec<SortKey> = shown.iter().map(|&i| keys[i]).collect();
     for t in tables {
         // perf's plural is the event's nr_members: a group's leader says "events" with
         // or without the group view.
-        writeln!(
+        write!(
             out,
             "# Samples: {} of event{} '{}'",
             sample_count(t.samples),
             if t.group_size > 1 { "s" } else { "" },
             t.event
         )?;
+        match &preamble.time_slices {
+            Some(time) => writeln!(out, " (time slices: {time})")?,
+            None => writeln!(out)?,
+        }
         writeln!(out, "# Event count (approx.): {}", t.period)?;
         writeln!(out, "#")?;
         let widths: Vec<usize> = keys
@@ -139,6 +173,10 @@ pub fn write_stdio(
         writeln!(out, "# {}", rule.join("  "))?;
         writeln!(out, "#")?;
         for r in &t.rows {
+            let shown_pct = r.children.map_or(r.percent, |c| c.1);
+            if shown_pct < view.percent_limit {
+                continue;
+            }
             let mut line = Vec::new();
             // perf's " %6.2f%%" and " %11lu", once per member.
             let pct = |p: f64| format!("{:>8}", format!("{p:.2}%"));
@@ -166,6 +204,14 @@ pub fn write_stdio(
                 });
             }
             writeln!(out, "  {}", line.join("  "))?;
+            if let (Some(g), Some(tree)) = (view.graph, &r.callchain) {
+                let totals = Totals {
+                    total: t.period,
+                    entry: r.children.map_or(r.period, |c| c.0),
+                    sym_first: all_keys.first() == Some(&SortKey::Sym),
+                };
+                write_tree(out, tree, g, totals)?;
+            }
         }
         writeln!(out)?;
         writeln!(out)?;
@@ -208,6 +254,7 @@ pub fn write_json(
     out: &mut dyn Write,
     tables: &[EventTable],
     keys: &[SortKey],
+    graph: Option<&CallGraph>,
     unwind: Option<&crate::unwind::UnwindStats>,
 ) -> io::Result<()> {
     use perfdata_view::json::write_pretty_at as at;
@@ -242,6 +289,12 @@ pub fn write_json(
             }
             for (name, c) in names.iter().zip(&r.cells) {
                 o.insert(name.clone(), c.as_str().into());
+            }
+            if let (Some(_), Some(tree)) = (graph, &r.callchain) {
+                o.insert(
+                    "callchain".into(),
+                    crate::callgraph::json::tree(tree, t.period),
+                );
             }
             out.write_all(if j == 0 {
                 b"\n        "

@@ -19,7 +19,7 @@ use perfdata_core::header::{
 };
 use perfdata_core::raw::{header_of, locate, Decompressor, Origin, RawRecord, RecordSource};
 use perfdata_core::record::{EventIndex, RecordHeader, RecordType};
-use perfdata_core::{encode, u16_at, u32_at, EventAttr, Metadata};
+use perfdata_core::{encode, EventAttr, Metadata};
 
 use crate::error::{Result, WriteError};
 use crate::framing::{checked_type, OwedPayload};
@@ -363,9 +363,10 @@ impl<W: Write + Seek> FileWriter<W> {
     /// can fail for it, so the conversion's most common write skips them (a record
     /// that is not one goes through them after all).
     pub(crate) fn write_kernel_record(&mut self, bytes: &[u8], at: u64) -> Result<()> {
-        let framed = u32_at(bytes, 0, self.endian)
-            .is_some_and(|ty| ty < RecordType::USER_TYPE_START)
-            && u16_at(bytes, 6, self.endian) == Some(bytes.len() as u16);
+        let header = header_of(bytes, self.endian);
+        let framed = bytes.len() >= RecordHeader::SIZE
+            && header.type_ < RecordType::USER_TYPE_START
+            && usize::from(header.size) == bytes.len();
         if !framed || self.derive.is_some() || !self.owed.is_settled() {
             return self.write_record_from(bytes, &[], Some(at));
         }

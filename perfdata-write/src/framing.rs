@@ -7,7 +7,6 @@
 use binrw::Endian;
 use perfdata_core::raw::{frame, Frame};
 use perfdata_core::record::RecordType;
-use perfdata_core::{u16_at, u32_at};
 
 use crate::error::{Result, WriteError};
 
@@ -19,8 +18,8 @@ pub(crate) fn checked_type(
     payload: &[u8],
     endian: Endian,
 ) -> Result<(RecordType, u64)> {
-    let size = u16_at(bytes, 6, endian).unwrap_or(0) as usize;
-    let ty = RecordType::from_u32(u32_at(bytes, 0, endian).unwrap_or(0));
+    let header = perfdata_core::raw::header_of(bytes, endian);
+    let (size, ty) = (usize::from(header.size), header.record_type());
     if bytes.len() < 8 || size != bytes.len() {
         return Err(WriteError::unsupported(
             None,

@@ -8,12 +8,13 @@ use std::io::Write;
 
 use binrw::Endian;
 use perfdata_core::attr::PerfEventAttr;
+use perfdata_core::encode;
 use perfdata_core::feature::FeatureId;
 use perfdata_core::header::{Magic, PIPE_HEADER_SIZE};
+use perfdata_core::record::{FeatureRecordView, RecordView};
 use perfdata_core::record::{
     HeaderAttr, HeaderFeature, HeaderTracingData, Record, RecordBody, RecordType,
 };
-use perfdata_core::{encode, u64_at};
 
 use crate::error::{Result, WriteError};
 use crate::framing::{checked_type, OwedPayload};
@@ -182,7 +183,10 @@ impl<W: Write> PipeWriter<W> {
                     ),
                 ));
             }
-            RecordType::HeaderFeature if u64_at(bytes, 8, self.endian) == Some(compressed_bit) => {
+            RecordType::HeaderFeature
+                if FeatureRecordView::new(bytes, self.endian, 0)
+                    .is_ok_and(|v| v.feat_id() == compressed_bit) =>
+            {
                 self.announced_compression = true;
             }
             RecordType::Compressed | RecordType::Compressed2

@@ -257,7 +257,12 @@ fn rule_columns(line: &str) -> Vec<(usize, usize)> {
 /// `perfdata report --json --sort KEYS`, per event.
 #[allow(dead_code)] // not every test that shares this module compares rows
 pub fn our_rows(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<String, Rows> {
-    our_table(path, sort, extra, |r| Row {
+    // Self rows, as perf's --no-children, without the call graphs.
+    let extra: Vec<&str> = ["--no-children", "-g", "none"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    our_table(path, sort, &extra, |r| Row {
         samples: r["samples"].as_u64().expect("samples"),
         period: r["period"].as_u64().expect("period"),
         percent: r["overhead"].as_f64().expect("overhead"),
@@ -278,7 +283,11 @@ pub fn our_children_rows_with(
     sort: &str,
     extra: &[&str],
 ) -> BTreeMap<String, ChildrenRows> {
-    our_table(path, sort, &options("--children", extra), |r| {
+    let extra: Vec<&str> = ["-g", "none"]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .collect();
+    our_table(path, sort, &options("--children", &extra), |r| {
         let pct = |f: &str| r[f].as_f64().expect("percent");
         let n = r["samples"].as_u64().expect("samples");
         let period = r["period"].as_u64().expect("period");

@@ -45,8 +45,11 @@ macro_rules! features {
             [$( $(#[$fattr:meta])* $body:ty )?], [$($args:expr)?], [$($kind:ident)?];
     )*) => {
         /// A header feature bit, named as perf's `HEADER_*` constants.
+        ///
+        /// Not `#[non_exhaustive]`: the workspace is one project, and its views match
+        /// every feature, so that a feature added here fails their build until each
+        /// says how it prints (rather than falling silently to a wildcard).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-        #[non_exhaustive]
         pub enum FeatureId {
             $(
                 #[doc = concat!("`HEADER_", $name, "` (bit ", stringify!($bit), ").")]
@@ -59,7 +62,6 @@ macro_rules! features {
         /// A decoded feature payload.
         #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
         #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
-        #[non_exhaustive]
         pub enum Feature {
             $(
                 #[doc = concat!("The `HEADER_", $name, "` section.")]

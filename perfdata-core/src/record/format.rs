@@ -1,11 +1,7 @@
 //! What decides the layout of SAMPLE records and sample_id trailers: the attr of the
-//! event they belong to, and how that attr is found from a record (by its id).
+//! event they belong to, and the order of their fixed fields.
 
-use binrw::Endian;
-
-use super::layout::{SampleLayout, SAMPLE_PREFIX_FIELDS};
 use crate::attr::{BranchSampleType, PerfEventAttr, ReadFormat, SampleType};
-use crate::codec::u64_at;
 
 /// The parts of an attr that shape its records. Small and `Copy`, so it can be passed
 /// as a binrw argument.
@@ -44,7 +40,11 @@ impl EventFormat {
         if !self.sample_id_all {
             return 0;
         }
-        SampleLayout::new(*self).trailer().len
+        // One u64 slot per field present (see SampleLayout).
+        8 * TRAILER_FIELDS
+            .iter()
+            .filter(|&&b| self.sample_type.contains(b))
+            .count()
     }
 
     /// perf's `evsel__calc_id_pos`: index of the id, in u64 words after the header, in a
@@ -81,212 +81,25 @@ impl EventFormat {
     }
 }
 
-/// The events of a recording, and how to find which one a record belongs to.
-///
-/// This is perf's `evlist__event2evsel`: with one event every record is its; otherwise the
-/// id is read at the first event's id position (SAMPLE) or trailer position (others) and
-/// looked up; an id of 0 (synthesized records) or one not found maps to the first event.
-#[derive(Debug, Clone, Default)]
-pub struct EventIndex {
-    /// Per event: its format and where its fields are, worked out once.
-    layouts: Vec<SampleLayout>,
-    by_id: IdTable,
-    /// The first event's id positions, which perf uses for every record.
-    id_pos: Option<usize>,
-    is_pos: Option<usize>,
-}
+/// The fixed-size fields at the start of a SAMPLE, in order (one u64 slot each).
+pub const SAMPLE_PREFIX_FIELDS: [SampleType; 9] = [
+    SampleType::IDENTIFIER,
+    SampleType::IP,
+    SampleType::TID,
+    SampleType::TIME,
+    SampleType::ADDR,
+    SampleType::ID,
+    SampleType::STREAM_ID,
+    SampleType::CPU,
+    SampleType::PERIOD,
+];
 
-impl EventIndex {
-    /// An index of no event.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The index of `events` (attr and ids each), in their order.
-    pub fn of<'a>(events: impl IntoIterator<Item = (&'a PerfEventAttr, &'a [u64])>) -> Self {
-        let mut index = EventIndex::new();
-        for (attr, ids) in events {
-            index.push(attr, ids);
-        }
-        index
-    }
-
-    /// Add an event with its ids; returns its index.
-    pub fn push(&mut self, attr: &PerfEventAttr, ids: &[u64]) -> usize {
-        let idx = self.layouts.len();
-        let f = EventFormat::from_attr(attr);
-        if idx == 0 {
-            self.id_pos = f.id_pos();
-            self.is_pos = f.is_pos();
-        }
-        self.layouts.push(SampleLayout::new(f));
-        self.by_id.add(ids, idx);
-        idx
-    }
-
-    /// Add more ids to an existing event.
-    pub fn add_ids(&mut self, idx: usize, ids: &[u64]) {
-        self.by_id.add(ids, idx);
-    }
-
-    /// Number of events.
-    pub fn len(&self) -> usize {
-        self.layouts.len()
-    }
-
-    /// Whether there is no event.
-    pub fn is_empty(&self) -> bool {
-        self.layouts.is_empty()
-    }
-
-    /// The format of event `idx`.
-    pub fn format(&self, idx: usize) -> Option<&EventFormat> {
-        self.layouts.get(idx).map(|l| l.format())
-    }
-
-    /// Where the fields of event `idx` are: in a SAMPLE, in a trailer.
-    #[inline]
-    pub fn layout(&self, idx: usize) -> Option<&SampleLayout> {
-        self.layouts.get(idx)
-    }
-
-    /// Which event has this id.
-    pub fn event_of_id(&self, id: u64) -> Option<usize> {
-        self.by_id.get(id)
-    }
-
-    /// The event a record belongs to, from its bytes (header included). `None` only when
-    /// there are no events at all.
-    pub fn event_of(&self, record: &[u8], is_sample: bool, endian: Endian) -> Option<usize> {
-        let first = self.layouts.first()?.format();
-        if self.layouts.len() == 1 {
-            return Some(0);
-        }
-        if !is_sample && !first.sample_id_all {
-            return Some(0);
-        }
-        let words = record.len().saturating_sub(8) / 8;
-        let id = if is_sample {
-            let pos = self.id_pos?;
-            if pos >= words {
-                return Some(0);
-            }
-            u64_at(record, 8 + pos * 8, endian)?
-        } else {
-            let pos = self.is_pos?;
-            if pos > words {
-                return Some(0);
-            }
-            u64_at(record, record.len() - pos * 8, endian)?
-        };
-        if id == 0 {
-            return Some(0);
-        }
-        Some(self.event_of_id(id).unwrap_or(0))
-    }
-}
-
-/// Event ids and the event each belongs to, sorted by id.
-///
-/// Looked up for almost every record, so it must be cheap: a recording has a few ids per
-/// event and cpu (tens, at most thousands), which a linear scan of a short vector or a
-/// binary search finds faster than a SipHash map (which took a fifth of `strip`'s time).
-#[derive(Debug, Clone, Default)]
-struct IdTable {
-    ids: Vec<u64>,
-    events: Vec<usize>,
-}
-
-impl IdTable {
-    /// Below this many ids a linear scan beats a binary search.
-    const SCAN: usize = 16;
-
-    /// Add `ids` for event `idx`; an id already known keeps its first event, as perf's
-    /// lookup finds the first.
-    fn add(&mut self, ids: &[u64], idx: usize) {
-        for &id in ids {
-            if let Err(at) = self.ids.binary_search(&id) {
-                self.ids.insert(at, id);
-                self.events.insert(at, idx);
-            }
-        }
-    }
-
-    fn get(&self, id: u64) -> Option<usize> {
-        let at = if self.ids.len() <= Self::SCAN {
-            self.ids.iter().position(|&i| i == id)?
-        } else {
-            self.ids.binary_search(&id).ok()?
-        };
-        Some(self.events[at])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn attr(st: SampleType, id_all: bool) -> PerfEventAttr {
-        let mut a = PerfEventAttr {
-            sample_type: st,
-            ..Default::default()
-        };
-        a.flags.set(crate::attr::AttrFlags::SAMPLE_ID_ALL, id_all);
-        a
-    }
-
-    #[test]
-    fn positions_follow_perf() {
-        let f = EventFormat::from_attr(&attr(
-            SampleType::IP | SampleType::TID | SampleType::TIME | SampleType::ID | SampleType::CPU,
-            true,
-        ));
-        assert_eq!(f.id_pos(), Some(3));
-        assert_eq!(f.is_pos(), Some(2));
-        assert_eq!(f.sample_id_len(), 32);
-        let l = SampleLayout::new(f);
-        let s = l.sample();
-        assert_eq!(
-            (s.tid, s.time, s.id, s.cpu),
-            (Some(16), Some(24), Some(32), Some(40))
-        );
-        let t = l.trailer();
-        assert_eq!(
-            (t.tid, t.time, t.id, t.cpu, t.len),
-            (Some(0), Some(8), Some(16), Some(24), 32)
-        );
-        let g = EventFormat::from_attr(&attr(SampleType::IDENTIFIER | SampleType::IP, true));
-        assert_eq!((g.id_pos(), g.is_pos()), (Some(0), Some(1)));
-    }
-
-    #[test]
-    fn finds_event_by_identifier() {
-        let st = SampleType::IDENTIFIER | SampleType::IP;
-        let mut idx = EventIndex::new();
-        idx.push(&attr(st, true), &[10, 11]);
-        idx.push(&attr(st, true), &[20]);
-        let mut sample = vec![0u8; 8];
-        sample.extend_from_slice(&20u64.to_le_bytes());
-        sample.extend_from_slice(&0xffffu64.to_le_bytes());
-        assert_eq!(idx.event_of(&sample, true, Endian::Little), Some(1));
-        let mut comm = vec![0u8; 24];
-        comm.extend_from_slice(&11u64.to_le_bytes());
-        assert_eq!(idx.event_of(&comm, false, Endian::Little), Some(0));
-    }
-
-    #[test]
-    fn id_table_scans_and_searches_and_keeps_the_first_event() {
-        for n in [3u64, 40] {
-            let mut t = IdTable::default();
-            // Ids added out of order, one of them twice (for another event).
-            let ids: Vec<u64> = (0..n).rev().map(|i| 1000 + 7 * i).collect();
-            t.add(&ids, 0);
-            t.add(&[1000, 5], 1);
-            assert_eq!(t.get(1000), Some(0), "first event wins, n={n}");
-            assert_eq!(t.get(5), Some(1));
-            assert_eq!(t.get(1000 + 7 * (n - 1)), Some(0));
-            assert_eq!(t.get(1001), None);
-            assert_eq!(t.get(u64::MAX), None);
-        }
-    }
-}
+/// The fields of the sample_id trailer, in order (one u64 slot each).
+pub const TRAILER_FIELDS: [SampleType; 6] = [
+    SampleType::TID,
+    SampleType::TIME,
+    SampleType::ID,
+    SampleType::STREAM_ID,
+    SampleType::CPU,
+    SampleType::IDENTIFIER,
+];

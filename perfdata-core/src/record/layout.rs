@@ -7,31 +7,8 @@
 //! its variable fields (READ onwards) follow and are read by the view. The trailer is
 //! slots only.
 
-use super::format::EventFormat;
+use super::format::{EventFormat, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 use crate::attr::SampleType;
-
-/// The fixed-size fields at the start of a SAMPLE, in order (one u64 slot each).
-pub const SAMPLE_PREFIX_FIELDS: [SampleType; 9] = [
-    SampleType::IDENTIFIER,
-    SampleType::IP,
-    SampleType::TID,
-    SampleType::TIME,
-    SampleType::ADDR,
-    SampleType::ID,
-    SampleType::STREAM_ID,
-    SampleType::CPU,
-    SampleType::PERIOD,
-];
-
-/// The fields of the sample_id trailer, in order (one u64 slot each).
-pub const TRAILER_FIELDS: [SampleType; 6] = [
-    SampleType::TID,
-    SampleType::TIME,
-    SampleType::ID,
-    SampleType::STREAM_ID,
-    SampleType::CPU,
-    SampleType::IDENTIFIER,
-];
 
 /// Byte offsets of the u64 slots of a run of fixed fields (a SAMPLE's prefix, counted
 /// from the record's start, header included; a trailer, from the trailer's start). A

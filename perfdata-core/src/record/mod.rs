@@ -8,7 +8,9 @@
 //! sample_id_all. Encoding writes the same parts in the same order and recomputes
 //! `header.size`, so an unmodified record encodes to the bytes it was decoded from.
 
+mod facts;
 mod format;
+mod index;
 mod kernel;
 mod layout;
 mod registry;
@@ -20,6 +22,9 @@ mod types;
 mod user;
 #[cfg(test)]
 mod user_tests;
+mod views;
+#[cfg(test)]
+mod views_tests;
 
 use binrw::Endian;
 use serde::Serialize;
@@ -27,16 +32,27 @@ use serde::Serialize;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
 
-pub use format::{EventFormat, EventIndex};
+pub use facts::{Content, Facts, StringField, StringKind, TaskFacts, TaskScope};
+pub use format::{EventFormat, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
+pub use index::EventIndex;
 pub use kernel::*;
-pub use layout::{FieldOffsets, SampleLayout, Slots, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
-pub use registry::RecordBody;
+pub use layout::{FieldOffsets, SampleLayout, Slots};
+pub use registry::{
+    CgroupAt, CgroupView, CommAt, CommView, EventUpdateAt, EventUpdateView, FeatureRecordAt,
+    FeatureRecordView, ForkAt, ForkView, ItraceStartAt, ItraceStartView, KsymbolAt, KsymbolView,
+    LostSamplesAt, LostSamplesView, Mmap2At, Mmap2View, MmapAt, MmapView, NamespacesAt,
+    NamespacesView, ReadRecordAt, ReadRecordView, RecordBody, StatAt, StatView, ThrottleAt,
+    ThrottleView,
+};
+#[cfg(any(test, feature = "test-row"))]
+pub use registry::{TestOnlyAt, TestOnlyView};
 pub use sample::*;
 pub use sample_view::{BranchStackView, ReadView, RegsView, SampleView, StackUserView, U64s};
 pub use schedstat::*;
 pub use stat::*;
 pub use types::{misc, RecordHeader, RecordType};
 pub use user::*;
+pub use views::{RecordView, Word};
 
 /// What decoding a record needs besides its bytes.
 #[derive(Debug, Clone, Copy)]

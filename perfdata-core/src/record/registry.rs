@@ -1,7 +1,8 @@
 //! The catalogue of record types: one row per type perf defines. Each row gives the
 //! variant, perf's number, the name `perf report --stats` prints, the body model (none for
 //! records that are a header only), the binrw arguments the model needs from the record
-//! and its event, and flags. A body may carry attributes for its [`RecordBody`] field
+//! and its event, flags, and its facts (which fields name a task, carry strings or hold
+//! addresses: see [`Facts`], read through the views of [`super::views`]). A body may carry attributes for its [`RecordBody`] field
 //! (a `#[serde(...)]` where its JSON form differs from the model's own). The rows
 //! generate [`RecordType`], [`RecordBody`], the number and name tables, and both
 //! directions of the body dispatch, so adding a record type is one row here plus its
@@ -13,6 +14,8 @@
 
 use binrw::Endian;
 
+use super::facts::{Content, Facts, StringField, StringKind, TaskFacts, TaskScope};
+use super::views::{c_string, views, RecordView, Word};
 use super::*;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
@@ -48,11 +51,46 @@ fn args_of<A>(f: impl Fn(&BodyContext) -> Result<A>, cx: &BodyContext) -> Result
     f(cx)
 }
 
+/// A row's facts (see [`Facts`]): `numbers` (no task, numbers only), `trailer` (the
+/// task its sample_id names, numbers only), `other` (more than numbers and listed
+/// strings: edits handle it by name), or a view and what its fields are:
+/// `View: task(Thread pid tid) text(comm Comm) addr(addr len)`, where `task(trailer)`
+/// says the trailer names the task, `text` lists the strings with what they name and
+/// `addr` the address fields; every field not listed is a number.
+macro_rules! facts {
+    (numbers) => {
+        Facts { task: TaskFacts::None, strings: &[], addresses: &[], content: Content::Listed }
+    };
+    (trailer) => {
+        Facts { task: TaskFacts::Trailer, strings: &[], addresses: &[], content: Content::Listed }
+    };
+    (other) => {
+        Facts::OTHER
+    };
+    ($view:ident: $(task($($task:tt)*))? $(text($($s:ident $k:ident),*))? $(addr($($a:ident),*))?) => {
+        Facts {
+            task: facts!(@task $view, $($($task)*)?),
+            strings: &[$($(StringField { at: $view::AT.$s, kind: StringKind::$k }),*)?],
+            addresses: &[$($($view::AT.$a),*)?],
+            content: Content::Listed,
+        }
+    };
+    (@task $view:ident,) => { TaskFacts::None };
+    (@task $view:ident, trailer) => { TaskFacts::Trailer };
+    (@task $view:ident, $scope:ident $pid:ident $tid:ident) => {
+        TaskFacts::Fields { pid: $view::AT.$pid, tid: $view::AT.$tid, scope: TaskScope::$scope }
+    };
+    (@strings $v:ident, $view:ident: $(task($($task:tt)*))? $(text($($s:ident $k:ident),*))? $(addr($($a:ident),*))?) => {
+        vec![$($((StringKind::$k, &mut $v.$s)),*)?]
+    };
+    (@strings $v:ident, $($other:tt)*) => { Vec::new() };
+}
+
 macro_rules! record_types {
     ($(
         $(#[doc = $doc:literal])*
         $(#[cfg($cfg:meta)])?
-        $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*];
+        $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*], {$($facts:tt)*};
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,6 +136,7 @@ macro_rules! record_types {
             pub number: u32,
             pub name: &'static str,
             pub metadata: bool,
+            pub facts: Facts,
         }
 
         /// Every row, in number order.
@@ -106,7 +145,17 @@ macro_rules! record_types {
             number: $num,
             name: $name,
             metadata: record_types!(@metadata $($flag)*),
+            facts: facts!($($facts)*),
         },)*];
+
+        /// The string fields of a body, as the rows list them.
+        #[allow(unused_variables)]
+        fn strings_mut(body: &mut RecordBody) -> Vec<(StringKind, &mut PaddedString)> {
+            match body {
+                $($(#[cfg($cfg)])? record_types!(@pattern $variant, v, [$($body)?]) => facts!(@strings v, $($facts)*),)*
+                RecordBody::Raw(_) => Vec::new(),
+            }
+        }
 
         /// Decode the body of a `ty` record; returns the model and how many body bytes
         /// it used.
@@ -150,58 +199,154 @@ macro_rules! record_types {
 }
 
 record_types! {
-    Mmap = 1, "MMAP", [Mmap], [], [];
-    Lost = 2, "LOST", [Lost], [], [];
-    Comm = 3, "COMM", [Comm], [], [];
-    Exit = 4, "EXIT", [ForkExit], [], [];
-    Throttle = 5, "THROTTLE", [Throttle], [], [];
-    Unthrottle = 6, "UNTHROTTLE", [Throttle], [], [];
-    Fork = 7, "FORK", [ForkExit], [], [];
-    Read = 8, "READ", [ReadRecord], [|cx| Ok((cx.format()?.read_format,))], [];
-    Sample = 9, "SAMPLE", [Box<Sample>], [|cx| Ok((cx.format()?,))], [];
-    Mmap2 = 10, "MMAP2", [Mmap2], [|cx| Ok((cx.header.misc & misc::MMAP_BUILD_ID != 0,))], [];
-    Aux = 11, "AUX", [Aux], [], [];
-    ItraceStart = 12, "ITRACE_START", [ItraceStart], [], [];
-    LostSamples = 13, "LOST_SAMPLES", [LostSamples], [], [];
+    Mmap = 1, "MMAP", [Mmap], [], [], {MmapView: task(Process pid tid) text(filename Path) addr(addr, len, pgoff)};
+    Lost = 2, "LOST", [Lost], [], [], {numbers};
+    Comm = 3, "COMM", [Comm], [], [], {CommView: task(Thread pid tid) text(comm Comm)};
+    Exit = 4, "EXIT", [ForkExit], [], [], {ForkView: task(Thread pid tid)};
+    Throttle = 5, "THROTTLE", [Throttle], [], [], {numbers};
+    Unthrottle = 6, "UNTHROTTLE", [Throttle], [], [], {numbers};
+    Fork = 7, "FORK", [ForkExit], [], [], {ForkView: task(Thread pid tid)};
+    Read = 8, "READ", [ReadRecord], [|cx| Ok((cx.format()?.read_format,))], [], {ReadRecordView: task(Thread pid tid)};
+    Sample = 9, "SAMPLE", [Box<Sample>], [|cx| Ok((cx.format()?,))], [], {other};
+    Mmap2 = 10, "MMAP2", [Mmap2], [|cx| Ok((cx.header.misc & misc::MMAP_BUILD_ID != 0,))], [], {Mmap2View: task(Process pid tid) text(filename Path) addr(addr, len, pgoff)};
+    Aux = 11, "AUX", [Aux], [], [], {trailer};
+    ItraceStart = 12, "ITRACE_START", [ItraceStart], [], [], {ItraceStartView: task(Thread pid tid)};
+    LostSamples = 13, "LOST_SAMPLES", [LostSamples], [], [], {numbers};
     /// SWITCH has no body: misc says in or out.
-    Switch = 14, "SWITCH", [], [], [];
-    SwitchCpuWide = 15, "SWITCH_CPU_WIDE", [SwitchCpuWide], [], [];
-    Namespaces = 16, "NAMESPACES", [Namespaces], [], [];
-    Ksymbol = 17, "KSYMBOL", [Ksymbol], [], [];
-    BpfEvent = 18, "BPF_EVENT", [BpfEvent], [], [];
-    Cgroup = 19, "CGROUP", [Cgroup], [], [];
-    TextPoke = 20, "TEXT_POKE", [TextPoke], [], [];
-    AuxOutputHwId = 21, "AUX_OUTPUT_HW_ID", [AuxOutputHwId], [], [];
-    CallchainDeferred = 22, "CALLCHAIN_DEFERRED", [CallchainDeferred], [], [];
-    HeaderAttr = 64, "ATTR", [HeaderAttr], [|cx| Ok((HeaderAttr::attr_len(cx.body, cx.endian),))], [metadata];
-    HeaderEventType = 65, "EVENT_TYPE", [HeaderEventType], [], [metadata];
-    HeaderTracingData = 66, "TRACING_DATA", [HeaderTracingData], [], [metadata];
+    Switch = 14, "SWITCH", [], [], [], {trailer};
+    SwitchCpuWide = 15, "SWITCH_CPU_WIDE", [SwitchCpuWide], [], [], {trailer};
+    Namespaces = 16, "NAMESPACES", [Namespaces], [], [], {NamespacesView: task(Thread pid tid)};
+    Ksymbol = 17, "KSYMBOL", [Ksymbol], [], [], {KsymbolView: text(name Symbol) addr(addr)};
+    BpfEvent = 18, "BPF_EVENT", [BpfEvent], [], [], {numbers};
+    Cgroup = 19, "CGROUP", [Cgroup], [], [], {CgroupView: task(trailer) text(path Cgroup)};
+    TextPoke = 20, "TEXT_POKE", [TextPoke], [], [], {other};
+    AuxOutputHwId = 21, "AUX_OUTPUT_HW_ID", [AuxOutputHwId], [], [], {trailer};
+    CallchainDeferred = 22, "CALLCHAIN_DEFERRED", [CallchainDeferred], [], [], {other};
+    HeaderAttr = 64, "ATTR", [HeaderAttr], [|cx| Ok((HeaderAttr::attr_len(cx.body, cx.endian),))], [metadata], {other};
+    HeaderEventType = 65, "EVENT_TYPE", [HeaderEventType], [], [metadata], {other};
+    HeaderTracingData = 66, "TRACING_DATA", [HeaderTracingData], [], [metadata], {other};
     /// The same bytes as a BUILD_ID feature entry: one model, [`BuildIdEntry`], printed
     /// with perf's field names for the record.
-    HeaderBuildId = 67, "BUILD_ID", [#[serde(serialize_with = "crate::feature::build_id::serialize_as_record")] BuildIdEntry], [|cx| Ok((false, Some(cx.header)))], [metadata];
+    HeaderBuildId = 67, "BUILD_ID", [#[serde(serialize_with = "crate::feature::build_id::serialize_as_record")] BuildIdEntry], [|cx| Ok((false, Some(cx.header)))], [metadata], {other};
     /// FINISHED_ROUND has no body.
-    FinishedRound = 68, "FINISHED_ROUND", [], [], [];
-    IdIndex = 69, "ID_INDEX", [IdIndex], [], [];
-    AuxtraceInfo = 70, "AUXTRACE_INFO", [AuxtraceInfo], [], [];
-    Auxtrace = 71, "AUXTRACE", [Auxtrace], [], [];
-    AuxtraceError = 72, "AUXTRACE_ERROR", [AuxtraceError], [], [];
-    ThreadMap = 73, "THREAD_MAP", [ThreadMap], [], [];
-    CpuMap = 74, "CPU_MAP", [CpuMap], [], [];
-    StatConfig = 75, "STAT_CONFIG", [StatConfig], [], [];
-    Stat = 76, "STAT", [Stat], [], [];
-    StatRound = 77, "STAT_ROUND", [StatRound], [], [];
-    EventUpdate = 78, "EVENT_UPDATE", [EventUpdate], [], [];
-    TimeConv = 79, "TIME_CONV", [TimeConv], [], [];
-    HeaderFeature = 80, "FEATURE", [HeaderFeature], [], [metadata];
-    Compressed = 81, "COMPRESSED", [Compressed], [], [];
+    FinishedRound = 68, "FINISHED_ROUND", [], [], [], {numbers};
+    IdIndex = 69, "ID_INDEX", [IdIndex], [], [], {numbers};
+    AuxtraceInfo = 70, "AUXTRACE_INFO", [AuxtraceInfo], [], [], {other};
+    Auxtrace = 71, "AUXTRACE", [Auxtrace], [], [], {other};
+    AuxtraceError = 72, "AUXTRACE_ERROR", [AuxtraceError], [], [], {other};
+    ThreadMap = 73, "THREAD_MAP", [ThreadMap], [], [], {other};
+    CpuMap = 74, "CPU_MAP", [CpuMap], [], [], {other};
+    StatConfig = 75, "STAT_CONFIG", [StatConfig], [], [], {numbers};
+    Stat = 76, "STAT", [Stat], [], [], {numbers};
+    StatRound = 77, "STAT_ROUND", [StatRound], [], [], {numbers};
+    EventUpdate = 78, "EVENT_UPDATE", [EventUpdate], [], [], {other};
+    TimeConv = 79, "TIME_CONV", [TimeConv], [], [], {other};
+    HeaderFeature = 80, "FEATURE", [HeaderFeature], [], [metadata], {other};
+    Compressed = 81, "COMPRESSED", [Compressed], [], [], {other};
     /// FINISHED_INIT has no body.
-    FinishedInit = 82, "FINISHED_INIT", [], [], [];
-    Compressed2 = 83, "COMPRESSED2", [Compressed2], [], [];
-    BpfMetadata = 84, "BPF_METADATA", [Box<BpfMetadata>], [], [];
-    SchedstatCpu = 85, "SCHEDSTAT_CPU", [SchedstatCpu], [], [];
-    SchedstatDomain = 86, "SCHEDSTAT_DOMAIN", [Box<SchedstatDomain>], [], [];
-    /// A number perf has not defined yet, in the unit tests only: what adding a record
-    /// type takes (this row, its model, a test).
-    #[cfg(test)]
-    TestOnly = 87, "TEST_ONLY", [TestOnly], [], [];
+    FinishedInit = 82, "FINISHED_INIT", [], [], [], {numbers};
+    Compressed2 = 83, "COMPRESSED2", [Compressed2], [], [], {other};
+    BpfMetadata = 84, "BPF_METADATA", [Box<BpfMetadata>], [], [], {other};
+    SchedstatCpu = 85, "SCHEDSTAT_CPU", [SchedstatCpu], [], [], {other};
+    SchedstatDomain = 86, "SCHEDSTAT_DOMAIN", [Box<SchedstatDomain>], [], [], {other};
+    /// A number perf has not defined yet, in tests only (this crate's, and with the
+    /// `test-row` feature other crates'): what adding a record type takes (this row,
+    /// its model and view, a test). It carries a name, which anonymize renames from
+    /// this row's facts alone.
+    #[cfg(any(test, feature = "test-row"))]
+    TestOnly = 127, "TEST_ONLY", [TestOnly], [], [], {TestOnlyView: task(Thread pid tid) text(name Comm)};
+}
+
+// The views of the side-band records' fixed fields: one line per layout (see
+// super::views), read by the rows' facts above and by every edit and report.
+views! {
+    /// MMAP: a mapping of a process.
+    MmapView(MmapAt) for [Mmap] { pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64; filename }
+    /// COMM: a thread's new command.
+    CommView(CommAt) for [Comm] { pid: i32, tid: i32; comm }
+    /// FORK and EXIT.
+    ForkView(ForkAt) for [Fork, Exit] { pid: i32, ppid: i32, tid: i32, ptid: i32, time: u64 }
+    /// THROTTLE and UNTHROTTLE.
+    ThrottleView(ThrottleAt) for [Throttle, Unthrottle] { time: u64, id: u64, stream_id: u64 }
+    /// READ: pid and tid (the values follow, laid out by the event's read_format).
+    ReadRecordView(ReadRecordAt) for [Read] { pid: i32, tid: i32 }
+    /// MMAP2. With misc MMAP_BUILD_ID, the 24 bytes of `maj` to `ino_generation` are the
+    /// build id's size, two reserved fields and the build id instead.
+    Mmap2View(Mmap2At) for [Mmap2] {
+        pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64,
+        maj: u32, min: u32, ino: u64, ino_generation: u64, prot: u32, flags: u32; filename
+    }
+    /// ITRACE_START.
+    ItraceStartView(ItraceStartAt) for [ItraceStart] { pid: i32, tid: i32 }
+    /// LOST_SAMPLES.
+    LostSamplesView(LostSamplesAt) for [LostSamples] { lost: u64 }
+    /// NAMESPACES: pid and tid (the links follow).
+    NamespacesView(NamespacesAt) for [Namespaces] { pid: i32, tid: i32, nr_namespaces: u64 }
+    /// KSYMBOL.
+    KsymbolView(KsymbolAt) for [Ksymbol] { addr: u64, len: u32, ksym_type: u16, flags: u16; name }
+    /// CGROUP.
+    CgroupView(CgroupAt) for [Cgroup] { id: u64; path }
+    /// HEADER_FEATURE: the feature's bit (its section's bytes follow).
+    FeatureRecordView(FeatureRecordAt) for [HeaderFeature] { feat_id: u64 }
+    /// STAT.
+    StatView(StatAt) for [Stat] { id: u64, cpu: u32, thread: u32, val: u64, ena: u64, run: u64 }
+    /// EVENT_UPDATE: what is updated, and of which event (the update follows).
+    EventUpdateView(EventUpdateAt) for [EventUpdate] { type_: u64, id: u64 }
+}
+
+// The test-only row's view.
+#[cfg(any(test, feature = "test-row"))]
+views! {
+    /// The test-only record type (see the catalogue's last row).
+    TestOnlyView(TestOnlyAt) for [TestOnly] { pid: i32, tid: i32, value: u64; name }
+}
+
+/// Check `bytes` for a view of `types` needing `len` bytes; the record's type.
+fn check(
+    bytes: &[u8],
+    endian: Endian,
+    offset: u64,
+    types: &[RecordType],
+    len: usize,
+) -> Result<()> {
+    let ty = RecordType::from_u32(codec::u32_at(bytes, 0, endian).unwrap_or(0));
+    let context = || format!("record {ty}");
+    if !types.contains(&ty) {
+        let names: Vec<String> = types.iter().map(|t| t.name()).collect();
+        return Err(Error::format(
+            offset,
+            context(),
+            Problem::Invalid(format!("read as {}", names.join(" or "))),
+        ));
+    }
+    if bytes.len() < len {
+        return Err(Error::format(
+            offset,
+            context(),
+            Problem::RecordTooSmall {
+                size: bytes.len() as u64,
+                min: len as u64,
+            },
+        ));
+    }
+    Ok(())
+}
+
+impl RecordType {
+    /// The facts its catalogue row states (see [`Facts`]); [`Facts::OTHER`] for an
+    /// unknown number.
+    pub fn facts(self) -> &'static Facts {
+        match self {
+            RecordType::Unknown(_) => &Facts::OTHER,
+            known => &TABLE[RecordType::row(known)].facts,
+        }
+    }
+}
+
+impl RecordBody {
+    /// The body's string fields, as its row lists them, each with what it names: what
+    /// an edit that renames rewrites (an empty list for a body without strings).
+    pub fn strings_mut(&mut self) -> Vec<(StringKind, &mut PaddedString)> {
+        strings_mut(self)
+    }
 }

@@ -50,7 +50,7 @@ impl RecordType {
     }
 
     /// The table row of a named type.
-    fn row(known: RecordType) -> usize {
+    pub(super) fn row(known: RecordType) -> usize {
         let row = LOOKUP[known.as_u32() as usize] as usize;
         debug_assert!(TABLE[row].ty == known);
         row

@@ -362,8 +362,8 @@ pub struct BpfMetadata {
     pub entries: Vec<BpfMetadataEntry>,
 }
 
-/// The model of the test-only record type 87 (see the registry's last row).
-#[cfg(test)]
+/// The model of the test-only record type 127 (see the registry's last row).
+#[cfg(any(test, feature = "test-row"))]
 #[binrw]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestOnly {
@@ -373,4 +373,6 @@ pub struct TestOnly {
     pub tid: i32,
     /// A value.
     pub value: u64,
+    /// A name (NUL-padded).
+    pub name: PaddedString,
 }

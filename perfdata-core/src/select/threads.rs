@@ -5,18 +5,10 @@ use std::collections::HashMap;
 
 use binrw::Endian;
 
-use crate::record::RecordType;
-use crate::{u32_at, RecordRef};
-
-/// Whether a side-band record belongs to a thread or to its process (MMAP and MMAP2:
-/// a process's threads share its maps).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskScope {
-    /// The thread's own (COMM, FORK, EXIT, SWITCH, ...).
-    Thread,
-    /// Its process's (MMAP, MMAP2).
-    Process,
-}
+pub use crate::record::TaskScope;
+use crate::record::{CommView, ForkView, RecordView};
+use crate::record::{RecordType, TaskFacts};
+use crate::RecordRef;
 
 /// The task a side-band record is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,30 +21,28 @@ pub struct Task {
     pub scope: TaskScope,
 }
 
-/// The task a side-band record is about: COMM, NAMESPACES, READ, ITRACE_START, MMAP and
-/// MMAP2 start with pid and tid, FORK and EXIT with pid, ppid, tid; SWITCH,
-/// SWITCH_CPU_WIDE, CGROUP, AUX and AUX_OUTPUT_HW_ID are about the task their sample_id
-/// names. `None` for other records (samples, the kernel's KSYMBOL, BPF_EVENT,
-/// TEXT_POKE, LOST counts, perf's own records).
+/// The task a side-band record is about, as its type's catalogue row says
+/// ([`crate::record::Facts::task`]): COMM, NAMESPACES, READ, ITRACE_START, MMAP and
+/// MMAP2 name it in their pid and tid fields, FORK and EXIT in pid and tid (after
+/// ppid); SWITCH, SWITCH_CPU_WIDE, CGROUP, AUX and AUX_OUTPUT_HW_ID are about the task
+/// their sample_id names. `None` for other records (samples, the kernel's KSYMBOL,
+/// BPF_EVENT, TEXT_POKE, LOST counts, perf's own records).
 pub fn task_of(item: &RecordRef<'_>) -> Option<Task> {
-    let (b, e) = (item.raw.bytes, item.meta.endian);
-    let word = |o| u32_at(b, o, e).map(|v| v as i32);
-    let task = |pid, tid, scope| Some(Task { pid, tid, scope });
-    match item.raw.record_type() {
-        RecordType::Comm | RecordType::Namespaces | RecordType::Read | RecordType::ItraceStart => {
-            task(word(8)?, word(12)?, TaskScope::Thread)
+    let facts = item.raw.record_type().facts();
+    match facts.task {
+        TaskFacts::Fields { .. } => {
+            let (pid, tid, scope) = facts.task_fields(item.raw.bytes, item.meta.endian)?;
+            Some(Task { pid, tid, scope })
         }
-        RecordType::Fork | RecordType::Exit => task(word(8)?, word(16)?, TaskScope::Thread),
-        RecordType::Mmap | RecordType::Mmap2 => task(word(8)?, word(12)?, TaskScope::Process),
-        RecordType::Switch
-        | RecordType::SwitchCpuWide
-        | RecordType::Cgroup
-        | RecordType::Aux
-        | RecordType::AuxOutputHwId => {
+        TaskFacts::Trailer => {
             let at = item.locate();
-            task(at.pid?, at.tid?, TaskScope::Thread)
+            Some(Task {
+                pid: at.pid?,
+                tid: at.tid?,
+                scope: TaskScope::Thread,
+            })
         }
-        _ => None,
+        TaskFacts::None => None,
     }
 }
 
@@ -67,18 +57,14 @@ impl ThreadComms {
     pub fn track(&mut self, ty: RecordType, bytes: &[u8], endian: Endian) {
         match ty {
             RecordType::Comm => {
-                if let Some(tid) = u32_at(bytes, 12, endian) {
-                    let name = &bytes[16.min(bytes.len())..];
-                    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
-                    self.0.insert(tid, name[..end].to_vec());
+                if let Ok(c) = CommView::new(bytes, endian, 0) {
+                    self.0.insert(c.tid() as u32, c.comm().to_vec());
                 }
             }
             RecordType::Fork => {
-                if let (Some(tid), Some(ptid)) =
-                    (u32_at(bytes, 16, endian), u32_at(bytes, 20, endian))
-                {
-                    if let Some(c) = self.0.get(&ptid).cloned() {
-                        self.0.insert(tid, c);
+                if let Ok(f) = ForkView::new(bytes, endian, 0) {
+                    if let Some(c) = self.0.get(&(f.ptid() as u32)).cloned() {
+                        self.0.insert(f.tid() as u32, c);
                     }
                 }
             }

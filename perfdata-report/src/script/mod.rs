@@ -265,6 +265,7 @@ impl<'o> Printer<'o> {
                 lost_samples: 0,
                 groups: Vec::new(),
                 unwind: Default::default(),
+                warnings: Vec::new(),
             };
             let opts = SymbolOptions {
                 symfs: self.script.symfs.clone(),

@@ -56,5 +56,6 @@ pub(crate) fn replay(machine: Machine, event: &str) -> Replay {
         lost_samples: 0,
         groups: Vec::new(),
         unwind: Default::default(),
+        warnings: Vec::new(),
     }
 }

@@ -12,7 +12,7 @@
 //! an address space per process (at most [`MAX_SPACES`], rebuilt when its maps change),
 //! and framehop's fixed-size rule cache; a sample's stack copy is let go once walked.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
@@ -25,10 +25,12 @@ use crate::symbolize::SymbolOptions;
 mod edit;
 mod module;
 mod regs;
+pub(crate) mod stats;
 
 pub use edit::UnwindEdit;
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 pub use regs::{Arch, UserState};
+pub use stats::{Cut, UnwindStats};
 
 /// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
 /// when next sampled.
@@ -44,91 +46,6 @@ pub struct UnwindOptions {
     pub symfs: Option<std::path::PathBuf>,
     /// The build-id cache directory (None: `$HOME/.debug`).
     pub buildid_dir: Option<std::path::PathBuf>,
-}
-
-/// Why a sample's user stack ends before its outermost frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cut {
-    /// A frame is in a binary that was not found.
-    BinaryMissing,
-    /// A frame is in a binary whose build id is not the recording's.
-    BuildIdDiffers,
-    /// No CFI covers a frame's address (or it led nowhere: no map, a loop).
-    NoCfi,
-    /// The walk needed stack beyond the copy the sample holds.
-    StackTooShort,
-}
-
-impl Cut {
-    /// How the summary names it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Cut::BinaryMissing => "binary missing",
-            Cut::BuildIdDiffers => "build id differs",
-            Cut::NoCfi => "no CFI for the address",
-            Cut::StackTooShort => "stack copy too short",
-        }
-    }
-}
-
-/// What became of the samples that carried a user stack copy.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct UnwindStats {
-    /// Unwound to their outermost frame.
-    pub whole: u64,
-    /// Unwound in part: the frames up to the cut are kept.
-    pub cut: u64,
-    /// Not unwound: no user registers or stack in the sample (a kernel thread), or an
-    /// architecture this unwinder does not know.
-    pub not_unwound: u64,
-    /// The cut samples by why.
-    pub cut_by: BTreeMap<Cut, u64>,
-    /// Binaries missing, each with the samples it cut.
-    pub missing_binaries: BTreeMap<String, u64>,
-    /// Binaries whose file is not of the recording's build id, each with the samples it
-    /// cut.
-    pub other_build_id: BTreeMap<String, u64>,
-}
-
-impl UnwindStats {
-    /// Whether any sample carried a stack copy.
-    pub fn any(&self) -> bool {
-        self.whole + self.cut + self.not_unwound > 0
-    }
-
-    /// The one-line summary (`-v`, or a warning when frames were cut).
-    pub fn summary(&self) -> String {
-        let mut s = format!(
-            "unwound {} samples whole, {} cut, {} not unwound",
-            self.whole, self.cut, self.not_unwound
-        );
-        if !self.cut_by.is_empty() {
-            let why: Vec<String> = self
-                .cut_by
-                .iter()
-                .map(|(c, n)| format!("{}: {n}", c.describe()))
-                .collect();
-            s.push_str(&format!(" ({})", why.join(", ")));
-        }
-        s
-    }
-
-    /// One line per missing binary (or binary of another build id): its name and the
-    /// samples it cut.
-    pub fn missing_lines(&self) -> Vec<String> {
-        let line = |why: &'static str| {
-            move |(name, n): (&String, &u64)| {
-                format!("{name}: {why}, {n} samples' stacks cut there")
-            }
-        };
-        let missing = self.missing_binaries.iter().map(line("not found"));
-        let other = self
-            .other_build_id
-            .iter()
-            .map(line("not of the recorded build id"));
-        missing.chain(other).collect()
-    }
 }
 
 /// One process's address space as framehop sees it.

@@ -81,7 +81,8 @@ impl DsoUnwind {
         let eh_frame_hdr = parsed
             .iter()
             .find(|f| section(f, ".eh_frame", true).is_some())
-            .and_then(|f| section(f, ".eh_frame_hdr", true));
+            .and_then(|f| section(f, ".eh_frame_hdr", true))
+            .filter(|hdr| eh_frame.as_ref().is_some_and(|eh| index_fits(hdr, eh)));
         let debug_frame = first(".debug_frame", true);
         if eh_frame.is_none() && debug_frame.is_none() {
             return Err(Missing::NoCfi);
@@ -127,6 +128,48 @@ impl DsoUnwind {
     }
 }
 
+/// Whether the `.eh_frame_hdr` index `hdr` points into `eh_frame` as the linker writes
+/// it (version 1, `eh_frame_ptr` pc-relative sdata4, the count udata4, the table of
+/// datarel sdata4 pairs): its pointer is the table's address, the table fits the
+/// section, and every FDE it names lies in `.eh_frame`. A damaged index (a byte flipped
+/// on disk, a hostile file) is not used: the unwinder's lookup subtracts these addresses
+/// unchecked (gimli's `EhHdrTable`, an overflow panic in a debug build, wrong FDEs in a
+/// release one), and `.eh_frame` alone still unwinds. Other encodings are not checked.
+fn index_fits(hdr: &Section, eh_frame: &Section) -> bool {
+    let Some(data) = hdr.data.as_deref() else {
+        return false;
+    };
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+    };
+    let head = data.get(..4).and_then(|h| <[u8; 4]>::try_from(h).ok());
+    let (Some([version, ptr_enc, count_enc, table_enc]), Some(ptr), Some(count)) =
+        (head, u32_at(4), u32_at(8))
+    else {
+        return false;
+    };
+    if version != 1 {
+        return false;
+    }
+    if (ptr_enc, count_enc, table_enc) != (0x1b, 0x03, 0x3b) {
+        // Not the common layout: leave it to the unwinder as it comes.
+        return true;
+    }
+    let base = hdr.svma.start;
+    let target = base.wrapping_add(4).wrapping_add(ptr as i32 as i64 as u64);
+    let table = 12usize;
+    let fits = (count as usize)
+        .checked_mul(8)
+        .and_then(|n| n.checked_add(table))
+        .is_some_and(|end| end <= data.len());
+    fits && target == eh_frame.svma.start
+        && (0..count as usize).all(|i| {
+            u32_at(table + i * 8 + 4)
+                .map(|fde| base.wrapping_add(fde as i32 as i64 as u64))
+                .is_some_and(|at| eh_frame.svma.contains(&at))
+        })
+}
+
 /// framehop's view of a [`DsoUnwind`] (ELF: base svma 0).
 pub(crate) struct SectionInfo(pub(crate) Arc<DsoUnwind>);
 
@@ -161,6 +204,36 @@ impl framehop::ModuleSectionInfo<Bytes> for SectionInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index of this test binary (the linker's layout) fits; one with its table
+    /// pointer or an FDE pointer moved out of `.eh_frame` does not.
+    #[test]
+    fn a_damaged_eh_frame_hdr_is_not_used() {
+        let data = std::fs::read("/proc/self/exe").expect("the test binary");
+        let file = object::File::parse(&*data).expect("ELF");
+        let get = |name: &str| {
+            let s = file.section_by_name(name).expect(name);
+            Section {
+                svma: s.address()..s.address() + s.size(),
+                data: Some(Bytes::from(s.data().expect("data"))),
+            }
+        };
+        let (hdr, eh) = (get(".eh_frame_hdr"), get(".eh_frame"));
+        assert!(index_fits(&hdr, &eh));
+        let damaged = |at: usize, value: u32| {
+            let mut bytes = hdr.data.as_deref().expect("data").to_vec();
+            bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            Section {
+                svma: hdr.svma.clone(),
+                data: Some(Bytes::from(bytes)),
+            }
+        };
+        // The attack's eh_frame_ptr of -0x7fffffff, a count past the section, an FDE
+        // pointer far outside .eh_frame.
+        assert!(!index_fits(&damaged(4, 0x8000_0001), &eh));
+        assert!(!index_fits(&damaged(8, u32::MAX), &eh));
+        assert!(!index_fits(&damaged(16, 0x7000_0000), &eh));
+    }
 
     fn with_loads(loads: Vec<(u64, u64, u64)>) -> DsoUnwind {
         DsoUnwind {

@@ -27,6 +27,9 @@ impl Arch {
     }
 }
 
+/// PERF_SAMPLE_REGS_ABI_64: the sample's user registers are a 64-bit process's.
+pub(crate) const ABI_64: u64 = 2;
+
 /// perf's register numbers: PERF_REG_X86_{BP,SP,IP}.
 pub(crate) const X86_BP: u32 = 6;
 pub(crate) const X86_SP: u32 = 7;
@@ -54,9 +57,12 @@ pub struct UserState {
 }
 
 impl UserState {
-    /// Register `reg` (perf's number), if the mask sampled it.
+    /// Register `reg` (perf's number), if the mask sampled it and the registers are
+    /// the 64-bit ABI's (PERF_SAMPLE_REGS_ABI_64): a 32-bit process's (ABI_32) are
+    /// another architecture's, whose register numbers and tables these are not, so its
+    /// samples are not unwound (perf 6.1 gives them no user frames either).
     pub fn reg(&self, reg: u32) -> Option<u64> {
-        if self.abi == 0 || reg >= 64 || self.mask & (1 << reg) == 0 {
+        if self.abi != ABI_64 || reg >= 64 || self.mask & (1 << reg) == 0 {
             return None;
         }
         let below = (self.mask & ((1u64 << reg) - 1)).count_ones() as usize;
@@ -90,6 +96,15 @@ mod tests {
         // R8 is bit 16, the 13th register sampled.
         assert_eq!(s.reg(16), Some(112));
         assert_eq!(s.reg(12), None, "DS is not in the mask");
+        let compat = UserState {
+            abi: 1,
+            ..s.clone()
+        };
+        assert_eq!(
+            compat.reg(X86_IP),
+            None,
+            "ABI 32: another architecture's registers"
+        );
         let none = UserState { abi: 0, ..s };
         assert_eq!(none.reg(X86_IP), None, "ABI 0: no registers");
     }

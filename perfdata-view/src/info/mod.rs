@@ -202,9 +202,6 @@ fn write_feature(out: &mut impl Write, ctx: &Ctx, section: &FeatureSection) -> i
         | Feature::ClockData(_)
         | Feature::PmuCaps(_)
         | Feature::CpuDomainInfo(_) => short::write_feature(out, &section.feature),
-        // `Feature` is non-exhaustive outside perfdata-core: a feature this view does
-        // not know yet prints nothing, as perf prints nothing for one it does not know.
-        _ => Ok(()),
     }
 }
 

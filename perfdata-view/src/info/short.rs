@@ -61,8 +61,6 @@ pub fn write_feature(out: &mut impl Write, feature: &Feature) -> io::Result<()> 
         | Feature::BpfBtf(_)
         | Feature::HybridTopology(_)
         | Feature::Raw(_) => Ok(()),
-        // Non-exhaustive outside perfdata-core: a feature not known here prints nothing.
-        _ => Ok(()),
     }
 }
 
@@ -111,8 +109,6 @@ pub fn write_unreadable(out: &mut impl Write, id: FeatureId) -> io::Result<()> {
         | FeatureId::TracingData
         | FeatureId::BuildId
         | FeatureId::Unknown(_) => Ok(()),
-        // Non-exhaustive outside perfdata-core: a feature not known here prints nothing.
-        _ => Ok(()),
     }
 }
 

@@ -69,6 +69,7 @@ pub use features::{output_attrs, FeatureEdits};
 pub use options::{Compression, ConvertOptions, Target};
 pub use plan::{CompressorPlan, Plan};
 pub use sink::{Sink, WriteSeek};
+pub(crate) use source::read_metadata_ahead;
 pub use source::{Input, Needs, Source, TreeSource};
 
 /// What a conversion did.

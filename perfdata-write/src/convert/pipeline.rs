@@ -45,16 +45,7 @@ pub(super) fn to_file<S: Source, W: Write + Seek>(
     let mut stage = RecordStage::new(plan, source.meta(), edit)?;
     // In pipe mode the attrs arrive as records before the data: the metadata records up
     // to the first data record are read ahead (and counted), that record held.
-    let mut held = None;
-    if source.meta().container == ContainerKind::Pipe {
-        while let Some(item) = source.next_record()? {
-            if !item.raw.record_type().is_metadata() {
-                held = Some(item.raw.to_owned_record());
-                break;
-            }
-            stage.count_read();
-        }
-    }
+    let mut held = super::source::read_metadata_ahead(source, || stage.count_read())?;
     let out_meta = stage.out_meta(source.meta())?;
     let attrs: Vec<AttrEntry> = output_attrs(&out_meta, plan.options(), Target::File)?;
     let newer = newer_attrs(source.meta(), &attrs);

@@ -72,6 +72,25 @@ pub trait Source {
     }
 }
 
+/// A pipe stream's metadata records (its attrs, features), read ahead up to its first
+/// data record, which is returned to be handled first; `each` is called for every
+/// metadata record read.
+pub(crate) fn read_metadata_ahead<S: Source + ?Sized>(
+    source: &mut S,
+    mut each: impl FnMut(),
+) -> Result<Option<OwnedRecord>> {
+    if source.meta().container != ContainerKind::Pipe {
+        return Ok(None);
+    }
+    while let Some(item) = source.next_record()? {
+        if !item.raw.record_type().is_metadata() {
+            return Ok(Some(item.raw.to_owned_record()));
+        }
+        each();
+    }
+    Ok(None)
+}
+
 /// [`Source::for_each`] as a loop over [`Source::next_record`].
 fn each_by_pull<S: Source + ?Sized>(
     source: &mut S,

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use binrw::Endian;
 use perfdata_core::raw::{Origin, RawRecord};
 use perfdata_core::record::{DecodeContext, Record, RecordBody, RecordType, Sample};
+use perfdata_core::record::{FeatureRecordView, RecordView};
 use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
 use super::observed::{CompressorState, Observed};
@@ -408,9 +409,10 @@ impl RecordStage {
         }
         if let Some(sf) = self.stream_features.as_mut() {
             let place = match ty {
-                RecordType::HeaderFeature => {
-                    Place::Feature(perfdata_core::u64_at(raw.bytes, 8, self.in_endian).unwrap_or(0))
-                }
+                RecordType::HeaderFeature => Place::Feature(
+                    FeatureRecordView::new(raw.bytes, self.in_endian, raw.offset)
+                        .map_or(0, |v| v.feat_id()),
+                ),
                 RecordType::HeaderAttr => Place::Attr,
                 _ => Place::Data,
             };

@@ -12,11 +12,13 @@ use std::collections::{HashMap, HashSet};
 
 use binrw::Endian;
 use perfdata_core::raw::OwnedRecord;
-use perfdata_core::record::{misc, RecordType};
-use perfdata_core::u32_at;
+use perfdata_core::record::{misc, Comm, PaddedString, Record, RecordBody, RecordType, TaskFacts};
+use perfdata_core::record::{CommView, ForkView};
+use perfdata_core::select::task_of;
 use perfdata_core::RecordRef;
 
 use super::Action;
+use crate::error::Result;
 
 #[derive(Default)]
 pub(super) struct Inheritance {
@@ -53,23 +55,22 @@ fn trailer<'a>(item: &RecordRef<'a>) -> &'a [u8] {
 impl Inheritance {
     /// A side-band record was stripped.
     pub(super) fn stripped(&mut self, item: &RecordRef<'_>) {
-        let (b, e) = (item.raw.bytes, item.meta.endian);
         match item.raw.record_type() {
             RecordType::Mmap | RecordType::Mmap2 => {
-                if let Some(pid) = u32_at(b, 8, e) {
+                if let Some(task) = task_of(item) {
                     let owned = item.raw.to_owned_record();
-                    self.parked.entry(pid).or_default().push(owned);
+                    self.parked.entry(task.pid as u32).or_default().push(owned);
                 }
             }
             RecordType::Comm => {
-                if let Some(tid) = u32_at(b, 12, e) {
-                    self.stripped_tids.insert(tid);
+                if let Ok(c) = item.view::<CommView>() {
+                    self.stripped_tids.insert(c.tid() as u32);
                 }
                 self.forget_on_exec(item);
             }
             RecordType::Fork => {
-                if let Some(tid) = u32_at(b, 16, e) {
-                    self.stripped_tids.insert(tid);
+                if let Ok(f) = item.view::<ForkView>() {
+                    self.stripped_tids.insert(f.tid() as u32);
                 }
             }
             RecordType::Exit => self.forget_exit(item),
@@ -80,15 +81,15 @@ impl Inheritance {
     /// An exec replaces the process's maps.
     fn forget_on_exec(&mut self, item: &RecordRef<'_>) {
         if item.raw.header.misc & misc::COMM_EXEC != 0 {
-            if let Some(pid) = u32_at(item.raw.bytes, 8, item.meta.endian) {
-                self.parked.remove(&pid);
+            if let Ok(c) = item.view::<CommView>() {
+                self.parked.remove(&(c.pid() as u32));
             }
         }
     }
 
     fn forget_exit(&mut self, item: &RecordRef<'_>) {
-        let (b, e) = (item.raw.bytes, item.meta.endian);
-        if let (Some(pid), Some(tid)) = (u32_at(b, 8, e), u32_at(b, 16, e)) {
+        if let Ok(f) = item.view::<ForkView>() {
+            let (pid, tid) = (f.pid() as u32, f.tid() as u32);
             self.stripped_tids.remove(&tid);
             if pid == tid {
                 self.parked.remove(&pid);
@@ -98,28 +99,32 @@ impl Inheritance {
 
     /// A side-band record was kept: for a FORK of a stripped parent, the records that
     /// give the child what it inherits (`comm` is the parent thread's).
-    pub(super) fn kept(&mut self, item: &RecordRef<'_>, parent_comm: Option<&[u8]>) -> Action {
+    pub(super) fn kept(
+        &mut self,
+        item: &RecordRef<'_>,
+        parent_comm: Option<&[u8]>,
+    ) -> Result<Action> {
         match item.raw.record_type() {
             RecordType::Comm => self.forget_on_exec(item),
             RecordType::Exit => self.forget_exit(item),
             _ => {}
         }
         if item.raw.record_type() != RecordType::Fork {
-            return Action::Keep;
+            return Ok(Action::Keep);
         }
-        let (b, e) = (item.raw.bytes, item.meta.endian);
-        let (Some(pid), Some(ppid), Some(tid), Some(ptid)) = (
-            u32_at(b, 8, e),
-            u32_at(b, 12, e),
-            u32_at(b, 16, e),
-            u32_at(b, 20, e),
-        ) else {
-            return Action::Keep;
+        let Ok(f) = item.view::<ForkView>() else {
+            return Ok(Action::Keep);
         };
+        let (pid, ppid, tid, ptid) = (
+            f.pid() as u32,
+            f.ppid() as u32,
+            f.tid() as u32,
+            f.ptid() as u32,
+        );
         let mut out = vec![item.raw.to_owned_record()];
         if self.stripped_tids.contains(&ptid) {
             if let Some(comm) = parent_comm {
-                let bytes = comm_record(pid, tid, comm, trailer(item), e);
+                let bytes = comm_record(pid, tid, comm, trailer(item), item.meta.endian)?;
                 out.push(super::Action::record_like(&item.raw, bytes));
             }
         }
@@ -128,11 +133,11 @@ impl Inheritance {
                 out.push(rehome(map, pid, tid, item));
             }
         }
-        if out.len() == 1 {
+        Ok(if out.len() == 1 {
             Action::Keep
         } else {
             Action::Replace(out)
-        }
+        })
     }
 
     /// Process `pid` is kept from the side-band record `item` of its thread `tid` on,
@@ -149,11 +154,22 @@ impl Inheritance {
 /// trailer of `item` (a FORK or another record of that thread), made where it is.
 fn rehome(map: &OwnedRecord, pid: u32, tid: u32, item: &RecordRef<'_>) -> OwnedRecord {
     let e = item.meta.endian;
-    let own = trailer(&RecordRef::new(map.as_raw(e), item.meta));
+    let raw = map.as_raw(e);
+    let own = trailer(&RecordRef::new(raw, item.meta));
     let new_trailer = trailer(item);
     let mut bytes = map.bytes.clone();
-    put_u32(&mut bytes, 8, pid, e);
-    put_u32(&mut bytes, 12, tid, e);
+    // Where its catalogue row says the task is (MMAP and MMAP2 are parked; both name it).
+    if let TaskFacts::Fields {
+        pid: pid_at,
+        tid: tid_at,
+        ..
+    } = raw.record_type().facts().task
+    {
+        if bytes.len() >= pid_at.max(tid_at) + 4 {
+            put_u32(&mut bytes, pid_at, pid, e);
+            put_u32(&mut bytes, tid_at, tid, e);
+        }
+    }
     if own.len() == new_trailer.len() {
         let at = bytes.len() - own.len();
         bytes[at..].copy_from_slice(new_trailer);
@@ -161,20 +177,19 @@ fn rehome(map: &OwnedRecord, pid: u32, tid: u32, item: &RecordRef<'_>) -> OwnedR
     super::Action::record_like(&item.raw, bytes)
 }
 
-/// A COMM record (not an exec) for (pid, tid), the name NUL-padded to 8 bytes.
-fn comm_record(pid: u32, tid: u32, comm: &[u8], trailer: &[u8], endian: Endian) -> Vec<u8> {
-    let name_len = (comm.len() + 1).div_ceil(8) * 8;
-    let size = 8 + 8 + name_len + trailer.len();
-    let mut bytes = vec![0u8; size];
-    put_u32(&mut bytes, 0, RecordType::Comm.as_u32(), endian);
-    let size16 = match endian {
-        Endian::Little => (size as u16).to_le_bytes(),
-        Endian::Big => (size as u16).to_be_bytes(),
+/// A COMM record (not an exec) for (pid, tid), the name NUL-padded to 8 bytes, then
+/// `trailer` (the sample_id bytes of the record it follows, kept as they are).
+fn comm_record(pid: u32, tid: u32, comm: &[u8], trailer: &[u8], endian: Endian) -> Result<Vec<u8>> {
+    let mut name = comm.to_vec();
+    name.resize((comm.len() + 1).div_ceil(8) * 8, 0);
+    let body = Comm {
+        pid: pid as i32,
+        tid: tid as i32,
+        comm: PaddedString { bytes: name },
     };
-    bytes[6..8].copy_from_slice(&size16);
-    put_u32(&mut bytes, 8, pid, endian);
-    put_u32(&mut bytes, 12, tid, endian);
-    bytes[16..16 + comm.len()].copy_from_slice(comm);
-    bytes[size - trailer.len()..].copy_from_slice(trailer);
-    bytes
+    let record = Record {
+        extra: trailer.to_vec(),
+        ..Record::new(RecordType::Comm, RecordBody::Comm(body))
+    };
+    Ok(record.encode(endian)?)
 }

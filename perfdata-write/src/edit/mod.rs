@@ -29,7 +29,6 @@ mod strip;
 mod summary;
 
 use perfdata_core::raw::{OwnedRecord, RawRecord};
-use perfdata_core::record::RecordType;
 use perfdata_core::{Metadata, RecordRef};
 
 use crate::error::Result;
@@ -119,9 +118,9 @@ pub fn edit_feature_record(
     change: impl FnOnce(&mut perfdata_core::feature::Feature) -> bool,
 ) -> Result<Action> {
     use perfdata_core::record::RecordBody;
-    let b = item.raw.bytes;
-    let is_it = item.raw.record_type() == RecordType::HeaderFeature
-        && perfdata_core::u64_at(b, 8, item.meta.endian) == Some(u64::from(id.bit()));
+    let is_it = item
+        .view::<perfdata_core::record::FeatureRecordView>()
+        .is_ok_and(|v| v.feat_id() == u64::from(id.bit()));
     if !is_it {
         return Ok(Action::Keep);
     }

@@ -20,9 +20,9 @@ use binrw::Endian;
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::OwnedRecord;
+use perfdata_core::record::{EventUpdateView, ForkView, StatView};
 use perfdata_core::record::{RecordBody, RecordType, SampleLayout, TRAILER_FIELDS};
 use perfdata_core::select::{task_of, Matcher, Selectors, TaskScope, ThreadComms};
-use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{Metadata, RecordRef};
 
 use super::binaries::MappedFiles;
@@ -217,7 +217,7 @@ impl Strip {
 
     /// Records of perf's own types that name an event by id.
     fn user_record(&self, item: &RecordRef<'_>) -> Result<Action> {
-        let (b, e) = (item.raw.bytes, item.meta.endian);
+        let b = item.raw.bytes;
         let gone = |id: Option<u64>| {
             Ok(if id.is_some_and(|id| self.removed_ids.contains(&id)) {
                 Action::Drop
@@ -227,12 +227,12 @@ impl Strip {
         };
         match item.raw.record_type() {
             RecordType::IdIndex => self.edit_id_index(item),
-            RecordType::EventUpdate => gone(u64_at(b, 16, e)),
+            RecordType::EventUpdate => gone(item.view::<EventUpdateView>().ok().map(|v| v.id())),
             RecordType::HeaderBuildId if self.files.orphan_record(b) => Ok(Action::Drop),
             RecordType::HeaderFeature => {
                 super::edit_feature_record(item, FeatureId::EventDesc, |f| self.prune_desc(f))
             }
-            RecordType::Stat => gone(u64_at(b, 8, e)),
+            RecordType::Stat => gone(item.view::<StatView>().ok().map(|v| v.id())),
             RecordType::HeaderAttr => {
                 let idx = super::header_attr_event(item)?;
                 Ok(
@@ -373,8 +373,10 @@ impl RecordEdit for Strip {
         }
         // The parent's comm as it was when it forked (before the child's is tracked).
         let parent_comm = match ty {
-            RecordType::Fork => u32_at(item.raw.bytes, 20, item.meta.endian)
-                .and_then(|ptid| self.comms.get(ptid).map(<[u8]>::to_vec)),
+            RecordType::Fork => item
+                .view::<ForkView>()
+                .ok()
+                .and_then(|f| self.comms.get(f.ptid() as u32).map(<[u8]>::to_vec)),
             _ => None,
         };
         self.comms.track(ty, item.raw.bytes, item.meta.endian);
@@ -385,7 +387,7 @@ impl RecordEdit for Strip {
                 self.files.note(&item.raw, false);
                 return Ok(Action::Drop);
             }
-            action = self.inherit.kept(item, parent_comm.as_deref());
+            action = self.inherit.kept(item, parent_comm.as_deref())?;
             if let Some(pid) = self.newly_kept.take().filter(|_| by_tid(&self.sel)) {
                 // Its maps went while none of its threads was kept: they come back.
                 let maps = self.inherit.adopt(item, pid, task.tid as u32);

@@ -190,29 +190,53 @@ fn a_record_larger_than_its_size_field_fails_the_encoding() {
 }
 
 #[test]
-fn a_row_after_86_is_a_record_type() {
-    // The test-only row 87 and its model are all that was added for it.
-    let t = RecordType::from_u32(87);
+fn a_row_past_perfs_is_a_record_type() {
+    // The test-only row 127, its model and its view are all that was added for it.
+    let t = RecordType::from_u32(127);
     assert_eq!(t, RecordType::TestOnly);
-    assert_eq!((t.as_u32(), t.name()), (87, "TEST_ONLY".to_string()));
+    assert_eq!((t.as_u32(), t.name()), (127, "TEST_ONLY".to_string()));
     assert!(!t.is_metadata() && !t.is_kernel());
     assert_eq!(RecordType::all_known().last(), Some(t));
-    assert_eq!(RecordType::from_u32(88), RecordType::Unknown(88));
+    assert_eq!(RecordType::from_u32(126), RecordType::Unknown(126));
+    assert_eq!(RecordType::from_u32(128), RecordType::Unknown(128));
 
     let bytes = Rec::le()
         .u32(4242)
         .u32(4243)
         .u64(0x1122_3344_5566_7788)
-        .record(87, 0);
+        .bytes(b"name\0\0\0\0")
+        .record(127, 0);
     let r = round_trip(&bytes, Endian::Little);
     let body = TestOnly {
         pid: 4242,
         tid: 4243,
         value: 0x1122_3344_5566_7788,
+        name: PaddedString::new("name"),
     };
     assert_eq!(r.body, RecordBody::TestOnly(body));
     assert_eq!(
         serde_json::to_value(&r.body).unwrap(),
-        serde_json::json!({"pid": 4242, "tid": 4243, "value": 0x1122_3344_5566_7788u64})
+        serde_json::json!({"pid": 4242, "tid": 4243, "value": 0x1122_3344_5566_7788u64, "name": "name"})
     );
+    // Its row's facts: the task its fields name, and a name to rename.
+    let facts = t.facts();
+    assert_eq!(
+        facts.task_fields(&bytes, Endian::Little),
+        Some((4242, 4243, TaskScope::Thread))
+    );
+    assert_eq!(
+        facts.strings,
+        &[StringField {
+            at: 24,
+            kind: StringKind::Comm
+        }]
+    );
+    assert_eq!(facts.content, Content::Listed);
+    let mut body = r.body;
+    let names: Vec<(StringKind, Vec<u8>)> = body
+        .strings_mut()
+        .into_iter()
+        .map(|(k, s)| (k, s.bytes.clone()))
+        .collect();
+    assert_eq!(names, vec![(StringKind::Comm, b"name\0\0\0\0".to_vec())]);
 }

@@ -9,7 +9,6 @@
 
 use binrw::Endian;
 use perfdata_core::feature::BpfProgram;
-use perfdata_core::{u32_at, u64_at};
 
 use super::super::pseudonym::Pseudonyms;
 
@@ -82,12 +81,12 @@ mod info {
 /// deleted or shifted put other bytes, the name among them, in these fields).
 pub(super) fn program(p: &mut BpfProgram, endian: Endian, names: &Pseudonyms) -> Option<u64> {
     // A field the info is too short for reads as 0, as the kernel's own info does.
+    let view = p.view(endian);
     let field = |at: usize, n: usize| -> u64 {
         match n {
-            8 => u64_at(&p.info, at, endian),
-            _ => u32_at(&p.info, at, endian).map(u64::from),
+            8 => view.u64(at),
+            _ => u64::from(view.u32(at)),
         }
-        .unwrap_or(0)
     };
     let name = p
         .info

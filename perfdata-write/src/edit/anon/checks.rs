@@ -10,6 +10,33 @@ use perfdata_core::feature::Feature;
 use perfdata_core::record::{ReadData, ReadValue, RecordBody, SampleId};
 use perfdata_core::{decode, Metadata, RecordRef};
 
+use super::Fate;
+
+/// The event a record with a sample_id trailer belongs to, as perf finds it
+/// (`evlist__event2evsel`): the only one, or the one its id names (an id of 0 is
+/// perf's own synthesized record, read with the first). An id no attr has, or no room
+/// for the id, is refused: perf drops such records, and read with another event's
+/// layout the trailer would take bytes of the body (a name) for numbers.
+pub(super) fn event_of(item: &RecordRef<'_>, is_sample: bool) -> std::result::Result<usize, Fate> {
+    let meta = item.meta;
+    let events = meta.events();
+    let first = events
+        .format(0)
+        .ok_or_else(|| Fate::unvouched("no attr describes its layout"))?;
+    if events.len() == 1 || (!is_sample && !first.sample_id_all) {
+        return Ok(0);
+    }
+    let id = events
+        .record_id(item.raw.bytes, is_sample, meta.endian)
+        .ok_or_else(|| Fate::unvouched("no room for the id that names its event"))?;
+    if id == 0 {
+        return Ok(0);
+    }
+    events
+        .event_of_id(id)
+        .ok_or_else(|| Fate::unvouched("its id matches no attr"))
+}
+
 /// The kernel's PID_MAX_LIMIT (4M): no pid or tid is larger.
 const PID_MAX_LIMIT: i64 = 1 << 22;
 /// Event ids count the events the kernel opened since boot; counts of lost records are
@@ -244,7 +271,7 @@ pub(super) fn misplaced_trailer(item: &RecordRef<'_>, extra: &[u8]) -> bool {
     if !item.raw.record_type().has_sample_id_trailer() {
         return false;
     }
-    let Ok(event) = super::records::event_of(item, false) else {
+    let Ok(event) = event_of(item, false) else {
         return false;
     };
     let Some(format) = item.meta.events().format(event) else {

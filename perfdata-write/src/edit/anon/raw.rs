@@ -22,8 +22,8 @@
 //! a format: zeroed past its common fields.
 
 use binrw::Endian;
-use perfdata_core::tracing::{tracepoint_fields, tracing_blob, FormatField};
-use perfdata_core::{u16_at, u32_at, Metadata};
+use perfdata_core::tracing::{data_loc, tracepoint_fields, tracing_blob, FormatField};
+use perfdata_core::{u16_at, Metadata};
 
 use super::super::pseudonym::Pseudonyms;
 
@@ -252,15 +252,12 @@ impl RawFormats {
                 Kind::Zero => {}
             }
             if let Kind::LocText { .. } | Kind::LocZero = f.kind {
-                let Some(loc) = u32_at(data, f.offset, endian) else {
+                let rel = matches!(f.kind, Kind::LocText { rel: true, .. });
+                let Some(std::ops::Range { start, end }) =
+                    data_loc(data, f.offset, f.size, rel, endian)
+                else {
                     continue;
                 };
-                let base = match f.kind {
-                    Kind::LocText { rel: true, .. } => f.offset + f.size,
-                    _ => 0,
-                };
-                let start = base + (loc & 0xffff) as usize;
-                let end = start + (loc >> 16) as usize;
                 match f.kind {
                     Kind::LocText { comm, .. } => names_at.push((start, end, comm, true)),
                     _ => names_at.push((start, end, false, false)),

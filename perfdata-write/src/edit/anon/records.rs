@@ -4,12 +4,12 @@
 //! models later) is left out.
 
 use perfdata_core::record::{
-    misc, AuxtraceError, AuxtraceInfo, CpuMapData, EventUpdateData, Mmap2Id, Record, RecordBody,
-    RecordType, SchedstatCpuData, SchedstatDomainData,
+    misc, AuxtraceError, AuxtraceInfo, Content, CpuMapData, EventUpdateData, Mmap2Id, Record,
+    RecordBody, RecordType, SchedstatCpuData, SchedstatDomainData, StringKind,
 };
 use perfdata_core::RecordRef;
 
-use super::checks::{located_ok, numbers_ok};
+use super::checks::{event_of, located_ok, numbers_ok};
 use super::text::{c_text, printable, rename, rename_fixed, zero_padding};
 use super::{Anonymize, Fate};
 use crate::edit::Action;
@@ -19,41 +19,6 @@ use crate::error::Result;
 const AUXTRACE_INTEL_PT: u32 = 1;
 /// The Intel PT private words before the filter string: PMU type ... FILTER_STR_LEN.
 const INTEL_PT_FILTER_AT: usize = 17;
-
-/// The event a record with a sample_id trailer belongs to, as perf finds it
-/// (`evlist__event2evsel`): the only one, or the one its id names (an id of 0 is
-/// perf's own synthesized record, read with the first). An id no attr has, or no room
-/// for the id, is refused: perf drops such records, and read with another event's
-/// layout the trailer would take bytes of the body (a name) for numbers.
-pub(super) fn event_of(item: &RecordRef<'_>, is_sample: bool) -> std::result::Result<usize, Fate> {
-    let meta = item.meta;
-    let events = meta.events();
-    let first = events
-        .format(0)
-        .ok_or_else(|| Fate::unvouched("no attr describes its layout"))?;
-    if events.len() == 1 || (!is_sample && !first.sample_id_all) {
-        return Ok(0);
-    }
-    let bytes = item.raw.bytes;
-    let words = bytes.len().saturating_sub(8) / 8;
-    let at = if is_sample {
-        first.id_pos().filter(|&p| p < words).map(|p| 8 + 8 * p)
-    } else {
-        first
-            .is_pos()
-            .filter(|&p| p <= words)
-            .map(|p| bytes.len() - 8 * p)
-    };
-    let id = at
-        .and_then(|at| perfdata_core::u64_at(bytes, at, meta.endian))
-        .ok_or_else(|| Fate::unvouched("no room for the id that names its event"))?;
-    if id == 0 {
-        return Ok(0);
-    }
-    events
-        .event_of_id(id)
-        .ok_or_else(|| Fate::unvouched("its id matches no attr"))
-}
 
 impl Anonymize {
     /// A record other than SAMPLE and HEADER_FEATURE through the allow list.
@@ -115,16 +80,22 @@ impl Anonymize {
     /// The allow list. The numbers kept (ids, pids, tids, times, addresses, lengths,
     /// counts, flags, cpu numbers) are what the kernel or perf measured; an address or a
     /// count is the program's doing at most, never its memory.
+    ///
+    /// A type whose catalogue row lists all it holds besides numbers
+    /// ([`Content::Listed`]) needs no arm here: the strings its row lists are renamed
+    /// by what they name ([`Self::rename_strings`]), the rest are numbers. The arms are
+    /// for checks and for what the rows do not list; a type whose row says it holds
+    /// more ([`Content::Other`]) and has no arm is left out.
     fn body(&mut self, record: &mut Record) -> Fate {
         let flags = record.header.misc;
+        let listed = record.record_type().facts().content == Content::Listed;
         let names = &self.names;
         let renamed = match &mut record.body {
-            RecordBody::Comm(c) => rename(&mut c.comm, |b| names.comm(b)),
             RecordBody::Mmap(m) => {
                 if flags & misc::MMAP_DATA == 0 {
                     self.exec.add(m.addr, m.len);
                 }
-                rename(&mut m.filename, |b| names.path(b))
+                Ok(false)
             }
             RecordBody::Mmap2(m) => {
                 if m.prot & PROT_EXEC != 0 {
@@ -141,15 +112,13 @@ impl Anonymize {
                     let n = usize::from(*build_id_size).min(build_id.len());
                     build_id[n..].fill(0);
                 }
-                rename(&mut m.filename, |b| names.path(b))
+                Ok(false)
             }
-            RecordBody::Cgroup(g) => rename(&mut g.path, |b| names.cgroup(b)),
             // PERF_RECORD_KSYMBOL_TYPE_* (unknown, BPF, out of line) and its flag
             // (unregister): other values are not the kernel's.
             RecordBody::Ksymbol(k) if k.ksym_type > 2 || k.flags > 1 => {
                 return Fate::unvouched("a symbol type or flag the kernel does not give")
             }
-            RecordBody::Ksymbol(k) => rename(&mut k.name, |b| super::bpf::ksymbol(names, b)),
             // PERF_BPF_EVENT_PROG_LOAD and _UNLOAD; the tag is a hash of the program.
             RecordBody::BpfEvent(e) if !(1..=2).contains(&e.type_) || e.flags != 0 => {
                 return Fate::unvouched("a BPF event type or flag the kernel does not give")
@@ -262,31 +231,13 @@ impl Anonymize {
                     "BPF programs' metadata: names and values their authors chose",
                 )
             }
-            // Numbers only.
-            RecordBody::Lost(_)
-            | RecordBody::Exit(_)
-            | RecordBody::Fork(_)
-            | RecordBody::Throttle(_)
-            | RecordBody::Unthrottle(_)
-            | RecordBody::Read(_)
-            | RecordBody::Aux(_)
-            | RecordBody::ItraceStart(_)
-            | RecordBody::LostSamples(_)
-            | RecordBody::Switch
-            | RecordBody::SwitchCpuWide(_)
-            | RecordBody::Namespaces(_)
-            | RecordBody::BpfEvent(_)
-            | RecordBody::AuxOutputHwId(_)
-            | RecordBody::FinishedRound
-            | RecordBody::FinishedInit
-            | RecordBody::IdIndex(_)
-            | RecordBody::StatConfig(_)
-            | RecordBody::Stat(_)
-            | RecordBody::StatRound(_) => Ok(false),
+            // The row's facts say what it holds: numbers, and the strings renamed below.
+            _ if listed => Ok(false),
             // Containers are expanded before edits see records; anything else (Raw: a
             // type perf does not define) is not understood.
             _ => return Fate::unvouched("a record type anonymize does not know"),
         };
+        let renamed = renamed.and_then(|own| Ok(own | self.rename_strings(record)?));
         match renamed {
             Ok(changed) => {
                 self.renamed(changed);
@@ -294,6 +245,22 @@ impl Anonymize {
             }
             Err(fate) => fate,
         }
+    }
+
+    /// The strings a record's catalogue row lists, each renamed as what it names is;
+    /// whether one changed.
+    fn rename_strings(&self, record: &mut Record) -> Result<bool, Fate> {
+        let names = &self.names;
+        let mut changed = false;
+        for (kind, field) in record.body.strings_mut() {
+            changed |= match kind {
+                StringKind::Comm => rename(field, |b| names.comm(b)),
+                StringKind::Path => rename(field, |b| names.path(b)),
+                StringKind::Cgroup => rename(field, |b| names.cgroup(b)),
+                StringKind::Symbol => rename(field, |b| super::bpf::ksymbol(names, b)),
+            }?;
+        }
+        Ok(changed)
     }
 
     /// AUXTRACE_INFO: the private words are the decoder's numbers (PMU type, time

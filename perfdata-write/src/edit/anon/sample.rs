@@ -125,7 +125,7 @@ fn needs_rewrite(v: &SampleView<'_>, body_len: usize, keep_raw: bool, stray: boo
 
 impl Anonymize {
     pub(super) fn sample(&mut self, item: &RecordRef<'_>) -> Result<Action> {
-        let event = match super::records::event_of(item, true) {
+        let event = match checks::event_of(item, true) {
             Ok(e) => e,
             Err(fate) => return self.leave_out(item, fate),
         };

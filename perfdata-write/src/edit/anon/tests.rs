@@ -357,3 +357,47 @@ fn intact_recordings_with_secrets_keep_none() {
         assert!(c.dropped_features.is_empty(), "{name}: {:?}", c.warnings());
     }
 }
+
+/// A record type the catalogue gains, whose row says it names a thread and carries a
+/// comm (the test-only row 127, with perfdata-core's `test-row` feature), is renamed by
+/// anonymize from the row's facts: this allow list has no code for it.
+#[test]
+fn a_new_rows_name_is_renamed_from_its_facts_alone() {
+    use perfdata_core::attr::{PerfEventAttr, SampleType};
+    use perfdata_core::record::{PaddedString, Record, RecordType, TestOnly};
+
+    let attr = PerfEventAttr {
+        sample_type: SampleType::IP | SampleType::TID,
+        ..Default::default()
+    };
+    let mut w = crate::PipeWriter::new(Vec::new(), binrw::Endian::Little).unwrap();
+    w.write_attr(&attr, &[1]).unwrap();
+    let body = TestOnly {
+        pid: 7,
+        tid: 8,
+        value: 9,
+        name: PaddedString::new("zqxsecretworker"),
+    };
+    let record = Record::new(RecordType::TestOnly, RecordBody::TestOnly(body));
+    w.write_record(&record.encode(binrw::Endian::Little).unwrap(), &[])
+        .unwrap();
+    let input = w.finish().unwrap();
+    assert!(holds(&input, "zqxsecretworker"));
+
+    // Strict: nothing in it is left out as not understood.
+    let anon = Anonymize::new(names(), false).strict(true);
+    let (out, c) = anonymize_bytes(input, anon).unwrap();
+    assert!(!holds(&out, "zqx"));
+    assert_eq!(c.renamed_records, 1);
+    let mut r = PerfReader::from_vec(out, ReadOptions::Contents).unwrap();
+    let written = bodies(&mut r)
+        .into_iter()
+        .find_map(|b| match b {
+            RecordBody::TestOnly(t) => Some(t),
+            _ => None,
+        })
+        .expect("the record is written");
+    assert_eq!((written.pid, written.tid, written.value), (7, 8, 9));
+    let pseudonym = names().comm(b"zqxsecretworker").unwrap();
+    assert_eq!(written.name, PaddedString::new(&pseudonym));
+}

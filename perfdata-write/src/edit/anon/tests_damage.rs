@@ -5,33 +5,34 @@
 
 use std::io::Cursor;
 
-use perfdata_core::{Endian, PerfReader, ReadOptions};
+use perfdata_core::{PerfReader, ReadOptions};
 
 use super::tests::{anonymize_bytes, expanded, fixture, holds, names};
 use super::*;
 use crate::convert::testing as convert;
 use crate::convert::{Compression, ConvertOptions};
 
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    perfdata_core::u16_at(b, at, Endian::Little).unwrap()
+// The fixtures' raw bytes, read where a test plants damage (little-endian files).
+fn le_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    perfdata_core::u32_at(b, at, Endian::Little).unwrap()
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    perfdata_core::u64_at(b, at, Endian::Little).unwrap()
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
 /// The records of a little-endian file's data section: offset, type and size.
 fn records(b: &[u8]) -> Vec<(usize, u32, usize)> {
-    let (off, size) = (u64_at(b, 40) as usize, u64_at(b, 48) as usize);
+    let (off, size) = (le_u64(b, 40) as usize, le_u64(b, 48) as usize);
     let mut out = Vec::new();
     let mut at = off;
     while at < off + size {
-        let size = u16_at(b, at + 6) as usize;
-        out.push((at, u32_at(b, at), size));
+        let size = le_u16(b, at + 6) as usize;
+        out.push((at, le_u32(b, at), size));
         at += size;
     }
     out
@@ -98,7 +99,7 @@ fn samples_whose_id_matches_no_attr_are_dropped() {
     let cpu_clock = records(&input)
         .into_iter()
         .find(|r| r.1 == 9 && r.2 < 64)
-        .map(|r| u64_at(&input, r.0 + 8))
+        .map(|r| le_u64(&input, r.0 + 8))
         .unwrap();
     b[at..at + 8].copy_from_slice(&cpu_clock.to_le_bytes());
     let (out, c) = anonymize(b);
@@ -114,7 +115,7 @@ fn a_wrong_data_size_reads_no_feature_from_the_records() {
     let input = std::fs::read(fixture("anon-secret.data")).unwrap();
     for delta in [-8i64, -56, 8, 16] {
         let mut b = input.clone();
-        let size = u64_at(&b, 48).wrapping_add_signed(delta);
+        let size = le_u64(&b, 48).wrapping_add_signed(delta);
         b[48..56].copy_from_slice(&size.to_le_bytes());
         let Ok((out, c)) = anonymize_bytes(b, Anonymize::new(names(), false)) else {
             assert_ne!(delta, -8, "this one reads");
@@ -222,8 +223,8 @@ fn a_stream_feature_given_another_id_hands_it_no_name() {
     let input = std::fs::read(fixture("anon/secret-pipe-z.data")).unwrap();
     let mut at = 16;
     let hostname = loop {
-        let (ty, size) = (u32_at(&input, at), u16_at(&input, at + 6) as usize);
-        if ty == 80 && u64_at(&input, at + 8) == 3 {
+        let (ty, size) = (le_u32(&input, at), le_u16(&input, at + 6) as usize);
+        if ty == 80 && le_u64(&input, at + 8) == 3 {
             break at;
         }
         at += size;
@@ -337,8 +338,8 @@ fn strict_takes_a_note_that_loses_nothing() {
     // An attr whose size field says 120 in room for 128, as simpleperf writes: the
     // reader notes it and reads the attr whole.
     let mut b = std::fs::read(fixture("file-cpu-clock.data")).unwrap();
-    let attrs = u64_at(&b, 24) as usize;
-    assert_eq!(u32_at(&b, attrs + 4), 128);
+    let attrs = le_u64(&b, 24) as usize;
+    assert_eq!(le_u32(&b, attrs + 4), 128);
     b[attrs + 4..attrs + 8].copy_from_slice(&120u32.to_le_bytes());
     let meta = PerfReader::from_vec(b.clone(), ReadOptions::Contents)
         .unwrap()

@@ -32,18 +32,18 @@ fn retyped(decl: impl Fn(&str) -> String) -> Vec<u8> {
 /// prev_state, next_pid, next_prio).
 fn switch_numbers(out: Vec<u8>) -> Vec<(u32, u32, u64, u32, u32)> {
     let mut r = PerfReader::from_vec(out, ReadOptions::Contents).unwrap();
-    let u32_at = |p: &[u8], at| u32::from_le_bytes(p[at..at + 4].try_into().unwrap());
+    let le_u32 = |p: &[u8], at| u32::from_le_bytes(p[at..at + 4].try_into().unwrap());
     raws(&mut r)
         .iter()
         .filter(|p| p.len() == 68)
         .map(|p| {
             let state = u64::from_le_bytes(p[32..40].try_into().unwrap());
             (
-                u32_at(p, 24),
-                u32_at(p, 28),
+                le_u32(p, 24),
+                le_u32(p, 28),
                 state,
-                u32_at(p, 56),
-                u32_at(p, 60),
+                le_u32(p, 56),
+                le_u32(p, 60),
             )
         })
         .collect()

@@ -1,0 +1,529 @@
+//! `perfdata merge` against perf 6.1 (issue #28, done-means 1 and 2), on recordings made
+//! here: two programs, two `--switch-output` rotations of one run, two event sets, two
+//! hosts (one recording's HOSTNAME rewritten), and a recording with itself. perf must
+//! read every output cleanly; its sample counts per event, its `--sort comm,dso,sym`
+//! rows and its `perf script` lines must be the inputs' added up and merged in time
+//! order.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use perfdata_core::feature::{Feature, FeatureId, FeatureSection, PerfString};
+use perfdata_core::{PerfData, PerfReader, ReadOptions};
+use perfdata_tests::{perf_available, perf_stats, run_perfdata};
+use perfdata_write::{Conversion, Sink, TreeSource};
+
+mod common;
+mod workload;
+use common::strip::{perf, tempdir};
+
+/// Run `perfdata ARGS`; its stderr, exit status checked.
+fn perfdata(args: &[&OsStr]) -> String {
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None);
+    assert!(
+        out.status.success(),
+        "perfdata {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `perfdata merge INPUTS... -o OUT EXTRA...`; its stderr.
+fn merge(inputs: &[&Path], out: &Path, extra: &[&str]) -> String {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("merge")];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    args.extend([OsStr::new("-o"), out.as_os_str()]);
+    args.extend(extra.iter().map(OsStr::new));
+    perfdata(&args)
+}
+
+/// One line of `perf script -F comm,pid,tid,time,event`: (comm, pid, tid, time, event).
+type Line = (String, i64, i64, String, String);
+
+fn script(input: &Path) -> Vec<Line> {
+    perf(
+        &["script", "--ns", "-G", "-F", "comm,pid,tid,time,event"],
+        input,
+    )
+    .lines()
+    .map(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(w.len(), 4, "a comm without spaces: {l}");
+        let (pid, tid) = w[1].split_once('/').expect("pid/tid");
+        (
+            w[0].to_string(),
+            pid.parse().expect("pid"),
+            tid.parse().expect("tid"),
+            w[2].to_string(),
+            w[3].to_string(),
+        )
+    })
+    .collect()
+}
+
+/// The time of a script line, in ns.
+fn ns(line: &Line) -> u64 {
+    let (s, frac) = line.3.trim_end_matches(':').split_once('.').expect("s.ns");
+    s.parse::<u64>().unwrap() * 1_000_000_000 + frac.parse::<u64>().unwrap()
+}
+
+/// The inputs' script lines, each input's pids moved by its offset, merged in time
+/// order (a stable sort: equal times keep the inputs' order).
+fn merged_lines(inputs: &[(&Path, i64)]) -> Vec<Line> {
+    let mut all: Vec<Line> = Vec::new();
+    for (input, offset) in inputs {
+        let moved = |v: i64| if v <= 0 { v } else { v + offset };
+        all.extend(
+            script(input)
+                .into_iter()
+                .map(|(c, p, t, time, e)| (c, moved(p), moved(t), time, e)),
+        );
+    }
+    all.sort_by_key(ns);
+    all
+}
+
+/// Samples per row of `perf report --sort comm,dso,sym -n` (self, no call graph).
+fn rows(input: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    let text = perf(
+        &[
+            "report",
+            "--stdio",
+            "--no-children",
+            "-g",
+            "none",
+            "--sort",
+            "comm,dso,sym",
+            "-n",
+        ],
+        input,
+    );
+    for l in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let n: u64 = w[1].parse().unwrap_or_else(|_| panic!("a count: {l}"));
+        *out.entry(w[2..].join(" ")).or_default() += n;
+    }
+    out
+}
+
+fn add(into: &mut BTreeMap<String, u64>, from: BTreeMap<String, u64>, times: u64) {
+    for (k, v) in from {
+        *into.entry(k).or_default() += v * times;
+    }
+}
+
+/// Every record type perf counts but FINISHED_ROUND (regenerated), the first input's
+/// THREAD_MAP and CPU_MAP (the others' are left out) and a pipe stream's metadata
+/// records (and -z's COMPRESSED containers): the side-band kept.
+fn records(input: &Path) -> BTreeMap<String, u64> {
+    let stats = perf_stats(input);
+    assert!(stats.clean, "perf report --stats reads {}", input.display());
+    let mut r = stats.records;
+    let left = [
+        "FINISHED_ROUND",
+        "THREAD_MAP",
+        "CPU_MAP",
+        "ATTR",
+        "FEATURE",
+        "BUILD_ID",
+        "TRACING_DATA",
+        "COMPRESSED",
+    ];
+    r.retain(|k, _| !left.contains(&k.as_str()));
+    r
+}
+
+/// Samples per event name of `perf report --stats`.
+fn samples(input: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for (ev, n) in perf_stats(input).samples {
+        *out.entry(ev).or_default() += n;
+    }
+    out
+}
+
+/// The merged output of `inputs` read by perf: per-event samples, records by type and
+/// report rows the inputs' added up.
+fn assert_sums(inputs: &[&Path], out: &Path) {
+    let (want, got) = sums(inputs, out);
+    assert_eq!(got, want, "report rows");
+}
+
+/// [`assert_sums`] but the rows: those wanted and those got.
+type Rows = BTreeMap<String, u64>;
+fn sums(inputs: &[&Path], out: &Path) -> (Rows, Rows) {
+    assert_time_order(out);
+    let (mut want_samples, mut want_records, mut want_rows) =
+        (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    for input in inputs {
+        add(&mut want_samples, samples(input), 1);
+        add(&mut want_records, records(input), 1);
+        add(&mut want_rows, rows(input), 1);
+    }
+    assert!(want_samples.values().sum::<u64>() > 20);
+    assert_eq!(samples(out), want_samples, "samples per event");
+    assert_eq!(records(out), want_records, "records by type");
+    (want_rows, rows(out))
+}
+
+/// The output's records with a time come in time order in the file (what perf's
+/// rounds let out is then never earlier than what they let out before), and an input
+/// whose file order is not time order (two CPUs' buffers, one after the other) does
+/// not make it otherwise.
+fn assert_time_order(out: &Path) {
+    let mut r = PerfReader::open(out).expect("reads");
+    let mut last = 0;
+    while let Some(item) = r.next_record().expect("reads") {
+        if let Some(t) = item.locate().time.filter(|&t| t != 0) {
+            assert!(t >= last, "{t} after {last} at {}", item.raw.offset);
+            last = t;
+        }
+    }
+}
+
+/// A copy of `input` whose HOSTNAME says `host`: a recording of another machine.
+fn on_host(input: &Path, host: &str, out: &Path) -> PathBuf {
+    let mut tree = PerfData::read_with(input, ReadOptions::Contents).expect("reads");
+    let name = Feature::Hostname(PerfString::new(host));
+    tree.meta.features.insert(
+        FeatureId::Hostname,
+        FeatureSection::new(FeatureId::Hostname, name),
+    );
+    Conversion::new(TreeSource::new(&tree))
+        .write(Sink::path(out).expect("output"))
+        .expect("written");
+    out.to_path_buf()
+}
+
+/// Two programs recorded with `-e cpu-clock -g`: the spin fixture, and two threads.
+fn two_programs(d: &Path) -> (PathBuf, PathBuf) {
+    let spin = workload::build_spin(d);
+    let threads = workload::build_threads(d);
+    let args = ["-e", "cpu-clock", "-g"];
+    let a = workload::record(d, "a.data", &args, &[spin.as_str()]);
+    let b = workload::record(d, "b.data", &args, &[threads.as_str()]);
+    (a, b)
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn two_programs_merge_as_perf_reads_them() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let (a, b) = two_programs(d);
+    let want = merged_lines(&[(&a, 0), (&b, 0)]);
+    // A file, a pipe stream (-o - piped into a file here), compressed.
+    for (name, extra) in [
+        ("file", &[][..]),
+        ("pipe", &["--to-pipe"][..]),
+        ("z", &["-z"][..]),
+    ] {
+        let out = d.join(format!("merged-{name}.data"));
+        let said = merge(&[&a, &b], &out, extra);
+        // One host: the pids kept, as the table says.
+        assert!(said.contains("+0\t+0"), "{said}");
+        assert!(!said.contains("+4194304"), "{said}");
+        assert_sums(&[&a, &b], &out);
+        assert_eq!(script(&out), want, "{name}: perf script");
+    }
+    // -o -: a pipe stream on stdout.
+    let run = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[
+            OsStr::new("merge"),
+            a.as_os_str(),
+            b.as_os_str(),
+            OsStr::new("-o"),
+            OsStr::new("-"),
+        ],
+        None,
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(&run.stdout[..8], b"PERFILE2");
+    assert_eq!(
+        run.stdout[8..16],
+        16u64.to_le_bytes(),
+        "a pipe stream's header"
+    );
+    let out = d.join("stdout.data");
+    std::fs::write(&out, &run.stdout).unwrap();
+    assert_sums(&[&a, &b], &out);
+    assert_eq!(script(&out), want, "-o -: perf script");
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn switch_output_rotations_merge_into_the_run() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    let rot = d.join("rot");
+    std::fs::create_dir(&rot).unwrap();
+    // About 1.5 s of work: two or more one-second rotations.
+    let run = format!("for i in $(seq 1 60); do {spin}; done");
+    let mut files = Vec::new();
+    for _ in 0..3 {
+        workload::record(
+            &rot,
+            "perf.data",
+            &["-e", "cpu-clock", "-g", "--switch-output=1s"],
+            &["sh", "-c", &run],
+        );
+        files = std::fs::read_dir(&rot)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        if files.len() >= 2 {
+            break;
+        }
+        files.iter().for_each(|f| std::fs::remove_file(f).unwrap());
+    }
+    assert!(files.len() >= 2, "rotations: {files:?}");
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let out = d.join("run.data");
+    merge(&inputs, &out, &[]);
+    // A later rotation's first samples may come before its side-band names their
+    // thread (perf shows ":PID" and cannot find its maps); merged, the earlier
+    // rotation's COMM and MMAPs name it: those samples move to named rows, the others
+    // stay.
+    let (want, got) = sums(&inputs, &out);
+    let unnamed: u64 = want
+        .iter()
+        .filter(|(k, _)| k.starts_with(':'))
+        .map(|(_, v)| v)
+        .sum();
+    let mut moved = 0;
+    for (row, &n) in &got {
+        assert!(
+            !row.starts_with(':'),
+            "{row}: merged, every thread is named"
+        );
+        let before = want.get(row).copied().unwrap_or(0);
+        assert!(n >= before, "{row}: {n} < {before}");
+        moved += n - before;
+    }
+    assert_eq!(moved, unnamed);
+    assert!(
+        unnamed * 10 < got.values().sum::<u64>(),
+        "{unnamed} unnamed samples"
+    );
+    let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();
+    let want = merged_lines(&offsets);
+    let got = script(&out);
+    assert_eq!(got.len(), want.len());
+    let mut named = 0;
+    for (g, w) in got.iter().zip(&want) {
+        if w.0 == format!(":{}", w.2) && g.0 != w.0 {
+            named += 1;
+            assert_eq!((&g.1, &g.2, &g.3, &g.4), (&w.1, &w.2, &w.3, &w.4));
+        } else {
+            assert_eq!(g, w);
+        }
+    }
+    assert!(named * 10 < got.len(), "{named} lines named by the merge");
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn two_event_sets_keep_both_events_by_name() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    let a = workload::record(d, "a.data", &["-e", "cpu-clock", "-g"], &[spin.as_str()]);
+    let b = workload::record(d, "b.data", &["-e", "task-clock", "-g"], &[spin.as_str()]);
+    let c = workload::record(
+        d,
+        "c.data",
+        &["-e", "cpu-clock", "-e", "sched:sched_process_exec"],
+        &[spin.as_str()],
+    );
+    let out = d.join("ab.data");
+    merge(&[&a, &b], &out, &[]);
+    assert_sums(&[&a, &b], &out);
+    let events: Vec<String> = samples(&out).into_keys().collect();
+    assert_eq!(events, ["cpu-clock", "task-clock"]);
+    assert_eq!(script(&out), merged_lines(&[(&a, 0), (&b, 0)]));
+    // Three events from two inputs: a's cpu-clock (no ids in its records) and c's
+    // (IDENTIFIER) differ in layout, so both stay; c's tracepoint is the third.
+    let out = d.join("ac.data");
+    merge(&[&a, &c], &out, &[]);
+    let got = samples(&out);
+    let (sa, sc) = (samples(&a), samples(&c));
+    assert_eq!(got.len(), 2, "{got:?}"); // two cpu-clock events count as one name
+    assert_eq!(got["cpu-clock"], sa["cpu-clock"] + sc["cpu-clock"]);
+    assert_eq!(
+        got["sched:sched_process_exec"],
+        sc["sched:sched_process_exec"]
+    );
+    assert_eq!(script(&out), merged_lines(&[(&a, 0), (&c, 0)]));
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn hosts_apart_move_pids_by_the_offset_printed() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let (a, b) = two_programs(d);
+    let b = on_host(&b, "elsewhere", &d.join("b-elsewhere.data"));
+    for (extra, offset) in [
+        (&["--pid-offset", "100000"][..], 100_000),
+        (&[][..], 4_194_304),
+    ] {
+        let out = d.join(format!("hosts-{offset}.data"));
+        let said = merge(&[&a, &b], &out, extra);
+        let table = format!("{}\telsewhere\t+{offset}\t+0", b.display());
+        assert!(said.contains(&table), "{said}");
+        assert!(
+            said.contains("feature HOSTNAME is the first input's"),
+            "{said}"
+        );
+        assert_sums(&[&a, &b], &out);
+        assert_eq!(script(&out), merged_lines(&[(&a, 0), (&b, offset)]));
+    }
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn a_recording_with_itself_is_refused_or_counts_twice() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    // Two events: the records carry ids, which the second copy must have remapped for
+    // perf to count its samples (an id no event lists is no event's).
+    let a = workload::record(
+        d,
+        "a.data",
+        &["-e", "cpu-clock", "-e", "sched:sched_process_exec", "-g"],
+        &[spin.as_str()],
+    );
+    let copy = d.join("copy.data");
+    std::fs::copy(&a, &copy).unwrap();
+    let out = d.join("twice.data");
+    for other in [&a, &copy] {
+        let args = [
+            OsStr::new("merge"),
+            a.as_os_str(),
+            other.as_os_str(),
+            OsStr::new("-o"),
+            out.as_os_str(),
+        ];
+        let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+        assert!(!run.status.success());
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            said.contains("same recording") && said.contains("--allow-duplicates"),
+            "{said}"
+        );
+        assert!(!out.exists());
+    }
+    merge(&[&a, &a], &out, &["--allow-duplicates"]);
+    let mut want = BTreeMap::new();
+    add(&mut want, rows(&a), 2);
+    assert_eq!(rows(&out), want);
+    let mut want = BTreeMap::new();
+    add(&mut want, samples(&a), 2);
+    assert_eq!(want.len(), 2);
+    assert_eq!(samples(&out), want);
+    assert_eq!(script(&out), merged_lines(&[(&a, 0), (&a, 0)]));
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn every_kind_of_input_merges() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    let threads = workload::build_threads(d);
+    let args = ["-e", "cpu-clock", "-g"];
+    // A directory (--threads), a compressed file (-z), a pipe stream read from stdin.
+    let threads_dir = workload::record(
+        d,
+        "dir.data",
+        &[&args[..], &["--threads"]].concat(),
+        &[threads.as_str()],
+    );
+    let z = workload::record(
+        d,
+        "z.data",
+        &[&args[..], &["-z"]].concat(),
+        &[spin.as_str()],
+    );
+    let pipe = workload::record(d, "p.file", &args, &[spin.as_str()]);
+    let pipe = common::strip::to_pipe(&pipe, d);
+    let out = d.join("kinds.data");
+    let stdin = std::fs::read(&pipe).unwrap();
+    let run = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[
+            OsStr::new("merge"),
+            threads_dir.as_os_str(),
+            z.as_os_str(),
+            OsStr::new("-"),
+            OsStr::new("-o"),
+            out.as_os_str(),
+        ],
+        Some(&stdin),
+    );
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let inputs = [threads_dir.as_path(), z.as_path(), pipe.as_path()];
+    assert_sums(&inputs, &out);
+    let offsets: Vec<(&Path, i64)> = inputs.iter().map(|p| (*p, 0)).collect();
+    assert_eq!(script(&out), merged_lines(&offsets));
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn build_ids_a_stream_sends_among_its_records_are_kept() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let (_, b) = two_programs(d);
+    let spin = workload::build_spin(d);
+    // perf inject -b writes HEADER_BUILD_ID records as samples hit each binary: after
+    // the stream's first data records, once the merge's header was made.
+    let stream = d.join("injected.pipe");
+    let run = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "perf record -q -e cpu-clock -g -o - -- {spin} | perf inject -b -o {}",
+            stream.display()
+        ))
+        .output()
+        .expect("sh runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let list = |p: &Path| perf(&["buildid-list"], p);
+    let spin_line = list(&stream)
+        .lines()
+        .find(|l| l.ends_with("/spin"))
+        .expect("the stream lists spin")
+        .to_string();
+    assert!(!list(&b).contains(&spin_line));
+    let out = d.join("with-stream.data");
+    merge(&[&b, &stream], &out, &[]);
+    assert!(list(&out).contains(&spin_line), "{}", list(&out));
+    assert_sums(&[&b, &stream], &out);
+}

@@ -1,0 +1,114 @@
+//! The callchain frames named as perf's `callchain_list__sym_name` names them, and keyed
+//! as its `match_chain` tells them apart, one DSO at a time (while the report's keys of
+//! that DSO are named, so that its symbols are loaded once).
+
+use rustc_hash::FxHashMap;
+
+use super::tree::FrameKey;
+use super::ChainKey;
+use crate::children::ChainLoc;
+use crate::intern::Chunked;
+use crate::model::Replay;
+use crate::symbolize::{SymbolName, Symbolizer};
+
+/// Frame keys and names for every location of the report's callchains.
+#[derive(Debug)]
+pub(crate) struct FrameNamer {
+    key: ChainKey,
+    /// DSO + 1 (0: none) -> the locations in it.
+    by_dso: FxHashMap<u32, Vec<u32>>,
+    locs: Chunked<ChainLoc>,
+    /// Per location, its frame key's number.
+    pub(crate) frame_of: Vec<u32>,
+    /// The frame keys, numbered as first met.
+    pub(crate) keys: Vec<FrameKey>,
+    /// Each frame key's name: that of its first location, as perf's node keeps the
+    /// first chain's entry.
+    pub(crate) names: Vec<String>,
+    index: FxHashMap<FrameKey, u32>,
+}
+
+impl FrameNamer {
+    /// A namer of `locs` for the sort key `key`.
+    pub(crate) fn new(locs: Chunked<ChainLoc>, key: ChainKey) -> FrameNamer {
+        let mut by_dso: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+        for (i, l) in locs.iter().enumerate() {
+            by_dso.entry(l.dso).or_default().push(i as u32);
+        }
+        FrameNamer {
+            key,
+            by_dso,
+            frame_of: vec![0; locs.len()],
+            locs,
+            keys: Vec::new(),
+            names: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+
+    /// The DSOs (+1, 0 for none) the locations are in.
+    pub(crate) fn dsos(&self) -> impl Iterator<Item = u32> + '_ {
+        self.by_dso.keys().copied()
+    }
+
+    /// Name the locations of DSO `dso` (+1, 0 for none).
+    pub(crate) fn name_dso(&mut self, dso: u32, replay: &Replay, symbols: &mut Symbolizer) {
+        let Some(locs) = self.by_dso.remove(&dso) else {
+            return;
+        };
+        for i in locs {
+            let l = *self.locs.get(i as usize);
+            let found = dso
+                .checked_sub(1)
+                .map(|d| d as usize)
+                .and_then(|d| Some((d, replay.machine.dsos.get(d)?)));
+            let name = match found {
+                Some((d, info)) => symbols.name(d, info, l.addr),
+                None => SymbolName::Address(l.addr),
+            };
+            let (key, shown) = match name {
+                SymbolName::Function { start, name } => match self.key {
+                    ChainKey::Function => (
+                        FrameKey {
+                            dso,
+                            sym: true,
+                            value: start,
+                        },
+                        name,
+                    ),
+                    ChainKey::Address => {
+                        let line = symbols.srcline(found, l.addr);
+                        (
+                            FrameKey {
+                                dso,
+                                sym: false,
+                                value: l.ip,
+                            },
+                            format!("{name} {line}"),
+                        )
+                    }
+                },
+                // perf's "%#" PRIx64 of the ip as sampled ("0" for 0).
+                SymbolName::Address(_) => (
+                    FrameKey {
+                        dso,
+                        sym: false,
+                        value: l.ip,
+                    },
+                    if l.ip == 0 {
+                        "0".to_string()
+                    } else {
+                        format!("{:#x}", l.ip)
+                    },
+                ),
+            };
+            let next = self.keys.len() as u32;
+            let id = *self.index.entry(key).or_insert(next);
+            if id == next {
+                self.keys.push(key);
+                self.names.push(shown);
+            }
+            self.frame_of[i as usize] = id;
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Merges of the fixtures, read back: every record's id is one its event lists, no id
+//! is two events', samples per event are the inputs' added up, and the records come in
+//! time order.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Cursor;
+
+use perfdata_core::record::RecordType;
+use perfdata_core::{PerfReader, ReadOptions};
+
+use super::{Align, Merge, MergeOptions};
+use crate::convert::{ConvertOptions, Target};
+use crate::{Conversion, Sink};
+
+fn fixture(name: &str) -> String {
+    format!("{}/../fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Samples per event name, and the sample times in the order read.
+fn samples(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>) {
+    let (n, times, _) = samples_ids(bytes);
+    (n, times)
+}
+
+/// [`samples`], and the ids the samples carry.
+fn samples_ids(bytes: Vec<u8>) -> (BTreeMap<String, u64>, Vec<u64>, HashSet<u64>) {
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).unwrap();
+    let mut n = BTreeMap::new();
+    let mut times = Vec::new();
+    let mut seen = HashSet::new();
+    while let Some(item) = r.next_record().unwrap() {
+        if item.raw.record_type() != RecordType::Sample {
+            continue;
+        }
+        let at = item.locate();
+        if item.meta.attrs().len() > 1 {
+            // perf finds the event by the id: it must be listed, and be that event's.
+            let id = at.id.expect("several events: every sample has its id");
+            assert_eq!(item.meta.events().event_of_id(id), at.event, "id {id}");
+        }
+        seen.extend(at.id);
+        let name = item.meta.event_name(at.event.unwrap());
+        *n.entry(name).or_default() += 1;
+        times.push(at.time.unwrap());
+    }
+    let ids: Vec<u64> = r
+        .meta()
+        .attrs()
+        .iter()
+        .flat_map(|a| a.ids.clone())
+        .collect();
+    let unique: HashSet<_> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "no id is listed twice");
+    (n, times, seen)
+}
+
+fn merged(inputs: &[&str], opts: &MergeOptions, target: Target) -> Vec<u8> {
+    let paths: Vec<String> = inputs.iter().map(|f| fixture(f)).collect();
+    let merge = Merge::open(&paths, opts).unwrap();
+    let mut out = Cursor::new(Vec::new());
+    let convert = ConvertOptions {
+        target: Some(target),
+        ..Default::default()
+    };
+    Conversion::new(merge)
+        .options(convert)
+        .write(Sink::seekable(&mut out, None))
+        .unwrap();
+    out.into_inner()
+}
+
+fn alone(name: &str) -> BTreeMap<String, u64> {
+    samples(std::fs::read(fixture(name)).unwrap()).0
+}
+
+#[test]
+fn different_events_stay_apart_and_ids_tell_them_apart() {
+    // cpu-clock alone (no id in its records) and three events with IDENTIFIER.
+    for target in [Target::File, Target::Pipe] {
+        let out = merged(
+            &["file-cpu-clock.data", "file-multi-event.data"],
+            &MergeOptions::default(),
+            target,
+        );
+        let (got, times) = samples(out);
+        let mut want = alone("file-cpu-clock.data");
+        for (k, v) in alone("file-multi-event.data") {
+            *want.entry(k).or_default() += v;
+        }
+        assert_eq!(got, want, "{target:?}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
+    }
+}
+
+#[test]
+fn a_recording_twice_has_its_ids_remapped_and_counts_twice() {
+    let opts = MergeOptions {
+        allow_duplicates: true,
+        ..Default::default()
+    };
+    let name = "file-multi-event.data";
+    let (got, times, ids) = samples_ids(merged(&[name, name], &opts, Target::File));
+    let want: BTreeMap<_, _> = alone(name).into_iter().map(|(k, v)| (k, 2 * v)).collect();
+    assert_eq!(got, want);
+    // The second copy's samples carry its new ids: twice the ids, none shared.
+    let (_, _, one) = samples_ids(std::fs::read(fixture(name)).unwrap());
+    assert!(!one.is_empty());
+    assert_eq!(ids.len(), 2 * one.len());
+    // Each time twice, in order.
+    let one = samples(std::fs::read(fixture(name)).unwrap()).1;
+    let mut twice: Vec<u64> = one.iter().flat_map(|&t| [t, t]).collect();
+    twice.sort();
+    assert_eq!(times, twice);
+    // Refused without the flag.
+    let paths = [fixture(name), fixture(name)];
+    let err = Merge::open(&paths, &MergeOptions::default()).err().unwrap();
+    assert!(err.to_string().contains("same recording"), "{err}");
+}
+
+#[test]
+fn align_start_shifts_the_second_input_to_the_first_ones_start() {
+    let opts = MergeOptions {
+        align: Align::Start,
+        allow_duplicates: true,
+        ..Default::default()
+    };
+    let merge = Merge::open(
+        &[
+            fixture("file-cpu-clock.data"),
+            fixture("file-multi-event.data"),
+        ],
+        &opts,
+    )
+    .unwrap();
+    let delta = merge.inputs()[1].time_delta;
+    assert_ne!(delta, 0);
+    let out = merged(
+        &["file-cpu-clock.data", "file-multi-event.data"],
+        &opts,
+        Target::File,
+    );
+    let (_, times) = samples(out);
+    let first_a = samples(std::fs::read(fixture("file-cpu-clock.data")).unwrap()).1[0];
+    let first_b = samples(std::fs::read(fixture("file-multi-event.data")).unwrap()).1[0];
+    assert_eq!(first_b as i64 + delta, first_a as i64);
+    assert_eq!(times[0], first_a);
+    assert_eq!(times.iter().filter(|&&t| t == first_a).count(), 2);
+}
+
+#[test]
+fn compressed_inputs_merge_into_a_file_or_a_stream() {
+    // The records come out of their compressed containers and are rewritten: whatever
+    // the options keep, they are the merge's records, compressed only when asked.
+    let inputs = ["file-compressed.data", "pipe-compressed.data"];
+    let mut want = BTreeMap::new();
+    for name in inputs {
+        for (k, v) in alone(name) {
+            *want.entry(k).or_default() += v;
+        }
+    }
+    let opts = MergeOptions {
+        allow_duplicates: true,
+        ..Default::default()
+    };
+    for target in [Target::File, Target::Pipe] {
+        let (got, times) = samples(merged(&inputs, &opts, target));
+        assert_eq!(got, want, "{target:?}");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
+    }
+}
