@@ -20,12 +20,12 @@ impl UnwindArgs {
 }
 
 /// Say what became of the stack copies: with `-v` always, else a warning when frames
-/// were cut, naming each missing binary once with the samples it cut.
+/// were cut or binaries were missing, naming each missing binary once with its samples.
 pub fn tell(stats: &UnwindStats) {
     if !stats.any() {
         return;
     }
-    if stats.cut == 0 {
+    if stats.cut == 0 && stats.missing_binaries.is_empty() {
         crate::verbose::say(1, stats.summary());
         return;
     }

@@ -270,8 +270,12 @@ fn switch_output_rotations_merge_into_the_run() {
     let spin = workload::build_spin(d);
     let rot = d.join("rot");
     std::fs::create_dir(&rot).unwrap();
-    // About 1.5 s of work: two or more one-second rotations.
-    let run = format!("for i in $(seq 1 60); do {spin}; done");
+    // 2.5 s of work by the clock, however fast the machine: two or more one-second
+    // rotations (60 runs of spin took 1.5 s under load and under 1 s idle: one file).
+    let run = format!(
+        "end=$(( $(date +%s%N) + 2500000000 )); \
+         while [ $(date +%s%N) -lt $end ]; do {spin}; done"
+    );
     let mut files = Vec::new();
     for _ in 0..3 {
         workload::record(

@@ -124,11 +124,14 @@ fn dwarf_children_match_perf_report() {
         if !problems.is_empty() {
             failures.push(format!("{}:\n{}", name(&input), problems.join("\n")));
         }
-        // Most stacks are whole; `ls -R` recurses past the 8 KiB copy now and then.
+        // Most stacks are whole; `ls -R` recurses past the 8 KiB copy now and then. A
+        // sample whose copy is empty (dyn_size 0, now and then at a process's exit) is
+        // not unwound, as perf gives it no user frames: a handful at most.
         let stats = unwind_stats(&input);
         let count = |k: &str| stats[k].as_u64().expect("a count");
         assert!(
-            count("whole") > 2 * count("cut") && count("not_unwound") == 0,
+            count("whole") > 2 * count("cut")
+                && count("not_unwound") * 100 <= count("whole") + count("cut"),
             "{}: {stats}",
             name(&input)
         );

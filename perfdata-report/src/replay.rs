@@ -379,11 +379,6 @@ pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<User
     let valid = stack
         .dyn_size
         .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    // perf 6.1 does not unwind a sample whose copy is empty (`user_stack.size` is the
-    // dynamic size): not even its ip is a user frame then.
-    if valid == 0 {
-        return None;
-    }
     Some(Box::new(UserState {
         abi: regs.abi,
         mask: attr.sample_regs_user,

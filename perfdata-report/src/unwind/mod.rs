@@ -125,6 +125,12 @@ impl Unwinder {
             self.stats.not_unwound += 1;
             return Vec::new();
         };
+        // perf 6.1 does not unwind a sample whose copy is empty (`user_stack.size` is
+        // the dynamic size): not even its ip is a user frame then. Counted all the same.
+        if user.stack.is_empty() {
+            self.stats.not_unwound += 1;
+            return Vec::new();
+        }
         let lr = lr.and_then(|r| user.reg(r)).unwrap_or(0);
         let group = machine.threads[thread].maps;
         let maps = machine.maps_of(thread);
@@ -135,6 +141,16 @@ impl Unwinder {
         // unwinder); a process of missing binaries alone is not unwound at all.
         if !known {
             self.stats.not_unwound += 1;
+            // Said all the same: the binary the sample is in, when it is missing (perf
+            // says nothing; a user should learn why there are no user frames).
+            let missing = maps
+                .find(ip)
+                .filter(|m| !m.identity)
+                .filter(|m| matches!(self.dsos.get(&m.dso), Some(Err(Missing::Binary))));
+            if let Some(map) = missing {
+                let name = machine.dsos[map.dso].long_name.clone();
+                *self.stats.missing_binaries.entry(name).or_default() += 1;
+            }
             return Vec::new();
         }
         let mut read = |addr: u64| user.read(sp, addr).ok_or(());
