@@ -60,15 +60,17 @@ fn node_jit_symbols_match_perf_report() {
     let Some((dir, script)) = node_workload() else {
         return;
     };
+    // node writes its isolate log into its working directory: the temporary one.
+    let run = format!(
+        "cd '{}' && exec node --perf-basic-prof '{}'",
+        dir.path().display(),
+        script.display()
+    );
     let data = workload::record(
         dir.path(),
         "node.data",
         &["-e", "task-clock", "-c", "100000"],
-        &[
-            "node",
-            "--perf-basic-prof",
-            script.to_str().expect("utf-8 path"),
-        ],
+        &["sh", "-c", &run],
     );
     let pid = jit_pid(&data).expect("a [JIT] tid row");
     let map = MapFile(Some(PathBuf::from(format!("/tmp/perf-{pid}.map"))));
