@@ -2,6 +2,7 @@
 //! row its callchain passes through (perf's cumulative hist entries), once per sample
 //! however often the row's function recurs in the chain.
 
+use crate::callgraph::frames::ChainLoc;
 use rustc_hash::FxHashMap;
 
 use crate::callgraph::tree::Forest;
@@ -14,15 +15,6 @@ use crate::process::Location;
 /// Children periods per event: row -> (period, the entry's creator, whether the
 /// creator's sample was filtered).
 pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator, bool)>>;
-
-/// Where a callchain frame is, for its call graph node: the DSO (+1, 0 for none), the
-/// DSO-relative address its symbol is looked up by, and the ip as sampled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct ChainLoc {
-    pub(crate) dso: u32,
-    pub(crate) addr: u64,
-    pub(crate) ip: u64,
-}
 
 /// The loc of an entry's own key in a walk (its chain is the frames after it).
 const OWN: u32 = u32::MAX;

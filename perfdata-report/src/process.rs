@@ -375,10 +375,21 @@ impl Machine {
     }
 }
 
+/// The pid of a JIT's symbol map file, `/tmp/perf-PID.map`, as perf 6.1 tells one
+/// (`sscanf(name, "/tmp/perf-%d.map", &pid) == 1`: the pid is enough).
+pub(crate) fn perf_map_pid(long_name: &str) -> Option<i32> {
+    let rest = long_name.strip_prefix("/tmp/perf-")?;
+    let end = rest
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+        .map_or(rest.len(), |(i, _)| i);
+    rest[..end].parse().ok()
+}
+
 /// perf's short name of a user-space DSO (`dso__set_basename`): a JIT's map file
 /// `/tmp/perf-PID.map` is `[JIT] tid PID`, any other file its base name.
 pub(crate) fn user_short_name(long: &str) -> String {
-    match crate::symbolize::perf_map_pid(long) {
+    match perf_map_pid(long) {
         Some(pid) => format!("[JIT] tid {pid}"),
         None => long.rsplit('/').next().unwrap_or(long).to_string(),
     }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection};
 
 use crate::model::{buildid_dir, trim_build_id, Kallsyms, PROC_KALLSYMS};
-use crate::process::{Dso, DsoId};
+use crate::process::{perf_map_pid, Dso, DsoId};
 use crate::srcline::{SourceFrame, SourceLines};
 use crate::symtab::SymbolTable;
 
@@ -251,17 +251,6 @@ pub(crate) fn open_regular(path: &Path) -> Option<std::fs::File> {
         .open(path)
         .ok()?;
     file.metadata().ok()?.is_file().then_some(file)
-}
-
-/// The pid of a JIT's symbol map file, `/tmp/perf-PID.map`, as perf 6.1 tells one
-/// (`sscanf(name, "/tmp/perf-%d.map", &pid) == 1`: the pid is enough).
-pub(crate) fn perf_map_pid(long_name: &str) -> Option<i32> {
-    let rest = long_name.strip_prefix("/tmp/perf-")?;
-    let end = rest
-        .char_indices()
-        .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
-        .map_or(rest.len(), |(i, _)| i);
-    rest[..end].parse().ok()
 }
 
 /// A JIT's symbols from its map file (`START SIZE NAME` lines, hex, perf's

@@ -6,10 +6,18 @@ use rustc_hash::FxHashMap;
 
 use super::tree::FrameKey;
 use super::ChainKey;
-use crate::children::ChainLoc;
 use crate::intern::Chunked;
 use crate::model::Replay;
 use crate::symbolize::{SymbolName, Symbolizer};
+
+/// Where a callchain frame is, for its call graph node: the DSO (+1, 0 for none), the
+/// DSO-relative address its symbol is looked up by, and the ip as sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ChainLoc {
+    pub(crate) dso: u32,
+    pub(crate) addr: u64,
+    pub(crate) ip: u64,
+}
 
 /// Frame keys and names for every location of the report's callchains.
 #[derive(Debug)]
