@@ -92,7 +92,10 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
     // written in 64 KiB blocks of whole lines.
     let mut out = std::io::stdout();
     match script.write(reader, &mut out) {
-        Ok(listed) => crate::unwinding::tell(&listed.unwind),
+        Ok(listed) => {
+            crate::unwinding::tell(&listed.unwind);
+            listed.warnings.iter().for_each(crate::warn);
+        }
         // The reader of the listing went away (`| head`): not a failure.
         Err(perfdata_core::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>

@@ -71,14 +71,15 @@ fn a_fifo_where_the_binary_was_is_a_missing_binary() {
 }
 
 #[test]
-fn a_recording_cut_short_is_said_by_report_and_export() {
+fn a_recording_cut_short_is_said_by_report_script_and_export() {
     let dir = tempfile::tempdir().expect("temp dir");
     let whole = std::fs::read(fixtures_dir().join("file-cpu-clock.data")).expect("fixture");
     let cut = dir.path().join("cut.data");
     std::fs::write(&cut, &whole[..7320]).expect("cut copy");
     let folded = dir.path().join("out.folded");
-    let runs: [Vec<&std::ffi::OsStr>; 2] = [
+    let runs: [Vec<&std::ffi::OsStr>; 3] = [
         vec!["report".as_ref(), cut.as_os_str()],
+        vec!["script".as_ref(), cut.as_os_str()],
         vec![
             "export".as_ref(),
             "--format".as_ref(),

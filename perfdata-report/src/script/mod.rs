@@ -73,6 +73,9 @@ pub struct Listed {
     pub samples: u64,
     /// The replay's account of the recording (the machine as it ended, unwinding).
     pub unwind: crate::unwind::UnwindStats,
+    /// What the reading found odd (a recording cut short) and what the replay could not
+    /// use (a jitdump), to be said once each.
+    pub warnings: Vec<String>,
 }
 
 impl Script {
@@ -139,6 +142,7 @@ impl Script {
         Ok(Listed {
             samples,
             unwind: replay.unwind,
+            warnings: replay.warnings,
         })
     }
 }
