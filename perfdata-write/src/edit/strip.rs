@@ -346,13 +346,15 @@ impl RecordEdit for Strip {
     }
 
     fn time_ordered(&self) -> bool {
-        // A comm selector names each thread as perf does at the sample. The other
-        // selectors decide a record by its own pid, tid, cpu, event and time, whatever
-        // the order; holding the records for perf's order cost `strip --pid` 60% more
-        // time (0.30 to 0.49 CPU seconds on a 515 MiB call-graph recording, see
-        // docs/commands.md), for what its children inherit from a stripped parent alone
-        // (a parent's map the file has after its child's FORK on another CPU).
-        !self.sel.select.comms.is_empty()
+        // A comm selector names each thread as perf does at the sample; a pid or tid
+        // selector keeps children of stripped parents, which inherit the parent's comm
+        // and maps as of their FORK in perf's order (the exec COMM of a parent on one
+        // CPU can come after its child's FORK on another in the file: the kept child
+        // was named `perf-exec` where perf says `threads`, now and then, in
+        // strip_oracle). Holding the records costs `strip --pid` 60% more time (0.30 to
+        // 0.49 CPU seconds on a 515 MiB call-graph recording, see docs/commands.md).
+        // cpu, event and time selectors decide a record by its own fields alone.
+        self.sel.select.has_thread_selectors()
     }
 
     fn record(&mut self, item: &RecordRef<'_>) -> Result<Action> {
