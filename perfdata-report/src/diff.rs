@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 
 use crate::model::{EventTable, SortKey};
+use crate::text::is_unresolved;
 
 /// How the new recording's rows are compared with the baseline's (perf's `-c`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,7 +129,7 @@ fn rows(b: &EventTable, n: &EventTable, compute: Compute) -> Vec<DiffRow> {
                 .cells
                 .iter()
                 .map(|c| {
-                    if unresolved(c) {
+                    if is_unresolved(c) {
                         c[..4].to_string()
                     } else {
                         c.clone()
@@ -267,13 +268,6 @@ fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
                 .fold(k.header().len(), usize::max)
         })
         .collect()
-}
-
-/// Whether a Symbol cell is an address (perf's unresolved symbol, `[.] 0x...`).
-fn unresolved(cell: &str) -> bool {
-    let addr = cell.get(4..).unwrap_or_default();
-    (cell.starts_with("[.] ") || cell.starts_with("[k] "))
-        && (addr.starts_with("0x") || addr == "0000000000000000")
 }
 
 #[cfg(test)]

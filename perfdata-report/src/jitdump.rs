@@ -67,8 +67,8 @@ pub fn marker_pid(filename: &str, pid: i32) -> Option<i32> {
     (n == pid).then_some(n)
 }
 
-/// The file to read for the marker at `filename`: its copy under `symfs` when there is
-/// one, else the file itself.
+/// The file to read for a JIT's file named `filename` in the recording (a jitdump
+/// marker, a perf map): its copy under `symfs` when there is one, else the file itself.
 pub fn locate(filename: &str, symfs: Option<&Path>) -> PathBuf {
     let named = Path::new(filename);
     symfs

@@ -257,14 +257,9 @@ pub(crate) fn open_regular(path: &Path) -> Option<std::fs::File> {
 /// `dso__load_perf_map`): the file named, or its copy under `--symfs` when there is one
 /// (perf reads only the file named: the recording's machine is where it ran).
 fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
-    let named = Path::new(&dso.long_name);
-    let under_symfs = opts
-        .symfs
-        .as_ref()
-        .map(|root| root.join(named.strip_prefix("/").unwrap_or(named)))
-        .filter(|p| p.is_file());
+    let path = crate::jitdump::locate(&dso.long_name, opts.symfs.as_deref());
     let mut text = Vec::new();
-    let mut file = open_regular(under_symfs.as_deref().unwrap_or(named))?;
+    let mut file = open_regular(&path)?;
     std::io::Read::read_to_end(&mut file, &mut text).ok()?;
     SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
 }

@@ -220,7 +220,7 @@ pub fn write_stdio(
 }
 
 /// Whether a Symbol cell is an address (perf's unresolved symbol).
-fn is_unresolved(cell: &str) -> bool {
+pub(crate) fn is_unresolved(cell: &str) -> bool {
     let addr = cell.get(4..).unwrap_or_default();
     (cell.starts_with("[.] ") || cell.starts_with("[k] "))
         && (addr.starts_with("0x") || addr == "0000000000000000")
