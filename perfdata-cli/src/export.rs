@@ -4,22 +4,36 @@
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use perfdata_report::export::parquet::Partition;
 use perfdata_report::export::{Export, Exported, Format};
 use perfdata_write::output::{AtomicOutput, NewFile};
 
 use crate::CliError;
 
+mod parquet;
+
 #[derive(clap::Args)]
 pub struct ExportArgs {
-    #[command(flatten)]
-    file: crate::input::Input,
+    /// The recording: a perf.data file, a perf.data directory, or `-` for stdin
+    /// [default: perf.data]. With `--format parquet`, any number of recordings,
+    /// directories of recordings and globs.
+    #[arg(value_name = "FILE", conflicts_with = "input")]
+    files: Vec<PathBuf>,
+    /// The input, as perf's `-i`: the same as FILE.
+    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    input: Option<PathBuf>,
     /// The output format.
     #[arg(long, value_parser = format_parser())]
-    format: Format,
+    format: Target,
     /// The output file (written to a temporary file, renamed into place when complete),
-    /// or `-` for standard output.
+    /// or `-` for standard output; with `--format parquet`, the directory the tables'
+    /// part files are added to.
     #[arg(short, long)]
     output: PathBuf,
+    /// With `--format parquet`: Hive-style partition folders of the samples table,
+    /// `host`, `date` or `host,date` (`samples/host=NAME/date=YYYY-MM-DD/`).
+    #[arg(long, value_name = "KEYS")]
+    partition: Option<Partition>,
     /// Look for binaries and debug files under this directory (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
@@ -64,9 +78,30 @@ pub struct FlamegraphArgs {
     unwind: crate::unwinding::UnwindArgs,
 }
 
+/// What `--format` names: one of the library's single-file formats, or Parquet tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    File(Format),
+    Parquet,
+}
+
+impl ExportArgs {
+    /// The inputs given (`perf.data` when none).
+    fn inputs(&self) -> Vec<PathBuf> {
+        match (&self.input, self.files.is_empty()) {
+            (Some(i), _) => vec![i.clone()],
+            (None, true) => vec![PathBuf::from("perf.data")],
+            (None, false) => self.files.clone(),
+        }
+    }
+}
+
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
 pub fn input_of(a: &ExportArgs) -> &std::path::Path {
-    a.file.path()
+    a.input
+        .as_deref()
+        .or(a.files.first().map(PathBuf::as_path))
+        .unwrap_or(Path::new("perf.data"))
 }
 
 /// The input path of `perfdata flamegraph`.
@@ -74,26 +109,51 @@ pub fn flamegraph_input_of(a: &FlamegraphArgs) -> &std::path::Path {
     a.file.path()
 }
 
-/// `--format`: the library's formats by name, each with its line of help.
-fn format_parser() -> impl TypedValueParser<Value = Format> {
-    let values = Format::ALL.map(|f| PossibleValue::new(f.name()).help(f.about()));
-    PossibleValuesParser::new(values).map(|name| name.parse().expect("a listed format"))
+/// `--format`: the library's formats by name, each with its line of help, and parquet.
+fn format_parser() -> impl TypedValueParser<Value = Target> {
+    let values = Format::ALL
+        .map(|f| PossibleValue::new(f.name()).help(f.about()))
+        .into_iter()
+        .chain([PossibleValue::new("parquet").help(
+            "Parquet tables (samples, stacks, recordings) in the directory -o names, \
+             for DuckDB, Spark, DataFusion",
+        )]);
+    PossibleValuesParser::new(values).map(|name| match name.as_str() {
+        "parquet" => Target::Parquet,
+        _ => Target::File(name.parse().expect("a listed format")),
+    })
 }
 
 /// `perfdata export`.
 pub fn run(a: &ExportArgs) -> Result<(), CliError> {
-    if a.diff.is_some() && a.format != Format::Flamegraph {
+    let format = match a.format {
+        Target::Parquet => return parquet::run(a),
+        Target::File(f) => f,
+    };
+    if a.partition.is_some() {
+        return Err(CliError::Usage(
+            "--partition names the folders of --format parquet".into(),
+        ));
+    }
+    let inputs = a.inputs();
+    let [input] = &inputs[..] else {
+        return Err(CliError::Usage(format!(
+            "--format {} writes one recording: give one FILE (--format parquet takes many)",
+            format.name()
+        )));
+    };
+    if a.diff.is_some() && format != Format::Flamegraph {
         return Err(CliError::Usage(
             "--diff draws a differential flame graph: give --format flamegraph".into(),
         ));
     }
     let export = || {
-        Export::new(a.format)
+        Export::new(format)
             .symfs(a.symfs.clone())
             .inline(a.inline)
             .unwind(a.unwind.on())
     };
-    write(a.file.path(), &export, a.diff.as_deref(), &a.output)
+    write(input, &export, a.diff.as_deref(), &a.output)
 }
 
 /// `perfdata flamegraph`.

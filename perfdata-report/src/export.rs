@@ -28,6 +28,8 @@ use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
+pub mod parquet;
+
 /// The formats an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

@@ -5,7 +5,7 @@ use std::io;
 use rustc_hash::FxHashMap;
 
 use super::frames::{pack, FrameTable, LocKey};
-use super::samples::{HAS_TIME, ROW};
+use super::samples::{HAS_TIME, NO_CPU, ROW};
 use super::{Detail, RawTrack, StackId, Stacks, Track, TrackSum, When, HAS_CPU, ROOT};
 use crate::intern::{Chunked, Interner};
 use crate::model::{Replay, ResolvedSample};
@@ -142,7 +142,8 @@ impl StackCollector {
             row[..4].copy_from_slice(&(track | flag).to_le_bytes());
             row[4..8].copy_from_slice(&stack.to_le_bytes());
             row[8..16].copy_from_slice(&t.to_le_bytes());
-            row[16..].copy_from_slice(&s.period.to_le_bytes());
+            row[16..24].copy_from_slice(&s.period.to_le_bytes());
+            row[24..].copy_from_slice(&s.cpu.unwrap_or(NO_CPU).to_le_bytes());
             if self.error.is_none() {
                 if let Err(e) = spool.push(&row) {
                     self.error = Some(e);

@@ -5,10 +5,12 @@ use std::io::{self, Write};
 use super::{Detail, StackId, Stacks, Track, When};
 use crate::spool::{Reader, Records};
 
-/// The size of one spooled sample: raw track, stack, time or number, period.
-pub(super) const ROW: usize = 4 + 4 + 8 + 8;
+/// The size of one spooled sample: raw track, stack, time or number, period, CPU.
+pub(super) const ROW: usize = 4 + 4 + 8 + 8 + 4;
 /// The bit of a row's track that says its third field is a time.
 pub(super) const HAS_TIME: u32 = 1 << 31;
+/// A row's CPU field when the sample has none.
+pub(super) const NO_CPU: u32 = u32::MAX;
 
 /// One spooled sample, as [`TrackRows`] reads it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +21,8 @@ pub struct SampleRow {
     pub when: When,
     /// Its period.
     pub period: u64,
+    /// Its CPU, if sampled.
+    pub cpu: Option<u32>,
 }
 
 impl SampleRow {
@@ -34,6 +38,8 @@ impl SampleRow {
                 When::Nth(t)
             },
             period: word(16),
+            cpu: Some(u32::from_le_bytes(r[24..28].try_into().expect("4 bytes")))
+                .filter(|&c| c != NO_CPU),
         };
         (track & !HAS_TIME, row)
     }
@@ -77,6 +83,32 @@ impl Stacks {
             records: sorted,
             ranges,
         })
+    }
+}
+
+impl Stacks {
+    /// Call `each` with every kept sample's track and row, in the order the samples
+    /// came (the recording's), read once from the spool: a second call is an error, as
+    /// is one on samples not collected for [`Detail::Samples`].
+    pub fn each_sample(
+        &self,
+        mut each: impl FnMut(&Track, SampleRow) -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.require(Detail::Samples, "every sample in order")?;
+        let spool = self
+            .samples
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| io::Error::other("the spooled samples were read already"))?;
+        let mut reader = spool.read_all();
+        while let Some(r) = reader.next_record()? {
+            let (raw, row) = SampleRow::decode(r);
+            let track = &self.tracks[self.canon[raw as usize] as usize].0;
+            if self.kept(track.event) {
+                each(track, row)?;
+            }
+        }
+        Ok(())
     }
 }
 

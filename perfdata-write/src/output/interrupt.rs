@@ -33,13 +33,13 @@ pub fn remove_temp_files() {
 }
 
 /// A temp path [`remove_temp_files`] removes until the guard is dropped.
-pub(crate) struct TempPathGuard {
+pub struct TempPathGuard {
     slot: Option<usize>,
 }
 
 impl TempPathGuard {
     /// Register `path` (if the table is full, the path is simply not cleaned up).
-    pub(crate) fn new(path: &Path) -> Self {
+    pub fn new(path: &Path) -> Self {
         use std::os::unix::ffi::OsStrExt;
         let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
             return TempPathGuard { slot: None };

@@ -1,7 +1,10 @@
-//! `#[perfdata_oracle::needs(perf)]`, `#[needs(corpus)]`, `#[needs(perf, corpus)]`:
-//! written before `#[test]`, it marks the test `#[ignore]`, with the reason, when `perf`
-//! cannot run or `PERFDATA_CORPUS` is unset where the test is compiled, so that cargo
-//! reports it as ignored instead of letting it pass while checking nothing.
+//! `#[perfdata_oracle::needs(perf)]`, `#[needs(corpus)]`, `#[needs(perf, corpus)]`,
+//! `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`: written before `#[test]`, it
+//! marks the test `#[ignore]`, with the reason, when `perf` cannot run,
+//! `PERFDATA_CORPUS` is unset or `python3` cannot import the module where the test is
+//! compiled, so that cargo reports it as ignored instead of letting it pass while
+//! checking nothing. (A Python module installed after the test was compiled is seen once
+//! PATH or the test's source changes.)
 //!
 //! It does for perfdata-cli's tests what `tests/oracle_cfg.rs` does for the tests crate,
 //! without a build script on the package that ships the `perfdata` binary (a build
@@ -24,8 +27,14 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
             "corpus" => std::env::var_os("PERFDATA_CORPUS")
                 .is_none()
                 .then_some("PERFDATA_CORPUS is not set"),
+            "python_duckdb" => (!python_imports("duckdb"))
+                .then_some("python3 cannot import duckdb (pip install duckdb)"),
+            "python_pyarrow" => (!python_imports("pyarrow"))
+                .then_some("python3 cannot import pyarrow (pip install pyarrow)"),
             other => {
-                let msg = format!("needs: {other:?} is not perf or corpus");
+                let msg = format!(
+                    "needs: {other:?} is not perf, corpus, python_duckdb or python_pyarrow"
+                );
                 return format!("compile_error!({msg:?});").parse().unwrap();
             }
         };
@@ -60,4 +69,12 @@ fn perf_runs() -> bool {
             .output()
             .is_ok_and(|o| o.status.success())
     })
+}
+
+/// Whether `python3 -c "import MODULE"` succeeds.
+fn python_imports(module: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }

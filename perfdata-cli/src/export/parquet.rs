@@ -1,0 +1,87 @@
+//! `perfdata export --format parquet`: recordings into Parquet tables (the work is in
+//! perfdata_report::export::parquet).
+
+use perfdata_report::export::parquet::{inputs, Added, ParquetExport};
+
+use super::ExportArgs;
+use crate::CliError;
+
+/// Export every recording `a` names into the directory `-o` names. A recording that
+/// cannot be read is said and skipped, the others written; the command then fails.
+pub fn run(a: &ExportArgs) -> Result<(), CliError> {
+    if a.inline || a.diff.is_some() {
+        return Err(CliError::Usage(
+            "--inline and --diff are not for --format parquet".into(),
+        ));
+    }
+    let given = a.inputs();
+    if given.iter().any(|p| p.as_os_str() == "-") {
+        return Err(CliError::Usage(
+            "--format parquet reads recordings from files (its recording ids hash them), \
+             not standard input"
+                .into(),
+        ));
+    }
+    let paths = inputs::expand(&given)
+        .map_err(|e| perfdata_core::Error::io("the inputs".to_string(), e))?;
+    crate::alloc::return_large_blocks();
+    let mut export = ParquetExport::new(a.output.clone())
+        .symfs(a.symfs.clone())
+        .unwind(a.unwind.on())
+        .partition(a.partition.unwrap_or_default())
+        .begin()?;
+    let cancel = crate::interrupt::cancel();
+    let mut failed = None;
+    let (mut written, mut samples) = (0u64, 0u64);
+    for path in &paths {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let added = perfdata_core::PerfReader::open(path)
+            .map_err(CliError::from)
+            .and_then(|reader| {
+                let _progress = crate::progress::Progress::watch(path, reader.progress());
+                Ok(export.add(path, reader)?)
+            });
+        match added {
+            Ok(Added::Written(w)) => {
+                crate::unwinding::tell(&w.unwind);
+                w.warnings.iter().for_each(crate::warn);
+                crate::verbose::say(
+                    1,
+                    format!(
+                        "{}: recording {}, {} samples, {} new stacks, {}",
+                        path.display(),
+                        w.id,
+                        w.samples,
+                        w.new_stacks,
+                        w.part.display()
+                    ),
+                );
+                written += 1;
+                samples += w.samples;
+            }
+            Ok(Added::AlreadyThere(id)) => crate::warn(format!(
+                "{}: recording {id} is in {} already: skipped",
+                path.display(),
+                a.output.display()
+            )),
+            Err(e) => {
+                crate::warn(format!("{}: {e}: skipped", path.display()));
+                failed = Some(e);
+            }
+        }
+    }
+    export.finish()?;
+    crate::verbose::say(
+        1,
+        format!(
+            "{written} recordings, {samples} samples written to {}",
+            a.output.display()
+        ),
+    );
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,456 @@
+//! `perfdata export --format parquet` read by real engines: DuckDB and pyarrow (the
+//! Python packages, run by tests/parquet/tables.py), against perf 6.1 run live and
+//! against perfdata's own folded export.
+//!
+//! - Every fixture perf reports on, all exported at once into one directory: per
+//!   recording and event, DuckDB's `SELECT comm, dso, symbol, count(*), sum(period)`
+//!   over samples equals `perf report --sort comm,dso,sym -n` (rows above 0.1%, both
+//!   ways; perf's unresolved addresses are `[unknown]` rows of their DSO).
+//! - Stacks rebuilt in DuckDB by joining samples to stacks equal `export --format
+//!   folded` of each fixture, line for line and count for count.
+//! - pyarrow reads every part file's schema with the documented types and
+//!   `schema_version`.
+//! - A second export into the same directory adds only the new recording, and no stack
+//!   id is in two parts; `--partition host,date` gives Hive folders DuckDB reads.
+//! - docs/parquet-query.py, the README's query, runs and sums each symbol's period.
+//!
+//! Each needs python3 with the module it reads by (`pip install duckdb pyarrow`), and
+//! is reported ignored without it.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata, workspace_root};
+
+mod exports;
+mod report_rows;
+
+use report_rows::{perf_rows_summed, unresolved};
+
+/// Fixtures not compared with perf report, each with the reason (as report_oracle's).
+const NOT_COMPARED: &[(&str, &str)] = &[
+    ("stat-record.data", "no samples: perf report refuses it"),
+    (
+        "pipe-stat-record.data",
+        "no samples: perf report refuses it",
+    ),
+    (
+        "pipe-tracepoint.data",
+        "perf 6.1 stops reading after HEADER_TRACING_DATA",
+    ),
+    (
+        "strip-system-wide.data",
+        "perf 6.1 leaves one rustc sample unresolved that perfdata names (report_oracle \
+         says more)",
+    ),
+];
+
+/// Recordings of event groups: perf's group view has a column per member.
+const GROUPED: &[&str] = &["file-group.data"];
+
+fn compared_fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .expect("fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            name(p).ends_with(".data") && !NOT_COMPARED.iter().any(|(n, _)| *n == name(p))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
+/// stderr.
+fn export_parquet(inputs: &[PathBuf], dir: &Path, extra: &[&str]) -> String {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("export")];
+    args.extend(inputs.iter().map(|p| p.as_os_str()));
+    args.extend([OsStr::new("--format"), OsStr::new("parquet"), OsStr::new("-o")]);
+    args.push(dir.as_os_str());
+    args.extend(extra.iter().map(OsStr::new));
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "export --format parquet: {stderr}");
+    stderr
+}
+
+/// `python3 SCRIPT ARGS`'s stdout as JSON.
+fn python_json(script: &Path, args: &[&OsStr]) -> serde_json::Value {
+    let out = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// tables.py WHAT DIR.
+fn tables(what: &str, dir: &Path) -> serde_json::Value {
+    let script = workspace_root().join("perfdata-cli/tests/parquet/tables.py");
+    python_json(&script, &[OsStr::new(what), dir.as_os_str()])
+}
+
+/// A sym cell of perf report without its `[.] ` / `[k] ` mode; an unresolved address is
+/// `[unknown]`, as perfdata names it.
+fn perf_symbol(cells: &[String]) -> String {
+    if unresolved(cells) {
+        return "[unknown]".into();
+    }
+    let sym = &cells[2];
+    match sym.get(..4) {
+        Some(m) if m.starts_with('[') && m.ends_with("] ") => sym[4..].to_string(),
+        _ => sym.clone(),
+    }
+}
+
+/// (samples, period) per (comm, dso, symbol).
+type Counted = BTreeMap<(String, String, String), (u64, u64)>;
+
+#[perfdata_oracle::needs(perf, python_duckdb)]
+#[test]
+fn duckdb_rows_are_perf_reports() {
+    assert!(perf_available());
+    let inputs = compared_fixtures();
+    assert!(inputs.len() >= 15, "fixtures: {inputs:?}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&inputs, &out, &[]);
+    let rows = tables("rows", &out);
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for input in &inputs {
+        // Per event: ours from DuckDB.
+        let mut ours: BTreeMap<String, Counted> = BTreeMap::new();
+        let recorded = rows[input.display().to_string()].as_array();
+        for r in recorded.into_iter().flatten() {
+            let s = |i: usize| r[i].as_str().expect("text").to_string();
+            let n = |i: usize| r[i].as_u64().expect("a count");
+            ours.entry(s(0))
+                .or_default()
+                .insert((s(1), s(2), s(3)), (n(4), n(5)));
+        }
+        let extra: &[&str] = if GROUPED.contains(&name(input).as_str()) {
+            &["--no-group"]
+        } else {
+            &[]
+        };
+        let perf = perf_rows_summed(input, "comm,dso,sym", extra);
+        if perf.keys().ne(ours.keys()) {
+            failures.push(format!(
+                "{}: events: perf {:?}, duckdb {:?}",
+                name(input),
+                perf.keys().collect::<Vec<_>>(),
+                ours.keys().collect::<Vec<_>>()
+            ));
+            continue;
+        }
+        for (event, perf_rows) in &perf {
+            let mut theirs: Counted = BTreeMap::new();
+            for (cells, row) in perf_rows {
+                let key = (cells[0].clone(), cells[1].clone(), perf_symbol(cells));
+                let e = theirs.entry(key).or_default();
+                e.0 += row.samples;
+                e.1 += row.period;
+            }
+            let mine = &ours[event];
+            let total: u64 = theirs.values().map(|v| v.0).sum();
+            let shown = |v: &(u64, u64)| v.0 as f64 * 1000.0 > total as f64;
+            for key in theirs.keys().chain(mine.keys()) {
+                let (p, o) = (theirs.get(key), mine.get(key));
+                if !(p.is_some_and(shown) || o.is_some_and(shown)) {
+                    continue;
+                }
+                compared += 1;
+                if p != o {
+                    failures.push(format!(
+                        "{} {event} {key:?}: perf (samples, period) {p:?}, duckdb {o:?}",
+                        name(input)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared > 50, "{compared} rows compared");
+    eprintln!("{compared} rows compared over {} fixtures", inputs.len());
+}
+
+/// A name as one frame of a folded line (folded.rs's frame_text: `;` is `:`, control
+/// characters `?`).
+fn frame_text(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ';' => ':',
+            c if c.is_control() => '?',
+            c => c,
+        })
+        .collect()
+}
+
+/// `export --format folded` of `input` as line -> count.
+fn folded(input: &Path, dir: &Path) -> BTreeMap<String, u64> {
+    String::from_utf8(exports::export(input, "folded", dir))
+        .expect("UTF-8")
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("stack count");
+            (stack.to_string(), n.parse().expect("count"))
+        })
+        .collect()
+}
+
+#[perfdata_oracle::needs(python_duckdb)]
+#[test]
+fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
+    let inputs = compared_fixtures();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    // Two exports into one directory: the second's stacks join too.
+    let (first, second) = inputs.split_at(inputs.len() / 2);
+    export_parquet(first, &out, &[]);
+    export_parquet(second, &out, &[]);
+    let stacks = tables("stacks", &out);
+    let mut failures = Vec::new();
+    let mut lines = 0;
+    for input in &inputs {
+        let want = folded(input, dir.path());
+        let rows = stacks[input.display().to_string()].as_array();
+        let events: std::collections::BTreeSet<&str> = rows
+            .into_iter()
+            .flatten()
+            .map(|r| r[0].as_str().expect("event"))
+            .collect();
+        let mut got: BTreeMap<String, u64> = BTreeMap::new();
+        for r in rows.into_iter().flatten() {
+            let mut line = String::new();
+            if events.len() > 1 {
+                line.push_str(&frame_text(r[0].as_str().expect("event")));
+                line.push(';');
+            }
+            line.push_str(&frame_text(r[1].as_str().expect("comm")));
+            let frames = r[2].as_array().expect("frames");
+            for f in frames.iter().rev() {
+                line.push(';');
+                line.push_str(&frame_text(f.as_str().expect("symbol")));
+            }
+            *got.entry(line).or_default() += r[3].as_u64().expect("count");
+        }
+        lines += want.len();
+        if got != want {
+            let differ: Vec<String> = want
+                .keys()
+                .chain(got.keys())
+                .filter(|k| want.get(*k) != got.get(*k))
+                .take(5)
+                .map(|k| format!("  {k}: folded {:?}, duckdb {:?}", want.get(k), got.get(k)))
+                .collect();
+            failures.push(format!("{}:\n{}", name(input), differ.join("\n")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(lines > 100, "{lines} folded lines compared");
+}
+
+/// The documented columns of each table (docs/formats.md), as pyarrow names their
+/// types: (name, type, nullable).
+const SAMPLES: &[(&str, &str, bool)] = &[
+    ("recording", "string", false),
+    ("host", "string", true),
+    ("time", "int64", true),
+    ("pid", "int32", false),
+    ("tid", "int32", false),
+    ("cpu", "int32", true),
+    ("event", "string", false),
+    ("period", "int64", false),
+    ("stack_id", "int64", false),
+    ("comm", "string", false),
+    ("dso", "string", false),
+    ("symbol", "string", false),
+];
+const STACKS: &[(&str, &str, bool)] = &[
+    ("stack_id", "int64", false),
+    (
+        "frames",
+        "list<item: struct<symbol: string not null, dso: string not null, address: int64 not null> not null>",
+        false,
+    ),
+];
+const RECORDINGS: &[(&str, &str, bool)] = &[
+    ("recording", "string", false),
+    ("path", "string", false),
+    ("hostname", "string", true),
+    ("os_release", "string", true),
+    ("cmdline", "string", true),
+    ("perf_version", "string", true),
+    ("date", "date32[day]", true),
+    (
+        "build_ids",
+        "list<item: struct<dso: string not null, build_id: string not null> not null>",
+        false,
+    ),
+    (
+        "events",
+        "list<item: struct<event: string not null, samples: int64 not null, period: int64 not null> not null>",
+        false,
+    ),
+    ("samples", "int64", false),
+    ("lost_samples", "int64", false),
+];
+
+#[perfdata_oracle::needs(python_pyarrow)]
+#[test]
+fn pyarrow_reads_the_documented_schema() {
+    let inputs = compared_fixtures();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&inputs, &out, &[]);
+    let schema = tables("schema", &out);
+    for (table, want, files) in [
+        ("samples", SAMPLES, inputs.len()),
+        ("stacks", STACKS, 1),
+        ("recordings", RECORDINGS, 1),
+    ] {
+        let parts = schema[table].as_array().expect("parts");
+        assert!(
+            parts.len() >= files.min(2) && parts.len() <= files,
+            "{table}: {} parts",
+            parts.len()
+        );
+        for part in parts {
+            assert_eq!(part["schema_version"], "1", "{table}");
+            assert_eq!(part["table"], table);
+            let cols: Vec<(String, String, bool)> = part["columns"]
+                .as_array()
+                .expect("columns")
+                .iter()
+                .map(|c| {
+                    (
+                        c[0].as_str().expect("name").to_string(),
+                        c[1].as_str().expect("type").to_string(),
+                        c[2].as_bool().expect("nullable"),
+                    )
+                })
+                .collect();
+            let want: Vec<(String, String, bool)> = want
+                .iter()
+                .map(|(n, t, null)| (n.to_string(), t.to_string(), *null))
+                .collect();
+            assert_eq!(cols, want, "{table}");
+        }
+    }
+}
+
+#[perfdata_oracle::needs(python_duckdb)]
+#[test]
+fn a_second_export_appends_and_partitions_are_hive_folders() {
+    let fx = |n: &str| fixtures_dir().join(n);
+    let (a, b) = (fx("file-callgraph-fp.data"), fx("file-cpu-clock.data"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(std::slice::from_ref(&a), &out, &[]);
+    let once = tables("joins", &out);
+    let stderr = export_parquet(&[a.clone(), b.clone()], &out, &[]);
+    assert!(
+        stderr.contains("already: skipped"),
+        "the second export says it skipped {}: {stderr}",
+        name(&a)
+    );
+    let twice = tables("joins", &out);
+    assert_eq!(once["recordings"], 1);
+    assert_eq!(twice["recordings"], 2);
+    assert_eq!(twice["stacks_twice"], 0, "a stack id in two parts: {twice}");
+    assert_eq!(twice["orphans"], 0, "samples without their stack: {twice}");
+    let alone = dir.path().join("b");
+    export_parquet(std::slice::from_ref(&b), &alone, &[]);
+    let b_alone = tables("joins", &alone)["samples"].as_u64().expect("count");
+    assert!(b_alone > 0);
+    assert_eq!(
+        twice["samples"].as_u64(),
+        Some(once["samples"].as_u64().expect("count") + b_alone)
+    );
+
+    let parted = dir.path().join("parted");
+    export_parquet(&[a, b], &parted, &["--partition", "host,date"]);
+    let files = walk(&parted.join("samples"));
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in &files {
+        let rel = f.strip_prefix(parted.join("samples")).expect("under samples");
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            parts.len() == 3 && parts[0].starts_with("host=") && parts[1].starts_with("date="),
+            "{rel:?}"
+        );
+        let day = &parts[1]["date=".len()..];
+        assert!(
+            day.len() == 10 && day.as_bytes()[4] == b'-' && day[..4].parse::<u32>().is_ok(),
+            "{day}"
+        );
+    }
+    let joined = tables("joins", &parted);
+    assert_eq!(joined["orphans"], 0);
+    // The host column DuckDB takes from the folders is each recording's HOSTNAME.
+    for pair in joined["hosts"].as_array().expect("hosts") {
+        assert_eq!(pair[0], pair[1], "{joined}");
+        assert!(pair[0].is_string(), "{joined}");
+    }
+}
+
+/// The files under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("a folder") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[perfdata_oracle::needs(perf, python_duckdb)]
+#[test]
+fn the_readmes_duckdb_script_sums_perfs_periods() {
+    assert!(perf_available());
+    let input = fixtures_dir().join("file-callgraph-fp.data");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(std::slice::from_ref(&input), &out, &[]);
+    let script = workspace_root().join("docs/parquet-query.py");
+    let run = Command::new("python3")
+        .arg(&script)
+        .arg(&out)
+        .output()
+        .expect("python3 runs");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = String::from_utf8(run.stdout).expect("UTF-8");
+    let ours: Vec<(u64, String)> = text
+        .lines()
+        .map(|l| {
+            let (p, s) = l.split_once('\t').expect("PERIOD\\tSYMBOL");
+            (p.parse().expect("period"), s.to_string())
+        })
+        .collect();
+    assert!(ours.windows(2).all(|w| w[0].0 >= w[1].0), "not sorted: {ours:?}");
+    let mut perf: BTreeMap<String, u64> = BTreeMap::new();
+    for rows in perf_rows_summed(&input, "sym", &[]).values() {
+        for (cells, row) in rows {
+            let cells = vec![String::new(), String::new(), cells[0].clone()];
+            *perf.entry(perf_symbol(&cells)).or_default() += row.period;
+        }
+    }
+    let ours: BTreeMap<String, u64> = ours.into_iter().map(|(p, s)| (s, p)).collect();
+    assert_eq!(ours, perf);
+}

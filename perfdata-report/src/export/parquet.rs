@@ -1,0 +1,442 @@
+//! Any number of recordings as Parquet tables that DuckDB, Spark, Trino or DataFusion
+//! query: `samples` (one row per sample, its leaf named), `stacks` (each distinct stack
+//! once, leaf first) and `recordings` (one row per recording). The schema is in
+//! docs/formats.md; its version is every file's `schema_version` key-value metadata.
+//!
+//! Each table is a folder of part files under the export directory. A recording's
+//! samples are a part of their own, named by the recording's id (the hash of its header
+//! and features, [`recording::recording_id`]), in Hive-style partition folders
+//! (`host=.../date=...`) when asked; each export adds one stacks part and one recordings
+//! part, named by the hash of its recordings' ids. A later export into the same
+//! directory adds parts: recordings already there are skipped, and stacks already there
+//! are not written again (a stack's id is the hash of its frames, so that ids agree
+//! across exports and each is in one part only).
+//!
+//! Memory is flat in the samples: each recording is replayed and symbolised as `report`
+//! does, its samples spooled to disk meanwhile, then written a row group at a time;
+//! what stays is the ids of the distinct stacks.
+//!
+//! ```
+//! use perfdata_report::export::parquet::{Added, ParquetExport};
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-callgraph-fp.data");
+//! let dir = tempfile::tempdir()?;
+//! let mut export = ParquetExport::new(dir.path().to_path_buf()).begin()?;
+//! let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
+//! let Added::Written(r) = export.add(std::path::Path::new(path), reader)? else {
+//!     panic!("a new recording");
+//! };
+//! assert!(r.samples > 0);
+//! export.finish()?;
+//! assert!(dir.path().join("samples").join(format!("part-{}.parquet", r.id)).exists());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashSet;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use perfdata_core::{Error, PerfReader, Result};
+use sha1::{Digest, Sha1};
+
+use crate::replay::{replay, ReplayOptions};
+use crate::stacks::{Detail, StackCollector, StackId, Stacks};
+use crate::symbolize::{SymbolOptions, Symbolizer};
+use crate::unwind::UnwindStats;
+
+pub mod inputs;
+pub mod recording;
+pub mod schema;
+
+mod parts;
+
+use parts::{other, partition_value, Part};
+pub use parts::ROW_GROUP;
+use recording::{date_text, RecordingInfo};
+use schema::{RecordingBatch, RecordingRow, SampleBatch, SampleRow, StackBatch};
+
+/// Rows put in one Arrow batch before it goes to the writer.
+const BATCH: usize = 8 * 1024;
+
+/// The Hive-style partition folders of the samples table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Partition {
+    /// `host=NAME/`: the recording's hostname (HOSTNAME feature).
+    pub host: bool,
+    /// `date=YYYY-MM-DD/`: the day the recording began (UTC).
+    pub date: bool,
+}
+
+impl std::str::FromStr for Partition {
+    type Err = String;
+    /// A comma-separated list of `host` and `date`.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut p = Partition::default();
+        for key in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            match key {
+                "host" => p.host = true,
+                "date" => p.date = true,
+                _ => return Err(format!("unknown partition key {key:?} (keys: host, date)")),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// A Parquet export into a directory: its options ([`ParquetExport::begin`] starts it).
+#[derive(Debug, Clone)]
+pub struct ParquetExport {
+    dir: PathBuf,
+    symfs: Option<PathBuf>,
+    unwind: bool,
+    partition: Partition,
+}
+
+impl ParquetExport {
+    /// An export into `dir` (made if missing), perf's defaults otherwise.
+    pub fn new(dir: PathBuf) -> Self {
+        ParquetExport {
+            dir,
+            symfs: None,
+            unwind: true,
+            partition: Partition::default(),
+        }
+    }
+
+    /// Where binaries and debug files are looked for (perf's `--symfs`).
+    pub fn symfs(mut self, dir: Option<PathBuf>) -> Self {
+        self.symfs = dir;
+        self
+    }
+
+    /// Whether `--call-graph dwarf` user stacks are unwound (on by default, as perf).
+    pub fn unwind(mut self, on: bool) -> Self {
+        self.unwind = on;
+        self
+    }
+
+    /// The partition folders of the samples table.
+    pub fn partition(mut self, p: Partition) -> Self {
+        self.partition = p;
+        self
+    }
+
+    /// Start: make the directory, and read the ids of the recordings and stacks an
+    /// earlier export wrote there.
+    pub fn begin(self) -> Result<ParquetWriter> {
+        let known = |what: &str, e| Error::io(format!("the {what} in {}", self.dir.display()), e);
+        std::fs::create_dir_all(&self.dir).map_err(|e| known("folder", e))?;
+        let recordings =
+            parts::recording_ids(&self.dir.join("recordings")).map_err(|e| known("recordings", e))?;
+        let stacks = parts::stack_ids(&self.dir.join("stacks")).map_err(|e| known("stacks", e))?;
+        Ok(ParquetWriter {
+            export: self,
+            known_recordings: recordings,
+            known_stacks: stacks,
+            stacks: StackBatch::default(),
+            stacks_part: None,
+            recordings: RecordingBatch::default(),
+            recordings_part: None,
+            added: Vec::new(),
+            pending: 0,
+        })
+    }
+}
+
+/// What [`ParquetWriter::add`] did with a recording.
+#[derive(Debug)]
+pub enum Added {
+    /// Its samples were written.
+    Written(Box<Written>),
+    /// A recording of this id is in the directory already (an earlier export, or an
+    /// input given twice): nothing was written.
+    AlreadyThere(String),
+}
+
+/// A recording written.
+#[derive(Debug)]
+pub struct Written {
+    /// Its id (the `recording` column).
+    pub id: String,
+    /// The samples written.
+    pub samples: u64,
+    /// Its samples' part file.
+    pub part: PathBuf,
+    /// Its distinct stacks not in the directory before.
+    pub new_stacks: u64,
+    /// What became of its user stack copies (`--call-graph dwarf`).
+    pub unwind: UnwindStats,
+    /// What the reading could not use, to be said once each.
+    pub warnings: Vec<String>,
+}
+
+/// An export under way: [`ParquetWriter::add`] each recording, then
+/// [`ParquetWriter::finish`].
+pub struct ParquetWriter {
+    export: ParquetExport,
+    known_recordings: HashSet<String>,
+    known_stacks: HashSet<i64>,
+    stacks: StackBatch,
+    stacks_part: Option<Part>,
+    recordings: RecordingBatch,
+    recordings_part: Option<Part>,
+    /// The ids of the recordings written, which name the export's parts.
+    added: Vec<String>,
+    /// Recording rows not yet handed to their part.
+    pending: usize,
+}
+
+/// A part file's path relative to `dir/table` (for the errors).
+fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
+    move |e| Error::io(format!("writing {}", path.display()), e)
+}
+
+impl ParquetWriter {
+    /// The samples part of recording `info`.
+    fn samples_path(&self, info: &RecordingInfo) -> PathBuf {
+        let mut p = self.export.dir.join("samples");
+        if self.export.partition.host {
+            p.push(format!("host={}", partition_value(info.hostname.as_deref())));
+        }
+        if self.export.partition.date {
+            let day = info.date.map(date_text);
+            p.push(format!("date={}", partition_value(day.as_deref())));
+        }
+        p.push(format!("part-{}.parquet", info.id));
+        p
+    }
+
+    /// Read, symbolise and write the recording `reader` reads (from `path`).
+    pub fn add(&mut self, path: &Path, reader: PerfReader) -> Result<Added> {
+        let mut info = RecordingInfo::read(path, reader.meta())
+            .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+        if !self.known_recordings.insert(info.id.clone()) {
+            return Ok(Added::AlreadyThere(info.id));
+        }
+        let spool = |e| Error::io("the temporary file of the samples", e);
+        let mut collector = StackCollector::new(Detail::Samples).map_err(spool)?;
+        let opts = ReplayOptions::unwinding(self.export.unwind, self.export.symfs.clone());
+        let done = replay(reader, &opts, |m, s| collector.add(m, &s));
+        let replay = done.inspect_err(|_| {
+            self.known_recordings.remove(&info.id);
+        })?;
+        let symbols = SymbolOptions {
+            symfs: self.export.symfs.clone(),
+            kallsyms: replay.kallsyms(None),
+            buildid_dir: None,
+        };
+        let stacks = collector
+            .finish(&replay, &mut Symbolizer::new(symbols), false)
+            .map_err(spool)?;
+        // A pipe's features came among its records.
+        info.hostname = info.hostname.or_else(|| replay.hostname.clone());
+        info.os_release = info.os_release.or_else(|| replay.osrelease.clone());
+        let dsos: Vec<&str> = replay
+            .machine
+            .dsos
+            .iter()
+            .map(|d| d.short_name.as_str())
+            .collect();
+        let part_path = self.samples_path(&info);
+        let host = (!self.export.partition.host).then_some(info.hostname.as_deref());
+        let mut batch = SampleBatch::new(&info.id, host);
+        let mut part = Part::create(part_path.clone(), "samples", batch.schema())
+            .map_err(io_err(&part_path))?;
+        let mut ids = StackIds::new(&stacks, &dsos);
+        let mut events = vec![(0u64, 0u64); stacks.event_names.len()];
+        let mut new_stacks = 0;
+        let mut failed = None;
+        stacks
+            .each_sample(|track, row| {
+                let (id, leaf) = ids.of(row.stack);
+                if self.known_stacks.insert(id) {
+                    new_stacks += 1;
+                    self.stacks.push(id, ids.frames(row.stack));
+                    if self.stacks.len() >= BATCH {
+                        if let Err(e) = self.flush_stacks() {
+                            failed = Some(e);
+                            return Err(io::Error::other("the stacks part"));
+                        }
+                    }
+                }
+                let e = &mut events[track.event];
+                e.0 += 1;
+                e.1 = e.1.wrapping_add(row.period);
+                batch.push(&SampleRow {
+                    time: match row.when {
+                        crate::stacks::When::Time(t) => Some(t),
+                        crate::stacks::When::Nth(_) => None,
+                    },
+                    pid: track.pid,
+                    tid: track.tid,
+                    cpu: row.cpu,
+                    event: &stacks.event_names[track.event],
+                    period: row.period,
+                    stack_id: id,
+                    comm: &track.comm,
+                    dso: leaf.0,
+                    symbol: leaf.1,
+                });
+                if batch.len() >= BATCH {
+                    part.write(&batch.take().map_err(other)?)?;
+                }
+                Ok(())
+            })
+            .map_err(|e| failed.take().unwrap_or_else(|| io_err(&part_path)(e)))?;
+        if batch.len() > 0 {
+            batch
+                .take()
+                .map_err(other)
+                .and_then(|b| part.write(&b))
+                .map_err(io_err(&part_path))?;
+        }
+        let samples: u64 = events.iter().map(|e| e.0).sum();
+        let part_path = part.commit().map_err(io_err(&part_path))?;
+        let events: Vec<(String, u64, u64)> = stacks
+            .event_names
+            .iter()
+            .zip(&events)
+            .filter(|(_, e)| e.0 > 0)
+            .map(|(n, e)| (n.clone(), e.0, e.1))
+            .collect();
+        let path_text = path.display().to_string();
+        self.recordings.push(&RecordingRow {
+            recording: &info.id,
+            path: &path_text,
+            hostname: info.hostname.as_deref(),
+            os_release: info.os_release.as_deref(),
+            cmdline: info.cmdline.as_deref(),
+            perf_version: info.perf_version.as_deref(),
+            date: info.date,
+            build_ids: &info.build_ids,
+            events: &events,
+            samples,
+            lost_samples: replay.lost_samples,
+        });
+        self.pending += 1;
+        self.added.push(info.id.clone());
+        if self.pending >= BATCH {
+            self.flush_recordings()?;
+        }
+        Ok(Added::Written(Box::new(Written {
+            id: info.id,
+            samples,
+            part: part_path,
+            new_stacks,
+            unwind: replay.unwind.clone(),
+            warnings: replay.warnings.clone(),
+        })))
+    }
+
+    /// The name of this export's stacks and recordings parts: the hash of the ids of
+    /// the recordings it wrote.
+    fn export_id(&self) -> String {
+        let mut h = Sha1::new();
+        for id in &self.added {
+            h.update(id.as_bytes());
+        }
+        h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A table's part of this export, made on first use. Its name is only known at the
+    /// end (the recordings it holds), so it is written under a provisional one and
+    /// named at [`ParquetWriter::finish`].
+    fn part_of(dir: &Path, table: &str, schema: arrow_schema::SchemaRef) -> Result<Part> {
+        let path = dir.join(table).join("part-pending.parquet");
+        Part::create(path.clone(), table, schema).map_err(io_err(&path))
+    }
+
+    fn flush_stacks(&mut self) -> Result<()> {
+        if self.stacks.len() == 0 {
+            return Ok(());
+        }
+        if self.stacks_part.is_none() {
+            let part = Self::part_of(&self.export.dir, "stacks", schema::stacks())?;
+            self.stacks_part = Some(part);
+        }
+        let batch = self.stacks.take().map_err(|e| Error::io("the stacks", other(e)))?;
+        let part = self.stacks_part.as_mut().expect("made above");
+        part.write(&batch).map_err(|e| Error::io("writing the stacks", e))
+    }
+
+    fn flush_recordings(&mut self) -> Result<()> {
+        if self.pending == 0 {
+            return Ok(());
+        }
+        self.pending = 0;
+        if self.recordings_part.is_none() {
+            let part = Self::part_of(&self.export.dir, "recordings", schema::recordings())?;
+            self.recordings_part = Some(part);
+        }
+        let batch = self.recordings.take().map_err(|e| Error::io("the recordings", other(e)))?;
+        let part = self.recordings_part.as_mut().expect("made above");
+        part.write(&batch).map_err(|e| Error::io("writing the recordings", e))
+    }
+
+    /// Write what is left and name this export's stacks and recordings parts; returns
+    /// the recordings written. Stacks go first: a recording in the recordings table has
+    /// its stacks in place.
+    pub fn finish(mut self) -> Result<Vec<String>> {
+        self.flush_stacks()?;
+        self.flush_recordings()?;
+        let name = format!("part-{}.parquet", self.export_id());
+        for part in [self.stacks_part.take(), self.recordings_part.take()]
+            .into_iter()
+            .flatten()
+        {
+            part.commit_as(&name)
+                .map_err(|e| Error::io(format!("naming {name}"), e))?;
+        }
+        Ok(self.added)
+    }
+}
+
+/// Each local stack's id in the export (the hash of its frames) and its leaf, made on
+/// first use.
+struct StackIds<'a> {
+    stacks: &'a Stacks,
+    dsos: &'a [&'a str],
+    /// Per local stack: its id and its leaf's (DSO, symbol), once known.
+    ids: Vec<Option<(i64, (&'a str, &'a str))>>,
+}
+
+impl<'a> StackIds<'a> {
+    fn new(stacks: &'a Stacks, dsos: &'a [&'a str]) -> Self {
+        StackIds {
+            stacks,
+            dsos,
+            ids: vec![None; stacks.summary().prefixes],
+        }
+    }
+
+    /// The frames of `stack`, leaf first: (symbol, DSO, address).
+    fn frames(&self, stack: StackId) -> impl Iterator<Item = (&'a str, &'a str, u64)> + '_ {
+        let stacks = self.stacks;
+        let dsos = self.dsos;
+        stacks.frames_of(stack).into_iter().rev().map(move |f| {
+            let f = stacks.frame(f);
+            (f.name(), f.dso.map_or("[unknown]", |d| dsos[d]), f.addr)
+        })
+    }
+
+    /// The id of `stack` and its leaf's (DSO, symbol).
+    fn of(&mut self, stack: StackId) -> (i64, (&'a str, &'a str)) {
+        if let Some(known) = self.ids[stack as usize] {
+            return known;
+        }
+        let mut h = Sha1::new();
+        let mut leaf = None;
+        for (symbol, dso, addr) in self.frames(stack) {
+            leaf.get_or_insert((dso, symbol));
+            h.update(symbol.as_bytes());
+            h.update([0]);
+            h.update(dso.as_bytes());
+            h.update([0]);
+            h.update(addr.to_le_bytes());
+        }
+        let id = i64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"));
+        let known = (id, leaf.unwrap_or(("[unknown]", "[unknown]")));
+        self.ids[stack as usize] = Some(known);
+        known
+    }
+}

@@ -1,0 +1,199 @@
+//! The files of an export directory: each table a folder of part files, each part
+//! written under a hidden temporary name and renamed into place when complete (an export
+//! cut short leaves no part that a reader would take), never over an existing one.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use perfdata_write::output::interrupt::TempPathGuard;
+use tempfile::NamedTempFile;
+
+use super::schema::SCHEMA_VERSION;
+
+/// The rows of a row group: a part file is written one row group at a time, so that
+/// memory holds at most this many rows (encoded) of it.
+pub const ROW_GROUP: usize = 64 * 1024;
+
+/// An error of the Parquet or Arrow writers as an I/O error.
+pub fn other(e: impl std::error::Error + Send + Sync + 'static) -> io::Error {
+    io::Error::other(e)
+}
+
+/// One part file being written.
+pub struct Part {
+    writer: ArrowWriter<BufWriter<File>>,
+    temp: NamedTempFile,
+    path: PathBuf,
+    /// The temporary file, removed by an interrupt's handler (dropped after `temp`).
+    _guard: TempPathGuard,
+}
+
+impl Part {
+    /// A part of `table` to be `path` (its folder made if missing).
+    pub fn create(path: PathBuf, table: &str, schema: SchemaRef) -> io::Result<Part> {
+        let dir = path.parent().expect("a part file is in a folder");
+        std::fs::create_dir_all(dir)?;
+        let temp = tempfile::Builder::new()
+            .prefix(".tmp-")
+            .suffix(".parquet")
+            .tempfile_in(dir)?;
+        let meta = |k: &str, v: &str| KeyValue::new(k.to_string(), v.to_string());
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(other)?))
+            .set_max_row_group_row_count(Some(ROW_GROUP))
+            .set_key_value_metadata(Some(vec![
+                meta("schema_version", SCHEMA_VERSION),
+                meta("perfdata.table", table),
+                meta("perfdata.version", env!("CARGO_PKG_VERSION")),
+            ]))
+            .build();
+        let out = BufWriter::with_capacity(1 << 20, temp.reopen()?);
+        let writer = ArrowWriter::try_new(out, schema, Some(props)).map_err(other)?;
+        let _guard = TempPathGuard::new(temp.path());
+        Ok(Part {
+            writer,
+            temp,
+            path,
+            _guard,
+        })
+    }
+
+    /// Write a batch of rows (a row group is flushed each [`ROW_GROUP`] rows).
+    pub fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
+        self.writer.write(batch).map_err(other)
+    }
+
+    /// [`Part::commit`] under another name in the same folder.
+    pub fn commit_as(mut self, name: &str) -> io::Result<PathBuf> {
+        self.path.set_file_name(name);
+        self.commit()
+    }
+
+    /// Finish the file (the last row group, the footer) and give it its name; an
+    /// existing file of that name is an error, never replaced.
+    pub fn commit(self) -> io::Result<PathBuf> {
+        let out = self.writer.into_inner().map_err(other)?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        self.temp
+            .persist_noclobber(&self.path)
+            .map_err(|e| e.error)?;
+        Ok(self.path)
+    }
+}
+
+/// The Parquet files under `dir` (recursively, as readers glob `**/*.parquet`), not
+/// the hidden temporary ones of an export under way.
+pub fn part_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for e in entries {
+            let e = e?;
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            if e.file_type()?.is_dir() {
+                todo.push(e.path());
+            } else if name.ends_with(".parquet") {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Every value of column `column` in the part files under `dir`: the ids an earlier
+/// export wrote, so that this one adds to them without clashing.
+pub fn read_column<T: Eq + std::hash::Hash>(
+    dir: &Path,
+    column: &str,
+    mut value: impl FnMut(&arrow_array::ArrayRef, usize) -> T,
+) -> io::Result<HashSet<T>> {
+    let mut out = HashSet::new();
+    for path in part_files(dir)? {
+        let named = |e: parquet::errors::ParquetError| {
+            io::Error::other(format!("{}: {e}", path.display()))
+        };
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?).map_err(named)?;
+        let Some(at) = builder
+            .schema()
+            .fields()
+            .iter()
+            .position(|f| f.name() == column)
+        else {
+            return Err(io::Error::other(format!(
+                "{}: no column {column:?} (not a part file of this schema)",
+                path.display()
+            )));
+        };
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [at]);
+        for batch in builder.with_projection(mask).build().map_err(named)? {
+            let batch = batch.map_err(other)?;
+            let col = batch.column(0);
+            out.extend((0..col.len()).map(|i| value(col, i)));
+        }
+    }
+    Ok(out)
+}
+
+/// The stack ids of the part files under `dir`.
+pub fn stack_ids(dir: &Path) -> io::Result<HashSet<i64>> {
+    read_column(dir, "stack_id", |c, i| c.as_primitive::<Int64Type>().value(i))
+}
+
+/// The recording ids of the part files under `dir`.
+pub fn recording_ids(dir: &Path) -> io::Result<HashSet<String>> {
+    read_column(dir, "recording", |c, i| c.as_string::<i32>().value(i).to_string())
+}
+
+/// A Hive-style partition folder's value: what a path cannot hold, `%XX` escaped as
+/// Hive escapes it; none, Hive's default partition.
+pub fn partition_value(v: Option<&str>) -> String {
+    let Some(v) = v.filter(|v| !v.is_empty()) else {
+        return "__HIVE_DEFAULT_PARTITION__".into();
+    };
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out.starts_with('.') {
+        out.replace_range(..1, "%2E");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partition_value;
+
+    #[test]
+    fn partition_values_are_one_folder() {
+        assert_eq!(partition_value(Some("web-1.example")), "web-1.example");
+        assert_eq!(partition_value(Some("a/b=c")), "a%2Fb%3Dc");
+        assert_eq!(partition_value(Some("..")), "%2E.");
+        assert_eq!(partition_value(None), "__HIVE_DEFAULT_PARTITION__");
+    }
+}
