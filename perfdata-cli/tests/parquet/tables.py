@@ -43,7 +43,7 @@ def stacks(d):
     duckdb_views(con, d)
     out = {}
     q = """
-        SELECT r.path, s.event, s.comm, list_transform(k.frames, f -> f.symbol), count(*)
+        SELECT r.path, s.event, s.comm, list_transform(k.frames, lambda f: f.symbol), count(*)
         FROM samples s
         JOIN stacks k USING (stack_id)
         JOIN recordings r USING (recording)
