@@ -454,3 +454,28 @@ fn the_readmes_duckdb_script_sums_perfs_periods() {
     let ours: BTreeMap<String, u64> = ours.into_iter().map(|(p, s)| (s, p)).collect();
     assert_eq!(ours, perf);
 }
+
+#[perfdata_oracle::needs(python_duckdb, python_pyarrow)]
+#[test]
+fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("big.data");
+    let samples = 140_000u64;
+    let n = samples.to_string();
+    let words = ["synth", "--samples", &n, "--callchain", "4", "-o"];
+    let args: Vec<&OsStr> = words
+        .iter()
+        .map(OsStr::new)
+        .chain([input.as_os_str()])
+        .collect();
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pq = dir.path().join("pq");
+    export_parquet(std::slice::from_ref(&input), &pq, &[]);
+    // 65,536 rows a row group: 140,000 samples are three, the last partly full.
+    let schema = tables("schema", &pq);
+    assert_eq!(schema["samples"][0]["row_groups"], 3, "{schema}");
+    let joins = tables("joins", &pq);
+    assert_eq!(joins["samples"].as_u64(), Some(samples), "{joins}");
+    assert_eq!(joins["orphans"], 0, "{joins}");
+}
