@@ -82,7 +82,8 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     ),
     (
         "export",
-        "perfdata export perf.data --format folded -o out.folded   # flamegraph.pl input",
+        "perfdata export perf.data --format folded -o out.folded   # flamegraph.pl input\n  \
+         perfdata export --format parquet fleet/ -o tables --partition host,date",
     ),
     (
         "flamegraph",

@@ -50,11 +50,11 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
                 crate::verbose::say(
                     1,
                     format!(
-                        "{}: recording {}, {} samples, {} new stacks, {}",
+                        "{}: recording {}, {} samples, {} distinct stacks, {}",
                         path.display(),
                         w.id,
                         w.samples,
-                        w.new_stacks,
+                        w.stacks,
                         w.part.display()
                     ),
                 );

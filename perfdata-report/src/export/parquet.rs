@@ -48,12 +48,15 @@ pub mod inputs;
 pub mod recording;
 pub mod schema;
 
+mod stack_set;
+
 mod parts;
 
 use parts::{other, partition_value, Part};
 pub use parts::ROW_GROUP;
 use recording::{date_text, RecordingInfo};
 use schema::{RecordingBatch, RecordingRow, SampleBatch, SampleRow, StackBatch};
+use stack_set::StackSet;
 
 /// Rows put in one Arrow batch before it goes to the writer.
 const BATCH: usize = 8 * 1024;
@@ -129,12 +132,12 @@ impl ParquetExport {
         let recordings =
             parts::recording_ids(&self.dir.join("recordings")).map_err(|e| known("recordings", e))?;
         let stacks = parts::stack_ids(&self.dir.join("stacks")).map_err(|e| known("stacks", e))?;
+        let spool = |e| Error::io("the temporary file of the stacks", e);
         Ok(ParquetWriter {
             export: self,
             known_recordings: recordings,
-            known_stacks: stacks,
-            stacks: StackBatch::default(),
-            stacks_part: None,
+            existing_stacks: stacks,
+            stack_set: StackSet::new().map_err(spool)?,
             recordings: RecordingBatch::default(),
             recordings_part: None,
             added: Vec::new(),
@@ -162,8 +165,8 @@ pub struct Written {
     pub samples: u64,
     /// Its samples' part file.
     pub part: PathBuf,
-    /// Its distinct stacks not in the directory before.
-    pub new_stacks: u64,
+    /// Its distinct stacks (those not in the directory yet are written at the end).
+    pub stacks: u64,
     /// What became of its user stack copies (`--call-graph dwarf`).
     pub unwind: UnwindStats,
     /// What the reading could not use, to be said once each.
@@ -175,9 +178,10 @@ pub struct Written {
 pub struct ParquetWriter {
     export: ParquetExport,
     known_recordings: HashSet<String>,
-    known_stacks: HashSet<i64>,
-    stacks: StackBatch,
-    stacks_part: Option<Part>,
+    /// The stack ids of the directory's stacks parts.
+    existing_stacks: crate::spool::Records,
+    /// Every recording's distinct stacks, spooled.
+    stack_set: StackSet,
     recordings: RecordingBatch,
     recordings_part: Option<Part>,
     /// The ids of the recordings written, which name the export's parts.
@@ -244,20 +248,14 @@ impl ParquetWriter {
             .map_err(io_err(&part_path))?;
         let mut ids = StackIds::new(&stacks, &dsos);
         let mut events = vec![(0u64, 0u64); stacks.event_names.len()];
-        let mut new_stacks = 0;
-        let mut failed = None;
+        let mut distinct = 0;
+        let stack_set = &mut self.stack_set;
         stacks
             .each_sample(|track, row| {
-                let (id, leaf) = ids.of(row.stack);
-                if self.known_stacks.insert(id) {
-                    new_stacks += 1;
-                    self.stacks.push(id, ids.frames(row.stack));
-                    if self.stacks.len() >= BATCH {
-                        if let Err(e) = self.flush_stacks() {
-                            failed = Some(e);
-                            return Err(io::Error::other("the stacks part"));
-                        }
-                    }
+                let (id, leaf, new) = ids.of(row.stack);
+                if new {
+                    distinct += 1;
+                    stack_set.push(id, ids.frames(row.stack))?;
                 }
                 let e = &mut events[track.event];
                 e.0 += 1;
@@ -282,7 +280,7 @@ impl ParquetWriter {
                 }
                 Ok(())
             })
-            .map_err(|e| failed.take().unwrap_or_else(|| io_err(&part_path)(e)))?;
+            .map_err(io_err(&part_path))?;
         if batch.len() > 0 {
             batch
                 .take()
@@ -322,7 +320,7 @@ impl ParquetWriter {
             id: info.id,
             samples,
             part: part_path,
-            new_stacks,
+            stacks: distinct,
             unwind: replay.unwind.clone(),
             warnings: replay.warnings.clone(),
         })))
@@ -346,19 +344,6 @@ impl ParquetWriter {
         Part::create(path.clone(), table, schema).map_err(io_err(&path))
     }
 
-    fn flush_stacks(&mut self) -> Result<()> {
-        if self.stacks.len() == 0 {
-            return Ok(());
-        }
-        if self.stacks_part.is_none() {
-            let part = Self::part_of(&self.export.dir, "stacks", schema::stacks())?;
-            self.stacks_part = Some(part);
-        }
-        let batch = self.stacks.take().map_err(|e| Error::io("the stacks", other(e)))?;
-        let part = self.stacks_part.as_mut().expect("made above");
-        part.write(&batch).map_err(|e| Error::io("writing the stacks", e))
-    }
-
     fn flush_recordings(&mut self) -> Result<()> {
         if self.pending == 0 {
             return Ok(());
@@ -373,21 +358,48 @@ impl ParquetWriter {
         part.write(&batch).map_err(|e| Error::io("writing the recordings", e))
     }
 
-    /// Write what is left and name this export's stacks and recordings parts; returns
-    /// the recordings written. Stacks go first: a recording in the recordings table has
-    /// its stacks in place.
+    /// Write the stacks and what is left of the recordings, and name this export's
+    /// stacks and recordings parts; returns the recordings written. Stacks go first: a
+    /// recording in the recordings table has its stacks in place.
     pub fn finish(mut self) -> Result<Vec<String>> {
-        self.flush_stacks()?;
         self.flush_recordings()?;
         let name = format!("part-{}.parquet", self.export_id());
-        for part in [self.stacks_part.take(), self.recordings_part.take()]
-            .into_iter()
-            .flatten()
-        {
+        let dir = self.export.dir.clone();
+        let mut part: Option<Part> = None;
+        let mut batch = StackBatch::default();
+        let write = |batch: &mut StackBatch, part: &mut Option<Part>| -> io::Result<()> {
+            if part.is_none() {
+                let path = dir.join("stacks").join(&name);
+                *part = Some(Part::create(path, "stacks", schema::stacks())?);
+            }
+            let rows = batch.take().map_err(other)?;
+            part.as_mut().expect("made above").write(&rows)
+        };
+        let ParquetWriter {
+            existing_stacks,
+            stack_set,
+            recordings_part,
+            added,
+            ..
+        } = self;
+        stack_set
+            .finish(existing_stacks, |id, frames| {
+                batch.push(id, frames);
+                if batch.len() >= BATCH {
+                    write(&mut batch, &mut part)?;
+                }
+                Ok(())
+            })
+            .and_then(|()| match batch.len() {
+                0 => Ok(()),
+                _ => write(&mut batch, &mut part),
+            })
+            .map_err(|e| Error::io("writing the stacks", e))?;
+        for part in [part, recordings_part].into_iter().flatten() {
             part.commit_as(&name)
                 .map_err(|e| Error::io(format!("naming {name}"), e))?;
         }
-        Ok(self.added)
+        Ok(added)
     }
 }
 
@@ -419,10 +431,10 @@ impl<'a> StackIds<'a> {
         })
     }
 
-    /// The id of `stack` and its leaf's (DSO, symbol).
-    fn of(&mut self, stack: StackId) -> (i64, (&'a str, &'a str)) {
-        if let Some(known) = self.ids[stack as usize] {
-            return known;
+    /// The id of `stack`, its leaf's (DSO, symbol), and whether this is its first time.
+    fn of(&mut self, stack: StackId) -> (i64, (&'a str, &'a str), bool) {
+        if let Some((id, leaf)) = self.ids[stack as usize] {
+            return (id, leaf, false);
         }
         let mut h = Sha1::new();
         let mut leaf = None;
@@ -437,6 +449,6 @@ impl<'a> StackIds<'a> {
         let id = i64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"));
         let known = (id, leaf.unwrap_or(("[unknown]", "[unknown]")));
         self.ids[stack as usize] = Some(known);
-        known
+        (known.0, known.1, true)
     }
 }

@@ -20,6 +20,7 @@ use perfdata_write::output::interrupt::TempPathGuard;
 use tempfile::NamedTempFile;
 
 use super::schema::SCHEMA_VERSION;
+use super::stack_set::IdSpool;
 
 /// The rows of a row group: a part file is written one row group at a time, so that
 /// memory holds at most this many rows (encoded) of it.
@@ -121,14 +122,14 @@ pub fn part_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Every value of column `column` in the part files under `dir`: the ids an earlier
-/// export wrote, so that this one adds to them without clashing.
-pub fn read_column<T: Eq + std::hash::Hash>(
+/// Call `each` with every value of column `column` in the part files under `dir` (its
+/// array and the row): the ids an earlier export wrote, so that this one adds to them
+/// without clashing.
+pub fn each_value(
     dir: &Path,
     column: &str,
-    mut value: impl FnMut(&arrow_array::ArrayRef, usize) -> T,
-) -> io::Result<HashSet<T>> {
-    let mut out = HashSet::new();
+    mut each: impl FnMut(&arrow_array::ArrayRef, usize) -> io::Result<()>,
+) -> io::Result<()> {
     for path in part_files(dir)? {
         let named = |e: parquet::errors::ParquetError| {
             io::Error::other(format!("{}: {e}", path.display()))
@@ -149,20 +150,31 @@ pub fn read_column<T: Eq + std::hash::Hash>(
         for batch in builder.with_projection(mask).build().map_err(named)? {
             let batch = batch.map_err(other)?;
             let col = batch.column(0);
-            out.extend((0..col.len()).map(|i| value(col, i)));
+            for i in 0..col.len() {
+                each(col, i)?;
+            }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// The stack ids of the part files under `dir`.
-pub fn stack_ids(dir: &Path) -> io::Result<HashSet<i64>> {
-    read_column(dir, "stack_id", |c, i| c.as_primitive::<Int64Type>().value(i))
+/// The stack ids of the part files under `dir`, spooled (there may be many).
+pub fn stack_ids(dir: &Path) -> io::Result<crate::spool::Records> {
+    let mut ids = IdSpool::new()?;
+    each_value(dir, "stack_id", |c, i| {
+        ids.push(c.as_primitive::<Int64Type>().value(i))
+    })?;
+    ids.finish()
 }
 
 /// The recording ids of the part files under `dir`.
 pub fn recording_ids(dir: &Path) -> io::Result<HashSet<String>> {
-    read_column(dir, "recording", |c, i| c.as_string::<i32>().value(i).to_string())
+    let mut ids = HashSet::new();
+    each_value(dir, "recording", |c, i| {
+        ids.insert(c.as_string::<i32>().value(i).to_string());
+        Ok(())
+    })?;
+    Ok(ids)
 }
 
 /// A Hive-style partition folder's value: what a path cannot hold, `%XX` escaped as
