@@ -14,7 +14,7 @@
 # big one as soon as it is measured. The big one needs BIG of disk, its spooled samples
 # and its tables besides: check `df` first, and set BIG smaller (2GB) where that would
 # leave less than 15 GB free. PROFILE picks the build (default bench-lto, as the other
-# benchmarks; `release` builds faster). Each command runs RUNS times (default 1), its
+# benchmarks; `release` builds faster); PERFDATA=BINARY runs that one, built already. Each command runs RUNS times (default 1), its
 # output removed before each run; the table shows the median wall and CPU time and the
 # largest peak RSS. The query runs QUERY_RUNS times (default 5) in one DuckDB process,
 # timed around the query alone (the views made first); needs `pip install duckdb`.
@@ -27,8 +27,10 @@ RUNS=${RUNS:-1}
 QUERY_RUNS=${QUERY_RUNS:-5}
 PROFILE=${PROFILE:-bench-lto}
 mkdir -p "$BENCH_DIR/many"
-cargo build --profile "$PROFILE" -q -p perfdata-cli
-perfdata=$PWD/target/$PROFILE/perfdata
+if [ -z "${PERFDATA:-}" ]; then
+    cargo build --profile "$PROFILE" -q -p perfdata-cli
+fi
+perfdata=${PERFDATA:-$PWD/target/$PROFILE/perfdata}
 synth_opts=(--callchain 8 --processes 4 --threads-per-process 2 --dsos 6 --cpus 4)
 
 # shellcheck source=bench/measure.sh

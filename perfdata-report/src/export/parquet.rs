@@ -52,8 +52,8 @@ mod stack_set;
 
 mod parts;
 
-use parts::{other, partition_value, Part};
 pub use parts::ROW_GROUP;
+use parts::{other, partition_value, Part};
 use recording::{date_text, RecordingInfo};
 use schema::{RecordingBatch, RecordingRow, SampleBatch, SampleRow, StackBatch};
 use stack_set::StackSet;
@@ -129,13 +129,19 @@ impl ParquetExport {
     pub fn begin(self) -> Result<ParquetWriter> {
         let known = |what: &str, e| Error::io(format!("the {what} in {}", self.dir.display()), e);
         std::fs::create_dir_all(&self.dir).map_err(|e| known("folder", e))?;
-        let recordings =
-            parts::recording_ids(&self.dir.join("recordings")).map_err(|e| known("recordings", e))?;
+        let recordings = parts::recording_ids(&self.dir.join("recordings"))
+            .map_err(|e| known("recordings", e))?;
         let stacks = parts::stack_ids(&self.dir.join("stacks")).map_err(|e| known("stacks", e))?;
+        // Samples parts of recordings the recordings table does not list: an export
+        // interrupted before its end wrote them, and exporting them again replaces them.
+        let mut leftovers =
+            parts::samples_parts(&self.dir.join("samples")).map_err(|e| known("samples", e))?;
+        leftovers.retain(|id, _| !recordings.contains(id));
         let spool = |e| Error::io("the temporary file of the stacks", e);
         Ok(ParquetWriter {
             export: self,
             known_recordings: recordings,
+            leftovers,
             existing_stacks: stacks,
             stack_set: StackSet::new().map_err(spool)?,
             recordings: RecordingBatch::default(),
@@ -178,6 +184,8 @@ pub struct Written {
 pub struct ParquetWriter {
     export: ParquetExport,
     known_recordings: HashSet<String>,
+    /// Samples parts of recordings not in the recordings table, by id.
+    leftovers: std::collections::HashMap<String, PathBuf>,
     /// The stack ids of the directory's stacks parts.
     existing_stacks: crate::spool::Records,
     /// Every recording's distinct stacks, spooled.
@@ -200,7 +208,10 @@ impl ParquetWriter {
     fn samples_path(&self, info: &RecordingInfo) -> PathBuf {
         let mut p = self.export.dir.join("samples");
         if self.export.partition.host {
-            p.push(format!("host={}", partition_value(info.hostname.as_deref())));
+            p.push(format!(
+                "host={}",
+                partition_value(info.hostname.as_deref())
+            ));
         }
         if self.export.partition.date {
             let day = info.date.map(date_text);
@@ -289,7 +300,14 @@ impl ParquetWriter {
                 .map_err(io_err(&part_path))?;
         }
         let samples: u64 = events.iter().map(|e| e.0).sum();
-        let part_path = part.commit().map_err(io_err(&part_path))?;
+        let leftover = self.leftovers.remove(&info.id);
+        let part_path = part
+            .commit_over(leftover.as_deref())
+            .map_err(io_err(&part_path))?;
+        // The leftover of another partition layout is this recording's samples too.
+        if let Some(old) = leftover.filter(|old| *old != part_path) {
+            std::fs::remove_file(&old).map_err(io_err(&old))?;
+        }
         let events: Vec<(String, u64, u64)> = stacks
             .event_names
             .iter()
@@ -333,7 +351,10 @@ impl ParquetWriter {
         for id in &self.added {
             h.update(id.as_bytes());
         }
-        h.finalize()[..8].iter().map(|b| format!("{b:02x}")).collect()
+        h.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 
     /// A table's part of this export, made on first use. Its name is only known at the
@@ -353,9 +374,13 @@ impl ParquetWriter {
             let part = Self::part_of(&self.export.dir, "recordings", schema::recordings())?;
             self.recordings_part = Some(part);
         }
-        let batch = self.recordings.take().map_err(|e| Error::io("the recordings", other(e)))?;
+        let batch = self
+            .recordings
+            .take()
+            .map_err(|e| Error::io("the recordings", other(e)))?;
         let part = self.recordings_part.as_mut().expect("made above");
-        part.write(&batch).map_err(|e| Error::io("writing the recordings", e))
+        part.write(&batch)
+            .map_err(|e| Error::io("writing the recordings", e))
     }
 
     /// Write the stacks and what is left of the recordings, and name this export's

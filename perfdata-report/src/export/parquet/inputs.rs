@@ -79,8 +79,8 @@ pub fn expand(args: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 fn listing(dir: &Path, pattern: Option<&str>) -> io::Result<Vec<PathBuf>> {
     let pattern: Option<Vec<char>> = pattern.map(|p| p.chars().collect());
     let mut out = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
     for e in entries {
         let e = e?;
         let name = e.file_name().to_string_lossy().into_owned();

@@ -84,13 +84,38 @@ impl Part {
     /// Finish the file (the last row group, the footer) and give it its name; an
     /// existing file of that name is an error, never replaced.
     pub fn commit(self) -> io::Result<PathBuf> {
+        self.commit_over(None)
+    }
+
+    /// [`Part::commit`], but over `leftover` if that is the file's name: a part an
+    /// interrupted export left without its recordings row, of the same recording.
+    pub fn commit_over(self, leftover: Option<&Path>) -> io::Result<PathBuf> {
         let out = self.writer.into_inner().map_err(other)?;
         out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        self.temp
-            .persist_noclobber(&self.path)
-            .map_err(|e| e.error)?;
+        if leftover == Some(self.path.as_path()) {
+            self.temp.persist(&self.path).map_err(|e| e.error)?;
+        } else {
+            self.temp
+                .persist_noclobber(&self.path)
+                .map_err(|e| e.error)?;
+        }
         Ok(self.path)
     }
+}
+
+/// The samples parts under `dir` by recording id (from their names, `part-<id>.parquet`).
+pub fn samples_parts(dir: &Path) -> io::Result<std::collections::HashMap<String, PathBuf>> {
+    Ok(part_files(dir)?
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let id = name
+                .strip_prefix("part-")?
+                .strip_suffix(".parquet")?
+                .to_string();
+            Some((id, p))
+        })
+        .collect())
 }
 
 /// The Parquet files under `dir` (recursively, as readers glob `**/*.parquet`), not
@@ -131,10 +156,10 @@ pub fn each_value(
     mut each: impl FnMut(&arrow_array::ArrayRef, usize) -> io::Result<()>,
 ) -> io::Result<()> {
     for path in part_files(dir)? {
-        let named = |e: parquet::errors::ParquetError| {
-            io::Error::other(format!("{}: {e}", path.display()))
-        };
-        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?).map_err(named)?;
+        let named =
+            |e: parquet::errors::ParquetError| io::Error::other(format!("{}: {e}", path.display()));
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?).map_err(named)?;
         let Some(at) = builder
             .schema()
             .fields()

@@ -41,9 +41,9 @@ impl RecordingInfo {
     /// it has are not known here).
     pub fn read(path: &Path, meta: &Metadata) -> std::io::Result<RecordingInfo> {
         let string = |id| match meta.feature(id) {
-            Some(Feature::Hostname(s)) | Some(Feature::OsRelease(s)) | Some(Feature::Version(s)) => {
-                Some(s.as_str_lossy())
-            }
+            Some(Feature::Hostname(s))
+            | Some(Feature::OsRelease(s))
+            | Some(Feature::Version(s)) => Some(s.as_str_lossy()),
             _ => None,
         };
         let cmdline = match meta.feature(FeatureId::Cmdline) {

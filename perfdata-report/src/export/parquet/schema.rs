@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
-};
+use arrow_array::builder::{Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
