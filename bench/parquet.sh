@@ -9,11 +9,11 @@
 #
 # The inputs are `perfdata synth --size 1MB --seed N --callchain 8 --processes 4
 # --threads-per-process 2 --dsos 6 --cpus 4` (seeds 1..COUNT: the same bytes on every
-# machine, and each a recording of its own id) and `--size BIG` with the same options,
+# machine, and each a recording of its own id) and `--size BIG` with `--callchain 2`,
 # made in $BENCH_DIR (default /tmp/perfdata-bench-parquet) and removed at the end, the
-# big one as soon as it is measured. The big one needs BIG of disk, its spooled samples
-# and its tables besides: check `df` first, and set BIG smaller (2GB) where that would
-# leave less than 15 GB free. PROFILE picks the build (default bench-lto, as the other
+# big one as soon as it is measured. The big one needs about 1.8 times BIG of disk (its
+# spooled samples and its tables besides): check `df` first, and set BIG smaller
+# where that would leave less than 15 GB free. PROFILE picks the build (default bench-lto, as the other
 # benchmarks; `release` builds faster); PERFDATA=BINARY runs that one, built already. Each command runs RUNS times (default 1), its
 # output removed before each run; the table shows the median wall and CPU time and the
 # largest peak RSS. The query runs QUERY_RUNS times (default 5) in one DuckDB process,
@@ -31,7 +31,8 @@ if [ -z "${PERFDATA:-}" ]; then
     cargo build --profile "$PROFILE" -q -p perfdata-cli
 fi
 perfdata=${PERFDATA:-$PWD/target/$PROFILE/perfdata}
-synth_opts=(--callchain 8 --processes 4 --threads-per-process 2 --dsos 6 --cpus 4)
+shape=(--processes 4 --threads-per-process 2 --dsos 6 --cpus 4)
+synth_opts=(--callchain 8 "${shape[@]}")
 
 # shellcheck source=bench/measure.sh
 source bench/measure.sh
@@ -79,7 +80,9 @@ printf '| report --sort comm,dso,sym, one process per file | %s x 1 MB | %s s | 
     "$COUNT" "$MEDIAN" "$CPU" "$(rate "$many_bytes" "$MEDIAN")" "$RSS_MIB"
 
 big=$BENCH_DIR/big.data
-[ -e "$big" ] || "$perfdata" synth -o "$big" --size "$BIG" "${synth_opts[@]}"
+# Two-frame callchains: random eight-frame ones are a distinct stack per sample, whose
+# spool alone would take some 24 GB of disk for 4 GB of input.
+[ -e "$big" ] || "$perfdata" synth -o "$big" --size "$BIG" --callchain 2 "${shape[@]}"
 big_bytes=$(stat -c %s "$big")
 big_samples=$("$perfdata" stats "$big" | awk '$1 == "SAMPLE" { print $3; exit }')
 big_out=$BENCH_DIR/big-pq
