@@ -2,7 +2,6 @@
 //! `perf script -F comm,event,ip,sym` of perf 6.1 run live (tests/exports/script.rs):
 //! the same stacks with the same counts.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
@@ -12,17 +11,6 @@ mod workload;
 
 use exports::export;
 use exports::script::{perf_folded, Depth};
-
-fn our_folded(path: &Path, dir: &Path) -> BTreeMap<String, u64> {
-    String::from_utf8(export(path, "folded", dir))
-        .expect("UTF-8")
-        .lines()
-        .map(|l| {
-            let (stack, n) = l.rsplit_once(' ').expect("stack count");
-            (stack.to_string(), n.parse().expect("count"))
-        })
-        .collect()
-}
 
 fn record_fp(dir: &Path) -> PathBuf {
     let spin = workload::build_spin(dir);
@@ -39,7 +27,7 @@ fn folded_stacks_match_perf_script() {
     for input in [fixtures_dir().join("file-callgraph-fp.data"), fresh.clone()] {
         let (perf, ours) = (
             perf_folded(&input, Depth::Full).0,
-            our_folded(&input, dir.path()),
+            exports::folded(&input, dir.path()),
         );
         assert!(
             perf.values().sum::<u64>() > 50,
@@ -60,7 +48,7 @@ fn folded_stacks_match_perf_script() {
         );
     }
     // The workload's call chain is named on the fresh recording.
-    let ours = our_folded(&fresh, dir.path());
+    let ours = exports::folded(&fresh, dir.path());
     assert!(
         ours.keys().any(|k| k.ends_with(";main;mid;leaf")),
         "{ours:?}"

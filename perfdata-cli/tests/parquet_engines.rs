@@ -27,38 +27,7 @@ use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata, workspace
 mod exports;
 mod report_rows;
 
-use report_rows::{perf_rows_summed, unresolved};
-
-/// Fixtures not compared with perf report, each with the reason (as report_oracle's).
-const NOT_COMPARED: &[(&str, &str)] = &[
-    ("stat-record.data", "no samples: perf report refuses it"),
-    (
-        "pipe-stat-record.data",
-        "no samples: perf report refuses it",
-    ),
-    (
-        "pipe-tracepoint.data",
-        "perf 6.1 stops reading after HEADER_TRACING_DATA",
-    ),
-    (
-        "strip-system-wide.data",
-        "perf 6.1 leaves one rustc sample unresolved that perfdata names (report_oracle \
-         says more)",
-    ),
-];
-
-/// Recordings of event groups: perf's group view has a column per member.
-const GROUPED: &[&str] = &["file-group.data"];
-
-fn compared_fixtures() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| name(p).ends_with(".data") && !NOT_COMPARED.iter().any(|(n, _)| *n == name(p)))
-        .collect();
-    v.sort();
-    v
-}
+use report_rows::{perf_rows_summed, reported_fixtures, unresolved, GROUPED};
 
 /// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
 /// stderr.
@@ -120,7 +89,7 @@ type Counted = BTreeMap<(String, String, String), (u64, u64)>;
 #[test]
 fn duckdb_rows_are_perf_reports() {
     assert!(perf_available());
-    let inputs = compared_fixtures();
+    let inputs = reported_fixtures();
     assert!(inputs.len() >= 15, "fixtures: {inputs:?}");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
@@ -197,22 +166,10 @@ fn frame_text(s: &str) -> String {
         .collect()
 }
 
-/// `export --format folded` of `input` as line -> count.
-fn folded(input: &Path, dir: &Path) -> BTreeMap<String, u64> {
-    String::from_utf8(exports::export(input, "folded", dir))
-        .expect("UTF-8")
-        .lines()
-        .map(|l| {
-            let (stack, n) = l.rsplit_once(' ').expect("stack count");
-            (stack.to_string(), n.parse().expect("count"))
-        })
-        .collect()
-}
-
 #[perfdata_oracle::needs(python_duckdb)]
 #[test]
 fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
-    let inputs = compared_fixtures();
+    let inputs = reported_fixtures();
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
     // Two exports into one directory: the second's stacks join too.
@@ -223,7 +180,7 @@ fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
     let mut failures = Vec::new();
     let mut lines = 0;
     for input in &inputs {
-        let want = folded(input, dir.path());
+        let want = exports::folded(input, dir.path());
         let rows = stacks[input.display().to_string()].as_array();
         let events: std::collections::BTreeSet<&str> = rows
             .into_iter()
@@ -310,7 +267,7 @@ const RECORDINGS: &[(&str, &str, bool)] = &[
 #[perfdata_oracle::needs(python_pyarrow)]
 #[test]
 fn pyarrow_reads_the_documented_schema() {
-    let inputs = compared_fixtures();
+    let inputs = reported_fixtures();
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
     export_parquet(&inputs, &out, &[]);

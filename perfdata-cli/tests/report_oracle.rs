@@ -10,47 +10,12 @@
 
 use std::path::PathBuf;
 
-use perfdata_tests::{fixtures_dir, name, perf_available};
+use perfdata_tests::{name, perf_available};
 
 mod report_rows;
 mod workload;
 
-use report_rows::{compare, our_rows};
-
-/// Fixtures not compared, each with the reason.
-const NOT_COMPARED: &[(&str, &str)] = &[
-    ("stat-record.data", "no samples: perf report refuses it"),
-    (
-        "pipe-stat-record.data",
-        "no samples: perf report refuses it",
-    ),
-    (
-        "pipe-tracepoint.data",
-        "perf 6.1 stops reading after HEADER_TRACING_DATA",
-    ),
-    (
-        "strip-system-wide.data",
-        "perf 6.1 leaves one rustc sample unresolved (`-v`: 'Failed to open \
-         .../librustc_driver-6108105cd7e839cf.so, continuing without symbols', once) that \
-         perfdata names ThinVec::push, as perf script names the same address in the other \
-         process; a row of 3.33%: every other row is equal (C++ names included)",
-    ),
-];
-
-fn reported_fixtures() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
-        .expect("fixtures")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| name(p).ends_with(".data") && !NOT_COMPARED.iter().any(|(n, _)| *n == name(p)))
-        .collect();
-    v.sort();
-    v
-}
-
-/// Recordings of event groups, compared per event (`--no-group`, both sides): perf's group
-/// view has a column per member, which the row parser does not read; report_text_oracle
-/// compares that view as text.
-const GROUPED: &[&str] = &["file-group.data"];
+use report_rows::{compare, our_rows, reported_fixtures, GROUPED};
 
 /// Compare every input for every sort; on a failure `context` says more (where the
 /// recordings were kept).

@@ -45,3 +45,15 @@ pub fn export_with(path: &Path, format: &str, dir: &Path, extra: &[&str]) -> Vec
     );
     bytes
 }
+
+/// `export --format folded` of `path` as line -> count.
+pub fn folded(path: &Path, dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    String::from_utf8(export(path, "folded", dir))
+        .expect("UTF-8")
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("stack count");
+            (stack.to_string(), n.parse().expect("count"))
+        })
+        .collect()
+}
