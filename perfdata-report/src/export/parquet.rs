@@ -198,7 +198,7 @@ pub struct ParquetWriter {
     pending: usize,
 }
 
-/// A part file's path relative to `dir/table` (for the errors).
+/// An I/O error while writing the part file `path`, named.
 fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
     move |e| Error::io(format!("writing {}", path.display()), e)
 }
