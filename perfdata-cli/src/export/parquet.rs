@@ -14,6 +14,12 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
             "--inline and --diff are not for --format parquet".into(),
         ));
     }
+    if a.output.as_os_str() == "-" {
+        return Err(CliError::Usage(
+            "--format parquet writes a directory of tables: -o names it, not standard output"
+                .into(),
+        ));
+    }
     let given = a.inputs();
     if given.iter().any(|p| p.as_os_str() == "-") {
         return Err(CliError::Usage(
