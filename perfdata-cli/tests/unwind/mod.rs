@@ -1,6 +1,7 @@
 //! The `--call-graph dwarf` workloads the unwinding oracle tests record: a C program
-//! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs)
-//! and `ls -R /usr` (libc).
+//! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs),
+//! `ls -R /usr` (libc), and a C program busy in a SIGPROF handler (signals.c: stacks
+//! through glibc's sigreturn trampoline).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +28,18 @@ pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     (c, rs)
 }
 
+/// Build the signal handler workload (signals.c, `-O2 -fomit-frame-pointer`) into `dir`.
+pub fn build_signals(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind/signals.c");
+    let exe = dir.join("signals");
+    let mut gcc = Command::new("gcc");
+    gcc.args(["-O2", "-fomit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(src);
+    crate::workload::run(&mut gcc);
+    exe
+}
+
 /// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
 pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
     // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
@@ -45,9 +58,11 @@ pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) ->
     crate::workload::record(dir, file, &args, command)
 }
 
-/// The three recordings: the C program, the Rust one and `ls -R /usr`.
+/// The four recordings: the C program, the Rust one, `ls -R /usr` and the signal
+/// handler's (about 2,000 samples, 60% of them in the handler).
 pub fn recordings(dir: &Path) -> Vec<PathBuf> {
     let (c, rs) = build(dir, None);
+    let signals = build_signals(dir);
     let path = |p: &Path| p.to_str().expect("utf-8 path").to_string();
     vec![
         record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
@@ -55,6 +70,7 @@ pub fn recordings(dir: &Path) -> Vec<PathBuf> {
         // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
         // one sample is less than the 0.1% rows are compared above.
         record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
+        record_dwarf(dir, "signals.data", &[], &[&path(&signals), "3000"]),
     ]
 }
 

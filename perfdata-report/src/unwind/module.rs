@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSegment};
 
+use super::regs::Arch;
+use super::signal;
 use crate::process::{Dso, Map};
 use crate::symbolize::{self, SymbolOptions};
 
@@ -41,6 +43,8 @@ pub(crate) struct DsoUnwind {
     got: Option<Section>,
     /// The PT_LOAD segments: (file offset, vaddr, file size), to place a map's start.
     loads: Vec<(u64, u64, u64)>,
+    /// Where the sigreturn trampoline's code starts (svmas; [`signal`]).
+    trampolines: Vec<u64>,
 }
 
 impl DsoUnwind {
@@ -105,6 +109,18 @@ impl DsoUnwind {
             text: first(".text", false),
             got: first(".got", false),
             loads,
+            trampolines: trampolines(&parsed),
+        })
+    }
+
+    /// Whether `svma` is in a sigreturn trampoline: at its start when it is a return
+    /// address (the handler returns to the trampoline's first instruction), anywhere in
+    /// it when it is the sampled instruction.
+    pub(crate) fn in_trampoline(&self, svma: u64, sampled: bool, arch: Arch) -> bool {
+        let len = signal::trampoline_code(arch).len() as u64;
+        self.trampolines.iter().any(|&t| match sampled {
+            true => (t..t + len).contains(&svma),
+            false => t == svma,
         })
     }
 
@@ -126,6 +142,35 @@ impl DsoUnwind {
             });
         map.start.wrapping_sub(svma)
     }
+}
+
+/// The sigreturn trampolines in the code of the first of `files` that holds its code (a
+/// debug file's code sections are NOBITS), for the architecture the file is of.
+fn trampolines(files: &[object::File<'_>]) -> Vec<u64> {
+    for f in files {
+        let arch = match f.architecture() {
+            object::Architecture::X86_64 => Arch::X86_64,
+            object::Architecture::Aarch64 => Arch::Aarch64,
+            _ => return Vec::new(),
+        };
+        let code: Vec<_> = f
+            .sections()
+            .filter(|s| s.kind() == object::SectionKind::Text && s.file_range().is_some())
+            .collect();
+        if code.is_empty() {
+            continue;
+        }
+        return code
+            .iter()
+            .filter_map(|s| Some((s.address(), s.data().ok()?)))
+            .flat_map(|(at, data)| {
+                let found = signal::find_trampolines(data, arch);
+                found.into_iter().map(move |off| at + off)
+            })
+            .take(signal::MAX_TRAMPOLINES)
+            .collect();
+    }
+    Vec::new()
 }
 
 /// Whether the `.eh_frame_hdr` index `hdr` points into `eh_frame` as the linker writes
@@ -243,6 +288,7 @@ mod tests {
             text: None,
             got: None,
             loads,
+            trampolines: Vec::new(),
         }
     }
 
