@@ -9,6 +9,7 @@ use std::process::Command;
 /// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
 /// the one ld computes (the same for every build, so in perf's build-id cache once
 /// any test recorded it).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
     let c = dir.join("levels");
@@ -29,6 +30,7 @@ pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
 }
 
 /// Build the signal handler workload (signals.c, `-O2 -fomit-frame-pointer`) into `dir`.
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn build_signals(dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind/signals.c");
     let exe = dir.join("signals");
@@ -41,6 +43,7 @@ pub fn build_signals(dir: &Path) -> PathBuf {
 }
 
 /// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
     // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
     // buffers keep perf from losing chunks on a busy machine.
@@ -60,6 +63,7 @@ pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) ->
 
 /// The four recordings: the C program, the Rust one, `ls -R /usr` and the signal
 /// handler's (about 2,000 samples, 60% of them in the handler).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn recordings(dir: &Path) -> Vec<PathBuf> {
     let (c, rs) = build(dir, None);
     let signals = build_signals(dir);
@@ -76,6 +80,7 @@ pub fn recordings(dir: &Path) -> Vec<PathBuf> {
 
 /// The C workload built with a build id of its own and recorded with `-N`, so that no
 /// build-id cache has the binary: (the binary, the recording).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
