@@ -19,13 +19,19 @@
 //!   ending at ld.so's `_start`, as above.
 //!
 //! Each count is checked in `perfdata unwind --json` and in its stderr summary.
+//!
+//! And the corpus's one arm64 recording with user registers (simpleperf's
+//! `jbeich-perf_with_arm_regs.data`; its binaries are Android's, absent here): its sample
+//! says ABI 32 and has an empty stack copy, so it is not unwound (perf 6.1 gives such a
+//! sample no user frames), with ABI 64 patched in too, and its kernel frames are kept as
+//! perf script prints them.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
-use perfdata_tests::{perf_available, perf_output, run_perfdata};
+use perfdata_tests::{corpus_dir, perf_available, perf_output, run_perfdata};
 
 mod unwind;
 mod workload;
@@ -263,4 +269,73 @@ fn a_short_copy_cuts_at_the_signal_frame_or_where_the_stack_runs_out() {
             ("signal frame outside the stack copy", at_trampoline),
         ],
     );
+}
+
+/// The `unwind` object of `perfdata report --json input`.
+fn report_unwind(input: &Path) -> serde_json::Value {
+    let args = [
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        input.as_os_str(),
+    ];
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    doc["unwind"].clone()
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn the_arm64_corpus_sample_is_not_unwound_and_keeps_its_kernel_frames() {
+    assert!(perf_available());
+    let Some(corpus) = corpus_dir() else {
+        eprintln!("SKIP: PERFDATA_CORPUS is not set");
+        return;
+    };
+    let original = corpus.join("jbeich-perf_with_arm_regs.data");
+    let dir = tempfile::tempdir().expect("temp dir");
+    // The same recording with the sample's ABI made 64-bit: the 8 bytes before its x0.
+    let mut bytes = std::fs::read(&original).expect("corpus file");
+    let x0 = 0xb400_006e_e325_f731u64.to_le_bytes();
+    let at = bytes
+        .windows(8)
+        .position(|w| w == x0)
+        .expect("the sample's x0")
+        - 8;
+    assert_eq!(bytes[at..at + 8], 1u64.to_le_bytes(), "ABI 32 as recorded");
+    bytes[at..at + 8].copy_from_slice(&2u64.to_le_bytes());
+    let abi64 = dir.path().join("abi64.data");
+    std::fs::write(&abi64, bytes).expect("written");
+    for input in [&original, &abi64] {
+        let stats = report_unwind(input);
+        assert_eq!(
+            stats,
+            serde_json::json!({"whole": 0, "cut": 0, "not_unwound": 1, "cut_by": {},
+                "missing_binaries": {}, "other_build_id": {}}),
+            "{}",
+            input.display()
+        );
+        let theirs = perf_stacks(input);
+        let args = [
+            OsStr::new("script"),
+            OsStr::new("-F"),
+            OsStr::new("ip"),
+            input.as_os_str(),
+        ];
+        let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+        assert!(out.status.success());
+        let ours: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let kernel: Vec<String> = theirs.concat().into_iter().map(|f| f.0).collect();
+        assert_eq!(kernel.len(), 11, "{kernel:?}");
+        assert!(kernel.iter().all(|ip| ip.starts_with("ffffffa4")));
+        assert_eq!(ours, kernel, "{}", input.display());
+    }
 }
