@@ -36,7 +36,7 @@ use perfdata_tests::{corpus_dir, perf_available, perf_output, run_perfdata};
 mod unwind;
 mod workload;
 
-use unwind::{build, build_signals, record_dwarf, record_uncached};
+use unwind::{build, build_signals, record_dwarf, record_uncached, unwind_stats};
 
 /// One frame of perf script's: (ip, symbol, dso).
 type Frame = (String, String, String);
@@ -271,23 +271,6 @@ fn a_short_copy_cuts_at_the_signal_frame_or_where_the_stack_runs_out() {
     );
 }
 
-/// The `unwind` object of `perfdata report --json input`.
-fn report_unwind(input: &Path) -> serde_json::Value {
-    let args = [
-        OsStr::new("report"),
-        OsStr::new("--json"),
-        input.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc["unwind"].clone()
-}
-
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn the_arm64_corpus_sample_is_not_unwound_and_keeps_its_kernel_frames() {
@@ -311,7 +294,7 @@ fn the_arm64_corpus_sample_is_not_unwound_and_keeps_its_kernel_frames() {
     let abi64 = dir.path().join("abi64.data");
     std::fs::write(&abi64, bytes).expect("written");
     for input in [&original, &abi64] {
-        let stats = report_unwind(input);
+        let stats = unwind_stats(input);
         assert_eq!(
             stats,
             serde_json::json!({"whole": 0, "cut": 0, "not_unwound": 1, "cut_by": {},

@@ -36,7 +36,7 @@ mod unwind;
 mod workload;
 
 use report_rows::{our_children_rows, perf_children_rows_with, resolved};
-use unwind::{record_uncached, recordings};
+use unwind::{record_uncached, recordings, unwind_stats};
 
 /// Our rows against perf's (see the module's note): the differences, and how many rows
 /// were compared.
@@ -142,23 +142,6 @@ fn dwarf_children_match_perf_report() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!("{compared} rows compared");
-}
-
-/// The `unwind` object of `perfdata report --json`.
-fn unwind_stats(input: &Path) -> serde_json::Value {
-    let args = [
-        OsStr::new("report"),
-        OsStr::new("--json"),
-        input.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc["unwind"].clone()
 }
 
 /// `perf script --no-inline -F comm,ip,sym` folded as `comm;outer;...;leaf` (each frame

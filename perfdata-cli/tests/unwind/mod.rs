@@ -3,6 +3,7 @@
 //! `ls -R /usr` (libc), and a C program busy in a SIGPROF handler (signals.c: stacks
 //! through glibc's sigreturn trampoline).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -90,4 +91,22 @@ pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
     let exe = c.to_str().expect("utf-8 path");
     let input = record_dwarf(dir, "c.data", &["-N"], &[exe, "500"]);
     (c, input)
+}
+
+/// The `unwind` object of `perfdata report --json input`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn unwind_stats(input: &Path) -> serde_json::Value {
+    let args = [
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        input.as_os_str(),
+    ];
+    let out = perfdata_tests::run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    doc["unwind"].clone()
 }
