@@ -179,7 +179,8 @@ fn trampolines(files: &[object::File<'_>]) -> Vec<u64> {
 /// section, and every FDE it names lies in `.eh_frame`. A damaged index (a byte flipped
 /// on disk, a hostile file) is not used: the unwinder's lookup subtracts these addresses
 /// unchecked (gimli's `EhHdrTable`, an overflow panic in a debug build, wrong FDEs in a
-/// release one), and `.eh_frame` alone still unwinds. Other encodings are not checked.
+/// release one), and `.eh_frame` alone still unwinds. An index of other encodings (which
+/// no linker writes) is not used either.
 fn index_fits(hdr: &Section, eh_frame: &Section) -> bool {
     let Some(data) = hdr.data.as_deref() else {
         return false;
@@ -197,8 +198,9 @@ fn index_fits(hdr: &Section, eh_frame: &Section) -> bool {
         return false;
     }
     if (ptr_enc, count_enc, table_enc) != (0x1b, 0x03, 0x3b) {
-        // Not the common layout: leave it to the unwinder as it comes.
-        return true;
+        // Not the linker's layout: not checked, so not used (gimli's lookup multiplies
+        // an absptr count of 2^64 unchecked: the fuzz target's first finding).
+        return false;
     }
     let base = hdr.svma.start;
     let target = base.wrapping_add(4).wrapping_add(ptr as i32 as i64 as u64);
@@ -278,6 +280,23 @@ mod tests {
         assert!(!index_fits(&damaged(4, 0x8000_0001), &eh));
         assert!(!index_fits(&damaged(8, u32::MAX), &eh));
         assert!(!index_fits(&damaged(16, 0x7000_0000), &eh));
+        // The fuzz target's finding: the count's encoding absptr (8 bytes, read from the
+        // count and the first table entry: about 2^35 entries) made gimli's lookup
+        // overflow `count / 2 * 8` in a debug build. Any layout other than the linker's
+        // is not used.
+        for head in [
+            [1, 0x1b, 0x00, 0x3b],
+            [1, 0x1b, 0x03, 0x34],
+            [1, 0x03, 0x03, 0x3b],
+        ] {
+            let mut bytes = hdr.data.as_deref().expect("data").to_vec();
+            bytes[..4].copy_from_slice(&head);
+            let other = Section {
+                svma: hdr.svma.clone(),
+                data: Some(Bytes::from(bytes)),
+            };
+            assert!(!index_fits(&other, &eh), "{head:x?}");
+        }
     }
 
     fn with_loads(loads: Vec<(u64, u64, u64)>) -> DsoUnwind {
