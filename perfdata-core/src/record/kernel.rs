@@ -48,21 +48,18 @@ layouts! {
         pub pid: i32,
         /// Thread id.
         pub tid: i32,
-        #[serde(serialize_with = "crate::mark::address")]
         /// Start address of the mapping.
-        pub addr: u64,
-        #[serde(serialize_with = "crate::mark::address")]
+        pub addr: u64 = address,
         /// Length of the mapping.
-        pub len: u64,
-        #[serde(serialize_with = "crate::mark::address")]
+        pub len: u64 = address,
         /// File offset of the mapping.
-        pub pgoff: u64,
+        pub pgoff: u64 = address,
     } text {
         /// Path of the mapped file (NUL-padded).
         pub filename: PaddedString = Path,
     }
     /// MMAP: a mapping of a process.
-    view MmapView(MmapAt) for [Mmap], facts(task(Process pid tid) addr(addr, len, pgoff));
+    view MmapView(MmapAt) for [Mmap], facts(task(Process pid tid));
 
     #[binrw]
     /// COMM (3).
@@ -137,15 +134,12 @@ layouts! {
         pub pid: i32,
         /// Thread id.
         pub tid: i32,
-        #[serde(serialize_with = "crate::mark::address")]
         /// Start address of the mapping.
-        pub addr: u64,
-        #[serde(serialize_with = "crate::mark::address")]
+        pub addr: u64 = address,
         /// Length of the mapping.
-        pub len: u64,
-        #[serde(serialize_with = "crate::mark::address")]
+        pub len: u64 = address,
         /// File offset of the mapping.
-        pub pgoff: u64,
+        pub pgoff: u64 = address,
         #[br(args(build_id))]
         #[serde(flatten)]
         /// Device and inode, or the build id.
@@ -160,7 +154,7 @@ layouts! {
     }
     /// MMAP2. With misc MMAP_BUILD_ID, the 24 bytes of `maj` to `ino_generation` are the
     /// build id's size, two reserved fields and the build id instead.
-    view Mmap2View(Mmap2At) for [Mmap2], facts(task(Process pid tid) addr(addr, len, pgoff));
+    view Mmap2View(Mmap2At) for [Mmap2], facts(task(Process pid tid));
 
     #[binrw]
     /// ITRACE_START (12).
@@ -207,9 +201,8 @@ layouts! {
     /// KSYMBOL (17): a kernel symbol (BPF program, ...) registered or unregistered.
     #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
     pub struct Ksymbol {
-        #[serde(serialize_with = "crate::mark::address")]
         /// Start address of the symbol.
-        pub addr: u64,
+        pub addr: u64 = address,
         /// Length of the symbol in bytes.
         pub len: u32,
         /// PERF_RECORD_KSYMBOL_TYPE_* (1 BPF program, 2 out-of-line code).
@@ -221,7 +214,7 @@ layouts! {
         pub name: PaddedString = Symbol,
     }
     /// KSYMBOL.
-    view KsymbolView(KsymbolAt) for [Ksymbol], facts(addr(addr));
+    view KsymbolView(KsymbolAt) for [Ksymbol], facts();
 
     #[binrw]
     /// CGROUP (19).

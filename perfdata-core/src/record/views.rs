@@ -119,6 +119,9 @@ pub(crate) fn check(
 /// pub struct Model {
 ///     /// Each fixed field, with its attributes: in the model and in the view.
 ///     pub pid: i32,
+///     /// An address (a start, length or file offset of a mapping): an address fact,
+///     /// and an address in the model's JSON.
+///     pub addr: u64 = address,
 ///     /// A field the view reads as several words (MMAP2's device and inode, whose
 ///     /// model is an enum by misc) lists them after its type.
 ///     pub id: Mmap2Id { maj: u32, min: u32, ino: u64, ino_generation: u64 },
@@ -132,7 +135,7 @@ pub(crate) fn check(
 ///     pub links: Vec<NamespaceLink>,
 /// }
 /// /// Docs of the view.
-/// view ModelView(ModelAt) for [RecordTypes], facts(task(Thread pid tid) addr(addr));
+/// view ModelView(ModelAt) for [RecordTypes], facts(task(Thread pid tid));
 /// ```
 ///
 /// Each item starts with the model's `#[binrw]`, passed on as written rather than added
@@ -141,9 +144,9 @@ pub(crate) fn check(
 /// those (a `parse_with` field after a `temp` one then reads the other's value).
 ///
 /// `facts(...)` says which fields name the task (`task(Thread pid tid)`,
-/// `task(Process pid tid)`, or `task(trailer)` for the sample_id trailer's) and
-/// which hold addresses (`addr(...)`); every other fixed field is a number, and the
-/// text's kind is a string field. `facts(other)` says the record holds more than
+/// `task(Process pid tid)`, or `task(trailer)` for the sample_id trailer's); with the
+/// fields marked `= address` and the text's kind, that is every fact: every other fixed
+/// field is a number. `facts(other)` says the record holds more than
 /// that (a payload, nested names), which edits handle by name.
 macro_rules! layouts {
     ($(
@@ -151,7 +154,7 @@ macro_rules! layouts {
         $(#[$($attr:tt)*])*
         $vis:vis struct $name:ident {
             $(
-                $(#[$($fattr:tt)*])* $fvis:vis $field:ident: $fty:ident
+                $(#[$($fattr:tt)*])* $fvis:vis $field:ident: $fty:ident $(= $mark:ident)?
                 $({ $($sub:ident: $subty:ident),* $(,)? })?
             ),* $(,)?
         }
@@ -162,15 +165,11 @@ macro_rules! layouts {
         $(#[doc = $vdoc:literal])*
         view $view:ident($at:ident) for [$($ty:ident),+], facts($($facts:tt)*);
     )*) => {$(
-        $pound $binrw
-        $(#[$($attr)*])*
-        $vis struct $name {
-            $($(#[$($fattr)*])* $fvis $field: $fty,)*
-            $($(#[$($tattr)*])* $tvis $text: $tty,)?
-            // As written: binrw reads its `parse_with` types from the tokens, which a
-            // captured `ty` would wrap.
-            $($($rest)*)?
-        }
+        layouts!(@model [$pound $binrw $(#[$($attr)*])* $vis struct $name] []
+            [$($(#[$($fattr)*])* $fvis $field: $fty $(= $mark)?,)*]
+            // The rest as written: binrw reads its `parse_with` types from the tokens,
+            // which a captured `ty` would wrap.
+            [$($(#[$($tattr)*])* $tvis $text: $tty,)? $($($rest)*)?]);
 
         impl $name {
             /// Its catalogue rows take their facts from it (see the registry).
@@ -180,7 +179,8 @@ macro_rules! layouts {
 
             /// The facts its layout states (see [`Facts`](crate::record::Facts)).
             pub(crate) const FACTS: $crate::record::Facts =
-                layouts!(@facts $view, ($($text $kind)?) $($facts)*);
+                layouts!(@facts $view, ($($text $kind)?)
+                    [$($(layouts!(@address $view, $field, $mark),)?)*] $($facts)*);
 
             /// Its string fields, each with what it names (see
             /// [`RecordBody::strings_mut`](crate::record::RecordBody::strings_mut)).
@@ -194,6 +194,24 @@ macro_rules! layouts {
         layouts!(@flat ($name, [$($vdoc)*], $view, $at, [$($ty),+], ($($text)?)) []
             [$($field: $fty $({ $($sub: $subty),* })?,)*]);
     )*};
+
+    // The model's fields: an address says so in its JSON form.
+    (@model $head:tt [$($done:tt)*]
+        [$(#[$($a:tt)*])* $v:vis $f:ident: $t:ident = address, $($more:tt)*] $tail:tt) => {
+        layouts!(@model $head
+            [$($done)* #[serde(serialize_with = "crate::mark::address")] $(#[$($a)*])* $v $f: $t,]
+            [$($more)*] $tail);
+    };
+    (@model $head:tt [$($done:tt)*]
+        [$(#[$($a:tt)*])* $v:vis $f:ident: $t:ident, $($more:tt)*] $tail:tt) => {
+        layouts!(@model $head [$($done)* $(#[$($a)*])* $v $f: $t,] [$($more)*] $tail);
+    };
+    (@model [$($head:tt)*] [$($done:tt)*] [] [$($tail:tt)*]) => {
+        $($head)* { $($done)* $($tail)* }
+    };
+    (@address $view:ident, $field:ident, address) => {
+        $view::AT.$field
+    };
 
     // The view's fields: each fixed field, or the words it lists.
     (@flat $args:tt [$($done:tt)*] [$field:ident: $fty:ty { $($sub:ident: $subty:ty),* }, $($more:tt)*]) => {
@@ -276,17 +294,17 @@ macro_rules! layouts {
     };
 
     // The facts, with the view's offsets.
-    (@facts $view:ident, $text:tt other) => {
+    (@facts $view:ident, $text:tt $addresses:tt other) => {
         $crate::record::Facts::OTHER
     };
-    (@facts $view:ident, ($($text:ident $kind:ident)?) $(task($($task:tt)*))? $(addr($($a:ident),*))?) => {
+    (@facts $view:ident, ($($text:ident $kind:ident)?) [$($address:expr,)*] $(task($($task:tt)*))?) => {
         $crate::record::Facts {
             task: layouts!(@task $view, $($($task)*)?),
             strings: &[$($crate::record::StringField {
                 at: $view::AT.$text,
                 kind: $crate::record::StringKind::$kind,
             })?],
-            addresses: &[$($($view::AT.$a),*)?],
+            addresses: &[$($address),*],
             content: $crate::record::Content::Listed,
         }
     };
