@@ -16,7 +16,7 @@
 
 use binrw::Endian;
 
-use super::RecordType;
+use super::types::RecordType;
 use crate::codec::{u16_at, u32_at, u64_at};
 use crate::error::{Error, Problem, Result};
 
@@ -178,7 +178,7 @@ macro_rules! layouts {
             pub(crate) const HAS_LAYOUT: bool = true;
 
             /// The facts its layout states (see [`Facts`](crate::record::Facts)).
-            pub(crate) const FACTS: $crate::record::Facts =
+            pub(crate) const FACTS: $crate::record::facts::Facts =
                 layouts!(@facts $view, ($($text $kind)?)
                     [$($(layouts!(@address $view, $field, $mark),)?)*] $($facts)*);
 
@@ -186,8 +186,8 @@ macro_rules! layouts {
             /// [`RecordBody::strings_mut`](crate::record::RecordBody::strings_mut)).
             pub(crate) fn strings_mut(
                 &mut self,
-            ) -> Vec<($crate::record::StringKind, &mut $crate::record::PaddedString)> {
-                vec![$(($crate::record::StringKind::$kind, &mut self.$text))?]
+            ) -> Vec<($crate::record::facts::StringKind, &mut $crate::record::PaddedString)> {
+                vec![$(($crate::record::facts::StringKind::$kind, &mut self.$text))?]
             }
         }
 
@@ -253,12 +253,12 @@ macro_rules! layouts {
             pub const AT: $at = layouts!(@at $at, 8usize, [], $($field: $fty,)* ; $($text)?);
 
             /// The record types whose layout the view reads.
-            pub const TYPES: &'static [$crate::record::RecordType] =
-                &[$($crate::record::RecordType::$ty),+];
+            pub const TYPES: &'static [$crate::record::types::RecordType] =
+                &[$($crate::record::types::RecordType::$ty),+];
         }
 
-        impl<'a> $crate::record::RecordView<'a> for $view<'a> {
-            const LEN: usize = 8 $(+ <$fty as $crate::record::Word>::SIZE)*;
+        impl<'a> $crate::record::views::RecordView<'a> for $view<'a> {
+            const LEN: usize = 8 $(+ <$fty as $crate::record::views::Word>::SIZE)*;
 
             fn new(bytes: &'a [u8], endian: ::binrw::Endian, offset: u64) -> $crate::error::Result<Self> {
                 $crate::record::views::check(bytes, endian, offset, Self::TYPES, Self::LEN)?;
@@ -273,7 +273,7 @@ macro_rules! layouts {
                 // A mapping's `len` is a field, not the view's length.
                 #[allow(clippy::len_without_is_empty)]
                 pub fn $field(&self) -> $fty {
-                    <$fty as $crate::record::Word>::read(self.bytes, Self::AT.$field, self.endian)
+                    <$fty as $crate::record::views::Word>::read(self.bytes, Self::AT.$field, self.endian)
                 }
             )*
             $(
@@ -287,7 +287,7 @@ macro_rules! layouts {
 
     // The offsets: each field after the one before it.
     (@at $at:ident, $pos:expr, [$($done:tt)*], $field:ident: $fty:ty, $($rest:tt)*) => {
-        layouts!(@at $at, $pos + <$fty as $crate::record::Word>::SIZE, [$($done)* $field: $pos,], $($rest)*)
+        layouts!(@at $at, $pos + <$fty as $crate::record::views::Word>::SIZE, [$($done)* $field: $pos,], $($rest)*)
     };
     (@at $at:ident, $pos:expr, [$($done:tt)*], ; $($text:ident)?) => {
         $at { $($done)* $($text: $pos)? }
@@ -295,26 +295,26 @@ macro_rules! layouts {
 
     // The facts, with the view's offsets.
     (@facts $view:ident, $text:tt $addresses:tt other) => {
-        $crate::record::Facts::OTHER
+        $crate::record::facts::Facts::OTHER
     };
     (@facts $view:ident, ($($text:ident $kind:ident)?) [$($address:expr,)*] $(task($($task:tt)*))?) => {
-        $crate::record::Facts {
+        $crate::record::facts::Facts {
             task: layouts!(@task $view, $($($task)*)?),
-            strings: &[$($crate::record::StringField {
+            strings: &[$($crate::record::facts::StringField {
                 at: $view::AT.$text,
-                kind: $crate::record::StringKind::$kind,
+                kind: $crate::record::facts::StringKind::$kind,
             })?],
             addresses: &[$($address),*],
-            content: $crate::record::Content::Listed,
+            content: $crate::record::facts::Content::Listed,
         }
     };
-    (@task $view:ident,) => { $crate::record::TaskFacts::None };
-    (@task $view:ident, trailer) => { $crate::record::TaskFacts::Trailer };
+    (@task $view:ident,) => { $crate::record::facts::TaskFacts::None };
+    (@task $view:ident, trailer) => { $crate::record::facts::TaskFacts::Trailer };
     (@task $view:ident, $scope:ident $pid:ident $tid:ident) => {
-        $crate::record::TaskFacts::Fields {
+        $crate::record::facts::TaskFacts::Fields {
             pid: $view::AT.$pid,
             tid: $view::AT.$tid,
-            scope: $crate::record::TaskScope::$scope,
+            scope: $crate::record::facts::TaskScope::$scope,
         }
     };
 }
