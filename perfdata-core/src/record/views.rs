@@ -167,8 +167,7 @@ macro_rules! layouts {
     )*) => {$(
         layouts!(@model [$pound $binrw $(#[$($attr)*])* $vis struct $name] []
             [$($(#[$($fattr)*])* $fvis $field: $fty $(= $mark)?,)*]
-            // The rest as written: binrw reads its `parse_with` types from the tokens,
-            // which a captured `ty` would wrap.
+            // The text, then the rest as written: the rest is the model's alone.
             [$($(#[$($tattr)*])* $tvis $text: $tty,)? $($($rest)*)?]);
 
         impl $name {
