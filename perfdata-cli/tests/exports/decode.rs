@@ -220,7 +220,8 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
     folded
 }
 
-/// Per event, the values of sample type `<event>_<kind>` (`samples` or `period`) of a
+/// Per event, the values of sample type `<event>_samples` (`kind` `samples`) or of the
+/// period type after it (`kind` `period`: `<event>_period`, or `cpu` for a clock) of a
 /// gzipped profile.proto summed by the function of each sample's leaf location (its
 /// outermost line: the address's own function), and under `""` the event's total.
 /// Samples whose leaf location has no line (no symbol) count in the total alone; events
@@ -243,8 +244,17 @@ pub fn pprof_leaf_values(gz: &[u8], kind: &str) -> BTreeMap<String, BTreeMap<Str
     for m in messages(&top, 2) {
         let f = fields(m);
         let leaf = ints(&f, 1).first().and_then(|id| leaf_function[id]);
-        for (value, ty) in ints(&f, 2).into_iter().zip(types) {
-            let Some(event) = ty.strip_suffix(&format!("_{kind}")) else {
+        for (i, value) in ints(&f, 2).into_iter().enumerate() {
+            // Two types per event, `<event>_samples` first.
+            let first = if kind == "samples" {
+                i
+            } else {
+                i.wrapping_sub(1)
+            };
+            if i % 2 != usize::from(kind != "samples") {
+                continue;
+            }
+            let Some(event) = types[first].strip_suffix("_samples") else {
                 continue;
             };
             // A sample counts for its own event; the others' values are 0.
@@ -321,7 +331,8 @@ fn index(v: &Value) -> usize {
 /// (its types' schema and the invariants of tests/exports/firefox.rs): every thread's
 /// samples (weight each, 1 when the weights are null), each stack walked through
 /// stackTable prefixes to the root, frames named by frameTable.func -> funcTable.name ->
-/// the thread's stringArray.
+/// the thread's stringArray (an address without a symbol, `[unknown] in` its DSO, as
+/// perf script's `[unknown]`).
 pub fn firefox(doc: &Value, multi: bool) -> Folded {
     let errors = super::firefox::check(doc);
     assert!(
@@ -337,9 +348,14 @@ pub fn firefox(doc: &Value, multi: bool) -> Folded {
         let (prefix, frame) = (column(stack_t, "prefix"), column(stack_t, "frame"));
         let (func, names) = (column(frame_t, "func"), column(func_t, "name"));
         let name = |frame_idx: usize| {
-            strings[index(&names[index(&func[frame_idx])])]
+            let name = strings[index(&names[index(&func[frame_idx])])]
                 .as_str()
-                .expect("string")
+                .expect("string");
+            if name.starts_with("[unknown] in ") {
+                "[unknown]"
+            } else {
+                name
+            }
         };
         let samples = &t["samples"];
         let stacks = column(samples, "stack");
