@@ -6,7 +6,7 @@
 //! are merged; labels `pid`, `tid`, `cpu` (numbers) and `comm`.
 //!
 //! Mappings are the DSOs' maps as the process that sampled them first had them (see
-//! [`mappings`]), the main binary first (pprof headlines the profile with mapping 1's
+//! `pprof/mappings.rs`), the main binary first (pprof headlines the profile with mapping 1's
 //! file); locations are the addresses in those maps, already symbolised
 //! (`has_functions`), each with its function's source line from DWARF and, with inlines,
 //! a line per inlined function, innermost first; functions name their source file and
