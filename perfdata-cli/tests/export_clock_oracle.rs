@@ -19,7 +19,7 @@ use serde_json::Value;
 mod exports;
 mod workload;
 
-use exports::decode::{fields, gunzip, int, messages};
+use exports::decode::{fields, gunzip, int, messages, string_table};
 
 /// hot.c's path, as DWARF names it (the compiler is given this absolute path).
 fn source() -> PathBuf {
@@ -41,30 +41,29 @@ fn plain_recording(dir: &Path) -> (PathBuf, PathBuf) {
 
 /// The recording's only event, as `perf evlist` names it.
 fn event(data: &Path) -> String {
-    let out = Command::new("perf")
-        .arg("evlist")
-        .arg("-i")
-        .arg(data)
-        .output()
-        .expect("perf evlist runs");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    stdout_of(Command::new("perf").args(["evlist", "-i"]).arg(data))
+        .trim()
+        .to_string()
+}
+
+/// What a command prints, its exit status checked (its stderr in the panic).
+fn stdout_of(command: &mut Command) -> String {
+    let out = command.output().expect("the command runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{command:?}: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `perf report --stdio --sort KEY` of `data`: each row's cell (without the `[.] `
 /// mode) and its Overhead (a share of the period).
 fn perf_shares(data: &Path, key: &str) -> BTreeMap<String, f64> {
-    let out = Command::new("perf")
-        .args(["report", "--stdio", "--sort", key, "-i"])
-        .arg(data)
-        .output()
-        .expect("perf report runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        Command::new("perf")
+            .args(["report", "--stdio", "--sort", key, "-i"])
+            .arg(data),
     );
     let mut rows = BTreeMap::new();
-    for l in String::from_utf8_lossy(&out.stdout).lines() {
+    for l in text.lines() {
         let l = l.trim();
         let Some((pct, cell)) = l.split_once("%  ") else {
             continue;
@@ -81,34 +80,25 @@ fn perf_shares(data: &Path, key: &str) -> BTreeMap<String, f64> {
 
 /// The sum of the samples' periods, as `perf script -F period` prints them.
 fn period_sum(data: &Path) -> u64 {
-    let out = Command::new("perf")
-        .args(["script", "-F", "period", "-i"])
-        .arg(data)
-        .output()
-        .expect("perf script runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.trim().parse::<u64>().expect("a period"))
-        .sum()
+    stdout_of(
+        Command::new("perf")
+            .args(["script", "-F", "period", "-i"])
+            .arg(data),
+    )
+    .lines()
+    .map(|l| l.trim().parse::<u64>().expect("a period"))
+    .sum()
 }
 
 /// `go tool pprof ARGS PROFILE` (sample index `cpu`, every node shown), its stdout.
 fn pprof(profile: &Path, args: &[&str]) -> String {
-    let out = Command::new("go")
-        .args(["tool", "pprof", "-sample_index=cpu", "-nodefraction=0"])
-        .args(["-nodecount=100000"])
-        .args(args)
-        .arg(profile)
-        .output()
-        .expect("go tool pprof runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "go tool pprof {args:?}: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    stdout_of(
+        Command::new("go")
+            .args(["tool", "pprof", "-sample_index=cpu", "-nodefraction=0"])
+            .args(["-nodecount=100000"])
+            .args(args)
+            .arg(profile),
+    )
 }
 
 /// The rows of a `-top` report: (name, flat%), name being everything after the five
@@ -262,10 +252,7 @@ fn go_tool_pprof_top_list_and_lines() {
 fn pprof_types(gz: &[u8]) -> (Vec<(String, String)>, (String, String), i64) {
     let raw = gunzip(gz);
     let top = fields(&raw);
-    let strings: Vec<String> = messages(&top, 6)
-        .iter()
-        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8"))
-        .collect();
+    let strings = string_table(&top);
     let pair = |m: &[u8]| {
         let f = fields(m);
         (

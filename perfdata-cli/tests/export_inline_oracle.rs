@@ -13,7 +13,7 @@ use perfdata_tests::perf_available;
 mod exports;
 mod workload;
 
-use exports::decode::{fields, gunzip, int, messages};
+use exports::decode::{fields, gunzip, int, messages, string_table};
 
 /// (file offset, [(function, line)] innermost first) of every location with inlined
 /// lines in a mapping of file `exe` (others, ld.so's say, are not this test's binary):
@@ -21,10 +21,7 @@ use exports::decode::{fields, gunzip, int, messages};
 fn inlined_locations(gz: &[u8], exe: &str) -> Vec<(u64, Vec<(String, u64)>)> {
     let raw = gunzip(gz);
     let top = fields(&raw);
-    let strings: Vec<String> = messages(&top, 6)
-        .iter()
-        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8"))
-        .collect();
+    let strings = string_table(&top);
     let functions: BTreeMap<u64, String> = messages(&top, 5)
         .iter()
         .map(|m| {

@@ -110,6 +110,14 @@ pub fn messages<'a>(fs: &[(u64, Field<'a>)], number: u64) -> Vec<&'a [u8]> {
         .collect()
 }
 
+/// A profile's string table (field 6), as strings.
+pub fn string_table(top: &[(u64, Field<'_>)]) -> Vec<String> {
+    messages(top, 6)
+        .iter()
+        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8"))
+        .collect()
+}
+
 pub fn gunzip(gz: &[u8]) -> Vec<u8> {
     let mut child = Command::new("gzip")
         .arg("-dc")
@@ -139,10 +147,7 @@ struct Names {
 
 impl Names {
     fn of(top: &[(u64, Field<'_>)]) -> Names {
-        let strings: Vec<String> = messages(top, 6)
-            .iter()
-            .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
-            .collect();
+        let strings = string_table(top);
         assert_eq!(strings.first().map(String::as_str), Some(""), "string 0");
         let types = messages(top, 1)
             .iter()
