@@ -40,7 +40,7 @@ use perfdata_core::{Error, PerfReader, Result};
 use sha1::{Digest, Sha1};
 
 use crate::replay::{replay, ReplayOptions};
-use crate::stacks::{Detail, StackCollector, StackId, Stacks};
+use crate::stacks::{Detail, Sources, StackCollector, StackId, Stacks};
 use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 
@@ -241,7 +241,7 @@ impl ParquetWriter {
             buildid_dir: None,
         };
         let stacks = collector
-            .finish(&replay, &mut Symbolizer::new(symbols), false)
+            .finish(&replay, &mut Symbolizer::new(symbols), Sources::Off)
             .map_err(spool)?;
         // A pipe's features came among its records.
         info.hostname = info.hostname.or_else(|| replay.hostname.clone());

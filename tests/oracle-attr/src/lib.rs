@@ -1,7 +1,8 @@
 //! `#[perfdata_oracle::needs(perf)]`, `#[needs(corpus)]`, `#[needs(perf, corpus)]`,
-//! `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`: written before `#[test]`, it
-//! marks the test `#[ignore]`, with the reason, when `perf` cannot run,
-//! `PERFDATA_CORPUS` is unset or `python3` cannot import the module where the test is
+//! `#[needs(perf, go)]`, `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`: written
+//! before `#[test]`, it marks the test `#[ignore]`, with the reason, when `perf` (or
+//! `go`, for `go tool pprof`) cannot run, `PERFDATA_CORPUS` is unset or `python3` cannot
+//! import the module where the test is
 //! compiled, so that cargo reports it as ignored instead of letting it pass while
 //! checking nothing. (A Python module installed after the test was compiled is seen once
 //! PATH or the test's source changes.)
@@ -17,13 +18,14 @@ use std::sync::OnceLock;
 use proc_macro::TokenStream;
 
 /// Mark the test that follows ignored when what it needs is missing (see the crate's
-/// documentation): `perf`, `corpus`, or both (perf's reason first).
+/// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`, or several (the first missing one's reason).
 #[proc_macro_attribute]
 pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut reason = None;
     for want in attr.to_string().split(',').map(str::trim) {
         let missing = match want {
             "perf" => (!perf_runs()).then_some("perf is not installed"),
+            "go" => (!runs("go", "version")).then_some("go is not installed"),
             "corpus" => std::env::var_os("PERFDATA_CORPUS")
                 .is_none()
                 .then_some("PERFDATA_CORPUS is not set"),
@@ -33,7 +35,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .then_some("python3 cannot import pyarrow (pip install pyarrow)"),
             other => {
                 let msg = format!(
-                    "needs: {other:?} is not perf, corpus, python_duckdb or python_pyarrow"
+                    "needs: {other:?} is not perf, go, corpus, python_duckdb or python_pyarrow"
                 );
                 return format!("compile_error!({msg:?});").parse().unwrap();
             }
@@ -63,12 +65,15 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Whether `perf --version` runs, asked once per compilation.
 fn perf_runs() -> bool {
     static RUNS: OnceLock<bool> = OnceLock::new();
-    *RUNS.get_or_init(|| {
-        std::process::Command::new("perf")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
+    *RUNS.get_or_init(|| runs("perf", "--version"))
+}
+
+/// Whether `program arg` runs and succeeds.
+fn runs(program: &str, arg: &str) -> bool {
+    std::process::Command::new(program)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Whether `python3 -c "import MODULE"` succeeds.
