@@ -263,3 +263,117 @@ fn script_prints_what_perf_script_prints() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 20 * VIEWS.len(), "only {compared} compared");
 }
+
+/// The side-band views: perf script's `--show-*-events`, the records' lines among the
+/// samples.
+const SIDEBAND_VIEWS: &[&[&str]] = &[
+    &["--show-task-events", "--show-mmap-events"],
+    &[
+        "--show-switch-events",
+        "--show-namespace-events",
+        "--show-lost-events",
+    ],
+    &["--show-task-events", "-F", "comm,pid,tid,cpu,time"],
+];
+
+/// Side-band views that differ beyond [`EXCEPTIONS`] (which hold here too): (input,
+/// view, why).
+const SIDEBAND_DIFFERS: &[(&str, &str, &str)] = &[
+    (
+        "KDAB-perf.data.true.v2",
+        "--show-task-events --show-mmap-events",
+        "an MMAP2 whose file name is empty in the record: perf prints the bytes that \
+         follow it in its buffer",
+    ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "--show-task-events -F comm,pid,tid,cpu,time",
+        "as -F time in EXCEPTIONS: perf refuses TIME for the ETM event it synthesizes",
+    ),
+];
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn script_prints_side_band_records_as_perf_script_does() {
+    assert!(perf_available());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut used = Vec::new();
+    // Lines of each record type perfdata printed, so that the test cannot pass on
+    // views that print none.
+    let mut printed = std::collections::BTreeMap::<String, usize>::new();
+    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    for input in all_inputs() {
+        let n = name(&input);
+        if only.as_deref().is_some_and(|o| !n.contains(o)) {
+            continue;
+        }
+        let (ok, _) = perf_script(&input, &[]);
+        if ok != Some(true) {
+            continue;
+        }
+        for view in SIDEBAND_VIEWS {
+            let shown = view.join(" ");
+            let (Some(perf_ok), perf_out) = perf_script(&input, view) else {
+                continue;
+            };
+            let (our_ok, our_out, err) = ours(&input, view);
+            compared += 1;
+            for line in String::from_utf8_lossy(&our_out).lines() {
+                if let Some(at) = line.find("PERF_RECORD_") {
+                    let kind = line[at..].split([' ', ':', '(']).next().unwrap_or("");
+                    *printed.entry(kind.to_string()).or_default() += 1;
+                }
+            }
+            let same = match (perf_ok, our_ok) {
+                (true, true) => perf_out == our_out,
+                (false, false) => true,
+                _ => false,
+            };
+            if same || exception(&n, "*").is_some() {
+                continue;
+            }
+            if let Some(e) = SIDEBAND_DIFFERS
+                .iter()
+                .find(|(f, v, _)| *f == n && *v == shown)
+            {
+                used.push(e.0);
+                continue;
+            }
+            let why = match (perf_ok, our_ok) {
+                (true, true) => first_difference(&perf_out, &our_out),
+                (true, false) => format!("perfdata failed: {err}"),
+                _ => "perf refused the arguments, perfdata did not".into(),
+            };
+            failures.push(format!("{n} [{shown}]: {why}"));
+        }
+    }
+    for (f, v, _) in SIDEBAND_DIFFERS {
+        if only.as_deref().is_none_or(|o| f.contains(o)) && !used.contains(f) {
+            failures.push(format!(
+                "{f} [{v}]: listed as differing but now equal to perf"
+            ));
+        }
+    }
+    eprintln!("{compared} side-band listings compared; record lines printed: {printed:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        compared >= 20 * SIDEBAND_VIEWS.len(),
+        "only {compared} compared"
+    );
+    for kind in [
+        "PERF_RECORD_COMM",
+        "PERF_RECORD_FORK",
+        "PERF_RECORD_EXIT",
+        "PERF_RECORD_MMAP",
+        "PERF_RECORD_MMAP2",
+        "PERF_RECORD_SWITCH",
+        "PERF_RECORD_SWITCH_CPU_WIDE",
+        "PERF_RECORD_NAMESPACES",
+    ] {
+        assert!(
+            printed.get(kind).is_some_and(|&n| n > 0),
+            "no {kind} line printed"
+        );
+    }
+}
