@@ -181,6 +181,26 @@ fn exception(input: &str, view: &str) -> Option<(String, String)> {
         .map(|(f, v, _)| (f.to_string(), v.to_string()))
 }
 
+/// The inputs compared, with their names: every fixture and corpus file perf script
+/// reads (the names of those it does not join `refused`). PERFDATA_SCRIPT_ONLY=NAME
+/// narrows them to the names holding NAME (to see a planted bug fail quickly); the
+/// tests' count checks then fail, as they must for a partial run.
+fn inputs_perf_reads(refused: &mut Vec<String>) -> Vec<(std::path::PathBuf, String)> {
+    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    let mut inputs = Vec::new();
+    for input in all_inputs() {
+        let n = name(&input);
+        if only.as_deref().is_some_and(|o| !n.contains(o)) {
+            continue;
+        }
+        match perf_script(&input, &[]).0 {
+            Some(true) => inputs.push((input, n)),
+            _ => refused.push(n),
+        }
+    }
+    inputs
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn script_prints_what_perf_script_prints() {
@@ -190,21 +210,7 @@ fn script_prints_what_perf_script_prints() {
     let mut compared = 0;
     let mut refused = Vec::new();
     let mut killed = Vec::new();
-    // PERFDATA_SCRIPT_ONLY=NAME narrows the run to the inputs whose names hold NAME
-    // (to see a planted bug fail quickly); the count check below then fails, as it
-    // must for a partial run.
-    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
-    for input in all_inputs() {
-        let n = name(&input);
-        if only.as_deref().is_some_and(|o| !n.contains(o)) {
-            continue;
-        }
-        // Inputs perf does not read are not compared.
-        let (ok, _) = perf_script(&input, &[]);
-        if ok != Some(true) {
-            refused.push(n);
-            continue;
-        }
+    for (input, n) in inputs_perf_reads(&mut refused) {
         for view in VIEWS {
             let shown = view.join(" ");
             let (perf_ok, perf_out) = perf_script(&input, view);
@@ -274,7 +280,24 @@ const SIDEBAND_VIEWS: &[&[&str]] = &[
         "--show-lost-events",
     ],
     &["--show-task-events", "-F", "comm,pid,tid,cpu,time"],
+    // --pid and --time filter samples only (--cpu, which filters the records too, is
+    // compared in CPU_VIEW: perf refuses it on recordings without the CPU count).
+    &[
+        "--show-task-events",
+        "--show-switch-events",
+        "--pid",
+        "1,6723",
+        "--time",
+        "0,2053.56",
+    ],
 ];
+
+/// --cpu filters side-band records as it does samples: compared on the fixture that
+/// has records of several CPUs (72 switches, 18 of them on CPU 1).
+const CPU_VIEW: (&[&str], &[&str]) = (
+    &["file-system-wide.data"],
+    &["--show-task-events", "--show-switch-events", "--cpu", "1"],
+);
 
 /// Side-band views that differ beyond [`EXCEPTIONS`] (which hold here too): (input,
 /// view, why).
@@ -303,15 +326,7 @@ fn script_prints_side_band_records_as_perf_script_does() {
     // views that print none.
     let mut printed = std::collections::BTreeMap::<String, usize>::new();
     let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
-    for input in all_inputs() {
-        let n = name(&input);
-        if only.as_deref().is_some_and(|o| !n.contains(o)) {
-            continue;
-        }
-        let (ok, _) = perf_script(&input, &[]);
-        if ok != Some(true) {
-            continue;
-        }
+    for (input, n) in inputs_perf_reads(&mut Vec::new()) {
         for view in SIDEBAND_VIEWS {
             let shown = view.join(" ");
             let (Some(perf_ok), perf_out) = perf_script(&input, view) else {
@@ -346,6 +361,22 @@ fn script_prints_side_band_records_as_perf_script_does() {
                 _ => "perf refused the arguments, perfdata did not".into(),
             };
             failures.push(format!("{n} [{shown}]: {why}"));
+        }
+    }
+    let (files, view) = CPU_VIEW;
+    for (input, n) in all_inputs().into_iter().map(|p| {
+        let n = name(&p);
+        (p, n)
+    }) {
+        if files.contains(&n.as_str()) && only.as_deref().is_none_or(|o| n.contains(o)) {
+            let (perf_ok, perf_out) = perf_script(&input, view);
+            let (our_ok, our_out, err) = ours(&input, view);
+            assert_eq!(perf_ok, Some(true), "perf script {n} {view:?}");
+            assert!(our_ok, "perfdata script {n} {view:?}: {err}");
+            if perf_out != our_out {
+                let why = first_difference(&perf_out, &our_out);
+                failures.push(format!("{n} [{}]: {why}", view.join(" ")));
+            }
         }
     }
     for (f, v, _) in SIDEBAND_DIFFERS {

@@ -43,20 +43,14 @@ pub(super) fn record_text(buf: &mut Vec<u8>, r: &Record) {
             buf.push(b')');
         }
         RecordBody::Mmap(mm) => {
-            buf.push(b' ');
-            ids(buf, mm.pid, mm.tid);
-            buf.extend_from_slice(b": [");
-            range(buf, mm.addr, mm.len, mm.pgoff);
+            mapping(buf, mm.pid, mm.tid, mm.addr, mm.len, mm.pgoff);
             buf.extend_from_slice(b"]: ");
             buf.push(if m & misc::MMAP_DATA != 0 { b'r' } else { b'x' });
             buf.push(b' ');
             buf.extend_from_slice(c_str(&mm.filename));
         }
         RecordBody::Mmap2(mm) => {
-            buf.push(b' ');
-            ids(buf, mm.pid, mm.tid);
-            buf.extend_from_slice(b": [");
-            range(buf, mm.addr, mm.len, mm.pgoff);
+            mapping(buf, mm.pid, mm.tid, mm.addr, mm.len, mm.pgoff);
             match mm.id {
                 Mmap2Id::BuildId {
                     build_id_size,
@@ -167,8 +161,11 @@ fn pair(buf: &mut Vec<u8>, a: i32, b: i32) {
     line::int(buf, b.into(), 0);
 }
 
-/// `%#lx(%#lx) @ %#lx`.
-fn range(buf: &mut Vec<u8>, addr: u64, len: u64, pgoff: u64) {
+/// ` %d/%d: [%#lx(%#lx) @ %#lx`: the start of an MMAP's or MMAP2's text.
+fn mapping(buf: &mut Vec<u8>, pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64) {
+    buf.push(b' ');
+    ids(buf, pid, tid);
+    buf.extend_from_slice(b": [");
     alt_hex(buf, addr);
     buf.push(b'(');
     alt_hex(buf, len);
