@@ -14,6 +14,12 @@
 # warm page cache, output to /dev/null; the table shows the median wall time, the
 # median CPU time (user + system: steadier than wall time on a shared machine) and the
 # largest peak RSS (/usr/bin/time -v).
+#
+# WORKLOAD=system-wide records instead `perf record -a -e cpu-clock -F 999` for
+# SECONDS_WIDE seconds (default 15) while this workspace builds in release into a
+# scratch target directory (rustc, cc, ld, as: hundreds of DSOs, big C++ and Rust
+# libraries), and also prints how many of perf's rows above 0.01% perfdata prints with
+# the same sample count (bench/rows_equal.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH_DIR=${BENCH_DIR:-/tmp/perfdata-bench-report}
@@ -28,6 +34,18 @@ if [ -z "$input" ] && ! command -v perf >/dev/null; then
     input=$BENCH_DIR/synth.data
     [ -e "$input" ] || "$perfdata" synth -o "$input" --size 120MB \
         --processes 8 --threads-per-process 4 --dsos 8 --cpus 2
+elif [ -z "$input" ] && [ "${WORKLOAD:-}" = system-wide ]; then
+    input=$BENCH_DIR/system-wide.data
+    if [ ! -e "$input" ]; then
+        echo "recording $input while a release build runs ..." >&2
+        CARGO_TARGET_DIR=$BENCH_DIR/build cargo build -q --release -p perfdata-cli \
+            > /dev/null 2>&1 &
+        build=$!
+        sleep 5
+        perf record -q -a -e cpu-clock -F 999 -o "$input" -- sleep "${SECONDS_WIDE:-15}" >&2
+        kill "$build" 2> /dev/null || true
+        wait "$build" 2> /dev/null || true
+    fi
 elif [ -z "$input" ]; then
     input=$BENCH_DIR/task-clock.data
     if [ ! -e "$input" ]; then
@@ -81,3 +99,12 @@ for i in "${!cmds[@]}"; do
     printf '| %s | %s s | %s s | %s MiB |\n' "${names[$i]}" "$t" "$cpu" "$((kb / 1024))"
     rm -f "$BENCH_DIR/runs.$i"
 done
+if command -v perf > /dev/null; then
+    # The rows: perf's and ours, every row (--percent-limit 0), compared by python.
+    perf report --stdio --sort comm,dso,sym -n --percent-limit 0 -i "$input" \
+        > "$BENCH_DIR/perf-rows.txt" 2> /dev/null
+    "$perfdata" report --sort comm,dso,sym -n --percent-limit 0 --stdio "$input" \
+        > "$BENCH_DIR/our-rows.txt" 2> /dev/null
+    echo
+    python3 bench/rows_equal.py "$BENCH_DIR/perf-rows.txt" "$BENCH_DIR/our-rows.txt"
+fi

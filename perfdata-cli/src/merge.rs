@@ -17,6 +17,9 @@ pub enum AlignArg {
     /// Each input shifted so that its first sample has the first input's first sample
     /// time.
     Start,
+    /// Each input put on the first input's clock by wall-clock time (the CLOCK_DATA
+    /// feature `perf record --clockid` writes).
+    Clock,
 }
 
 #[derive(clap::Args)]
@@ -98,6 +101,7 @@ pub fn run(args: &MergeArgs) -> Result<(), CliError> {
         align: match args.align {
             AlignArg::Keep => Align::Keep,
             AlignArg::Start => Align::Start,
+            AlignArg::Clock => Align::Clock,
         },
         allow_duplicates: args.allow_duplicates,
     };

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use perfdata_report::callgraph::{CallGraph, Order};
+use perfdata_report::fields::Field;
 use perfdata_report::filter::{SampleFilter, TimeWindow};
 use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
@@ -17,9 +18,15 @@ use crate::CliError;
 pub struct ReportArgs {
     #[command(flatten)]
     file: crate::input::Input,
-    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, cpu, event.
-    #[arg(long, short = 's', default_value = "comm,dso,sym")]
-    sort: String,
+    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, srcline, cpu, event
+    /// (default comm,dso,sym; with -F, the fields' keys).
+    #[arg(long, short = 's')]
+    sort: Option<String>,
+    /// Output fields, as perf's -F/--fields: overhead, overhead_children, sample, period
+    /// and sort keys, printed in this order, the rows ordered by the --sort keys then by
+    /// these fields (`-F overhead,sample,comm,dso,sym`).
+    #[arg(long, short = 'F', value_name = "FIELD,...")]
+    fields: Option<String>,
     /// Show the Samples column (perf's -n).
     #[arg(short = 'n', long = "show-nr-samples")]
     samples: bool,
@@ -119,7 +126,14 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         crate::output::refuse_same(a.file.path(), &t, "")?;
     }
     crate::alloc::return_large_blocks();
-    let keys = SortKey::parse_list(&a.sort).map_err(CliError::Usage)?;
+    let keys = match &a.sort {
+        Some(s) => Some(SortKey::parse_list(s).map_err(CliError::Usage)?),
+        None => None,
+    };
+    let fields = match &a.fields {
+        Some(f) => Some(Field::parse_list(f).map_err(CliError::Usage)?),
+        None => None,
+    };
     let mut filter = SampleFilter::parse(
         a.pid.as_deref(),
         a.tid.as_deref(),
@@ -156,7 +170,6 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         g.max_stack = a.max_stack;
     }
     let mut report = Report::new()
-        .sort(keys)
         .filter(filter)
         .children(!a.no_children)
         .call_graph(graph)
@@ -165,6 +178,12 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         .unwind(a.unwind.on());
     if let Some((window, given)) = time {
         report = report.time(window, given);
+    }
+    if let Some(keys) = keys {
+        report = report.sort(keys);
+    }
+    if let Some(fields) = fields {
+        report = report.fields(fields);
     }
     if let Some(limit) = a.percent_limit {
         report = report.percent_limit(limit);

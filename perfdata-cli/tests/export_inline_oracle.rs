@@ -13,17 +13,15 @@ use perfdata_tests::perf_available;
 mod exports;
 mod workload;
 
-use exports::decode::{fields, gunzip, int, messages};
+use exports::decode::{fields, gunzip, int, messages, string_table};
 
-/// (address, [(function, line)] innermost first) of every location with inlined lines
-/// in the mapping of file `exe` (others, ld.so's say, are not this test's binary).
+/// (file offset, [(function, line)] innermost first) of every location with inlined
+/// lines in a mapping of file `exe` (others, ld.so's say, are not this test's binary):
+/// its address as pprof reads it, `address - memory_start + file_offset`.
 fn inlined_locations(gz: &[u8], exe: &str) -> Vec<(u64, Vec<(String, u64)>)> {
     let raw = gunzip(gz);
     let top = fields(&raw);
-    let strings: Vec<String> = messages(&top, 6)
-        .iter()
-        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8"))
-        .collect();
+    let strings = string_table(&top);
     let functions: BTreeMap<u64, String> = messages(&top, 5)
         .iter()
         .map(|m| {
@@ -31,18 +29,20 @@ fn inlined_locations(gz: &[u8], exe: &str) -> Vec<(u64, Vec<(String, u64)>)> {
             (int(&f, 1), strings[int(&f, 2) as usize].clone())
         })
         .collect();
-    let mappings: BTreeMap<u64, String> = messages(&top, 3)
+    let mappings: BTreeMap<u64, (String, u64, u64)> = messages(&top, 3)
         .iter()
         .map(|m| {
             let f = fields(m);
-            (int(&f, 1), strings[int(&f, 5) as usize].clone())
+            let file = strings[int(&f, 5) as usize].clone();
+            (int(&f, 1), (file, int(&f, 2), int(&f, 4)))
         })
         .collect();
     messages(&top, 4)
         .iter()
         .filter_map(|m| {
             let f = fields(m);
-            if mappings.get(&int(&f, 2)).map(String::as_str) != Some(exe) {
+            let (file, start, offset) = mappings.get(&int(&f, 2))?;
+            if file != exe {
                 return None;
             }
             let lines: Vec<(String, u64)> = messages(&f, 4)
@@ -52,7 +52,7 @@ fn inlined_locations(gz: &[u8], exe: &str) -> Vec<(u64, Vec<(String, u64)>)> {
                     (functions[&int(&l, 1)].clone(), int(&l, 2))
                 })
                 .collect();
-            (lines.len() > 1).then(|| (int(&f, 3), lines))
+            (lines.len() > 1).then(|| (int(&f, 3) - start + offset, lines))
         })
         .collect()
 }
@@ -101,8 +101,8 @@ fn inlined_frames_match_binutils_addr2line() {
     assert!(!locations.is_empty(), "no location with inlined lines");
     let mut in_work = 0;
     for (addr, lines) in &locations {
-        // The executable's text is mapped at its file offset: DSO-relative addresses
-        // are its virtual addresses.
+        // The executable's text is at its file offset: file offsets are its virtual
+        // addresses.
         assert_eq!(
             lines,
             &binutils_frames(&exe, *addr),

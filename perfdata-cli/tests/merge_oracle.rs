@@ -400,6 +400,82 @@ fn hosts_apart_move_pids_by_the_offset_printed() {
     }
 }
 
+/// `perf script -F pid,tod,event` lines: the wall-clock time perf works out from each
+/// sample's time and the recording's CLOCK_DATA.
+fn wall_clock_lines(input: &Path) -> Vec<String> {
+    perf(&["script", "-G", "-F", "pid,tod,event"], input)
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// Two recordings on different clocks (monotonic and monotonic_raw, each with the
+/// CLOCK_DATA perf writes for `--clockid`): kept as they are, a warning says their times
+/// do not compare; with `--align clock`, every sample of the second is on the first's
+/// clock, so perf's wall-clock time of each sample in the output (through the first's
+/// CLOCK_DATA) is the one perf gives it in its own recording, and the output is in
+/// wall-clock order.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn clocks_apart_line_up_by_clock_data() {
+    assert!(perf_available());
+    let dir = tempdir();
+    let d = dir.path();
+    let spin = workload::build_spin(d);
+    let threads = workload::build_threads(d);
+    let on = |clock: &'static str| ["-e", "cpu-clock", "-c", "200000", "--clockid", clock];
+    let a = workload::record(d, "a.data", &on("monotonic"), &[spin.as_str()]);
+    let b = workload::record(d, "b.data", &on("monotonic_raw"), &[threads.as_str()]);
+
+    let kept = merge(&[&a, &b], &d.join("kept.data"), &[]);
+    assert!(
+        kept.contains(&format!("{} (another clock)", b.display())),
+        "{kept}"
+    );
+    assert!(!kept.contains("feature CLOCK_DATA"), "{kept}");
+
+    let out = d.join("aligned.data");
+    let said = merge(&[&a, &b], &out, &["--align", "clock"]);
+    assert!(!said.contains("another clock"), "{said}");
+    assert!(perf_stats(&out).clean, "perf reads the output cleanly");
+    assert_sums(&[&a, &b], &out);
+    let got = wall_clock_lines(&out);
+    let mut want = wall_clock_lines(&a);
+    want.extend(wall_clock_lines(&b));
+    assert_eq!(got.len(), want.len());
+    let tod = |l: &String| l.split(' ').skip(1).take(2).collect::<Vec<_>>().join(" ");
+    let order: Vec<String> = got.iter().map(tod).collect();
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "wall-clock order");
+    let (mut got, mut want) = (got, want);
+    got.sort();
+    want.sort();
+    assert_eq!(
+        got, want,
+        "each sample at the wall-clock time perf gives it alone"
+    );
+
+    // Without CLOCK_DATA there is nothing to align by: refused, naming the input.
+    let plain = workload::record(d, "plain.data", &["-e", "cpu-clock"], &[spin.as_str()]);
+    let refused = d.join("refused.data");
+    let args = [
+        OsStr::new("merge"),
+        a.as_os_str(),
+        plain.as_os_str(),
+        OsStr::new("-o"),
+        refused.as_os_str(),
+        OsStr::new("--align"),
+        OsStr::new("clock"),
+    ];
+    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(
+        err.contains("no CLOCK_DATA") && err.contains("plain.data"),
+        "{err}"
+    );
+    assert!(!refused.exists());
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn a_recording_with_itself_is_refused_or_counts_twice() {

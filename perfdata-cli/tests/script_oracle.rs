@@ -157,6 +157,15 @@ fn ours(input: &Path, args: &[&str]) -> (bool, Vec<u8>, String) {
     (out.status.success(), out.stdout, err)
 }
 
+/// Both refused, or both printed the same bytes.
+fn same_listing(perf_ok: bool, our_ok: bool, perf_out: &[u8], our_out: &[u8]) -> bool {
+    match (perf_ok, our_ok) {
+        (true, true) => perf_out == our_out,
+        (false, false) => true,
+        _ => false,
+    }
+}
+
 /// The first differing line of two outputs, for the failure message.
 fn first_difference(perf: &[u8], ours: &[u8]) -> String {
     let (p, o) = (String::from_utf8_lossy(perf), String::from_utf8_lossy(ours));
@@ -218,12 +227,21 @@ fn script_prints_what_perf_script_prints() {
                 killed.push(format!("{n} [{shown}]"));
                 continue;
             };
-            let (our_ok, our_out, err) = ours(&input, view);
-            let same = match (perf_ok, our_ok) {
-                (true, true) => perf_out == our_out,
-                (false, false) => true,
-                _ => false,
-            };
+            let (mut our_ok, mut our_out, mut err) = ours(&input, view);
+            let (mut perf_ok, mut perf_out) = (perf_ok, perf_out);
+            let mut same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
+            if !same && exception(&n, &shown).is_none() {
+                // Once more, both: this test failed once with five builds running beside
+                // it and passed alone (the message was lost; perf's addr2line children
+                // are the suspect). A real difference is as real the second time, and
+                // stderr says a listing was compared twice.
+                eprintln!("{n} [{shown}]: differed; compared again");
+                if let (Some(ok), out) = perf_script(&input, view) {
+                    (perf_ok, perf_out) = (ok, out);
+                    (our_ok, our_out, err) = ours(&input, view);
+                    same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
+                }
+            }
             compared += 1;
             if same {
                 continue;

@@ -432,6 +432,36 @@ fn keep_tid_keeps_its_process_maps() {
     );
 }
 
+/// A thread kept whose FORK is written, on another CPU, before its parent's exec COMM
+/// (strip-fork-before-comm.data, the input that made `keep_tid_keeps_its_process_maps`
+/// flap): perf orders the COMM first, so the kept thread is named `threads`, as in the
+/// input, not `perf-exec`, and its process's maps come with it.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn keep_tid_names_a_thread_as_perf_orders_its_parents_exec() {
+    let dir = tempdir();
+    let input = fixtures_dir().join("strip-fork-before-comm.data");
+    let fields = "comm,pid,tid,time,event";
+    let sel = script_fields(&input, fields, &["--tid", "21453"]);
+    assert_eq!(
+        sel.len(),
+        40,
+        "the worker's samples in perf's view of the input"
+    );
+    assert!(sel.iter().all(|l| l.starts_with("threads ")), "{sel:?}");
+    let out = check_fields(
+        &input,
+        fields,
+        dir.path(),
+        "keep-worker",
+        &["--keep", "--tid", "21453"],
+        &sel,
+    );
+    let maps = maps_of(&input, 21447);
+    assert_eq!(maps.len(), 4, "{maps:?}");
+    assert_eq!(maps_of(&out, 21447), maps);
+}
+
 /// perf script's samples with their call chains (blocks of lines), of the events named.
 fn samples_of(input: &std::path::Path, events: &[&str]) -> Vec<String> {
     let fields = "comm,pid,tid,cpu,time,ip,sym,dso,period,event";

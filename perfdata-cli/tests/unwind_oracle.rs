@@ -18,6 +18,9 @@
 //!   a planted bug moves rows by hundreds of samples.
 //! - The folded export of each recording against `perf script --no-inline`'s unwound
 //!   callchains, folded: equal for at least 99% of the samples.
+//! - A program busy in a SIGPROF handler (tests/unwind/signals.c): the stacks through
+//!   the handler go on past the sigreturn trampoline into the interrupted code, as
+//!   perf's do, at each call depth, and its rows are perf's as the others' are.
 //! - The binary deleted after recording: a warning naming it with the samples it cut
 //!   (perf script's count of samples with a frame in it), exit 0, the kernel's and
 //!   libc's rows as before.
@@ -33,7 +36,7 @@ mod unwind;
 mod workload;
 
 use report_rows::{our_children_rows, perf_children_rows_with, resolved};
-use unwind::{record_uncached, recordings};
+use unwind::{record_uncached, recordings, unwind_stats};
 
 /// Our rows against perf's (see the module's note): the differences, and how many rows
 /// were compared.
@@ -141,23 +144,6 @@ fn dwarf_children_match_perf_report() {
     eprintln!("{compared} rows compared");
 }
 
-/// The `unwind` object of `perfdata report --json`.
-fn unwind_stats(input: &Path) -> serde_json::Value {
-    let args = [
-        OsStr::new("report"),
-        OsStr::new("--json"),
-        input.as_os_str(),
-    ];
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    doc["unwind"].clone()
-}
-
 /// `perf script --no-inline -F comm,ip,sym` folded as `comm;outer;...;leaf` (each frame
 /// its symbol, `[unknown]` as perf prints it) with counts.
 ///
@@ -250,6 +236,9 @@ fn dwarf_folded_stacks_match_perf_script() {
             name(&input),
             differ.join("\n")
         );
+        if name(&input) == "signals.data" {
+            through_signal_frames(&perf, &ours);
+        }
         // Unwinding off: the stacks are the recorded ones, which perf's unwinding
         // mostly lengthens.
         let (plain, _) = agreeing(&perf, &our_folded(&input, &["--no-unwind"]));
@@ -259,6 +248,39 @@ fn dwarf_folded_stacks_match_perf_script() {
             name(&input)
         );
     }
+}
+
+/// The signal handler's recording: most samples are in the handler, and their stacks go
+/// on past glibc's sigreturn trampoline (`[unknown]`: perf names the frame by the
+/// return address less one, the nop before `__restore_rt`, which no symbol covers) into
+/// the code the signal interrupted, at each of its call depths, down to `main`; the same
+/// samples on both sides, per depth.
+fn through_signal_frames(perf: &BTreeMap<String, u64>, ours: &BTreeMap<String, u64>) {
+    let total: u64 = perf.values().sum();
+    let per_depth = |folded: &BTreeMap<String, u64>| -> BTreeMap<usize, u64> {
+        let mut depths = BTreeMap::new();
+        for (stack, n) in folded {
+            let Some((interrupted, _)) = stack.split_once(";[unknown];on_prof;in_handler;") else {
+                continue;
+            };
+            if interrupted.contains(";main;") && interrupted.ends_with(";spin_leaf") {
+                *depths
+                    .entry(interrupted.matches(";spin_at").count())
+                    .or_insert(0) += n;
+            }
+        }
+        depths
+    };
+    let (theirs, mine) = (per_depth(perf), per_depth(ours));
+    let in_handler: u64 = theirs.values().sum();
+    assert!(
+        in_handler * 2 > total && theirs.len() == 4,
+        "perf: {in_handler} of {total} samples through the handler into main, by depth {theirs:?}"
+    );
+    assert_eq!(
+        mine, theirs,
+        "samples through the handler, by the interrupted depth"
+    );
 }
 
 /// Samples of `input` whose unwound callchain (perf script's) has a frame in `binary`.

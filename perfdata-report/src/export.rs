@@ -23,7 +23,7 @@ use perfdata_core::{Error, PerfReader, Result};
 
 use crate::model::Replay;
 use crate::replay::{replay, ReplayOptions};
-use crate::stacks::{Detail, StackCollector, Stacks, Summary};
+use crate::stacks::{Detail, Sources, StackCollector, Stacks, Summary};
 use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
@@ -155,6 +155,15 @@ impl Export {
         self
     }
 
+    /// What the format asks DWARF of each location: pprof's locations have lines.
+    fn sources(&self) -> Sources {
+        match (self.inline, self.format) {
+            (true, _) => Sources::Inlines,
+            (false, Format::Pprof) => Sources::Lines,
+            (false, _) => Sources::Off,
+        }
+    }
+
     /// Read the recording, counting its samples per stack as they come.
     pub fn read(self, reader: PerfReader) -> Result<Collected> {
         let spool = |e| Error::io("the temporary file of the samples", e);
@@ -202,7 +211,7 @@ impl Collected {
             buildid_dir: None,
         };
         let mut stacks = collector
-            .finish(&replay, &mut Symbolizer::new(opts), export.inline)
+            .finish(&replay, &mut Symbolizer::new(opts), export.sources())
             .map_err(spool)?;
         let summary = stacks.summary();
         if let Some(event) = &export.event {
@@ -273,11 +282,11 @@ impl Exported {
                 flamegraph::write_flamegraph(w, lines, title)?
             }
             (Made::Lines(lines), _) => folded::write_folded(w, lines)?,
-            (Made::Stacks(s), Format::Pprof) => pprof::write_pprof(w, s, dsos)?,
+            (Made::Stacks(s), Format::Pprof) => pprof::write_pprof(w, s, &self.replay.machine)?,
             (Made::Stacks(s), Format::Speedscope) => {
                 speedscope::write_speedscope(w, s, dsos, title)?
             }
-            (Made::Stacks(s), _) => firefox::write_firefox(w, s, title)?,
+            (Made::Stacks(s), _) => firefox::write_firefox(w, s, dsos, title)?,
         }
         w.flush()
     }

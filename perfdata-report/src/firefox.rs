@@ -4,9 +4,11 @@
 //! process, thread and name: an exec starts a new thread, as it starts a new program), in
 //! one process per event, pid and name, named as [`Stacks::track_name`] names it; each
 //! sample at its time, with weight 1, its stack of frames labelled as `perf script` names
-//! them, in the category User or Kernel. Times are relative to the first sample; samples
-//! of the software clocks carry their period as CPU time. A recording without samples is
-//! an error.
+//! them (but an address without a symbol is `[unknown] in` its DSO, a function per
+//! library as samply's are), in the category User or Kernel. Times are relative to the
+//! first sample; samples of the software clocks (with any modifiers: `cpu-clock:ppp`)
+//! carry their period as CPU time, in nanoseconds. A recording without samples is an
+//! error.
 //!
 //! The crate holds a whole profile in memory, every sample and every thread's tables, so
 //! it is asked for less, one thread at a time. A skeleton of the profile (every process
@@ -29,6 +31,7 @@ use rustc_hash::FxHashMap;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
+use crate::process::Dso;
 use crate::stacks::{Detail, StackId, Stacks, Track, TrackInfo, TrackSamples, When};
 
 /// perf's default sampling rate (4000 Hz) as the profile's nominal interval; samples
@@ -55,6 +58,8 @@ fn new_profile(product: &str) -> (Profile, CategoryPairHandle, CategoryPairHandl
 /// start, and its distinct stacks in the order of their first samples.
 struct Layout<'a> {
     stacks: &'a Stacks,
+    /// The DSOs, which name the frames without a symbol.
+    dsos: &'a [Dso],
     tracks: &'a [TrackInfo<'a>],
     /// Per track: (process name, process start, thread start), in nanoseconds.
     starts: Vec<(String, u64, u64)>,
@@ -62,7 +67,12 @@ struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    fn new(stacks: &'a Stacks, tracks: &'a [TrackInfo<'a>], at: &impl Fn(When) -> u64) -> Self {
+    fn new(
+        stacks: &'a Stacks,
+        dsos: &'a [Dso],
+        tracks: &'a [TrackInfo<'a>],
+        at: &impl Fn(When) -> u64,
+    ) -> Self {
         // The profiler names a main thread after its process: a process per (event, pid,
         // name) keeps each thread's title its track's. It starts with its first track.
         let mut processes: HashMap<(usize, i32, &str), (String, u64)> = HashMap::new();
@@ -96,6 +106,7 @@ impl<'a> Layout<'a> {
         }
         Layout {
             stacks,
+            dsos,
             tracks,
             starts,
             distinct,
@@ -148,7 +159,7 @@ impl<'a> Layout<'a> {
                     let frame = self.stacks.frame(f);
                     let label = *labels
                         .entry(f)
-                        .or_insert_with(|| p.intern_string(frame.name()));
+                        .or_insert_with(|| p.intern_string(&self.label(&frame)));
                     FrameInfo {
                         frame: Frame::Label(label),
                         category_pair: if frame.kernel { kernel } else { user },
@@ -166,6 +177,18 @@ impl<'a> Layout<'a> {
             );
         }
         p
+    }
+}
+
+impl Layout<'_> {
+    /// A frame's function: its name, or for an address without a symbol `[unknown] in`
+    /// its DSO, a function per library as samply's are (one `[unknown]` function would
+    /// merge every library's unknown code into one node of the call tree).
+    fn label(&self, frame: &crate::stacks::Frame<'_>) -> String {
+        match (frame.function, frame.dso) {
+            (None, Some(d)) => format!("[unknown] in {}", self.dsos[d].short_name),
+            _ => frame.name().to_string(),
+        }
     }
 }
 
@@ -215,7 +238,12 @@ fn split_after<'j>(json: &'j [u8], needle: &[u8]) -> io::Result<(&'j [u8], &'j [
 /// `pausedRanges`. A recording without samples is an error: it would be a profile without
 /// threads, which the profiler refuses to load ("there is nothing to display").
 /// `stacks` must have been collected for [`Detail::Samples`].
-pub fn write_firefox(out: &mut dyn Write, stacks: &Stacks, product: &str) -> io::Result<()> {
+pub fn write_firefox(
+    out: &mut dyn Write,
+    stacks: &Stacks,
+    dsos: &[Dso],
+    product: &str,
+) -> io::Result<()> {
     stacks.require(Detail::Samples, "the Firefox Profiler's format")?;
     if stacks.samples() == 0 {
         return Err(io::Error::new(
@@ -230,7 +258,7 @@ pub fn write_firefox(out: &mut dyn Write, stacks: &Stacks, product: &str) -> io:
         When::Time(t) => t.saturating_sub(first),
         When::Nth(i) => i.saturating_mul(INTERVAL_NANOS),
     };
-    let layout = Layout::new(stacks, &tracks, &at);
+    let layout = Layout::new(stacks, dsos, &tracks, &at);
     // Each track's samples in time order (equal times in the recording's order).
     let samples = stacks.track_samples(&tracks, at)?;
     let skeleton = serde_json::to_vec(&layout.skeleton(product))?;
@@ -312,10 +340,7 @@ fn write_thread(
         track: k,
         length: layout.tracks[k].samples,
         index: &index,
-        clock: matches!(
-            layout.stacks.event_names[track.event].as_str(),
-            "cpu-clock" | "task-clock"
-        ),
+        clock: crate::model::is_clock(&layout.stacks.event_names[track.event]),
     };
     table.write(out, at)?;
     let (head, rest) = split_after(&rest[table_len..], b"\"tid\":\"")?;
@@ -364,13 +389,12 @@ impl Table<'_> {
             out.write_all(if i == 0 { b"1" } else { b",1" })?;
         }
         out.write_all(b"],\"threadCPUDelta\":[")?;
+        // In nanoseconds (the meta says so, see `fix_meta`): the crate's microseconds
+        // would drop each sample's last three digits, and the thread's CPU time would
+        // fall short of its periods' sum.
         samples.write_column(out, track, |out, row| {
-            let cpu = if self.clock {
-                CpuDelta::from_nanos(row.period)
-            } else {
-                CpuDelta::ZERO
-            };
-            serde_json::to_writer(&mut *out, &cpu).map_err(io::Error::from)
+            let cpu = if self.clock { row.period } else { 0 };
+            out.write_all(itoa::Buffer::new().format(cpu).as_bytes())
         })?;
         out.write_all(b"]}")
     }
@@ -379,10 +403,14 @@ impl Table<'_> {
 /// fxprof-processed-profile 0.8 writes version 55 but its `meta` breaks that version's
 /// `ProfileMeta` type (the Firefox Profiler's src/types/profile.js): it has no
 /// `stackwalk`, a required `0 | 1`, and has `pausedRanges`, a thread's member that the
-/// exact meta type does not have.
+/// exact meta type does not have. The CPU deltas are written in nanoseconds, a unit the
+/// type allows (`ns`), where the crate says microseconds.
 fn fix_meta(meta: &mut Map<String, Value>, stackwalk: bool) {
     meta.remove("pausedRanges");
     meta.insert("stackwalk".into(), u8::from(stackwalk).into());
+    if let Some(Value::Object(units)) = meta.get_mut("sampleUnits") {
+        units.insert("threadCPUDelta".into(), "ns".into());
+    }
 }
 
 #[cfg(test)]
@@ -400,7 +428,7 @@ mod tests {
 
     fn written(stacks: &Stacks) -> Value {
         let mut out = Vec::new();
-        write_firefox(&mut out, stacks, "title \"{q}\"").expect("written");
+        write_firefox(&mut out, stacks, &[], "title \"{q}\"").expect("written");
         serde_json::from_slice(&out).expect("one JSON document")
     }
 
@@ -450,18 +478,65 @@ mod tests {
         // Times from the first sample (1 ms), in ms.
         assert_eq!(a["timeDeltas"], serde_json::json!([0.0, 1.0, 1.0]));
         assert_eq!(a["weight"], serde_json::json!([1, 1, 1]));
-        assert_eq!(a["threadCPUDelta"], serde_json::json!([2, 5, 4]));
+        // The periods (ns) as CPU time, in ns as the meta says.
+        assert_eq!(a["threadCPUDelta"], serde_json::json!([2000, 5000, 4000]));
+        assert_eq!(doc["meta"]["sampleUnits"]["threadCPUDelta"], "ns");
         let b = table("b 8/8");
         assert_eq!(b["stack"], serde_json::json!([0, 1]));
         assert_eq!(b["timeDeltas"], serde_json::json!([0.5, 2.5]));
-        assert_eq!(b["threadCPUDelta"], serde_json::json!([3, 6]));
+        assert_eq!(b["threadCPUDelta"], serde_json::json!([3000, 6000]));
+    }
+
+    /// Addresses without symbols in two libraries: a function each, named after its
+    /// library, where perf script's one `[unknown]` would merge them.
+    #[test]
+    fn unknown_frames_are_a_function_per_library() {
+        use perfdata_core::record::{Mmap, PaddedString};
+        let mut m = Machine::new();
+        m.process_comm(7, 7, "a", false);
+        for (addr, name) in [(0x10000, "/nowhere/liba.so"), (0x20000, "/nowhere/libb.so")] {
+            let map = Mmap {
+                pid: 7,
+                tid: 7,
+                addr,
+                len: 0x1000,
+                pgoff: 0,
+                filename: PaddedString::new(name),
+            };
+            m.process_mmap(&map, false, None);
+        }
+        let mut s = testing::sample(&mut m, 7, Some(1_000), 1_000, 1);
+        s.callchain = [0x10010, 0x20010, 0x10020]
+            .iter()
+            .map(|&ip| m.resolve(7, 7, ip, false))
+            .collect();
+        let dsos = m.dsos.clone();
+        let stacks = testing::stacks(m, &[s], Detail::Samples);
+        let mut out = Vec::new();
+        write_firefox(&mut out, &stacks, &dsos, "t").expect("written");
+        let doc: Value = serde_json::from_slice(&out).expect("JSON");
+        let thread = &doc["threads"][0];
+        let strings = thread["stringArray"].as_array().expect("strings");
+        let names: Vec<&str> = thread["funcTable"]["name"]
+            .as_array()
+            .expect("names")
+            .iter()
+            .map(|i| {
+                strings[i.as_u64().expect("index") as usize]
+                    .as_str()
+                    .expect("str")
+            })
+            .collect();
+        assert_eq!(names, ["[unknown] in liba.so", "[unknown] in libb.so"]);
+        // The stack is liba, libb, liba again (root first): three frames, two functions.
+        assert_eq!(thread["frameTable"]["length"], 2);
     }
 
     #[test]
     fn no_samples_is_an_error() {
         let mut out = Vec::new();
         let none = testing::stacks(Machine::new(), &[], Detail::Samples);
-        let err = write_firefox(&mut out, &none, "t").expect_err("no samples");
+        let err = write_firefox(&mut out, &none, &[], "t").expect_err("no samples");
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);
         assert!(out.is_empty());
     }

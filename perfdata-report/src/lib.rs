@@ -20,6 +20,7 @@ pub mod callgraph;
 mod children;
 pub mod diff;
 pub mod export;
+pub mod fields;
 pub mod filter;
 pub mod firefox;
 pub mod flamegraph;

@@ -148,6 +148,9 @@ fn thunk(mangled: &str) -> Option<String> {
     } else {
         return None;
     };
+    // A clone's suffix (`.llvm.N`, `.cold`) is not printed with `-p`; cpp_demangle
+    // would print the thunk another way with it.
+    let mangled = mangled.split('.').next().unwrap_or(mangled);
     let opts = cpp_demangle::DemangleOptions::new().no_return_type();
     let full = cpp_demangle::Symbol::new(mangled)
         .ok()?
@@ -169,6 +172,14 @@ mod tests {
     #[test]
     fn names_as_libiberty_prints_them() {
         for (mangled, filt) in [
+            (
+                "_ZThn32_N12_GLOBAL__N_113MPPassManagerD0Ev.llvm.2049004417421520800",
+                "non-virtual thunk to (anonymous namespace)::MPPassManager::~MPPassManager()",
+            ),
+            (
+                "_ZThn32_N12_GLOBAL__N_113MPPassManagerD1Ev.cold",
+                "non-virtual thunk to (anonymous namespace)::MPPassManager::~MPPassManager()",
+            ),
             (
                 "_ZN2v835TryToCopyAndConvertArrayToCppBufferILj196608EiEEbNS_5LocalINS_5ArrayEEEPT0_j",
                 "v8::TryToCopyAndConvertArrayToCppBuffer<196608u, int>",

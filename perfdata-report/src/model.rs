@@ -27,6 +27,13 @@ pub struct Kallsyms {
     pub ref_reloc: Option<(String, u64)>,
 }
 
+/// Whether the event perf names `name` is a software clock (`cpu-clock`, `task-clock`,
+/// with any modifiers: plain `perf record` names its event `cpu-clock:ppp` where there is
+/// no PMU): its periods are nanoseconds.
+pub fn is_clock(name: &str) -> bool {
+    matches!(name.split(':').next(), Some("cpu-clock" | "task-clock"))
+}
+
 /// One sample, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedSample {

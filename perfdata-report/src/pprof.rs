@@ -1,18 +1,28 @@
 //! pprof's profile.proto (github.com/google/pprof, proto/profile.proto), gzipped as pprof
-//! reads it, written as it is made (see [`write_pprof`]). Per event two sample types: `<event>_samples` (count) and `<event>_period`
-//! (nanoseconds for the software clocks, else count). Samples of equal stack, event,
-//! pid, tid, comm and cpu are merged; labels `pid`, `tid`, `cpu` (numbers) and `comm`.
-//! One mapping per DSO, with its build id; locations are DSO-relative addresses
-//! (mappings start at 0), already symbolised (`has_functions`), one line each; an
-//! address without a symbol has a location without lines.
+//! reads it, written as it is made (see [`write_pprof`]). Per event two sample types:
+//! `<event>_samples` (count) and its period: for a software clock (`cpu-clock`,
+//! `task-clock`, with any modifiers) `cpu` in nanoseconds as Go's CPU profiles name it,
+//! else `<event>_period` (count). Samples of equal stack, event, pid, tid, comm and cpu
+//! are merged; labels `pid`, `tid`, `cpu` (numbers) and `comm`.
+//!
+//! Mappings are the DSOs' maps as the process that sampled them first had them (see
+//! `pprof/mappings.rs`), the main binary first (pprof headlines the profile with mapping 1's
+//! file); locations are the addresses in those maps, already symbolised
+//! (`has_functions`), each with its function's source line from DWARF and, with inlines,
+//! a line per inlined function, innermost first; functions name their source file and
+//! start line (`go tool pprof -list` reads the file). An address without a symbol has a
+//! location without lines.
 
 use std::collections::HashMap;
 use std::io::{self, Write};
 
 use prost::Message;
 
-use crate::process::Dso;
+use crate::model::is_clock;
+use crate::process::Machine;
 use crate::stacks::{Detail, Stacks};
+
+mod mappings;
 
 /// The messages of profile.proto that are written (field numbers as in the proto).
 // Each field is the proto's field of the same name, documented there.
@@ -38,6 +48,10 @@ pub mod proto {
         pub time_nanos: i64,
         #[prost(int64, tag = "10")]
         pub duration_nanos: i64,
+        #[prost(message, optional, tag = "11")]
+        pub period_type: Option<ValueType>,
+        #[prost(int64, tag = "12")]
+        pub period: i64,
         #[prost(int64, repeated, tag = "13")]
         pub comment: Vec<i64>,
         #[prost(int64, tag = "14")]
@@ -92,6 +106,12 @@ pub mod proto {
         pub build_id: i64,
         #[prost(bool, tag = "7")]
         pub has_functions: bool,
+        #[prost(bool, tag = "8")]
+        pub has_filenames: bool,
+        #[prost(bool, tag = "9")]
+        pub has_line_numbers: bool,
+        #[prost(bool, tag = "10")]
+        pub has_inline_frames: bool,
     }
 
     /// An address and the functions (lines) it is in.
@@ -127,6 +147,8 @@ pub mod proto {
         pub system_name: i64,
         #[prost(int64, tag = "4")]
         pub filename: i64,
+        #[prost(int64, tag = "5")]
+        pub start_line: i64,
     }
 }
 
@@ -155,67 +177,73 @@ impl Strings {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+/// The period sample type of each event: `cpu` (nanoseconds) for the one software clock
+/// with samples (`<event>_cpu` where there are several), else `<event>_period` (count).
+fn period_types(stacks: &Stacks) -> Vec<(String, &'static str)> {
+    let clocks = stacks.event_names.iter().filter(|n| is_clock(n)).count();
+    stacks
+        .event_names
+        .iter()
+        .map(|name| match (is_clock(name), clocks) {
+            (true, 1) => ("cpu".to_string(), "nanoseconds"),
+            (true, _) => (format!("{name}_cpu"), "nanoseconds"),
+            (false, _) => (format!("{name}_period"), "count"),
+        })
+        .collect()
 }
 
-/// Write the profile of `stacks` (collected for [`Detail::Labels`]), gzipped; `dsos`
-/// gives mappings their file and build id. Everything but the samples is laid out first
-/// (the string table must hold every label), then the samples are encoded one at a time
-/// into the compressor: prost writes a message's fields in tag order, `sample_type` (1)
-/// and `sample` (2) before the rest, so the bytes are those of the whole message.
-pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, dsos: &[Dso]) -> io::Result<()> {
+/// Write the profile of `stacks` (collected for [`Detail::Labels`]), gzipped; the
+/// `machine` as the replay left it gives mappings their maps, file and build id.
+/// Everything but the samples is laid out first (the string table must hold every
+/// label), then the samples are encoded one at a time into the compressor: prost writes
+/// a message's fields in tag order, `sample_type` (1) and `sample` (2) before the rest,
+/// so the bytes are those of the whole message.
+pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, machine: &Machine) -> io::Result<()> {
     stacks.require(Detail::Labels, "pprof")?;
     let mut strings = Strings::new();
     let mut p = proto::Profile::default();
     let events = stacks.event_names.len();
-    for name in &stacks.event_names {
-        let unit = match name.as_str() {
-            "cpu-clock" | "task-clock" => "nanoseconds",
-            _ => "count",
-        };
-        for (kind, unit) in [("samples", "count"), ("period", unit)] {
+    let periods = period_types(stacks);
+    for (name, (period, unit)) in stacks.event_names.iter().zip(&periods) {
+        for (kind, unit) in [(format!("{name}_samples"), "count"), (period.clone(), unit)] {
             p.sample_type.push(proto::ValueType {
-                r#type: strings.id(&format!("{name}_{kind}")),
+                r#type: strings.id(&kind),
                 unit: strings.id(unit),
             });
         }
     }
-    // The first event with samples is shown by default.
+    // The first event with samples is shown by default; its period is the profile's,
+    // its mean period the sampling period.
     if let Some(first) = stacks.counts().map(|c| c.track.event).min() {
         p.default_sample_type = strings.id(&format!("{}_samples", stacks.event_names[first]));
-    }
-    // Mappings per DSO (ids from 1), functions per distinct (name, DSO), locations per
-    // frame.
-    let mut mapping_of: HashMap<usize, u64> = HashMap::new();
-    for f in stacks.frames() {
-        let Some(d) = f.dso else { continue };
-        mapping_of.entry(d).or_insert_with(|| {
-            let dso = &dsos[d];
-            p.mapping.push(proto::Mapping {
-                id: p.mapping.len() as u64 + 1,
-                memory_start: 0,
-                memory_limit: u64::MAX,
-                file_offset: 0,
-                filename: strings.id(&dso.long_name),
-                build_id: dso.build_id.as_deref().map_or(0, |b| strings.id(&hex(b))),
-                has_functions: true,
-            });
-            p.mapping.len() as u64
+        let (name, unit) = &periods[first];
+        p.period_type = Some(proto::ValueType {
+            r#type: strings.id(name),
+            unit: strings.id(unit),
         });
+        let (n, sum) = stacks
+            .counts()
+            .filter(|c| c.track.event == first)
+            .fold((0u64, 0u64), |(n, s), c| {
+                (n + c.samples, s.saturating_add(c.period))
+            });
+        p.period = i64::try_from(sum / n.max(1)).unwrap_or(i64::MAX);
     }
-    let mut function_of: HashMap<(&str, Option<usize>), u64> = HashMap::new();
+    let maps = mappings::Mappings::new(stacks, machine);
+    p.mapping = maps.protos(&mut strings, &machine.dsos);
+    // Functions per distinct (name, DSO, source file), locations per frame.
+    let mut function_of: HashMap<(&str, Option<usize>, Option<&str>), u64> = HashMap::new();
     let mut lines: Vec<Vec<proto::Line>> = vec![Vec::new(); stacks.frame_count()];
     for (i, f) in stacks.frames().enumerate() {
         let line = f.function.map(|name| {
-            let id = *function_of.entry((name, f.dso)).or_insert_with(|| {
+            let id = *function_of.entry((name, f.dso, f.file)).or_insert_with(|| {
                 let n = strings.id(name);
-                let file = f.dso.map_or(0, |d| strings.id(&dsos[d].long_name));
                 p.function.push(proto::Function {
                     id: p.function.len() as u64 + 1,
                     name: n,
                     system_name: n,
-                    filename: file,
+                    filename: strings.id(f.file.unwrap_or("")),
+                    start_line: i64::from(f.start_line),
                 });
                 p.function.len() as u64
             });
@@ -234,10 +262,11 @@ pub fn write_pprof(out: &mut dyn Write, stacks: &Stacks, dsos: &[Dso]) -> io::Re
         if f.inlined_in.is_some() {
             continue;
         }
+        let (mapping_id, address) = maps.locate(&f);
         p.location.push(proto::Location {
             id: i as u64 + 1,
-            mapping_id: f.dso.map_or(0, |d| mapping_of[&d]),
-            address: f.addr,
+            mapping_id,
+            address,
             line: std::mem::take(&mut lines[i]),
         });
     }

@@ -24,6 +24,7 @@ use std::thread::JoinHandle;
 use perfdata_core::{Error, PerfReader, Result};
 
 use crate::callgraph::CallGraph;
+use crate::fields::{Field, Layout};
 use crate::filter::{SampleFilter, TimeWindow};
 use crate::group::{group_view, GroupView};
 use crate::model::{EventGroup, EventTable, Replay, SortKey};
@@ -48,6 +49,9 @@ pub struct Report {
     graph: Option<CallGraph>,
     time: Option<(TimeWindow, String)>,
     percent_limit: f64,
+    /// Whether `sort` set the keys (else they are perf's default).
+    sorted: bool,
+    fields: Option<Vec<Field>>,
 }
 
 impl Default for Report {
@@ -69,13 +73,30 @@ impl Report {
             graph: Some(CallGraph::default()),
             time: None,
             percent_limit: 0.0,
+            sorted: false,
+            fields: None,
         }
     }
 
     /// The sort keys (perf's `--sort`).
     pub fn sort(mut self, keys: Vec<SortKey>) -> Self {
         self.keys = keys;
+        self.sorted = true;
         self
+    }
+
+    /// The output fields (perf's `-F/--fields`): the columns printed and the order of
+    /// the rows, with the sort keys as [`Layout`] makes them of these and of the keys
+    /// [`Report::sort`] set, if it did.
+    pub fn fields(mut self, fields: Vec<Field>) -> Self {
+        self.fields = Some(fields);
+        self
+    }
+
+    /// The layout of the output fields, if set.
+    fn layout(&self) -> Option<Layout> {
+        let fields = self.fields.as_deref()?;
+        Some(Layout::new(fields, self.sorted.then_some(&self.keys[..])))
     }
 
     /// Which samples are counted (perf's `--pid`, `--tid`, `--comms`, `--cpu`,
@@ -145,7 +166,11 @@ impl Report {
     /// Read the recording, counting its samples as they come (none kept), and check the
     /// filters against it: a `--cpu` filter on samples without a CPU and an event the
     /// recording does not have are errors ([`Error::Select`]).
-    pub fn read(self, reader: PerfReader) -> Result<Counted> {
+    pub fn read(mut self, reader: PerfReader) -> Result<Counted> {
+        let layout = self.layout();
+        if let Some(l) = &layout {
+            self.keys = l.keys.clone();
+        }
         let kallsyms = kallsyms_in_background();
         let tally = Tally::with_filter(&self.keys, self.filter.clone());
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
@@ -174,6 +199,7 @@ impl Report {
         }
         Ok(Counted {
             report: self,
+            layout,
             tally,
             replay,
             kallsyms,
@@ -217,6 +243,8 @@ impl Report {
 /// A recording read and its samples counted: [`Counted::tables`] names them.
 pub struct Counted {
     report: Report,
+    /// The output fields' layout, made of the keys as given.
+    layout: Option<Layout>,
     tally: Tally,
     replay: Replay,
     kallsyms: JoinHandle<Option<SymbolTable>>,
@@ -238,12 +266,18 @@ impl Counted {
     pub fn tables(self) -> Tables {
         let Counted {
             report,
+            layout,
             tally,
             replay,
             kallsyms,
         } = self;
         let mut symbols = report.symbolizer(&replay, kallsyms);
-        let tables = tally.tables(&replay, &mut symbols);
+        let mut tables = tally.tables(&replay, &mut symbols);
+        if let Some(l) = &layout {
+            for t in &mut tables {
+                l.sort_rows(&mut t.rows);
+            }
+        }
         let groups = report
             .group
             .groups(&replay.groups, replay.event_names.len());
@@ -272,6 +306,8 @@ impl Counted {
             tables,
             graph,
             percent_limit: report.percent_limit,
+            sym_first: report.keys.first() == Some(&SortKey::Sym) && layout.is_none(),
+            layout,
             keys: report.keys,
             groups,
             event_names: replay.event_names,
@@ -287,6 +323,11 @@ pub struct Tables {
     tables: Vec<EventTable>,
     graph: Option<CallGraph>,
     percent_limit: f64,
+    /// The output fields' columns and row order (`-F`), if given.
+    layout: Option<Layout>,
+    /// Whether the `--sort` (given, or perf's default) starts with `sym`, without output
+    /// fields (with them perf prints the entry's symbol atop its graph, as measured).
+    sym_first: bool,
     keys: Vec<SortKey>,
     groups: Vec<EventGroup>,
     event_names: Vec<String>,
@@ -301,13 +342,21 @@ impl Tables {
     }
 
     /// Print as perf 6.1's `perf report --stdio`, each shown group as one table;
-    /// `samples` adds the Samples column (perf's `-n`).
+    /// `samples` adds the Samples column (perf's `-n`) unless output fields were given.
     pub fn write_stdio(self, out: &mut dyn Write, samples: bool) -> io::Result<()> {
-        let tables = group_view(self.tables, &self.groups, &self.event_names);
+        let mut tables = group_view(self.tables, &self.groups, &self.event_names);
+        // A group's rows too are in the fields' order.
+        if let Some(l) = &self.layout {
+            for t in &mut tables {
+                l.sort_rows(&mut t.rows);
+            }
+        }
         let view = text::View {
             samples,
             graph: self.graph.as_ref(),
             percent_limit: self.percent_limit,
+            fields: self.layout.as_ref().map(|l| &l.columns[..]),
+            sym_first: self.sym_first,
         };
         text::write_stdio(out, &tables, &self.keys, view, &self.preamble)
     }

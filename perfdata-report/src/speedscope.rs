@@ -36,9 +36,10 @@ struct ProfileHead<'a> {
 
 /// The weight unit of an event's period: software clocks count nanoseconds.
 fn unit_of(event: &str) -> &'static str {
-    match event {
-        "cpu-clock" | "task-clock" => "nanoseconds",
-        _ => "none",
+    if crate::model::is_clock(event) {
+        "nanoseconds"
+    } else {
+        "none"
     }
 }
 

@@ -23,6 +23,9 @@ pub struct SourceFrame {
     pub file: Option<String>,
     /// The line, 0 if unknown.
     pub line: u32,
+    /// The line the function starts at (its `DW_AT_decl_line`, of its declaration or
+    /// abstract origin), 0 if unknown.
+    pub start_line: u32,
 }
 
 impl SourceFrame {
@@ -100,7 +103,12 @@ impl SourceLines {
         let Ok(mut frames) = self.ctx.find_frames(probe).skip_all_loads() else {
             return out;
         };
+        let unit = self.ctx.find_dwarf_and_unit(probe).skip_all_loads();
         while let Ok(Some(f)) = frames.next() {
+            let start_line = match (unit, f.dw_die_offset) {
+                (Some(u), Some(at)) => decl_line(u, at),
+                _ => 0,
+            };
             let function = f
                 .function
                 .as_ref()
@@ -113,6 +121,7 @@ impl SourceLines {
                 function,
                 file,
                 line,
+                start_line,
             });
         }
         if out.is_empty() {
@@ -122,9 +131,37 @@ impl SourceLines {
                     function: None,
                     file: l.file.map(str::to_string),
                     line: l.line.unwrap_or(0),
+                    start_line: 0,
                 });
             }
         }
         out
     }
+}
+
+/// The `DW_AT_decl_line` of the function whose DIE (a subprogram, or an inlined
+/// subroutine) is at `at`, following `DW_AT_abstract_origin` and `DW_AT_specification`
+/// within the unit (an inlined or out-of-line instance names its line there); 0 if none.
+fn decl_line(unit: gimli::UnitRef<'_, Reader>, mut at: gimli::UnitOffset<usize>) -> u32 {
+    // A chain is an instance, its abstract origin, that one's declaration: a few hops.
+    for _ in 0..4 {
+        let Ok(entry) = unit.entry(at) else { return 0 };
+        if let Ok(Some(v)) = entry.attr_value(gimli::DW_AT_decl_line) {
+            return v
+                .udata_value()
+                .and_then(|l| u32::try_from(l).ok())
+                .unwrap_or(0);
+        }
+        let origin = [gimli::DW_AT_abstract_origin, gimli::DW_AT_specification]
+            .into_iter()
+            .find_map(|a| match entry.attr_value(a) {
+                Ok(Some(gimli::AttributeValue::UnitRef(o))) => Some(o),
+                _ => None,
+            });
+        match origin {
+            Some(o) => at = o,
+            None => return 0,
+        }
+    }
+    0
 }

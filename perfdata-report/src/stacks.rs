@@ -46,8 +46,13 @@ pub struct Frame<'a> {
     /// outermost first, the innermost inlined function last (perf's `--inline`).
     pub inlined_in: Option<FrameId>,
     /// The source line from DWARF (of the call of the next inlined function, when one
-    /// is inlined here), 0 if unknown or inlines were not asked for.
+    /// is inlined here), 0 if unknown or no [`Sources`] were asked for.
     pub line: u32,
+    /// The function's source file from DWARF's line table (a full path, as the
+    /// compiler named it), if known and [`Sources`] were asked for.
+    pub file: Option<&'a str>,
+    /// The line the function starts at (DWARF's `DW_AT_decl_line`), 0 if unknown.
+    pub start_line: u32,
 }
 
 impl<'a> Frame<'a> {
@@ -68,6 +73,18 @@ pub struct Track {
     pub tid: i32,
     /// The thread's name.
     pub comm: String,
+}
+
+/// What [`StackCollector::finish`] asks DWARF of each location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sources {
+    /// Nothing: frames are named from the symbol tables alone.
+    Off,
+    /// The source file and line of the address's own function (pprof's lines).
+    Lines,
+    /// Those, and every function inlined at the address as a frame of its own (perf's
+    /// `--inline`).
+    Inlines,
 }
 
 /// What samples are counted by, which is what an output can say of them.
@@ -180,6 +197,7 @@ pub struct Stacks {
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,
     detail: Detail,
+    sources: Sources,
     frames: FrameTable,
     /// Per stack: its caller's stack (or ROOT) and its location.
     nodes: Chunked<(u32, u32)>,
@@ -202,6 +220,11 @@ impl Stacks {
     /// What the samples were counted by.
     pub fn detail(&self) -> Detail {
         self.detail
+    }
+
+    /// What DWARF was asked of each location.
+    pub fn sources(&self) -> Sources {
+        self.sources
     }
 
     /// An error unless the samples were collected for `detail` (what an output needs).
@@ -253,6 +276,8 @@ impl Stacks {
             kernel,
             inlined_in: (f.inlined_in != NONE).then_some(f.inlined_in as usize),
             line: f.line,
+            file: (f.file != NONE).then(|| self.frames.names[f.file as usize].as_str()),
+            start_line: f.start_line,
         }
     }
 

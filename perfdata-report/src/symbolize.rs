@@ -161,7 +161,7 @@ impl Symbolizer {
         };
         table
             .and_then(|t| t.find(addr))
-            .map(|s| (s.start, s.name.as_str()))
+            .map(|s| (s.start, s.name()))
     }
 
     /// Let go of what was loaded for DSO `id` (its symbols, its DWARF and the frames

@@ -6,15 +6,41 @@
 use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
 
 /// One function: `[start, end)` in the table's address space.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Symbol {
     /// First address of the function.
     pub start: u64,
     /// One past its last address.
     pub end: u64,
-    /// Its name, demangled as perf prints it.
-    pub name: String,
+    /// The name as the file has it.
+    raw: Box<str>,
+    /// Whether `raw` is demangled on first use (ELF symbols: a large library has
+    /// hundreds of thousands, a profile touches a few hundred, and demangling them all
+    /// cost more than the rest of a system-wide report) or printed as it is.
+    mangled: bool,
+    demangled: std::sync::OnceLock<Box<str>>,
     binding: Binding,
+}
+
+impl Symbol {
+    fn new(start: u64, end: u64, raw: &str, mangled: bool, binding: Binding) -> Symbol {
+        Symbol {
+            start,
+            end,
+            raw: raw.into(),
+            mangled,
+            demangled: std::sync::OnceLock::new(),
+            binding,
+        }
+    }
+
+    /// Its name, demangled as perf prints it.
+    pub fn name(&self) -> &str {
+        if !self.mangled {
+            return &self.raw;
+        }
+        self.demangled.get_or_init(|| demangle(&self.raw).into())
+    }
 }
 
 /// ELF binding, in perf's order of preference for symbols at the same address.
@@ -51,7 +77,7 @@ impl SymbolTable {
 
     /// The start of the first symbol named `name` (a kallsyms table's `_text`).
     pub fn start_of(&self, name: &str) -> Option<u64> {
-        self.syms.iter().find(|s| s.name == name).map(|s| s.start)
+        self.syms.iter().find(|s| s.name() == name).map(|s| s.start)
     }
 
     /// Number of functions.
@@ -104,12 +130,13 @@ impl SymbolTable {
             } else {
                 Binding::Local
             };
-            syms.push(Symbol {
+            syms.push(Symbol::new(
                 start,
-                end: start.saturating_add(s.size()),
-                name: demangle(name),
+                start.saturating_add(s.size()),
+                name,
+                true,
                 binding,
-            });
+            ));
         }
         syms.extend(plt_symbols(runtime));
         (!syms.is_empty()).then(|| Self::fixed_up(syms, false))
@@ -144,12 +171,7 @@ impl SymbolTable {
                 Some(module) => format!("{name} {module}"),
                 None => name.to_string(),
             };
-            syms.push(Symbol {
-                start,
-                end: start,
-                name,
-                binding,
-            });
+            syms.push(Symbol::new(start, start, &name, false, binding));
         }
         (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
     }
@@ -186,12 +208,8 @@ impl SymbolTable {
             if at + 2 >= line.len() || !line.is_char_boundary(at) {
                 continue;
             }
-            syms.push(Symbol {
-                start,
-                end: start.wrapping_add(size),
-                name: line[at..].to_string(),
-                binding: Binding::Global,
-            });
+            let end = start.wrapping_add(size);
+            syms.push(Symbol::new(start, end, &line[at..], false, Binding::Global));
         }
         syms.sort_by_key(|s| s.start);
         // The last of equal starts stays (the sort is stable).
@@ -210,10 +228,10 @@ impl SymbolTable {
         // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
         for i in 1..syms.len() {
             let next = syms[i].start;
-            let next_in_module = syms[i].name.contains('[');
+            let next_in_module = syms[i].raw.contains('[');
             let prev = &mut syms[i - 1];
             if prev.end == prev.start {
-                let crosses = prev.name.contains('[') != next_in_module;
+                let crosses = prev.raw.contains('[') != next_in_module;
                 prev.end = if kallsyms && crosses {
                     round_up_page(prev.end.saturating_add(4096))
                 } else {
@@ -293,12 +311,9 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
                     .ok()?,
             };
             let start = first.saturating_add(i as u64 * size);
-            Some(Symbol {
-                start,
-                end: start.saturating_add(size),
-                name: format!("{}@plt", demangle(name)),
-                binding: Binding::Global,
-            })
+            let name = format!("{}@plt", demangle(name));
+            let end = start.saturating_add(size);
+            Some(Symbol::new(start, end, &name, false, Binding::Global))
         })
         .collect()
 }
@@ -321,11 +336,11 @@ fn better(b: &Symbol, a: &Symbol) -> bool {
     if a_global != b_global {
         return b_global;
     }
-    let underscores = |s: &Symbol| s.name.bytes().take_while(|&c| c == b'_').count();
+    let underscores = |s: &Symbol| s.name().bytes().take_while(|&c| c == b'_').count();
     if underscores(a) != underscores(b) {
         return underscores(b) < underscores(a);
     }
-    b.name.len() > a.name.len()
+    b.name().len() > a.name().len()
 }
 
 fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
@@ -345,6 +360,18 @@ fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool 
 /// demangles by default (`DMGL_NO_OPTS`: no parameter list, no return type); anything
 /// else, or what does not demangle, as it is.
 pub fn demangle(name: &str) -> String {
+    // A v0 name's `.suffix` (`.warm`, `.cold`, `.llvm.N`: a split or local copy) is
+    // dropped by libiberty, perf's demangler, which stops at the first `.`.
+    if let Some(base) = name
+        .starts_with("_R")
+        .then(|| name.split_once('.'))
+        .flatten()
+        .map(|(base, _)| base)
+    {
+        if let Ok(d) = rustc_demangle::try_demangle(base) {
+            return format!("{d:#}");
+        }
+    }
     if let Ok(d) = rustc_demangle::try_demangle(name) {
         let mut out = format!("{d:#}");
         // A suffix after the legacy name's closing `E` (`.0`, `.2983`: a local copy)
@@ -387,7 +414,7 @@ mod tests {
 2000 10 ab
 ";
         let t = SymbolTable::from_perf_map(text).unwrap();
-        let name = |a| t.find(a).map(|s| s.name.as_str());
+        let name = |a| t.find(a).map(|s| s.name());
         // The name is the rest of the line, spaces and all, not demangled.
         assert_eq!(
             name(0x7fa0d0006180),
@@ -426,11 +453,11 @@ ffffffff81000300 T last_fn
         let t = SymbolTable::from_kallsyms(text).unwrap();
         // Ends are fixed before aliases go: the last alias at an address has the size,
         // and a sized symbol beats any empty one (perf names this __pi_memcpy).
-        assert_eq!(t.find(0xffffffff81000010).unwrap().name, "srso_alias");
-        assert_eq!(t.find(0xffffffff81000090).unwrap().name, "__pi_memcpy");
-        assert_eq!(t.find(0xffffffff81000150).unwrap().name, "strong_fn");
+        assert_eq!(t.find(0xffffffff81000010).unwrap().name(), "srso_alias");
+        assert_eq!(t.find(0xffffffff81000090).unwrap().name(), "__pi_memcpy");
+        assert_eq!(t.find(0xffffffff81000150).unwrap().name(), "strong_fn");
         // rodata is not kept: strong_fn reaches last_fn.
-        assert_eq!(t.find(0xffffffff81000250).unwrap().name, "strong_fn");
+        assert_eq!(t.find(0xffffffff81000250).unwrap().name(), "strong_fn");
         let last = t.find(0xffffffff81000300).unwrap();
         assert_eq!(last.end, 0xffffffff81001000 + 4096);
         assert!(t.find(0xffffffff80000000).is_none());
@@ -458,6 +485,15 @@ ffffffff81000300 T last_fn
             demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234567"),
             "core::fmt::write"
         );
+        // v0 names lose every `.suffix` as well (`c++filt -p -i` on librustc_driver's
+        // BOLT-split `.warm` and `.cold` copies, as perf prints them).
+        let v0 = "_RNvCshdGNPcDhtub_18rustc_ast_lowering12lower_to_hir";
+        for suffix in ["", ".warm", ".cold", ".llvm.4058416311363000190.warm"] {
+            assert_eq!(
+                demangle(&format!("{v0}{suffix}")),
+                "rustc_ast_lowering::lower_to_hir"
+            );
+        }
         // C++ as perf 6.1 prints it (perf report of a g++ build: tests/report_oracle_cpp).
         assert_eq!(
             demangle("_ZN4busy5MixerImE4stepEmi"),
@@ -494,7 +530,7 @@ ffffffff81000300 T last_fn
         assert!(slots.len() > 10);
         for (i, name) in slots.iter().enumerate() {
             let at = plt_offset + 16 * (i as u64 + 1);
-            assert_eq!(table.find(at + 5).unwrap().name, format!("{name}@plt"));
+            assert_eq!(table.find(at + 5).unwrap().name(), format!("{name}@plt"));
         }
     }
 }

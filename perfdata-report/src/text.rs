@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use crate::callgraph::draw::{write_tree, Totals};
 use crate::callgraph::CallGraph;
+use crate::fields::Field;
 use crate::model::{EventTable, SortKey};
 
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
@@ -54,6 +55,12 @@ pub struct View<'a> {
     /// Entries under this percent (Children's with children, else Overhead's) are not
     /// printed, though they set the columns' widths (perf's `--percent-limit`).
     pub percent_limit: f64,
+    /// The columns, perf's output fields (`-F`), in place of the default ones.
+    pub fields: Option<&'a [Field]>,
+    /// Whether the `--sort` given (or perf's default one) starts with `sym` and no
+    /// output fields were given: perf then does not print an entry's own symbol again
+    /// atop its call graph.
+    pub sym_first: bool,
 }
 
 /// Print `tables` as perf 6.1's `perf report --stdio` does (but for the random tip it
@@ -147,27 +154,19 @@ pub fn write_stdio(
         // each is a column per member (perf's hpp__width_fn: members times the width).
         let members = 1 + t.members.len();
         let (pct_w, n_w) = (8 * members, 12 * members);
-        let (mut header, mut rule) = if t.children {
-            (
-                vec![
-                    format!("{:>pct_w$}", "Children"),
-                    format!("{:>pct_w$}", "Self"),
-                ],
-                vec![".".repeat(pct_w), ".".repeat(pct_w)],
-            )
-        } else {
-            (
-                vec![format!("{:>pct_w$}", "Overhead")],
-                vec![".".repeat(pct_w)],
-            )
-        };
-        if samples {
-            header.push(format!("{:>n_w$}", "Samples"));
-            rule.push(".".repeat(n_w));
-        }
-        for (k, w) in keys.iter().zip(&widths) {
-            header.push(format!("{:<w$}", k.header()));
-            rule.push(".".repeat(*w));
+        let cols = columns(t.children, samples, &keys, view.fields);
+        let mut header = Vec::new();
+        let mut rule = Vec::new();
+        for c in &cols {
+            let (text, w) = match *c {
+                Col::Children => (format!("{:>pct_w$}", "Children"), pct_w),
+                Col::Overhead(name) => (format!("{name:>pct_w$}"), pct_w),
+                Col::Samples => (format!("{:>n_w$}", "Samples"), n_w),
+                Col::Period => (format!("{:>n_w$}", "Period"), n_w),
+                Col::Key(j) => (format!("{:<1$}", keys[j].header(), widths[j]), widths[j]),
+            };
+            header.push(text);
+            rule.push(".".repeat(w));
         }
         writeln!(out, "# {}", header.join("  "))?;
         writeln!(out, "# {}", rule.join("  "))?;
@@ -180,27 +179,52 @@ pub fn write_stdio(
             let mut line = Vec::new();
             // perf's " %6.2f%%" and " %11lu", once per member.
             let pct = |p: f64| format!("{:>8}", format!("{p:.2}%"));
-            if let Some((_, p)) = r.children {
-                let ms = r.members.iter().map(|m| m.children.map_or(0.0, |c| c.1));
-                line.push(std::iter::once(p).chain(ms).map(pct).collect());
-            }
-            let ms = r.members.iter().map(|m| m.percent);
-            line.push(std::iter::once(r.percent).chain(ms).map(pct).collect());
-            if samples {
-                let ms = r.members.iter().map(|m| m.samples);
-                let n = std::iter::once(r.samples).chain(ms);
-                line.push(n.map(|n| format!("{n:>12}")).collect());
-            }
-            let cells = shown.iter().map(|&i| &r.cells[i]);
-            for ((k, w), c) in keys.iter().zip(&widths).zip(cells) {
-                line.push(match (k, c.split_once(':')) {
-                    (SortKey::Pid, Some((tid, comm))) => format!("{tid:>7}:{comm:<0$}", w - 8),
-                    // perf pads every cell to its column but the symbol's and the
-                    // source line's (printed with a precision, not a width).
-                    (SortKey::Sym | SortKey::Srcline, _) => c.to_string(),
-                    // perf's `%-*.*s`: a longer name is cut to the column.
-                    (SortKey::Comm, _) => format!("{c:<w$.w$}"),
-                    _ => format!("{c:<w$}"),
+            let num = |n: u64| format!("{n:>12}");
+            for (at, c) in cols.iter().enumerate() {
+                line.push(match *c {
+                    // Without children (`--no-children`), perf says N/A once, in the
+                    // first member's place (padded to the column unless it is the last).
+                    Col::Children if !t.children && at + 1 == cols.len() => {
+                        format!("{:>8}", "N/A")
+                    }
+                    Col::Children if !t.children => {
+                        format!("{:<pct_w$}", format!("{:>8}", "N/A"))
+                    }
+                    Col::Children => {
+                        let ms = r.members.iter().map(|m| m.children.map_or(0.0, |c| c.1));
+                        let own = r.children.map_or(0.0, |c| c.1);
+                        std::iter::once(own).chain(ms).map(pct).collect()
+                    }
+                    Col::Overhead(_) => {
+                        let ms = r.members.iter().map(|m| m.percent);
+                        std::iter::once(r.percent).chain(ms).map(pct).collect()
+                    }
+                    Col::Samples => {
+                        let ms = r.members.iter().map(|m| m.samples);
+                        std::iter::once(r.samples).chain(ms).map(num).collect()
+                    }
+                    Col::Period => {
+                        let ms = r.members.iter().map(|m| m.period);
+                        std::iter::once(r.period).chain(ms).map(num).collect()
+                    }
+                    Col::Key(j) => {
+                        let (k, w, c) = (keys[j], widths[j], &r.cells[shown[j]]);
+                        match (k, c.split_once(':')) {
+                            (SortKey::Pid, Some((tid, comm))) => {
+                                format!("{tid:>7}:{comm:<0$}", w - 8)
+                            }
+                            // perf pads every cell to its column but the symbol's and
+                            // the source line's (printed with a precision, not a
+                            // width), which perf's hist_entry__snprintf_alignment pads
+                            // unless theirs is the last column.
+                            (SortKey::Sym | SortKey::Srcline, _) if at + 1 == cols.len() => {
+                                c.to_string()
+                            }
+                            // perf's `%-*.*s`: a longer name is cut to the column.
+                            (SortKey::Comm, _) => format!("{c:<w$.w$}"),
+                            _ => format!("{c:<w$}"),
+                        }
+                    }
                 });
             }
             writeln!(out, "  {}", line.join("  "))?;
@@ -208,7 +232,7 @@ pub fn write_stdio(
                 let totals = Totals {
                     total: t.period,
                     entry: r.children.map_or(r.period, |c| c.0),
-                    sym_first: all_keys.first() == Some(&SortKey::Sym),
+                    sym_first: view.sym_first,
                 };
                 write_tree(out, tree, g, totals)?;
             }
@@ -217,6 +241,46 @@ pub fn write_stdio(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// One printed column.
+#[derive(Debug, Clone, Copy)]
+enum Col {
+    Children,
+    /// The self percentage under its header (`Overhead`, or `Self` beside Children).
+    Overhead(&'static str),
+    Samples,
+    Period,
+    /// The key of this index among the printed keys.
+    Key(usize),
+}
+
+/// The columns of a table: perf's default ones (Children and Self, or Overhead; Samples
+/// with `-n`; the keys), or the output fields as given (`-F`: a key only where it is
+/// printed).
+fn columns(children: bool, samples: bool, keys: &[SortKey], fields: Option<&[Field]>) -> Vec<Col> {
+    let Some(fields) = fields else {
+        let mut cols = if children {
+            vec![Col::Children, Col::Overhead("Self")]
+        } else {
+            vec![Col::Overhead("Overhead")]
+        };
+        if samples {
+            cols.push(Col::Samples);
+        }
+        cols.extend((0..keys.len()).map(Col::Key));
+        return cols;
+    };
+    fields
+        .iter()
+        .filter_map(|f| match f {
+            Field::Overhead => Some(Col::Overhead("Overhead")),
+            Field::OverheadChildren => Some(Col::Children),
+            Field::Sample => Some(Col::Samples),
+            Field::Period => Some(Col::Period),
+            Field::Key(k) => keys.iter().position(|x| x == k).map(Col::Key),
+        })
+        .collect()
 }
 
 /// Whether a Symbol cell is an address (perf's unresolved symbol).

@@ -110,6 +110,14 @@ pub fn messages<'a>(fs: &[(u64, Field<'a>)], number: u64) -> Vec<&'a [u8]> {
         .collect()
 }
 
+/// A profile's string table (field 6), as strings.
+pub fn string_table(top: &[(u64, Field<'_>)]) -> Vec<String> {
+    messages(top, 6)
+        .iter()
+        .map(|b| String::from_utf8(b.to_vec()).expect("utf-8"))
+        .collect()
+}
+
 pub fn gunzip(gz: &[u8]) -> Vec<u8> {
     let mut child = Command::new("gzip")
         .arg("-dc")
@@ -139,10 +147,7 @@ struct Names {
 
 impl Names {
     fn of(top: &[(u64, Field<'_>)]) -> Names {
-        let strings: Vec<String> = messages(top, 6)
-            .iter()
-            .map(|b| String::from_utf8(b.to_vec()).expect("utf-8 string"))
-            .collect();
+        let strings = string_table(top);
         assert_eq!(strings.first().map(String::as_str), Some(""), "string 0");
         let types = messages(top, 1)
             .iter()
@@ -220,7 +225,8 @@ pub fn pprof(gz: &[u8], multi: bool) -> Folded {
     folded
 }
 
-/// Per event, the values of sample type `<event>_<kind>` (`samples` or `period`) of a
+/// Per event, the values of sample type `<event>_samples` (`kind` `samples`) or of the
+/// period type after it (`kind` `period`: `<event>_period`, or `cpu` for a clock) of a
 /// gzipped profile.proto summed by the function of each sample's leaf location (its
 /// outermost line: the address's own function), and under `""` the event's total.
 /// Samples whose leaf location has no line (no symbol) count in the total alone; events
@@ -243,8 +249,17 @@ pub fn pprof_leaf_values(gz: &[u8], kind: &str) -> BTreeMap<String, BTreeMap<Str
     for m in messages(&top, 2) {
         let f = fields(m);
         let leaf = ints(&f, 1).first().and_then(|id| leaf_function[id]);
-        for (value, ty) in ints(&f, 2).into_iter().zip(types) {
-            let Some(event) = ty.strip_suffix(&format!("_{kind}")) else {
+        for (i, value) in ints(&f, 2).into_iter().enumerate() {
+            // Two types per event, `<event>_samples` first.
+            let first = if kind == "samples" {
+                i
+            } else {
+                i.wrapping_sub(1)
+            };
+            if i % 2 != usize::from(kind != "samples") {
+                continue;
+            }
+            let Some(event) = types[first].strip_suffix("_samples") else {
                 continue;
             };
             // A sample counts for its own event; the others' values are 0.
@@ -321,7 +336,8 @@ fn index(v: &Value) -> usize {
 /// (its types' schema and the invariants of tests/exports/firefox.rs): every thread's
 /// samples (weight each, 1 when the weights are null), each stack walked through
 /// stackTable prefixes to the root, frames named by frameTable.func -> funcTable.name ->
-/// the thread's stringArray.
+/// the thread's stringArray (an address without a symbol, `[unknown] in` its DSO, as
+/// perf script's `[unknown]`).
 pub fn firefox(doc: &Value, multi: bool) -> Folded {
     let errors = super::firefox::check(doc);
     assert!(
@@ -337,9 +353,14 @@ pub fn firefox(doc: &Value, multi: bool) -> Folded {
         let (prefix, frame) = (column(stack_t, "prefix"), column(stack_t, "frame"));
         let (func, names) = (column(frame_t, "func"), column(func_t, "name"));
         let name = |frame_idx: usize| {
-            strings[index(&names[index(&func[frame_idx])])]
+            let name = strings[index(&names[index(&func[frame_idx])])]
                 .as_str()
-                .expect("string")
+                .expect("string");
+            if name.starts_with("[unknown] in ") {
+                "[unknown]"
+            } else {
+                name
+            }
         };
         let samples = &t["samples"];
         let stacks = column(samples, "stack");

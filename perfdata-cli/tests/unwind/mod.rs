@@ -1,13 +1,16 @@
 //! The `--call-graph dwarf` workloads the unwinding oracle tests record: a C program
-//! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs)
-//! and `ls -R /usr` (libc).
+//! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs),
+//! `ls -R /usr` (libc), and a C program busy in a SIGPROF handler (signals.c: stacks
+//! through glibc's sigreturn trampoline).
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Build the C and Rust workloads into `dir`; `build_id`: the C binary's, instead of
 /// the one ld computes (the same for every build, so in perf's build-id cache once
 /// any test recorded it).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind");
     let c = dir.join("levels");
@@ -27,7 +30,21 @@ pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     (c, rs)
 }
 
+/// Build the signal handler workload (signals.c, `-O2 -fomit-frame-pointer`) into `dir`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_signals(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind/signals.c");
+    let exe = dir.join("signals");
+    let mut gcc = Command::new("gcc");
+    gcc.args(["-O2", "-fomit-frame-pointer", "-o"])
+        .arg(&exe)
+        .arg(src);
+    crate::workload::run(&mut gcc);
+    exe
+}
+
 /// `perf record --call-graph dwarf EXTRA` of `command` into `dir/file`.
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) -> PathBuf {
     // A sample's 8 KiB stack copy is much to write: a sample every 0.4 ms and 8 MiB
     // buffers keep perf from losing chunks on a busy machine.
@@ -45,9 +62,12 @@ pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) ->
     crate::workload::record(dir, file, &args, command)
 }
 
-/// The three recordings: the C program, the Rust one and `ls -R /usr`.
+/// The four recordings: the C program, the Rust one, `ls -R /usr` and the signal
+/// handler's (about 2,000 samples, 60% of them in the handler).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn recordings(dir: &Path) -> Vec<PathBuf> {
     let (c, rs) = build(dir, None);
+    let signals = build_signals(dir);
     let path = |p: &Path| p.to_str().expect("utf-8 path").to_string();
     vec![
         record_dwarf(dir, "c.data", &[], &[&path(&c), "500"]),
@@ -55,11 +75,13 @@ pub fn recordings(dir: &Path) -> Vec<PathBuf> {
         // A sample every 100 us (perf takes the last -c): about 2000 samples, so that
         // one sample is less than the 0.1% rows are compared above.
         record_dwarf(dir, "ls.data", &["-c", "100000"], &["ls", "-R", "/usr"]),
+        record_dwarf(dir, "signals.data", &[], &[&path(&signals), "3000"]),
     ]
 }
 
 /// The C workload built with a build id of its own and recorded with `-N`, so that no
 /// build-id cache has the binary: (the binary, the recording).
+#[allow(dead_code)] // not every test that shares this module uses it
 pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -69,4 +91,22 @@ pub fn record_uncached(dir: &Path) -> (PathBuf, PathBuf) {
     let exe = c.to_str().expect("utf-8 path");
     let input = record_dwarf(dir, "c.data", &["-N"], &[exe, "500"]);
     (c, input)
+}
+
+/// The `unwind` object of `perfdata report --json input`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn unwind_stats(input: &Path) -> serde_json::Value {
+    let args = [
+        OsStr::new("report"),
+        OsStr::new("--json"),
+        input.as_os_str(),
+    ];
+    let out = perfdata_tests::run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    doc["unwind"].clone()
 }

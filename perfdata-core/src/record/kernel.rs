@@ -12,6 +12,7 @@ use binrw::binrw;
 use serde::Serialize;
 
 use super::sample::ReadData;
+use super::views::layouts;
 use crate::attr::ReadFormat;
 use crate::bounded;
 
@@ -36,25 +37,197 @@ impl PaddedString {
 
 crate::text::c_string_text!(PaddedString);
 
-/// MMAP (1).
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Mmap {
-    /// Process id (pid).
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// Start address of the mapping.
-    pub addr: u64,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// Length of the mapping.
-    pub len: u64,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// File offset of the mapping.
-    pub pgoff: u64,
-    /// Path of the mapped file (NUL-padded).
-    pub filename: PaddedString,
+// The side-band layouts: each one item giving its model, its view and its facts (see
+// super::views).
+layouts! {
+    #[binrw]
+    /// MMAP (1).
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+    pub struct Mmap {
+        /// Process id (pid).
+        pub pid: i32,
+        /// Thread id.
+        pub tid: i32,
+        /// Start address of the mapping.
+        pub addr: u64 = address,
+        /// Length of the mapping.
+        pub len: u64 = address,
+        /// File offset of the mapping.
+        pub pgoff: u64 = address,
+    } text {
+        /// Path of the mapped file (NUL-padded).
+        pub filename: PaddedString = Path,
+    }
+    /// MMAP: a mapping of a process.
+    view MmapView(MmapAt) for [Mmap], facts(task(Process pid tid));
+
+    #[binrw]
+    /// COMM (3).
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+    pub struct Comm {
+        /// Process id (pid).
+        pub pid: i32,
+        /// Thread id.
+        pub tid: i32,
+    } text {
+        /// The new command name (NUL-padded).
+        pub comm: PaddedString = Comm,
+    }
+    /// COMM: a thread's new command.
+    view CommView(CommAt) for [Comm], facts(task(Thread pid tid));
+
+    #[binrw]
+    /// FORK (7) and EXIT (4).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct ForkExit {
+        /// Process id (pid).
+        pub pid: i32,
+        /// Parent process id.
+        pub ppid: i32,
+        /// Thread id.
+        pub tid: i32,
+        /// Parent thread id.
+        pub ptid: i32,
+        /// Time of the fork or exit (ns).
+        pub time: u64,
+    }
+    /// FORK and EXIT.
+    view ForkView(ForkAt) for [Fork, Exit], facts(task(Thread pid tid));
+
+    #[binrw]
+    /// THROTTLE (5) and UNTHROTTLE (6).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct Throttle {
+        /// Time of the (un)throttling (ns).
+        pub time: u64,
+        /// Id of the event throttled.
+        pub id: u64,
+        /// Id of the event group leader's stream (PERF_SAMPLE_STREAM_ID).
+        pub stream_id: u64,
+    }
+    /// THROTTLE and UNTHROTTLE.
+    view ThrottleView(ThrottleAt) for [Throttle, Unthrottle], facts();
+
+    #[binrw]
+    /// READ (8): a counter read at exit of an inherited task.
+    #[br(import(rf: ReadFormat))]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct ReadRecord {
+        /// Process id (pid).
+        pub pid: i32,
+        /// Thread id.
+        pub tid: i32,
+    } rest {
+        #[br(args(rf))]
+        /// The counter values, as read_format lays them out.
+        pub values: ReadData,
+    }
+    /// READ: pid and tid (the values follow, laid out by the event's read_format).
+    view ReadRecordView(ReadRecordAt) for [Read], facts(task(Thread pid tid));
+
+    #[binrw]
+    /// MMAP2 (10).
+    #[br(import(build_id: bool))]
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct Mmap2 {
+        /// Process id (pid).
+        pub pid: i32,
+        /// Thread id.
+        pub tid: i32,
+        /// Start address of the mapping.
+        pub addr: u64 = address,
+        /// Length of the mapping.
+        pub len: u64 = address,
+        /// File offset of the mapping.
+        pub pgoff: u64 = address,
+        #[br(args(build_id))]
+        #[serde(flatten)]
+        /// Device and inode, or the build id.
+        pub id: Mmap2Id { maj: u32, min: u32, ino: u64, ino_generation: u64 },
+        /// Memory protection (PROT_*).
+        pub prot: u32,
+        /// Mapping flags (MAP_*).
+        pub flags: u32,
+    } text {
+        /// Path of the mapped file (NUL-padded).
+        pub filename: PaddedString = Path,
+    }
+    /// MMAP2. With misc MMAP_BUILD_ID, the 24 bytes of `maj` to `ino_generation` are the
+    /// build id's size, two reserved fields and the build id instead.
+    view Mmap2View(Mmap2At) for [Mmap2], facts(task(Process pid tid));
+
+    #[binrw]
+    /// ITRACE_START (12).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct ItraceStart {
+        /// Process id of the traced task.
+        pub pid: i32,
+        /// Thread id of the traced task.
+        pub tid: i32,
+    }
+    /// ITRACE_START.
+    view ItraceStartView(ItraceStartAt) for [ItraceStart], facts(task(Thread pid tid));
+
+    #[binrw]
+    /// LOST_SAMPLES (13).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct LostSamples {
+        /// Samples lost.
+        pub lost: u64,
+    }
+    /// LOST_SAMPLES.
+    view LostSamplesView(LostSamplesAt) for [LostSamples], facts();
+
+    #[binrw]
+    /// NAMESPACES (16).
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+    pub struct Namespaces {
+        /// Process id.
+        pub pid: i32,
+        /// Thread id.
+        pub tid: i32,
+        #[br(temp)]
+        #[bw(calc = links.len() as u64)]
+        nr_namespaces: u64,
+    } rest {
+        #[br(parse_with = bounded::vec, args(nr_namespaces as usize, 16))]
+        /// One link per namespace type (PID, UTS, ..., cgroup), in the kernel's order.
+        pub links: Vec<NamespaceLink>,
+    }
+    /// NAMESPACES: pid and tid (the links follow).
+    view NamespacesView(NamespacesAt) for [Namespaces], facts(task(Thread pid tid));
+
+    #[binrw]
+    /// KSYMBOL (17): a kernel symbol (BPF program, ...) registered or unregistered.
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+    pub struct Ksymbol {
+        /// Start address of the symbol.
+        pub addr: u64 = address,
+        /// Length of the symbol in bytes.
+        pub len: u32,
+        /// PERF_RECORD_KSYMBOL_TYPE_* (1 BPF program, 2 out-of-line code).
+        pub ksym_type: u16,
+        /// PERF_RECORD_KSYMBOL_FLAGS_* (1: unregistered).
+        pub flags: u16,
+    } text {
+        /// The symbol's name.
+        pub name: PaddedString = Symbol,
+    }
+    /// KSYMBOL.
+    view KsymbolView(KsymbolAt) for [Ksymbol], facts();
+
+    #[binrw]
+    /// CGROUP (19).
+    #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+    pub struct Cgroup {
+        /// The cgroup's id.
+        pub id: u64,
+    } text {
+        /// The cgroup's path.
+        pub path: PaddedString = Cgroup,
+    }
+    /// CGROUP.
+    view CgroupView(CgroupAt) for [Cgroup], facts(task(trailer));
 }
 
 /// LOST (2): `lost` records of the event `id` were dropped.
@@ -65,60 +238,6 @@ pub struct Lost {
     pub id: u64,
     /// Records lost.
     pub lost: u64,
-}
-
-/// COMM (3).
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Comm {
-    /// Process id (pid).
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    /// The new command name (NUL-padded).
-    pub comm: PaddedString,
-}
-
-/// FORK (7) and EXIT (4).
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct ForkExit {
-    /// Process id (pid).
-    pub pid: i32,
-    /// Parent process id.
-    pub ppid: i32,
-    /// Thread id.
-    pub tid: i32,
-    /// Parent thread id.
-    pub ptid: i32,
-    /// Time of the fork or exit (ns).
-    pub time: u64,
-}
-
-/// THROTTLE (5) and UNTHROTTLE (6).
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Throttle {
-    /// Time of the (un)throttling (ns).
-    pub time: u64,
-    /// Id of the event throttled.
-    pub id: u64,
-    /// Id of the event group leader's stream (PERF_SAMPLE_STREAM_ID).
-    pub stream_id: u64,
-}
-
-/// READ (8): a counter read at exit of an inherited task.
-#[binrw]
-#[br(import(rf: ReadFormat))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ReadRecord {
-    /// Process id (pid).
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    #[br(args(rf))]
-    /// The counter values, as read_format lays them out.
-    pub values: ReadData,
 }
 
 /// The 24 bytes of MMAP2 after pgoff: device and inode, or (misc MMAP_BUILD_ID) a build id.
@@ -157,36 +276,6 @@ pub enum Mmap2Id {
     },
 }
 
-/// MMAP2 (10).
-#[binrw]
-#[br(import(build_id: bool))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Mmap2 {
-    /// Process id (pid).
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// Start address of the mapping.
-    pub addr: u64,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// Length of the mapping.
-    pub len: u64,
-    #[serde(serialize_with = "crate::mark::address")]
-    /// File offset of the mapping.
-    pub pgoff: u64,
-    #[br(args(build_id))]
-    #[serde(flatten)]
-    /// Device and inode, or the build id.
-    pub id: Mmap2Id,
-    /// Memory protection (PROT_*).
-    pub prot: u32,
-    /// Mapping flags (MAP_*).
-    pub flags: u32,
-    /// Path of the mapped file (NUL-padded).
-    pub filename: PaddedString,
-}
-
 /// AUX (11): new data in the AUX area.
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -197,24 +286,6 @@ pub struct Aux {
     pub aux_size: u64,
     /// PERF_AUX_FLAG_* (truncated, overwrite, partial, collision).
     pub flags: u64,
-}
-
-/// ITRACE_START (12).
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct ItraceStart {
-    /// Process id of the traced task.
-    pub pid: i32,
-    /// Thread id of the traced task.
-    pub tid: i32,
-}
-
-/// LOST_SAMPLES (13).
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct LostSamples {
-    /// Samples lost.
-    pub lost: u64,
 }
 
 /// SWITCH_CPU_WIDE (15): the task switched to (out) or from (in).
@@ -237,39 +308,6 @@ pub struct NamespaceLink {
     pub ino: u64,
 }
 
-/// NAMESPACES (16).
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Namespaces {
-    /// Process id.
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    #[br(temp)]
-    #[bw(calc = links.len() as u64)]
-    nr_namespaces: u64,
-    #[br(parse_with = bounded::vec, args(nr_namespaces as usize, 16))]
-    /// One link per namespace type (PID, UTS, ..., cgroup), in the kernel's order.
-    pub links: Vec<NamespaceLink>,
-}
-
-/// KSYMBOL (17): a kernel symbol (BPF program, ...) registered or unregistered.
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Ksymbol {
-    #[serde(serialize_with = "crate::mark::address")]
-    /// Start address of the symbol.
-    pub addr: u64,
-    /// Length of the symbol in bytes.
-    pub len: u32,
-    /// PERF_RECORD_KSYMBOL_TYPE_* (1 BPF program, 2 out-of-line code).
-    pub ksym_type: u16,
-    /// PERF_RECORD_KSYMBOL_FLAGS_* (1: unregistered).
-    pub flags: u16,
-    /// The symbol's name.
-    pub name: PaddedString,
-}
-
 /// BPF_EVENT (18).
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -284,16 +322,6 @@ pub struct BpfEvent {
     #[serde(serialize_with = "crate::mark::bytes")]
     /// The program's tag (a hash of its instructions).
     pub tag: [u8; 8],
-}
-
-/// CGROUP (19).
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Cgroup {
-    /// The cgroup's id.
-    pub id: u64,
-    /// The cgroup's path.
-    pub path: PaddedString,
 }
 
 /// TEXT_POKE (20): kernel text changed; the padding to 8 after `bytes` is kept as extra.

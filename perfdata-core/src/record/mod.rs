@@ -37,15 +37,7 @@ pub use format::{EventFormat, SAMPLE_PREFIX_FIELDS, TRAILER_FIELDS};
 pub use index::EventIndex;
 pub use kernel::*;
 pub use layout::{FieldOffsets, SampleLayout, Slots};
-pub use registry::{
-    CgroupAt, CgroupView, CommAt, CommView, EventUpdateAt, EventUpdateView, FeatureRecordAt,
-    FeatureRecordView, ForkAt, ForkView, ItraceStartAt, ItraceStartView, KsymbolAt, KsymbolView,
-    LostSamplesAt, LostSamplesView, Mmap2At, Mmap2View, MmapAt, MmapView, NamespacesAt,
-    NamespacesView, ReadRecordAt, ReadRecordView, RecordBody, StatAt, StatView, ThrottleAt,
-    ThrottleView,
-};
-#[cfg(any(test, feature = "test-row"))]
-pub use registry::{TestOnlyAt, TestOnlyView};
+pub use registry::RecordBody;
 pub use sample::*;
 pub use sample_view::{BranchStackView, ReadView, RegsView, SampleView, StackUserView, U64s};
 pub use schedstat::*;

@@ -2,11 +2,12 @@
 //! variant, perf's number, the name `perf report --stats` prints, the body model (none for
 //! records that are a header only), the binrw arguments the model needs from the record
 //! and its event, flags, and its facts (which fields name a task, carry strings or hold
-//! addresses: see [`Facts`], read through the views of [`super::views`]). A body may carry attributes for its [`RecordBody`] field
-//! (a `#[serde(...)]` where its JSON form differs from the model's own). The rows
-//! generate [`RecordType`], [`RecordBody`], the number and name tables, and both
-//! directions of the body dispatch, so adding a record type is one row here plus its
-//! model.
+//! addresses: see [`Facts`]). A side-band body written with `layouts!` (see
+//! [`super::views`]) says `layout`: its model, view and facts are that one description.
+//! A body may carry attributes for its [`RecordBody`] field (a `#[serde(...)]` where its
+//! JSON form differs from the model's own). The rows generate [`RecordType`],
+//! [`RecordBody`], the number and name tables, and both directions of the body
+//! dispatch, so adding a record type is one row here plus its layout or model.
 
 // The fields mirror perf's C structs (include/uapi/linux/perf_event.h,
 // tools/perf/util/header.c, event.h) by name and order, and are documented there;
@@ -14,8 +15,7 @@
 
 use binrw::Endian;
 
-use super::facts::{Content, Facts, StringField, StringKind, TaskFacts, TaskScope};
-use super::views::{c_string, views, RecordView, Word};
+use super::facts::{Content, Facts, StringKind, TaskFacts};
 use super::*;
 use crate::codec;
 use crate::error::{Error, Problem, Result};
@@ -51,46 +51,65 @@ fn args_of<A>(f: impl Fn(&BodyContext) -> Result<A>, cx: &BodyContext) -> Result
     f(cx)
 }
 
-/// A row's facts (see [`Facts`]): `numbers` (no task, numbers only), `trailer` (the
-/// task its sample_id names, numbers only), `other` (more than numbers and listed
-/// strings: edits handle it by name), or a view and what its fields are:
-/// `View: task(Thread pid tid) text(comm Comm) addr(addr len)`, where `task(trailer)`
-/// says the trailer names the task, `text` lists the strings with what they name and
-/// `addr` the address fields; every field not listed is a number.
+/// A row's facts (see [`Facts`]) for bodies without a layout: `numbers` (no task,
+/// numbers only), `trailer` (the task its sample_id names, numbers only) or `other`
+/// (more than numbers: edits handle it by name). A body written with `layouts!` says
+/// `layout`: its facts are its layout's (see [`super::views`]).
 macro_rules! facts {
     (numbers) => {
-        Facts { task: TaskFacts::None, strings: &[], addresses: &[], content: Content::Listed }
+        Facts {
+            task: TaskFacts::None,
+            strings: &[],
+            addresses: &[],
+            content: Content::Listed,
+        }
     };
     (trailer) => {
-        Facts { task: TaskFacts::Trailer, strings: &[], addresses: &[], content: Content::Listed }
+        Facts {
+            task: TaskFacts::Trailer,
+            strings: &[],
+            addresses: &[],
+            content: Content::Listed,
+        }
     };
     (other) => {
         Facts::OTHER
     };
-    ($view:ident: $(task($($task:tt)*))? $(text($($s:ident $k:ident),*))? $(addr($($a:ident),*))?) => {
-        Facts {
-            task: facts!(@task $view, $($($task)*)?),
-            strings: &[$($(StringField { at: $view::AT.$s, kind: StringKind::$k }),*)?],
-            addresses: &[$($($view::AT.$a),*)?],
-            content: Content::Listed,
-        }
+    (@of [$body:ty] layout) => {
+        <$body>::FACTS
     };
-    (@task $view:ident,) => { TaskFacts::None };
-    (@task $view:ident, trailer) => { TaskFacts::Trailer };
-    (@task $view:ident, $scope:ident $pid:ident $tid:ident) => {
-        TaskFacts::Fields { pid: $view::AT.$pid, tid: $view::AT.$tid, scope: TaskScope::$scope }
+    (@of [$body:ty] $facts:ident) => {{
+        assert!(
+            !<$body>::HAS_LAYOUT,
+            "a body written with layouts! takes its facts from its layout: its row says `layout`"
+        );
+        facts!($facts)
+    }};
+    (@of [] $facts:ident) => {
+        facts!($facts)
     };
-    (@strings $v:ident, $view:ident: $(task($($task:tt)*))? $(text($($s:ident $k:ident),*))? $(addr($($a:ident),*))?) => {
-        vec![$($((StringKind::$k, &mut $v.$s)),*)?]
+    (@strings $v:ident, layout) => {
+        $v.strings_mut()
     };
-    (@strings $v:ident, $($other:tt)*) => { Vec::new() };
+    (@strings $v:ident, $facts:ident) => {
+        Vec::new()
+    };
 }
+
+/// What a body without a layout says of itself: `layouts!` gives its models an inherent
+/// `HAS_LAYOUT` (true), which takes precedence over this, so a row that names facts of
+/// its own for a body with a layout fails to compile.
+trait NoLayout {
+    const HAS_LAYOUT: bool = false;
+}
+
+impl<T: ?Sized> NoLayout for T {}
 
 macro_rules! record_types {
     ($(
         $(#[doc = $doc:literal])*
         $(#[cfg($cfg:meta)])?
-        $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*], {$($facts:tt)*};
+        $variant:ident = $num:literal, $name:literal, [$( $(#[$battr:meta])* $body:ty )?], [$($args:expr)?], [$($flag:ident),*], {$facts:ident};
     )*) => {
         /// `perf_event_header.type`, named as perf names the records.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -145,14 +164,14 @@ macro_rules! record_types {
             number: $num,
             name: $name,
             metadata: record_types!(@metadata $($flag)*),
-            facts: facts!($($facts)*),
+            facts: facts!(@of [$($body)?] $facts),
         },)*];
 
         /// The string fields of a body, as the rows list them.
         #[allow(unused_variables)]
         fn strings_mut(body: &mut RecordBody) -> Vec<(StringKind, &mut PaddedString)> {
             match body {
-                $($(#[cfg($cfg)])? record_types!(@pattern $variant, v, [$($body)?]) => facts!(@strings v, $($facts)*),)*
+                $($(#[cfg($cfg)])? record_types!(@pattern $variant, v, [$($body)?]) => facts!(@strings v, $facts),)*
                 RecordBody::Raw(_) => Vec::new(),
             }
         }
@@ -199,26 +218,26 @@ macro_rules! record_types {
 }
 
 record_types! {
-    Mmap = 1, "MMAP", [Mmap], [], [], {MmapView: task(Process pid tid) text(filename Path) addr(addr, len, pgoff)};
+    Mmap = 1, "MMAP", [Mmap], [], [], {layout};
     Lost = 2, "LOST", [Lost], [], [], {numbers};
-    Comm = 3, "COMM", [Comm], [], [], {CommView: task(Thread pid tid) text(comm Comm)};
-    Exit = 4, "EXIT", [ForkExit], [], [], {ForkView: task(Thread pid tid)};
-    Throttle = 5, "THROTTLE", [Throttle], [], [], {numbers};
-    Unthrottle = 6, "UNTHROTTLE", [Throttle], [], [], {numbers};
-    Fork = 7, "FORK", [ForkExit], [], [], {ForkView: task(Thread pid tid)};
-    Read = 8, "READ", [ReadRecord], [|cx| Ok((cx.format()?.read_format,))], [], {ReadRecordView: task(Thread pid tid)};
+    Comm = 3, "COMM", [Comm], [], [], {layout};
+    Exit = 4, "EXIT", [ForkExit], [], [], {layout};
+    Throttle = 5, "THROTTLE", [Throttle], [], [], {layout};
+    Unthrottle = 6, "UNTHROTTLE", [Throttle], [], [], {layout};
+    Fork = 7, "FORK", [ForkExit], [], [], {layout};
+    Read = 8, "READ", [ReadRecord], [|cx| Ok((cx.format()?.read_format,))], [], {layout};
     Sample = 9, "SAMPLE", [Box<Sample>], [|cx| Ok((cx.format()?,))], [], {other};
-    Mmap2 = 10, "MMAP2", [Mmap2], [|cx| Ok((cx.header.misc & misc::MMAP_BUILD_ID != 0,))], [], {Mmap2View: task(Process pid tid) text(filename Path) addr(addr, len, pgoff)};
+    Mmap2 = 10, "MMAP2", [Mmap2], [|cx| Ok((cx.header.misc & misc::MMAP_BUILD_ID != 0,))], [], {layout};
     Aux = 11, "AUX", [Aux], [], [], {trailer};
-    ItraceStart = 12, "ITRACE_START", [ItraceStart], [], [], {ItraceStartView: task(Thread pid tid)};
-    LostSamples = 13, "LOST_SAMPLES", [LostSamples], [], [], {numbers};
+    ItraceStart = 12, "ITRACE_START", [ItraceStart], [], [], {layout};
+    LostSamples = 13, "LOST_SAMPLES", [LostSamples], [], [], {layout};
     /// SWITCH has no body: misc says in or out.
     Switch = 14, "SWITCH", [], [], [], {trailer};
     SwitchCpuWide = 15, "SWITCH_CPU_WIDE", [SwitchCpuWide], [], [], {trailer};
-    Namespaces = 16, "NAMESPACES", [Namespaces], [], [], {NamespacesView: task(Thread pid tid)};
-    Ksymbol = 17, "KSYMBOL", [Ksymbol], [], [], {KsymbolView: text(name Symbol) addr(addr)};
+    Namespaces = 16, "NAMESPACES", [Namespaces], [], [], {layout};
+    Ksymbol = 17, "KSYMBOL", [Ksymbol], [], [], {layout};
     BpfEvent = 18, "BPF_EVENT", [BpfEvent], [], [], {numbers};
-    Cgroup = 19, "CGROUP", [Cgroup], [], [], {CgroupView: task(trailer) text(path Cgroup)};
+    Cgroup = 19, "CGROUP", [Cgroup], [], [], {layout};
     TextPoke = 20, "TEXT_POKE", [TextPoke], [], [], {other};
     AuxOutputHwId = 21, "AUX_OUTPUT_HW_ID", [AuxOutputHwId], [], [], {trailer};
     CallchainDeferred = 22, "CALLCHAIN_DEFERRED", [CallchainDeferred], [], [], {other};
@@ -237,11 +256,11 @@ record_types! {
     ThreadMap = 73, "THREAD_MAP", [ThreadMap], [], [], {other};
     CpuMap = 74, "CPU_MAP", [CpuMap], [], [], {other};
     StatConfig = 75, "STAT_CONFIG", [StatConfig], [], [], {numbers};
-    Stat = 76, "STAT", [Stat], [], [], {numbers};
+    Stat = 76, "STAT", [Stat], [], [], {layout};
     StatRound = 77, "STAT_ROUND", [StatRound], [], [], {numbers};
-    EventUpdate = 78, "EVENT_UPDATE", [EventUpdate], [], [], {other};
+    EventUpdate = 78, "EVENT_UPDATE", [EventUpdate], [], [], {layout};
     TimeConv = 79, "TIME_CONV", [TimeConv], [], [], {other};
-    HeaderFeature = 80, "FEATURE", [HeaderFeature], [], [metadata], {other};
+    HeaderFeature = 80, "FEATURE", [HeaderFeature], [], [metadata], {layout};
     Compressed = 81, "COMPRESSED", [Compressed], [], [], {other};
     /// FINISHED_INIT has no body.
     FinishedInit = 82, "FINISHED_INIT", [], [], [], {numbers};
@@ -251,85 +270,10 @@ record_types! {
     SchedstatDomain = 86, "SCHEDSTAT_DOMAIN", [Box<SchedstatDomain>], [], [], {other};
     /// A number perf has not defined yet, in tests only (this crate's, and with the
     /// `test-row` feature other crates'): what adding a record type takes (this row,
-    /// its model and view, a test). It carries a name, which anonymize renames from
-    /// this row's facts alone.
+    /// its layout, a test). It carries a name, which anonymize renames from its
+    /// layout's facts alone.
     #[cfg(any(test, feature = "test-row"))]
-    TestOnly = 127, "TEST_ONLY", [TestOnly], [], [], {TestOnlyView: task(Thread pid tid) text(name Comm)};
-}
-
-// The views of the side-band records' fixed fields: one line per layout (see
-// super::views), read by the rows' facts above and by every edit and report.
-views! {
-    /// MMAP: a mapping of a process.
-    MmapView(MmapAt) for [Mmap] { pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64; filename }
-    /// COMM: a thread's new command.
-    CommView(CommAt) for [Comm] { pid: i32, tid: i32; comm }
-    /// FORK and EXIT.
-    ForkView(ForkAt) for [Fork, Exit] { pid: i32, ppid: i32, tid: i32, ptid: i32, time: u64 }
-    /// THROTTLE and UNTHROTTLE.
-    ThrottleView(ThrottleAt) for [Throttle, Unthrottle] { time: u64, id: u64, stream_id: u64 }
-    /// READ: pid and tid (the values follow, laid out by the event's read_format).
-    ReadRecordView(ReadRecordAt) for [Read] { pid: i32, tid: i32 }
-    /// MMAP2. With misc MMAP_BUILD_ID, the 24 bytes of `maj` to `ino_generation` are the
-    /// build id's size, two reserved fields and the build id instead.
-    Mmap2View(Mmap2At) for [Mmap2] {
-        pid: i32, tid: i32, addr: u64, len: u64, pgoff: u64,
-        maj: u32, min: u32, ino: u64, ino_generation: u64, prot: u32, flags: u32; filename
-    }
-    /// ITRACE_START.
-    ItraceStartView(ItraceStartAt) for [ItraceStart] { pid: i32, tid: i32 }
-    /// LOST_SAMPLES.
-    LostSamplesView(LostSamplesAt) for [LostSamples] { lost: u64 }
-    /// NAMESPACES: pid and tid (the links follow).
-    NamespacesView(NamespacesAt) for [Namespaces] { pid: i32, tid: i32, nr_namespaces: u64 }
-    /// KSYMBOL.
-    KsymbolView(KsymbolAt) for [Ksymbol] { addr: u64, len: u32, ksym_type: u16, flags: u16; name }
-    /// CGROUP.
-    CgroupView(CgroupAt) for [Cgroup] { id: u64; path }
-    /// HEADER_FEATURE: the feature's bit (its section's bytes follow).
-    FeatureRecordView(FeatureRecordAt) for [HeaderFeature] { feat_id: u64 }
-    /// STAT.
-    StatView(StatAt) for [Stat] { id: u64, cpu: u32, thread: u32, val: u64, ena: u64, run: u64 }
-    /// EVENT_UPDATE: what is updated, and of which event (the update follows).
-    EventUpdateView(EventUpdateAt) for [EventUpdate] { type_: u64, id: u64 }
-}
-
-// The test-only row's view.
-#[cfg(any(test, feature = "test-row"))]
-views! {
-    /// The test-only record type (see the catalogue's last row).
-    TestOnlyView(TestOnlyAt) for [TestOnly] { pid: i32, tid: i32, value: u64; name }
-}
-
-/// Check `bytes` for a view of `types` needing `len` bytes; the record's type.
-fn check(
-    bytes: &[u8],
-    endian: Endian,
-    offset: u64,
-    types: &[RecordType],
-    len: usize,
-) -> Result<()> {
-    let ty = RecordType::from_u32(codec::u32_at(bytes, 0, endian).unwrap_or(0));
-    let context = || format!("record {ty}");
-    if !types.contains(&ty) {
-        let names: Vec<String> = types.iter().map(|t| t.name()).collect();
-        return Err(Error::format(
-            offset,
-            context(),
-            Problem::Invalid(format!("read as {}", names.join(" or "))),
-        ));
-    }
-    if bytes.len() < len {
-        return Err(Error::format(
-            offset,
-            context(),
-            Problem::RecordTooSmall {
-                size: bytes.len() as u64,
-                min: len as u64,
-            },
-        ));
-    }
-    Ok(())
+    TestOnly = 127, "TEST_ONLY", [TestOnly], [], [], {layout};
 }
 
 impl RecordType {

@@ -9,6 +9,7 @@ use binrw::binrw;
 use serde::{Serialize, Serializer};
 
 use super::kernel::PaddedString;
+use super::views::layouts;
 use crate::bounded;
 
 /// One thread of THREAD_MAP.
@@ -172,24 +173,6 @@ pub struct StatConfig {
     pub entries: Vec<StatConfigEntry>,
 }
 
-/// STAT (76): one counter reading of event `id` on (cpu, thread) index.
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Stat {
-    /// Id of the counter's event.
-    pub id: u64,
-    /// CPU index of the count.
-    pub cpu: u32,
-    /// Thread index of the count.
-    pub thread: u32,
-    /// The count.
-    pub val: u64,
-    /// Time the counter was enabled (ns).
-    pub ena: u64,
-    /// Time it was running (ns).
-    pub run: u64,
-}
-
 /// STAT_ROUND (77): the end of one interval (type 0) or of the run (type 1, FINAL).
 #[binrw]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -271,17 +254,42 @@ impl EventUpdateData {
     }
 }
 
-/// EVENT_UPDATE (78): a property (unit, scale, name, cpus) of the event with sample id
-/// `id`.
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EventUpdate {
-    #[br(temp)]
-    #[bw(calc = data.type_code())]
-    type_: u64,
-    /// Id of the event updated.
-    pub id: u64,
-    #[br(args(type_))]
-    /// What is updated (unit, scale, name or CPUs).
-    pub data: EventUpdateData,
+layouts! {
+    #[binrw]
+    /// STAT (76): one counter reading of event `id` on (cpu, thread) index.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct Stat {
+        /// Id of the counter's event.
+        pub id: u64,
+        /// CPU index of the count.
+        pub cpu: u32,
+        /// Thread index of the count.
+        pub thread: u32,
+        /// The count.
+        pub val: u64,
+        /// Time the counter was enabled (ns).
+        pub ena: u64,
+        /// Time it was running (ns).
+        pub run: u64,
+    }
+    /// STAT.
+    view StatView(StatAt) for [Stat], facts();
+
+    #[binrw]
+    /// EVENT_UPDATE (78): a property (unit, scale, name, cpus) of the event with sample id
+    /// `id`.
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct EventUpdate {
+        #[br(temp)]
+        #[bw(calc = data.type_code())]
+        type_: u64,
+        /// Id of the event updated.
+        pub id: u64,
+    } rest {
+        #[br(args(type_))]
+        /// What is updated (unit, scale, name or CPUs).
+        pub data: EventUpdateData,
+    }
+    /// EVENT_UPDATE: what is updated, and of which event (the update follows).
+    view EventUpdateView(EventUpdateAt) for [EventUpdate], facts(other);
 }

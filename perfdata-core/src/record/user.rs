@@ -9,6 +9,7 @@ use binrw::binrw;
 use serde::Serialize;
 
 use super::kernel::PaddedString;
+use super::views::layouts;
 use crate::attr::PerfEventAttr;
 use crate::bounded;
 use crate::header::EventType;
@@ -86,19 +87,24 @@ pub struct Auxtrace {
     pub reserved: u32,
 }
 
-/// HEADER_FEATURE (80): a feature section sent inline in pipe mode.
-///
-/// The payload is the same bytes as the file-mode section; decode it with
-/// [`crate::feature::FeatureSection::decode`].
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HeaderFeature {
-    /// The feature's bit (HEADER_*).
-    pub feat_id: u64,
-    #[br(parse_with = bounded::rest)]
-    #[serde(serialize_with = "crate::mark::bytes")]
-    /// The feature section's bytes.
-    pub data: Vec<u8>,
+layouts! {
+    #[binrw]
+    /// HEADER_FEATURE (80): a feature section sent inline in pipe mode.
+    ///
+    /// The payload is the same bytes as the file-mode section; decode it with
+    /// [`crate::feature::FeatureSection::decode`].
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+    pub struct HeaderFeature {
+        /// The feature's bit (HEADER_*).
+        pub feat_id: u64,
+    } rest {
+        #[br(parse_with = bounded::rest)]
+        #[serde(serialize_with = "crate::mark::bytes")]
+        /// The feature section's bytes.
+        pub data: Vec<u8>,
+    }
+    /// HEADER_FEATURE: the feature's bit (its section's bytes follow).
+    view FeatureRecordView(FeatureRecordAt) for [HeaderFeature], facts(other);
 }
 
 /// COMPRESSED (81): a piece of one continuous zstd stream. Its size is not 8-aligned.
@@ -362,17 +368,34 @@ pub struct BpfMetadata {
     pub entries: Vec<BpfMetadataEntry>,
 }
 
-/// The model of the test-only record type 127 (see the registry's last row).
+/// The test-only record type 127 (see the registry's last row): what adding a record
+/// type takes is its layout here and its row there.
 #[cfg(any(test, feature = "test-row"))]
-#[binrw]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TestOnly {
-    /// Process id.
-    pub pid: i32,
-    /// Thread id.
-    pub tid: i32,
-    /// A value.
-    pub value: u64,
-    /// A name (NUL-padded).
-    pub name: PaddedString,
+mod test_only {
+    use binrw::binrw;
+    use serde::Serialize;
+
+    use super::super::views::layouts;
+    use super::PaddedString;
+
+    layouts! {
+        #[binrw]
+        /// The model of the test-only record type 127 (see the registry's last row).
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+        pub struct TestOnly {
+            /// Process id.
+            pub pid: i32,
+            /// Thread id.
+            pub tid: i32,
+            /// A value.
+            pub value: u64,
+        } text {
+            /// A name (NUL-padded).
+            pub name: PaddedString = Comm,
+        }
+        /// The test-only record type (see the catalogue's last row).
+        view TestOnlyView(TestOnlyAt) for [TestOnly], facts(task(Thread pid tid));
+    }
 }
+#[cfg(any(test, feature = "test-row"))]
+pub use test_only::*;

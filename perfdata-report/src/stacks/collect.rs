@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 use super::frames::{pack, FrameTable, LocKey};
 use super::samples::{HAS_TIME, ROW};
-use super::{Detail, RawTrack, StackId, Stacks, Track, TrackSum, When, HAS_CPU, ROOT};
+use super::{Detail, RawTrack, Sources, StackId, Stacks, Track, TrackSum, When, HAS_CPU, ROOT};
 use crate::intern::{Chunked, Interner};
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{CommId, Machine};
@@ -19,14 +19,14 @@ use crate::symbolize::Symbolizer;
 /// [`StackCollector::finish`] once the replay is done.
 ///
 /// ```
-/// use perfdata_report::{replay, folded, stacks::{Detail, StackCollector}};
+/// use perfdata_report::{replay, folded, stacks::{Detail, Sources, StackCollector}};
 /// use perfdata_report::symbolize::{SymbolOptions, Symbolizer};
 ///
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-callgraph-fp.data");
 /// let mut collector = StackCollector::new(Detail::Stacks)?;
 /// let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
 /// let r = replay::replay(reader, &Default::default(), |m, sample| collector.add(m, &sample))?;
-/// let stacks = collector.finish(&r, &mut Symbolizer::new(SymbolOptions::default()), false)?;
+/// let stacks = collector.finish(&r, &mut Symbolizer::new(SymbolOptions::default()), Sources::Off)?;
 /// let mut out = Vec::new();
 /// folded::write_folded(&mut out, &folded::lines(&stacks)?)?;
 /// let counted: u64 = String::from_utf8(out)?
@@ -152,14 +152,15 @@ impl StackCollector {
     }
 
     /// Name every location seen as `perf script` names it, against the machine as the
-    /// replay left it; with `inlines`, each address in code inlined from other functions
-    /// (DWARF) is followed by a frame per inlined function, as perf's `--inline` shows
-    /// them. An error is the spool's (a full disk, say).
+    /// replay left it, with what DWARF says of each as `sources` asks: with
+    /// [`Sources::Inlines`], each address in code inlined from other functions is
+    /// followed by a frame per inlined function, as perf's `--inline` shows them. An
+    /// error is the spool's (a full disk, say).
     pub fn finish(
         self,
         replay: &Replay,
         symbols: &mut Symbolizer,
-        inlines: bool,
+        sources: Sources,
     ) -> io::Result<Stacks> {
         if let Some(e) = self.error {
             return Err(e);
@@ -171,7 +172,7 @@ impl StackCollector {
         // The indexes go first: only the keys are needed from here on.
         let nodes = self.nodes.into_keys();
         let counts = self.counts.into_keys();
-        let frames = FrameTable::name(self.locs.into_keys(), replay, symbols, inlines);
+        let frames = FrameTable::name(self.locs.into_keys(), replay, symbols, sources);
         // Tracks whose comm entries end with one name are one track.
         let comm = |c: CommId| replay.machine.comms.get(c).cloned().unwrap_or_default();
         let mut first_of: FxHashMap<Track, u32> = FxHashMap::default();
@@ -196,6 +197,7 @@ impl StackCollector {
         Ok(Stacks {
             event_names: replay.event_names.clone(),
             detail: self.detail,
+            sources,
             frames,
             nodes,
             tracks,

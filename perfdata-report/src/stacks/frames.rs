@@ -8,7 +8,10 @@ use rustc_hash::FxHashMap;
 use crate::intern::Chunked;
 use crate::model::Replay;
 use crate::process::DsoId;
+use crate::srcline::SourceFrame;
 use crate::symbolize::Symbolizer;
+
+use super::Sources;
 
 /// A location as the replay resolved it, packed: DSO + 1 (0 for none) with the kernel
 /// mode in the top bit, and the DSO-relative address in two halves.
@@ -38,7 +41,8 @@ pub(super) fn unpack(k: LocKey) -> (Option<DsoId>, u64, bool) {
 }
 
 /// A frame as kept: its name in the table of names, DSO + 1 with the kernel mode in the
-/// top bit ([`pack`]'s), the frame it is inlined in, the line and the address.
+/// top bit ([`pack`]'s), the frame it is inlined in, its source file (in the table of
+/// names), line and the line its function starts at, and the address.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FrameData {
     pub(super) addr: u64,
@@ -46,13 +50,19 @@ pub(super) struct FrameData {
     pub(super) dso: u32,
     pub(super) inlined_in: u32,
     pub(super) line: u32,
+    pub(super) file: u32,
+    pub(super) start_line: u32,
 }
+
+/// What DWARF says of a frame: its function's name (NONE for the address's own, named
+/// by the symbol table), source file (NONE if unknown), line and start line.
+type Dwarf = (u32, u32, u32, u32);
 
 /// The frames of every location, named.
 #[derive(Debug, Default)]
 pub(super) struct FrameTable {
     pub(super) frames: Vec<FrameData>,
-    /// Distinct function names.
+    /// Distinct function names and source files.
     pub(super) names: Vec<String>,
     /// Per location, its first frame; its frames run to the next location's first.
     pub(super) first: Vec<u32>,
@@ -66,7 +76,7 @@ impl FrameTable {
         locs: Chunked<LocKey>,
         replay: &Replay,
         symbols: &mut Symbolizer,
-        inlines: bool,
+        sources: Sources,
     ) -> FrameTable {
         let keys: Vec<LocKey> = locs.into_iter().collect();
         let mut t = FrameTable {
@@ -74,10 +84,11 @@ impl FrameTable {
             names: Vec::new(),
             first: Vec::with_capacity(keys.len() + 1),
         };
-        // Per location: its function's name, and the functions DWARF says are inlined
-        // there (innermost first, the last the function itself), if asked for.
+        // Per location: its function's name, and what DWARF says of it, if asked: with
+        // inlines, the functions inlined there (innermost first, the last the function
+        // itself), else the function itself alone.
         let mut named: Vec<u32> = vec![NONE; keys.len()];
-        let mut inlined: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
+        let mut dwarf_of: FxHashMap<u32, Vec<Dwarf>> = FxHashMap::default();
         let mut by_dso: Vec<u32> = (0..keys.len() as u32).collect();
         by_dso.sort_by_key(|&i| keys[i as usize][0] & !KERNEL);
         let mut names = Names::default();
@@ -94,22 +105,23 @@ impl FrameTable {
                     continue;
                 };
                 named[i as usize] = names.id(name);
-                if inlines {
-                    let frames = symbols.source_frames(id, dso, addr);
-                    if frames.len() > 1 {
-                        let inner = frames
-                            .iter()
-                            .map(|f| {
-                                (
-                                    names.id(f.function.as_deref().unwrap_or("[unknown]")),
-                                    f.line,
-                                )
-                            })
-                            .collect();
-                        inlined.insert(i, inner);
-                    } else if let Some(f) = frames.first() {
-                        inlined.insert(i, vec![(NONE, f.line)]);
-                    }
+                if sources == Sources::Off {
+                    continue;
+                }
+                let frames = symbols.source_frames(id, dso, addr);
+                let mut dwarf = |f: &SourceFrame, inlined: bool| -> Dwarf {
+                    let name = match (inlined, f.function.as_deref()) {
+                        (false, _) => NONE,
+                        (true, name) => names.id(name.unwrap_or("[unknown]")),
+                    };
+                    let file = f.file.as_deref().map_or(NONE, |p| names.id(p));
+                    (name, file, f.line, f.start_line)
+                };
+                if sources == Sources::Inlines && frames.len() > 1 {
+                    let inner = frames.iter().map(|f| dwarf(f, true)).collect();
+                    dwarf_of.insert(i, inner);
+                } else if let Some(f) = frames.last() {
+                    dwarf_of.insert(i, vec![dwarf(f, false)]);
                 }
             }
             symbols.forget(id);
@@ -119,21 +131,26 @@ impl FrameTable {
             let (_, addr, _) = unpack(*key);
             let base = t.frames.len() as u32;
             t.first.push(base);
-            let dwarf = inlined.remove(&(i as u32)).unwrap_or_default();
+            let dwarf = dwarf_of.remove(&(i as u32)).unwrap_or_default();
+            let (_, file, line, start_line) = dwarf.last().copied().unwrap_or((NONE, NONE, 0, 0));
             t.frames.push(FrameData {
                 addr,
                 name: named[i],
                 dso: key[0],
                 inlined_in: NONE,
-                line: dwarf.last().map_or(0, |f| f.1),
+                line,
+                file,
+                start_line,
             });
-            for &(name, line) in dwarf.iter().rev().skip(1) {
+            for &(name, file, line, start_line) in dwarf.iter().rev().skip(1) {
                 t.frames.push(FrameData {
                     addr,
                     name,
                     dso: key[0],
                     inlined_in: base,
                     line,
+                    file,
+                    start_line,
                 });
             }
         }

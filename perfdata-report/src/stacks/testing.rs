@@ -43,7 +43,8 @@ pub(crate) fn stacks(m: Machine, samples: &[ResolvedSample], detail: Detail) -> 
     }
     let replay = replay(m, "cpu-clock");
     let mut symbols = Symbolizer::new(SymbolOptions::default());
-    c.finish(&replay, &mut symbols, false).expect("finished")
+    c.finish(&replay, &mut symbols, super::Sources::Off)
+        .expect("finished")
 }
 
 /// A replay that left `machine`, of one event named `event`.

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{Error as WalkError, FrameAddress, Module, Unwinder as _};
+use framehop::{FrameAddress, Module, Unwinder as _};
 
 use crate::process::{DsoId, Machine, Maps, ThreadId};
 use crate::symbolize::SymbolOptions;
@@ -25,12 +25,15 @@ use crate::symbolize::SymbolOptions;
 mod edit;
 mod module;
 mod regs;
+mod signal;
 pub(crate) mod stats;
+mod walk;
 
 pub use edit::UnwindEdit;
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 pub use regs::{Arch, UserState};
 pub use stats::{Cut, UnwindStats};
+use walk::{End, Step};
 
 /// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
 /// when next sampled.
@@ -73,12 +76,6 @@ impl std::fmt::Debug for Unwinder {
             .field("stats", &self.stats)
             .finish_non_exhaustive()
     }
-}
-
-/// The end of a walk.
-enum End {
-    Whole,
-    Cut(Cut, Option<DsoId>),
 }
 
 impl Unwinder {
@@ -154,34 +151,47 @@ impl Unwinder {
             return Vec::new();
         }
         let mut read = |addr: u64| user.read(sp, addr).ok_or(());
+        let copy_end = sp.saturating_add(user.stack.len() as u64);
         let mut frames = Vec::new();
-        let mut frame = |address: FrameAddress| -> Option<End> {
+        let mut frame = |address: FrameAddress| -> Step {
             let at = address.address_for_lookup();
             frames.push(at);
             // A frame in a binary without tables ends the walk there, as perf's does:
             // framehop would guess on with frame pointers the code does not keep.
             let Some(map) = maps.find(at).filter(|m| !m.identity) else {
-                return Some(End::Cut(Cut::NoCfi, None));
+                return Step::End(End::Cut(Cut::NoCfi, None));
             };
             match self.dsos.get(&map.dso) {
-                Some(Err(Missing::Binary)) => Some(End::Cut(Cut::BinaryMissing, Some(map.dso))),
-                Some(Err(Missing::BuildIdDiffers)) => {
-                    Some(End::Cut(Cut::BuildIdDiffers, Some(map.dso)))
+                Some(Err(Missing::Binary)) => {
+                    Step::End(End::Cut(Cut::BinaryMissing, Some(map.dso)))
                 }
-                Some(Err(Missing::NoCfi)) | None => Some(End::Cut(Cut::NoCfi, None)),
-                Some(Ok(_)) => (frames.len() >= MAX_FRAMES).then_some(End::Whole),
+                Some(Err(Missing::BuildIdDiffers)) => {
+                    Step::End(End::Cut(Cut::BuildIdDiffers, Some(map.dso)))
+                }
+                Some(Err(Missing::NoCfi)) | None => Step::End(End::Cut(Cut::NoCfi, None)),
+                Some(Ok(_)) if frames.len() >= MAX_FRAMES => Step::End(End::Whole),
+                Some(Ok(dso)) => {
+                    // The trampoline is looked for at the return address itself (the
+                    // frame is named by it less one, as perf names it).
+                    let sampled = !address.is_return_address();
+                    let svma = address.address().wrapping_sub(dso.base_avma(map));
+                    match dso.in_trampoline(svma, sampled, arch) {
+                        true => Step::Signal,
+                        false => Step::Go,
+                    }
+                }
             }
         };
         let end = match space {
             Space::X86(u) => {
                 let regs = UnwindRegsX86_64::new(ip, sp, fp);
-                let mut it = u.iter_frames(ip, regs, &mut self.x86_cache, &mut read);
-                walk(|| it.next(), &mut frame, sp, user)
+                let cache = &mut self.x86_cache;
+                walk::walk(u, ip, regs, cache, &mut read, &mut frame, copy_end)
             }
             Space::Arm(u) => {
                 let regs = UnwindRegsAarch64::new(lr, sp, fp);
-                let mut it = u.iter_frames(ip, regs, &mut self.arm_cache, &mut read);
-                walk(|| it.next(), &mut frame, sp, user)
+                let cache = &mut self.arm_cache;
+                walk::walk(u, ip, regs, cache, &mut read, &mut frame, copy_end)
             }
         };
         match end {
@@ -243,30 +253,5 @@ impl Unwinder {
             }
         }
         self.spaces.insert(group, (maps.generation(), space, known));
-    }
-}
-
-/// Walk the frames `next` yields, handing each to `frame` (which may end the walk).
-fn walk(
-    mut next: impl FnMut() -> Result<Option<FrameAddress>, WalkError>,
-    frame: &mut impl FnMut(FrameAddress) -> Option<End>,
-    sp: u64,
-    user: &UserState,
-) -> End {
-    loop {
-        match next() {
-            Ok(Some(address)) => {
-                if let Some(end) = frame(address) {
-                    return end;
-                }
-            }
-            Ok(None) => return End::Whole,
-            Err(WalkError::CouldNotReadStack(addr))
-                if addr >= sp.saturating_add(user.stack.len() as u64) =>
-            {
-                return End::Cut(Cut::StackTooShort, None)
-            }
-            Err(_) => return End::Cut(Cut::NoCfi, None),
-        }
     }
 }

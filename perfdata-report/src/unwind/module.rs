@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSegment};
 
+use super::regs::Arch;
+use super::signal;
 use crate::process::{Dso, Map};
 use crate::symbolize::{self, SymbolOptions};
 
@@ -41,6 +43,8 @@ pub(crate) struct DsoUnwind {
     got: Option<Section>,
     /// The PT_LOAD segments: (file offset, vaddr, file size), to place a map's start.
     loads: Vec<(u64, u64, u64)>,
+    /// Where the sigreturn trampoline's code starts (svmas; [`signal`]).
+    trampolines: Vec<u64>,
 }
 
 impl DsoUnwind {
@@ -105,6 +109,18 @@ impl DsoUnwind {
             text: first(".text", false),
             got: first(".got", false),
             loads,
+            trampolines: trampolines(&parsed),
+        })
+    }
+
+    /// Whether `svma` is in a sigreturn trampoline: at its start when it is a return
+    /// address (the handler returns to the trampoline's first instruction), anywhere in
+    /// it when it is the sampled instruction.
+    pub(crate) fn in_trampoline(&self, svma: u64, sampled: bool, arch: Arch) -> bool {
+        let len = signal::trampoline_code(arch).len() as u64;
+        self.trampolines.iter().any(|&t| match sampled {
+            true => (t..t + len).contains(&svma),
+            false => t == svma,
         })
     }
 
@@ -128,13 +144,43 @@ impl DsoUnwind {
     }
 }
 
+/// The sigreturn trampolines in the code of the first of `files` that holds its code (a
+/// debug file's code sections are NOBITS), for the architecture the file is of.
+fn trampolines(files: &[object::File<'_>]) -> Vec<u64> {
+    for f in files {
+        let arch = match f.architecture() {
+            object::Architecture::X86_64 => Arch::X86_64,
+            object::Architecture::Aarch64 => Arch::Aarch64,
+            _ => return Vec::new(),
+        };
+        let code: Vec<_> = f
+            .sections()
+            .filter(|s| s.kind() == object::SectionKind::Text && s.file_range().is_some())
+            .collect();
+        if code.is_empty() {
+            continue;
+        }
+        return code
+            .iter()
+            .filter_map(|s| Some((s.address(), s.data().ok()?)))
+            .flat_map(|(at, data)| {
+                let found = signal::find_trampolines(data, arch);
+                found.into_iter().map(move |off| at + off)
+            })
+            .take(signal::MAX_TRAMPOLINES)
+            .collect();
+    }
+    Vec::new()
+}
+
 /// Whether the `.eh_frame_hdr` index `hdr` points into `eh_frame` as the linker writes
 /// it (version 1, `eh_frame_ptr` pc-relative sdata4, the count udata4, the table of
 /// datarel sdata4 pairs): its pointer is the table's address, the table fits the
 /// section, and every FDE it names lies in `.eh_frame`. A damaged index (a byte flipped
 /// on disk, a hostile file) is not used: the unwinder's lookup subtracts these addresses
 /// unchecked (gimli's `EhHdrTable`, an overflow panic in a debug build, wrong FDEs in a
-/// release one), and `.eh_frame` alone still unwinds. Other encodings are not checked.
+/// release one), and `.eh_frame` alone still unwinds. An index of other encodings (which
+/// no linker writes) is not used either.
 fn index_fits(hdr: &Section, eh_frame: &Section) -> bool {
     let Some(data) = hdr.data.as_deref() else {
         return false;
@@ -152,8 +198,9 @@ fn index_fits(hdr: &Section, eh_frame: &Section) -> bool {
         return false;
     }
     if (ptr_enc, count_enc, table_enc) != (0x1b, 0x03, 0x3b) {
-        // Not the common layout: leave it to the unwinder as it comes.
-        return true;
+        // Not the linker's layout: not checked, so not used (gimli's lookup multiplies
+        // an absptr count of 2^64 unchecked: the fuzz target's first finding).
+        return false;
     }
     let base = hdr.svma.start;
     let target = base.wrapping_add(4).wrapping_add(ptr as i32 as i64 as u64);
@@ -233,6 +280,23 @@ mod tests {
         assert!(!index_fits(&damaged(4, 0x8000_0001), &eh));
         assert!(!index_fits(&damaged(8, u32::MAX), &eh));
         assert!(!index_fits(&damaged(16, 0x7000_0000), &eh));
+        // The fuzz target's finding: the count's encoding absptr (8 bytes, read from the
+        // count and the first table entry: about 2^35 entries) made gimli's lookup
+        // overflow `count / 2 * 8` in a debug build. Any layout other than the linker's
+        // is not used.
+        for head in [
+            [1, 0x1b, 0x00, 0x3b],
+            [1, 0x1b, 0x03, 0x34],
+            [1, 0x03, 0x03, 0x3b],
+        ] {
+            let mut bytes = hdr.data.as_deref().expect("data").to_vec();
+            bytes[..4].copy_from_slice(&head);
+            let other = Section {
+                svma: hdr.svma.clone(),
+                data: Some(Bytes::from(bytes)),
+            };
+            assert!(!index_fits(&other, &eh), "{head:x?}");
+        }
     }
 
     fn with_loads(loads: Vec<(u64, u64, u64)>) -> DsoUnwind {
@@ -243,6 +307,7 @@ mod tests {
             text: None,
             got: None,
             loads,
+            trampolines: Vec::new(),
         }
     }
 

@@ -15,6 +15,9 @@ pub enum Cut {
     NoCfi,
     /// The walk needed stack beyond the copy the sample holds.
     StackTooShort,
+    /// A signal handler's frame was reached, but the registers the kernel saved for the
+    /// code it interrupted lie beyond the stack copy.
+    SignalFrameOutsideCopy,
 }
 
 impl Cut {
@@ -25,6 +28,7 @@ impl Cut {
             Cut::BuildIdDiffers => "build id differs",
             Cut::NoCfi => "no CFI for the address",
             Cut::StackTooShort => "stack copy too short",
+            Cut::SignalFrameOutsideCopy => "signal frame outside the stack copy",
         }
     }
 }

@@ -30,6 +30,26 @@ const MERGED: [FeatureId; 3] = [FeatureId::BuildId, FeatureId::Hostname, Feature
 /// tracepoint formats a later input's tracepoint events need.
 const FIRST_FOUND: [FeatureId; 1] = [FeatureId::TracingData];
 
+/// Whether feature `id` of two inputs differs only in what changes while a machine
+/// runs: a NUMA node's free memory (always, between two recordings), or CLOCK_DATA
+/// (each recording takes its own reference point; inputs on other clocks are said
+/// apart, in the merge's clock warning, which names the remedy).
+pub(super) fn same_machine(id: FeatureId, a: &Metadata, b: &Metadata) -> bool {
+    match (a.feature(id), b.feature(id)) {
+        (Some(Feature::NumaTopology(x)), Some(Feature::NumaTopology(y))) => {
+            let fixed = |t: &perfdata_core::feature::NumaTopology| -> Vec<_> {
+                t.nodes
+                    .iter()
+                    .map(|n| (n.node, n.mem_total, n.cpus.clone()))
+                    .collect()
+            };
+            fixed(x) == fixed(y)
+        }
+        (Some(Feature::ClockData(_)), Some(Feature::ClockData(_))) => true,
+        _ => false,
+    }
+}
+
 /// A feature as text for a warning (the strings ones), else its name.
 fn text(f: &Feature) -> String {
     match f {
@@ -125,6 +145,7 @@ pub(super) fn merge(
             }
             match inputs[source].features.get(id) {
                 Some(mine) if mine == section => {}
+                Some(_) if same_machine(*id, inputs[source], meta) => {}
                 Some(_) => warnings.push(format!(
                     "feature {id} of {name} differs from {}'s, which is kept",
                     names[source]

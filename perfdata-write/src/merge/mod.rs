@@ -17,7 +17,9 @@
 //!   FINISHED_ROUND) and the inputs merged k-way by time; a record without time follows
 //!   its input's previous record. Each input keeps its clock, or, with
 //!   [`Align::Start`], is shifted so that its first sample has the first input's
-//!   first sample time. The inputs' FINISHED_ROUND records are regenerated: one every
+//!   first sample time, or, with [`Align::Clock`], put on the first input's clock by
+//!   the CLOCK_DATA features (wall-clock time). Inputs whose clocks cannot be compared
+//!   (other hosts, other clockids) and kept as they are, are said in a warning. The inputs' FINISHED_ROUND records are regenerated: one every
 //!   [`ROUND_RECORDS`] records of the output, which is in time order. Memory: about two
 //!   rounds of each input.
 //! - **Features**: see `features`: BUILD_ID the union, HOSTNAME and CMDLINE the first
@@ -82,6 +84,12 @@ pub enum Align {
     /// Each input is shifted so that its first sample has the first input's first
     /// sample time (from the SAMPLE_TIME feature).
     Start,
+    /// Each input is put on the first input's clock by the CLOCK_DATA feature (the
+    /// wall-clock time of one moment of its sampling clock, which `perf record
+    /// --clockid` writes): a sample at wall-clock time W in any input is at the first
+    /// input's time of W. Recordings of different hosts (NTP-synchronised) or with
+    /// different clocks then line up as they ran.
+    Clock,
 }
 
 /// What a merge is asked to do.
@@ -186,7 +194,10 @@ impl Merge {
         meta.unfinished = false;
         meta.warnings.clear();
         meta.set_attrs(map.attrs.clone());
-        for w in warnings {
+        for w in warnings
+            .into_iter()
+            .chain(clock_warning(&feeds, &inputs, opts.align))
+        {
             meta.warn(None, w);
         }
         Ok(Merge {
@@ -322,7 +333,10 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
     let mut hosts: Vec<Option<String>> = Vec::new();
     let first_time = match opts.align {
         Align::Keep => None,
-        Align::Start => Some(first_sample(feeds[0].meta()).ok_or_else(|| no_time(&feeds[0]))?),
+        Align::Start => Some(i128::from(
+            first_sample(feeds[0].meta()).ok_or_else(|| no_time(&feeds[0]))?,
+        )),
+        Align::Clock => Some(clock_origin(&feeds[0])?),
     };
     let mut out = Vec::with_capacity(feeds.len());
     for feed in feeds {
@@ -346,11 +360,30 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
                 ),
             ));
         }
+        // A clock's origin is wall time minus clock time: a time t of this input is at
+        // wall time t + origin, the first input's time t + origin - origin0. A start
+        // is the first sample's time.
         let time_delta = match first_time {
             None => 0,
             Some(t0) => {
-                let t = first_sample(feed.meta()).ok_or_else(|| no_time(feed))?;
-                t0 as i64 - t as i64
+                let t = match opts.align {
+                    Align::Clock => clock_origin(feed)?,
+                    _ => i128::from(first_sample(feed.meta()).ok_or_else(|| no_time(feed))?),
+                };
+                let delta = match opts.align {
+                    Align::Clock => t - t0,
+                    _ => t0 - t,
+                };
+                i64::try_from(delta).map_err(|_| {
+                    WriteError::unsupported(
+                        None,
+                        format!(
+                            "{}: {delta} ns from {}'s clock, beyond what a sample time \
+                             can be moved",
+                            feed.name, feeds[0].name
+                        ),
+                    )
+                })?
             }
         };
         out.push(MergedInput {
@@ -361,6 +394,66 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
         });
     }
     Ok(out)
+}
+
+/// An input's wall-clock time minus its sampling clock's time, at one moment (from
+/// CLOCK_DATA), in ns.
+fn clock_origin(feed: &Feed) -> Result<i128> {
+    match feed.meta().feature(FeatureId::ClockData) {
+        Some(Feature::ClockData(c)) => {
+            Ok(i128::from(c.wall_clock_ns) - i128::from(c.clockid_time_ns))
+        }
+        _ => Err(WriteError::unsupported(
+            None,
+            format!(
+                "{}: no CLOCK_DATA feature to align its clock by (perf record writes one \
+                 with --clockid, e.g. --clockid monotonic; --align start needs none)",
+                feed.name
+            ),
+        )),
+    }
+}
+
+/// The clock an input's sample times come from: `None` for perf's own (the kernel's
+/// local clock), else the clockid.
+fn sample_clock(meta: &Metadata) -> Option<i32> {
+    use perfdata_core::attr::AttrFlags;
+    let attr = &meta.attrs().first()?.attr;
+    attr.flags
+        .contains(AttrFlags::USE_CLOCKID)
+        .then_some(attr.clockid)
+}
+
+/// A warning when inputs whose times cannot be compared keep their clocks: their
+/// records are merged by numbers that do not mean the same moment.
+fn clock_warning(feeds: &[Feed], inputs: &[MergedInput], align: Align) -> Option<String> {
+    if align != Align::Keep {
+        return None;
+    }
+    let first = sample_clock(feeds[0].meta());
+    let apart: Vec<String> = feeds
+        .iter()
+        .zip(inputs)
+        .skip(1)
+        .filter_map(|(f, i)| {
+            if i.hostname != inputs[0].hostname {
+                Some(format!("{} (another host)", f.name))
+            } else if sample_clock(f.meta()) != first {
+                Some(format!("{} (another clock)", f.name))
+            } else {
+                None
+            }
+        })
+        .collect();
+    (!apart.is_empty()).then(|| {
+        format!(
+            "the times of {} are not on {}'s clock and are kept as they are: --align \
+             clock puts them on it (by CLOCK_DATA, perf record --clockid), --align start \
+             lines up the first samples",
+            apart.join(", "),
+            feeds[0].name
+        )
+    })
 }
 
 fn no_time(feed: &Feed) -> WriteError {

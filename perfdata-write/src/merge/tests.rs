@@ -168,3 +168,28 @@ fn compressed_inputs_merge_into_a_file_or_a_stream() {
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "time order");
     }
 }
+
+/// A NUMA node's free memory differs between any two recordings of one machine: not a
+/// difference worth a warning; its CPUs or total memory are.
+#[test]
+fn numa_free_memory_is_not_a_difference() {
+    use perfdata_core::feature::{Feature, FeatureId, FeatureSection, NumaTopology};
+    let reader = PerfReader::open(fixture("file-cpu-clock.data")).unwrap();
+    let a = reader.meta().clone();
+    let Some(Feature::NumaTopology(numa)) = a.feature(FeatureId::NumaTopology) else {
+        panic!("the fixture has NUMA_TOPOLOGY");
+    };
+    let with = |change: &dyn Fn(&mut NumaTopology)| {
+        let mut t = numa.clone();
+        change(&mut t);
+        let mut b = a.clone();
+        let f = FeatureSection::new(FeatureId::NumaTopology, Feature::NumaTopology(t));
+        b.features.insert(FeatureId::NumaTopology, f);
+        super::features::same_machine(FeatureId::NumaTopology, &a, &b)
+    };
+    assert!(with(&|t| t.nodes[0].mem_free += 4096));
+    assert!(!with(&|t| t.nodes[0].mem_total += 4096));
+    assert!(!with(
+        &|t| t.nodes[0].cpus = perfdata_core::feature::PerfString::new("0")
+    ));
+}

@@ -358,9 +358,10 @@ fn intact_recordings_with_secrets_keep_none() {
     }
 }
 
-/// A record type the catalogue gains, whose row says it names a thread and carries a
-/// comm (the test-only row 127, with perfdata-core's `test-row` feature), is renamed by
-/// anonymize from the row's facts: this allow list has no code for it.
+/// A record type the catalogue gains, whose layout says it names a thread and carries a
+/// comm (the test-only row 127 and its one `layouts!` item, with perfdata-core's
+/// `test-row` feature), is renamed by anonymize from the facts that layout gives its
+/// row: this allow list has no code for it.
 #[test]
 fn a_new_rows_name_is_renamed_from_its_facts_alone() {
     use perfdata_core::attr::{PerfEventAttr, SampleType};
