@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use perfdata_report::filter::SampleFilter;
 use perfdata_report::script::fields::FieldSpec;
-use perfdata_report::script::Script;
+use perfdata_report::script::{sideband, Script};
 
 use crate::CliError;
 
@@ -50,6 +50,21 @@ pub struct ScriptArgs {
     /// or percent slices (`10%-20%`, `25%/2`), as perf's --time.
     #[arg(long, value_name = "START,END")]
     time: Option<String>,
+    /// Print the COMM, FORK and EXIT records among the samples.
+    #[arg(long)]
+    show_task_events: bool,
+    /// Print the MMAP and MMAP2 records among the samples.
+    #[arg(long)]
+    show_mmap_events: bool,
+    /// Print the context switch records (SWITCH, SWITCH_CPU_WIDE) among the samples.
+    #[arg(long)]
+    show_switch_events: bool,
+    /// Print the NAMESPACES records among the samples.
+    #[arg(long)]
+    show_namespace_events: bool,
+    /// Print the LOST records among the samples.
+    #[arg(long)]
+    show_lost_events: bool,
     #[command(flatten)]
     unwind: crate::unwinding::UnwindArgs,
 }
@@ -79,7 +94,14 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         .as_deref()
         .map(perfdata_core::select::parse_time_ranges)
         .transpose()?;
-    let script = Script::new()
+    let shown = [
+        (a.show_task_events, sideband::TASK_EVENTS),
+        (a.show_mmap_events, sideband::MMAP_EVENTS),
+        (a.show_switch_events, sideband::SWITCH_EVENTS),
+        (a.show_namespace_events, sideband::NAMESPACE_EVENTS),
+        (a.show_lost_events, sideband::LOST_EVENTS),
+    ];
+    let mut script = Script::new()
         .fields(spec)
         .nanoseconds(a.ns)
         .callchains(!a.hide_call_graph)
@@ -87,6 +109,11 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         .time(time)
         .symfs(a.symfs.clone())
         .unwind(a.unwind.on());
+    for (on, types) in shown {
+        if on {
+            script = script.show(types);
+        }
+    }
     let reader = perfdata_core::PerfReader::open(a.file.path())?;
     // Stdout itself (its lock cannot go to the replay's thread); the listing is
     // written in 64 KiB blocks of whole lines.

@@ -230,26 +230,40 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
     );
     let exe = exe.to_str().expect("utf-8 path");
     let event = ["-e", "cpu-clock", "-c", "200000"];
-    let fp = workload::record(
-        dir.path(),
-        "fp.data",
-        &[&event[..], &["-g"]].concat(),
-        &[exe, "3000"],
-    );
-    let dwarf = workload::record(
-        dir.path(),
-        "dwarf.data",
-        &[&event[..], &["--call-graph", "dwarf,8192"]].concat(),
-        &[exe, "3000"],
-    );
-    let mut problems = Vec::new();
     let select = Selection {
         dso: "levels",
         symbols: ["leaf", "main"],
     };
-    compare_views(&fp, &select, &[], &mut problems);
-    compare_views(&dwarf, &select, &["--no-inline"], &mut problems);
+    // Up to three recordings: on a loaded machine perf's own unwinder now and then
+    // gives up on one sample of a fresh dwarf recording (99.75% where perfdata unwinds
+    // 99.81%), or two graph lines tie at one percentage and perf orders them by its
+    // tree. A difference of perfdata's is in every recording; one of perf's moods is
+    // not in the next (stderr shows each retried one).
+    let mut fp = None;
+    let mut problems = Vec::new();
+    for attempt in 1..=3 {
+        let rec = |name: &str, how: &[&str]| {
+            let args = [&event[..], how].concat();
+            workload::record(
+                dir.path(),
+                &format!("{attempt}-{name}"),
+                &args,
+                &[exe, "3000"],
+            )
+        };
+        let this_fp = rec("fp.data", &["-g"]);
+        let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
+        problems.clear();
+        compare_views(&this_fp, &select, &[], &mut problems);
+        compare_views(&dwarf, &select, &["--no-inline"], &mut problems);
+        fp = Some(this_fp);
+        if problems.is_empty() {
+            break;
+        }
+        eprintln!("recording {attempt} differs:\n{}", problems.join("\n"));
+    }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let fp = fp.expect("recorded");
     // The tree has the levels' shape: heavy's share under main, recursion and all.
     let text = our_text(&fp, &["--no-children", "-g", "caller"]);
     assert!(text.contains("--heavy\n"), "{text}");

@@ -190,6 +190,26 @@ fn exception(input: &str, view: &str) -> Option<(String, String)> {
         .map(|(f, v, _)| (f.to_string(), v.to_string()))
 }
 
+/// The inputs compared, with their names: every fixture and corpus file perf script
+/// reads (the names of those it does not join `refused`). PERFDATA_SCRIPT_ONLY=NAME
+/// narrows them to the names holding NAME (to see a planted bug fail quickly); the
+/// tests' count checks then fail, as they must for a partial run.
+fn inputs_perf_reads(refused: &mut Vec<String>) -> Vec<(std::path::PathBuf, String)> {
+    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    let mut inputs = Vec::new();
+    for input in all_inputs() {
+        let n = name(&input);
+        if only.as_deref().is_some_and(|o| !n.contains(o)) {
+            continue;
+        }
+        match perf_script(&input, &[]).0 {
+            Some(true) => inputs.push((input, n)),
+            _ => refused.push(n),
+        }
+    }
+    inputs
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn script_prints_what_perf_script_prints() {
@@ -199,21 +219,7 @@ fn script_prints_what_perf_script_prints() {
     let mut compared = 0;
     let mut refused = Vec::new();
     let mut killed = Vec::new();
-    // PERFDATA_SCRIPT_ONLY=NAME narrows the run to the inputs whose names hold NAME
-    // (to see a planted bug fail quickly); the count check below then fails, as it
-    // must for a partial run.
-    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
-    for input in all_inputs() {
-        let n = name(&input);
-        if only.as_deref().is_some_and(|o| !n.contains(o)) {
-            continue;
-        }
-        // Inputs perf does not read are not compared.
-        let (ok, _) = perf_script(&input, &[]);
-        if ok != Some(true) {
-            refused.push(n);
-            continue;
-        }
+    for (input, n) in inputs_perf_reads(&mut refused) {
         for view in VIEWS {
             let shown = view.join(" ");
             let (perf_ok, perf_out) = perf_script(&input, view);
@@ -280,4 +286,143 @@ fn script_prints_what_perf_script_prints() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared >= 20 * VIEWS.len(), "only {compared} compared");
+}
+
+/// The side-band views: perf script's `--show-*-events`, the records' lines among the
+/// samples.
+const SIDEBAND_VIEWS: &[&[&str]] = &[
+    &["--show-task-events", "--show-mmap-events"],
+    &[
+        "--show-switch-events",
+        "--show-namespace-events",
+        "--show-lost-events",
+    ],
+    &["--show-task-events", "-F", "comm,pid,tid,cpu,time"],
+    // --pid and --time filter samples only (--cpu, which filters the records too, is
+    // compared in CPU_VIEW: perf refuses it on recordings without the CPU count).
+    &[
+        "--show-task-events",
+        "--show-switch-events",
+        "--pid",
+        "1,6723",
+        "--time",
+        "0,2053.56",
+    ],
+];
+
+/// --cpu filters side-band records as it does samples: compared on the fixture that
+/// has records of several CPUs (72 switches, 18 of them on CPU 1).
+const CPU_VIEW: (&[&str], &[&str]) = (
+    &["file-system-wide.data"],
+    &["--show-task-events", "--show-switch-events", "--cpu", "1"],
+);
+
+/// Side-band views that differ beyond [`EXCEPTIONS`] (which hold here too): (input,
+/// view, why).
+const SIDEBAND_DIFFERS: &[(&str, &str, &str)] = &[
+    (
+        "KDAB-perf.data.true.v2",
+        "--show-task-events --show-mmap-events",
+        "an MMAP2 whose file name is empty in the record: perf prints the bytes that \
+         follow it in its buffer",
+    ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "--show-task-events -F comm,pid,tid,cpu,time",
+        "as -F time in EXCEPTIONS: perf refuses TIME for the ETM event it synthesizes",
+    ),
+];
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn script_prints_side_band_records_as_perf_script_does() {
+    assert!(perf_available());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    let mut used = Vec::new();
+    // Lines of each record type perfdata printed, so that the test cannot pass on
+    // views that print none.
+    let mut printed = std::collections::BTreeMap::<String, usize>::new();
+    let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    for (input, n) in inputs_perf_reads(&mut Vec::new()) {
+        for view in SIDEBAND_VIEWS {
+            let shown = view.join(" ");
+            let (Some(perf_ok), perf_out) = perf_script(&input, view) else {
+                continue;
+            };
+            let (our_ok, our_out, err) = ours(&input, view);
+            compared += 1;
+            for line in String::from_utf8_lossy(&our_out).lines() {
+                if let Some(at) = line.find("PERF_RECORD_") {
+                    let kind = line[at..].split([' ', ':', '(']).next().unwrap_or("");
+                    *printed.entry(kind.to_string()).or_default() += 1;
+                }
+            }
+            let same = match (perf_ok, our_ok) {
+                (true, true) => perf_out == our_out,
+                (false, false) => true,
+                _ => false,
+            };
+            if same || exception(&n, "*").is_some() {
+                continue;
+            }
+            if let Some(e) = SIDEBAND_DIFFERS
+                .iter()
+                .find(|(f, v, _)| *f == n && *v == shown)
+            {
+                used.push(e.0);
+                continue;
+            }
+            let why = match (perf_ok, our_ok) {
+                (true, true) => first_difference(&perf_out, &our_out),
+                (true, false) => format!("perfdata failed: {err}"),
+                _ => "perf refused the arguments, perfdata did not".into(),
+            };
+            failures.push(format!("{n} [{shown}]: {why}"));
+        }
+    }
+    let (files, view) = CPU_VIEW;
+    for (input, n) in all_inputs().into_iter().map(|p| {
+        let n = name(&p);
+        (p, n)
+    }) {
+        if files.contains(&n.as_str()) && only.as_deref().is_none_or(|o| n.contains(o)) {
+            let (perf_ok, perf_out) = perf_script(&input, view);
+            let (our_ok, our_out, err) = ours(&input, view);
+            assert_eq!(perf_ok, Some(true), "perf script {n} {view:?}");
+            assert!(our_ok, "perfdata script {n} {view:?}: {err}");
+            if perf_out != our_out {
+                let why = first_difference(&perf_out, &our_out);
+                failures.push(format!("{n} [{}]: {why}", view.join(" ")));
+            }
+        }
+    }
+    for (f, v, _) in SIDEBAND_DIFFERS {
+        if only.as_deref().is_none_or(|o| f.contains(o)) && !used.contains(f) {
+            failures.push(format!(
+                "{f} [{v}]: listed as differing but now equal to perf"
+            ));
+        }
+    }
+    eprintln!("{compared} side-band listings compared; record lines printed: {printed:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        compared >= 20 * SIDEBAND_VIEWS.len(),
+        "only {compared} compared"
+    );
+    for kind in [
+        "PERF_RECORD_COMM",
+        "PERF_RECORD_FORK",
+        "PERF_RECORD_EXIT",
+        "PERF_RECORD_MMAP",
+        "PERF_RECORD_MMAP2",
+        "PERF_RECORD_SWITCH",
+        "PERF_RECORD_SWITCH_CPU_WIDE",
+        "PERF_RECORD_NAMESPACES",
+    ] {
+        assert!(
+            printed.get(kind).is_some_and(|&n| n > 0),
+            "no {kind} line printed"
+        );
+    }
 }

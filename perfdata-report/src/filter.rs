@@ -108,6 +108,12 @@ impl SampleFilter {
         self.cpus.is_empty() || s.cpu.is_some_and(|c| id_in(&self.cpus, c.into()))
     }
 
+    /// Whether a side-band record of CPU `cpu` is wanted (perf script's `filter_cpu`:
+    /// a record of no CPU, -1, is).
+    pub fn keeps_record_cpu(&self, cpu: u32) -> bool {
+        self.cpus.is_empty() || cpu == u32::MAX || id_in(&self.cpus, cpu.into())
+    }
+
     /// Whether the sample's thread is wanted (perf's `thread__is_filtered`, the comm
     /// being the thread's name at the sample). perf counts a filtered sample in the
     /// totals and marks the row it creates as filtered; see [`crate::table::Tally`].

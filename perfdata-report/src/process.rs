@@ -77,8 +77,12 @@ pub struct Location {
 pub struct Machine {
     /// Every thread seen, live and dead, indexed by [`ThreadId`].
     pub threads: Vec<Thread>,
-    /// The thread now holding each tid (a later FORK of the same tid replaces it).
-    by_tid: HashMap<i32, ThreadId>,
+    /// The thread now holding each tid (a later FORK of the same tid replaces it);
+    /// Fx-hashed, as it is looked up for every frame of every sample.
+    by_tid: rustc_hash::FxHashMap<i32, ThreadId>,
+    /// The tid found last and its thread: the frames of a sample, and most samples in a
+    /// row, are one thread's. Forgotten whenever `by_tid` changes.
+    last: Option<(i32, ThreadId)>,
     map_groups: Vec<Maps>,
     kernel_maps: Maps,
     /// Every DSO named by a map, indexed by [`DsoId`].
@@ -103,7 +107,8 @@ impl Machine {
     pub fn new() -> Self {
         let mut m = Machine {
             threads: Vec::new(),
-            by_tid: HashMap::new(),
+            by_tid: Default::default(),
+            last: None,
             map_groups: Vec::new(),
             kernel_maps: Maps::default(),
             dsos: Vec::new(),
@@ -119,7 +124,12 @@ impl Machine {
     /// The thread with `tid`, created if unknown (perf's `machine__findnew_thread`): a
     /// non-leader thread shares its leader's maps; a new thread is named `:tid`.
     pub fn findnew_thread(&mut self, pid: i32, tid: i32) -> ThreadId {
-        if let Some(&id) = self.by_tid.get(&tid) {
+        let known = match self.last {
+            Some((t, id)) if t == tid => Some(id),
+            _ => self.by_tid.get(&tid).copied(),
+        };
+        if let Some(id) = known {
+            self.last = Some((tid, id));
             if self.threads[id].pid == -1 && pid != -1 {
                 self.threads[id].pid = pid;
             }
@@ -188,9 +198,11 @@ impl Machine {
         if self.threads[parent].pid != ppid {
             // A stale thread holds the parent's tid: start the parent afresh.
             self.by_tid.remove(&ptid);
+            self.last = None;
             parent = self.findnew_thread(ppid, ptid);
         }
         self.by_tid.remove(&tid);
+        self.last = None;
         let child = self.findnew_thread(pid, tid);
         self.threads[child].fork_time = Some(time);
         if self.threads[parent].comm_set {

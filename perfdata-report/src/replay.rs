@@ -10,11 +10,8 @@ use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::ordered::OrderedQueue;
-use perfdata_core::record::EventIndex;
 use perfdata_core::record::LostSamplesView;
-use perfdata_core::record::{
-    misc, ForkExit, Ksymbol, Mmap, Mmap2Id, Record, RecordBody, RecordType, SampleView,
-};
+use perfdata_core::record::{Mmap, RecordType, SampleView};
 use perfdata_core::{Metadata, PerfReader, Result};
 
 use crate::jitdump::{self, JitCode};
@@ -24,12 +21,12 @@ use crate::sample_read::{deliver_read, Counters};
 use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
 mod chain;
+mod event;
+mod shown;
 use chain::resolve_chain;
 pub(crate) use chain::with_user_frames;
-
-/// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
-/// maps come as MMAP records, so the parent's are not copied.
-const MISC_FORK_EXEC: u16 = 1 << 13;
+use event::{event_of, sample_event, Event};
+pub use shown::ShownRecord;
 
 /// How a recording is replayed.
 #[derive(Debug, Clone)]
@@ -44,6 +41,19 @@ pub struct ReplayOptions {
     /// Keep what perf script prints beyond [`ResolvedSample`] ([`SampleExtra`]: the
     /// tracepoint payload, the data address). Off by default.
     pub extra: bool,
+    /// The side-band record types handed over among the samples, in perf's order
+    /// ([`Delivered::Record`], perf script's `--show-*-events`). None by default.
+    pub shown: Vec<RecordType>,
+}
+
+/// What [`replay_with_extra`] hands over, one at a time, in perf's order.
+#[derive(Debug)]
+pub enum Delivered<'a> {
+    /// A sample, resolved, with what it carries beyond.
+    Sample(ResolvedSample, &'a SampleExtra),
+    /// A side-band record of a type [`ReplayOptions::shown`] lists, as its turn comes
+    /// (after it changed the machine, or before for an EXIT, as perf script prints).
+    Record(&'a ShownRecord),
 }
 
 /// What a sample carries beyond [`ResolvedSample`], kept when [`ReplayOptions::extra`]
@@ -68,6 +78,7 @@ impl ReplayOptions {
                 buildid_dir: None,
             }),
             extra: false,
+            shown: Vec::new(),
             symfs,
         }
     }
@@ -78,34 +89,10 @@ impl Default for ReplayOptions {
         ReplayOptions {
             unwind: Some(UnwindOptions::default()),
             extra: false,
+            shown: Vec::new(),
             symfs: None,
         }
     }
-}
-
-/// What the replay keeps of a record until its turn comes.
-enum Event {
-    Comm {
-        pid: i32,
-        tid: i32,
-        name: String,
-        exec: bool,
-    },
-    /// The record, and whether the parent's maps are copied.
-    Fork(ForkExit, bool),
-    Exit(ForkExit),
-    /// MMAP, or MMAP2 as an MMAP: whether in kernel mode, and its build id.
-    Mmap(Mmap, bool, Option<Vec<u8>>),
-    BuildId {
-        filename: String,
-        build_id: Vec<u8>,
-    },
-    /// KSYMBOL: a BPF program's (or other kernel code's) symbol, registered or not.
-    Ksymbol(Ksymbol),
-    /// A function a jitdump loaded or moved, at the time it says.
-    JitCode(JitCode),
-    /// A sample, its locations still to find.
-    Sample(PendingSample),
 }
 
 /// What the reading thread hands the replaying one, in file order.
@@ -137,15 +124,20 @@ pub fn replay(
     opts: &ReplayOptions,
     mut on_sample: impl FnMut(&Machine, ResolvedSample) + Send,
 ) -> Result<Replay> {
-    replay_with_extra(reader, opts, move |m, s, _| on_sample(m, s))
+    replay_with_extra(reader, opts, move |m, d| {
+        if let Delivered::Sample(s, _) = d {
+            on_sample(m, s)
+        }
+    })
 }
 
 /// [`replay`], each sample handed over with its [`SampleExtra`] (empty unless
-/// [`ReplayOptions::extra`] is set).
+/// [`ReplayOptions::extra`] is set), and among them the records of the types
+/// [`ReplayOptions::shown`] lists.
 pub fn replay_with_extra(
     mut reader: PerfReader,
     opts: &ReplayOptions,
-    on_sample: impl FnMut(&Machine, ResolvedSample, &SampleExtra) + Send,
+    on_sample: impl FnMut(&Machine, Delivered<'_>) + Send,
 ) -> Result<Replay> {
     let mut machine = Machine::new();
     let unwinder = opts
@@ -168,6 +160,7 @@ pub fn replay_with_extra(
                 &tx,
                 unwind,
                 opts.extra,
+                &opts.shown,
                 opts.symfs.as_deref(),
                 &mut warnings,
             );
@@ -211,6 +204,7 @@ fn read_steps(
     tx: &SyncSender<Vec<Step>>,
     unwind: bool,
     extra: bool,
+    shown: &[RecordType],
     symfs: Option<&std::path::Path>,
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
@@ -229,6 +223,29 @@ fn read_steps(
         // Only the records the process model or the tables use are decoded.
         let step = match kind {
             RecordType::FinishedRound => Step::Round,
+            k if shown.contains(&k) => {
+                let at = *item.locate();
+                let record = item.decode()?;
+                let id_all = item
+                    .meta
+                    .attrs()
+                    .get(at.event.unwrap_or(0))
+                    .is_some_and(|a| a.attr.sample_id_all());
+                let effect = if is_sideband(k) {
+                    event_of(record.clone())
+                } else {
+                    None
+                };
+                let shown = ShownRecord::new(record, &at, id_all);
+                if let Some(m) = meta_changed(&mut meta, item.meta) {
+                    batch.push(Step::Now(Event::Meta(m)));
+                }
+                let ev = Event::Shown(Box::new((shown, effect)));
+                match at.time {
+                    Some(t) if t != 0 => Step::Queued(t, ev),
+                    _ => Step::Now(ev),
+                }
+            }
             k if k == RecordType::Sample || is_sideband(k) => {
                 let at = item.locate();
                 // A SAMPLE is read through the borrowed view (the full decode builds
@@ -246,15 +263,18 @@ fn read_steps(
                                 let misc = item.raw.header.misc;
                                 let mut ev = sample_event(&s, e, period, misc, events);
                                 if let (true, Event::Sample(p)) = (extra, &mut ev) {
-                                    let now = (item.meta.attrs().len(), item.meta.features.len());
-                                    if meta.as_ref().is_none_or(|m| m.1 != now) {
-                                        meta = Some((std::sync::Arc::new(item.meta.clone()), now));
+                                    if let Some(m) = meta_changed(&mut meta, item.meta) {
+                                        batch.push(Step::Now(Event::Meta(m)));
                                     }
-                                    p.extra = Some(Box::new(SampleExtra {
-                                        raw: s.raw.map(<[u8]>::to_vec),
-                                        addr: s.addr,
-                                        meta: meta.as_ref().map(|m| m.0.clone()),
-                                    }));
+                                    // Boxed only when there is something to keep: an
+                                    // allocation per sample was 5% of script's cycles.
+                                    if s.raw.is_some() || s.addr.is_some() {
+                                        p.rare().extra = Some(SampleExtra {
+                                            raw: s.raw.map(<[u8]>::to_vec),
+                                            addr: s.addr,
+                                            meta: None,
+                                        });
+                                    }
                                 }
                                 Some(ev)
                             }
@@ -271,8 +291,10 @@ fn read_steps(
                     },
                 };
                 if let (true, Event::Sample(p)) = (unwind, &mut ev) {
-                    p.user = user_state(&item);
-                    stack_bytes += p.user.as_ref().map_or(0, |u| u.stack.len());
+                    if let Some(user) = user_state(&item) {
+                        stack_bytes += user.stack.len();
+                        p.rare().user = Some(user);
+                    }
                 }
                 // perf delivers a record without a time (or of time 0) at once.
                 match at.time {
@@ -283,15 +305,16 @@ fn read_steps(
             _ => continue,
         };
         let jit = match &step {
-            Step::Queued(_, Event::Mmap(mm, false, _)) | Step::Now(Event::Mmap(mm, false, _)) => {
-                jit_codes(mm, symfs, warnings)
-            }
-            _ => Vec::new(),
+            Step::Queued(_, ev) | Step::Now(ev) => match user_mmap(ev) {
+                Some(mm) => jit_codes(mm, symfs, warnings),
+                None => Vec::new(),
+            },
+            Step::Round => Vec::new(),
         };
         batch.push(step);
         batch.extend(
             jit.into_iter()
-                .map(|c| Step::Queued(c.time, Event::JitCode(c))),
+                .map(|c| Step::Queued(c.time, Event::JitCode(Box::new(c)))),
         );
         if batch.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
             stack_bytes = 0;
@@ -304,6 +327,30 @@ fn read_steps(
     // The receiver is gone only if the replay thread panicked, which join reports.
     let _ = tx.send(batch);
     Ok(lost)
+}
+
+/// The metadata as of now, when its attrs or features changed (in a pipe, they arrive
+/// as records) since `meta` was copied: copied again, and shared.
+fn meta_changed(
+    meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
+    now: &Metadata,
+) -> Option<std::sync::Arc<Metadata>> {
+    let size = (now.attrs().len(), now.features.len());
+    if meta.as_ref().is_some_and(|(_, at)| *at == size) {
+        return None;
+    }
+    let m = std::sync::Arc::new(now.clone());
+    *meta = Some((m.clone(), size));
+    Some(m)
+}
+
+/// The user-space MMAP (or MMAP2) a record to replay is, shown or not.
+fn user_mmap(ev: &Event) -> Option<&Mmap> {
+    match ev {
+        Event::Mmap(mm) if !mm.1 => Some(&mm.0),
+        Event::Shown(shown) => shown.1.as_ref().and_then(user_mmap),
+        _ => None,
+    }
 }
 
 /// The functions of the jitdump `mm` maps, when it is a jitdump marker (perf inject
@@ -361,8 +408,9 @@ pub(crate) fn replay_sideband(
             machine,
             ev,
             &mut Counters::default(),
+            &mut None,
             None,
-            &mut |_, _, _| {},
+            &mut |_, _| {},
         );
     }
     Ok(())
@@ -399,16 +447,18 @@ fn replay_steps(
     mut unwinder: Option<Unwinder>,
     rx: Receiver<Vec<Step>>,
     rounds: bool,
-    mut on_sample: impl FnMut(&Machine, ResolvedSample, &SampleExtra),
+    mut on_sample: impl FnMut(&Machine, Delivered<'_>),
 ) -> (Machine, Option<Unwinder>) {
     // Records waiting for their turn, in perf's order (see the module's comment).
     let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
+    let mut meta = None;
     let mut apply = |machine: &mut Machine, ev| {
         apply(
             machine,
             ev,
             &mut counters,
+            &mut meta,
             unwinder.as_mut(),
             &mut on_sample,
         )
@@ -431,114 +481,15 @@ fn replay_steps(
     (machine, unwinder)
 }
 
-/// What the replay keeps of `record` (None for the records it does not use; SAMPLEs are
-/// read through the view, above).
-fn event_of(record: Record) -> Option<Event> {
-    let m = record.header.misc;
-    let kernel_mode = m & misc::CPUMODE_MASK == misc::KERNEL;
-    Some(match record.body {
-        RecordBody::Comm(c) => Event::Comm {
-            pid: c.pid,
-            tid: c.tid,
-            name: c.comm.as_str_lossy(),
-            exec: m & misc::COMM_EXEC != 0,
-        },
-        RecordBody::Fork(f) => Event::Fork(f, m & MISC_FORK_EXEC == 0),
-        RecordBody::Exit(f) => Event::Exit(f),
-        RecordBody::Mmap(mm) => Event::Mmap(mm, kernel_mode, None),
-        RecordBody::Mmap2(mm) => {
-            let build_id = match mm.id {
-                Mmap2Id::BuildId {
-                    build_id_size,
-                    build_id,
-                    ..
-                } => Some(build_id[..usize::from(build_id_size).min(20)].to_vec()),
-                Mmap2Id::Inode { .. } => None,
-            };
-            let mm = Mmap {
-                pid: mm.pid,
-                tid: mm.tid,
-                addr: mm.addr,
-                len: mm.len,
-                pgoff: mm.pgoff,
-                filename: mm.filename,
-            };
-            Event::Mmap(mm, kernel_mode, build_id)
-        }
-        RecordBody::HeaderBuildId(b) => Event::BuildId {
-            filename: b.filename.as_str_lossy(),
-            build_id: b.build_id_padded.to_vec(),
-        },
-        RecordBody::Ksymbol(k) => Event::Ksymbol(k),
-        _ => return None,
-    })
-}
-
-/// A sample waiting for its turn: its locations still to find.
-struct PendingSample {
-    event: usize,
-    pid: i32,
-    tid: i32,
-    cpu: Option<u32>,
-    time: Option<u64>,
-    period: u64,
-    ip: u64,
-    /// The ip is in kernel mode.
-    kernel: bool,
-    /// The callchain's raw entries, markers included.
-    chain: Vec<u64>,
-    /// With PERF_SAMPLE_READ: per counter its event (None for an id of no event), id and
-    /// value.
-    read: Option<Vec<(Option<usize>, u64, u64)>>,
-    /// With REGS_USER and STACK_USER (and unwinding on): what the unwinder needs.
-    user: Option<Box<UserState>>,
-    /// What perf script prints beyond the rest, when asked for.
-    /// Boxed: the queue moves every sample, and a report has none.
-    extra: Option<Box<SampleExtra>>,
-}
-
-/// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
-/// that do not carry one; `events` finds the events of its READ values' ids.
-fn sample_event(
-    s: &SampleView<'_>,
-    event: usize,
-    period: u64,
-    misc: u16,
-    events: &EventIndex,
-) -> Event {
-    let pt = s.tid.unwrap_or_default();
-    Event::Sample(PendingSample {
-        event,
-        pid: pt.pid,
-        tid: pt.tid,
-        cpu: s.cpu.map(|c| c.cpu),
-        time: s.time,
-        period: s.period.unwrap_or(period),
-        ip: s.ip.unwrap_or(0),
-        kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
-        chain: s.callchain.map(|c| c.to_vec()).unwrap_or_default(),
-        // Each counter's id (0 where read_format has no ID, as in perf's zeroed sample),
-        // the group's leader first.
-        read: s.read.map(|r| {
-            r.values()
-                .map(|v| {
-                    let id = v.id.unwrap_or(0);
-                    (events.event_of_id(id), id, v.value)
-                })
-                .collect()
-        }),
-        user: None,
-        extra: None,
-    })
-}
-
-/// Replay one record.
+/// Replay one record; `meta` is the metadata as of now, when kept for
+/// [`SampleExtra::meta`].
 fn apply(
     machine: &mut Machine,
     ev: Event,
     counters: &mut Counters,
+    meta: &mut Option<std::sync::Arc<Metadata>>,
     unwinder: Option<&mut Unwinder>,
-    on_sample: &mut impl FnMut(&Machine, ResolvedSample, &SampleExtra),
+    on_sample: &mut impl FnMut(&Machine, Delivered<'_>),
 ) {
     match ev {
         Event::Comm {
@@ -549,18 +500,39 @@ fn apply(
         } => machine.process_comm(pid, tid, &name, exec),
         Event::Fork(f, clone_maps) => machine.process_fork(&f, clone_maps),
         Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
-        Event::Mmap(mm, kernel, build_id) => machine.process_mmap(&mm, kernel, build_id),
+        Event::Mmap(mm) => {
+            let (mm, kernel, build_id) = *mm;
+            machine.process_mmap(&mm, kernel, build_id)
+        }
+        Event::Meta(m) => *meta = Some(m),
         Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
         Event::Ksymbol(k) => machine.process_ksymbol(&k),
         Event::JitCode(code) => machine.process_jit_code(&code),
+        Event::Shown(shown) => {
+            let (mut record, effect) = *shown;
+            record.meta = meta.clone();
+            let first = record.printed_first();
+            if first {
+                record.find_thread(machine);
+                on_sample(machine, Delivered::Record(&record));
+            }
+            if let Some(ev) = effect {
+                apply(machine, ev, counters, meta, None, on_sample);
+            }
+            if !first {
+                record.find_thread(machine);
+                on_sample(machine, Delivered::Record(&record));
+            }
+        }
         Event::Sample(mut p) => {
-            if let (Some(unwinder), Some(user)) = (unwinder, p.user.take()) {
+            let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
+            if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
-                p.chain = with_user_frames(&p.chain, &frames);
+                p.chain = with_user_frames(&p.chain, &frames).into_boxed_slice();
             }
             let sample = ResolvedSample {
-                event: p.event,
+                event: p.event as usize,
                 pid: p.pid,
                 tid: p.tid,
                 cpu: p.cpu,
@@ -569,12 +541,13 @@ fn apply(
                 ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
                 callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
             };
-            let none = SampleExtra::default();
-            let extra = p.extra.as_deref().unwrap_or(&none);
-            match p.read {
-                None => on_sample(machine, sample, extra),
+            let mut extra = rare.extra.unwrap_or_default();
+            extra.meta = meta.clone();
+            let extra = &extra;
+            match rare.read {
+                None => on_sample(machine, Delivered::Sample(sample, extra)),
                 Some(values) => deliver_read(machine, sample, &values, counters, &mut |m, s| {
-                    on_sample(m, s, extra)
+                    on_sample(m, Delivered::Sample(s, extra))
                 }),
             }
         }

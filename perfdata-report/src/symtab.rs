@@ -149,7 +149,7 @@ impl SymbolTable {
         let mut syms = Vec::new();
         let mut any_address = false;
         for line in text.lines() {
-            let mut parts = line.split_whitespace();
+            let mut parts = line.split_ascii_whitespace();
             let (Some(addr), Some(ty), Some(name)) = (parts.next(), parts.next(), parts.next())
             else {
                 continue;

@@ -243,7 +243,14 @@ impl FieldSpec {
             let Some((i, first)) = attrs
                 .iter()
                 .enumerate()
-                .find(|(_, a)| a.attr.type_ < 6 && output_type(a.attr.type_) == j)
+                // perf's find_first_output_type passes over dummy events (software
+                // event 9, which carry side-band records, never samples): a type checked
+                // against a dummy would lose fields its side-band lines print.
+                .find(|(_, a)| {
+                    a.attr.type_ < 6
+                        && !(a.attr.type_ == 1 && a.attr.config == 9)
+                        && output_type(a.attr.type_) == j
+                })
             else {
                 continue;
             };

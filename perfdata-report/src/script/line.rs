@@ -55,6 +55,17 @@ pub(crate) fn hex(buf: &mut Vec<u8>, v: u64, width: usize) {
     right(buf, &digits[n..], width);
 }
 
+/// Append lower-case hex zero-padded to `width` digits (C's `%0Nx`).
+pub(crate) fn zero_hex(buf: &mut Vec<u8>, v: u64, width: usize) {
+    let from = buf.len();
+    hex(buf, v, width);
+    for b in &mut buf[from..] {
+        if *b == b' ' {
+            *b = b'0';
+        }
+    }
+}
+
 /// Append a sample time as perf script prints it: `%5lu.%09llu: ` with `--ns`, else
 /// the microseconds (truncated, perf's `timestamp__scnprintf_usec`) as `%12s: `.
 pub(crate) fn time(buf: &mut Vec<u8>, t: u64, ns: bool) {
@@ -97,6 +108,9 @@ mod tests {
         assert_eq!(with(|b| hex(b, 0x1155, 16)), "            1155");
         assert_eq!(with(|b| hex(b, 0, 16)), "               0");
         assert_eq!(with(|b| zeros(b, 7, 3)), "007");
+        assert_eq!(with(|b| zero_hex(b, 0xf, 2)), "0f");
+        assert_eq!(with(|b| zero_hex(b, 0xfe, 2)), "fe");
+        assert_eq!(with(|b| zero_hex(b, 0x103, 2)), "103");
     }
 
     #[test]

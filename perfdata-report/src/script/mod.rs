@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
+use perfdata_core::record::RecordType;
 use perfdata_core::select::{in_ranges, resolve_time, TimeRange, TimeSpec};
 use perfdata_core::{Error, Metadata, PerfReader, Result};
 use perfdata_view::tracing::TraceEvents;
@@ -28,12 +29,14 @@ use perfdata_view::tracing::TraceEvents;
 use crate::filter::SampleFilter;
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{Location, Machine};
-use crate::replay::{replay_with_extra, ReplayOptions, SampleExtra};
+use crate::replay::{replay_with_extra, Delivered, ReplayOptions, SampleExtra, ShownRecord};
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
 pub mod fields;
 mod line;
+mod names;
+pub mod sideband;
 
 use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
 
@@ -50,6 +53,7 @@ pub struct Script {
     time: Option<TimeSpec>,
     symfs: Option<PathBuf>,
     unwind: bool,
+    shown: Vec<RecordType>,
 }
 
 impl Default for Script {
@@ -62,6 +66,7 @@ impl Default for Script {
             time: None,
             symfs: None,
             unwind: true,
+            shown: Vec::new(),
         }
     }
 }
@@ -126,18 +131,29 @@ impl Script {
         self
     }
 
+    /// Print the side-band records of these types among the samples, as perf's
+    /// `--show-task-events` and the like do ([`sideband::TASK_EVENTS`], ...).
+    pub fn show(mut self, types: &[RecordType]) -> Self {
+        self.shown.extend_from_slice(types);
+        self
+    }
+
     /// Print the listing of `reader`'s recording into `out`, each sample as its turn
     /// comes. An error writing stops the listing and is returned.
     pub fn write(self, reader: PerfReader, out: &mut (dyn Write + Send)) -> Result<Listed> {
         let mut opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
         opts.extra = true;
+        opts.shown = self.shown.clone();
         let mut printer = Printer::new(self, out);
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
         if !reader.meta().attrs().is_empty() {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
-        let replay = replay_with_extra(reader, &opts, |m, s, x| printer.sample(m, &s, x))?;
+        let replay = replay_with_extra(reader, &opts, |m, d| match d {
+            Delivered::Sample(s, x) => printer.sample(m, &s, x),
+            Delivered::Record(r) => printer.record(m, r),
+        })?;
         let samples = printer.finish()?;
         Ok(Listed {
             samples,
@@ -172,6 +188,8 @@ struct Printer<'o> {
     symbols: Option<Symbolizer>,
     kallsyms: Option<std::thread::JoinHandle<Option<SymbolTable>>>,
     buf: Vec<u8>,
+    /// Frame texts already written, by DSO and address.
+    names: names::FrameNames,
     printed: u64,
     error: Option<Error>,
 }
@@ -189,6 +207,7 @@ impl<'o> Printer<'o> {
             symbols: None,
             kallsyms: Some(kallsyms_in_background()),
             buf: Vec::with_capacity(1 << 16),
+            names: names::FrameNames::new(),
             printed: 0,
             error: None,
         }
@@ -282,17 +301,25 @@ impl<'o> Printer<'o> {
         self.symbols.as_mut().expect("made above")
     }
 
-    fn sample(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra) {
+    /// Settle the events again if `meta` is new; false once an error stopped the listing.
+    fn follow(&mut self, meta: &Option<Arc<Metadata>>) -> bool {
         if self.error.is_some() {
-            return;
+            return false;
         }
-        if let Some(meta) = &x.meta {
+        if let Some(meta) = meta {
             if !self.meta.as_ref().is_some_and(|old| Arc::ptr_eq(old, meta)) {
                 if let Err(e) = self.settle(meta) {
                     self.error = Some(e);
-                    return;
+                    return false;
                 }
             }
+        }
+        true
+    }
+
+    fn sample(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra) {
+        if !self.follow(&x.meta) {
+            return;
         }
         if !in_ranges(&self.ranges, s.time.unwrap_or(0))
             || !self.script.filter.keeps_thread(m, s)
@@ -323,39 +350,20 @@ impl<'o> Printer<'o> {
         let f = ev.fields;
         let chain = self.script.callchains && ev.callchain;
         let (tracepoint, addr_is_code) = (ev.tracepoint, ev.addr_is_code);
+        let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
+        let cpu = s.cpu.unwrap_or(0);
+        line_start(
+            &mut self.buf,
+            f,
+            chain,
+            self.script.ns,
+            comm,
+            s.pid,
+            s.tid,
+            cpu,
+            s.time.unwrap_or(0),
+        );
         let buf = &mut self.buf;
-        if f.has(Field::Comm) {
-            let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
-            if f.has(Field::Ip) && chain {
-                buf.extend_from_slice(comm.as_bytes());
-                buf.push(b' ');
-            } else {
-                line::right(buf, comm.as_bytes(), 16);
-                buf.push(b' ');
-            }
-        }
-        match (f.has(Field::Pid), f.has(Field::Tid)) {
-            (true, true) => {
-                line::int(buf, s.pid.into(), 5);
-                buf.push(b'/');
-                line::int_left(buf, s.tid.into(), 5);
-                buf.push(b' ');
-            }
-            (true, false) | (false, true) => {
-                let id = if f.has(Field::Pid) { s.pid } else { s.tid };
-                line::int(buf, id.into(), 5);
-                buf.push(b' ');
-            }
-            _ => {}
-        }
-        if f.has(Field::Cpu) {
-            buf.push(b'[');
-            line::zeros(buf, s.cpu.unwrap_or(0).into(), 3);
-            buf.extend_from_slice(b"] ");
-        }
-        if f.has(Field::Time) {
-            line::time(buf, s.time.unwrap_or(0), self.script.ns);
-        }
         if f.has(Field::Period) {
             line::uint(buf, s.period, 10);
             buf.push(b' ');
@@ -407,8 +415,66 @@ impl<'o> Printer<'o> {
         self.buf.push(b'\n');
     }
 
-    /// ` sym+0xoff (dso)` of an address, as the fields ask.
+    /// A side-band record's line: the sample's start (comm, pid/tid, CPU, time, as the
+    /// fields of its event ask) and the record's text.
+    fn record(&mut self, m: &Machine, r: &ShownRecord) {
+        if !self.follow(&r.meta) || !self.script.filter.keeps_record_cpu(r.cpu) {
+            return;
+        }
+        let Some(ev) = self.events.get(r.event) else {
+            return;
+        };
+        let chain = self.script.callchains && ev.callchain;
+        let comm = r
+            .thread
+            .and_then(|t| m.comms.get(m.threads[t].comm))
+            .map_or(":-1", String::as_str);
+        let (f, ns) = (ev.fields, self.script.ns);
+        line_start(
+            &mut self.buf,
+            f,
+            chain,
+            ns,
+            comm,
+            r.pid,
+            r.tid,
+            r.cpu,
+            r.time,
+        );
+        sideband::record_text(&mut self.buf, &r.record);
+        if self.buf.len() >= 1 << 16 {
+            self.flush();
+        }
+    }
+
+    /// ` sym+0xoff (dso)` of an address, as the fields ask, then its srcline.
     fn frame_names(&mut self, m: &Machine, at: &Location, f: Fields) {
+        const NAMED: u32 = Field::Sym as u32 | Field::Symoff as u32 | Field::Dso as u32;
+        // A DSO's symbols are fixed once loaded, but for those KSYMBOL and jitdump
+        // records add to as the replay goes: those are named each time.
+        let fixed = at.dso.filter(|&d| m.dsos[d].ksymbols.is_empty());
+        match fixed {
+            Some(d) if f.0 & NAMED != 0 => {
+                if let Some(text) = self.names.get(d, at.addr, f.0 & NAMED) {
+                    self.buf.extend_from_slice(text);
+                } else {
+                    let from = self.buf.len();
+                    self.sym_dso(m, at, f);
+                    self.names.put(d, at.addr, f.0 & NAMED, &self.buf[from..]);
+                }
+            }
+            _ => self.sym_dso(m, at, f),
+        }
+        if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
+            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
+            let line = srcline(self.symbols(m), d, &m.dsos[d], at.addr);
+            self.buf.extend_from_slice(b"\n  ");
+            self.buf.extend_from_slice(line.as_bytes());
+        }
+    }
+
+    /// ` sym+0xoff (dso)` of an address, as the fields ask, found now.
+    fn sym_dso(&mut self, m: &Machine, at: &Location, f: Fields) {
         if f.has(Field::Sym) {
             self.symbols(m);
             let (symbols, buf) = (self.symbols.as_mut().expect("made above"), &mut self.buf);
@@ -442,12 +508,58 @@ impl<'o> Printer<'o> {
             self.buf.extend_from_slice(name.as_bytes());
             self.buf.push(b')');
         }
-        if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
-            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
-            let line = srcline(self.symbols(m), d, &m.dsos[d], at.addr);
-            self.buf.extend_from_slice(b"\n  ");
-            self.buf.extend_from_slice(line.as_bytes());
+    }
+}
+
+/// The start of a line as perf's `perf_sample__fprintf_start` writes it, samples and
+/// side-band records alike: comm, pid/tid, CPU and time as the fields `f` ask (the comm
+/// unpadded when callchains follow).
+#[allow(clippy::too_many_arguments)]
+fn line_start(
+    buf: &mut Vec<u8>,
+    f: Fields,
+    chain: bool,
+    ns: bool,
+    comm: &str,
+    pid: i32,
+    tid: i32,
+    cpu: u32,
+    time: u64,
+) {
+    if f.has(Field::Comm) {
+        if f.has(Field::Ip) && chain {
+            buf.extend_from_slice(comm.as_bytes());
+        } else {
+            line::right(buf, comm.as_bytes(), 16);
         }
+        buf.push(b' ');
+    }
+    match (f.has(Field::Pid), f.has(Field::Tid)) {
+        (true, true) => {
+            line::int(buf, pid.into(), 5);
+            buf.push(b'/');
+            line::int_left(buf, tid.into(), 5);
+            buf.push(b' ');
+        }
+        (true, false) | (false, true) => {
+            let id = if f.has(Field::Pid) { pid } else { tid };
+            line::int(buf, id.into(), 5);
+            buf.push(b' ');
+        }
+        _ => {}
+    }
+    if f.has(Field::Cpu) {
+        buf.push(b'[');
+        // perf's `%03d` of the u32: -1 is `-01`.
+        if cpu == u32::MAX {
+            buf.extend_from_slice(b"-01");
+        } else {
+            line::zeros(buf, cpu.into(), 3);
+        }
+        buf.extend_from_slice(b"] ");
+    }
+    if f.has(Field::Time) {
+        line::time(buf, time, ns);
     }
 }
 
