@@ -16,8 +16,8 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
+use crate::fields::is_unresolved;
 use crate::model::{EventTable, SortKey};
-use crate::text::is_unresolved;
 
 /// How the new recording's rows are compared with the baseline's (perf's `-c`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

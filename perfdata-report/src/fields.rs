@@ -15,7 +15,6 @@ use std::cmp::Ordering;
 use std::str::FromStr;
 
 use crate::model::{Row, SortKey};
-use crate::text::is_unresolved;
 
 /// One output field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,6 +192,13 @@ const UNKNOWN: &str = "[unknown]";
 fn number(cell: &str) -> i64 {
     let n = cell.split(':').next().unwrap_or(cell).trim();
     n.parse().unwrap_or(i64::MIN)
+}
+
+/// Whether a Symbol cell is an address (perf's unresolved symbol).
+pub(crate) fn is_unresolved(cell: &str) -> bool {
+    let addr = cell.get(4..).unwrap_or_default();
+    (cell.starts_with("[.] ") || cell.starts_with("[k] "))
+        && (addr.starts_with("0x") || addr == "0000000000000000")
 }
 
 #[cfg(test)]

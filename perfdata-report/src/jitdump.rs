@@ -13,7 +13,7 @@
 //! checked against the file's size; the function names are kept, the code is not.
 
 use std::io::{BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The jitdump header's magic, `JiTD`, as the writing machine stores a u32.
 const MAGIC: u32 = 0x4A69_5444;
@@ -67,15 +67,7 @@ pub fn marker_pid(filename: &str, pid: i32) -> Option<i32> {
     (n == pid).then_some(n)
 }
 
-/// The file to read for a JIT's file named `filename` in the recording (a jitdump
-/// marker, a perf map): its copy under `symfs` when there is one, else the file itself.
-pub fn locate(filename: &str, symfs: Option<&Path>) -> PathBuf {
-    let named = Path::new(filename);
-    symfs
-        .map(|root| root.join(named.strip_prefix("/").unwrap_or(named)))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| named.to_path_buf())
-}
+pub use crate::files::locate;
 
 /// Read the functions of the jitdump at `path` (found for the marker `filename` of
 /// process `pid`), in file order, and what went wrong, said as a warning: a file that
@@ -98,7 +90,7 @@ fn read_file(
     pid: i32,
 ) -> Result<(Vec<JitCode>, Option<String>), String> {
     let io = |e: std::io::Error| format!("{}: {e}", path.display());
-    let file = crate::symbolize::open_regular(path)
+    let file = crate::files::open_regular(path)
         .ok_or_else(|| format!("{}: not a readable regular file", path.display()))?;
     let size = file.metadata().map_err(io)?.len();
     let mut r = Reader {

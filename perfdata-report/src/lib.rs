@@ -21,6 +21,7 @@ mod children;
 pub mod diff;
 pub mod export;
 pub mod fields;
+mod files;
 pub mod filter;
 pub mod firefox;
 pub mod flamegraph;

@@ -240,26 +240,13 @@ fn kallsyms_start(file: &Path, name: &str) -> Option<u64> {
     })
 }
 
-/// `path` opened for reading if it is a regular file. Opened without blocking, then
-/// checked: a FIFO (or a device) where a binary was would otherwise block the open
-/// until a writer came, forever.
-pub(crate) fn open_regular(path: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    file.metadata().ok()?.is_file().then_some(file)
-}
-
 /// A JIT's symbols from its map file (`START SIZE NAME` lines, hex, perf's
 /// `dso__load_perf_map`): the file named, or its copy under `--symfs` when there is one
 /// (perf reads only the file named: the recording's machine is where it ran).
 fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
-    let path = crate::jitdump::locate(&dso.long_name, opts.symfs.as_deref());
+    let path = crate::files::locate(&dso.long_name, opts.symfs.as_deref());
     let mut text = Vec::new();
-    let mut file = open_regular(&path)?;
+    let mut file = crate::files::open_regular(&path)?;
     std::io::Read::read_to_end(&mut file, &mut text).ok()?;
     SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
 }
@@ -339,7 +326,7 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
 /// read and resident, and they go when the map is dropped (a 200 MB library read whole
 /// was that much memory while its symbols were loaded).
 fn map_file(path: &Path) -> Option<memmap2::Mmap> {
-    let file = open_regular(path)?;
+    let file = crate::files::open_regular(path)?;
     // SAFETY: the map is only read, while this process holds it. A binary is replaced
     // by a new file (package managers and linkers write anew and rename), which leaves
     // the mapped one as it was; one cut short in place while mapped would fault, as

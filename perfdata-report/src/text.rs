@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use crate::callgraph::draw::{write_tree, Totals};
 use crate::callgraph::CallGraph;
-use crate::fields::Field;
+use crate::fields::{is_unresolved, Field};
 use crate::model::{EventTable, SortKey};
 
 /// perf's width for an unresolved symbol cell: `[.] ` and a 64-bit address, plus 2.
@@ -281,13 +281,6 @@ fn columns(children: bool, samples: bool, keys: &[SortKey], fields: Option<&[Fie
             Field::Key(k) => keys.iter().position(|x| x == k).map(Col::Key),
         })
         .collect()
-}
-
-/// Whether a Symbol cell is an address (perf's unresolved symbol).
-pub(crate) fn is_unresolved(cell: &str) -> bool {
-    let addr = cell.get(4..).unwrap_or_default();
-    (cell.starts_with("[.] ") || cell.starts_with("[k] "))
-        && (addr.starts_with("0x") || addr == "0000000000000000")
 }
 
 fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize {

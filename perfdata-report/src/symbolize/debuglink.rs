@@ -48,7 +48,7 @@ pub fn parse(data: &[u8], little_endian: bool) -> Option<DebugLink> {
 /// The `.gnu_debuglink` of the ELF file at `binary`; only the headers and that section
 /// are read, since binaries can be hundreds of megabytes.
 pub fn read(binary: &Path) -> Option<DebugLink> {
-    let file = super::open_regular(binary)?;
+    let file = crate::files::open_regular(binary)?;
     let cache = object::ReadCache::new(file);
     let elf = object::File::parse(&cache).ok()?;
     let section = elf.section_by_name(".gnu_debuglink")?;

@@ -5,7 +5,9 @@
 
 use binrw::Endian;
 use perfdata_core::raw::{Origin, OwnedRecord, RawRecord};
-use perfdata_core::record::{RecordType, Slots};
+use perfdata_core::record::{
+    EventUpdateView, ForkView, RecordType, Slots, TaskFacts, ThrottleView,
+};
 use perfdata_core::{u32_at, u64_at, Metadata};
 
 use super::events::EventMap;
@@ -58,12 +60,10 @@ fn put_u64(bytes: &mut [u8], at: usize, v: u64, endian: Endian) {
     bytes[at..at + 8].copy_from_slice(&b);
 }
 
-/// The record's pid/tid pair at `at`, moved.
-fn move_pids(bytes: &mut [u8], at: usize, shift: &Shift, endian: Endian) {
-    for at in [at, at + 4] {
-        if let Some(v) = u32_at(bytes, at, endian) {
-            put_u32(bytes, at, shift.pid(v), endian);
-        }
+/// The record's pid (or tid) at `at`, moved.
+fn move_pid(bytes: &mut [u8], at: usize, shift: &Shift, endian: Endian) {
+    if let Some(v) = u32_at(bytes, at, endian) {
+        put_u32(bytes, at, shift.pid(v), endian);
     }
 }
 
@@ -183,28 +183,31 @@ pub(super) fn rewrite(
 }
 
 /// The pids, tids, times and ids in the bodies of the kernel's side-band records
-/// (`include/uapi/linux/perf_event.h`), all at fixed offsets after the header.
+/// (`include/uapi/linux/perf_event.h`): the task fields the record type's facts name,
+/// and the fields its view places (FORK's parent and time, THROTTLE's time and id).
 fn body_fields(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, endian: Endian) {
+    if let TaskFacts::Fields { pid, tid, .. } = ty.facts().task {
+        for at in [pid, tid] {
+            move_pid(bytes, at, shift, endian);
+        }
+    }
     match ty {
-        RecordType::Mmap
-        | RecordType::Mmap2
-        | RecordType::Comm
-        | RecordType::Read
-        | RecordType::ItraceStart
-        | RecordType::Namespaces
-        | RecordType::SwitchCpuWide => move_pids(bytes, 8, shift, endian),
-        // pid, ppid, tid, ptid, time.
+        // The other task a switch names (next_prev_pid, next_prev_tid), which its facts
+        // do not: the record is about the trailer's task.
+        RecordType::SwitchCpuWide => {
+            move_pid(bytes, 8, shift, endian);
+            move_pid(bytes, 12, shift, endian);
+        }
         RecordType::Fork | RecordType::Exit => {
-            move_pids(bytes, 8, shift, endian);
-            move_pids(bytes, 16, shift, endian);
-            shift_time(bytes, 24, shift, endian);
+            move_pid(bytes, ForkView::AT.ppid, shift, endian);
+            move_pid(bytes, ForkView::AT.ptid, shift, endian);
+            shift_time(bytes, ForkView::AT.time, shift, endian);
         }
-        // time, id, stream_id.
         RecordType::Throttle | RecordType::Unthrottle => {
-            shift_time(bytes, 8, shift, endian);
-            remap_body_id(bytes, 16, map, shift, endian);
+            shift_time(bytes, ThrottleView::AT.time, shift, endian);
+            remap_body_id(bytes, ThrottleView::AT.id, map, shift, endian);
         }
-        // id, lost.
+        // LOST: {u64 id, lost} (perf's own layout, with no view).
         RecordType::Lost => remap_body_id(bytes, 8, map, shift, endian),
         _ => {}
     }
@@ -214,7 +217,7 @@ fn body_fields(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, 
 /// ID_INDEX entry's (`{u64 nr; {u64 id, idx, cpu, tid}[nr]}`, idx the event's place).
 fn perf_ids(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, endian: Endian) {
     match ty {
-        RecordType::EventUpdate => remap_body_id(bytes, 16, map, shift, endian),
+        RecordType::EventUpdate => remap_body_id(bytes, EventUpdateView::AT.id, map, shift, endian),
         RecordType::IdIndex => {
             let nr = u64_at(bytes, 8, endian).unwrap_or(0) as usize;
             for k in 0..nr.min(bytes.len().saturating_sub(16) / 32) {
