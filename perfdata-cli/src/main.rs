@@ -113,7 +113,7 @@ enum Command {
     /// Two recordings' rows side by side, as `perf diff` prints them.
     Diff(diff::DiffArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
-    /// firefox, flamegraph).
+    /// firefox, flamegraph), or many recordings as Parquet tables.
     Export(export::ExportArgs),
     /// Draw an SVG flame graph of the samples (flamegraph.svg unless -o).
     Flamegraph(export::FlamegraphArgs),

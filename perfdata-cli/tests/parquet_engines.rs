@@ -461,3 +461,27 @@ fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
     assert_eq!(joins["samples"].as_u64(), Some(samples), "{joins}");
     assert_eq!(joins["orphans"], 0, "{joins}");
 }
+
+/// The parts are readable as any new file is (0666 less the umask), not 0600 as the
+/// temp files they are written to: a Spark or Trino service reads them as another user.
+#[test]
+fn parts_get_a_new_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
+    let parts: Vec<PathBuf> = walk(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    assert_eq!(parts.len(), 3, "samples, stacks and recordings: {parts:?}");
+    for p in parts {
+        let mode = std::fs::metadata(&p).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            perfdata_write::output::new_file_mode(),
+            "{}",
+            p.display()
+        );
+    }
+}

@@ -358,10 +358,16 @@ fn set_mode(file: &File, target: &Path, new_file: NewFile) -> std::io::Result<()
         }
         _ => match new_file {
             NewFile::Private => 0o600,
-            NewFile::Umask => 0o666 & !umask(),
+            NewFile::Umask => new_file_mode(),
         },
     };
     file.set_permissions(std::fs::Permissions::from_mode(mode))
+}
+
+/// The mode a new export file gets, as any tool creates one: 0666 less the process's
+/// umask (the temp files it is written to are 0600).
+pub fn new_file_mode() -> u32 {
+    0o666 & !umask()
 }
 
 /// The process's umask: from /proc (Linux 4.7 and later), which reads it without

@@ -91,7 +91,12 @@ impl Part {
     /// interrupted export left without its recordings row, of the same recording.
     pub fn commit_over(self, leftover: Option<&Path>) -> io::Result<PathBuf> {
         let out = self.writer.into_inner().map_err(other)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        // Readable by the engines' users as any new file is (a temp file is 0600).
+        use std::os::unix::fs::PermissionsExt;
+        let mode = perfdata_write::output::new_file_mode();
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        file.sync_all()?;
         if leftover == Some(self.path.as_path()) {
             self.temp.persist(&self.path).map_err(|e| e.error)?;
         } else {
