@@ -485,3 +485,39 @@ fn parts_get_a_new_files_mode() {
         );
     }
 }
+
+/// A folder keeps one partition layout: an export asking another is refused, naming
+/// both, and adds nothing (DuckDB would refuse the folder: "Hive partition mismatch").
+#[test]
+fn another_partition_layout_in_one_folder_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
+    let sorted = |d: &Path| {
+        let mut v = walk(d);
+        v.sort();
+        v
+    };
+    let before = sorted(&out);
+    let other = fixtures_dir().join("file-callgraph-fp.data");
+    let args: Vec<&OsStr> = vec![
+        OsStr::new("export"),
+        other.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("parquet"),
+        OsStr::new("-o"),
+        out.as_os_str(),
+        OsStr::new("--partition"),
+        OsStr::new("host,date"),
+    ];
+    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(
+        err.contains("no --partition") && err.contains("--partition host,date"),
+        "{err}"
+    );
+    assert_eq!(sorted(&out), before, "nothing added");
+    // The same layout goes on.
+    export_parquet(&[other], &out, &[]);
+}

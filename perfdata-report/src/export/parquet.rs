@@ -86,6 +86,19 @@ impl std::str::FromStr for Partition {
     }
 }
 
+/// The partition layout of the samples part at `path` under `samples`: the Hive keys
+/// of the folders between them.
+fn layout_of(samples: &Path, path: &Path) -> Partition {
+    let mut p = Partition::default();
+    let folders = path.parent().and_then(|d| d.strip_prefix(samples).ok());
+    for c in folders.into_iter().flat_map(|f| f.components()) {
+        let c = c.as_os_str().to_string_lossy();
+        p.host |= c.starts_with("host=");
+        p.date |= c.starts_with("date=");
+    }
+    p
+}
+
 /// A Parquet export into a directory: its options ([`ParquetExport::begin`] starts it).
 #[derive(Debug, Clone)]
 pub struct ParquetExport {
@@ -134,8 +147,37 @@ impl ParquetExport {
         let stacks = parts::stack_ids(&self.dir.join("stacks")).map_err(|e| known("stacks", e))?;
         // Samples parts of recordings the recordings table does not list: an export
         // interrupted before its end wrote them, and exporting them again replaces them.
-        let mut leftovers =
-            parts::samples_parts(&self.dir.join("samples")).map_err(|e| known("samples", e))?;
+        let samples = self.dir.join("samples");
+        let mut leftovers = parts::samples_parts(&samples).map_err(|e| known("samples", e))?;
+        // One partition layout per folder: a reader takes the folder's Hive keys from
+        // its paths, and DuckDB refuses a folder whose parts disagree.
+        if let Some(path) = leftovers
+            .values()
+            .find(|p| layout_of(&samples, p) != self.partition)
+        {
+            let said = |p: Partition| match (p.host, p.date) {
+                (false, false) => "no --partition".to_string(),
+                (h, d) => format!(
+                    "--partition {}",
+                    [h.then_some("host"), d.then_some("date")]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            };
+            let msg = format!(
+                "{} was written with {}, and this export asks {}: give the same, or \
+                 another folder",
+                path.display(),
+                said(layout_of(&samples, path)),
+                said(self.partition)
+            );
+            return Err(known(
+                "partition folders",
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, msg),
+            ));
+        }
         leftovers.retain(|id, _| !recordings.contains(id));
         let spool = |e| Error::io("the temporary file of the stacks", e);
         Ok(ParquetWriter {
