@@ -521,3 +521,28 @@ fn another_partition_layout_in_one_folder_is_refused() {
     // The same layout goes on.
     export_parquet(&[other], &out, &[]);
 }
+
+/// A samples part with no recordings row (what an interrupted export leaves) that the
+/// next export does not replace is named in a warning, not passed over in silence.
+#[test]
+fn a_leftover_of_another_recording_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
+    let part = walk(&out.join("samples"))
+        .into_iter()
+        .next()
+        .expect("a samples part");
+    let orphan = out.join("samples").join("part-0123456789abcdef.parquet");
+    std::fs::copy(&part, &orphan).expect("copied");
+    let other = fixtures_dir().join("file-callgraph-fp.data");
+    let said = export_parquet(&[other], &out, &[]);
+    assert!(
+        said.contains(&format!(
+            "{}: samples an interrupted export left",
+            orphan.display()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains(&part.display().to_string()), "{said}");
+}

@@ -78,6 +78,15 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
             }
         }
     }
+    for left in export.leftovers() {
+        crate::warn(format!(
+            "{}: samples an interrupted export left, with no stacks and no recordings row \
+             (a query of the samples table alone counts them): export that recording into \
+             {} again, or delete the file",
+            left.display(),
+            a.output.display()
+        ));
+    }
     export.finish()?;
     crate::verbose::say(
         1,

@@ -425,6 +425,14 @@ impl ParquetWriter {
             .map_err(|e| Error::io("writing the recordings", e))
     }
 
+    /// Samples parts an interrupted export left (no recordings row, no stacks) that this
+    /// export has not replaced: a query of the samples table alone counts them.
+    pub fn leftovers(&self) -> Vec<&Path> {
+        let mut v: Vec<&Path> = self.leftovers.values().map(PathBuf::as_path).collect();
+        v.sort();
+        v
+    }
+
     /// Write the stacks and what is left of the recordings, and name this export's
     /// stacks and recordings parts; returns the recordings written. Stacks go first: a
     /// recording in the recordings table has its stacks in place.
