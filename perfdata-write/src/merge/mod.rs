@@ -197,6 +197,7 @@ impl Merge {
         for w in warnings
             .into_iter()
             .chain(clock_warning(&feeds, &inputs, opts.align))
+            .chain(unknown_hosts(&feeds, &inputs))
         {
             meta.warn(None, w);
         }
@@ -317,6 +318,24 @@ fn hostname(meta: &Metadata) -> Option<String> {
         Some(Feature::Hostname(s)) => Some(s.as_str_lossy()),
         _ => None,
     }
+}
+
+/// A warning for each input without a HOSTNAME feature (a pipe stream cut before its
+/// features, a damaged file) whose pids were moved: it is taken as another host, which
+/// may be wrong.
+fn unknown_hosts(feeds: &[Feed], inputs: &[MergedInput]) -> Vec<String> {
+    feeds
+        .iter()
+        .zip(inputs)
+        .filter(|(_, i)| i.hostname.is_none() && i.pid_offset != 0)
+        .map(|(f, i)| {
+            format!(
+                "{}: no HOSTNAME feature: taken as another host, its pids moved by {} \
+                 (--pid-offset 0 keeps every input's pids)",
+                f.name, i.pid_offset
+            )
+        })
+        .collect()
 }
 
 /// The first sample time of a recording, from SAMPLE_TIME.

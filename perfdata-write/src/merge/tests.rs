@@ -193,3 +193,38 @@ fn numa_free_memory_is_not_a_difference() {
         &|t| t.nodes[0].cpus = perfdata_core::feature::PerfString::new("0")
     ));
 }
+
+/// An input without HOSTNAME (a damaged file, a stream cut before its features) is
+/// taken as another host: its pids move, and a warning says so and how to keep them.
+#[test]
+fn an_input_without_hostname_is_said_to_be_moved() {
+    use crate::convert::Source;
+    use perfdata_core::feature::FeatureId;
+    let dir = tempfile::tempdir().unwrap();
+    let first = fixture("file-cpu-clock.data");
+    let mut tree = perfdata_core::PerfData::read_with(&first, ReadOptions::Contents).unwrap();
+    assert!(tree.meta.features.remove(&FeatureId::Hostname).is_some());
+    let nameless = dir.path().join("nameless.data");
+    Conversion::new(crate::TreeSource::new(&tree))
+        .write(Sink::path(&nameless).unwrap())
+        .unwrap();
+    let merge = Merge::open(
+        &[first, nameless.display().to_string()],
+        &MergeOptions {
+            allow_duplicates: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let said: Vec<String> = merge
+        .meta()
+        .warnings
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    let want = format!(
+        "{}: no HOSTNAME feature: taken as another host",
+        nameless.display()
+    );
+    assert!(said.iter().any(|w| w.contains(&want)), "{said:?}");
+}
