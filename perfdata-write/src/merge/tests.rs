@@ -203,7 +203,11 @@ fn an_input_without_hostname_is_said_to_be_moved() {
     let dir = tempfile::tempdir().unwrap();
     let first = fixture("file-cpu-clock.data");
     let mut tree = perfdata_core::PerfData::read_with(&first, ReadOptions::Contents).unwrap();
-    assert!(tree.meta.features.shift_remove(&FeatureId::Hostname).is_some());
+    assert!(tree
+        .meta
+        .features
+        .shift_remove(&FeatureId::Hostname)
+        .is_some());
     let nameless = dir.path().join("nameless.data");
     Conversion::new(crate::TreeSource::new(&tree))
         .write(Sink::path(&nameless).unwrap())
