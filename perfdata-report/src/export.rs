@@ -207,11 +207,7 @@ impl Collected {
             replay,
         } = self;
         let spool = |e| Error::io("the temporary file of the samples", e);
-        let opts = SymbolOptions {
-            symfs: export.symfs.clone(),
-            kallsyms: replay.kallsyms(None),
-            buildid_dir: None,
-        };
+        let opts = SymbolOptions::for_replay(&replay, export.symfs.clone());
         let mut stacks = collector
             .finish(&replay, &mut Symbolizer::new(opts), export.sources())
             .map_err(spool)?;

@@ -229,11 +229,7 @@ impl Report {
 
     /// The symbolizer for `replay`: the running kernel's symbols where they apply.
     fn symbolizer(&self, replay: &Replay, kallsyms: JoinHandle<Option<SymbolTable>>) -> Symbolizer {
-        let opts = SymbolOptions {
-            symfs: self.symfs.clone(),
-            kallsyms: replay.kallsyms(None),
-            buildid_dir: None,
-        };
+        let opts = SymbolOptions::for_replay(replay, self.symfs.clone());
         // A failed read (or thread) leaves the kernel without symbols, as a missing file
         // does.
         Symbolizer::new(opts).with_kallsyms(kallsyms.join().ok().flatten())

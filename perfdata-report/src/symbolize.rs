@@ -35,6 +35,19 @@ pub struct SymbolOptions {
     pub buildid_dir: Option<PathBuf>,
 }
 
+impl SymbolOptions {
+    /// perf's defaults for `replay`'s recording: binaries under `symfs`, the kernel's
+    /// symbols from the kallsyms that fit it ([`crate::model::Replay::kallsyms`]), the
+    /// default build-id cache.
+    pub fn for_replay(replay: &crate::model::Replay, symfs: Option<PathBuf>) -> Self {
+        SymbolOptions {
+            symfs,
+            kallsyms: replay.kallsyms(None),
+            buildid_dir: None,
+        }
+    }
+}
+
 /// What an address of a DSO is called.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SymbolName {

@@ -277,11 +277,7 @@ impl ParquetWriter {
         let replay = done.inspect_err(|_| {
             self.known_recordings.remove(&info.id);
         })?;
-        let symbols = SymbolOptions {
-            symfs: self.export.symfs.clone(),
-            kallsyms: replay.kallsyms(None),
-            buildid_dir: None,
-        };
+        let symbols = SymbolOptions::for_replay(&replay, self.export.symfs.clone());
         let stacks = collector
             .finish(&replay, &mut Symbolizer::new(symbols), Sources::Off)
             .map_err(spool)?;

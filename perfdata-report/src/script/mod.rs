@@ -290,11 +290,7 @@ impl<'o> Printer<'o> {
                 unwind: Default::default(),
                 warnings: Vec::new(),
             };
-            let opts = SymbolOptions {
-                symfs: self.script.symfs.clone(),
-                kallsyms: now.kallsyms(None),
-                buildid_dir: None,
-            };
+            let opts = SymbolOptions::for_replay(&now, self.script.symfs.clone());
             let table = self.kallsyms.take().and_then(|k| k.join().ok().flatten());
             self.symbols = Some(Symbolizer::new(opts).with_kallsyms(table));
         }
