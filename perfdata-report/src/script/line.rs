@@ -13,57 +13,125 @@ pub(crate) fn left(buf: &mut Vec<u8>, s: &[u8], width: usize) {
     buf.resize(buf.len() + width.saturating_sub(s.len()), b' ');
 }
 
+/// Bytes `b` repeated `n` times (n at most 16) in the low bytes of a word.
+#[inline(always)]
+fn fill(b: u8, n: usize) -> u128 {
+    if n == 0 {
+        0
+    } else {
+        (u128::from_ne_bytes([b; 16])) >> (128 - 8 * n)
+    }
+}
+
+/// The digits of `v` in base `radix` (10 or 16), the first digit in the low byte of the
+/// word (its bytes little-endian are the text), and how many; None past 16 digits.
+///
+/// The text is built in a register and stored whole: digits written to memory one by
+/// one and then copied with a wider load stall the copy until each store lands (a
+/// quarter of the listing's copying was that, with itoa's buffer and a call to memcpy
+/// per field, and padding by memset).
+#[inline(always)]
+fn digits(mut v: u64, radix: u64) -> Option<(u128, usize)> {
+    let mut w = 0u128;
+    let mut n = 0;
+    loop {
+        let d = (v % radix) as u8;
+        w = (w << 8) | u128::from(if d < 10 { b'0' + d } else { b'a' + d - 10 });
+        n += 1;
+        v /= radix;
+        if v == 0 {
+            return Some((w, n));
+        }
+        if n == 16 {
+            return None;
+        }
+    }
+}
+
+/// Append the low `n` bytes of `w` (n at most 16): one 16-byte store, cut back.
+#[inline(always)]
+fn put(buf: &mut Vec<u8>, w: u128, n: usize) {
+    let len = buf.len();
+    buf.extend_from_slice(&w.to_le_bytes());
+    buf.truncate(len + n);
+}
+
+/// Append `v`'s digits (`radix` 10 or 16, `sign` put first) padded to `width` with `pad`
+/// on the left, or with spaces on the right when `left`.
+#[inline(always)]
+fn number(buf: &mut Vec<u8>, v: u64, radix: u64, sign: bool, width: usize, pad: u8, left: bool) {
+    let (mut w, mut n) = match digits(v, radix) {
+        Some(d) if width <= 16 && d.1 + usize::from(sign) <= 16 => d,
+        // Wider than a word: through the formatter, rare.
+        _ => return number_long(buf, v, radix, sign, width, pad, left),
+    };
+    if sign {
+        w = (w << 8) | u128::from(b'-');
+        n += 1;
+    }
+    let more = width.saturating_sub(n);
+    if more > 0 {
+        if left {
+            w |= fill(b' ', more) << (8 * n);
+        } else {
+            w = (w << (8 * more)) | fill(pad, more);
+        }
+    }
+    put(buf, w, n + more);
+}
+
+/// [`number`] of more than 15 digits or wider than 16 columns.
+#[cold]
+fn number_long(
+    buf: &mut Vec<u8>,
+    v: u64,
+    radix: u64,
+    sign: bool,
+    width: usize,
+    pad: u8,
+    left: bool,
+) {
+    let text = match (radix, sign) {
+        (16, _) => format!("{v:x}"),
+        (_, true) => format!("-{v}"),
+        _ => format!("{v}"),
+    };
+    if left {
+        self::left(buf, text.as_bytes(), width);
+    } else {
+        buf.resize(buf.len() + width.saturating_sub(text.len()), pad);
+        buf.extend_from_slice(text.as_bytes());
+    }
+}
+
 /// Append a signed decimal right-aligned in `width` columns (C's `%Nd`).
 pub(crate) fn int(buf: &mut Vec<u8>, v: i64, width: usize) {
-    let mut b = itoa::Buffer::new();
-    right(buf, b.format(v).as_bytes(), width);
+    number(buf, v.unsigned_abs(), 10, v < 0, width, b' ', false);
 }
 
 /// Append a signed decimal left-aligned in `width` columns (C's `%-Nd`).
 pub(crate) fn int_left(buf: &mut Vec<u8>, v: i64, width: usize) {
-    let mut b = itoa::Buffer::new();
-    left(buf, b.format(v).as_bytes(), width);
+    number(buf, v.unsigned_abs(), 10, v < 0, width, b' ', true);
 }
 
 /// Append an unsigned decimal right-aligned in `width` columns (C's `%Nlu`).
 pub(crate) fn uint(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut b = itoa::Buffer::new();
-    right(buf, b.format(v).as_bytes(), width);
+    number(buf, v, 10, false, width, b' ', false);
 }
 
 /// Append an unsigned decimal zero-padded to `width` digits (C's `%0Nlu`).
 pub(crate) fn zeros(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut b = itoa::Buffer::new();
-    let s = b.format(v).as_bytes();
-    buf.resize(buf.len() + width.saturating_sub(s.len()), b'0');
-    buf.extend_from_slice(s);
+    number(buf, v, 10, false, width, b'0', false);
 }
 
 /// Append lower-case hex right-aligned in `width` columns (C's `%Nlx`).
 pub(crate) fn hex(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let mut digits = [0u8; 16];
-    let mut n = 16;
-    let mut x = v;
-    loop {
-        n -= 1;
-        digits[n] = b"0123456789abcdef"[(x & 15) as usize];
-        x >>= 4;
-        if x == 0 {
-            break;
-        }
-    }
-    right(buf, &digits[n..], width);
+    number(buf, v, 16, false, width, b' ', false);
 }
 
 /// Append lower-case hex zero-padded to `width` digits (C's `%0Nx`).
 pub(crate) fn zero_hex(buf: &mut Vec<u8>, v: u64, width: usize) {
-    let from = buf.len();
-    hex(buf, v, width);
-    for b in &mut buf[from..] {
-        if *b == b' ' {
-            *b = b'0';
-        }
-    }
+    number(buf, v, 16, false, width, b'0', false);
 }
 
 /// Append a sample time as perf script prints it: `%5lu.%09llu: ` with `--ns`, else
@@ -76,11 +144,8 @@ pub(crate) fn time(buf: &mut Vec<u8>, t: u64, ns: bool) {
         buf.push(b'.');
         zeros(buf, frac, 9);
     } else {
-        let mut b = itoa::Buffer::new();
-        let s = b.format(secs).as_bytes();
         // "secs.usecs" is the string right-aligned in 12 columns.
-        buf.resize(buf.len() + 12usize.saturating_sub(s.len() + 7), b' ');
-        buf.extend_from_slice(s);
+        uint(buf, secs, 5);
         buf.push(b'.');
         zeros(buf, frac / 1000, 6);
     }
@@ -111,6 +176,39 @@ mod tests {
         assert_eq!(with(|b| zero_hex(b, 0xf, 2)), "0f");
         assert_eq!(with(|b| zero_hex(b, 0xfe, 2)), "fe");
         assert_eq!(with(|b| zero_hex(b, 0x103, 2)), "103");
+    }
+
+    #[test]
+    fn numbers_of_every_length_are_what_printf_gives() {
+        // Each digit count and width, both signs, against std's formatter (C's printf
+        // conversions, checked against perf's text above).
+        let mut values = vec![0u64, 1, 9, 10, u64::MAX, u64::MAX / 3];
+        for p in 1..20 {
+            values.extend([10u64.pow(p) - 1, 10u64.pow(p), 10u64.pow(p) + 7]);
+        }
+        for p in 1..16 {
+            values.extend([
+                16u64.pow(p) - 1,
+                16u64.pow(p),
+                0xfedc_ba98_7654_3210 >> (4 * p),
+            ]);
+        }
+        for &v in &values {
+            for w in [0usize, 1, 2, 3, 5, 6, 9, 10, 12, 15, 16, 17, 24] {
+                assert_eq!(with(|b| uint(b, v, w)), format!("{v:>w$}"), "{v} {w}");
+                assert_eq!(with(|b| zeros(b, v, w)), format!("{v:0>w$}"), "{v} {w}");
+                assert_eq!(with(|b| hex(b, v, w)), format!("{v:>w$x}"), "{v} {w}");
+                assert_eq!(with(|b| zero_hex(b, v, w)), format!("{v:0>w$x}"), "{v} {w}");
+                let i = v as i64;
+                assert_eq!(with(|b| int(b, i, w)), format!("{i:>w$}"), "{i} {w}");
+                assert_eq!(with(|b| int_left(b, i, w)), format!("{i:<w$}"), "{i} {w}");
+            }
+        }
+        // Appended after what the buffer held.
+        let mut b = b"x".to_vec();
+        hex(&mut b, 0xffff_ffff_8157_a701, 16);
+        uint(&mut b, 10000, 10);
+        assert_eq!(b, b"xffffffff8157a701     10000");
     }
 
     #[test]
