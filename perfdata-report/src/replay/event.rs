@@ -103,7 +103,7 @@ pub(super) struct PendingSample {
     pub(super) tid: i32,
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
-    /// The callchain's raw entries, markers included.
+    /// The callchain's raw entries, markers included (filled on the replaying thread).
     pub(super) chain: Box<[u64]>,
     /// What only some samples carry.
     pub(super) rare: Option<Box<Rare>>,
@@ -158,10 +158,8 @@ pub(super) fn sample_event(
         period: s.period.unwrap_or(period),
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
-        chain: s
-            .callchain
-            .map(|c| c.to_vec().into_boxed_slice())
-            .unwrap_or_default(),
+        // The reading thread hands the words over apart (super::Step::Chained).
+        chain: Box::default(),
         rare: read.map(|read| {
             Box::new(Rare {
                 read: Some(read),
