@@ -237,6 +237,12 @@ mod tests {
                 0xfedc_ba98_7654_3210 >> (4 * p),
             ]);
         }
+        // And spread values, every digit value in every place.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            values.extend([x, x >> 11, x >> 23, x >> 37, x >> 50]);
+        }
         for &v in &values {
             for w in [0usize, 1, 2, 3, 5, 6, 9, 10, 12, 15, 16, 17, 24] {
                 assert_eq!(with(|b| uint(b, v, w)), format!("{v:>w$}"), "{v} {w}");
