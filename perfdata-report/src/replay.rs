@@ -173,13 +173,17 @@ pub fn replay_with_extra(
     let rounds = reader.meta().container != perfdata_core::ContainerKind::Directory;
     let mut warnings = Vec::new();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(4);
+    // Batches handed back, emptied, to be filled again: no more are ever made than are
+    // in flight at once.
+    let (back, spare) = std::sync::mpsc::channel::<Batch>();
     let ((machine, unwinder), lost_samples) =
         std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
             let worker =
-                scope.spawn(move || replay_steps(machine, unwinder, rx, rounds, on_sample));
+                scope.spawn(move || replay_steps(machine, unwinder, rx, back, rounds, on_sample));
             let read = read_steps(
                 &mut reader,
                 &tx,
+                &spare,
                 unwind,
                 opts.extra,
                 &opts.shown,
@@ -224,6 +228,7 @@ pub fn replay_with_extra(
 fn read_steps(
     reader: &mut PerfReader,
     tx: &SyncSender<Batch>,
+    spare: &Receiver<Batch>,
     unwind: bool,
     extra: bool,
     shown: &[RecordType],
@@ -235,7 +240,16 @@ fn read_steps(
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
-    while let Some(item) = reader.next_record()? {
+    loop {
+        // Matched in place, not moved out: next_record has just stored the record's
+        // fields one by one, and a copy of the whole value right after waits for each
+        // store to land (a third of this loop's time).
+        let next = reader.next_record();
+        let item = match next {
+            Ok(Some(ref item)) => item,
+            Ok(None) => break,
+            Err(e) => return Err(e),
+        };
         let kind = item.raw.record_type();
         if kind == RecordType::LostSamples {
             let n = item.view::<LostSamplesView>().map_or(0, |v| v.lost());
@@ -320,7 +334,7 @@ fn read_steps(
                     },
                 };
                 if let (true, Event::Sample(p)) = (unwind, &mut ev) {
-                    if let Some(user) = user_state(&item) {
+                    if let Some(user) = user_state(item) {
                         stack_bytes += user.stack.len();
                         p.rare().user = Some(user);
                     }
@@ -349,7 +363,10 @@ fn read_steps(
         );
         if batch.steps.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
             stack_bytes = 0;
-            let full = std::mem::replace(&mut batch, Batch::new());
+            // A batch the replay is done with, if one came back: its memory is mapped
+            // and warm (a new one each time faulted its pages in again).
+            let empty = spare.try_recv().unwrap_or_else(|_| Batch::new());
+            let full = std::mem::replace(&mut batch, empty);
             if tx.send(full).is_err() {
                 return Ok(lost);
             }
@@ -477,6 +494,7 @@ fn replay_steps(
     mut machine: Machine,
     mut unwinder: Option<Unwinder>,
     rx: Receiver<Batch>,
+    back: std::sync::mpsc::Sender<Batch>,
     rounds: bool,
     mut on_sample: impl FnMut(&Machine, Delivered<'_>),
 ) -> (Machine, Option<Unwinder>) {
@@ -494,8 +512,9 @@ fn replay_steps(
             &mut on_sample,
         )
     };
-    for Batch { steps, chains } in rx {
-        for step in steps {
+    for mut batch in rx {
+        let chains = &batch.chains;
+        for step in batch.steps.drain(..) {
             match step {
                 Step::Round if rounds => {
                     for ev in queue.round() {
@@ -515,6 +534,9 @@ fn replay_steps(
                 }
             }
         }
+        batch.chains.clear();
+        // The reading thread may be gone (an error): the batch is dropped then.
+        let _ = back.send(batch);
     }
     for ev in queue.drain() {
         apply(&mut machine, ev);
