@@ -190,6 +190,8 @@ struct Printer<'o> {
     buf: Vec<u8>,
     /// Frame texts already written, by DSO and address.
     names: names::FrameNames,
+    /// The numbers of the line written last.
+    memos: line::Memos,
     printed: u64,
     error: Option<Error>,
 }
@@ -208,6 +210,7 @@ impl<'o> Printer<'o> {
             kallsyms: Some(kallsyms_in_background()),
             buf: Vec::with_capacity(1 << 16),
             names: names::FrameNames::new(),
+            memos: line::Memos::default(),
             printed: 0,
             error: None,
         }
@@ -350,6 +353,7 @@ impl<'o> Printer<'o> {
         let cpu = s.cpu.unwrap_or(0);
         line_start(
             &mut self.buf,
+            &mut self.memos,
             f,
             chain,
             self.script.ns,
@@ -361,7 +365,7 @@ impl<'o> Printer<'o> {
         );
         let buf = &mut self.buf;
         if f.has(Field::Period) {
-            line::uint(buf, s.period, 10);
+            self.memos.period.uint(buf, s.period, 10);
             buf.push(b' ');
         }
         if f.has(Field::Event) {
@@ -428,6 +432,7 @@ impl<'o> Printer<'o> {
         let (f, ns) = (ev.fields, self.script.ns);
         line_start(
             &mut self.buf,
+            &mut self.memos,
             f,
             chain,
             ns,
@@ -513,6 +518,7 @@ impl<'o> Printer<'o> {
 #[allow(clippy::too_many_arguments)]
 fn line_start(
     buf: &mut Vec<u8>,
+    memos: &mut line::Memos,
     f: Fields,
     chain: bool,
     ns: bool,
@@ -532,14 +538,14 @@ fn line_start(
     }
     match (f.has(Field::Pid), f.has(Field::Tid)) {
         (true, true) => {
-            line::int(buf, pid.into(), 5);
+            memos.pid.int(buf, pid.into(), 5);
             buf.push(b'/');
-            line::int_left(buf, tid.into(), 5);
+            memos.tid.int_left(buf, tid.into(), 5);
             buf.push(b' ');
         }
         (true, false) | (false, true) => {
             let id = if f.has(Field::Pid) { pid } else { tid };
-            line::int(buf, id.into(), 5);
+            memos.pid.int(buf, id.into(), 5);
             buf.push(b' ');
         }
         _ => {}
@@ -555,7 +561,7 @@ fn line_start(
         buf.extend_from_slice(b"] ");
     }
     if f.has(Field::Time) {
-        line::time(buf, time, ns);
+        line::time(buf, time, ns, &mut memos.secs);
     }
 }
 
