@@ -182,8 +182,7 @@ pub fn replay_with_extra(
                 scope.spawn(move || replay_steps(machine, unwinder, rx, back, rounds, on_sample));
             let read = read_steps(
                 &mut reader,
-                &tx,
-                &spare,
+                (&tx, &spare),
                 unwind,
                 opts.extra,
                 &opts.shown,
@@ -223,12 +222,11 @@ pub fn replay_with_extra(
     })
 }
 
-/// Read every record the replay uses, in batches, into `tx`; returns the samples
-/// LOST_SAMPLES records say were lost.
+/// Read every record the replay uses, in batches, into `tx` (emptied ones come back from
+/// `spare`); returns the samples LOST_SAMPLES records say were lost.
 fn read_steps(
     reader: &mut PerfReader,
-    tx: &SyncSender<Batch>,
-    spare: &Receiver<Batch>,
+    (tx, spare): (&SyncSender<Batch>, &Receiver<Batch>),
     unwind: bool,
     extra: bool,
     shown: &[RecordType],
