@@ -100,18 +100,28 @@ fn put(buf: &mut Vec<u8>, w: u128, n: usize) {
     buf.truncate(len + n);
 }
 
-/// `v`'s digits (`radix` 10 or 16, `sign` put first) padded to `width` with `pad` on
-/// the left, or with spaces on the right when `left`, as a word and its length; None
-/// past 16 bytes.
-#[inline(always)]
-fn word(
-    v: u64,
+/// A printf conversion of an integer: `radix` 10 or 16, `sign` put first (the value
+/// is its magnitude), padded to `width` with `pad` on the left, or with spaces on the
+/// right when `left`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Conversion {
     radix: u64,
     sign: bool,
     width: usize,
     pad: u8,
     left: bool,
-) -> Option<(u128, usize)> {
+}
+
+/// `v` as `c` converts it, as a word and its length; None past 16 bytes.
+#[inline(always)]
+fn word(v: u64, c: Conversion) -> Option<(u128, usize)> {
+    let Conversion {
+        radix,
+        sign,
+        width,
+        pad,
+        left,
+    } = c;
     let (mut w, mut n) = match digits(v, radix) {
         Some(d) if width <= 16 && d.1 + usize::from(sign) <= 16 => d,
         _ => return None,
@@ -131,14 +141,20 @@ fn word(
     Some((w, n + more))
 }
 
-/// Append `v`'s digits (`radix` 10 or 16, `sign` put first) padded to `width` with `pad`
-/// on the left, or with spaces on the right when `left`.
+/// Append `v` as `radix`, `sign`, `width`, `pad` and `left` say ([`Conversion`]).
 #[inline(always)]
 fn number(buf: &mut Vec<u8>, v: u64, radix: u64, sign: bool, width: usize, pad: u8, left: bool) {
-    match word(v, radix, sign, width, pad, left) {
+    let c = Conversion {
+        radix,
+        sign,
+        width,
+        pad,
+        left,
+    };
+    match word(v, c) {
         Some((w, n)) => put(buf, w, n),
         // Wider than a word: through the formatter, rare.
-        None => number_long(buf, v, radix, sign, width, pad, left),
+        None => number_long(buf, v, c),
     }
 }
 
@@ -147,8 +163,8 @@ fn number(buf: &mut Vec<u8>, v: u64, radix: u64, sign: bool, width: usize, pad: 
 /// a line was 15% of the cycles.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Memo {
-    /// (value, negative, width, left-aligned) of the text kept.
-    key: Option<(u64, bool, usize, bool)>,
+    /// The value and conversion of the text kept.
+    key: Option<(u64, Conversion)>,
     w: u128,
     n: usize,
 }
@@ -156,11 +172,17 @@ pub(crate) struct Memo {
 impl Memo {
     #[inline]
     fn number(&mut self, buf: &mut Vec<u8>, v: u64, sign: bool, width: usize, left: bool) {
-        let key = Some((v, sign, width, left));
-        if self.key != key {
-            match word(v, 10, sign, width, b' ', left) {
-                Some((w, n)) => (self.key, self.w, self.n) = (key, w, n),
-                None => return number_long(buf, v, 10, sign, width, b' ', left),
+        let c = Conversion {
+            radix: 10,
+            sign,
+            width,
+            pad: b' ',
+            left,
+        };
+        if self.key != Some((v, c)) {
+            match word(v, c) {
+                Some((w, n)) => (self.key, self.w, self.n) = (Some((v, c)), w, n),
+                None => return number_long(buf, v, c),
             }
         }
         put(buf, self.w, self.n);
@@ -193,24 +215,16 @@ pub(crate) struct Memos {
 
 /// [`number`] of more than 15 digits or wider than 16 columns.
 #[cold]
-fn number_long(
-    buf: &mut Vec<u8>,
-    v: u64,
-    radix: u64,
-    sign: bool,
-    width: usize,
-    pad: u8,
-    left: bool,
-) {
-    let text = match (radix, sign) {
+fn number_long(buf: &mut Vec<u8>, v: u64, c: Conversion) {
+    let text = match (c.radix, c.sign) {
         (16, _) => format!("{v:x}"),
         (_, true) => format!("-{v}"),
         _ => format!("{v}"),
     };
-    if left {
-        self::left(buf, text.as_bytes(), width);
+    if c.left {
+        self::left(buf, text.as_bytes(), c.width);
     } else {
-        buf.resize(buf.len() + width.saturating_sub(text.len()), pad);
+        buf.resize(buf.len() + c.width.saturating_sub(text.len()), c.pad);
         buf.extend_from_slice(text.as_bytes());
     }
 }
