@@ -16,8 +16,10 @@ use std::process::Command;
 
 use perfdata_tests::{perf_available, run_perfdata};
 
+mod parquet_support;
 mod report_rows;
 
+use parquet_support::export_parquet;
 use report_rows::{perf_period_rows, perf_rows, unresolved};
 
 /// `perfdata ARGS`, which must succeed.
@@ -64,15 +66,7 @@ fn synth(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {
 /// Export `input` into DIR/pq and run `sql` over its samples in DuckDB: the rows.
 fn duckdb(input: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
     let out = dir.join("pq");
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        input.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("parquet"),
-        OsStr::new("-o"),
-        out.as_os_str(),
-    ];
-    perfdata(&args);
+    export_parquet(&[input.to_path_buf()], &out, &[]);
     let script = "import duckdb, json, sys\n\
         con = duckdb.connect()\n\
         con.execute(f\"CREATE VIEW samples AS SELECT * FROM read_parquet('{sys.argv[1]}/samples/**/*.parquet')\")\n\
