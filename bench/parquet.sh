@@ -13,8 +13,8 @@
 # six DSOs with symbol tables, which the export finds by the paths the recording maps,
 # so the query groups real function names), and `--size BIG` of the same shape with
 # `--functions 50 --ips-per-function 8`: a long recording of a bounded set of stacks, as
-# a real one is (at most 6 x 50 x 8 = 2,400 distinct stacks; any byte of a function
-# would make nearly a stack per sample, whose spool would not fit the disk). They are
+# a real one is (at most 6 x 50 x 8 = 2,400 distinct stacks, where any byte of a
+# function sampled allows one per byte of their text, some 600,000). They are
 # made in $BENCH_DIR (default /tmp/perfdata-bench-parquet) and removed at the end, the
 # big one as soon as it is measured. The big one needs about 1.3 times BIG of disk (its
 # spooled samples and its tables besides): the script stops unless MIN_FREE_GB
