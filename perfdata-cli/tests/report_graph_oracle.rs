@@ -6,7 +6,7 @@
 //! `--dsos` and `--symbols` (one name and two, with and without children); each run
 //! with perf live on the `-g` fixtures and on recordings
 //! of tests/callgraph/levels.c (a few call levels, recursion) made here with `-g` and
-//! `--call-graph dwarf`.
+//! `--call-graph dwarf`, and on a pipe-mode `-g` recording (a file and standard input).
 //!
 //! Compared byte for byte but for what cannot match, named here:
 //! - the random tip perf ends with (`#`, `# (Tip: ...)`, `#`);
@@ -271,6 +271,75 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         text.contains("middle\n") && text.contains("leaf\n"),
         "{text}"
     );
+}
+
+/// A pipe-mode `-g` recording (`perf record -o -`), read from a file and from standard
+/// input: perf draws the call graph (its events are unknown when it sets the report up,
+/// so it keeps the graph) but drops the Children column, the graph's order chosen as
+/// for children (caller).
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn call_graphs_of_a_pipe_recording_equal_perfs() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let pipe = dir.path().join("pipe-g.data");
+    let out = Command::new("perf")
+        .args([
+            "record",
+            "-N",
+            "-q",
+            "-g",
+            "-e",
+            "cpu-clock",
+            "-c",
+            "100000",
+        ])
+        .args(["-o", "-", "--", &spin])
+        .stdout(std::fs::File::create(&pipe).expect("pipe file"))
+        .output()
+        .expect("perf record runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let select = Selection {
+        dso: "spin",
+        symbols: ["leaf", "main"],
+    };
+    let mut problems = Vec::new();
+    compare_views(&pipe, &select, &[], &mut problems);
+    // The same stream on standard input, as `perf record -o - | perf report` reads it.
+    let stdin = |cmd: &mut Command| -> String {
+        let out = cmd
+            .stdin(std::fs::File::open(&pipe).expect("pipe file"))
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{cmd:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for view in [&[][..], &["--no-children"], &["-g", "callee"]] {
+        let perf = stdin(
+            Command::new("perf")
+                .args(["report", "--stdio", "-i", "-"])
+                .args(view),
+        );
+        let perf = perf.split("#\n# (Tip:").next().expect("text").to_string();
+        let ours = stdin(
+            Command::new(env!("CARGO_BIN_EXE_perfdata"))
+                .args(["report", "-"])
+                .args(view),
+        );
+        if canonical(&perf) != canonical(&ours) {
+            problems.push(format!("stdin {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The graph is there, under Overhead alone, walked from the callers.
+    let text = our_text(&pipe, &[]);
+    assert!(text.contains("# Overhead  Command"), "{text}");
+    assert!(text.contains("---__libc_start_call_main\n"), "{text}");
 }
 
 /// The comparison fails on a planted difference: a percentage off by one hundredth, an
