@@ -201,7 +201,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     drop(progress);
     crate::unwinding::tell(counted.unwind());
     counted.warnings().iter().for_each(crate::warn);
-    let tables = counted.tables();
+    let tables = counted.tables().quiet(crate::quiet());
     let mut out = std::io::stdout().lock();
     if a.json {
         tables.write_json(&mut out)?;

@@ -309,6 +309,7 @@ impl Counted {
             event_names: replay.event_names,
             preamble,
             unwind: replay.unwind,
+            quiet: false,
         }
     }
 }
@@ -329,12 +330,21 @@ pub struct Tables {
     event_names: Vec<String>,
     preamble: Preamble,
     unwind: UnwindStats,
+    /// Whether the text leaves out its header lines (perf's `-q`).
+    quiet: bool,
 }
 
 impl Tables {
     /// The tables, one per event with samples (groups not folded).
     pub fn per_event(&self) -> &[EventTable] {
         &self.tables
+    }
+
+    /// Leave the header lines (those starting with `#`) out of the text, as perf
+    /// report's `-q/--quiet` does.
+    pub fn quiet(mut self, on: bool) -> Tables {
+        self.quiet = on;
+        self
     }
 
     /// Print as perf 6.1's `perf report --stdio`, each shown group as one table;
@@ -353,6 +363,7 @@ impl Tables {
             percent_limit: self.percent_limit,
             fields: self.layout.as_ref().map(|l| &l.columns[..]),
             sym_first: self.sym_first,
+            quiet: self.quiet,
         };
         text::write_stdio(out, &tables, &self.keys, view, &self.preamble)
     }
