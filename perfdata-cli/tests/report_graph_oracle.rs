@@ -342,6 +342,65 @@ fn call_graphs_of_a_pipe_recording_equal_perfs() {
     assert!(text.contains("---__libc_start_call_main\n"), "{text}");
 }
 
+/// perf's `--time` percent forms (`perf_time__percent_parse_str`): slices `P%/N`, lists
+/// of them, ranges `A%-B%`, lists of those, a lone `P%`, each of the samples' time
+/// span as the SAMPLE_TIME feature gives it; on a pipe (no SAMPLE_TIME before the
+/// samples) both refuse them.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn time_percent_slices_equal_perfs() {
+    assert!(perf_available());
+    let forms = [
+        "10%/2",
+        "10%/1,10%/3",
+        "0%-10%",
+        "10%-20%,30%-40%",
+        "25%",
+        "50%-100%",
+    ];
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for f in [
+        "file-callgraph-fp.data",
+        "anon-secret.data",
+        "file-multi-event.data",
+        "file-cpu-clock.data",
+    ] {
+        let input = fixtures_dir().join(f);
+        for t in forms {
+            for view in [&["--time", t][..], &["--no-children", "--time", t]] {
+                problems.extend(differs(&input, view, view));
+                compared += 1;
+            }
+        }
+    }
+    // The slices select: the slice's sample count is perf's, not the whole recording's.
+    let fp = fixtures_dir().join("file-callgraph-fp.data");
+    let whole = our_text(&fp, &[]);
+    let slice = our_text(&fp, &["--time", "10%/2"]);
+    let samples = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("# Samples"))
+            .map(str::to_string)
+    };
+    assert_ne!(samples(&whole), samples(&slice));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(compared, 48);
+    // A pipe has no sample time span before its samples: refused, as perf refuses it.
+    let pipe = fixtures_dir().join("pipe-cpu-clock.data");
+    let perf = Command::new("perf")
+        .args(["report", "--stdio", "--time", "10%/2", "-i"])
+        .arg(&pipe)
+        .output()
+        .expect("perf runs");
+    let ours = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["report", "--time", "10%/2"])
+        .arg(&pipe)
+        .output()
+        .expect("perfdata runs");
+    assert!(!perf.status.success() && !ours.status.success());
+}
+
 /// The comparison fails on a planted difference: a percentage off by one hundredth, an
 /// entry's graph lines in another order.
 #[test]
