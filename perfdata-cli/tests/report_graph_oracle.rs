@@ -19,8 +19,10 @@
 //! - the dwarf recordings are compared with perf's `--no-inline`: perf names frames
 //!   inlined in libc (`__libc_start_main_impl (inlined)`) from its debug info, which
 //!   perfdata's report does not add (as issue 26 says of its rows);
-//! - file-callgraph-dwarf.data only when its binary (/tmp/perfdata-spin) is the one
-//!   recorded: perf unwinds through a binary of another build id, perfdata does not.
+//!
+//! file-callgraph-dwarf.data is read by both with `--symfs fixtures/symfs`, where the
+//! binary it was recorded from is kept (built without libc, it is the process's only
+//! file), so both unwind every sample whole wherever the test runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -144,10 +146,12 @@ fn middle_window(input: &Path) -> String {
     format!("{:.6},{:.6}", at(0.2), at(0.6))
 }
 
-/// Every view of `input`, and the filters on it; perf also given `perf_extra`.
+/// Every view of `input`, and the filters on it, each also given `shared` (to both)
+/// and `perf_extra` (to perf).
 fn compare_views(
     input: &Path,
     select: &Selection,
+    shared: &[&str],
     perf_extra: &[&str],
     problems: &mut Vec<String>,
 ) -> usize {
@@ -164,23 +168,22 @@ fn compare_views(
         &["--symbols", &both],
     ];
     for view in VIEWS.iter().chain(&filters) {
-        let mut perfs = view.to_vec();
-        perfs.extend_from_slice(perf_extra);
-        problems.extend(differs(input, view, &perfs));
+        let ours = [&view[..], shared].concat();
+        let perfs = [&ours[..], perf_extra].concat();
+        problems.extend(differs(input, &ours, &perfs));
     }
     VIEWS.len() + filters.len()
 }
 
-/// Whether perfdata unwound every stack copy of `input` whole (its binaries are the
-/// recorded ones).
-fn unwinds_whole(input: &Path) -> bool {
+/// What perfdata says of `input`'s stack copies (`unwound N samples whole, ...`).
+fn unwind_summary(input: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(["report", "--no-children", "-g", "none"])
+        .args(["-v", "report", "--no-children", "-g", "none"])
+        .args(args)
         .arg(input)
         .output()
         .expect("perfdata runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    !err.contains("warning: unwound") || err.contains(", 0 cut, 0 not unwound")
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[perfdata_oracle::needs(perf)]
@@ -201,16 +204,33 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         ("file-callgraph-fp.data", &spin),
         ("anon-secret.data", &anon),
     ] {
-        compared += compare_views(&fixtures_dir().join(f), select, &[], &mut problems);
+        compared += compare_views(&fixtures_dir().join(f), select, &[], &[], &mut problems);
     }
+    // The dwarf fixture with the binary it was recorded from: every stack unwound whole
+    // (main, mid and leaf under _start), by both.
     let dwarf = fixtures_dir().join("file-callgraph-dwarf.data");
-    if unwinds_whole(&dwarf) {
-        compared += compare_views(&dwarf, &spin, &["--no-inline"], &mut problems);
-    } else {
-        eprintln!("file-callgraph-dwarf.data: its binary is not the recorded one here");
-    }
+    let symfs = fixtures_dir().join("symfs");
+    let symfs = ["--symfs", symfs.to_str().expect("utf-8 path")];
+    let said = unwind_summary(&dwarf, &symfs);
+    assert!(
+        said.contains("unwound 50 samples whole, 0 cut, 0 not unwound"),
+        "{said}"
+    );
+    let own = Selection {
+        dso: "perfdata-spin",
+        symbols: ["leaf", "main"],
+    };
+    compared += compare_views(&dwarf, &own, &symfs, &["--no-inline"], &mut problems);
+    let text = our_text(
+        &dwarf,
+        &[&["--no-children", "-g", "caller"][..], &symfs].concat(),
+    );
+    assert!(
+        text.contains("---_start\n               main\n               mid\n               leaf\n"),
+        "{text}"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(compared >= 36, "{compared} reports compared");
+    assert_eq!(compared, 54, "{compared} reports compared");
 }
 
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with
@@ -254,8 +274,8 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         let this_fp = rec("fp.data", &["-g"]);
         let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
         problems.clear();
-        compare_views(&this_fp, &select, &[], &mut problems);
-        compare_views(&dwarf, &select, &["--no-inline"], &mut problems);
+        compare_views(&this_fp, &select, &[], &[], &mut problems);
+        compare_views(&dwarf, &select, &[], &["--no-inline"], &mut problems);
         fp = Some(this_fp);
         if problems.is_empty() {
             break;
@@ -309,7 +329,7 @@ fn call_graphs_of_a_pipe_recording_equal_perfs() {
         symbols: ["leaf", "main"],
     };
     let mut problems = Vec::new();
-    compare_views(&pipe, &select, &[], &mut problems);
+    compare_views(&pipe, &select, &[], &[], &mut problems);
     // The same stream on standard input, as `perf record -o - | perf report` reads it.
     let stdin = |cmd: &mut Command| -> String {
         let out = cmd
