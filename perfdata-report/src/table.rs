@@ -317,7 +317,7 @@ impl Tally {
         let totals = |e: usize| self.totals.get(e).copied();
         let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
         for t in &mut tables {
-            crate::row_order::sort_rows(&mut t.rows);
+            crate::row_order::sort_rows(&mut t.rows, &self.keys);
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
