@@ -8,6 +8,7 @@ use std::sync::Arc;
 use object::{Object, ObjectSection, ObjectSegment};
 
 use super::regs::Arch;
+use super::row::{Row, Rows};
 use super::signal;
 use crate::process::{Dso, Map};
 use crate::symbolize::{self, SymbolOptions};
@@ -45,6 +46,9 @@ pub(crate) struct DsoUnwind {
     loads: Vec<(u64, u64, u64)>,
     /// Where the sigreturn trampoline's code starts (svmas; [`signal`]).
     trampolines: Vec<u64>,
+    /// The rows of the CFI framehop uses that need a register its walk does not keep
+    /// ([`super::row`]).
+    rows: Rows,
 }
 
 impl DsoUnwind {
@@ -102,14 +106,32 @@ impl DsoUnwind {
                 (offset, s.address(), size)
             })
             .collect();
+        let text = first(".text", false);
+        let got = first(".got", false);
+        let start = |s: &Option<Section>| s.as_ref().map_or(0, |s| s.svma.start);
+        let arch = match runtime.architecture() {
+            object::Architecture::Aarch64 => Some(Arch::Aarch64),
+            object::Architecture::X86_64 => Some(Arch::X86_64),
+            _ => None,
+        };
+        // framehop's choice: `.eh_frame` where there is one, else `.debug_frame`.
+        let cfi = eh_frame.as_ref().or(debug_frame.as_ref());
+        let rows = match (arch, cfi.and_then(|s| Some((s, s.data.as_deref()?)))) {
+            (Some(arch), Some((s, data))) if eh_frame.is_some() => {
+                Rows::of_eh_frame(data, s.svma.start, start(&text), start(&got), arch)
+            }
+            (Some(arch), Some((_, data))) => Rows::of_debug_frame(data, arch),
+            _ => Rows::default(),
+        };
         Ok(DsoUnwind {
             eh_frame,
             eh_frame_hdr,
             debug_frame,
-            text: first(".text", false),
-            got: first(".got", false),
+            text,
+            got,
             loads,
             trampolines: trampolines(&parsed),
+            rows,
         })
     }
 
@@ -122,6 +144,12 @@ impl DsoUnwind {
             true => (t..t + len).contains(&svma),
             false => t == svma,
         })
+    }
+
+    /// The row of the CFI at `svma` when it is one framehop's walk cannot follow (it
+    /// needs a register other than ip, sp and the frame pointer).
+    pub(crate) fn untracked_row(&self, svma: u64) -> Option<Row> {
+        self.rows.at(svma)
     }
 
     /// The process address of the DSO's address 0 (framehop's base avma) when `map`
@@ -308,6 +336,7 @@ mod tests {
             got: None,
             loads,
             trampolines: Vec::new(),
+            rows: Rows::default(),
         }
     }
 

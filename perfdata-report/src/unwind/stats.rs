@@ -18,6 +18,11 @@ pub enum Cut {
     /// A signal handler's frame was reached, but the registers the kernel saved for the
     /// code it interrupted lie beyond the stack copy.
     SignalFrameOutsideCopy,
+    /// A frame's CFI keeps its return address (or its CFA) in a register the walk does
+    /// not know at that frame: one other than ip, sp and the frame pointer, in a frame
+    /// that is neither the sampled one nor one a signal interrupted (whose registers are
+    /// all known), or one the sample did not record.
+    UntrackedRegister,
 }
 
 impl Cut {
@@ -29,6 +34,7 @@ impl Cut {
             Cut::NoCfi => "no CFI for the address",
             Cut::StackTooShort => "stack copy too short",
             Cut::SignalFrameOutsideCopy => "signal frame outside the stack copy",
+            Cut::UntrackedRegister => "return address in a register the walk does not track",
         }
     }
 }

@@ -6,7 +6,8 @@ use framehop::aarch64::UnwindRegsAarch64;
 use framehop::x86_64::UnwindRegsX86_64;
 use framehop::{Error as WalkError, FrameAddress};
 
-use super::regs::Arch;
+use super::regs::{AllRegs, Arch};
+use super::row::{Fail, Outcome, Row};
 use super::signal::{self, Interrupted};
 use super::Cut;
 
@@ -23,6 +24,8 @@ pub(super) enum Step {
     Go,
     /// It is a sigreturn trampoline: go on from the signal frame's registers.
     Signal,
+    /// Its CFI row needs a register framehop does not keep: evaluate it here.
+    Row(Row),
     /// Stop here.
     End(End),
 }
@@ -35,6 +38,9 @@ pub(super) trait Regs {
     fn sp(&self) -> u64;
     /// The registers of the code a signal interrupted.
     fn interrupted(at: &Interrupted) -> Self;
+    /// A caller's registers, from its return address, stack and frame pointer (arm64's
+    /// lr is the return address, as framehop leaves it).
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self;
 }
 
 impl Regs for UnwindRegsX86_64 {
@@ -44,6 +50,9 @@ impl Regs for UnwindRegsX86_64 {
     }
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsX86_64::new(at.ip, at.sp, at.fp)
+    }
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self {
+        UnwindRegsX86_64::new(ra, sp, fp)
     }
 }
 
@@ -55,15 +64,21 @@ impl Regs for UnwindRegsAarch64 {
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsAarch64::new(at.lr, at.sp, at.fp)
     }
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self {
+        UnwindRegsAarch64::new(ra, sp, fp)
+    }
 }
 
-/// Walk from `ip` and `regs`, handing each frame to `frame`, which says how to go on;
-/// `copy_end` is the address just past the stack copy (a read at or past it is the copy
-/// being too short, not the CFI being wrong).
+/// Walk from `ip` and `regs` (`all`: the sampled frame's whole register set), handing
+/// each frame to `frame`, which says how to go on; `copy_end` is the address just past
+/// the stack copy (a read at or past it is the copy being too short, not the CFI being
+/// wrong).
+#[allow(clippy::too_many_arguments)] // the walk's state, each a different thing
 pub(super) fn walk<U>(
     unwinder: &U,
     ip: u64,
     mut regs: U::UnwindRegs,
+    mut all: Option<AllRegs>,
     cache: &mut U::Cache,
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
     frame: &mut impl FnMut(FrameAddress) -> Step,
@@ -86,10 +101,38 @@ where
                 // one), and its registers are all known: a first frame's.
                 regs = U::UnwindRegs::interrupted(&at);
                 address = FrameAddress::InstructionPointer(at.ip);
+                all = Some(at.all);
+                continue;
+            }
+            Step::Row(row) => {
+                // Only a frame whose registers are all known can be unwound by it.
+                let Some(known) = all.take() else {
+                    return End::Cut(Cut::UntrackedRegister, None);
+                };
+                let (ra, sp, fp) = match row.apply(&known, read) {
+                    Ok(Outcome::Caller { ra, sp, fp }) => (ra, sp, fp),
+                    Ok(Outcome::Outermost) => return End::Whole,
+                    Err(Fail::Untracked) => return End::Cut(Cut::UntrackedRegister, None),
+                    Err(Fail::Read(at)) if at >= copy_end => {
+                        return End::Cut(Cut::StackTooShort, None)
+                    }
+                    Err(Fail::Read(_)) => return End::Cut(Cut::NoCfi, None),
+                };
+                // Neither the address nor the stack moved: a loop, as framehop says.
+                if Some(ra) == known.ip() && Some(sp) == known.get(known.sp_reg()) {
+                    return End::Cut(Cut::NoCfi, None);
+                }
+                regs = U::UnwindRegs::caller(ra, sp, fp);
+                match FrameAddress::from_return_address(ra) {
+                    Some(next) => address = next,
+                    None => return End::Cut(Cut::NoCfi, None),
+                }
                 continue;
             }
             Step::Go => {}
         }
+        // Past this frame only ip, sp and the frame pointer are known.
+        all = None;
         match unwinder.unwind_frame(address, &mut regs, cache, read) {
             Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                 Some(next) => address = next,
