@@ -181,6 +181,13 @@ impl Unwinder {
                     if dso.in_trampoline(svma, sampled, arch) {
                         return Step::Signal;
                     }
+                    // The sampled instruction in code without CFI and no frame pointer
+                    // (ld.so's `_start` as exec leaves it, rbp 0, argc on the stack):
+                    // libunwind's frame-pointer fallback ends there, where framehop's
+                    // leaf rule would take argc for a return address.
+                    if frames.len() == 1 && sampled && fp == 0 && !dso.has_fde(svma) {
+                        return Step::End(End::Cut(Cut::NoCfi, None));
+                    }
                     match dso.untracked_row(at.wrapping_sub(base)) {
                         Some(row) => Step::Row(row),
                         None => Step::Go,

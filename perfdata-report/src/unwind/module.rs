@@ -152,6 +152,36 @@ impl DsoUnwind {
         self.rows.at(svma)
     }
 
+    /// Whether an FDE covers `svma`, as `.eh_frame_hdr`'s index says (true where there
+    /// is no index to ask: the walk then goes on as framehop goes).
+    pub(crate) fn has_fde(&self, svma: u64) -> bool {
+        let (Some(hdr), Some(eh)) = (&self.eh_frame_hdr, &self.eh_frame) else {
+            return true;
+        };
+        let (Some(hdr_data), Some(eh_data)) = (hdr.data.as_deref(), eh.data.as_deref()) else {
+            return true;
+        };
+        let start = |s: &Option<Section>| s.as_ref().map_or(0, |s| s.svma.start);
+        let bases = gimli::BaseAddresses::default()
+            .set_eh_frame_hdr(hdr.svma.start)
+            .set_eh_frame(eh.svma.start)
+            .set_text(start(&self.text))
+            .set_got(start(&self.got));
+        let eh_frame = gimli::EhFrame::new(eh_data, gimli::LittleEndian);
+        let Ok(parsed) = gimli::EhFrameHdr::new(hdr_data, gimli::LittleEndian).parse(&bases, 8)
+        else {
+            return true;
+        };
+        let Some(table) = parsed.table() else {
+            return true;
+        };
+        table
+            .fde_for_address(&eh_frame, &bases, svma, |s, b, o| {
+                gimli::UnwindSection::cie_from_offset(s, b, o)
+            })
+            .is_ok()
+    }
+
     /// The process address of the DSO's address 0 (framehop's base avma) when `map`
     /// maps it: the map's start is its pgoff's place in the PT_LOAD segment it maps.
     /// The loader maps a segment from its offset rounded down to a page, so a page can
