@@ -195,17 +195,29 @@ impl Unwinder {
                 }
             }
         };
-        let all = Some(AllRegs::from_user(arch, user));
+        let all = AllRegs::from_user(arch, user);
+        let dsos = &self.dsos;
+        let mut full_row = |address: FrameAddress| {
+            let at = address.address_for_lookup();
+            let map = maps.find(at).filter(|m| !m.identity)?;
+            let dso = dsos.get(&map.dso)?.as_ref().ok()?;
+            dso.full_row(at.wrapping_sub(dso.base_avma(map)))
+        };
+        let rows = &mut full_row;
         let end = match space {
             Space::X86(u) => {
                 let regs = UnwindRegsX86_64::new(ip, sp, fp);
                 let cache = &mut self.x86_cache;
-                walk::walk(u, ip, regs, all, cache, &mut read, &mut frame, copy_end)
+                walk::walk(
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                )
             }
             Space::Arm(u) => {
                 let regs = UnwindRegsAarch64::new(lr, sp, fp);
                 let cache = &mut self.arm_cache;
-                walk::walk(u, ip, regs, all, cache, &mut read, &mut frame, copy_end)
+                walk::walk(
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                )
             }
         };
         match end {

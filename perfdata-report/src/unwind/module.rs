@@ -8,7 +8,12 @@ use std::sync::Arc;
 use object::{Object, ObjectSection, ObjectSegment};
 
 use super::regs::Arch;
-use super::row::{Row, Rows};
+use super::row::{FullRow, Row, Rows};
+
+/// `.eh_frame` as gimli reads it here.
+type EhFrame<'a> = gimli::EhFrame<gimli::EndianSlice<'a, gimli::LittleEndian>>;
+/// One of its FDEs.
+type Fde<'a> = gimli::FrameDescriptionEntry<gimli::EndianSlice<'a, gimli::LittleEndian>>;
 use super::signal;
 use crate::process::{Dso, Map};
 use crate::symbolize::{self, SymbolOptions};
@@ -155,12 +160,31 @@ impl DsoUnwind {
     /// Whether an FDE covers `svma`, as `.eh_frame_hdr`'s index says (true where there
     /// is no index to ask: the walk then goes on as framehop goes).
     pub(crate) fn has_fde(&self, svma: u64) -> bool {
-        let (Some(hdr), Some(eh)) = (&self.eh_frame_hdr, &self.eh_frame) else {
-            return true;
-        };
-        let (Some(hdr_data), Some(eh_data)) = (hdr.data.as_deref(), eh.data.as_deref()) else {
-            return true;
-        };
+        self.with_fde(svma, |fde| fde.is_some()).unwrap_or(true)
+    }
+
+    /// The whole CFI row at `svma` (None: no index, no FDE, or a damaged one).
+    pub(crate) fn full_row(&self, svma: u64) -> Option<FullRow> {
+        self.with_fde(svma, |fde| {
+            let (eh_frame, bases, fde) = fde?;
+            let mut ctx = Box::new(gimli::UnwindContext::<usize>::new());
+            let row = fde
+                .unwind_info_for_address(eh_frame, bases, &mut ctx, svma)
+                .ok()?;
+            Some(FullRow::from_gimli(row))
+        })
+        .flatten()
+    }
+
+    /// `f` of the FDE `.eh_frame_hdr`'s index gives for `svma` (None: none covers it);
+    /// None where there is no index to ask.
+    fn with_fde<T>(
+        &self,
+        svma: u64,
+        f: impl FnOnce(Option<(&EhFrame<'_>, &gimli::BaseAddresses, &Fde<'_>)>) -> T,
+    ) -> Option<T> {
+        let (hdr, eh) = (self.eh_frame_hdr.as_ref()?, self.eh_frame.as_ref()?);
+        let (hdr_data, eh_data) = (hdr.data.as_deref()?, eh.data.as_deref()?);
         let start = |s: &Option<Section>| s.as_ref().map_or(0, |s| s.svma.start);
         let bases = gimli::BaseAddresses::default()
             .set_eh_frame_hdr(hdr.svma.start)
@@ -168,18 +192,16 @@ impl DsoUnwind {
             .set_text(start(&self.text))
             .set_got(start(&self.got));
         let eh_frame = gimli::EhFrame::new(eh_data, gimli::LittleEndian);
-        let Ok(parsed) = gimli::EhFrameHdr::new(hdr_data, gimli::LittleEndian).parse(&bases, 8)
-        else {
-            return true;
-        };
-        let Some(table) = parsed.table() else {
-            return true;
-        };
-        table
+        let parsed = gimli::EhFrameHdr::new(hdr_data, gimli::LittleEndian)
+            .parse(&bases, 8)
+            .ok()?;
+        let table = parsed.table()?;
+        let fde = table
             .fde_for_address(&eh_frame, &bases, svma, |s, b, o| {
                 gimli::UnwindSection::cie_from_offset(s, b, o)
             })
-            .is_ok()
+            .ok();
+        Some(f(fde.as_ref().map(|fde| (&eh_frame, &bases, fde))))
     }
 
     /// The process address of the DSO's address 0 (framehop's base avma) when `map`

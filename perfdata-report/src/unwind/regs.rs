@@ -146,6 +146,11 @@ impl AllRegs {
         }
     }
 
+    /// The stack pointer.
+    pub(crate) fn sp(&self) -> Option<u64> {
+        self.get(self.sp_reg())
+    }
+
     /// The stack pointer's DWARF number.
     pub(crate) fn sp_reg(&self) -> u16 {
         match self.arch {

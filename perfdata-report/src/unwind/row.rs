@@ -165,6 +165,66 @@ impl Row {
     }
 }
 
+/// A frame's whole CFI row: the CFA and the rule of each register it names, for the walk
+/// that restores every register (where a row needs one framehop's walk let go of).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FullRow {
+    cfa: Option<(u16, i64)>,
+    rules: Vec<(u16, Rule)>,
+}
+
+impl FullRow {
+    pub(crate) fn from_gimli<S: gimli::UnwindContextStorage<usize>>(
+        row: &UnwindTableRow<usize, S>,
+    ) -> FullRow {
+        FullRow {
+            cfa: match row.cfa() {
+                CfaRule::RegisterAndOffset { register, offset } => Some((register.0, *offset)),
+                CfaRule::Expression(_) => None,
+            },
+            rules: row
+                .registers()
+                .map(|(r, rule)| (r.0, Rule::from_gimli(rule)))
+                .collect(),
+        }
+    }
+
+    /// The caller's registers: those the row names restored, the others kept (the
+    /// callee-saved ones are unchanged by convention), the stack pointer the CFA, the
+    /// instruction pointer the return address column's value. None: not known (a rule
+    /// beyond this walk, a word outside the copy) or the outermost frame.
+    pub(crate) fn caller(
+        &self,
+        regs: &AllRegs,
+        read: &mut impl FnMut(u64) -> Result<u64, ()>,
+    ) -> Option<AllRegs> {
+        let (base, offset) = self.cfa?;
+        let cfa = regs.get(base)?.wrapping_add(offset as u64);
+        let mut caller = *regs;
+        let mut ra = None;
+        for &(reg, rule) in &self.rules {
+            let value = match rule {
+                Rule::Undefined | Rule::Other => None,
+                Rule::Same => regs.get(reg),
+                Rule::Offset(o) => Some(read(cfa.wrapping_add(o as u64)).ok()?),
+                Rule::ValOffset(o) => Some(cfa.wrapping_add(o as u64)),
+                Rule::Register(r) => regs.get(r),
+            };
+            if reg == regs.ra_reg() {
+                ra = Some(value?);
+            }
+            caller.set(reg, value);
+        }
+        caller.set(regs.sp_reg(), Some(cfa));
+        let ra = ra?;
+        match regs.arch {
+            Arch::X86_64 => caller.set(regs.ra_reg(), Some(ra)),
+            Arch::Aarch64 => caller.set_pc(Some(ra)),
+        }
+        Some(caller)
+    }
+}
+
 /// The rows of one DSO's CFI that need an untracked register, by address (svma),
 /// sorted; at most [`MAX_ROWS`].
 #[derive(Debug, Clone, Default)]
@@ -410,5 +470,34 @@ mod tests {
             ..saved
         };
         assert_eq!(undefined.apply(&arm, &mut stack), Ok(Outcome::Outermost));
+    }
+
+    #[test]
+    fn a_whole_row_restores_every_register_it_names() {
+        // ld.so's `_dl_runtime_resolve_xsavec` inside: CFA rbx+32, rbx at CFA-32, the
+        // return address at CFA-8 (its FDE and the PLT's CIE).
+        let row = FullRow {
+            cfa: Some((3, 32)),
+            rules: vec![(3, Rule::Offset(-32)), (16, Rule::Offset(-8))],
+        };
+        let mut regs = AllRegs::new(Arch::X86_64);
+        regs.set(3, Some(0x7ffc_0000_1000));
+        regs.set(7, Some(0x7ffc_0000_0800));
+        regs.set(12, Some(0x1212));
+        let mut stack = |addr: u64| match addr {
+            0x7ffc_0000_1000 => Ok(0x7ffc_0000_2000),
+            0x7ffc_0000_1018 => Ok(0x5555_0000_25f5),
+            _ => Err(()),
+        };
+        let caller = row.caller(&regs, &mut stack).expect("the caller");
+        assert_eq!(caller.ip(), Some(0x5555_0000_25f5));
+        assert_eq!(caller.sp(), Some(0x7ffc_0000_1020));
+        assert_eq!(caller.get(3), Some(0x7ffc_0000_2000), "rbx restored");
+        assert_eq!(caller.get(12), Some(0x1212), "r12 unchanged");
+        // Without rbx the CFA is not known; a saved word outside the copy neither.
+        regs.set(3, None);
+        assert_eq!(row.caller(&regs, &mut stack), None);
+        regs.set(3, Some(0x7ffc_0000_3000));
+        assert_eq!(row.caller(&regs, &mut stack), None);
     }
 }

@@ -19,9 +19,9 @@ pub enum Cut {
     /// code it interrupted lie beyond the stack copy.
     SignalFrameOutsideCopy,
     /// A frame's CFI keeps its return address (or its CFA) in a register the walk does
-    /// not know at that frame: one other than ip, sp and the frame pointer, in a frame
-    /// that is neither the sampled one nor one a signal interrupted (whose registers are
-    /// all known), or one the sample did not record.
+    /// not know at that frame: one other than ip, sp and the frame pointer that the
+    /// sample did not record, or that no CFI row restores on the way from the sampled
+    /// frame (or a frame a signal interrupted), whose registers are all known.
     UntrackedRegister,
 }
 
