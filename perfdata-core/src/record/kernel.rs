@@ -117,7 +117,7 @@ layouts! {
         pub pid: i32,
         /// Thread id.
         pub tid: i32,
-    } rest {
+    } rest(numbers) {
         #[br(args(rf))]
         /// The counter values, as read_format lays them out.
         pub values: ReadData,
@@ -189,7 +189,7 @@ layouts! {
         #[br(temp)]
         #[bw(calc = links.len() as u64)]
         nr_namespaces: u64,
-    } rest {
+    } rest(numbers) {
         #[br(parse_with = bounded::vec, args(nr_namespaces as usize, 16))]
         /// One link per namespace type (PID, UTS, ..., cgroup), in the kernel's order.
         pub links: Vec<NamespaceLink>,
