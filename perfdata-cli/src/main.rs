@@ -50,7 +50,8 @@ use interrupt::OnInterrupt;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Print no warnings, summaries or progress on stderr (errors still)
+    /// Print no warnings, summaries or progress on stderr (errors still); report: no
+    /// `#` header lines, as perf report -q
     #[arg(short, long, global = true)]
     quiet: bool,
     /// Say more on stderr: the input's kind and the policy resolved (-v), each section

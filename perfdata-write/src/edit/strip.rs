@@ -217,7 +217,6 @@ impl Strip {
 
     /// Records of perf's own types that name an event by id.
     fn user_record(&self, item: &RecordRef<'_>) -> Result<Action> {
-        let b = item.raw.bytes;
         let gone = |id: Option<u64>| {
             Ok(if id.is_some_and(|id| self.removed_ids.contains(&id)) {
                 Action::Drop
@@ -228,7 +227,7 @@ impl Strip {
         match item.raw.record_type() {
             RecordType::IdIndex => self.edit_id_index(item),
             RecordType::EventUpdate => gone(item.view::<EventUpdateView>().ok().map(|v| v.id())),
-            RecordType::HeaderBuildId if self.files.orphan_record(b) => Ok(Action::Drop),
+            RecordType::HeaderBuildId if self.files.orphan_record(item) => Ok(Action::Drop),
             RecordType::HeaderFeature => {
                 super::edit_feature_record(item, FeatureId::EventDesc, |f| self.prune_desc(f))
             }
@@ -386,7 +385,7 @@ impl RecordEdit for Strip {
         if let Some(task) = task_of(item) {
             if self.sideband_removed(task.pid, task.tid, task.scope) {
                 self.inherit.stripped(item);
-                self.files.note(&item.raw, false);
+                self.files.note(&item.raw, item.meta.endian, false);
                 return Ok(Action::Drop);
             }
             action = self.inherit.kept(item, parent_comm.as_deref())?;
@@ -398,10 +397,11 @@ impl RecordEdit for Strip {
             match &action {
                 Action::Replace(recs) => {
                     for r in recs {
-                        self.files.note(&r.as_raw(item.meta.endian), true);
+                        self.files
+                            .note(&r.as_raw(item.meta.endian), item.meta.endian, true);
                     }
                 }
-                _ => self.files.note(&item.raw, true),
+                _ => self.files.note(&item.raw, item.meta.endian, true),
             }
         }
         match item.locate().event {
