@@ -50,20 +50,6 @@ impl Selection {
     }
 }
 
-/// Record types by perf's names (`SWITCH,SWITCH_CPU_WIDE`).
-pub fn parse_record_types(text: &str) -> Result<Vec<RecordType>> {
-    text.split(',')
-        .map(|name| {
-            let name = name.trim();
-            RecordType::all_known()
-                .find(|t| t.name().eq_ignore_ascii_case(name))
-                .ok_or_else(|| {
-                    WriteError::unsupported(None, format!("{name:?} is not a record type"))
-                })
-        })
-        .collect()
-}
-
 /// SAMPLE's type number.
 const SAMPLE: u32 = RecordType::Sample.as_u32();
 
