@@ -5,10 +5,9 @@
 
 use std::path::Path;
 
+use perfdata_core::select::{parse_record_types, RecordFilter};
 use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_view::dump;
-
-use perfdata_write::edit::{self, RecordFilter};
 
 use crate::progress::Progress;
 use crate::strip::SelectorArgs;
@@ -21,7 +20,7 @@ pub fn run(
     select: &SelectorArgs,
     types: Option<&str>,
 ) -> Result<(), CliError> {
-    let types = types.map(edit::parse_record_types).transpose()?;
+    let types = types.map(parse_record_types).transpose()?;
     let mut filter = RecordFilter::new(select.selectors()?, types.unwrap_or_default());
     let opts = if decompress {
         ReadOptions::ContainersAndContents

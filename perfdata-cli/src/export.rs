@@ -168,16 +168,26 @@ pub fn run_flamegraph(a: &FlamegraphArgs) -> Result<(), CliError> {
     write(a.file.path(), &export, a.diff.as_deref(), &a.output)
 }
 
-/// `input` read and made ready as `export` says.
-fn collect(input: &Path, export: Export) -> Result<Exported, CliError> {
-    let reader = perfdata_core::PerfReader::open(input)?;
-    let collected = {
-        let _progress = crate::progress::Progress::watch(input, reader.progress());
-        export.title(input.display().to_string()).read(reader)?
+/// `input` read and made ready as `export` says; with `named` (one of two inputs),
+/// its warnings and error name it.
+fn collect(input: &Path, export: Export, named: bool) -> Result<Exported, CliError> {
+    let run = || -> Result<Exported, CliError> {
+        let reader = perfdata_core::PerfReader::open(input)?;
+        let collected = {
+            let _progress = crate::progress::Progress::watch(input, reader.progress());
+            export.title(input.display().to_string()).read(reader)?
+        };
+        if named {
+            crate::unwinding::tell_about(input, collected.unwind());
+            let warn = |w: &String| crate::warn_about(input, w);
+            collected.warnings().iter().for_each(warn);
+        } else {
+            crate::unwinding::tell(collected.unwind());
+            collected.warnings().iter().for_each(crate::warn);
+        }
+        Ok(collected.finish()?)
     };
-    crate::unwinding::tell(collected.unwind());
-    collected.warnings().iter().for_each(crate::warn);
-    Ok(collected.finish()?)
+    run().map_err(|e| if named { e.about(input) } else { e })
 }
 
 /// Export `input` into `output` (`-`: standard output, as convert and report take it,
@@ -193,8 +203,9 @@ fn write(
         crate::output::refuse_same(b, output, "")?;
     }
     crate::alloc::return_large_blocks();
-    let base = base.map(|b| collect(b, export())).transpose()?;
-    let exported = collect(input, export())?;
+    let named = base.is_some();
+    let base = base.map(|b| collect(b, export(), true)).transpose()?;
+    let exported = collect(input, export(), named)?;
     crate::verbose::say(1, exported.summary());
     let draw = |w: &mut dyn std::io::Write| match &base {
         Some(base) => exported.write_differential(base, w),

@@ -50,7 +50,8 @@ use interrupt::OnInterrupt;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Print no warnings, summaries or progress on stderr (errors still)
+    /// Print no warnings, summaries or progress on stderr (errors still); report: no
+    /// `#` header lines, as perf report -q
     #[arg(short, long, global = true)]
     quiet: bool,
     /// Say more on stderr: the input's kind and the policy resolved (-v), each section
@@ -76,6 +77,12 @@ pub fn warn(w: impl std::fmt::Display) {
     if !quiet() {
         errln!("perfdata: warning: {w}");
     }
+}
+
+/// A warning about one input of several (merge, export of many, a differential flame
+/// graph's two): `INPUT: warning`, so that the user knows which.
+pub fn warn_about(input: &std::path::Path, w: impl std::fmt::Display) {
+    warn(format_args!("{}: {w}", input.display()));
 }
 
 #[derive(Subcommand)]
@@ -263,14 +270,28 @@ pub enum CliError {
     Write(perfdata_write::WriteError),
     Output(std::io::Error),
     Usage(String),
+    /// An error of one input of several, said with its path.
+    Input(std::path::PathBuf, Box<CliError>),
 }
 
 impl CliError {
+    /// This error as one of `input`'s (said `INPUT: error`), unless it names it
+    /// already.
+    pub fn about(self, input: &std::path::Path) -> CliError {
+        let text = input.display().to_string();
+        match self {
+            CliError::Input(..) => self,
+            e if e.to_string().contains(&text) => e,
+            e => CliError::Input(input.to_path_buf(), Box::new(e)),
+        }
+    }
+
     /// Whether this is stdout closing under the command (EPIPE), from any writer.
     fn is_broken_pipe(&self) -> bool {
         let io = match self {
             CliError::Output(e) => Some(e),
             CliError::Write(perfdata_write::WriteError::Io { source, .. }) => Some(source),
+            CliError::Input(_, e) => return e.is_broken_pipe(),
             _ => None,
         };
         io.is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
@@ -284,6 +305,7 @@ impl std::fmt::Display for CliError {
             CliError::Write(e) => write!(f, "{e}"),
             CliError::Output(e) => write!(f, "writing output: {e}"),
             CliError::Usage(msg) => f.write_str(msg),
+            CliError::Input(path, e) => write!(f, "{}: {e}", path.display()),
         }
     }
 }

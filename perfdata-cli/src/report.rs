@@ -3,9 +3,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use perfdata_core::select::{parse_time_ranges, TimeSpec};
 use perfdata_report::callgraph::{CallGraph, Order};
 use perfdata_report::fields::Field;
-use perfdata_report::filter::{SampleFilter, TimeWindow};
+use perfdata_report::filter::SampleFilter;
 use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
 use perfdata_report::readperf::Table;
@@ -78,9 +79,10 @@ pub struct ReportArgs {
     /// (perf's --percent-limit).
     #[arg(long, value_name = "PERCENT")]
     percent_limit: Option<f64>,
-    /// Only samples of this time window: start,stop in seconds, either may be empty
-    /// (perf's --time).
-    #[arg(long, value_name = "START,STOP")]
+    /// Only samples of these time ranges (perf's --time): start,stop in seconds, either
+    /// may be empty, or percent slices of the samples' time span: `10%/2` (the second
+    /// tenth), `10%/1,10%/3`, `0%-10%`, `10%-20%,30%-40%`, `25%` (the first quarter).
+    #[arg(long, value_name = "START,STOP|SLICES")]
     time: Option<String>,
     /// Only samples in these DSOs, by short or long name (perf's --dsos).
     #[arg(long, value_name = "DSO,...")]
@@ -148,8 +150,8 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     if let Some(d) = &a.symbols {
         filter.symbols = d.split(',').map(str::to_string).collect();
     }
-    let time: Option<(TimeWindow, &str)> = match &a.time {
-        Some(t) => Some((t.parse().map_err(CliError::Usage)?, t.as_str())),
+    let time: Option<(TimeSpec, &str)> = match &a.time {
+        Some(t) => Some((parse_time_ranges(t)?, t.as_str())),
         None => None,
     };
     let group = match (a.group, a.no_group) {
@@ -201,7 +203,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     drop(progress);
     crate::unwinding::tell(counted.unwind());
     counted.warnings().iter().for_each(crate::warn);
-    let tables = counted.tables();
+    let tables = counted.tables().quiet(crate::quiet());
     let mut out = std::io::stdout().lock();
     if a.json {
         tables.write_json(&mut out)?;

@@ -96,7 +96,7 @@ impl StripArgs {
             keep: self.keep,
             keep_sideband: self.keep_sideband,
             drop_types: match &self.drop {
-                Some(t) => edit::parse_record_types(t)?,
+                Some(t) => perfdata_core::select::parse_record_types(t)?,
                 None => Vec::new(),
             },
             select: self.select.selectors()?,

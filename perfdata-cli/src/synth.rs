@@ -27,7 +27,7 @@ pub struct SynthArgs {
     /// the fields of `perfdata_synth::SynthSpec`, each defaulting as its option.
     #[arg(long, value_name = "FILE.json", conflicts_with_all = [
         "processes", "threads_per_process", "samples", "size", "seed", "events", "period",
-        "fields", "callchain", "dsos", "functions", "cpus", "compress", "compress_format",
+        "fields", "callchain", "ips_per_function", "dsos", "functions", "cpus", "compress", "compress_format",
         "endian", "no_build_ids", "no_sample_id_all", "extras", "clock", "round_every",
     ])]
     spec: Option<PathBuf>,
@@ -60,6 +60,11 @@ pub struct SynthArgs {
     /// Record callchains of up to DEPTH frames.
     #[arg(long, value_name = "DEPTH")]
     callchain: Option<u32>,
+    /// Sample at most N distinct addresses per function (evenly spaced in it), so that
+    /// the trace has at most DSOs x functions x N distinct stacks at any size; by
+    /// default any byte of the function.
+    #[arg(long, value_name = "N")]
+    ips_per_function: Option<u32>,
     /// DSOs mapped in every process.
     #[arg(long, default_value_t = 3)]
     dsos: u32,
@@ -141,6 +146,7 @@ fn spec_of(args: &SynthArgs) -> SynthSpec {
         period: args.period,
         fields: args.fields.clone().unwrap_or_default(),
         callchain: args.callchain,
+        ips_per_function: args.ips_per_function,
         dsos: args.dsos,
         functions_per_dso: args.functions,
         build_ids: !args.no_build_ids,

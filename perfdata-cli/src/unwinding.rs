@@ -22,15 +22,28 @@ impl UnwindArgs {
 /// Say what became of the stack copies: with `-v` always, else a warning when frames
 /// were cut or binaries were missing, naming each missing binary once with its samples.
 pub fn tell(stats: &UnwindStats) {
+    tell_of(None, stats)
+}
+
+/// [`tell`], each line naming `input` (one of several).
+pub fn tell_about(input: &std::path::Path, stats: &UnwindStats) {
+    tell_of(Some(input), stats)
+}
+
+fn tell_of(input: Option<&std::path::Path>, stats: &UnwindStats) {
     if !stats.any() {
         return;
     }
+    let said = |line: String| match input {
+        Some(p) => format!("{}: {line}", p.display()),
+        None => line,
+    };
     if stats.cut == 0 && stats.missing_binaries.is_empty() {
-        crate::verbose::say(1, stats.summary());
+        crate::verbose::say(1, said(stats.summary()));
         return;
     }
-    crate::warn(stats.summary());
+    crate::warn(said(stats.summary()));
     for line in stats.missing_lines() {
-        crate::warn(line);
+        crate::warn(said(line));
     }
 }

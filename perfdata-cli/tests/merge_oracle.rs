@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use perfdata_core::feature::{Feature, FeatureId, FeatureSection, PerfString};
-use perfdata_core::{PerfData, PerfReader, ReadOptions};
+use perfdata_core::PerfReader;
 use perfdata_tests::{perf_available, perf_stats, run_perfdata};
-use perfdata_write::{Conversion, Sink, TreeSource};
 
 mod common;
+mod merge_inputs;
 mod workload;
 use common::strip::{perf, tempdir};
+use merge_inputs::on_host;
 
 /// Run `perfdata ARGS`; its stderr, exit status checked.
 fn perfdata(args: &[&OsStr]) -> String {
@@ -184,20 +184,6 @@ fn assert_time_order(out: &Path) {
             last = t;
         }
     }
-}
-
-/// A copy of `input` whose HOSTNAME says `host`: a recording of another machine.
-fn on_host(input: &Path, host: &str, out: &Path) -> PathBuf {
-    let mut tree = PerfData::read_with(input, ReadOptions::Contents).expect("reads");
-    let name = Feature::Hostname(PerfString::new(host));
-    tree.meta.features.insert(
-        FeatureId::Hostname,
-        FeatureSection::new(FeatureId::Hostname, name),
-    );
-    Conversion::new(TreeSource::new(&tree))
-        .write(Sink::path(out).expect("output"))
-        .expect("written");
-    out.to_path_buf()
 }
 
 /// Two programs recorded with `-e cpu-clock -g`: the spin fixture, and two threads.

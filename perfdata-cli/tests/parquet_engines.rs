@@ -25,27 +25,11 @@ use std::process::Command;
 use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata, workspace_root};
 
 mod exports;
+mod parquet_support;
 mod report_rows;
 
-use report_rows::{perf_rows_summed, reported_fixtures, unresolved, GROUPED};
-
-/// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
-/// stderr.
-fn export_parquet(inputs: &[PathBuf], dir: &Path, extra: &[&str]) -> String {
-    let mut args: Vec<&OsStr> = vec![OsStr::new("export")];
-    args.extend(inputs.iter().map(|p| p.as_os_str()));
-    args.extend([
-        OsStr::new("--format"),
-        OsStr::new("parquet"),
-        OsStr::new("-o"),
-    ]);
-    args.push(dir.as_os_str());
-    args.extend(extra.iter().map(OsStr::new));
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "export --format parquet: {stderr}");
-    stderr
-}
+use parquet_support::{export_parquet, perf_periods, perf_symbol, query_script};
+use report_rows::{perf_rows_summed, reported_fixtures, GROUPED};
 
 /// `python3 SCRIPT ARGS`'s stdout as JSON.
 fn python_json(script: &Path, args: &[&OsStr]) -> serde_json::Value {
@@ -67,19 +51,6 @@ fn python_json(script: &Path, args: &[&OsStr]) -> serde_json::Value {
 fn tables(what: &str, dir: &Path) -> serde_json::Value {
     let script = workspace_root().join("perfdata-cli/tests/parquet/tables.py");
     python_json(&script, &[OsStr::new(what), dir.as_os_str()])
-}
-
-/// A sym cell of perf report without its `[.] ` / `[k] ` mode; an unresolved address is
-/// `[unknown]`, as perfdata names it.
-fn perf_symbol(cells: &[String]) -> String {
-    if unresolved(cells) {
-        return "[unknown]".into();
-    }
-    let sym = &cells[2];
-    match sym.get(..4) {
-        Some(m) if m.starts_with('[') && m.ends_with("] ") => sym[4..].to_string(),
-        _ => sym.clone(),
-    }
 }
 
 /// (samples, period) per (comm, dso, symbol).
@@ -399,37 +370,9 @@ fn the_readmes_duckdb_script_sums_perfs_periods() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
     export_parquet(std::slice::from_ref(&input), &out, &[]);
-    let script = workspace_root().join("docs/parquet-query.py");
-    let run = Command::new("python3")
-        .arg(&script)
-        .arg(&out)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let text = String::from_utf8(run.stdout).expect("UTF-8");
-    let ours: Vec<(u64, String)> = text
-        .lines()
-        .map(|l| {
-            let (p, s) = l.split_once('\t').expect("PERIOD\\tSYMBOL");
-            (p.parse().expect("period"), s.to_string())
-        })
-        .collect();
-    assert!(
-        ours.windows(2).all(|w| w[0].0 >= w[1].0),
-        "not sorted: {ours:?}"
-    );
-    let mut perf: BTreeMap<String, u64> = BTreeMap::new();
-    for rows in perf_rows_summed(&input, "sym", &[]).values() {
-        for (cells, row) in rows {
-            let cells = vec![String::new(), String::new(), cells[0].clone()];
-            *perf.entry(perf_symbol(&cells)).or_default() += row.period;
-        }
-    }
-    let ours: BTreeMap<String, u64> = ours.into_iter().map(|(p, s)| (s, p)).collect();
+    // The README's invocation: DuckDB, no --engine.
+    let ours = query_script(&[], &out);
+    let perf = perf_periods(&input);
     assert_eq!(ours, perf);
 }
 

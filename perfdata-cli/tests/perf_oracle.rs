@@ -99,3 +99,40 @@ fn stats_match_perf_report_stats() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(!compared.is_empty());
 }
+
+/// The samples LOST_SAMPLES records say were lost (their `lost` field), summed over the
+/// events, equal the "Total Lost Samples" perf report prints, on every input that has
+/// such a record (perf sums the field, not the records).
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn lost_samples_sum_as_perf_reports() {
+    let mut compared = 0;
+    for path in all_inputs() {
+        let n = name(&path);
+        let perf = perf_stats(&path);
+        if !perf.clean || !perf.records.contains_key("LOST_SAMPLES") {
+            continue;
+        }
+        let out = std::process::Command::new("perf")
+            .args(["report", "--stdio", "-i"])
+            .arg(&path)
+            .output()
+            .expect("perf report runs");
+        let want: u64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("# Total Lost Samples: "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{n}: perf report prints no Total Lost Samples"));
+        let ours: u64 = perfdata_stats(&path)["events"]
+            .as_array()
+            .expect("events is an array")
+            .iter()
+            .map(|e| e["lost_samples"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(ours, want, "{n}: lost samples");
+        compared += 1;
+    }
+    if perfdata_tests::corpus_dir().is_some() {
+        assert!(compared > 0, "the corpus has a LOST_SAMPLES recording");
+    }
+}

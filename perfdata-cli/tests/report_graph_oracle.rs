@@ -6,7 +6,7 @@
 //! `--dsos` and `--symbols` (one name and two, with and without children); each run
 //! with perf live on the `-g` fixtures and on recordings
 //! of tests/callgraph/levels.c (a few call levels, recursion) made here with `-g` and
-//! `--call-graph dwarf`.
+//! `--call-graph dwarf`, and on a pipe-mode `-g` recording (a file and standard input).
 //!
 //! Compared byte for byte but for what cannot match, named here:
 //! - the random tip perf ends with (`#`, `# (Tip: ...)`, `#`);
@@ -19,8 +19,10 @@
 //! - the dwarf recordings are compared with perf's `--no-inline`: perf names frames
 //!   inlined in libc (`__libc_start_main_impl (inlined)`) from its debug info, which
 //!   perfdata's report does not add (as issue 26 says of its rows);
-//! - file-callgraph-dwarf.data only when its binary (/tmp/perfdata-spin) is the one
-//!   recorded: perf unwinds through a binary of another build id, perfdata does not.
+//!
+//! file-callgraph-dwarf.data is read by both with `--symfs fixtures/symfs`, where the
+//! binary it was recorded from is kept (built without libc, it is the process's only
+//! file), so both unwind every sample whole wherever the test runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -144,10 +146,12 @@ fn middle_window(input: &Path) -> String {
     format!("{:.6},{:.6}", at(0.2), at(0.6))
 }
 
-/// Every view of `input`, and the filters on it; perf also given `perf_extra`.
+/// Every view of `input`, and the filters on it, each also given `shared` (to both)
+/// and `perf_extra` (to perf).
 fn compare_views(
     input: &Path,
     select: &Selection,
+    shared: &[&str],
     perf_extra: &[&str],
     problems: &mut Vec<String>,
 ) -> usize {
@@ -164,23 +168,22 @@ fn compare_views(
         &["--symbols", &both],
     ];
     for view in VIEWS.iter().chain(&filters) {
-        let mut perfs = view.to_vec();
-        perfs.extend_from_slice(perf_extra);
-        problems.extend(differs(input, view, &perfs));
+        let ours = [&view[..], shared].concat();
+        let perfs = [&ours[..], perf_extra].concat();
+        problems.extend(differs(input, &ours, &perfs));
     }
     VIEWS.len() + filters.len()
 }
 
-/// Whether perfdata unwound every stack copy of `input` whole (its binaries are the
-/// recorded ones).
-fn unwinds_whole(input: &Path) -> bool {
+/// What perfdata says of `input`'s stack copies (`unwound N samples whole, ...`).
+fn unwind_summary(input: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(["report", "--no-children", "-g", "none"])
+        .args(["-v", "report", "--no-children", "-g", "none"])
+        .args(args)
         .arg(input)
         .output()
         .expect("perfdata runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    !err.contains("warning: unwound") || err.contains(", 0 cut, 0 not unwound")
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 #[perfdata_oracle::needs(perf)]
@@ -201,16 +204,33 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         ("file-callgraph-fp.data", &spin),
         ("anon-secret.data", &anon),
     ] {
-        compared += compare_views(&fixtures_dir().join(f), select, &[], &mut problems);
+        compared += compare_views(&fixtures_dir().join(f), select, &[], &[], &mut problems);
     }
+    // The dwarf fixture with the binary it was recorded from: every stack unwound whole
+    // (main, mid and leaf under _start), by both.
     let dwarf = fixtures_dir().join("file-callgraph-dwarf.data");
-    if unwinds_whole(&dwarf) {
-        compared += compare_views(&dwarf, &spin, &["--no-inline"], &mut problems);
-    } else {
-        eprintln!("file-callgraph-dwarf.data: its binary is not the recorded one here");
-    }
+    let symfs = fixtures_dir().join("symfs");
+    let symfs = ["--symfs", symfs.to_str().expect("utf-8 path")];
+    let said = unwind_summary(&dwarf, &symfs);
+    assert!(
+        said.contains("unwound 50 samples whole, 0 cut, 0 not unwound"),
+        "{said}"
+    );
+    let own = Selection {
+        dso: "perfdata-spin",
+        symbols: ["leaf", "main"],
+    };
+    compared += compare_views(&dwarf, &own, &symfs, &["--no-inline"], &mut problems);
+    let text = our_text(
+        &dwarf,
+        &[&["--no-children", "-g", "caller"][..], &symfs].concat(),
+    );
+    assert!(
+        text.contains("---_start\n               main\n               mid\n               leaf\n"),
+        "{text}"
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert!(compared >= 36, "{compared} reports compared");
+    assert_eq!(compared, 54, "{compared} reports compared");
 }
 
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with
@@ -254,8 +274,8 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         let this_fp = rec("fp.data", &["-g"]);
         let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
         problems.clear();
-        compare_views(&this_fp, &select, &[], &mut problems);
-        compare_views(&dwarf, &select, &["--no-inline"], &mut problems);
+        compare_views(&this_fp, &select, &[], &[], &mut problems);
+        compare_views(&dwarf, &select, &[], &["--no-inline"], &mut problems);
         fp = Some(this_fp);
         if problems.is_empty() {
             break;
@@ -271,6 +291,134 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         text.contains("middle\n") && text.contains("leaf\n"),
         "{text}"
     );
+}
+
+/// A pipe-mode `-g` recording (`perf record -o -`), read from a file and from standard
+/// input: perf draws the call graph (its events are unknown when it sets the report up,
+/// so it keeps the graph) but drops the Children column, the graph's order chosen as
+/// for children (caller).
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn call_graphs_of_a_pipe_recording_equal_perfs() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let spin = workload::build_spin(dir.path());
+    let pipe = dir.path().join("pipe-g.data");
+    let out = Command::new("perf")
+        .args([
+            "record",
+            "-N",
+            "-q",
+            "-g",
+            "-e",
+            "cpu-clock",
+            "-c",
+            "100000",
+        ])
+        .args(["-o", "-", "--", &spin])
+        .stdout(std::fs::File::create(&pipe).expect("pipe file"))
+        .output()
+        .expect("perf record runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let select = Selection {
+        dso: "spin",
+        symbols: ["leaf", "main"],
+    };
+    let mut problems = Vec::new();
+    compare_views(&pipe, &select, &[], &[], &mut problems);
+    // The same stream on standard input, as `perf record -o - | perf report` reads it.
+    let stdin = |cmd: &mut Command| -> String {
+        let out = cmd
+            .stdin(std::fs::File::open(&pipe).expect("pipe file"))
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{cmd:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for view in [&[][..], &["--no-children"], &["-g", "callee"]] {
+        let perf = stdin(
+            Command::new("perf")
+                .args(["report", "--stdio", "-i", "-"])
+                .args(view),
+        );
+        let perf = perf.split("#\n# (Tip:").next().expect("text").to_string();
+        let ours = stdin(
+            Command::new(env!("CARGO_BIN_EXE_perfdata"))
+                .args(["report", "-"])
+                .args(view),
+        );
+        if canonical(&perf) != canonical(&ours) {
+            problems.push(format!("stdin {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The graph is there, under Overhead alone, walked from the callers.
+    let text = our_text(&pipe, &[]);
+    assert!(text.contains("# Overhead  Command"), "{text}");
+    assert!(text.contains("---__libc_start_call_main\n"), "{text}");
+}
+
+/// perf's `--time` percent forms (`perf_time__percent_parse_str`): slices `P%/N`, lists
+/// of them, ranges `A%-B%`, lists of those, a lone `P%`, each of the samples' time
+/// span as the SAMPLE_TIME feature gives it; on a pipe (no SAMPLE_TIME before the
+/// samples) both refuse them.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn time_percent_slices_equal_perfs() {
+    assert!(perf_available());
+    let forms = [
+        "10%/2",
+        "10%/1,10%/3",
+        "0%-10%",
+        "10%-20%,30%-40%",
+        "25%",
+        "50%-100%",
+    ];
+    let mut problems = Vec::new();
+    let mut compared = 0;
+    for f in [
+        "file-callgraph-fp.data",
+        "anon-secret.data",
+        "file-multi-event.data",
+        "file-cpu-clock.data",
+    ] {
+        let input = fixtures_dir().join(f);
+        for t in forms {
+            for view in [&["--time", t][..], &["--no-children", "--time", t]] {
+                problems.extend(differs(&input, view, view));
+                compared += 1;
+            }
+        }
+    }
+    // The slices select: the slice's sample count is perf's, not the whole recording's.
+    let fp = fixtures_dir().join("file-callgraph-fp.data");
+    let whole = our_text(&fp, &[]);
+    let slice = our_text(&fp, &["--time", "10%/2"]);
+    let samples = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("# Samples"))
+            .map(str::to_string)
+    };
+    assert_ne!(samples(&whole), samples(&slice));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert_eq!(compared, 48);
+    // A pipe has no sample time span before its samples: refused, as perf refuses it.
+    let pipe = fixtures_dir().join("pipe-cpu-clock.data");
+    let perf = Command::new("perf")
+        .args(["report", "--stdio", "--time", "10%/2", "-i"])
+        .arg(&pipe)
+        .output()
+        .expect("perf runs");
+    let ours = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["report", "--time", "10%/2"])
+        .arg(&pipe)
+        .output()
+        .expect("perfdata runs");
+    assert!(!perf.status.success() && !ours.status.success());
 }
 
 /// The comparison fails on a planted difference: a percentage off by one hundredth, an

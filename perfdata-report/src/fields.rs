@@ -111,21 +111,24 @@ impl Layout {
     /// Sort `rows` (whose cells are [`Layout::keys`]') as perf orders them for this
     /// layout.
     pub(crate) fn sort_rows(&self, rows: &mut [Row]) {
-        rows.sort_by(|a, b| {
-            for &f in &self.order {
-                let o = self.compare(f, a, b);
-                if o.is_ne() {
-                    return o;
-                }
-                // perf's __hpp__sort_acc puts the caller above the callee of equal
-                // Children (the entry made first): no later field is asked (as
-                // measured, see crate::row_order).
-                if f == Field::OverheadChildren && a.children.is_some() {
-                    return a.created.cmp(&b.created);
-                }
+        rows.sort_by(|a, b| self.cmp_rows(a, b));
+    }
+
+    /// `a` before `b` (Less) as perf orders the entries of this layout.
+    pub(crate) fn cmp_rows(&self, a: &Row, b: &Row) -> Ordering {
+        for &f in &self.order {
+            let o = self.compare(f, a, b);
+            if o.is_ne() {
+                return o;
             }
-            self.made(a, b)
-        });
+            // perf's __hpp__sort_acc puts the caller above the callee of equal
+            // Children (the entry made first): no later field is asked (as
+            // measured, see crate::row_order).
+            if f == Field::OverheadChildren && a.children.is_some() {
+                return a.created.cmp(&b.created);
+            }
+        }
+        self.made(a, b)
     }
 
     /// Of rows equal in every field, `a` before `b` in the order perf made and collapsed

@@ -157,69 +157,6 @@ impl SampleFilter {
     }
 }
 
-/// perf's `--time` window: samples outside it are not read at all (perf's
-/// `perf_time__skip_sample`), so they are in no total either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TimeWindow {
-    /// The first time kept (ns), if bounded.
-    pub start: Option<u64>,
-    /// The last time kept (ns), if bounded.
-    pub end: Option<u64>,
-}
-
-impl TimeWindow {
-    /// Whether a sample of time `time` is kept; a sample without a time always is.
-    pub fn contains(&self, time: Option<u64>) -> bool {
-        let Some(t) = time else {
-            return true;
-        };
-        self.start.is_none_or(|s| t >= s) && self.end.is_none_or(|e| t <= e)
-    }
-}
-
-impl FromStr for TimeWindow {
-    type Err = String;
-    /// perf's `start,stop` in seconds with up to nine decimals (`2040.5,2041`), either
-    /// side empty for unbounded (perf's `perf_time__parse_str`).
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let bad = || format!("--time {s:?}: start,stop in seconds (e.g. 2040.5,2041.25)");
-        let (a, b) = s.split_once(',').ok_or_else(bad)?;
-        let side = |v: &str| -> std::result::Result<Option<u64>, String> {
-            let v = v.trim();
-            if v.is_empty() {
-                return Ok(None);
-            }
-            parse_nsec(v).map(Some).ok_or_else(bad)
-        };
-        let w = TimeWindow {
-            start: side(a)?,
-            end: side(b)?,
-        };
-        if let (Some(x), Some(y)) = (w.start, w.end) {
-            if y < x {
-                return Err(bad());
-            }
-        }
-        Ok(w)
-    }
-}
-
-/// perf's `parse_nsec_time`: seconds, then up to nine digits of fraction, in ns.
-fn parse_nsec(v: &str) -> Option<u64> {
-    let (sec, frac) = v.split_once('.').unwrap_or((v, ""));
-    if sec.is_empty() || !sec.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
-        return None;
-    }
-    if !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let ns: u64 = format!("{frac:0<9}").parse().ok()?;
-    sec.parse::<u64>()
-        .ok()?
-        .checked_mul(1_000_000_000)?
-        .checked_add(ns)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,21 +166,6 @@ mod tests {
         let list = [(1, 1), (3, 5)];
         assert!(id_in(&list, 1) && id_in(&list, 4) && id_in(&list, 5));
         assert!(!id_in(&list, 2) && !id_in(&list, 6) && !id_in(&list, -1));
-    }
-
-    #[test]
-    fn time_windows_in_perfs_syntax() {
-        let w: TimeWindow = "2040.5,2041.000000001".parse().unwrap();
-        assert_eq!(w.start, Some(2_040_500_000_000));
-        assert_eq!(w.end, Some(2_041_000_000_001));
-        assert!(w.contains(Some(2_040_500_000_000)) && w.contains(Some(2_041_000_000_001)));
-        assert!(!w.contains(Some(2_040_499_999_999)) && !w.contains(Some(2_041_000_000_002)));
-        assert!(w.contains(None));
-        let open: TimeWindow = ",7".parse().unwrap();
-        assert_eq!((open.start, open.end), (None, Some(7_000_000_000)));
-        for bad in ["7", "a,b", "3,2", "1.0000000001,2"] {
-            assert!(bad.parse::<TimeWindow>().is_err(), "{bad}");
-        }
     }
 
     #[test]

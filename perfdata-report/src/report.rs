@@ -21,11 +21,12 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
+use perfdata_core::select::{in_ranges, resolve_time, TimeSpec};
 use perfdata_core::{Error, PerfReader, Result};
 
 use crate::callgraph::CallGraph;
 use crate::fields::{Field, Layout};
-use crate::filter::{SampleFilter, TimeWindow};
+use crate::filter::SampleFilter;
 use crate::group::{group_view, GroupView};
 use crate::model::{EventGroup, EventTable, Replay, SortKey};
 use crate::readperf::{self, SampleCounts};
@@ -47,7 +48,7 @@ pub struct Report {
     symfs: Option<PathBuf>,
     unwind: bool,
     graph: Option<CallGraph>,
-    time: Option<(TimeWindow, String)>,
+    time: Option<(TimeSpec, String)>,
     percent_limit: f64,
     /// Whether `sort` set the keys (else they are perf's default).
     sorted: bool,
@@ -127,10 +128,12 @@ impl Report {
         self
     }
 
-    /// Only the samples of this time window (perf's `--time start,stop`), `as_given`
-    /// the argument, which perf repeats after each sample count.
-    pub fn time(mut self, window: TimeWindow, as_given: &str) -> Self {
-        self.time = Some((window, as_given.to_string()));
+    /// Only the samples of these time ranges (perf's `--time`: `start,stop` in seconds,
+    /// or percent slices of the recording's sample time span such as `10%/2`,
+    /// `0%-10%,30%-40%`), `as_given` the argument, which perf repeats after each sample
+    /// count.
+    pub fn time(mut self, spec: TimeSpec, as_given: &str) -> Self {
+        self.time = Some((spec, as_given.to_string()));
         self
     }
 
@@ -175,9 +178,14 @@ impl Report {
         let tally = Tally::with_filter(&self.keys, self.filter.clone());
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         let mut cpu_less = false;
-        let window = self.time.as_ref().map(|t| t.0).unwrap_or_default();
+        // Percent slices need the SAMPLE_TIME feature, which a pipe does not have before
+        // its samples: an error, as perf's ("no first/last sample time found").
+        let ranges = match &self.time {
+            Some((spec, _)) => resolve_time(spec, reader.meta())?,
+            None => Vec::new(),
+        };
         let replay = replay(reader, &self.replay_options(), |m, s| {
-            if !window.contains(s.time) {
+            if !in_ranges(&ranges, s.time.unwrap_or(0)) {
                 return;
             }
             cpu_less |= s.cpu.is_none();
@@ -309,6 +317,7 @@ impl Counted {
             event_names: replay.event_names,
             preamble,
             unwind: replay.unwind,
+            quiet: false,
         }
     }
 }
@@ -329,12 +338,21 @@ pub struct Tables {
     event_names: Vec<String>,
     preamble: Preamble,
     unwind: UnwindStats,
+    /// Whether the text leaves out its header lines (perf's `-q`).
+    quiet: bool,
 }
 
 impl Tables {
     /// The tables, one per event with samples (groups not folded).
     pub fn per_event(&self) -> &[EventTable] {
         &self.tables
+    }
+
+    /// Leave the header lines (those starting with `#`) out of the text, as perf
+    /// report's `-q/--quiet` does.
+    pub fn quiet(mut self, on: bool) -> Tables {
+        self.quiet = on;
+        self
     }
 
     /// Print as perf 6.1's `perf report --stdio`, each shown group as one table;
@@ -353,6 +371,7 @@ impl Tables {
             percent_limit: self.percent_limit,
             fields: self.layout.as_ref().map(|l| &l.columns[..]),
             sym_first: self.sym_first,
+            quiet: self.quiet,
         };
         text::write_stdio(out, &tables, &self.keys, view, &self.preamble)
     }

@@ -101,14 +101,27 @@ impl Tally {
 
     /// [`Tally::with_children`] (if `children`) and [`Tally::with_graph`] (if `graph`)
     /// as perf 6.1 does for a recording whose metadata before its first record is
-    /// `meta`: both are dropped silently when those events (none in a pipe) do not
-    /// sample callchains.
+    /// `meta`: both are dropped silently when those events do not sample callchains;
+    /// in a pipe (no events yet) the graph is kept and the children dropped.
     pub fn with_callchains_of(
         self,
         meta: &perfdata_core::Metadata,
         children: bool,
         graph: Option<CallGraph>,
     ) -> Tally {
+        if meta.attrs().is_empty() {
+            // A pipe: its events are not known when perf sets the report up, so perf
+            // turns the call graph on (`use_callchain`) whatever they sample, and drops
+            // `--children` (the empty sample_type has no CALLCHAIN) after the graph's
+            // order was chosen for it: caller unless `--no-children` or `-g` says.
+            return match graph {
+                Some(mut g) => {
+                    g.order = Some(g.order_for(children));
+                    self.with_graph(g)
+                }
+                None => self,
+            };
+        }
         if !has_callchains(meta) {
             return self;
         }
@@ -304,7 +317,7 @@ impl Tally {
         let totals = |e: usize| self.totals.get(e).copied();
         let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
         for t in &mut tables {
-            crate::row_order::sort_rows(&mut t.rows);
+            crate::row_order::sort_rows(&mut t.rows, &self.keys);
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables

@@ -61,6 +61,38 @@ pub struct View<'a> {
     /// output fields were given: perf then does not print an entry's own symbol again
     /// atop its call graph.
     pub sym_first: bool,
+    /// No header lines, those starting with `#` (perf's `-q/--quiet`): the rows, their
+    /// call graphs and the blank lines between events only.
+    pub quiet: bool,
+}
+
+/// A writer that leaves out the lines starting with `#` (perf report's `--quiet`
+/// prints none of its header lines and changes nothing else, measured on perf 6.1).
+struct Unheaded<'a> {
+    out: &'a mut dyn Write,
+    at_line_start: bool,
+    dropping: bool,
+}
+
+impl Write for Unheaded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut kept = Vec::with_capacity(buf.len());
+        for &b in buf {
+            if self.at_line_start {
+                self.dropping = b == b'#';
+            }
+            if !self.dropping {
+                kept.push(b);
+            }
+            self.at_line_start = b == b'\n';
+        }
+        self.out.write_all(&kept)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Print `tables` as perf 6.1's `perf report --stdio` does (but for the random tip it
@@ -73,6 +105,18 @@ pub fn write_stdio(
     view: View,
     preamble: &Preamble,
 ) -> io::Result<()> {
+    if view.quiet {
+        let mut out = Unheaded {
+            out,
+            at_line_start: true,
+            dropping: false,
+        };
+        let view = View {
+            quiet: false,
+            ..view
+        };
+        return write_stdio(&mut out, tables, keys, view, preamble);
+    }
     let samples = view.samples;
     writeln!(
         out,

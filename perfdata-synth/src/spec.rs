@@ -54,6 +54,9 @@ pub struct SynthSpec {
     pub fields: String,
     /// Callchains of up to this many frames.
     pub callchain: Option<u32>,
+    /// At most this many distinct sampled addresses per function (see
+    /// [`WorkloadSpec::ips_per_function`]); any byte of it when `None`.
+    pub ips_per_function: Option<u32>,
     /// DSOs mapped into every process.
     pub dsos: u32,
     /// Functions of each DSO.
@@ -97,6 +100,7 @@ impl Default for SynthSpec {
             period: 100_000,
             fields: String::new(),
             callchain: None,
+            ips_per_function: None,
             dsos: w.dsos,
             functions_per_dso: w.functions_per_dso,
             build_ids: true,
@@ -129,6 +133,9 @@ impl SynthSpec {
             }
             fields |= perfdata_core::attr::SampleType::CALLCHAIN;
         }
+        if self.ips_per_function == Some(0) {
+            return Err(bad("--ips-per-function needs 1 or more"));
+        }
         if let Some(level) = self.compress.filter(|l| !(1..=22).contains(l)) {
             return Err(bad(format!("zstd level {level} is not 1 to 22")));
         }
@@ -152,6 +159,7 @@ impl SynthSpec {
             functions_per_dso: self.functions_per_dso,
             stop: self.size.map_or(Stop::Samples(self.samples), Stop::Bytes),
             callchain_depth: self.callchain.unwrap_or(1),
+            ips_per_function: self.ips_per_function,
             build_ids: self.build_ids,
             extras: self.extras,
             thread_weights: self.thread_weights.clone(),

@@ -460,3 +460,51 @@ fn an_empty_json_spec_is_the_default_and_builds() {
     };
     assert!(zero.build().is_err());
 }
+
+/// The distinct (ip, callchain) stacks of a seeded trace of `ips_per_function`.
+fn distinct_stacks(
+    ips_per_function: Option<u32>,
+) -> (Workload, std::collections::HashSet<Vec<u64>>) {
+    let w = Workload::new(WorkloadSpec {
+        dsos: 2,
+        functions_per_dso: 4,
+        stop: Stop::Samples(20_000),
+        ips_per_function,
+        ..Default::default()
+    })
+    .unwrap();
+    let spec = TraceSpec {
+        events: vec![EventSpec::cpu_clock(1000).with(SampleType::CALLCHAIN)],
+        ..Default::default()
+    };
+    let out = SynthWriter::file(Cursor::new(Vec::new()), spec).unwrap();
+    let bytes = write_workload(&w, out).unwrap().0.into_inner();
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+    let mut stacks = std::collections::HashSet::new();
+    while let Some(item) = r.next_record().unwrap() {
+        if let RecordBody::Sample(s) = item.decode().unwrap().body {
+            stacks.insert(s.callchain.unwrap().ips);
+        }
+    }
+    (w, stacks)
+}
+
+#[test]
+fn ips_per_function_bounds_the_distinct_stacks() {
+    let (w, stacks) = distinct_stacks(Some(3));
+    // 8 functions of 3 addresses each, every one drawn in 20,000 samples.
+    assert_eq!(stacks.len(), 24);
+    for cc in &stacks {
+        let ip = cc[1];
+        let f = w
+            .functions
+            .iter()
+            .find(|f| (f.start..f.start + f.size).contains(&ip))
+            .unwrap();
+        let step = f.size / 3.min(f.size);
+        assert_eq!((ip - f.start) % step, 0, "{ip:#x} in {f:?}");
+    }
+    // Without the bound, any byte: thousands of stacks.
+    let (_, any) = distinct_stacks(None);
+    assert!(any.len() > 2000, "{}", any.len());
+}

@@ -69,6 +69,12 @@ pub struct WorkloadSpec {
     pub callchain_depth: u32,
     /// Mean time between samples on one CPU, in ns.
     pub interval_ns: u64,
+    /// At most this many distinct sampled addresses per function, evenly spaced from
+    /// its start (a hot loop's few instructions, as real profiles have them), so that a
+    /// recording of any size has at most `dsos x functions_per_dso x N` distinct
+    /// stacks (each function's callchain is fixed by the call tree); `None` samples any
+    /// byte of the function, nearly a stack per sample in a small trace.
+    pub ips_per_function: Option<u32>,
     /// Whether MMAP2 records carry build ids (and the file lists them in BUILD_ID).
     pub build_ids: bool,
     /// The less common records too: a CGROUP and a BPF KSYMBOL at the start, NAMESPACES
@@ -97,6 +103,7 @@ impl Default for WorkloadSpec {
             stop: Stop::Samples(1000),
             callchain_depth: 4,
             interval_ns: 100_000,
+            ips_per_function: None,
             build_ids: true,
             extras: false,
             thread_weights: None,
@@ -417,6 +424,18 @@ impl Workload {
         Ok(samples)
     }
 
+    /// A sampled address's offset in `f`: any byte, or one of
+    /// [`WorkloadSpec::ips_per_function`] evenly spaced ones (one draw either way).
+    fn offset_in(&self, f: &Function, rng: &mut Rng) -> u64 {
+        match self.spec.ips_per_function {
+            None => rng.below(f.size),
+            Some(n) => {
+                let n = u64::from(n).clamp(1, f.size);
+                rng.below(n) * (f.size / n)
+            }
+        }
+    }
+
     fn write_samples<T: SynthTarget>(
         &self,
         w: &mut SynthWriter<T>,
@@ -487,7 +506,7 @@ impl Workload {
                 tid: thread.tid,
                 time,
                 cpu: rng.below(nr_cpus) as u32,
-                ip: f.start + rng.below(f.size),
+                ip: f.start + self.offset_in(f, &mut rng),
                 period: None,
                 callers: &callers,
                 addr: 0x7ffd_0000_0000 + rng.below(1 << 20) * 8,

@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::{misc, Mmap2Id, RecordBody, RecordType};
+use perfdata_core::record::{misc, ForkView, Mmap2Id, RecordBody, RecordType};
 use perfdata_core::text::c_str_lossy;
+use perfdata_core::u64_at;
 use perfdata_core::ContainerKind;
 use perfdata_core::Result;
-use perfdata_core::{u32_at, u64_at};
 use perfdata_core::{PerfReader, RecordRef};
 
 /// One binary (perf's dso) and its build id.
@@ -152,9 +152,11 @@ impl Walk {
         match ty {
             RecordType::Sample => {
                 let at = item.locate();
-                let Some(ip) = u64_at(b, 8 + 8 * usize::from(has_identifier(item)), e)
-                    .filter(|_| has_ip(item))
-                else {
+                // The ip where the event's layout puts it (none without PERF_SAMPLE_IP).
+                let slot = at
+                    .event
+                    .and_then(|ev| item.meta.events().layout(ev)?.prefix().ip);
+                let Some(ip) = slot.and_then(|slot| u64_at(b, slot, e)) else {
                     return Ok(());
                 };
                 let pid = at.pid.unwrap_or(-1);
@@ -208,8 +210,8 @@ impl Walk {
             }
             RecordType::Fork => {
                 // A new process starts with a copy of its parent's maps.
-                if let (Some(pid), Some(ppid)) = (u32_at(b, 8, e), u32_at(b, 12, e)) {
-                    let (pid, ppid) = (pid as i32, ppid as i32);
+                if let Ok(fork) = item.view::<ForkView>() {
+                    let (pid, ppid) = (fork.pid(), fork.ppid());
                     if pid != ppid {
                         let parent = self.maps.get(&ppid).cloned().unwrap_or_default();
                         self.maps.insert(pid, parent);
@@ -220,22 +222,6 @@ impl Walk {
         }
         Ok(())
     }
-}
-
-fn format_of<'a>(item: &RecordRef<'a>) -> Option<&'a perfdata_core::record::EventFormat> {
-    let e = item.locate().event?;
-    item.meta.events().format(e)
-}
-
-fn has_identifier(item: &RecordRef<'_>) -> bool {
-    format_of(item).is_some_and(|f| {
-        f.sample_type
-            .contains(perfdata_core::attr::SampleType::IDENTIFIER)
-    })
-}
-
-fn has_ip(item: &RecordRef<'_>) -> bool {
-    format_of(item).is_some_and(|f| f.sample_type.contains(perfdata_core::attr::SampleType::IP))
 }
 
 /// The build ids `perf buildid-list -i` prints for the recording `reader` reads (which

@@ -100,8 +100,9 @@ impl Stats {
             if ty == RecordType::Sample {
                 counts.samples += 1;
             } else {
-                counts.lost_samples +=
-                    perfdata_core::u64_at(item.raw.bytes, 8, item.meta.endian).unwrap_or(0);
+                counts.lost_samples += item
+                    .view::<perfdata_core::record::LostSamplesView>()
+                    .map_or(0, |v| v.lost());
             }
         }
     }

@@ -33,6 +33,15 @@ pub enum WriteError {
     /// put in place of the target.
     #[error("cancelled")]
     Cancelled,
+    /// An error of one input of several (a merge's), said with its name.
+    #[error("{input}: {source}")]
+    Input {
+        /// The input's path as given (`-` for stdin).
+        input: String,
+        /// What went wrong with it.
+        #[source]
+        source: Box<WriteError>,
+    },
 }
 
 impl WriteError {
@@ -41,6 +50,19 @@ impl WriteError {
         WriteError::Io {
             context: context.into(),
             source,
+        }
+    }
+
+    /// This error as one of input `name`'s, unless it names that input already (a
+    /// cancellation is nobody's).
+    pub fn of_input(self, name: &str) -> Self {
+        match self {
+            WriteError::Cancelled | WriteError::Input { .. } => self,
+            e if e.to_string().contains(name) => e,
+            e => WriteError::Input {
+                input: name.to_string(),
+                source: Box::new(e),
+            },
         }
     }
 

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use perfdata_tests::workspace_root;
 
-/// The Markdown files checked: the README and everything in docs/.
+/// The Markdown files checked: the README, everything in docs/, and the README of each
+/// top-level directory (fixtures/, fuzz/: they name paths and link too).
 fn documents(root: &Path) -> Vec<PathBuf> {
     let mut docs = vec![root.join("README.md")];
     let mut more: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
@@ -17,6 +18,12 @@ fn documents(root: &Path) -> Vec<PathBuf> {
         .map(|e| e.expect("docs/ entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "md"))
         .collect();
+    more.extend(
+        top_dirs(root)
+            .iter()
+            .map(|d| root.join(d).join("README.md"))
+            .filter(|p| p.is_file()),
+    );
     more.sort();
     docs.extend(more);
     docs
@@ -89,9 +96,16 @@ fn fenced_lines(text: &str) -> Vec<&str> {
     out
 }
 
-/// The targets of the inline links `[text](target)` in a line.
+/// The targets of the inline links `[text](target)` in a line, and of a reference
+/// link's definition (`[label]: target`).
 fn link_targets(line: &str) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some((label, target)) = line.trim_start().split_once("]: ") {
+        if label.starts_with('[') && !label.contains(']') {
+            out.extend(target.split_whitespace().next().map(str::to_string));
+            return out;
+        }
+    }
     let mut rest = line;
     while let Some(at) = rest.find("](") {
         let after = &rest[at + 2..];
@@ -215,7 +229,17 @@ fn the_checker_finds_what_is_broken() {
         link_targets("see [x](docs/a.md#b) and [y](#c \"title\")"),
         vec!["docs/a.md#b".to_string(), "#c".to_string()]
     );
+    // A reference link's definition is a link too.
+    assert_eq!(
+        link_targets("[guide]: docs/guide.md \"title\""),
+        vec!["docs/guide.md".to_string()]
+    );
     let root = workspace_root();
+    // The READMEs beside the code are read as docs/ is.
+    let docs = documents(&root);
+    for readme in ["fixtures/README.md", "fuzz/README.md"] {
+        assert!(docs.contains(&root.join(readme)), "{readme} is checked");
+    }
     let tops = top_dirs(&root);
     assert!(is_repo_path("tests/mapped_walk.rs", &tops));
     assert!(!path_exists(&root, "tests/mapped_walk.rs"));

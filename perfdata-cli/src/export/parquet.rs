@@ -49,10 +49,11 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
                 let _progress = crate::progress::Progress::watch(path, reader.progress());
                 Ok(export.add(path, reader)?)
             });
+        // Each recording's warnings and error name it: it is one of many.
         match added {
             Ok(Added::Written(w)) => {
-                crate::unwinding::tell(&w.unwind);
-                w.warnings.iter().for_each(crate::warn);
+                crate::unwinding::tell_about(path, &w.unwind);
+                w.warnings.iter().for_each(|w| crate::warn_about(path, w));
                 crate::verbose::say(
                     1,
                     format!(
@@ -73,7 +74,8 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
                 a.output.display()
             )),
             Err(e) => {
-                crate::warn(format!("{}: {e}: skipped", path.display()));
+                let e = e.about(path);
+                crate::warn(format_args!("{e}: skipped"));
                 failed = Some(e);
             }
         }

@@ -1,7 +1,8 @@
 //! The `--call-graph dwarf` workloads the unwinding oracle tests record: a C program
 //! built `gcc -O2 -fomit-frame-pointer` (levels.c), a Rust release binary (levels.rs),
-//! `ls -R /usr` (libc), and a C program busy in a SIGPROF handler (signals.c: stacks
-//! through glibc's sigreturn trampoline).
+//! `ls -R /usr` (libc), a C program busy in a SIGPROF handler (signals.c: stacks
+//! through glibc's sigreturn trampoline), and one that vforks in a loop (vfork.c: glibc's
+//! `__vfork` keeps its return address in a register).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -30,11 +31,22 @@ pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
     (c, rs)
 }
 
-/// Build the signal handler workload (signals.c, `-O2 -fomit-frame-pointer`) into `dir`.
+/// Build the signal handler workload (signals.c) into `dir`.
 #[allow(dead_code)] // not every test that shares this module uses it
 pub fn build_signals(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/unwind/signals.c");
-    let exe = dir.join("signals");
+    build_c(dir, "signals")
+}
+
+/// Build the vforking workload (vfork.c) into `dir`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_vfork(dir: &Path) -> PathBuf {
+    build_c(dir, "vfork")
+}
+
+/// Build tests/unwind/NAME.c `gcc -O2 -fomit-frame-pointer` into `dir/NAME`.
+fn build_c(dir: &Path, name: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/unwind/{name}.c"));
+    let exe = dir.join(name);
     let mut gcc = Command::new("gcc");
     gcc.args(["-O2", "-fomit-frame-pointer", "-o"])
         .arg(&exe)

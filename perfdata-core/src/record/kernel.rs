@@ -117,7 +117,7 @@ layouts! {
         pub pid: i32,
         /// Thread id.
         pub tid: i32,
-    } rest {
+    } rest(numbers) {
         #[br(args(rf))]
         /// The counter values, as read_format lays them out.
         pub values: ReadData,
@@ -189,7 +189,7 @@ layouts! {
         #[br(temp)]
         #[bw(calc = links.len() as u64)]
         nr_namespaces: u64,
-    } rest {
+    } rest(numbers) {
         #[br(parse_with = bounded::vec, args(nr_namespaces as usize, 16))]
         /// One link per namespace type (PID, UTS, ..., cgroup), in the kernel's order.
         pub links: Vec<NamespaceLink>,
@@ -228,16 +228,31 @@ layouts! {
     }
     /// CGROUP.
     view CgroupView(CgroupAt) for [Cgroup], facts(task(trailer));
-}
 
-/// LOST (2): `lost` records of the event `id` were dropped.
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Lost {
-    /// Id of the event whose records were lost.
-    pub id: u64,
-    /// Records lost.
-    pub lost: u64,
+    #[binrw]
+    /// LOST (2): `lost` records of the event `id` were dropped.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct Lost {
+        /// Id of the event whose records were lost.
+        pub id: u64,
+        /// Records lost.
+        pub lost: u64,
+    }
+    /// LOST.
+    view LostView(LostAt) for [Lost], facts();
+
+    #[binrw]
+    /// SWITCH_CPU_WIDE (15): the task switched to (out) or from (in).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+    pub struct SwitchCpuWide {
+        /// Process id of the task switched to (out) or from (in). The record is about
+        /// the trailer's task; this names the other one, which the facts do not.
+        pub next_prev_pid: i32,
+        /// Thread id of the task switched to (out) or from (in).
+        pub next_prev_tid: i32,
+    }
+    /// SWITCH_CPU_WIDE.
+    view SwitchCpuWideView(SwitchCpuWideAt) for [SwitchCpuWide], facts(task(trailer));
 }
 
 /// The 24 bytes of MMAP2 after pgoff: device and inode, or (misc MMAP_BUILD_ID) a build id.
@@ -286,16 +301,6 @@ pub struct Aux {
     pub aux_size: u64,
     /// PERF_AUX_FLAG_* (truncated, overwrite, partial, collision).
     pub flags: u64,
-}
-
-/// SWITCH_CPU_WIDE (15): the task switched to (out) or from (in).
-#[binrw]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct SwitchCpuWide {
-    /// Process id of the task switched to (out) or from (in).
-    pub next_prev_pid: i32,
-    /// Thread id of the task switched to (out) or from (in).
-    pub next_prev_tid: i32,
 }
 
 /// One namespace of NAMESPACES: device and inode.

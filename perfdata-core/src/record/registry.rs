@@ -219,7 +219,7 @@ macro_rules! record_types {
 
 record_types! {
     Mmap = 1, "MMAP", [Mmap], [], [], {layout};
-    Lost = 2, "LOST", [Lost], [], [], {numbers};
+    Lost = 2, "LOST", [Lost], [], [], {layout};
     Comm = 3, "COMM", [Comm], [], [], {layout};
     Exit = 4, "EXIT", [ForkExit], [], [], {layout};
     Throttle = 5, "THROTTLE", [Throttle], [], [], {layout};
@@ -233,7 +233,7 @@ record_types! {
     LostSamples = 13, "LOST_SAMPLES", [LostSamples], [], [], {layout};
     /// SWITCH has no body: misc says in or out.
     Switch = 14, "SWITCH", [], [], [], {trailer};
-    SwitchCpuWide = 15, "SWITCH_CPU_WIDE", [SwitchCpuWide], [], [], {trailer};
+    SwitchCpuWide = 15, "SWITCH_CPU_WIDE", [SwitchCpuWide], [], [], {layout};
     Namespaces = 16, "NAMESPACES", [Namespaces], [], [], {layout};
     Ksymbol = 17, "KSYMBOL", [Ksymbol], [], [], {layout};
     BpfEvent = 18, "BPF_EVENT", [BpfEvent], [], [], {numbers};

@@ -285,7 +285,7 @@ layouts! {
         type_: u64,
         /// Id of the event updated.
         pub id: u64,
-    } rest {
+    } rest(other) {
         #[br(args(type_))]
         /// What is updated (unit, scale, name or CPUs).
         pub data: EventUpdateData,

@@ -97,7 +97,7 @@ layouts! {
     pub struct HeaderFeature {
         /// The feature's bit (HEADER_*).
         pub feat_id: u64,
-    } rest {
+    } rest(other) {
         #[br(parse_with = bounded::rest)]
         #[serde(serialize_with = "crate::mark::bytes")]
         /// The feature section's bytes.

@@ -129,9 +129,11 @@ pub(crate) fn check(
 ///     /// The NUL-terminated string that fills the rest of the body, with what it
 ///     /// names (a [`super::StringKind`]): in the model, the view and the facts.
 ///     pub name: PaddedString = Comm,
-/// } rest {
+/// } rest(numbers) {
 ///     /// Or: what follows the fixed fields and is not fixed (arrays with a count,
-///     /// READ's values laid out by read_format): in the model only.
+///     /// READ's values laid out by read_format): in the model only. It says what it
+///     /// holds, for the facts: `numbers` only, or `other` (names or bytes an edit must
+///     /// handle by name), which makes the record's facts [`Facts::OTHER`](super::Facts::OTHER).
 ///     pub links: Vec<NamespaceLink>,
 /// }
 /// /// Docs of the view.
@@ -161,7 +163,7 @@ macro_rules! layouts {
         $(text {
             $(#[$($tattr:tt)*])* $tvis:vis $text:ident: $tty:ty = $kind:ident $(,)?
         })?
-        $(rest { $($rest:tt)* })?
+        $(rest($restkind:ident) { $($rest:tt)* })?
         $(#[doc = $vdoc:literal])*
         view $view:ident($at:ident) for [$($ty:ident),+], facts($($facts:tt)*);
     )*) => {$(
@@ -179,7 +181,8 @@ macro_rules! layouts {
             /// The facts its layout states (see [`Facts`](crate::record::Facts)).
             pub(crate) const FACTS: $crate::record::facts::Facts =
                 layouts!(@facts $view, ($($text $kind)?)
-                    [$($(layouts!(@address $view, $field, $mark),)?)*] $($facts)*);
+                    [$($(layouts!(@address $view, $field, $mark),)?)*] [$($restkind)?]
+                    $($facts)*);
 
             /// Its string fields, each with what it names (see
             /// [`RecordBody::strings_mut`](crate::record::RecordBody::strings_mut)).
@@ -293,10 +296,17 @@ macro_rules! layouts {
     };
 
     // The facts, with the view's offsets.
-    (@facts $view:ident, $text:tt $addresses:tt other) => {
+    // A rest that holds more than numbers (nested names, a feature's bytes): the
+    // record is "other" whatever else the item says, and edits handle it by name.
+    (@facts $view:ident, $text:tt $addresses:tt [other] $($facts:tt)*) => {
         $crate::record::facts::Facts::OTHER
     };
-    (@facts $view:ident, ($($text:ident $kind:ident)?) [$($address:expr,)*] $(task($($task:tt)*))?) => {
+    (@facts $view:ident, $text:tt $addresses:tt [$(numbers)?] other) => {
+        $crate::record::facts::Facts::OTHER
+    };
+    // A rest can only claim `numbers` or `other`: any other word matches no rule.
+    (@facts $view:ident, ($($text:ident $kind:ident)?) [$($address:expr,)*] [$(numbers)?]
+        $(task($($task:tt)*))?) => {
         $crate::record::facts::Facts {
             task: layouts!(@task $view, $($($task)*)?),
             strings: &[$($crate::record::facts::StringField {

@@ -250,3 +250,57 @@ fn a_layouts_strings_are_its_bodys_strings() {
         .strings_mut()
         .is_empty());
 }
+
+// Two layouts alike but for what their rest claims to hold (only their facts are read).
+#[allow(dead_code)]
+mod rest_claims {
+    use binrw::binrw;
+
+    use super::super::views::layouts;
+
+    layouts! {
+        #[binrw]
+        /// Task fields, then numbers.
+        #[derive(Debug, Clone, PartialEq, Eq, Default)]
+        pub struct RestNumbers {
+            /// Process id.
+            pub pid: u32,
+            /// Thread id.
+            pub tid: u32,
+        } rest(numbers) {
+            /// Counts.
+            pub counts: u64,
+        }
+        /// View.
+        view RestNumbersView(RestNumbersAt) for [Namespaces], facts(task(Thread pid tid));
+
+        #[binrw]
+        /// Task fields, then something an edit must handle by name.
+        #[derive(Debug, Clone, PartialEq, Eq, Default)]
+        pub struct RestOther {
+            /// Process id.
+            pub pid: u32,
+            /// Thread id.
+            pub tid: u32,
+        } rest(other) {
+            /// Names, say.
+            pub blob: u64,
+        }
+        /// View.
+        view RestOtherView(RestOtherAt) for [Namespaces], facts(task(Thread pid tid));
+    }
+
+    #[test]
+    fn a_rest_that_is_not_numbers_makes_the_record_other() {
+        assert_eq!(RestOther::FACTS, super::Facts::OTHER);
+        assert_ne!(RestNumbers::FACTS, super::Facts::OTHER);
+        assert_eq!(
+            RestNumbers::FACTS.task,
+            super::TaskFacts::Fields {
+                pid: 8,
+                tid: 12,
+                scope: super::TaskScope::Thread
+            }
+        );
+    }
+}

@@ -8,11 +8,13 @@
 //! command is its thread's as of the sample in perf's time order: [`ThreadComms`] fed
 //! through [`crate::ordered`].
 
+mod filter;
 mod syntax;
 mod threads;
 
 use std::borrow::Cow;
 
+pub use filter::{parse_record_types, RecordFilter};
 pub use syntax::{
     comm_matches, in_list, in_ranges, parse_cpu_list, parse_id_list, parse_time_ranges,
     resolve_time, Glob, IdRanges, TimeRange, TimeSpec,

@@ -181,7 +181,8 @@ fn parse_percent(s: &str, text: &str) -> Result<f64> {
     Ok(v / 100.0)
 }
 
-/// Parse perf's `--time` syntax: `START,END`, `A%-B%[,C%-D%...]` or `P%/N`.
+/// Parse perf's `--time` syntax: `START,END`, `A%-B%[,C%-D%...]`, `P%/N[,P%/M...]` or
+/// `P%` (the first slice, `P%/1`).
 pub fn parse_time_ranges(text: &str) -> Result<TimeSpec> {
     if !text.contains('%') {
         let (a, b) = text
@@ -198,6 +199,14 @@ pub fn parse_time_ranges(text: &str) -> Result<TimeSpec> {
             return Err(bad("time range", text, "both ends are open"));
         }
         return Ok(TimeSpec::Absolute(range));
+    }
+    // perf's `one_percent_convert`: a lone `P%` is its first slice, `P%/1`.
+    if !text.contains(['/', '-', ',']) {
+        let lo_hi = (0.0, parse_percent(text, text)?);
+        if lo_hi.1 <= 0.0 {
+            return Err(bad("time range", text, "no such slice"));
+        }
+        return Ok(TimeSpec::Percent(vec![lo_hi]));
     }
     let mut out: Vec<(f64, f64)> = Vec::new();
     for part in text.split(',') {
@@ -375,7 +384,18 @@ mod tests {
                 end: 199
             }]
         );
-        for bad in ["20%-10%", "10%-120%", "10-20%", "10%/0", "0%-50%,40%-60%"] {
+        // A lone percent is its first slice (perf's `10%` is `10%/1`).
+        let lone = parse_time_ranges("10%").unwrap().resolve(0, 400);
+        assert_eq!(lone, vec![TimeRange { start: 0, end: 39 }]);
+        for bad in [
+            "20%-10%",
+            "10%-120%",
+            "10-20%",
+            "10%/0",
+            "0%-50%,40%-60%",
+            "0%",
+            "10%,20%",
+        ] {
             assert!(parse_time_ranges(bad).is_err(), "{bad}");
         }
     }

@@ -25,12 +25,14 @@ use crate::symbolize::SymbolOptions;
 mod edit;
 mod module;
 mod regs;
+mod row;
 mod signal;
 pub(crate) mod stats;
 mod walk;
 
 pub use edit::UnwindEdit;
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
+use regs::AllRegs;
 pub use regs::{Arch, UserState};
 pub use stats::{Cut, UnwindStats};
 use walk::{End, Step};
@@ -174,24 +176,48 @@ impl Unwinder {
                     // The trampoline is looked for at the return address itself (the
                     // frame is named by it less one, as perf names it).
                     let sampled = !address.is_return_address();
-                    let svma = address.address().wrapping_sub(dso.base_avma(map));
-                    match dso.in_trampoline(svma, sampled, arch) {
-                        true => Step::Signal,
-                        false => Step::Go,
+                    let base = dso.base_avma(map);
+                    let svma = address.address().wrapping_sub(base);
+                    if dso.in_trampoline(svma, sampled, arch) {
+                        return Step::Signal;
+                    }
+                    // The sampled instruction in code without CFI and no frame pointer
+                    // (ld.so's `_start` as exec leaves it, rbp 0, argc on the stack):
+                    // libunwind's frame-pointer fallback ends there, where framehop's
+                    // leaf rule would take argc for a return address.
+                    if frames.len() == 1 && sampled && fp == 0 && !dso.has_fde(svma) {
+                        return Step::End(End::Cut(Cut::NoCfi, None));
+                    }
+                    match dso.untracked_row(at.wrapping_sub(base)) {
+                        Some(row) => Step::Row(row),
+                        None => Step::Go,
                     }
                 }
             }
         };
+        let all = AllRegs::from_user(arch, user);
+        let dsos = &self.dsos;
+        let mut full_row = |address: FrameAddress| {
+            let at = address.address_for_lookup();
+            let map = maps.find(at).filter(|m| !m.identity)?;
+            let dso = dsos.get(&map.dso)?.as_ref().ok()?;
+            dso.full_row(at.wrapping_sub(dso.base_avma(map)))
+        };
+        let rows = &mut full_row;
         let end = match space {
             Space::X86(u) => {
                 let regs = UnwindRegsX86_64::new(ip, sp, fp);
                 let cache = &mut self.x86_cache;
-                walk::walk(u, ip, regs, cache, &mut read, &mut frame, copy_end)
+                walk::walk(
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                )
             }
             Space::Arm(u) => {
                 let regs = UnwindRegsAarch64::new(lr, sp, fp);
                 let cache = &mut self.arm_cache;
-                walk::walk(u, ip, regs, cache, &mut read, &mut frame, copy_end)
+                walk::walk(
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                )
             }
         };
         match end {

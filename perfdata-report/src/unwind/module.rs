@@ -8,6 +8,12 @@ use std::sync::Arc;
 use object::{Object, ObjectSection, ObjectSegment};
 
 use super::regs::Arch;
+use super::row::{FullRow, Row, Rows};
+
+/// `.eh_frame` as gimli reads it here.
+type EhFrame<'a> = gimli::EhFrame<gimli::EndianSlice<'a, gimli::LittleEndian>>;
+/// One of its FDEs.
+type Fde<'a> = gimli::FrameDescriptionEntry<gimli::EndianSlice<'a, gimli::LittleEndian>>;
 use super::signal;
 use crate::process::{Dso, Map};
 use crate::symbolize::{self, SymbolOptions};
@@ -45,6 +51,9 @@ pub(crate) struct DsoUnwind {
     loads: Vec<(u64, u64, u64)>,
     /// Where the sigreturn trampoline's code starts (svmas; [`signal`]).
     trampolines: Vec<u64>,
+    /// The rows of the CFI framehop uses that need a register its walk does not keep
+    /// ([`super::row`]).
+    rows: Rows,
 }
 
 impl DsoUnwind {
@@ -102,14 +111,32 @@ impl DsoUnwind {
                 (offset, s.address(), size)
             })
             .collect();
+        let text = first(".text", false);
+        let got = first(".got", false);
+        let start = |s: &Option<Section>| s.as_ref().map_or(0, |s| s.svma.start);
+        let arch = match runtime.architecture() {
+            object::Architecture::Aarch64 => Some(Arch::Aarch64),
+            object::Architecture::X86_64 => Some(Arch::X86_64),
+            _ => None,
+        };
+        // framehop's choice: `.eh_frame` where there is one, else `.debug_frame`.
+        let cfi = eh_frame.as_ref().or(debug_frame.as_ref());
+        let rows = match (arch, cfi.and_then(|s| Some((s, s.data.as_deref()?)))) {
+            (Some(arch), Some((s, data))) if eh_frame.is_some() => {
+                Rows::of_eh_frame(data, s.svma.start, start(&text), start(&got), arch)
+            }
+            (Some(arch), Some((_, data))) => Rows::of_debug_frame(data, arch),
+            _ => Rows::default(),
+        };
         Ok(DsoUnwind {
             eh_frame,
             eh_frame_hdr,
             debug_frame,
-            text: first(".text", false),
-            got: first(".got", false),
+            text,
+            got,
             loads,
             trampolines: trampolines(&parsed),
+            rows,
         })
     }
 
@@ -122,6 +149,59 @@ impl DsoUnwind {
             true => (t..t + len).contains(&svma),
             false => t == svma,
         })
+    }
+
+    /// The row of the CFI at `svma` when it is one framehop's walk cannot follow (it
+    /// needs a register other than ip, sp and the frame pointer).
+    pub(crate) fn untracked_row(&self, svma: u64) -> Option<Row> {
+        self.rows.at(svma)
+    }
+
+    /// Whether an FDE covers `svma`, as `.eh_frame_hdr`'s index says (true where there
+    /// is no index to ask: the walk then goes on as framehop goes).
+    pub(crate) fn has_fde(&self, svma: u64) -> bool {
+        self.with_fde(svma, |fde| fde.is_some()).unwrap_or(true)
+    }
+
+    /// The whole CFI row at `svma` (None: no index, no FDE, or a damaged one).
+    pub(crate) fn full_row(&self, svma: u64) -> Option<FullRow> {
+        self.with_fde(svma, |fde| {
+            let (eh_frame, bases, fde) = fde?;
+            let mut ctx = Box::new(gimli::UnwindContext::<usize>::new());
+            let row = fde
+                .unwind_info_for_address(eh_frame, bases, &mut ctx, svma)
+                .ok()?;
+            Some(FullRow::from_gimli(row))
+        })
+        .flatten()
+    }
+
+    /// `f` of the FDE `.eh_frame_hdr`'s index gives for `svma` (None: none covers it);
+    /// None where there is no index to ask.
+    fn with_fde<T>(
+        &self,
+        svma: u64,
+        f: impl FnOnce(Option<(&EhFrame<'_>, &gimli::BaseAddresses, &Fde<'_>)>) -> T,
+    ) -> Option<T> {
+        let (hdr, eh) = (self.eh_frame_hdr.as_ref()?, self.eh_frame.as_ref()?);
+        let (hdr_data, eh_data) = (hdr.data.as_deref()?, eh.data.as_deref()?);
+        let start = |s: &Option<Section>| s.as_ref().map_or(0, |s| s.svma.start);
+        let bases = gimli::BaseAddresses::default()
+            .set_eh_frame_hdr(hdr.svma.start)
+            .set_eh_frame(eh.svma.start)
+            .set_text(start(&self.text))
+            .set_got(start(&self.got));
+        let eh_frame = gimli::EhFrame::new(eh_data, gimli::LittleEndian);
+        let parsed = gimli::EhFrameHdr::new(hdr_data, gimli::LittleEndian)
+            .parse(&bases, 8)
+            .ok()?;
+        let table = parsed.table()?;
+        let fde = table
+            .fde_for_address(&eh_frame, &bases, svma, |s, b, o| {
+                gimli::UnwindSection::cie_from_offset(s, b, o)
+            })
+            .ok();
+        Some(f(fde.as_ref().map(|fde| (&eh_frame, &bases, fde))))
     }
 
     /// The process address of the DSO's address 0 (framehop's base avma) when `map`
@@ -308,6 +388,7 @@ mod tests {
             got: None,
             loads,
             trampolines: Vec::new(),
+            rows: Rows::default(),
         }
     }
 

@@ -40,6 +40,142 @@ pub(crate) const ARM64_LR: u32 = 30;
 pub(crate) const ARM64_SP: u32 = 31;
 pub(crate) const ARM64_PC: u32 = 32;
 
+/// DWARF register numbers the walk gives special meaning: x86_64's return address
+/// column (rip), stack and frame pointer; arm64's sp, x29 and x30 (whose column is the
+/// return address).
+pub(crate) const DWARF_X86_RA: u16 = 16;
+pub(crate) const DWARF_X86_SP: u16 = 7;
+pub(crate) const DWARF_X86_BP: u16 = 6;
+pub(crate) const DWARF_ARM64_FP: u16 = 29;
+pub(crate) const DWARF_ARM64_LR: u16 = 30;
+pub(crate) const DWARF_ARM64_SP: u16 = 31;
+/// Where [`AllRegs`] keeps arm64's pc (DWARF gives it no column; the return address is
+/// x30's).
+const ARM64_PC_SLOT: usize = 32;
+
+/// perf's x86_64 register numbers (AX, BX, CX, DX, SI, DI, BP, SP, IP, then R8..R15 at
+/// 16..23) as DWARF's (rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7, r8..r15
+/// 8..15, the return address rip 16).
+const X86_PERF_TO_DWARF: [(u32, u16); 17] = [
+    (0, 0),
+    (1, 3),
+    (2, 2),
+    (3, 1),
+    (4, 4),
+    (5, 5),
+    (6, 6),
+    (7, 7),
+    (8, DWARF_X86_RA),
+    (16, 8),
+    (17, 9),
+    (18, 10),
+    (19, 11),
+    (20, 12),
+    (21, 13),
+    (22, 14),
+    (23, 15),
+];
+
+/// A frame's whole integer register set, by DWARF register number, as the walk has it
+/// where every register is known: the sampled frame (REGS_USER) and the frame a signal
+/// interrupted (the kernel's sigcontext). framehop's walk keeps only ip, sp and the frame
+/// pointer (and lr), so a CFI row that needs another register (glibc's `__vfork` keeps
+/// its return address in rdi) is evaluated with these ([`super::row`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AllRegs {
+    pub(crate) arch: Arch,
+    values: [Option<u64>; 33],
+}
+
+impl AllRegs {
+    /// No register known yet.
+    pub(crate) fn new(arch: Arch) -> AllRegs {
+        AllRegs {
+            arch,
+            values: [None; 33],
+        }
+    }
+
+    /// The registers a sample recorded (those its mask sampled).
+    pub(crate) fn from_user(arch: Arch, user: &UserState) -> AllRegs {
+        let mut all = AllRegs::new(arch);
+        match arch {
+            Arch::X86_64 => {
+                for (perf, dwarf) in X86_PERF_TO_DWARF {
+                    all.set(dwarf, user.reg(perf));
+                }
+            }
+            Arch::Aarch64 => {
+                // perf numbers x0..x30 and sp as DWARF does; its pc (32) is kept apart.
+                for r in 0..=ARM64_SP {
+                    all.set(r as u16, user.reg(r));
+                }
+                all.values[ARM64_PC_SLOT] = user.reg(ARM64_PC);
+            }
+        }
+        all
+    }
+
+    /// Register `dwarf` (DWARF's number), if known.
+    pub(crate) fn get(&self, dwarf: u16) -> Option<u64> {
+        let slot = match (self.arch, dwarf) {
+            // arm64's pc has no DWARF column; 32 is v0 there, which is not kept.
+            (Arch::Aarch64, 32) => return None,
+            _ => dwarf as usize,
+        };
+        self.values.get(slot).copied().flatten()
+    }
+
+    /// Set register `dwarf` (out of range: ignored).
+    pub(crate) fn set(&mut self, dwarf: u16, value: Option<u64>) {
+        if let Some(slot) = self.values.get_mut(dwarf as usize) {
+            *slot = value;
+        }
+    }
+
+    /// Set arm64's pc.
+    pub(crate) fn set_pc(&mut self, value: Option<u64>) {
+        self.values[ARM64_PC_SLOT] = value;
+    }
+
+    /// The frame's instruction pointer.
+    pub(crate) fn ip(&self) -> Option<u64> {
+        match self.arch {
+            Arch::X86_64 => self.get(DWARF_X86_RA),
+            Arch::Aarch64 => self.values[ARM64_PC_SLOT],
+        }
+    }
+
+    /// The stack pointer.
+    pub(crate) fn sp(&self) -> Option<u64> {
+        self.get(self.sp_reg())
+    }
+
+    /// The stack pointer's DWARF number.
+    pub(crate) fn sp_reg(&self) -> u16 {
+        match self.arch {
+            Arch::X86_64 => DWARF_X86_SP,
+            Arch::Aarch64 => DWARF_ARM64_SP,
+        }
+    }
+
+    /// The frame pointer's DWARF number.
+    pub(crate) fn fp_reg(&self) -> u16 {
+        match self.arch {
+            Arch::X86_64 => DWARF_X86_BP,
+            Arch::Aarch64 => DWARF_ARM64_FP,
+        }
+    }
+
+    /// The return address column's DWARF number.
+    pub(crate) fn ra_reg(&self) -> u16 {
+        match self.arch {
+            Arch::X86_64 => DWARF_X86_RA,
+            Arch::Aarch64 => DWARF_ARM64_LR,
+        }
+    }
+}
+
 /// What a sample recorded of its user state, as the replay keeps it until the sample's
 /// turn: only the valid part (`dyn_size` bytes) of the stack copy is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -5,7 +5,7 @@
 //! it, and the interrupted registers are read from the `ucontext` the kernel put on the
 //! stack just above it (the handler's return pops only the return address).
 
-use super::regs::Arch;
+use super::regs::{AllRegs, Arch};
 
 /// x86_64 `mov $0xf,%rax; syscall` (rt_sigreturn is 15).
 const X86_64_SIGRETURN: &[u8] = &[0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
@@ -58,7 +58,17 @@ pub(crate) struct Interrupted {
     pub(crate) fp: u64,
     /// Its link register (x30; arm64 only, 0 on x86_64).
     pub(crate) lr: u64,
+    /// Every integer register the signal frame saved (those in the stack copy), for a
+    /// CFI row that needs more than the four above ([`super::row`]).
+    pub(crate) all: AllRegs,
 }
+
+/// x86_64's `gregs` as DWARF numbers, in the order the kernel saves them: R8..R15, RDI,
+/// RSI, RBP, RBX, RDX, RAX, RCX, RSP, RIP (at `uc_mcontext`, 40 bytes into `uc`).
+const X86_64_GREGS: [u16; 17] = [8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16];
+/// arm64's sigcontext `regs[0]` from sp: siginfo (128), `uc_mcontext` (176), its
+/// `fault_address` (8); x0..x30 then sp and pc follow.
+const ARM64_X0: u64 = 128 + 176 + 8;
 
 /// The registers of the interrupted code, read from the signal frame at `sp` (the stack
 /// pointer at the trampoline) with `read`; None where a word is not in the stack copy.
@@ -68,18 +78,35 @@ pub(crate) fn interrupted(
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<Interrupted> {
     let mut at = |offset: u64| read(sp.checked_add(offset)?).ok();
+    let mut all = AllRegs::new(arch);
+    match arch {
+        Arch::X86_64 => {
+            for (i, dwarf) in (0u64..).zip(X86_64_GREGS) {
+                all.set(dwarf, at(40 + i * 8));
+            }
+        }
+        Arch::Aarch64 => {
+            // x0..x30, then sp (DWARF 31).
+            for r in 0..=31u16 {
+                all.set(r, at(ARM64_X0 + u64::from(r) * 8));
+            }
+            all.set_pc(at(ARM64_X0 + 32 * 8));
+        }
+    }
     Some(match arch {
         Arch::X86_64 => Interrupted {
             ip: at(168)?,
             sp: at(160)?,
             fp: at(120)?,
             lr: 0,
+            all,
         },
         Arch::Aarch64 => Interrupted {
             ip: at(568)?,
             sp: at(560)?,
             fp: at(544)?,
             lr: at(552)?,
+            all,
         },
     })
 }
@@ -130,6 +157,24 @@ mod tests {
         let sc = 128 + 0xb0;
         let want = (sc + 0x108, sc + 0x100, sc + 0xf0, sc + 0xf8);
         assert_eq!((arm.ip, arm.sp, arm.fp, arm.lr), want);
+        // The whole set agrees: x86_64's rdi (DWARF 5) is gregs[8], rbx (3) gregs[11];
+        // arm64's x0 is sigcontext.regs[0].
+        assert_eq!(x86.all.get(5), Some(40 + 8 * 8));
+        assert_eq!(x86.all.get(3), Some(40 + 11 * 8));
+        assert_eq!(
+            (x86.all.ip(), x86.all.get(7), x86.all.get(6)),
+            (Some(168), Some(160), Some(120))
+        );
+        assert_eq!(arm.all.get(0), Some(sc + 8));
+        assert_eq!(
+            (
+                arm.all.ip(),
+                arm.all.get(31),
+                arm.all.get(29),
+                arm.all.get(30)
+            ),
+            (Some(want.0), Some(want.1), Some(want.2), Some(want.3))
+        );
         let mut short = |addr: u64| if addr - sp < 164 { Ok(0) } else { Err(()) };
         assert_eq!(
             interrupted(Arch::X86_64, sp, &mut short),

@@ -18,6 +18,11 @@ pub enum Cut {
     /// A signal handler's frame was reached, but the registers the kernel saved for the
     /// code it interrupted lie beyond the stack copy.
     SignalFrameOutsideCopy,
+    /// A frame's CFI keeps its return address (or its CFA) in a register the walk does
+    /// not know at that frame: one other than ip, sp and the frame pointer that the
+    /// sample did not record, or that no CFI row restores on the way from the sampled
+    /// frame (or a frame a signal interrupted), whose registers are all known.
+    UntrackedRegister,
 }
 
 impl Cut {
@@ -29,6 +34,7 @@ impl Cut {
             Cut::NoCfi => "no CFI for the address",
             Cut::StackTooShort => "stack copy too short",
             Cut::SignalFrameOutsideCopy => "signal frame outside the stack copy",
+            Cut::UntrackedRegister => "return address in a register the walk does not track",
         }
     }
 }

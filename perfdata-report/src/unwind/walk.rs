@@ -6,7 +6,8 @@ use framehop::aarch64::UnwindRegsAarch64;
 use framehop::x86_64::UnwindRegsX86_64;
 use framehop::{Error as WalkError, FrameAddress};
 
-use super::regs::Arch;
+use super::regs::{AllRegs, Arch};
+use super::row::{Fail, FullRow, Outcome, Row};
 use super::signal::{self, Interrupted};
 use super::Cut;
 
@@ -23,6 +24,8 @@ pub(super) enum Step {
     Go,
     /// It is a sigreturn trampoline: go on from the signal frame's registers.
     Signal,
+    /// Its CFI row needs a register framehop does not keep: evaluate it here.
+    Row(Row),
     /// Stop here.
     End(End),
 }
@@ -35,6 +38,9 @@ pub(super) trait Regs {
     fn sp(&self) -> u64;
     /// The registers of the code a signal interrupted.
     fn interrupted(at: &Interrupted) -> Self;
+    /// A caller's registers, from its return address, stack and frame pointer (arm64's
+    /// lr is the return address, as framehop leaves it).
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self;
 }
 
 impl Regs for UnwindRegsX86_64 {
@@ -44,6 +50,9 @@ impl Regs for UnwindRegsX86_64 {
     }
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsX86_64::new(at.ip, at.sp, at.fp)
+    }
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self {
+        UnwindRegsX86_64::new(ra, sp, fp)
     }
 }
 
@@ -55,18 +64,27 @@ impl Regs for UnwindRegsAarch64 {
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsAarch64::new(at.lr, at.sp, at.fp)
     }
+    fn caller(ra: u64, sp: u64, fp: u64) -> Self {
+        UnwindRegsAarch64::new(ra, sp, fp)
+    }
 }
 
-/// Walk from `ip` and `regs`, handing each frame to `frame`, which says how to go on;
-/// `copy_end` is the address just past the stack copy (a read at or past it is the copy
-/// being too short, not the CFI being wrong).
+/// Walk from `ip` and `regs` (`all`: the sampled frame's whole register set), handing
+/// each frame to `frame`, which says how to go on; `copy_end` is the address just past
+/// the stack copy (a read at or past it is the copy being too short, not the CFI being
+/// wrong). `full_row` gives a frame's whole CFI row: where a row needs a register
+/// framehop let go of (glibc's `_dl_runtime_resolve`, its CFA in rbx, mid-stack), the
+/// frames since the last whole register set are walked again with every register.
+#[allow(clippy::too_many_arguments)] // the walk's state, each a different thing
 pub(super) fn walk<U>(
     unwinder: &U,
     ip: u64,
     mut regs: U::UnwindRegs,
+    all: AllRegs,
     cache: &mut U::Cache,
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
     frame: &mut impl FnMut(FrameAddress) -> Step,
+    full_row: &mut impl FnMut(FrameAddress) -> Option<FullRow>,
     copy_end: u64,
 ) -> End
 where
@@ -74,6 +92,8 @@ where
     U::UnwindRegs: Regs,
 {
     let mut address = FrameAddress::InstructionPointer(ip);
+    // The last frame whose registers are all known, and the frames walked since.
+    let mut since = (all, Vec::new());
     loop {
         match frame(address) {
             Step::End(end) => return end,
@@ -86,10 +106,41 @@ where
                 // one), and its registers are all known: a first frame's.
                 regs = U::UnwindRegs::interrupted(&at);
                 address = FrameAddress::InstructionPointer(at.ip);
+                since = (at.all, Vec::new());
+                continue;
+            }
+            Step::Row(row) => {
+                // Only a frame whose registers are all known can be unwound by it.
+                let Some(known) = recover(&since, full_row, read)
+                    .filter(|k| k.ip() == Some(address.address()) && k.sp() == Some(regs.sp()))
+                else {
+                    return End::Cut(Cut::UntrackedRegister, None);
+                };
+                since.1.push(address);
+                let (ra, sp, fp) = match row.apply(&known, read) {
+                    Ok(Outcome::Caller { ra, sp, fp }) => (ra, sp, fp),
+                    Ok(Outcome::Outermost) => return End::Whole,
+                    Err(Fail::Untracked) => return End::Cut(Cut::UntrackedRegister, None),
+                    Err(Fail::Read(at)) if at >= copy_end => {
+                        return End::Cut(Cut::StackTooShort, None)
+                    }
+                    Err(Fail::Read(_)) => return End::Cut(Cut::NoCfi, None),
+                };
+                // Neither the address nor the stack moved: a loop, as framehop says.
+                if Some(ra) == known.ip() && Some(sp) == known.get(known.sp_reg()) {
+                    return End::Cut(Cut::NoCfi, None);
+                }
+                regs = U::UnwindRegs::caller(ra, sp, fp);
+                match FrameAddress::from_return_address(ra) {
+                    Some(next) => address = next,
+                    None => return End::Cut(Cut::NoCfi, None),
+                }
                 continue;
             }
             Step::Go => {}
         }
+        // Past this frame only ip, sp and the frame pointer are known.
+        since.1.push(address);
         match unwinder.unwind_frame(address, &mut regs, cache, read) {
             Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                 Some(next) => address = next,
@@ -102,4 +153,18 @@ where
             Err(_) => return End::Cut(Cut::NoCfi, None),
         }
     }
+}
+
+/// The whole register set of the frame after `since`'s path: the registers of its first
+/// frame, carried through each frame's whole CFI row (None where a row is not known).
+fn recover(
+    since: &(AllRegs, Vec<FrameAddress>),
+    full_row: &mut impl FnMut(FrameAddress) -> Option<FullRow>,
+    read: &mut impl FnMut(u64) -> Result<u64, ()>,
+) -> Option<AllRegs> {
+    let (mut regs, path) = (since.0, &since.1);
+    for &at in path {
+        regs = full_row(at)?.caller(&regs, read)?;
+    }
+    Some(regs)
 }

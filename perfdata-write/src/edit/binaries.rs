@@ -6,18 +6,21 @@ use std::collections::HashSet;
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::raw::RawRecord;
-use perfdata_core::record::RecordType;
-use perfdata_core::Metadata;
+use perfdata_core::record::{Mmap2View, MmapView, RecordBody, RecordType, RecordView};
+use perfdata_core::{Endian, Metadata, RecordRef};
 
-/// The file name of an MMAP or MMAP2 record, up to its NUL.
-fn mapped_file<'a>(raw: &RawRecord<'a>) -> Option<&'a [u8]> {
-    let at = match raw.record_type() {
-        RecordType::Mmap => 40,
-        RecordType::Mmap2 => 72,
-        _ => return None,
-    };
-    let name = raw.bytes.get(at..)?;
-    Some(&name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())])
+/// The file name of an MMAP or MMAP2 record, up to its NUL, read through the record's
+/// view (none for a record too short for its fixed fields).
+fn mapped_file<'a>(raw: &RawRecord<'a>, endian: Endian) -> Option<&'a [u8]> {
+    match raw.record_type() {
+        RecordType::Mmap => MmapView::new(raw.bytes, endian, raw.offset)
+            .ok()
+            .map(|v| v.filename()),
+        RecordType::Mmap2 => Mmap2View::new(raw.bytes, endian, raw.offset)
+            .ok()
+            .map(|v| v.filename()),
+        _ => None,
+    }
 }
 
 /// File names of the MMAP/MMAP2 records kept and stripped so far.
@@ -28,8 +31,8 @@ pub(super) struct MappedFiles {
 }
 
 impl MappedFiles {
-    pub(super) fn note(&mut self, raw: &RawRecord<'_>, kept: bool) {
-        if let Some(name) = mapped_file(raw) {
+    pub(super) fn note(&mut self, raw: &RawRecord<'_>, endian: Endian, kept: bool) {
+        if let Some(name) = mapped_file(raw, endian) {
             let set = if kept {
                 &mut self.kept
             } else {
@@ -47,9 +50,13 @@ impl MappedFiles {
         self.stripped.contains(name) && !self.kept.contains(name)
     }
 
-    /// A HEADER_BUILD_ID record's file name (after pid, build id, size, reserved).
-    pub(super) fn orphan_record(&self, bytes: &[u8]) -> bool {
-        bytes.get(36..).is_some_and(|name| self.orphan(name))
+    /// Whether a HEADER_BUILD_ID record names a file only stripped records mapped (its
+    /// model decoded: one such record per binary, in pipe streams only).
+    pub(super) fn orphan_record(&self, item: &RecordRef<'_>) -> bool {
+        match item.decode().map(|r| r.body) {
+            Ok(RecordBody::HeaderBuildId(entry)) => self.orphan(&entry.filename.bytes),
+            _ => false,
+        }
     }
 
     /// Drop the BUILD_ID feature's entries of orphaned files.

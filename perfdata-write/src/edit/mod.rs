@@ -20,7 +20,6 @@
 mod anon;
 mod binaries;
 mod fields;
-mod filter;
 mod inherit;
 mod pseudonym;
 mod remap;
@@ -35,7 +34,6 @@ use crate::error::Result;
 
 pub use anon::{Anonymize, AnonymizeCounts};
 pub use fields::{parse_sample_fields, DropSampleFields};
-pub use filter::RecordFilter;
 pub use perfdata_core::select::{
     parse_cpu_list, parse_id_list, parse_time_ranges, Glob, Selectors, TimeRange, TimeSpec,
 };
@@ -43,7 +41,7 @@ pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub(crate) use stage::Applied;
 pub use stage::EditStage;
-pub use strip::{parse_record_types, Selection, Strip};
+pub use strip::{Selection, Strip};
 pub use summary::{Counts, EditSummary};
 
 /// What an edit does with a record.

@@ -50,20 +50,6 @@ impl Selection {
     }
 }
 
-/// Record types by perf's names (`SWITCH,SWITCH_CPU_WIDE`).
-pub fn parse_record_types(text: &str) -> Result<Vec<RecordType>> {
-    text.split(',')
-        .map(|name| {
-            let name = name.trim();
-            RecordType::all_known()
-                .find(|t| t.name().eq_ignore_ascii_case(name))
-                .ok_or_else(|| {
-                    WriteError::unsupported(None, format!("{name:?} is not a record type"))
-                })
-        })
-        .collect()
-}
-
 /// SAMPLE's type number.
 const SAMPLE: u32 = RecordType::Sample.as_u32();
 
@@ -217,7 +203,6 @@ impl Strip {
 
     /// Records of perf's own types that name an event by id.
     fn user_record(&self, item: &RecordRef<'_>) -> Result<Action> {
-        let b = item.raw.bytes;
         let gone = |id: Option<u64>| {
             Ok(if id.is_some_and(|id| self.removed_ids.contains(&id)) {
                 Action::Drop
@@ -228,7 +213,7 @@ impl Strip {
         match item.raw.record_type() {
             RecordType::IdIndex => self.edit_id_index(item),
             RecordType::EventUpdate => gone(item.view::<EventUpdateView>().ok().map(|v| v.id())),
-            RecordType::HeaderBuildId if self.files.orphan_record(b) => Ok(Action::Drop),
+            RecordType::HeaderBuildId if self.files.orphan_record(item) => Ok(Action::Drop),
             RecordType::HeaderFeature => {
                 super::edit_feature_record(item, FeatureId::EventDesc, |f| self.prune_desc(f))
             }
@@ -386,7 +371,7 @@ impl RecordEdit for Strip {
         if let Some(task) = task_of(item) {
             if self.sideband_removed(task.pid, task.tid, task.scope) {
                 self.inherit.stripped(item);
-                self.files.note(&item.raw, false);
+                self.files.note(&item.raw, item.meta.endian, false);
                 return Ok(Action::Drop);
             }
             action = self.inherit.kept(item, parent_comm.as_deref())?;
@@ -398,10 +383,11 @@ impl RecordEdit for Strip {
             match &action {
                 Action::Replace(recs) => {
                     for r in recs {
-                        self.files.note(&r.as_raw(item.meta.endian), true);
+                        self.files
+                            .note(&r.as_raw(item.meta.endian), item.meta.endian, true);
                     }
                 }
-                _ => self.files.note(&item.raw, true),
+                _ => self.files.note(&item.raw, item.meta.endian, true),
             }
         }
         match item.locate().event {

@@ -66,15 +66,21 @@ impl Feed {
     /// streams merged by time, a pipe stream's metadata read up to its first data
     /// record.
     pub fn open(path: &std::path::Path, input: usize) -> Result<Feed> {
-        let mut source = Input::open(path)?;
-        source.prepare(Needs {
-            contents: true,
-            time_order: true,
-        })?;
+        let name = path.display().to_string();
+        // One input of several: its errors name it.
+        let opened = || -> Result<_> {
+            let mut source = Input::open(path)?;
+            source.prepare(Needs {
+                contents: true,
+                time_order: true,
+            })?;
+            let held = crate::convert::read_metadata_ahead(&mut source, || {})?;
+            Ok((source, held))
+        };
+        let (source, held) = opened().map_err(|e| e.of_input(&name))?;
         let rounds = source.meta().container != ContainerKind::Directory;
-        let held = crate::convert::read_metadata_ahead(&mut source, || {})?;
         Ok(Feed {
-            name: path.display().to_string(),
+            name,
             input: source,
             held,
             queue: OrderedQueue::new(),
@@ -99,7 +105,8 @@ impl Feed {
     /// at the end.
     pub fn peek(&mut self, map: &EventMap, out: &Metadata) -> Result<Option<u64>> {
         while self.ready.is_empty() && !self.done {
-            self.step(map, out)?;
+            // A record of one input of several: its error names it.
+            self.step(map, out).map_err(|e| e.of_input(&self.name))?;
         }
         Ok(self.ready.front().map(|(t, _)| *t))
     }

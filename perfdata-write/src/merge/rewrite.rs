@@ -6,7 +6,8 @@
 use binrw::Endian;
 use perfdata_core::raw::{Origin, OwnedRecord, RawRecord};
 use perfdata_core::record::{
-    EventUpdateView, ForkView, RecordType, Slots, TaskFacts, ThrottleView,
+    EventUpdateView, ForkView, IdIndex, LostView, RecordHeader, RecordType, Slots,
+    SwitchCpuWideView, TaskFacts, ThrottleView,
 };
 use perfdata_core::{u32_at, u64_at, Metadata};
 
@@ -124,7 +125,7 @@ pub(super) fn rewrite(
     rec.origin = Origin::Top;
     let ty = raw.record_type();
     if !ty.is_kernel() {
-        perf_ids(&mut rec.bytes, ty, map, shift, endian);
+        perf_ids(&mut rec.bytes, raw.offset, ty, map, shift, endian)?;
         return Ok(rec);
     }
     let at = perfdata_core::raw::locate(raw, in_meta.events(), endian);
@@ -195,8 +196,8 @@ fn body_fields(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, 
         // The other task a switch names (next_prev_pid, next_prev_tid), which its facts
         // do not: the record is about the trailer's task.
         RecordType::SwitchCpuWide => {
-            move_pid(bytes, 8, shift, endian);
-            move_pid(bytes, 12, shift, endian);
+            move_pid(bytes, SwitchCpuWideView::AT.next_prev_pid, shift, endian);
+            move_pid(bytes, SwitchCpuWideView::AT.next_prev_tid, shift, endian);
         }
         RecordType::Fork | RecordType::Exit => {
             move_pid(bytes, ForkView::AT.ppid, shift, endian);
@@ -207,36 +208,50 @@ fn body_fields(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, 
             shift_time(bytes, ThrottleView::AT.time, shift, endian);
             remap_body_id(bytes, ThrottleView::AT.id, map, shift, endian);
         }
-        // LOST: {u64 id, lost} (perf's own layout, with no view).
-        RecordType::Lost => remap_body_id(bytes, 8, map, shift, endian),
+        RecordType::Lost => remap_body_id(bytes, LostView::AT.id, map, shift, endian),
         _ => {}
     }
 }
 
-/// The ids in perf's own records: EVENT_UPDATE's (`{u64 type, id, ...}`) and each
-/// ID_INDEX entry's (`{u64 nr; {u64 id, idx, cpu, tid}[nr]}`, idx the event's place).
-fn perf_ids(bytes: &mut [u8], ty: RecordType, map: &EventMap, shift: &Shift, endian: Endian) {
+/// The ids in perf's own records: EVENT_UPDATE's, through its view, and each ID_INDEX
+/// entry's id and tid, through the
+/// record's model (one ID_INDEX per recording or pipe stream: decoding it costs nothing).
+fn perf_ids(
+    bytes: &mut [u8],
+    offset: u64,
+    ty: RecordType,
+    map: &EventMap,
+    shift: &Shift,
+    endian: Endian,
+) -> Result<()> {
     match ty {
         RecordType::EventUpdate => remap_body_id(bytes, EventUpdateView::AT.id, map, shift, endian),
         RecordType::IdIndex => {
-            let nr = u64_at(bytes, 8, endian).unwrap_or(0) as usize;
-            for k in 0..nr.min(bytes.len().saturating_sub(16) / 32) {
-                let at = 16 + 32 * k;
-                remap_body_id(bytes, at, map, shift, endian);
-                let events = &map.to_out[shift.input];
-                if let Some(idx) = u64_at(bytes, at + 8, endian) {
-                    if let Some(&o) = events.get(idx as usize) {
-                        put_u64(bytes, at + 8, o as u64, endian);
-                    }
+            let body = bytes.get_mut(RecordHeader::SIZE..).unwrap_or_default();
+            let at = offset + RecordHeader::SIZE as u64;
+            let mut index: IdIndex =
+                perfdata_core::decode(body, endian, (), at, "record ID_INDEX")?;
+            // idx is the ring buffer the id's records went to (perf's sid->idx, which
+            // AUX tracing queues by), not the event's place: kept.
+            for entry in &mut index.entries {
+                if entry.id != 0 {
+                    entry.id = map.ids[shift.input]
+                        .get(&entry.id)
+                        .copied()
+                        .unwrap_or(entry.id);
                 }
                 // -1 (every thread) is not a u32 pid.
-                if let Some(tid) = u64_at(bytes, at + 24, endian).filter(|&t| t < 1 << 32) {
-                    put_u64(bytes, at + 24, shift.pid(tid as u32) as u64, endian);
+                if entry.tid < 1 << 32 {
+                    entry.tid = shift.pid(entry.tid as u32) as u64;
                 }
             }
+            // The same entries, so the same length: the rest of the body stays.
+            let new = perfdata_core::encode(&index, endian, ())?;
+            body[..new.len()].copy_from_slice(&new);
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// Add 8 bytes to the record's size field (IDENTIFIER inserted).

@@ -232,3 +232,103 @@ fn an_input_without_hostname_is_said_to_be_moved() {
     );
     assert!(said.iter().any(|w| w.contains(&want)), "{said:?}");
 }
+
+/// The pids LOST, SWITCH_CPU_WIDE and ID_INDEX carry in their bodies, and ID_INDEX's
+/// ids and event indexes, as the merge rewrites them: a second host's switches name its
+/// moved tasks, and every ID_INDEX entry names an id an event lists, its ring buffer
+/// index (perf's sid->idx, not an event's place) and cpu kept, its tid moved.
+#[test]
+fn switches_and_id_index_of_a_moved_host_are_rewritten() {
+    // Context switches system-wide (every ID_INDEX tid -1), and one thread's events.
+    moved_host_rewritten("file-system-wide.data", true);
+    moved_host_rewritten("file-cpu-clock.data", false);
+}
+
+fn moved_host_rewritten(name: &str, switching: bool) {
+    use perfdata_core::feature::{Feature, FeatureId, FeatureSection, PerfString};
+    use perfdata_core::record::RecordBody;
+    const OFFSET: u32 = 1_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let first = fixture(name);
+    let mut tree = perfdata_core::PerfData::read_with(&first, ReadOptions::Contents).unwrap();
+    let host = Feature::Hostname(PerfString::new("elsewhere"));
+    tree.meta.features.insert(
+        FeatureId::Hostname,
+        FeatureSection::new(FeatureId::Hostname, host),
+    );
+    let other = dir.path().join("other.data");
+    Conversion::new(crate::TreeSource::new(&tree))
+        .write(Sink::path(&other).unwrap())
+        .unwrap();
+
+    // (next_prev_pid, next_prev_tid) of each switch, and each ID_INDEX entry's tid.
+    let read = |bytes: Vec<u8>| {
+        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).unwrap();
+        let (mut switches, mut tids, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+        while let Some(item) = r.next_record().unwrap() {
+            match item.decode().unwrap().body {
+                RecordBody::SwitchCpuWide(s) => switches.push((s.next_prev_pid, s.next_prev_tid)),
+                RecordBody::IdIndex(ix) => {
+                    for e in &ix.entries {
+                        let event = item.meta.events().event_of_id(e.id);
+                        assert!(event.is_some(), "entry {e:?}: its id is an event's");
+                        tids.push((e.idx, e.cpu, e.tid));
+                        ids.push(e.id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Each id an entry, once: the attrs' ids.
+        let listed: HashSet<u64> = r
+            .meta()
+            .attrs()
+            .iter()
+            .flat_map(|a| a.ids.clone())
+            .collect();
+        ids.sort();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "an id in two ID_INDEX entries");
+        assert_eq!(ids.into_iter().collect::<HashSet<_>>(), listed);
+        switches.sort();
+        tids.sort();
+        (switches, tids)
+    };
+    let (switches, tids) = read(std::fs::read(&first).unwrap());
+    assert_eq!(
+        switches.iter().any(|&(p, _)| p > 0),
+        switching,
+        "{name} switches"
+    );
+    assert_eq!(
+        !tids.iter().any(|&(_, _, t)| t != u64::MAX),
+        switching,
+        "{name}'s tids"
+    );
+    let moved = |v: i32| if v <= 0 { v } else { v + OFFSET as i32 };
+    let mut want_switches = switches.clone();
+    want_switches.extend(switches.iter().map(|&(p, t)| (moved(p), moved(t))));
+    want_switches.sort();
+    let mut want_tids = tids.clone();
+    want_tids.extend(tids.iter().map(|&(idx, cpu, t)| match t {
+        0 | u64::MAX => (idx, cpu, t),
+        t => (idx, cpu, t + u64::from(OFFSET)),
+    }));
+    want_tids.sort();
+
+    let opts = MergeOptions {
+        pid_offset: Some(OFFSET),
+        ..Default::default()
+    };
+    let paths = [first, other.display().to_string()];
+    let merge = Merge::open(&paths, &opts).unwrap();
+    assert_eq!(merge.inputs()[1].pid_offset, OFFSET);
+    let mut out = Cursor::new(Vec::new());
+    Conversion::new(merge)
+        .write(Sink::seekable(&mut out, None))
+        .unwrap();
+    let (got_switches, got_tids) = read(out.into_inner());
+    assert_eq!(got_switches, want_switches);
+    assert_eq!(got_tids, want_tids);
+}

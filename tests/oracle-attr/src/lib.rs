@@ -1,5 +1,6 @@
 //! `#[perfdata_oracle::needs(perf)]`, `#[needs(corpus)]`, `#[needs(perf, corpus)]`,
-//! `#[needs(perf, go)]`, `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`: written
+//! `#[needs(perf, go)]`, `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`,
+//! `#[needs(python_datafusion)]`: written
 //! before `#[test]`, it marks the test `#[ignore]`, with the reason, when `perf` (or
 //! `go`, for `go tool pprof`) cannot run, `PERFDATA_CORPUS` is unset or `python3` cannot
 //! import the module where the test is
@@ -18,7 +19,8 @@ use std::sync::OnceLock;
 use proc_macro::TokenStream;
 
 /// Mark the test that follows ignored when what it needs is missing (see the crate's
-/// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`, or several (the first missing one's reason).
+/// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`,
+/// `python_datafusion`, or several (the first missing one's reason).
 #[proc_macro_attribute]
 pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut reason = None;
@@ -33,9 +35,12 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .then_some("python3 cannot import duckdb (pip install duckdb)"),
             "python_pyarrow" => (!python_imports("pyarrow"))
                 .then_some("python3 cannot import pyarrow (pip install pyarrow)"),
+            "python_datafusion" => (!python_imports("datafusion"))
+                .then_some("python3 cannot import datafusion (pip install datafusion)"),
             other => {
                 let msg = format!(
-                    "needs: {other:?} is not perf, go, corpus, python_duckdb or python_pyarrow"
+                    "needs: {other:?} is not perf, go, corpus, python_duckdb, python_pyarrow or \
+                     python_datafusion"
                 );
                 return format!("compile_error!({msg:?});").parse().unwrap();
             }

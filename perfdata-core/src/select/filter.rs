@@ -9,12 +9,24 @@
 //! perf's `thread__comm_str`), `--event` the event a record's id names, `--time` its
 //! time. Record types given apart narrow what is shown further.
 
-use perfdata_core::ordered::Window;
-use perfdata_core::record::RecordType;
-use perfdata_core::select::{task_of, Matcher, Selectors, ThreadComms};
-use perfdata_core::{ContainerKind, Metadata, RecordRef};
+use super::{task_of, Matcher, Selectors, ThreadComms};
+use crate::error::{Error, Result};
+use crate::ordered::Window;
+use crate::record::RecordType;
+use crate::{ContainerKind, Metadata, RecordRef};
 
-use crate::error::Result;
+/// Record types by perf's names (`SWITCH,SWITCH_CPU_WIDE`), as `perfdata dump --type`
+/// and `perfdata strip --drop` take them.
+pub fn parse_record_types(text: &str) -> Result<Vec<RecordType>> {
+    text.split(',')
+        .map(|name| {
+            let name = name.trim();
+            RecordType::all_known()
+                .find(|t| t.name().eq_ignore_ascii_case(name))
+                .ok_or_else(|| Error::Select(format!("{name:?} is not a record type")))
+        })
+        .collect()
+}
 
 /// See the module documentation.
 pub struct RecordFilter {
@@ -63,7 +75,7 @@ impl RecordFilter {
     /// Take the next record (records come in the input's order) and give `show` each
     /// record shown whose turn has come, in the input's order: with a comm selector the
     /// records wait until perf's time order reaches them (about two rounds of records;
-    /// see [`perfdata_core::ordered`]), else `item` is decided at once.
+    /// see [`crate::ordered`]), else `item` is decided at once.
     pub fn feed<E>(
         &mut self,
         item: &RecordRef<'_>,

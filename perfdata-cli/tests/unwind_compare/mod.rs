@@ -1,0 +1,154 @@
+//! What the DWARF unwinding oracle tests compare: `perfdata report --children` rows
+//! against perf's, and folded stacks against `perf script`'s unwinding (see
+//! unwind_oracle.rs's note for the exceptions, each by design).
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::Path;
+
+use perfdata_tests::{perf_output, run_perfdata};
+
+use crate::report_rows::{our_children_rows, perf_children_rows_with, resolved};
+
+/// Our rows against perf's (see unwind_oracle.rs's note): the differences, and how many rows
+/// were compared.
+pub fn compare_children(path: &Path) -> (Vec<String>, usize) {
+    let sort = "comm,dso,sym";
+    let perf = resolved(perf_children_rows_with(path, sort, &[]));
+    let perf_no_inline = resolved(perf_children_rows_with(path, sort, &["--no-inline"]));
+    let ours = resolved(our_children_rows(path, sort));
+    assert_eq!(
+        perf.keys().collect::<Vec<_>>(),
+        ours.keys().collect::<Vec<_>>(),
+        "events"
+    );
+    // Exception (c): the samples whose stacks perf unwinds otherwise.
+    let (agree, total) = agreeing(&perf_script_folded(path), &our_folded(path, &[]));
+    let slack = total - agree;
+    assert!(slack * 100 <= total, "{slack} of {total} stacks differ");
+    let slack_pct = slack as f64 * 100.0 / total.max(1) as f64 + 0.006;
+    let same = |a: &(Vec<f64>, u64, u64), b: &(Vec<f64>, u64, u64)| {
+        let unit = [a, b].iter().find(|r| r.1 > 0).map_or(0, |r| r.2 / r.1);
+        a.1.abs_diff(b.1) <= slack
+            && a.2.abs_diff(b.2) <= slack * unit
+            && a.0.len() == b.0.len()
+            && a.0
+                .iter()
+                .zip(&b.0)
+                .all(|(x, y)| (x - y).abs() <= slack_pct)
+    };
+    let inlined = |cells: &[String]| cells.last().is_some_and(|c| c.ends_with(" (inlined)"));
+    let (mut problems, mut compared) = (Vec::new(), 0);
+    for (ev, rows) in &perf {
+        let plain = &perf_no_inline[ev];
+        for (cells, theirs) in rows.iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if inlined(cells) {
+                continue; // exception (a)
+            }
+            compared += 1;
+            match ours[ev].get(cells) {
+                Some(mine) if same(mine, theirs) => {}
+                // Exception (b): perf counts some of the row's frames under an inline name.
+                Some(mine) if plain.get(cells).is_some_and(|p| same(p, mine)) => {}
+                got => problems.push(format!("  {cells:?}: perf {theirs:?}, ours {got:?}")),
+            }
+        }
+        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if rows.contains_key(cells) {
+                continue;
+            }
+            // Exception (b): the row perf shows only without its inline names.
+            match plain.get(cells) {
+                Some(p) if same(p, mine) => compared += 1,
+                _ => problems.push(format!("  {cells:?}: ours {mine:?}, not in perf")),
+            }
+        }
+        // And against perf without inline names, every row both ways.
+        for (cells, theirs) in plain.iter().filter(|(_, v)| v.0[0] > 0.1) {
+            compared += 1;
+            match ours[ev].get(cells) {
+                Some(mine) if same(mine, theirs) => {}
+                got => problems.push(format!(
+                    "  {cells:?}: perf --no-inline {theirs:?}, ours {got:?}"
+                )),
+            }
+        }
+        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
+            if !plain.contains_key(cells) {
+                problems.push(format!(
+                    "  {cells:?}: ours {mine:?}, not in perf --no-inline"
+                ));
+            }
+        }
+    }
+    (problems, compared)
+}
+
+/// `perf script --no-inline -F comm,ip,sym` folded as `comm;outer;...;leaf` (each frame
+/// its symbol, `[unknown]` as perf prints it) with counts.
+///
+/// One exception, by design: where the walk needs a return address beyond the stack
+/// copy, perf's libunwind reads it as 0 (perf's `access_mem` sets the value to 0 and
+/// fails) and yet gives it as an outermost frame, which perf prints as
+/// `ffffffffffffffff [unknown]` (0 less its 1). perfdata ends the stack at the frame
+/// before and counts it cut (stack copy too short); that frame of perf's is left out.
+pub fn perf_script_folded(input: &Path) -> BTreeMap<String, u64> {
+    let out = perf_output(&["script", "--no-inline", "-F", "comm,ip,sym"], input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut folded = BTreeMap::new();
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    while let Some(head) = lines.next() {
+        let comm = head.trim().to_string();
+        let mut frames = Vec::new();
+        while let Some(l) = lines.next_if(|l| l.starts_with('\t')) {
+            let (ip, sym) = l.trim().split_once(' ').unwrap_or_default();
+            frames.push((ip.to_string(), sym.trim().to_string()));
+        }
+        if frames.len() > 1 && frames.last().is_some_and(|f| f.0 == "ffffffffffffffff") {
+            frames.pop();
+        }
+        let mut frames: Vec<String> = frames.into_iter().map(|f| f.1).collect();
+        frames.push(comm);
+        frames.reverse();
+        *folded.entry(frames.join(";")).or_insert(0) += 1;
+    }
+    folded
+}
+
+/// `perfdata export --format folded` of `input`, with `extra` options.
+pub fn our_folded(input: &Path, extra: &[&str]) -> BTreeMap<String, u64> {
+    let mut args: Vec<&OsStr> = ["export", "--format", "folded", "-o", "-"]
+        .into_iter()
+        .map(OsStr::new)
+        .collect();
+    args.extend(extra.iter().map(OsStr::new));
+    args.push(input.as_os_str());
+    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').expect("stack and count");
+            (stack.to_string(), n.parse().expect("count"))
+        })
+        .collect()
+}
+
+/// Samples whose folded stack is the same on both sides, and all samples (perf's).
+pub fn agreeing(perf: &BTreeMap<String, u64>, ours: &BTreeMap<String, u64>) -> (u64, u64) {
+    let same = perf
+        .iter()
+        .map(|(k, n)| (*n).min(ours.get(k).copied().unwrap_or(0)))
+        .sum();
+    (same, perf.values().sum())
+}
