@@ -220,6 +220,13 @@ impl Unwinder {
                 )
             }
         };
+        // A walk that stops at `_start` for want of CFI (ld.so's has none; a program's
+        // may not mark its return address undefined) reached the process's first frame:
+        // whole, as perf's walk is (the frames are the same either way).
+        let end = match end {
+            End::Cut(Cut::NoCfi, None) if self.at_entry_code(maps, frames.last()) => End::Whole,
+            end => end,
+        };
         match end {
             End::Whole => self.stats.whole += 1,
             End::Cut(why, dso) => {
@@ -236,6 +243,18 @@ impl Unwinder {
             }
         }
         frames
+    }
+
+    /// Whether the frame at `at` (a lookup address) is in its binary's entry code.
+    fn at_entry_code(&self, maps: &Maps, at: Option<&u64>) -> bool {
+        let Some(&at) = at else { return false };
+        let Some(map) = maps.find(at).filter(|m| !m.identity) else {
+            return false;
+        };
+        match self.dsos.get(&map.dso) {
+            Some(Ok(dso)) => dso.is_entry_code(at.wrapping_sub(dso.base_avma(map))),
+            _ => false,
+        }
     }
 
     /// Build (or rebuild, when its maps changed) the address space of map group `group`.

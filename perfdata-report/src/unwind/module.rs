@@ -54,7 +54,15 @@ pub(crate) struct DsoUnwind {
     /// The rows of the CFI framehop uses that need a register its walk does not keep
     /// ([`super::row`]).
     rows: Rows,
+    /// The ELF entry point (svma), where a process's (or ld.so's) first frame is.
+    entry: Option<u64>,
 }
+
+/// Bytes of entry code from the entry point: glibc's `_start` calls on within them
+/// (x86_64 crt1's `_start` is 0x22 to 0x26 bytes, ld.so's calls `_dl_start` at 3;
+/// aarch64's are under 0x30), and the next function starts at the 16-byte boundary
+/// after them or later.
+const ENTRY_CODE: u64 = 0x30;
 
 impl DsoUnwind {
     /// The unwind tables of `dso`, from the first of its candidate files that has them.
@@ -137,6 +145,7 @@ impl DsoUnwind {
             loads,
             trampolines: trampolines(&parsed),
             rows,
+            entry: Some(runtime.entry()).filter(|&e| e != 0),
         })
     }
 
@@ -155,6 +164,14 @@ impl DsoUnwind {
     /// needs a register other than ip, sp and the frame pointer).
     pub(crate) fn untracked_row(&self, svma: u64) -> Option<Row> {
         self.rows.at(svma)
+    }
+
+    /// Whether `svma` is in the entry code (`_start`): the outermost frame of a process,
+    /// so a walk that ends there is whole, whatever the CFI says about its caller (ld.so's
+    /// `_start` has no CFI at all).
+    pub(crate) fn is_entry_code(&self, svma: u64) -> bool {
+        self.entry
+            .is_some_and(|e| (e..e.saturating_add(ENTRY_CODE)).contains(&svma))
     }
 
     /// Whether an FDE covers `svma`, as `.eh_frame_hdr`'s index says (true where there
@@ -389,7 +406,27 @@ mod tests {
             loads,
             trampolines: Vec::new(),
             rows: Rows::default(),
+            entry: None,
         }
+    }
+
+    /// The entry code is `_start` (dash's: 0x4760..0x4782, its call's return address
+    /// less one at 0x4781), not the function after it at the next 16-byte boundary.
+    #[test]
+    fn entry_code_is_start_up_to_the_next_function() {
+        let dso = DsoUnwind {
+            entry: Some(0x4760),
+            ..with_loads(Vec::new())
+        };
+        for (svma, is) in [
+            (0x475f, false),
+            (0x4760, true),
+            (0x4781, true),
+            (0x4790, false),
+        ] {
+            assert_eq!(dso.is_entry_code(svma), is, "{svma:#x}");
+        }
+        assert!(!with_loads(Vec::new()).is_entry_code(0));
     }
 
     fn map(start: u64, pgoff: u64) -> Map {
