@@ -341,6 +341,16 @@ fn workload_plan_sums_to_the_samples_and_follows_weights() {
     );
 }
 
+/// `w` written as a file of one cpu-clock event with callchains.
+fn callchain_file(w: &Workload) -> Vec<u8> {
+    let spec = TraceSpec {
+        events: vec![EventSpec::cpu_clock(1000).with(SampleType::CALLCHAIN)],
+        ..Default::default()
+    };
+    let out = SynthWriter::file(Cursor::new(Vec::new()), spec).unwrap();
+    write_workload(w, out).unwrap().0.into_inner()
+}
+
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
     let make = |seed| {
@@ -349,12 +359,7 @@ fn same_seed_same_bytes_other_seed_other_bytes() {
             ..Default::default()
         })
         .unwrap();
-        let spec = TraceSpec {
-            events: vec![EventSpec::cpu_clock(1000).with(SampleType::CALLCHAIN)],
-            ..Default::default()
-        };
-        let out = SynthWriter::file(Cursor::new(Vec::new()), spec).unwrap();
-        write_workload(&w, out).unwrap().0.into_inner()
+        callchain_file(&w)
     };
     assert_eq!(make(5), make(5));
     assert_ne!(make(5), make(6));
@@ -473,13 +478,7 @@ fn distinct_stacks(
         ..Default::default()
     })
     .unwrap();
-    let spec = TraceSpec {
-        events: vec![EventSpec::cpu_clock(1000).with(SampleType::CALLCHAIN)],
-        ..Default::default()
-    };
-    let out = SynthWriter::file(Cursor::new(Vec::new()), spec).unwrap();
-    let bytes = write_workload(&w, out).unwrap().0.into_inner();
-    let mut r = PerfReader::from_vec(bytes, ReadOptions::default()).unwrap();
+    let mut r = PerfReader::from_vec(callchain_file(&w), ReadOptions::default()).unwrap();
     let mut stacks = std::collections::HashSet::new();
     while let Some(item) = r.next_record().unwrap() {
         if let RecordBody::Sample(s) = item.decode().unwrap().body {

@@ -73,9 +73,7 @@ pub trait RecordView<'a>: Sized {
 
 /// The bytes of a NUL-terminated string from `at` (up to the NUL, or the end).
 pub(crate) fn c_string(bytes: &[u8], at: usize) -> &[u8] {
-    let s = bytes.get(at..).unwrap_or(&[]);
-    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
-    &s[..end]
+    crate::text::c_str_bytes(bytes.get(at..).unwrap_or(&[]))
 }
 
 /// Check `bytes` for a view of `types` needing `len` bytes: the record's type must be

@@ -139,12 +139,7 @@ pub(super) fn record_text(buf: &mut Vec<u8>, r: &Record) {
 
 /// The string of a NUL-padded field, up to its first NUL.
 fn c_str(s: &PaddedString) -> &[u8] {
-    let end = s
-        .bytes
-        .iter()
-        .position(|&b| b == 0)
-        .unwrap_or(s.bytes.len());
-    &s.bytes[..end]
+    perfdata_core::text::c_str_bytes(&s.bytes)
 }
 
 /// `%d/%d`.

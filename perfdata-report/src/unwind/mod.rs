@@ -199,9 +199,8 @@ impl Unwinder {
         let dsos = &self.dsos;
         let mut full_row = |address: FrameAddress| {
             let at = address.address_for_lookup();
-            let map = maps.find(at).filter(|m| !m.identity)?;
-            let dso = dsos.get(&map.dso)?.as_ref().ok()?;
-            dso.full_row(at.wrapping_sub(dso.base_avma(map)))
+            let (dso, svma) = tables_at(dsos, maps, at)?;
+            dso.full_row(svma)
         };
         let rows = &mut full_row;
         let end = match space {
@@ -247,14 +246,8 @@ impl Unwinder {
 
     /// Whether the frame at `at` (a lookup address) is in its binary's entry code.
     fn at_entry_code(&self, maps: &Maps, at: Option<&u64>) -> bool {
-        let Some(&at) = at else { return false };
-        let Some(map) = maps.find(at).filter(|m| !m.identity) else {
-            return false;
-        };
-        match self.dsos.get(&map.dso) {
-            Some(Ok(dso)) => dso.is_entry_code(at.wrapping_sub(dso.base_avma(map))),
-            _ => false,
-        }
+        at.and_then(|&at| tables_at(&self.dsos, maps, at))
+            .is_some_and(|(dso, svma)| dso.is_entry_code(svma))
     }
 
     /// Build (or rebuild, when its maps changed) the address space of map group `group`.
@@ -299,4 +292,16 @@ impl Unwinder {
         }
         self.spaces.insert(group, (maps.generation(), space, known));
     }
+}
+
+/// The unwind tables of the binary mapped at `at` (a lookup address) and `at` as its
+/// address (svma), where its tables were loaded.
+fn tables_at<'a>(
+    dsos: &'a HashMap<DsoId, Result<Arc<DsoUnwind>, Missing>>,
+    maps: &Maps,
+    at: u64,
+) -> Option<(&'a DsoUnwind, u64)> {
+    let map = maps.find(at).filter(|m| !m.identity)?;
+    let dso = dsos.get(&map.dso)?.as_ref().ok()?;
+    Some((dso, at.wrapping_sub(dso.base_avma(map))))
 }

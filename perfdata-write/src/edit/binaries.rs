@@ -46,7 +46,7 @@ impl MappedFiles {
 
     /// Whether only stripped records mapped the file `name` (NUL-padded or not).
     pub(super) fn orphan(&self, name: &[u8]) -> bool {
-        let name = &name[..name.iter().position(|&b| b == 0).unwrap_or(name.len())];
+        let name = perfdata_core::text::c_str_bytes(name);
         self.stripped.contains(name) && !self.kept.contains(name)
     }
 
