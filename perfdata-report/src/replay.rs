@@ -270,7 +270,9 @@ fn read_steps(
                 } else {
                     None
                 };
-                let shown = ShownRecord::new(record, &at, id_all);
+                let own = k.facts().task_fields(item.raw.bytes, item.meta.endian);
+                let own = own.map(|(pid, tid, _)| (pid, tid));
+                let shown = ShownRecord::new(record, &at, id_all, own);
                 if let Some(m) = meta_changed(&mut meta, item.meta) {
                     batch.steps.push(Step::Now(Event::Meta(m)));
                 }

@@ -33,14 +33,22 @@ pub struct ShownRecord {
     /// The recording's metadata as of the record, when samples' [`super::SampleExtra`]
     /// is kept (in a pipe, attrs and features arrive as records).
     pub meta: Option<std::sync::Arc<perfdata_core::Metadata>>,
+    /// The pid and tid the record's own fields name, as its type's facts place them
+    /// (task, mmap and namespaces records; None for a switch or lost record).
+    own: Option<(i32, i32)>,
 }
 
 impl ShownRecord {
     /// `record` as perf script sees it, located at `at`; `sample_id_all` is its event's
-    /// attr bit.
-    pub(crate) fn new(record: Record, at: &Located, sample_id_all: bool) -> Self {
+    /// attr bit; `own` the pid and tid its own fields name.
+    pub(crate) fn new(
+        record: Record,
+        at: &Located,
+        sample_id_all: bool,
+        own: Option<(i32, i32)>,
+    ) -> Self {
         let event = at.event.unwrap_or(0);
-        let (pid, tid) = own_ids(&record.body).unwrap_or((-1, -1));
+        let (pid, tid) = own.unwrap_or((-1, -1));
         if sample_id_all {
             ShownRecord {
                 record,
@@ -51,6 +59,7 @@ impl ShownRecord {
                 time: at.time.unwrap_or(u64::MAX),
                 thread: None,
                 meta: None,
+                own,
             }
         } else {
             let time = match &record.body {
@@ -66,6 +75,7 @@ impl ShownRecord {
                 time,
                 thread: None,
                 meta: None,
+                own,
             }
         }
     }
@@ -79,22 +89,10 @@ impl ShownRecord {
     /// Find the thread perf names the line by (`machine__findnew_thread` of the record's
     /// own pid and tid; of the sample's for a switch or lost record).
     pub(crate) fn find_thread(&mut self, machine: &mut Machine) {
-        self.thread = match own_ids(&self.record.body) {
+        self.thread = match self.own {
             Some((pid, tid)) => Some(machine.findnew_thread(pid, tid)),
             None if self.tid != -1 => Some(machine.findnew_thread(self.pid, self.tid)),
             None => None,
         };
     }
-}
-
-/// The pid and tid a task, mmap or namespaces record names.
-fn own_ids(body: &RecordBody) -> Option<(i32, i32)> {
-    Some(match body {
-        RecordBody::Comm(c) => (c.pid, c.tid),
-        RecordBody::Fork(f) | RecordBody::Exit(f) => (f.pid, f.tid),
-        RecordBody::Mmap(m) => (m.pid, m.tid),
-        RecordBody::Mmap2(m) => (m.pid, m.tid),
-        RecordBody::Namespaces(n) => (n.pid, n.tid),
-        _ => return None,
-    })
 }
