@@ -8,7 +8,7 @@ use std::process::Command;
 
 use perfdata_tests::{run_perfdata, workspace_root};
 
-use crate::report_rows::{perf_rows_summed, unresolved};
+use crate::report_rows::perf_rows_summed;
 
 /// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
 /// stderr.
@@ -57,12 +57,9 @@ pub fn query_script(options: &[&str], dir: &Path) -> BTreeMap<String, u64> {
     map
 }
 
-/// A sym cell of perf report without its `[.] ` / `[k] ` mode; an unresolved address is
-/// `[unknown]`, as perfdata names it.
+/// A sym cell of perf report without its `[.] ` / `[k] ` mode, as the `symbol` column
+/// holds it (an address without a symbol included: `0x00007f...`).
 pub fn perf_symbol(cells: &[String]) -> String {
-    if unresolved(cells) {
-        return "[unknown]".into();
-    }
     let sym = &cells[2];
     match sym.get(..4) {
         Some(m) if m.starts_with('[') && m.ends_with("] ") => sym[4..].to_string(),
