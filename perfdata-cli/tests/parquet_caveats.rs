@@ -95,7 +95,7 @@ fn text(v: &serde_json::Value) -> String {
 /// perf prints it, with perf's counts: in a DSO without symbols (DSO-relative), and in
 /// no map at all (the ip). The kernel's, without kallsyms, are in the fixtures
 /// (parquet_engines).
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn addresses_without_a_symbol_are_perfs_rows() {
     assert!(perf_available());
@@ -141,7 +141,7 @@ fn addresses_without_a_symbol_are_perfs_rows() {
     }
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn functions_of_one_name_are_one_row() {
     assert!(perf_available());
@@ -181,7 +181,7 @@ fn functions_of_one_name_are_one_row() {
     assert!(!ours.iter().any(|(s, _)| s == "synth0_fn1"), "{ours:?}");
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn a_comm_that_is_not_utf8_has_replacement_characters() {
     assert!(perf_available());
