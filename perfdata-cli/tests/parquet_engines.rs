@@ -30,7 +30,9 @@ mod exports;
 mod parquet_support;
 mod report_rows;
 
-use parquet_support::{export_parquet, perf_periods, perf_symbol, query_script};
+use parquet_support::{
+    export_parquet, is_address, perf_address, perf_periods, perf_symbol, query_script,
+};
 use report_rows::{perf_rows_each, reported_fixtures, GROUPED};
 
 /// `python3 SCRIPT ARGS`'s stdout as JSON.
@@ -57,12 +59,6 @@ fn tables(what: &str, dir: &Path) -> serde_json::Value {
 
 /// (samples, period) per (comm, dso, symbol).
 type Counted = BTreeMap<(String, String, String), (u64, u64)>;
-
-/// Whether `symbol` is an address as perf report prints one without a symbol.
-fn is_address(symbol: &str) -> bool {
-    let hex = symbol.strip_prefix("0x").unwrap_or(symbol);
-    hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
-}
 
 /// Rows of perf that the tables name otherwise for a reason outside them, each checked:
 /// (fixture, event, comm, DSO, perf's symbol, the tables' symbol). perf's row must be
@@ -192,15 +188,6 @@ fn duckdb_rows_are_perf_reports() {
          functions sharing a name summed",
         inputs.len()
     );
-}
-
-/// An address as perf report's Symbol column prints one without a symbol (`%#.16llx`:
-/// 16 zeros alone for 0, as C's `#` gives 0 no prefix).
-fn perf_address(a: u64) -> String {
-    match a {
-        0 => "0000000000000000".to_string(),
-        a => format!("{a:#018x}"),
-    }
 }
 
 /// A name as one frame of a folded line (folded.rs's frame_text: `;` is `:`, control
@@ -527,31 +514,12 @@ fn another_partition_layout_in_one_folder_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
     export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
-    let sorted = |d: &Path| {
-        let mut v = walk(d);
-        v.sort();
-        v
-    };
-    let before = sorted(&out);
     let other = fixtures_dir().join("file-callgraph-fp.data");
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        other.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("parquet"),
-        OsStr::new("-o"),
-        out.as_os_str(),
-        OsStr::new("--partition"),
-        OsStr::new("host,date"),
-    ];
-    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{err}");
+    let err = refused_export(&other, &out, &["--partition", "host,date"]);
     assert!(
         err.contains("no --partition") && err.contains("--partition host,date"),
         "{err}"
     );
-    assert_eq!(sorted(&out), before, "nothing added");
     // The same layout goes on.
     export_parquet(&[other], &out, &[]);
 }
@@ -578,20 +546,8 @@ fn an_append_onto_another_schema_version_is_refused() {
     assert_eq!(bytes[v], b'2', "this perfdata writes version 2");
     bytes[v] = b'1';
     std::fs::write(&part, bytes).expect("write");
-    let mut before = walk(&out);
-    before.sort();
     let other = fixtures_dir().join("file-callgraph-fp.data");
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        other.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("parquet"),
-        OsStr::new("-o"),
-        out.as_os_str(),
-    ];
-    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{err}");
+    let err = refused_export(&other, &out, &[]);
     let said = format!(
         "{} was written with schema version 1 by perfdata {}, and this perfdata writes \
          version 2",
@@ -599,9 +555,26 @@ fn an_append_onto_another_schema_version_is_refused() {
         env!("CARGO_PKG_VERSION")
     );
     assert!(err.contains(&said), "{err}");
-    let mut after = walk(&out);
-    after.sort();
-    assert_eq!(after, before, "nothing added");
+}
+
+/// `perfdata export INPUT --format parquet -o OUT EXTRA`, which must fail and add
+/// nothing to OUT: its stderr.
+fn refused_export(input: &Path, out: &Path, extra: &[&str]) -> String {
+    let sorted = |d: &Path| {
+        let mut v = walk(d);
+        v.sort();
+        v
+    };
+    let before = sorted(out);
+    let mut args: Vec<&OsStr> = vec![OsStr::new("export"), input.as_os_str()];
+    args.extend(["--format", "parquet", "-o"].map(OsStr::new));
+    args.push(out.as_os_str());
+    args.extend(extra.iter().map(OsStr::new));
+    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(!run.status.success(), "{err}");
+    assert_eq!(sorted(out), before, "nothing added");
+    err
 }
 
 /// A samples part with no recordings row (what an interrupted export leaves) that the

@@ -80,3 +80,20 @@ pub fn perf_periods(input: &Path) -> BTreeMap<String, u64> {
     }
     perf
 }
+
+/// Whether `symbol` is an address as perf report prints one without a symbol.
+#[allow(dead_code)]
+pub fn is_address(symbol: &str) -> bool {
+    let hex = symbol.strip_prefix("0x").unwrap_or(symbol);
+    hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// An address as perf report's Symbol column prints one without a symbol (`%#.16llx`:
+/// 16 zeros alone for 0, as C's `#` gives 0 no prefix).
+#[allow(dead_code)]
+pub fn perf_address(a: u64) -> String {
+    match a {
+        0 => "0000000000000000".to_string(),
+        a => format!("{a:#018x}"),
+    }
+}
