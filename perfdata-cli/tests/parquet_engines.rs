@@ -555,6 +555,13 @@ fn an_append_onto_another_schema_version_is_refused() {
         env!("CARGO_PKG_VERSION")
     );
     assert!(err.contains(&said), "{err}");
+    // A part without the key is no part of ours.
+    let mut bytes = std::fs::read(&part).expect("read");
+    bytes[at[0] + b"schema_versio".len()] = b'X';
+    std::fs::write(&part, bytes).expect("write");
+    let err = refused_export(&other, &out, &[]);
+    let said = format!("{} has no schema_version", part.display());
+    assert!(err.contains(&said), "{err}");
 }
 
 /// `perfdata export INPUT --format parquet -o OUT EXTRA`, which must fail and add
