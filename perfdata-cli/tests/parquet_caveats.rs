@@ -90,7 +90,7 @@ fn text(v: &serde_json::Value) -> String {
     v.as_str().expect("text").to_string()
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn addresses_without_a_symbol_are_one_unknown_row() {
     assert!(perf_available());
@@ -127,7 +127,7 @@ fn addresses_without_a_symbol_are_one_unknown_row() {
     assert_eq!(ours, theirs);
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn functions_of_one_name_are_one_row() {
     assert!(perf_available());
@@ -167,7 +167,7 @@ fn functions_of_one_name_are_one_row() {
     assert!(!ours.iter().any(|(s, _)| s == "synth0_fn1"), "{ours:?}");
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn a_comm_that_is_not_utf8_has_replacement_characters() {
     assert!(perf_available());

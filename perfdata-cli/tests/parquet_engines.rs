@@ -56,7 +56,7 @@ fn tables(what: &str, dir: &Path) -> serde_json::Value {
 /// (samples, period) per (comm, dso, symbol).
 type Counted = BTreeMap<(String, String, String), (u64, u64)>;
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn duckdb_rows_are_perf_reports() {
     assert!(perf_available());
@@ -137,7 +137,7 @@ fn frame_text(s: &str) -> String {
         .collect()
 }
 
-#[perfdata_oracle::needs(python_duckdb)]
+#[perfdata_oracle::needs(python_duckdb, parquet)]
 #[test]
 fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
     let inputs = reported_fixtures();
@@ -235,7 +235,7 @@ const RECORDINGS: &[(&str, &str, bool)] = &[
     ("lost_samples", "int64", false),
 ];
 
-#[perfdata_oracle::needs(python_pyarrow)]
+#[perfdata_oracle::needs(python_pyarrow, parquet)]
 #[test]
 fn pyarrow_reads_the_documented_schema() {
     let inputs = reported_fixtures();
@@ -278,7 +278,7 @@ fn pyarrow_reads_the_documented_schema() {
     }
 }
 
-#[perfdata_oracle::needs(python_duckdb)]
+#[perfdata_oracle::needs(python_duckdb, parquet)]
 #[test]
 fn a_second_export_appends_and_partitions_are_hive_folders() {
     let fx = |n: &str| fixtures_dir().join(n);
@@ -362,7 +362,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn the_readmes_duckdb_script_sums_perfs_periods() {
     assert!(perf_available());
@@ -376,7 +376,7 @@ fn the_readmes_duckdb_script_sums_perfs_periods() {
     assert_eq!(ours, perf);
 }
 
-#[perfdata_oracle::needs(python_duckdb, python_pyarrow)]
+#[perfdata_oracle::needs(python_duckdb, python_pyarrow, parquet)]
 #[test]
 fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -407,6 +407,7 @@ fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
 
 /// The parts are readable as any new file is (0666 less the umask), not 0600 as the
 /// temp files they are written to: a Spark or Trino service reads them as another user.
+#[perfdata_oracle::needs(parquet)]
 #[test]
 fn parts_get_a_new_files_mode() {
     use std::os::unix::fs::PermissionsExt;
@@ -431,6 +432,7 @@ fn parts_get_a_new_files_mode() {
 
 /// A folder keeps one partition layout: an export asking another is refused, naming
 /// both, and adds nothing (DuckDB would refuse the folder: "Hive partition mismatch").
+#[perfdata_oracle::needs(parquet)]
 #[test]
 fn another_partition_layout_in_one_folder_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -467,6 +469,7 @@ fn another_partition_layout_in_one_folder_is_refused() {
 
 /// A samples part with no recordings row (what an interrupted export leaves) that the
 /// next export does not replace is named in a warning, not passed over in silence.
+#[perfdata_oracle::needs(parquet)]
 #[test]
 fn a_leftover_of_another_recording_is_named() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -52,6 +52,7 @@ mod stack_set;
 
 mod parts;
 
+pub use super::partition::Partition;
 pub use parts::ROW_GROUP;
 use parts::{other, partition_value, Part};
 use recording::{date_text, RecordingInfo};
@@ -60,31 +61,6 @@ use stack_set::StackSet;
 
 /// Rows put in one Arrow batch before it goes to the writer.
 const BATCH: usize = 8 * 1024;
-
-/// The Hive-style partition folders of the samples table.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Partition {
-    /// `host=NAME/`: the recording's hostname (HOSTNAME feature).
-    pub host: bool,
-    /// `date=YYYY-MM-DD/`: the day the recording began (UTC).
-    pub date: bool,
-}
-
-impl std::str::FromStr for Partition {
-    type Err = String;
-    /// A comma-separated list of `host` and `date`.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let mut p = Partition::default();
-        for key in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-            match key {
-                "host" => p.host = true,
-                "date" => p.date = true,
-                _ => return Err(format!("unknown partition key {key:?} (keys: host, date)")),
-            }
-        }
-        Ok(p)
-    }
-}
 
 /// The partition layout of the samples part at `path` under `samples`: the Hive keys
 /// of the folders between them.
