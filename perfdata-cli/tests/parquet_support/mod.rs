@@ -97,3 +97,18 @@ pub fn perf_address(a: u64) -> String {
         a => format!("{a:#018x}"),
     }
 }
+
+/// The files under `dir`, recursively.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("a folder") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
