@@ -267,7 +267,9 @@ fn switch_output_rotations_merge_into_the_run() {
         workload::record(
             &rot,
             "perf.data",
-            &["-e", "cpu-clock", "-g", "--switch-output=1s"],
+            // -N (no build-id cache): perf 6.1 then writes SAMPLE_TIME, and every
+            // rotation has the run's first sample time (not refused as a copy).
+            &["-N", "-e", "cpu-clock", "-g", "--switch-output=1s"],
             &["sh", "-c", &run],
         );
         files = std::fs::read_dir(&rot)

@@ -495,9 +495,15 @@ fn refuse_duplicates<P: AsRef<Path>>(paths: &[P], feeds: &[Feed]) -> Result<()> 
             .then(|| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino())))
             .flatten()
     };
+    // SAMPLE_TIME's both ends: `perf record -N --switch-output` rotations of one run share
+    // the host, the ids and the run's first sample time, and only their last differs.
     let fingerprint = |m: &Metadata| {
         let ids: Vec<Vec<u64>> = m.attrs().iter().map(|a| a.ids.clone()).collect();
-        (hostname(m), ids, first_sample(m))
+        let last = match m.feature(FeatureId::SampleTime) {
+            Some(Feature::SampleTime(t)) => Some(t.last),
+            _ => None,
+        };
+        (hostname(m), ids, first_sample(m), last)
     };
     for j in 1..feeds.len() {
         for i in 0..j {
