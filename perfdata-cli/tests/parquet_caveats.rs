@@ -12,14 +12,13 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use perfdata_tests::{name, perf_available, run_perfdata};
 
 mod parquet_support;
 mod report_rows;
 
-use parquet_support::export_parquet;
+use parquet_support::{duckdb_rows, export_parquet};
 use report_rows::{perf_period_rows, perf_rows, perf_rows_each, unresolved};
 
 /// `perfdata ARGS`, which must succeed.
@@ -71,19 +70,7 @@ fn duckdb(input: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
         con = duckdb.connect()\n\
         con.execute(f\"CREATE VIEW samples AS SELECT * FROM read_parquet('{sys.argv[1]}/samples/**/*.parquet')\")\n\
         print(json.dumps(con.execute(sys.argv[2]).fetchall()))\n";
-    let run = Command::new("python3")
-        .args(["-c", script])
-        .arg(&out)
-        .arg(sql)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
-    rows.as_array().expect("rows").clone()
+    duckdb_rows(script, &out, &[sql])
 }
 
 fn text(v: &serde_json::Value) -> String {

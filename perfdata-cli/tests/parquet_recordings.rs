@@ -11,7 +11,7 @@ use perfdata_tests::{fixtures_dir, perf_available};
 mod parquet_support;
 mod report_rows;
 
-use parquet_support::export_parquet;
+use parquet_support::{duckdb_rows, export_parquet};
 
 /// path -> event -> (samples, period), as perf report's headers say.
 fn perf_events(input: &Path) -> BTreeMap<String, (u64, u64)> {
@@ -50,18 +50,7 @@ fn recordings_events_are_perfs_samples_and_periods() {
     let script = "import duckdb, json, sys\n\
         q = f\"SELECT path, events FROM read_parquet('{sys.argv[1]}/recordings/*.parquet')\"\n\
         print(json.dumps(duckdb.connect().execute(q).fetchall()))\n";
-    let run = Command::new("python3")
-        .args(["-c", script])
-        .arg(&out)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
-    let rows = rows.as_array().expect("rows");
+    let rows = duckdb_rows(script, &out, &[]);
     assert_eq!(rows.len(), inputs.len());
     for input in &inputs {
         let row = rows

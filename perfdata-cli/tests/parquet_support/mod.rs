@@ -112,3 +112,22 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `python3 -c SCRIPT DIR ARGS...` (a DuckDB script printing JSON), which must succeed:
+/// its JSON rows.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn duckdb_rows(script: &str, dir: &Path, args: &[&str]) -> Vec<serde_json::Value> {
+    let run = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    rows.as_array().expect("rows").clone()
+}
