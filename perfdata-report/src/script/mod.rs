@@ -151,7 +151,7 @@ impl Script {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
         let replay = replay_with_extra(reader, &opts, |m, d| match d {
-            Delivered::Sample(s, x) => printer.sample(m, &s, x),
+            Delivered::Sample(s, x) => printer.sample(m, s, x),
             Delivered::Record(r) => printer.record(m, r),
         })?;
         let samples = printer.finish()?;
@@ -556,7 +556,7 @@ fn line_start(
         if cpu == u32::MAX {
             buf.extend_from_slice(b"-01");
         } else {
-            line::zeros(buf, cpu.into(), 3);
+            memos.cpu.zeros(buf, cpu.into(), 3);
         }
         buf.extend_from_slice(b"] ");
     }
