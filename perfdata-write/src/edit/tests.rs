@@ -172,7 +172,7 @@ fn a_removed_event_takes_its_ids_with_it() {
     assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
         select: Selectors {
-            events: vec!["sched:sched_process_exec".into()],
+            events: vec!["task-clock".into()],
             ..Default::default()
         },
         ..Default::default()
