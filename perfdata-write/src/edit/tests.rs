@@ -352,3 +352,47 @@ fn strip_edits_drop_fields_before_an_event_goes() {
     };
     assert!(err.to_string().contains("cannot be dropped"), "{err}");
 }
+
+/// `strip --drop TYPES` with no selector: strip_edits still strips, and the types go
+/// (the other records stay). And DropSampleFields refuses every field that locates
+/// records, each alone, not only TIME.
+#[test]
+fn strip_edits_drop_types_alone_and_every_locating_field_is_refused() {
+    use perfdata_core::attr::SampleType;
+    let path = fixture("file-tracepoint.data");
+    let input = std::fs::read(&path).unwrap();
+    let (comms, samples) = (
+        count(input.clone(), RecordType::Comm),
+        count(input, RecordType::Sample),
+    );
+    assert!(comms > 0 && samples > 0);
+    let sel = Selection {
+        drop_types: vec![RecordType::Comm],
+        ..Selection::default()
+    };
+    let (out, _) = run_file(open(&path).unwrap(), strip_edits(sel, None));
+    assert_eq!(count(out.clone(), RecordType::Comm), 0);
+    assert_eq!(count(out, RecordType::Sample), samples);
+    let opts = ConvertOptions::default();
+    for field in [
+        SampleType::IP,
+        SampleType::TID,
+        SampleType::TIME,
+        SampleType::ADDR,
+        SampleType::ID,
+        SampleType::STREAM_ID,
+        SampleType::CPU,
+        SampleType::IDENTIFIER,
+        SampleType::READ,
+    ] {
+        let edits = strip_edits(Selection::default(), Some(field));
+        let out = Cursor::new(Vec::new());
+        let Err(err) = run(open(&path).unwrap(), Target::File, out, &opts, edits) else {
+            panic!("dropping {field:?} was not refused");
+        };
+        assert!(
+            err.to_string().contains("cannot be dropped"),
+            "{field:?}: {err}"
+        );
+    }
+}
