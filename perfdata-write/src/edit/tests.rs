@@ -396,3 +396,77 @@ fn strip_edits_drop_types_alone_and_every_locating_field_is_refused() {
         );
     }
 }
+
+/// strip_edits where events differ: RAW, which only the tracepoint has, dropped while
+/// every event is still there, with either event removed. Removing the tracepoint
+/// leaves cpu-clock's samples as they were; removing cpu-clock (the first event, so the
+/// tracepoint's index changes) leaves the tracepoint's samples, without RAW.
+#[test]
+fn strip_edits_drop_a_field_events_differ_in() {
+    use perfdata_core::attr::SampleType;
+    use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
+    let spec = SynthSpec {
+        samples: 300,
+        events: "cpu-clock,tracepoint".into(),
+        ..SynthSpec::default()
+    };
+    let (workload, trace) = spec.build().unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let w = SynthWriter::file(std::io::BufWriter::new(file.reopen().unwrap()), trace).unwrap();
+    write_workload(&workload, w).unwrap();
+    let input = open(file.path()).unwrap();
+    let types: Vec<SampleType> = input
+        .meta()
+        .attrs()
+        .iter()
+        .map(|a| a.attr.sample_type)
+        .collect();
+    assert_eq!(input.meta().event_name(0), "cpu-clock");
+    assert_eq!(input.meta().event_name(1), "synth:synth_tick");
+    assert!(!types[0].contains(SampleType::RAW) && types[1].contains(SampleType::RAW));
+    // Samples per event, each decoded: its event's sample_type and its bytes agree.
+    let samples = |bytes: Vec<u8>| {
+        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).unwrap();
+        let mut by_event = std::collections::BTreeMap::<String, usize>::new();
+        while let Some(item) = r.next_record().unwrap() {
+            if item.raw.record_type() == RecordType::Sample {
+                let rec = item.decode().unwrap();
+                assert!(rec.extra.is_empty(), "a sample longer than its sample_type");
+                let e = item.locate().event.expect("an event");
+                *by_event
+                    .entry(r.meta().event_name(e).to_string())
+                    .or_default() += 1;
+            }
+        }
+        let types: Vec<SampleType> = r
+            .meta()
+            .attrs()
+            .iter()
+            .map(|a| a.attr.sample_type)
+            .collect();
+        (by_event, types)
+    };
+    let (before, _) = samples(std::fs::read(file.path()).unwrap());
+    assert!(
+        before.len() == 2 && before.values().all(|&n| n > 0),
+        "{before:?}"
+    );
+    for (gone, kept, kept_type) in [
+        ("synth:synth_tick", "cpu-clock", types[0]),
+        ("cpu-clock", "synth:synth_tick", types[1] - SampleType::RAW),
+    ] {
+        let sel = Selection {
+            select: Selectors {
+                events: vec![gone.into()],
+                ..Selectors::default()
+            },
+            ..Selection::default()
+        };
+        let edits = strip_edits(sel, Some(SampleType::RAW));
+        let (out, _) = run_file(open(file.path()).unwrap(), edits);
+        let (after, types) = samples(out);
+        assert_eq!(types, [kept_type], "{gone} removed");
+        assert_eq!(after.get(kept), before.get(kept), "{gone} removed");
+        assert_eq!(after.len(), 1, "{gone} removed: {after:?}");
+    }
+}
