@@ -37,6 +37,35 @@ fn run_file(reader: PerfReader, edits: Vec<Box<dyn RecordEdit>>) -> (Vec<u8>, Re
     (out.into_inner(), report)
 }
 
+/// Samples per event name, each decoded whole (no bytes past what its event's
+/// sample_type describes), and the events' sample_type.
+fn samples_by_event(
+    bytes: Vec<u8>,
+) -> (
+    std::collections::BTreeMap<String, usize>,
+    Vec<perfdata_core::attr::SampleType>,
+) {
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("reads");
+    let mut by_event = std::collections::BTreeMap::<String, usize>::new();
+    while let Some(item) = r.next_record().expect("reads to its end") {
+        if item.raw.record_type() == RecordType::Sample {
+            let rec = item.decode().expect("a sample decodes");
+            assert!(rec.extra.is_empty(), "a sample longer than its sample_type");
+            let e = item.locate().event.expect("an event");
+            *by_event
+                .entry(r.meta().event_name(e).to_string())
+                .or_default() += 1;
+        }
+    }
+    let types = r
+        .meta()
+        .attrs()
+        .iter()
+        .map(|a| a.attr.sample_type)
+        .collect();
+    (by_event, types)
+}
+
 fn keep_all() -> Box<dyn RecordEdit> {
     Box::new(FnEdit(|_: &RecordRef<'_>| Ok(Action::Keep)))
 }
@@ -298,30 +327,7 @@ fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
 fn strip_edits_drop_fields_before_an_event_goes() {
     use perfdata_core::attr::SampleType;
     let path = fixture("file-tracepoint.data");
-    let samples_of = |bytes: Vec<u8>| {
-        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("reads");
-        let mut by_event = std::collections::BTreeMap::<String, usize>::new();
-        while let Some(item) = r.next_record().expect("reads to its end") {
-            if item.raw.record_type() == RecordType::Sample {
-                let bytes = item.raw.bytes.to_vec();
-                let meta = r.meta();
-                let e = meta
-                    .events()
-                    .event_of(&bytes, true, meta.endian)
-                    .expect("an event");
-                let name = meta.attrs()[e].name.clone().expect("named");
-                *by_event.entry(name).or_default() += 1;
-            }
-        }
-        let types: Vec<SampleType> = r
-            .meta()
-            .attrs()
-            .iter()
-            .map(|a| a.attr.sample_type)
-            .collect();
-        (by_event, types)
-    };
-    let (before, _) = samples_of(std::fs::read(&path).unwrap());
+    let (before, _) = samples_by_event(std::fs::read(&path).unwrap());
     let sel = Selection {
         select: Selectors {
             events: vec!["sched:sched_process_exec".into()],
@@ -335,7 +341,7 @@ fn strip_edits_drop_fields_before_an_event_goes() {
         open(&path).unwrap(),
         strip_edits(sel.clone(), Some(SampleType::PERIOD)),
     );
-    let (after, types) = samples_of(out);
+    let (after, types) = samples_by_event(out);
     let mut want = before.clone();
     assert_eq!(want.remove("sched:sched_process_exec"), Some(3));
     assert_eq!(after, want);
@@ -425,28 +431,7 @@ fn strip_edits_drop_a_field_events_differ_in() {
     assert_eq!(input.meta().event_name(1), "synth:synth_tick");
     assert!(!types[0].contains(SampleType::RAW) && types[1].contains(SampleType::RAW));
     // Samples per event, each decoded: its event's sample_type and its bytes agree.
-    let samples = |bytes: Vec<u8>| {
-        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).unwrap();
-        let mut by_event = std::collections::BTreeMap::<String, usize>::new();
-        while let Some(item) = r.next_record().unwrap() {
-            if item.raw.record_type() == RecordType::Sample {
-                let rec = item.decode().unwrap();
-                assert!(rec.extra.is_empty(), "a sample longer than its sample_type");
-                let e = item.locate().event.expect("an event");
-                *by_event
-                    .entry(r.meta().event_name(e).to_string())
-                    .or_default() += 1;
-            }
-        }
-        let types: Vec<SampleType> = r
-            .meta()
-            .attrs()
-            .iter()
-            .map(|a| a.attr.sample_type)
-            .collect();
-        (by_event, types)
-    };
-    let (before, _) = samples(std::fs::read(file.path()).unwrap());
+    let (before, _) = samples_by_event(std::fs::read(file.path()).unwrap());
     assert!(
         before.len() == 2 && before.values().all(|&n| n > 0),
         "{before:?}"
@@ -464,7 +449,7 @@ fn strip_edits_drop_a_field_events_differ_in() {
         };
         let edits = strip_edits(sel, Some(SampleType::RAW));
         let (out, _) = run_file(open(file.path()).unwrap(), edits);
-        let (after, types) = samples(out);
+        let (after, types) = samples_by_event(out);
         assert_eq!(types, [kept_type], "{gone} removed");
         assert_eq!(after.get(kept), before.get(kept), "{gone} removed");
         assert_eq!(after.len(), 1, "{gone} removed: {after:?}");
