@@ -488,6 +488,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 10, 1);
@@ -540,6 +541,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 1);

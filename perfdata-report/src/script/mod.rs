@@ -34,6 +34,7 @@ use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
 pub mod fields;
+mod inlined;
 mod line;
 mod names;
 pub mod sideband;
@@ -53,6 +54,7 @@ pub struct Script {
     time: Option<TimeSpec>,
     symfs: Option<PathBuf>,
     unwind: bool,
+    inline: bool,
     shown: Vec<RecordType>,
 }
 
@@ -66,6 +68,7 @@ impl Default for Script {
             time: None,
             symfs: None,
             unwind: true,
+            inline: true,
             shown: Vec::new(),
         }
     }
@@ -128,6 +131,13 @@ impl Script {
     /// Unwind `--call-graph dwarf` stack copies (on by default, as in perf).
     pub fn unwind(mut self, on: bool) -> Self {
         self.unwind = on;
+        self
+    }
+
+    /// List the functions inlined at unwound frames, as perf 6.1 does by default (its
+    /// `--inline`; off: `--no-inline`): see [`crate::inlines`].
+    pub fn inline(mut self, on: bool) -> Self {
+        self.inline = on;
         self
     }
 
@@ -398,12 +408,15 @@ impl<'o> Printer<'o> {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
                 self.buf.push(b'\n');
-                for at in s.callchain.iter().take(MAX_STACK) {
+                let unwound = s.callchain.len() - s.unwound;
+                for (i, at) in s.callchain.iter().take(MAX_STACK).enumerate() {
                     // A frame's address as perf 6.1 prints it: DSO-relative where a map
                     // holds it (the kernel's maps are the identity).
                     self.buf.push(b'\t');
                     line::hex(&mut self.buf, at.addr, 16);
-                    self.frame_names(m, at, f);
+                    if !(self.script.inline && i >= unwound && self.inlined(m, at, f)) {
+                        self.frame_names(m, at, f);
+                    }
                     self.buf.push(b'\n');
                 }
             } else {
