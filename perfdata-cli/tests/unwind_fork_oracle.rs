@@ -324,7 +324,9 @@ fn compare_samples(input: &Path) -> Tally {
         String::from_utf8_lossy(&out.stderr)
     );
     let perf = samples(&String::from_utf8_lossy(&out.stdout), true);
-    let mut ours_args: Vec<&OsStr> = ["script", fields[0], fields[1]].map(OsStr::new).to_vec();
+    let mut ours_args: Vec<&OsStr> = ["script", "--no-inline", fields[0], fields[1]]
+        .map(OsStr::new)
+        .to_vec();
     ours_args.push(input.as_os_str());
     let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &ours_args, None);
     assert!(

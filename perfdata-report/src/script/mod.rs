@@ -480,10 +480,12 @@ impl<'o> Printer<'o> {
             _ => self.sym_dso(m, at, f),
         }
         if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
-            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
-            let line = srcline(self.symbols(m), d, &m.dsos[d], at.addr);
-            self.buf.extend_from_slice(b"\n  ");
-            self.buf.extend_from_slice(line.as_bytes());
+            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`;
+            // nothing where addr2line knows no line (`??:0`).
+            if let Some(line) = srcline(self.symbols(m), d, &m.dsos[d], at.addr) {
+                self.buf.extend_from_slice(b"\n  ");
+                self.buf.extend_from_slice(line.as_bytes());
+            }
         }
     }
 
@@ -579,20 +581,23 @@ fn line_start(
 }
 
 /// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; else
-/// `dso[addr]` for the kernel, as perf report's srcline otherwise.
+/// `dso[addr]` for the kernel, as perf report's srcline otherwise; None (nothing printed)
+/// for an address of a DSO with line tables that has no line (binutils' addr2line
+/// answers `??:?`, which perf reads as its SRCLINE_UNKNOWN).
 fn srcline(
     symbols: &mut Symbolizer,
     d: crate::process::DsoId,
     dso: &crate::process::Dso,
     addr: u64,
-) -> String {
+) -> Option<String> {
     let line = symbols
         .source_frames(d, dso, addr)
         .first()
         .and_then(crate::srcline::SourceFrame::srcline);
     match line {
-        Some(l) => l,
-        None if dso.kernel => format!("{}[{addr:x}]", dso.short_name),
-        None => symbols.srcline(Some((d, dso)), addr),
+        Some(l) => Some(l),
+        None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
+        None if symbols.has_source_lines(d, dso) => None,
+        None => Some(symbols.srcline(Some((d, dso)), addr)),
     }
 }
