@@ -17,7 +17,26 @@ use std::path::Path;
 
 use perfdata_tests::{perf_available, perf_output, run_perfdata};
 
+mod report_text;
 mod workload;
+
+/// perf report's views compared on each recording: those whose text the inlined
+/// functions change (the call graphs, the Children rows), with and without them. Not
+/// `-g address`: its lines end in srclines, binutils' on glibc's frames (see the
+/// module's note).
+const REPORT_VIEWS: &[&[&str]] = &[
+    &[],
+    &["--no-inline"],
+    &["-g", "caller"],
+    &["-g", "callee"],
+    &["-g", "fractal"],
+    &["-g", "flat"],
+    &["-g", "folded"],
+    &["--no-children"],
+    &["--no-children", "--no-inline"],
+    &["-G"],
+    &["--no-children", "-g", "caller"],
+];
 
 /// perf script's views compared on each recording.
 const SCRIPT_VIEWS: &[&[&str]] = &[
@@ -180,4 +199,41 @@ fn script_lists_inlined_frames_as_perf_does() {
         }
     }
     eprintln!("{nested} samples with mix in step in work; {compared} bytes of perf script equal");
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn report_counts_inlined_frames_as_perf_does() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = workload::build_nested(dir.path());
+    let exe_str = exe.to_str().expect("utf-8 path");
+    let record = |file: &str, mode: &[&str]| {
+        let mut args = vec!["-N", "-q", "-e", "task-clock", "-c", "250000"];
+        args.extend_from_slice(mode);
+        workload::record(dir.path(), file, &args, &[exe_str, "250"])
+    };
+    let dwarf = record("dwarf.data", &["--call-graph", "dwarf"]);
+    let fp = record("fp.data", &["-g"]);
+
+    // perf's Children rows of the inlined functions, and mix under step in the graph:
+    // the test means something only so.
+    let perf_default = report_text::perf_stdio(&dwarf, &[]);
+    for row in ["[.] step (inlined)", "[.] mix (inlined)"] {
+        assert!(perf_default.contains(row), "perf has no row {row}");
+    }
+    assert!(perf_default.contains("--step (inlined)"));
+    let mut compared = 0;
+    for (input, what) in [(&dwarf, "dwarf"), (&fp, "-g")] {
+        for view in REPORT_VIEWS {
+            // Entries of equal overhead in perf's rb-tree order, which perfdata does
+            // not follow (see report_graph_oracle): each run of ties sorted.
+            let perf = report_text::canonical(&report_text::perf_stdio(input, view)).join("\n");
+            let ours =
+                report_text::canonical(&report_text::perfdata_report(input, view)).join("\n");
+            assert_same(&format!("report {what} {view:?}"), &perf, &ours);
+            compared += perf.len();
+        }
+    }
+    eprintln!("{compared} bytes of perf report equal");
 }

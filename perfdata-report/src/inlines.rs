@@ -17,8 +17,8 @@
 //! [`Symbolizer::source_frames`] (the `addr2line` crate, in process, cached per DSO and
 //! address), found where symbols are.
 
-use crate::process::{perf_map_pid, Dso, DsoId};
-use crate::symbolize::Symbolizer;
+use crate::process::{perf_map_pid, Dso, DsoId, Location, Machine};
+use crate::symbolize::{SymbolName, Symbolizer};
 
 /// perf's MAX_INLINE_NEST: the answers after the first that perf takes at most.
 const MAX_INLINE_NEST: usize = 1024;
@@ -89,4 +89,95 @@ pub fn inline_entries(
             }
         })
         .collect()
+}
+
+/// What perf appends to an inlined function's name wherever it prints it.
+pub(crate) const INLINED: &str = " (inlined)";
+
+/// The name of the `j`th (1: innermost) entry perf lists at `addr` of `dso`: an inlined
+/// function's name with [`INLINED`] after it, at its frame symbol's start (perf's
+/// `new_inline_sym`), or the frame's own symbol.
+pub(crate) fn entry_name(
+    symbols: &mut Symbolizer,
+    id: DsoId,
+    dso: &Dso,
+    addr: u64,
+    j: u16,
+) -> SymbolName {
+    let base = symbols.name(id, dso, addr);
+    let SymbolName::Function { start, name } = &base else {
+        return base;
+    };
+    let entries = inline_entries(symbols, id, dso, addr, name);
+    match usize::from(j).checked_sub(1).and_then(|i| entries.get(i)) {
+        Some(e) if e.inlined => SymbolName::Function {
+            start: *start,
+            name: format!("{}{INLINED}", e.name),
+        },
+        _ => base,
+    }
+}
+
+/// The source line perf keeps with the `j`th entry at `addr` (its callchain node's
+/// srcline): the entry's own, else the address's as perf report prints it.
+pub(crate) fn entry_srcline(
+    symbols: &mut Symbolizer,
+    dso: Option<(DsoId, &Dso)>,
+    addr: u64,
+    j: u16,
+) -> String {
+    let own = dso.and_then(|(id, d)| {
+        let base = match symbols.name(id, d, addr) {
+            SymbolName::Function { name, .. } => name,
+            SymbolName::Address(_) => return None,
+        };
+        let entries = inline_entries(symbols, id, d, addr, &base);
+        let i = usize::from(j).checked_sub(1)?;
+        entries.into_iter().nth(i).map(|e| e.srcline)
+    });
+    own.unwrap_or_else(|| symbols.srcline(dso, addr))
+}
+
+/// How many entries perf lists at each unwound frame, found as a report's samples are
+/// counted (their walks hold one key per entry): the symbols and DWARF of the DSOs that
+/// unwound frames are in, loaded once each, and a count per distinct frame address.
+#[derive(Debug)]
+pub(crate) struct InlineCounts {
+    symbols: Symbolizer,
+    counts: rustc_hash::FxHashMap<(DsoId, u64), u16>,
+}
+
+impl InlineCounts {
+    /// Counts with binaries found as `opts` says.
+    pub(crate) fn new(opts: crate::symbolize::SymbolOptions) -> Self {
+        InlineCounts {
+            symbols: Symbolizer::new(opts),
+            counts: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    /// The number of entries perf lists at the unwound frame `at`: 0 where it lists
+    /// the frame as it is.
+    pub(crate) fn at(&mut self, m: &Machine, at: &Location) -> u16 {
+        let Some(d) = at.dso else {
+            return 0;
+        };
+        let (symbols, counts) = (&mut self.symbols, &mut self.counts);
+        *counts.entry((d, at.addr)).or_insert_with(|| {
+            let dso = &m.dsos[d];
+            if !dso.ksymbols.is_empty() {
+                return 0;
+            }
+            let Some((_, name)) = symbols.function(d, dso, at.addr) else {
+                return 0;
+            };
+            let name = name.to_string();
+            let entries = inline_entries(symbols, d, dso, at.addr, &name);
+            if entries.len() > 1 || entries.iter().any(|e| e.inlined) {
+                u16::try_from(entries.len()).unwrap_or(u16::MAX)
+            } else {
+                0
+            }
+        })
+    }
 }
