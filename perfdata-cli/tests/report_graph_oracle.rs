@@ -16,9 +16,10 @@
 //!   run of ties must have the same entries and blank lines;
 //! - perf's `[...]` line of `fractal` sometimes says `[...] (inlined)`: perf 6.1
 //!   mallocs that symbol without clearing its `inlined` flag;
-//! - the dwarf recordings are compared with perf's `--no-inline`: perf names frames
-//!   inlined in libc (`__libc_start_main_impl (inlined)`) from its debug info, which
-//!   perfdata's report does not add (as issue 26 says of its rows);
+//!
+//! The dwarf recordings are compared as they are: the frames perf names inlined from
+//! DWARF (`__libc_start_main_impl (inlined)` from libc's debug info, where it is
+//! installed) are perfdata's too (inline_oracle checks them on a program of its own).
 //!
 //! file-callgraph-dwarf.data is read by both with `--symfs fixtures/symfs`, where the
 //! binary it was recorded from is kept (built without libc, it is the process's only
@@ -175,7 +176,7 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         dso: "perfdata-spin",
         symbols: ["leaf", "main"],
     };
-    compared += compare_views(&dwarf, &own, &symfs, &["--no-inline"], &mut problems);
+    compared += compare_views(&dwarf, &own, &symfs, &[], &mut problems);
     let text = our_text(
         &dwarf,
         &[&["--no-children", "-g", "caller"][..], &symfs].concat(),
@@ -230,7 +231,7 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
         problems.clear();
         compare_views(&this_fp, &select, &[], &[], &mut problems);
-        compare_views(&dwarf, &select, &[], &["--no-inline"], &mut problems);
+        compare_views(&dwarf, &select, &[], &[], &mut problems);
         fp = Some(this_fp);
         if problems.is_empty() {
             break;

@@ -413,7 +413,12 @@ fn vfork_stacks_go_on_past_the_return_address_in_a_register() {
         "{same} of {total} samples' stacks equal"
     );
     assert_eq!(mine, theirs, "samples through __vfork");
-    let (problems, compared) = compare_children(&input);
+    // perf 6.1's Children rows of this recording are not stable with inlined frames:
+    // its rows name the frame of __libc_start_main `__libc_start_main@@GLIBC_2.34`
+    // (99%, and `__libc_start_main_impl (inlined)` 0.02%) while its call graphs and perf
+    // script name it `__libc_start_main_impl (inlined)` in every sample (so does
+    // perfdata); the rows are compared without them.
+    let (problems, compared) = compare_children(&input, false);
     assert!(compared > 8, "{compared} rows compared");
     assert!(
         problems.is_empty(),
