@@ -13,7 +13,7 @@
 //! name), where perfdata prints DWARF's file and nothing, with or without inlines.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use perfdata_tests::{perf_available, perf_output, run_perfdata};
 
@@ -144,20 +144,29 @@ fn exe_srclines(text: &str, exe: &str) -> String {
         .collect()
 }
 
+/// tests/srcline/nested.c built in `dir` and recorded (`-N`, 250 ms of task clock, a
+/// sample every 250 us) with `--call-graph dwarf` and with `-g`: the binary's path and
+/// the two recordings.
+fn recordings(dir: &Path) -> (String, PathBuf, PathBuf) {
+    let exe = workload::build_nested(dir);
+    let exe = exe.to_str().expect("utf-8 path").to_string();
+    let record = |file: &str, mode: &[&str]| {
+        let mut args = vec!["-N", "-q", "-e", "task-clock", "-c", "250000"];
+        args.extend_from_slice(mode);
+        workload::record(dir, file, &args, &[exe.as_str(), "250"])
+    };
+    let dwarf = record("dwarf.data", &["--call-graph", "dwarf"]);
+    let fp = record("fp.data", &["-g"]);
+    (exe, dwarf, fp)
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn script_lists_inlined_frames_as_perf_does() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = workload::build_nested(dir.path());
-    let exe_str = exe.to_str().expect("utf-8 path");
-    let record = |file: &str, mode: &[&str]| {
-        let mut args = vec!["-N", "-q", "-e", "task-clock", "-c", "250000"];
-        args.extend_from_slice(mode);
-        workload::record(dir.path(), file, &args, &[exe_str, "250"])
-    };
-    let dwarf = record("dwarf.data", &["--call-graph", "dwarf"]);
-    let fp = record("fp.data", &["-g"]);
+    let (exe, dwarf, fp) = recordings(dir.path());
+    let exe_str = exe.as_str();
 
     // perf lists mix and step as inlined above work: the test means something only so.
     let perf_default = perf_script(&dwarf, &[]);
@@ -206,15 +215,7 @@ fn script_lists_inlined_frames_as_perf_does() {
 fn report_counts_inlined_frames_as_perf_does() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = workload::build_nested(dir.path());
-    let exe_str = exe.to_str().expect("utf-8 path");
-    let record = |file: &str, mode: &[&str]| {
-        let mut args = vec!["-N", "-q", "-e", "task-clock", "-c", "250000"];
-        args.extend_from_slice(mode);
-        workload::record(dir.path(), file, &args, &[exe_str, "250"])
-    };
-    let dwarf = record("dwarf.data", &["--call-graph", "dwarf"]);
-    let fp = record("fp.data", &["-g"]);
+    let (_, dwarf, fp) = recordings(dir.path());
 
     // perf's Children rows of the inlined functions, and mix under step in the graph:
     // the test means something only so.
