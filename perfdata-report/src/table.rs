@@ -257,6 +257,8 @@ impl Tally {
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
+        // The counting's symbols and DWARF go before the naming loads its own.
+        self.inlines = None;
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
         let order = self.order();
