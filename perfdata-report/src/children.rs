@@ -353,3 +353,52 @@ fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32
     };
     own.iter().copied().chain((0..n).map(at))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::Machine;
+
+    /// A sample of three frames, the root two unwound, the middle one with two entries
+    /// perf lists (an inlined function and its own symbol): its keys root first, the
+    /// middle frame's outermost entry (2) first, whatever the order the chain is walked
+    /// in; the recorded leaf and the root without entries as they are.
+    #[test]
+    fn unwound_frames_expand_into_their_entries_outermost_first() {
+        let mut m = Machine::new();
+        let mut s = crate::stacks::testing::sample(&mut m, 1, None, 1, 3);
+        s.unwound = 2;
+        let own = raw_key(&[SortKey::Sym], &s, &s.ip, 0);
+        let middle = s.callchain[1].addr;
+        for order in [Order::Caller, Order::Callee] {
+            let mut asked = Vec::new();
+            let mut inlines = |at: &Location| {
+                asked.push(at.addr);
+                if at.addr == middle {
+                    2
+                } else {
+                    0
+                }
+            };
+            let walk = chain_keys(
+                &[SortKey::Sym],
+                &s,
+                &s.callchain,
+                own,
+                0,
+                order,
+                &mut inlines,
+            );
+            let got: Vec<(u64, u16)> = walk[1..].iter().map(|(_, l)| (l.addr, l.inline)).collect();
+            let (leaf, root) = (s.callchain[0].addr, s.callchain[2].addr);
+            assert_eq!(
+                got,
+                [(root, 0), (middle, 2), (middle, 1), (leaf, 0)],
+                "{order:?}"
+            );
+            // Only the unwound frames are asked about.
+            asked.sort_unstable();
+            assert_eq!(asked, [middle, root], "{order:?}");
+        }
+    }
+}
