@@ -12,9 +12,26 @@ use crate::keys::{raw_key, Creator, RawKey};
 use crate::model::{ResolvedSample, SortKey};
 use crate::process::Location;
 
-/// Children periods per event: row -> (period, the entry's creator, whether the
-/// creator's sample was filtered).
-pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator, bool)>>;
+/// Children counts per event, by row.
+pub(crate) type ChildrenTables = Vec<FxHashMap<u32, ChildEntry>>;
+
+/// A row's Children count in one event's table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChildEntry {
+    /// The period of the samples whose walk passes through the row.
+    pub(crate) period: u64,
+    /// The sample that made the entry.
+    pub(crate) creator: Creator,
+    /// Whether that sample was filtered.
+    pub(crate) hidden: bool,
+    /// The most frames of a callchain perf appended to the entry (its
+    /// `callchain_root.max_depth`): a sample's whole chain to its own entry, the chain
+    /// from a frame on (in the cursor's order) to the frame's entry.
+    pub(crate) depth: u32,
+    /// The depth as [`crate::model::ChainDepth::rank`] orders it (negated in callee
+    /// order), set once every walk is counted.
+    pub(crate) rank: i64,
+}
 
 /// The loc of an entry's own key in a walk (its chain is the frames after it).
 const OWN: u32 = u32::MAX;
@@ -252,6 +269,9 @@ impl Named {
             let Some(table) = out.get_mut(event) else {
                 return;
             };
+            // perf's cursor holds the chain (frames[1..]); the own entry gets it whole,
+            // the entry of the cursor's i-th frame the chain from it on.
+            let chain = w.frames.len().saturating_sub(1) as u32;
             for &(row, kernel, pos) in &seen {
                 let creator = Creator {
                     first: w.first,
@@ -259,13 +279,27 @@ impl Named {
                     pos,
                     kernel,
                 };
-                let e = table.entry(row).or_insert((0, creator, hidden));
-                e.0 += w.period;
-                if e.1.earlier(creator) != e.1 {
-                    (e.1, e.2) = (creator, hidden);
+                let depth = chain - pos.saturating_sub(1);
+                let e = table.entry(row).or_insert(ChildEntry {
+                    period: 0,
+                    creator,
+                    hidden,
+                    depth,
+                    rank: 0,
+                });
+                e.period += w.period;
+                e.depth = e.depth.max(depth);
+                if e.creator.earlier(creator) != e.creator {
+                    (e.creator, e.hidden) = (creator, hidden);
                 }
             }
         });
+        for e in out.iter_mut().flat_map(|t| t.values_mut()) {
+            e.rank = match order {
+                Order::Caller => i64::from(e.depth),
+                Order::Callee => -i64::from(e.depth),
+            };
+        }
         out
     }
 

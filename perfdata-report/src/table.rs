@@ -10,7 +10,7 @@ use crate::filter::{Percentage, SampleFilter};
 use crate::group::group_sizes;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
-use crate::model::{EventTable, Replay, ResolvedSample, Row, SortKey};
+use crate::model::{ChainDepth, EventTable, Replay, ResolvedSample, Row, SortKey};
 use crate::process::{Location, Machine};
 use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
@@ -379,6 +379,7 @@ fn named_tables(
     relative: bool,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
+    let graphed = !trees.is_empty();
     let mut children = children.unwrap_or_default();
     // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
     // each marked filtered by its creator; any that still print the same cells are one
@@ -401,19 +402,19 @@ fn named_tables(
         // perf's hist entries: self and children counts of the same values are one
         // entry, printed as its earliest sample (self or in a callchain) made it.
         let mut entries = g;
-        let mut children_of: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut children_of: FxHashMap<u32, (u64, i64)> = FxHashMap::default();
         if let Some(ch) = children.get_mut(event) {
-            for (row, (p, creator, filtered)) in ch.drain() {
+            for (row, c) in ch.drain() {
                 let e = entries.entry(row).or_insert(Count {
                     samples: 0,
                     period: 0,
-                    creator,
-                    filtered,
+                    creator: c.creator,
+                    filtered: c.hidden,
                 });
-                if e.creator.earlier(creator) != e.creator {
-                    (e.creator, e.filtered) = (creator, filtered);
+                if e.creator.earlier(c.creator) != e.creator {
+                    (e.creator, e.filtered) = (c.creator, c.hidden);
                 }
-                children_of.insert(row, p);
+                children_of.insert(row, (c.period, c.rank));
             }
         }
         // An entry its first sample made filtered is not shown (perf's filters).
@@ -431,7 +432,8 @@ fn named_tables(
         let rows: Vec<Row> = entries
             .into_iter()
             .map(|(row, c)| {
-                let ch = children_of.get(&row).copied().unwrap_or(0);
+                let (ch, rank) = children_of.get(&row).copied().unwrap_or((0, 0));
+                let callchain = trees.remove(&(event as u32, row));
                 Row {
                     cells: names
                         .get(row)
@@ -442,7 +444,12 @@ fn named_tables(
                     period: c.period,
                     percent: pct(c.period),
                     children: with_children.then(|| (ch, pct(ch))),
-                    callchain: trees.remove(&(event as u32, row)),
+                    // perf's __hpp__sort_acc asks the depth where it draws graphs.
+                    depth: (with_children && graphed).then_some(ChainDepth {
+                        thread: c.creator.thread,
+                        rank,
+                    }),
+                    callchain,
                     created: (c.creator.first, c.creator.pos),
                     members: Vec::new(),
                     comm_len: replay

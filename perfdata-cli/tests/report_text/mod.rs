@@ -60,9 +60,9 @@ pub fn is_entry(line: &str) -> bool {
 
 #[allow(dead_code)] // not every test that shares this module uses it
 /// The text with each run of entries of equal overhead (an entry is its line and the
-/// call graph lines under it) sorted, and the blank lines of each run counted after
-/// it; `[...] (inlined)` read as `[...]`.
-pub fn canonical(text: &str) -> Vec<String> {
+/// call graph lines under it) sorted when `as_sets`, and the blank lines of each run
+/// counted after it; `[...] (inlined)` read as `[...]`.
+pub fn canonical(text: &str, as_sets: bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut run: Vec<Vec<String>> = Vec::new();
     let mut blanks = 0;
@@ -70,7 +70,9 @@ pub fn canonical(text: &str) -> Vec<String> {
         if run.is_empty() && *blanks == 0 {
             return;
         }
-        run.sort();
+        if as_sets {
+            run.sort();
+        }
         out.extend(run.drain(..).flatten());
         out.push(format!("<{blanks} blank lines>"));
         *blanks = 0;

@@ -155,6 +155,14 @@ impl DropSampleFields {
 
 impl RecordEdit for DropSampleFields {
     fn start(&mut self, meta: &Metadata) -> Result<()> {
+        // However the edit was made: without these fields no record can be located.
+        let fixed = self.fields - droppable();
+        if !fixed.is_empty() {
+            return Err(WriteError::unsupported(
+                None,
+                format!("{fixed:?} locates records (their id and time) and cannot be dropped"),
+            ));
+        }
         self.per_event = meta
             .attrs()
             .iter()

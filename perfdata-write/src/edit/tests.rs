@@ -172,7 +172,7 @@ fn a_removed_event_takes_its_ids_with_it() {
     assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
         select: Selectors {
-            events: vec!["task-clock".into()],
+            events: vec!["sched:sched_process_exec".into()],
             ..Default::default()
         },
         ..Default::default()
@@ -290,4 +290,65 @@ fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
          removed: its MMAP record stays and no remaining event has its sample_id layout \
          (TID|TIME|IDENTIFIER) to carry it"
     );
+}
+
+/// strip's edits in their order: fields dropped while every event is still there, then
+/// an event removed. The events left lose the field, and keep every sample.
+#[test]
+fn strip_edits_drop_fields_before_an_event_goes() {
+    use perfdata_core::attr::SampleType;
+    let path = fixture("file-tracepoint.data");
+    let samples_of = |bytes: Vec<u8>| {
+        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("reads");
+        let mut by_event = std::collections::BTreeMap::<String, usize>::new();
+        while let Some(item) = r.next_record().expect("reads to its end") {
+            if item.raw.record_type() == RecordType::Sample {
+                let bytes = item.raw.bytes.to_vec();
+                let meta = r.meta();
+                let e = meta
+                    .events()
+                    .event_of(&bytes, true, meta.endian)
+                    .expect("an event");
+                let name = meta.attrs()[e].name.clone().expect("named");
+                *by_event.entry(name).or_default() += 1;
+            }
+        }
+        let types: Vec<SampleType> = r
+            .meta()
+            .attrs()
+            .iter()
+            .map(|a| a.attr.sample_type)
+            .collect();
+        (by_event, types)
+    };
+    let (before, _) = samples_of(std::fs::read(&path).unwrap());
+    let sel = Selection {
+        select: Selectors {
+            events: vec!["sched:sched_process_exec".into()],
+            ..Selectors::default()
+        },
+        keep: false,
+        keep_sideband: false,
+        drop_types: Vec::new(),
+    };
+    let (out, _) = run_file(
+        open(&path).unwrap(),
+        strip_edits(sel.clone(), Some(SampleType::PERIOD)),
+    );
+    let (after, types) = samples_of(out);
+    let mut want = before.clone();
+    assert_eq!(want.remove("sched:sched_process_exec"), Some(3));
+    assert_eq!(after, want);
+    assert_eq!(types.len(), after.len());
+    assert!(types
+        .iter()
+        .all(|t| !t.contains(SampleType::PERIOD) && t.contains(SampleType::RAW)));
+    // A field that locates records is refused however the edit was made.
+    let opts = ConvertOptions::default();
+    let edits = strip_edits(sel, Some(SampleType::TIME));
+    let out = Cursor::new(Vec::new());
+    let Err(err) = run(open(&path).unwrap(), Target::File, out, &opts, edits) else {
+        panic!("dropping TIME was not refused");
+    };
+    assert!(err.to_string().contains("cannot be dropped"), "{err}");
 }
