@@ -591,11 +591,20 @@ fn apply(
         }
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
+            let mut unwound = 0;
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
                 p.chain = with_user_frames(&p.chain, &frames).into_boxed_slice();
+                unwound = frames.len();
             }
+            let callchain = resolve_chain(machine, p.pid, p.tid, &p.chain);
+            // A chain perf discards (a bad marker) has no frames, unwound or not.
+            let unwound = if callchain.len() >= unwound {
+                unwound
+            } else {
+                0
+            };
             let sample = ResolvedSample {
                 event: p.event as usize,
                 pid: p.pid,
@@ -604,7 +613,8 @@ fn apply(
                 time: p.time,
                 period: p.period,
                 ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
-                callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
+                callchain,
+                unwound,
             };
             let own;
             let extra = match rare.extra {
