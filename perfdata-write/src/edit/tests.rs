@@ -447,11 +447,18 @@ fn strip_edits_drop_a_field_events_differ_in() {
             },
             ..Selection::default()
         };
-        let edits = strip_edits(sel, Some(SampleType::RAW));
-        let (out, _) = run_file(open(file.path()).unwrap(), edits);
-        let (after, types) = samples_by_event(out);
-        assert_eq!(types, [kept_type], "{gone} removed");
-        assert_eq!(after.get(kept), before.get(kept), "{gone} removed");
-        assert_eq!(after.len(), 1, "{gone} removed: {after:?}");
+        // strip's order, and the other order a library user may compose: the fields
+        // edit drops each remaining attr's own fields, whatever was removed before it.
+        let swapped: Vec<Box<dyn RecordEdit>> = vec![
+            Box::new(Strip::new(sel.clone())),
+            Box::new(DropSampleFields::new(SampleType::RAW)),
+        ];
+        for edits in [strip_edits(sel, Some(SampleType::RAW)), swapped] {
+            let (out, _) = run_file(open(file.path()).unwrap(), edits);
+            let (after, types) = samples_by_event(out);
+            assert_eq!(types, [kept_type], "{gone} removed");
+            assert_eq!(after.get(kept), before.get(kept), "{gone} removed");
+            assert_eq!(after.len(), 1, "{gone} removed: {after:?}");
+        }
     }
 }
