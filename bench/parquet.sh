@@ -38,7 +38,7 @@ PROFILE=${PROFILE:-bench-lto}
 MIN_FREE_GB=${MIN_FREE_GB:-15}
 mkdir -p "$BENCH_DIR/many" "$BENCH_DIR/dsos"
 if [ -z "${PERFDATA:-}" ]; then
-    cargo build --profile "$PROFILE" -q -p perfdata-cli
+    cargo build --profile "$PROFILE" -q -p perfdata-cli --features parquet
 fi
 perfdata=${PERFDATA:-$PWD/target/$PROFILE/perfdata}
 shape=(--processes 4 --threads-per-process 2 --dsos 6 --cpus 4)

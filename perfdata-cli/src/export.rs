@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use perfdata_report::export::parquet::Partition;
-use perfdata_report::export::{Export, Exported, Format};
+use perfdata_report::export::{Export, Exported, Format, Partition};
 use perfdata_write::output::{AtomicOutput, NewFile};
 
 use crate::CliError;
@@ -114,10 +113,15 @@ fn format_parser() -> impl TypedValueParser<Value = Target> {
     let values = Format::ALL
         .map(|f| PossibleValue::new(f.name()).help(f.about()))
         .into_iter()
-        .chain([PossibleValue::new("parquet").help(
-            "Parquet tables (samples, stacks, recordings) in the directory -o names, \
-             for DuckDB, Spark, DataFusion",
-        )]);
+        .chain([
+            PossibleValue::new("parquet").help(if cfg!(feature = "parquet") {
+                "Parquet tables (samples, stacks, recordings) in the directory -o names, \
+             for DuckDB, Spark, DataFusion"
+            } else {
+                "Parquet tables for DuckDB, Spark, DataFusion (not in this build: it needs \
+             the cargo feature `parquet`)"
+            }),
+        ]);
     PossibleValuesParser::new(values).map(|name| match name.as_str() {
         "parquet" => Target::Parquet,
         _ => Target::File(name.parse().expect("a listed format")),

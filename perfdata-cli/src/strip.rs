@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use perfdata_write::convert::Report;
-use perfdata_write::edit::{self, DropSampleFields, Glob, RecordEdit, Selection, Selectors, Strip};
+use perfdata_write::edit::{self, Glob, Selection, Selectors};
 
 /// The selectors strip and dump share: perf's --pid, --tid, --comm, --cpu, --event and
 /// --time.
@@ -131,16 +131,12 @@ fn size_of(path: &Path) -> Option<u64> {
 
 pub fn run(args: &StripArgs) -> Result<(), CliError> {
     let sel = args.selection()?;
-    // Fields go first: its attr edits count the input's events, which strip may remove.
-    let mut edits: Vec<Box<dyn RecordEdit>> = Vec::new();
-    if let Some(fields) = &args.drop_sample_fields {
-        edits.push(Box::new(DropSampleFields::new(edit::parse_sample_fields(
-            fields,
-        )?)));
-    }
-    if sel.selects_samples() || !sel.drop_types.is_empty() {
-        edits.push(Box::new(Strip::new(sel)));
-    }
+    let fields = args
+        .drop_sample_fields
+        .as_deref()
+        .map(edit::parse_sample_fields)
+        .transpose()?;
+    let edits = edit::strip_edits(sel, fields);
     let report = crate::output::run_edits(args.input.path(), &args.output, args.decompress, edits)?;
     print_summary(&report, size_of(args.input.path()), report.bytes_written);
     Ok(())

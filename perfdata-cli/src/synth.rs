@@ -1,13 +1,11 @@
 //! `perfdata synth -o OUT`: write a synthetic trace (arguments only; the builder and
 //! the workload model are `perfdata_synth`).
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use perfdata_synth::{HostInfo, SynthSpec, SynthTarget, SynthWriter, TraceSpec, Workload};
-use perfdata_write::output::{copy_to, AtomicOutput};
+use perfdata_synth::{AuxPayload, HostInfo, SynthSpec};
+use perfdata_write::convert::Target;
+use perfdata_write::Sink;
 
 use crate::convert::FormatArg;
 use crate::CliError;
@@ -180,72 +178,24 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         ..spec
     };
     let (workload, trace) = spec.build()?;
+    let aux = args.aux_payload.map(|len| AuxPayload {
+        len,
+        seed: args.seed,
+    });
     if args.dir {
-        return write_dir(&workload, trace, args);
-    }
-    if args.output.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        if args.pipe {
-            let w = BufWriter::with_capacity(1 << 20, stdout.lock());
-            let (mut w, _) = write_trace(&workload, args, SynthWriter::pipe(w, trace)?)?;
-            w.flush()?;
-        } else {
-            // File mode seeks back for the header: build it in a temp file first.
-            let mut tmp: File = tempfile::tempfile()?;
-            {
-                let w = BufWriter::with_capacity(1 << 20, &mut tmp);
-                let (mut w, _) = write_trace(&workload, args, SynthWriter::file(w, trace)?)?;
-                w.flush()?;
-            }
-            copy_to(&mut tmp, &mut stdout.lock())?;
-        }
+        perfdata_synth::write_dir(&workload, trace, aux, &args.output)?;
         return Ok(());
     }
-    let mut out = AtomicOutput::create(&args.output)?;
-    {
-        // A pipe stream goes straight into a device or FIFO output; a file seeks (in a
-        // spool copied into such an output on commit).
-        let (mut w, _) = if args.pipe {
-            write_trace(&workload, args, SynthWriter::pipe(out.writer(), trace)?)?
-        } else {
-            let w = out.seekable_writer()?;
-            write_trace(&workload, args, SynthWriter::file(w, trace)?)?
-        };
-        w.flush()?;
-    }
-    out.commit(None)?;
-    Ok(())
-}
-
-/// The workload, then the AUXTRACE that `--aux-payload` asks for.
-fn write_trace<T: SynthTarget>(
-    workload: &Workload,
-    args: &SynthArgs,
-    mut writer: SynthWriter<T>,
-) -> Result<(T::Output, u64), CliError> {
-    let samples = workload.write(&mut writer)?;
-    if let Some(len) = args.aux_payload {
-        writer.auxtrace(len, args.seed)?;
-    }
-    Ok((writer.finish()?, samples))
-}
-
-/// A directory is built under a temp name beside OUT and renamed into place only when
-/// complete, as `AtomicOutput` does for files.
-fn write_dir(workload: &Workload, trace: TraceSpec, args: &SynthArgs) -> Result<(), CliError> {
-    let output = args.output.as_path();
-    if output.exists() {
-        return Err(CliError::Usage(format!("{} exists", output.display())));
-    }
-    let parent = match output.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    let sink = if args.output.as_os_str() == "-" {
+        Sink::stdout()
+    } else {
+        Sink::path(&args.output)?
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".perfdata-")
-        .tempdir_in(parent)?;
-    write_trace(workload, args, SynthWriter::dir(tmp.path(), trace)?)?;
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))?;
-    std::fs::rename(tmp.keep(), output)?;
+    let target = if args.pipe {
+        Target::Pipe
+    } else {
+        Target::File
+    };
+    perfdata_synth::write_to(&workload, trace, aux, sink, target)?;
     Ok(())
 }

@@ -45,6 +45,7 @@ fn all_name(lines: &[String], bad: &Path, good: &Path) {
     }
 }
 
+#[perfdata_oracle::needs(parquet)]
 #[test]
 fn a_parquet_exports_warnings_name_their_recording() {
     let (good, bad) = inputs();
@@ -65,6 +66,7 @@ fn a_parquet_exports_warnings_name_their_recording() {
     }
 }
 
+#[perfdata_oracle::needs(parquet)]
 #[test]
 fn a_parquet_exports_error_names_its_recording() {
     let (good, _) = inputs();

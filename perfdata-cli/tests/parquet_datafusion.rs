@@ -11,7 +11,7 @@ mod report_rows;
 
 use parquet_support::{export_parquet as export, perf_periods, query_script};
 
-#[perfdata_oracle::needs(perf, python_datafusion)]
+#[perfdata_oracle::needs(perf, python_datafusion, parquet)]
 #[test]
 fn datafusion_sums_perfs_periods() {
     assert!(perf_available());
@@ -25,7 +25,7 @@ fn datafusion_sums_perfs_periods() {
     assert_eq!(ours, perf);
 }
 
-#[perfdata_oracle::needs(python_duckdb, python_datafusion)]
+#[perfdata_oracle::needs(python_duckdb, python_datafusion, parquet)]
 #[test]
 fn datafusion_and_duckdb_agree_flat_and_partitioned() {
     let mut inputs: Vec<_> = std::fs::read_dir(fixtures_dir())

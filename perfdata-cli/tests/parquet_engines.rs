@@ -5,13 +5,16 @@
 //! - Every fixture perf reports on, all exported at once into one directory: per
 //!   recording and event, DuckDB's `SELECT comm, dso, symbol, count(*), sum(period)`
 //!   over samples equals `perf report --sort comm,dso,sym -n` (rows above 0.1%, both
-//!   ways; perf's unresolved addresses are `[unknown]` rows of their DSO).
+//!   ways; an address without a symbol is a row of its own, as perf's), counts and
+//!   periods exactly; perf's rows of functions that share a name are summed (the one
+//!   named difference, docs/parquet.md).
 //! - Stacks rebuilt in DuckDB by joining samples to stacks equal `export --format
 //!   folded` of each fixture, line for line and count for count.
 //! - pyarrow reads every part file's schema with the documented types and
 //!   `schema_version`.
 //! - A second export into the same directory adds only the new recording, and no stack
-//!   id is in two parts; `--partition host,date` gives Hive folders DuckDB reads.
+//!   id is in two parts; `--partition host,date` gives Hive folders DuckDB reads (what
+//!   a folder refuses: parquet_folders.rs).
 //! - docs/parquet-query.py, the README's query, runs and sums each symbol's period.
 //!
 //! Each needs python3 with the module it reads by (`pip install duckdb pyarrow`), and
@@ -19,7 +22,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata, workspace_root};
@@ -28,8 +31,10 @@ mod exports;
 mod parquet_support;
 mod report_rows;
 
-use parquet_support::{export_parquet, perf_periods, perf_symbol, query_script};
-use report_rows::{perf_rows_summed, reported_fixtures, GROUPED};
+use parquet_support::{
+    export_parquet, is_address, perf_address, perf_periods, perf_symbol, query_script, walk,
+};
+use report_rows::{perf_rows_each, reported_fixtures, GROUPED};
 
 /// `python3 SCRIPT ARGS`'s stdout as JSON.
 fn python_json(script: &Path, args: &[&OsStr]) -> serde_json::Value {
@@ -56,18 +61,44 @@ fn tables(what: &str, dir: &Path) -> serde_json::Value {
 /// (samples, period) per (comm, dso, symbol).
 type Counted = BTreeMap<(String, String, String), (u64, u64)>;
 
-#[perfdata_oracle::needs(perf, python_duckdb)]
+/// Rows of perf that the tables name otherwise for a reason outside them, each checked:
+/// (fixture, event, comm, DSO, perf's symbol, the tables' symbol). perf's row must be
+/// there and the tables' name not among perf's rows; the row is then compared under
+/// the tables' name, samples and period exactly.
+///
+/// strip-system-wide.data (report_rows' NOT_COMPARED): perf 6.1 fails to open
+/// librustc_driver once ('-v': "Failed to open .../librustc_driver-6108105cd7e839cf.so,
+/// continuing without symbols") and leaves that cpu-clock sample's address unnamed;
+/// perfdata names it as perf names the same address in the task-clock table.
+const UNLIKE_PERF: &[(&str, &str, &str, &str, &str, &str)] = &[(
+    "strip-system-wide.data",
+    "cpu-clock",
+    "rustc",
+    "librustc_driver-6108105cd7e839cf.so",
+    "0x00000000054cfef2",
+    "<thin_vec::ThinVec<rustc_infer::traits::Obligation<rustc_middle::ty::predicate::Predicate>>>::push",
+)];
+
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn duckdb_rows_are_perf_reports() {
     assert!(perf_available());
-    let inputs = reported_fixtures();
+    // Every fixture perf reports on: those report_rows compares, and those of
+    // UNLIKE_PERF.
+    let mut inputs = reported_fixtures();
+    inputs.extend(UNLIKE_PERF.iter().map(|u| fixtures_dir().join(u.0)));
+    inputs.sort();
+    inputs.dedup();
     assert!(inputs.len() >= 15, "fixtures: {inputs:?}");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("pq");
     export_parquet(&inputs, &out, &[]);
     let rows = tables("rows", &out);
     let mut failures = Vec::new();
-    let mut compared = 0;
+    let mut renamed = 0;
+    let (mut compared, mut same_names) = (0, 0);
+    // Rows of addresses without a symbol compared: in the kernel, in other DSOs.
+    let (mut kernel, mut addresses) = (0, 0);
     for input in &inputs {
         // Per event: ours from DuckDB.
         let mut ours: BTreeMap<String, Counted> = BTreeMap::new();
@@ -84,7 +115,7 @@ fn duckdb_rows_are_perf_reports() {
         } else {
             &[]
         };
-        let perf = perf_rows_summed(input, "comm,dso,sym", extra);
+        let perf = perf_rows_each(input, "comm,dso,sym", extra);
         if perf.keys().ne(ours.keys()) {
             failures.push(format!(
                 "{}: events: perf {:?}, duckdb {:?}",
@@ -98,9 +129,27 @@ fn duckdb_rows_are_perf_reports() {
             let mut theirs: Counted = BTreeMap::new();
             for (cells, row) in perf_rows {
                 let key = (cells[0].clone(), cells[1].clone(), perf_symbol(cells));
+                // The one named difference (docs/parquet.md): perf has a row per
+                // function where functions of one command and DSO share a name, the
+                // tables one. Never an address: each has one row, in both.
+                if theirs.contains_key(&key) {
+                    assert!(!is_address(&key.2), "{}: {key:?} twice", name(input));
+                    same_names += 1;
+                }
                 let e = theirs.entry(key).or_default();
                 e.0 += row.samples;
                 e.1 += row.period;
+            }
+            let unlike = UNLIKE_PERF
+                .iter()
+                .filter(|u| u.0 == name(input) && u.1 == event);
+            for (_, _, c, d, perf_sym, our_sym) in unlike {
+                let key = |s: &str| (c.to_string(), d.to_string(), s.to_string());
+                assert!(!theirs.contains_key(&key(our_sym)), "perf names {our_sym}");
+                let row = theirs.remove(&key(perf_sym));
+                let row = row.unwrap_or_else(|| panic!("perf has no {perf_sym} in {event}"));
+                theirs.insert(key(our_sym), row);
+                renamed += 1;
             }
             let mine = &ours[event];
             let total: u64 = theirs.values().map(|v| v.0).sum();
@@ -111,6 +160,12 @@ fn duckdb_rows_are_perf_reports() {
                     continue;
                 }
                 compared += 1;
+                if is_address(&key.2) {
+                    match key.1.starts_with("[kernel") {
+                        true => kernel += 1,
+                        false => addresses += 1,
+                    }
+                }
                 if p != o {
                     failures.push(format!(
                         "{} {event} {key:?}: perf (samples, period) {p:?}, duckdb {o:?}",
@@ -122,7 +177,18 @@ fn duckdb_rows_are_perf_reports() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 50, "{compared} rows compared");
-    eprintln!("{compared} rows compared over {} fixtures", inputs.len());
+    assert_eq!(renamed, UNLIKE_PERF.len(), "rows of UNLIKE_PERF renamed");
+    // Both kinds, each with many rows (no map at all: parquet_caveats).
+    assert!(
+        kernel > 20 && addresses > 20,
+        "rows of addresses without a symbol compared: {kernel} kernel, {addresses} other"
+    );
+    eprintln!(
+        "{compared} rows compared over {} fixtures, of addresses without a symbol {kernel} \
+         in the kernel and {addresses} in other DSOs; {same_names} of perf's rows of \
+         functions sharing a name summed",
+        inputs.len()
+    );
 }
 
 /// A name as one frame of a folded line (folded.rs's frame_text: `;` is `:`, control
@@ -137,7 +203,7 @@ fn frame_text(s: &str) -> String {
         .collect()
 }
 
-#[perfdata_oracle::needs(python_duckdb)]
+#[perfdata_oracle::needs(python_duckdb, parquet)]
 #[test]
 fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
     let inputs = reported_fixtures();
@@ -150,6 +216,7 @@ fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
     let stacks = tables("stacks", &out);
     let mut failures = Vec::new();
     let mut lines = 0;
+    let mut unknown = 0;
     for input in &inputs {
         let want = exports::folded(input, dir.path());
         let rows = stacks[input.display().to_string()].as_array();
@@ -168,8 +235,17 @@ fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
             line.push_str(&frame_text(r[1].as_str().expect("comm")));
             let frames = r[2].as_array().expect("frames");
             for f in frames.iter().rev() {
+                let symbol = f[0].as_str().expect("symbol");
+                let address: i64 = f[1].as_str().expect("address").parse().expect("int64");
                 line.push(';');
-                line.push_str(&frame_text(f.as_str().expect("symbol")));
+                // An address without a symbol is its address as perf report prints it,
+                // where perf script and the folded export print [unknown].
+                if symbol == perf_address(address as u64) {
+                    unknown += 1;
+                    line.push_str("[unknown]");
+                } else {
+                    line.push_str(&frame_text(symbol));
+                }
             }
             *got.entry(line).or_default() += r[3].as_u64().expect("count");
         }
@@ -187,9 +263,10 @@ fn stacks_rebuilt_in_duckdb_are_the_folded_export() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(lines > 100, "{lines} folded lines compared");
+    assert!(unknown > 100, "{unknown} frames without a symbol");
 }
 
-/// The documented columns of each table (docs/formats.md), as pyarrow names their
+/// The documented columns of each table (docs/parquet.md), as pyarrow names their
 /// types: (name, type, nullable).
 const SAMPLES: &[(&str, &str, bool)] = &[
     ("recording", "string", false),
@@ -235,7 +312,7 @@ const RECORDINGS: &[(&str, &str, bool)] = &[
     ("lost_samples", "int64", false),
 ];
 
-#[perfdata_oracle::needs(python_pyarrow)]
+#[perfdata_oracle::needs(python_pyarrow, parquet)]
 #[test]
 fn pyarrow_reads_the_documented_schema() {
     let inputs = reported_fixtures();
@@ -255,7 +332,7 @@ fn pyarrow_reads_the_documented_schema() {
             parts.len()
         );
         for part in parts {
-            assert_eq!(part["schema_version"], "1", "{table}");
+            assert_eq!(part["schema_version"], "2", "{table}");
             assert_eq!(part["table"], table);
             let cols: Vec<(String, String, bool)> = part["columns"]
                 .as_array()
@@ -278,7 +355,7 @@ fn pyarrow_reads_the_documented_schema() {
     }
 }
 
-#[perfdata_oracle::needs(python_duckdb)]
+#[perfdata_oracle::needs(python_duckdb, parquet)]
 #[test]
 fn a_second_export_appends_and_partitions_are_hive_folders() {
     let fx = |n: &str| fixtures_dir().join(n);
@@ -348,21 +425,7 @@ fn a_second_export_appends_and_partitions_are_hive_folders() {
     }
 }
 
-/// The files under `dir`, recursively.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).expect("a folder") {
-        let p = e.expect("entry").path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
-#[perfdata_oracle::needs(perf, python_duckdb)]
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
 #[test]
 fn the_readmes_duckdb_script_sums_perfs_periods() {
     assert!(perf_available());
@@ -376,7 +439,7 @@ fn the_readmes_duckdb_script_sums_perfs_periods() {
     assert_eq!(ours, perf);
 }
 
-#[perfdata_oracle::needs(python_duckdb, python_pyarrow)]
+#[perfdata_oracle::needs(python_duckdb, python_pyarrow, parquet)]
 #[test]
 fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -403,89 +466,4 @@ fn a_large_recording_is_written_in_row_groups_and_none_is_lost() {
     let joins = tables("joins", &pq);
     assert_eq!(joins["samples"].as_u64(), Some(samples), "{joins}");
     assert_eq!(joins["orphans"], 0, "{joins}");
-}
-
-/// The parts are readable as any new file is (0666 less the umask), not 0600 as the
-/// temp files they are written to: a Spark or Trino service reads them as another user.
-#[test]
-fn parts_get_a_new_files_mode() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("pq");
-    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
-    let parts: Vec<PathBuf> = walk(&out)
-        .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    assert_eq!(parts.len(), 3, "samples, stacks and recordings: {parts:?}");
-    for p in parts {
-        let mode = std::fs::metadata(&p).expect("stat").permissions().mode() & 0o777;
-        assert_eq!(
-            mode,
-            perfdata_write::output::new_file_mode(),
-            "{}",
-            p.display()
-        );
-    }
-}
-
-/// A folder keeps one partition layout: an export asking another is refused, naming
-/// both, and adds nothing (DuckDB would refuse the folder: "Hive partition mismatch").
-#[test]
-fn another_partition_layout_in_one_folder_is_refused() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("pq");
-    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
-    let sorted = |d: &Path| {
-        let mut v = walk(d);
-        v.sort();
-        v
-    };
-    let before = sorted(&out);
-    let other = fixtures_dir().join("file-callgraph-fp.data");
-    let args: Vec<&OsStr> = vec![
-        OsStr::new("export"),
-        other.as_os_str(),
-        OsStr::new("--format"),
-        OsStr::new("parquet"),
-        OsStr::new("-o"),
-        out.as_os_str(),
-        OsStr::new("--partition"),
-        OsStr::new("host,date"),
-    ];
-    let run = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert!(!run.status.success(), "{err}");
-    assert!(
-        err.contains("no --partition") && err.contains("--partition host,date"),
-        "{err}"
-    );
-    assert_eq!(sorted(&out), before, "nothing added");
-    // The same layout goes on.
-    export_parquet(&[other], &out, &[]);
-}
-
-/// A samples part with no recordings row (what an interrupted export leaves) that the
-/// next export does not replace is named in a warning, not passed over in silence.
-#[test]
-fn a_leftover_of_another_recording_is_named() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dir.path().join("pq");
-    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
-    let part = walk(&out.join("samples"))
-        .into_iter()
-        .next()
-        .expect("a samples part");
-    let orphan = out.join("samples").join("part-0123456789abcdef.parquet");
-    std::fs::copy(&part, &orphan).expect("copied");
-    let other = fixtures_dir().join("file-callgraph-fp.data");
-    let said = export_parquet(&[other], &out, &[]);
-    assert!(
-        said.contains(&format!(
-            "{}: samples an interrupted export left",
-            orphan.display()
-        )),
-        "{said}"
-    );
-    assert!(!said.contains(&part.display().to_string()), "{said}");
 }

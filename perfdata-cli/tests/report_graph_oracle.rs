@@ -10,15 +10,19 @@
 //!
 //! Compared byte for byte but for what cannot match, named here:
 //! - the random tip perf ends with (`#`, `# (Tip: ...)`, `#`);
-//! - the order of entries of equal overhead: perf's order among ties follows its
-//!   rb-trees (it differs between `-g graph` and `-g flat` on the same recording);
-//!   each entry, its line and its whole call graph, must be equal as text, and each
-//!   run of ties must have the same entries and blank lines;
+//! - the order of entries of equal overhead on a recording of several threads
+//!   ([`TIES_AS_SETS`]): perf asks the depth of two entries' call graphs only when they
+//!   are one thread's (`__hpp__sort_acc`) and inserts entries one by one into an
+//!   rb-tree, so that among ties of several threads its order follows the tree's
+//!   shape; there each entry, its line and its whole call graph, must be equal as text,
+//!   and each run of ties must have the same entries and blank lines. Every other
+//!   recording is compared in order, ties included;
 //! - perf's `[...]` line of `fractal` sometimes says `[...] (inlined)`: perf 6.1
 //!   mallocs that symbol without clearing its `inlined` flag;
-//! - the dwarf recordings are compared with perf's `--no-inline`: perf names frames
-//!   inlined in libc (`__libc_start_main_impl (inlined)`) from its debug info, which
-//!   perfdata's report does not add (as issue 26 says of its rows);
+//!
+//! The dwarf recordings are compared as they are: the frames perf names inlined from
+//! DWARF (`__libc_start_main_impl (inlined)` from libc's debug info, where it is
+//! installed) are perfdata's too (inline_oracle checks them on a program of its own).
 //!
 //! file-callgraph-dwarf.data is read by both with `--symfs fixtures/symfs`, where the
 //! binary it was recorded from is kept (built without libc, it is the process's only
@@ -31,6 +35,8 @@ use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod report_text;
 mod workload;
+
+use report_text::canonical;
 
 /// The option sets compared on every recording.
 const VIEWS: &[&[&str]] = &[
@@ -55,57 +61,16 @@ fn our_text(input: &Path, args: &[&str]) -> String {
     report_text::perfdata_report(input, args)
 }
 
-/// Whether a line is an entry's line (` 12.34%` first).
-fn is_entry(line: &str) -> bool {
-    let t = line.trim_start();
-    line.starts_with(' ')
-        && t.split_whitespace()
-            .next()
-            .is_some_and(|w| w.ends_with('%') && w[..w.len() - 1].parse::<f64>().is_ok())
-        && !line.starts_with("           ") // flat's value lines are indented 11
-}
-
-/// The text with each run of entries of equal overhead (an entry is its line and the
-/// call graph lines under it) sorted, and the blank lines of each run counted after
-/// it; `[...] (inlined)` read as `[...]`.
-fn canonical(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut run: Vec<Vec<String>> = Vec::new();
-    let mut blanks = 0;
-    let flush = |run: &mut Vec<Vec<String>>, blanks: &mut usize, out: &mut Vec<String>| {
-        if run.is_empty() && *blanks == 0 {
-            return;
-        }
-        run.sort();
-        out.extend(run.drain(..).flatten());
-        out.push(format!("<{blanks} blank lines>"));
-        *blanks = 0;
-    };
-    for line in text.lines() {
-        let line = line.replace("[...] (inlined)", "[...]");
-        if is_entry(&line) {
-            let key = |l: &str| l.split_whitespace().next().map(str::to_string);
-            if run.last().is_some_and(|b| key(&b[0]) != key(&line)) {
-                flush(&mut run, &mut blanks, &mut out);
-            }
-            run.push(vec![line]);
-        } else if line.starts_with('#') || run.is_empty() {
-            flush(&mut run, &mut blanks, &mut out);
-            out.push(line);
-        } else if line.is_empty() {
-            blanks += 1;
-        } else {
-            run.last_mut().expect("an entry").push(line);
-        }
-    }
-    flush(&mut run, &mut blanks, &mut out);
-    out
-}
+/// Recordings of several threads whose entries of equal overhead are compared as sets
+/// (see the module's documentation): anon-secret.data has sh, its children and two
+/// worker programs, with runs of one-sample entries of many threads.
+const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
 /// Compare one report; a description of the first difference.
 fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
-    let perf = canonical(&perf_text(input, perfs));
-    let mine = canonical(&our_text(input, ours));
+    let as_sets = TIES_AS_SETS.contains(&name(input).as_str());
+    let perf = canonical(&perf_text(input, perfs), as_sets);
+    let mine = canonical(&our_text(input, ours), as_sets);
     if perf == mine {
         return None;
     }
@@ -220,7 +185,7 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         dso: "perfdata-spin",
         symbols: ["leaf", "main"],
     };
-    compared += compare_views(&dwarf, &own, &symfs, &["--no-inline"], &mut problems);
+    compared += compare_views(&dwarf, &own, &symfs, &[], &mut problems);
     let text = our_text(
         &dwarf,
         &[&["--no-children", "-g", "caller"][..], &symfs].concat(),
@@ -275,7 +240,7 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
         problems.clear();
         compare_views(&this_fp, &select, &[], &[], &mut problems);
-        compare_views(&dwarf, &select, &[], &["--no-inline"], &mut problems);
+        compare_views(&dwarf, &select, &[], &[], &mut problems);
         fp = Some(this_fp);
         if problems.is_empty() {
             break;
@@ -351,7 +316,7 @@ fn call_graphs_of_a_pipe_recording_equal_perfs() {
                 .args(["report", "-"])
                 .args(view),
         );
-        if canonical(&perf) != canonical(&ours) {
+        if canonical(&perf, false) != canonical(&ours, false) {
             problems.push(format!("stdin {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
         }
     }
@@ -426,15 +391,20 @@ fn time_percent_slices_equal_perfs() {
 #[test]
 fn the_comparison_sees_percentages_and_order() {
     let perf = "# x\n    10.00%  a\n            |\n            ---f\n               |--6.00%--g\n                --4.00%--h\n\n";
-    assert_eq!(canonical(perf), canonical(perf));
-    let pct = perf.replace("6.00%", "6.01%");
-    assert_ne!(canonical(perf), canonical(&pct));
-    let order = perf
-        .replace("--6.00%--g\n", "--TMP--\n")
-        .replace("--4.00%--h", "--6.00%--g")
-        .replace("--TMP--", "--4.00%--h");
-    assert_ne!(canonical(perf), canonical(&order));
-    // Entries of equal overhead in either order are the same.
+    for as_sets in [false, true] {
+        let canonical = |t: &str| canonical(t, as_sets);
+        assert_eq!(canonical(perf), canonical(perf));
+        let pct = perf.replace("6.00%", "6.01%");
+        assert_ne!(canonical(perf), canonical(&pct));
+        let order = perf
+            .replace("--6.00%--g\n", "--TMP--\n")
+            .replace("--4.00%--h", "--6.00%--g")
+            .replace("--TMP--", "--4.00%--h");
+        assert_ne!(canonical(perf), canonical(&order));
+    }
+    // Entries of equal overhead: in either order the same as sets, not in order.
     let two = "    5.00%  a\n    5.00%  b\n";
-    assert_eq!(canonical(two), canonical("    5.00%  b\n    5.00%  a\n"));
+    let swapped = "    5.00%  b\n    5.00%  a\n";
+    assert_eq!(canonical(two, true), canonical(swapped, true));
+    assert_ne!(canonical(two, false), canonical(swapped, false));
 }

@@ -4,9 +4,8 @@
 //! order before unresolved symbols; those, equal for it, in the order perf's collapsing
 //! tree holds them, by address as a signed number, the kernel's first; DSOs by name).
 //! Compared on fixtures with many ties (the 0.36% rows of one sample each), under
-//! `--sort sym` and the default keys. Not compared: Children ties of entries with call
-//! graphs, which perf orders by their graphs' depth (`__hpp__sort_acc`); the other
-//! oracles compare those as sets.
+//! `--sort sym` and the default keys. Children ties of entries with call graphs (perf's
+//! `__hpp__sort_acc`, by their graphs' depth) are report_graph_oracle's.
 
 use std::path::Path;
 

@@ -324,7 +324,9 @@ fn compare_samples(input: &Path) -> Tally {
         String::from_utf8_lossy(&out.stderr)
     );
     let perf = samples(&String::from_utf8_lossy(&out.stdout), true);
-    let mut ours_args: Vec<&OsStr> = ["script", fields[0], fields[1]].map(OsStr::new).to_vec();
+    let mut ours_args: Vec<&OsStr> = ["script", "--no-inline", fields[0], fields[1]]
+        .map(OsStr::new)
+        .to_vec();
     ours_args.push(input.as_os_str());
     let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &ours_args, None);
     assert!(
@@ -411,7 +413,12 @@ fn vfork_stacks_go_on_past_the_return_address_in_a_register() {
         "{same} of {total} samples' stacks equal"
     );
     assert_eq!(mine, theirs, "samples through __vfork");
-    let (problems, compared) = compare_children(&input);
+    // perf 6.1's Children rows of this recording are not stable with inlined frames:
+    // its rows name the frame of __libc_start_main `__libc_start_main@@GLIBC_2.34`
+    // (99%, and `__libc_start_main_impl (inlined)` 0.02%) while its call graphs and perf
+    // script name it `__libc_start_main_impl (inlined)` in every sample (so does
+    // perfdata); the rows are compared without them.
+    let (problems, compared) = compare_children(&input, false);
     assert!(compared > 8, "{compared} rows compared");
     assert!(
         problems.is_empty(),
@@ -480,18 +487,18 @@ fn fork_heavy_stacks_differ_from_perfs_only_where_perf_is_known_wrong() {
             t.problems.len()
         );
         assert!(total > 300, "{}: {total} samples", name(input));
-        // `__vfork` and `_dl_runtime_resolve` no longer cut (4,000 samples a run were,
-        // before). A CI run here saw one sample of 3,111 (dash) cut so, cause not yet
-        // found: at most one in a thousand passes, and is said.
+        // Nothing is cut for want of a register: not at `__vfork` nor `_dl_runtime_resolve`
+        // (4,000 samples a run were, before), nor at `_dl_runtime_resolve` sampled below
+        // in an ld.so epilogue after `pop %rbx` (rbx's slot below the stack pointer,
+        // outside the copy: 5 dash recordings of 19 had one such sample; unwind_kept
+        // checks one).
         let stats = unwind_stats(input);
-        let untracked = stats["cut_by"]["untracked_register"].as_u64().unwrap_or(0);
-        if untracked > 0 {
-            eprintln!(
-                "{}: {untracked} cut at an untracked register: {stats}",
-                name(input)
-            );
-        }
-        assert!(untracked * 1000 <= total, "{}: {stats}", name(input));
+        assert_eq!(
+            stats["cut_by"].get("untracked_register"),
+            None,
+            "{}: {stats}",
+            name(input)
+        );
         resolve.0 += t.through_resolve.0;
         resolve.1 += t.through_resolve.1;
         if !t.problems.is_empty() {

@@ -12,9 +12,26 @@ use crate::keys::{raw_key, Creator, RawKey};
 use crate::model::{ResolvedSample, SortKey};
 use crate::process::Location;
 
-/// Children periods per event: row -> (period, the entry's creator, whether the
-/// creator's sample was filtered).
-pub(crate) type ChildrenTables = Vec<FxHashMap<u32, (u64, Creator, bool)>>;
+/// Children counts per event, by row.
+pub(crate) type ChildrenTables = Vec<FxHashMap<u32, ChildEntry>>;
+
+/// A row's Children count in one event's table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ChildEntry {
+    /// The period of the samples whose walk passes through the row.
+    pub(crate) period: u64,
+    /// The sample that made the entry.
+    pub(crate) creator: Creator,
+    /// Whether that sample was filtered.
+    pub(crate) hidden: bool,
+    /// The most frames of a callchain perf appended to the entry (its
+    /// `callchain_root.max_depth`): a sample's whole chain to its own entry, the chain
+    /// from a frame on (in the cursor's order) to the frame's entry.
+    pub(crate) depth: u32,
+    /// The depth as [`crate::model::ChainDepth::rank`] orders it (negated in callee
+    /// order), set once every walk is counted.
+    pub(crate) rank: i64,
+}
 
 /// The loc of an entry's own key in a walk (its chain is the frames after it).
 const OWN: u32 = u32::MAX;
@@ -25,7 +42,9 @@ const OWN: u32 = u32::MAX;
 /// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it;
 /// each with the frame's location. `chain` is the sample's callchain (leaf first, cut to
 /// `--max-stack`), walked in `order` (the root first for `caller`); the keys come root
-/// first whatever the order.
+/// first whatever the order. Each frame unwound from the sample's stack copy (its
+/// chain's last [`ResolvedSample::unwound`], as many as the cut left) for which `inlines`
+/// says perf lists `n` entries ([`crate::inlines`]) is `n` keys, the outermost first.
 pub(crate) fn chain_keys(
     keys: &[SortKey],
     s: &ResolvedSample,
@@ -33,6 +52,7 @@ pub(crate) fn chain_keys(
     own: RawKey,
     comm: usize,
     order: Order,
+    inlines: &mut dyn FnMut(&Location) -> u16,
 ) -> Vec<(RawKey, ChainLoc)> {
     let by_sym = keys.contains(&SortKey::Sym);
     let mut level = own.kernel();
@@ -43,14 +63,23 @@ pub(crate) fn chain_keys(
             dso: OWN,
             addr: 0,
             ip: 0,
+            inline: 0,
         },
     ));
     // The level carries over in the order perf's cursor walks the chain.
-    let walk: Box<dyn Iterator<Item = &Location>> = match order {
-        Order::Caller => Box::new(chain.iter().rev()),
-        Order::Callee => Box::new(chain.iter()),
+    // `--max-stack` keeps the root end (caller) or the leaf end (callee) of the chain.
+    let unwound = match order {
+        Order::Caller => s.unwound.min(chain.len()),
+        Order::Callee => chain
+            .len()
+            .saturating_sub(s.callchain.len() - s.unwound.min(s.callchain.len())),
     };
-    for at in walk {
+    let from = chain.len() - unwound;
+    let walk: Box<dyn Iterator<Item = (usize, &Location)>> = match order {
+        Order::Caller => Box::new(chain.iter().enumerate().rev()),
+        Order::Callee => Box::new(chain.iter().enumerate()),
+    };
+    for (i, at) in walk {
         let mut k = raw_key(keys, s, at, comm);
         if by_sym {
             if at.dso.is_some() {
@@ -65,8 +94,24 @@ pub(crate) fn chain_keys(
                 .map_or(0, |d| u32::try_from(d + 1).unwrap_or(u32::MAX - 1)),
             addr: at.addr,
             ip: at.ip,
+            inline: 0,
         };
-        out.push((k, loc));
+        let n = if i >= from { inlines(at) } else { 0 };
+        if n == 0 {
+            out.push((k, loc));
+            continue;
+        }
+        // perf's inline list is innermost first for `callee`, outermost first for
+        // `caller`: the order its cursor walks the frames in.
+        let each = |j: u16| {
+            let mut k = k;
+            k.set_inline(j);
+            (k, ChainLoc { inline: j, ..loc })
+        };
+        match order {
+            Order::Caller => out.extend((1..=n).rev().map(each)),
+            Order::Callee => out.extend((1..=n).map(each)),
+        }
     }
     // Kept root first whatever the walk.
     if order == Order::Callee {
@@ -224,6 +269,9 @@ impl Named {
             let Some(table) = out.get_mut(event) else {
                 return;
             };
+            // perf's cursor holds the chain (frames[1..]); the own entry gets it whole,
+            // the entry of the cursor's i-th frame the chain from it on.
+            let chain = w.frames.len().saturating_sub(1) as u32;
             for &(row, kernel, pos) in &seen {
                 let creator = Creator {
                     first: w.first,
@@ -231,13 +279,27 @@ impl Named {
                     pos,
                     kernel,
                 };
-                let e = table.entry(row).or_insert((0, creator, hidden));
-                e.0 += w.period;
-                if e.1.earlier(creator) != e.1 {
-                    (e.1, e.2) = (creator, hidden);
+                let depth = chain - pos.saturating_sub(1);
+                let e = table.entry(row).or_insert(ChildEntry {
+                    period: 0,
+                    creator,
+                    hidden,
+                    depth,
+                    rank: 0,
+                });
+                e.period += w.period;
+                e.depth = e.depth.max(depth);
+                if e.creator.earlier(creator) != e.creator {
+                    (e.creator, e.hidden) = (creator, hidden);
                 }
             }
         });
+        for e in out.iter_mut().flat_map(|t| t.values_mut()) {
+            e.rank = match order {
+                Order::Caller => i64::from(e.depth),
+                Order::Callee => -i64::from(e.depth),
+            };
+        }
         out
     }
 
@@ -324,4 +386,53 @@ fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32
         Order::Callee => chain[n - 1 - step],
     };
     own.iter().copied().chain((0..n).map(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::Machine;
+
+    /// A sample of three frames, the root two unwound, the middle one with two entries
+    /// perf lists (an inlined function and its own symbol): its keys root first, the
+    /// middle frame's outermost entry (2) first, whatever the order the chain is walked
+    /// in; the recorded leaf and the root without entries as they are.
+    #[test]
+    fn unwound_frames_expand_into_their_entries_outermost_first() {
+        let mut m = Machine::new();
+        let mut s = crate::stacks::testing::sample(&mut m, 1, None, 1, 3);
+        s.unwound = 2;
+        let own = raw_key(&[SortKey::Sym], &s, &s.ip, 0);
+        let middle = s.callchain[1].addr;
+        for order in [Order::Caller, Order::Callee] {
+            let mut asked = Vec::new();
+            let mut inlines = |at: &Location| {
+                asked.push(at.addr);
+                if at.addr == middle {
+                    2
+                } else {
+                    0
+                }
+            };
+            let walk = chain_keys(
+                &[SortKey::Sym],
+                &s,
+                &s.callchain,
+                own,
+                0,
+                order,
+                &mut inlines,
+            );
+            let got: Vec<(u64, u16)> = walk[1..].iter().map(|(_, l)| (l.addr, l.inline)).collect();
+            let (leaf, root) = (s.callchain[0].addr, s.callchain[2].addr);
+            assert_eq!(
+                got,
+                [(root, 0), (middle, 2), (middle, 1), (leaf, 0)],
+                "{order:?}"
+            );
+            // Only the unwound frames are asked about.
+            asked.sort_unstable();
+            assert_eq!(asked, [middle, root], "{order:?}");
+        }
+    }
 }

@@ -295,6 +295,7 @@ mod tests {
                     comm_len: 0,
                     callchain: None,
                     created: (0, 0),
+                    depth: None,
                 })
                 .collect(),
             children: false,

@@ -28,7 +28,13 @@ use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
+// Behind the cargo feature `parquet`: the arrow and parquet crates more than double a
+// first build of the workspace.
+#[cfg(feature = "parquet")]
 pub mod parquet;
+mod partition;
+
+pub use partition::Partition;
 
 /// The formats an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

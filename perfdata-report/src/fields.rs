@@ -243,6 +243,7 @@ mod tests {
             members: Vec::new(),
             comm_len: 0,
             created: (first, 0),
+            depth: None,
         }
     }
 

@@ -129,6 +129,7 @@ fn fold(
                     members: vec![zero(with_children); members.len()],
                     comm_len: r.comm_len,
                     created: r.created,
+                    depth: r.depth,
                 });
                 rows.len() - 1
             });
@@ -185,6 +186,7 @@ mod tests {
             members: Vec::new(),
             comm_len: 0,
             created: (0, 0),
+            depth: None,
         }
     }
 

@@ -54,6 +54,10 @@ pub struct ResolvedSample {
     /// The callchain's frames, leaf first, PERF_CONTEXT_* markers applied and dropped
     /// (empty without PERF_SAMPLE_CALLCHAIN).
     pub callchain: Vec<Location>,
+    /// How many of the callchain's last frames an unwinding of the user stack copy
+    /// (`--call-graph dwarf`) added: perf 6.1 lists the functions inlined at those
+    /// frames ([`crate::inlines`]), not at recorded ones.
+    pub unwound: usize,
 }
 
 /// A recording replayed: the machine as it ended. The samples went, resolved, to the
@@ -321,6 +325,19 @@ impl FromStr for SortKey {
     }
 }
 
+/// An entry's call-graph depth, as perf orders entries of equal Children by it
+/// (`__hpp__sort_acc`: of two entries of one thread, the caller above the callee).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainDepth {
+    /// The thread of the sample that made the entry (perf compares only entries of one
+    /// thread).
+    pub thread: usize,
+    /// The most frames of a callchain appended to the entry (perf's
+    /// `callchain_root.max_depth`), negated where the chains are walked from the sample
+    /// (callee order): of two entries, the larger rank comes first.
+    pub rank: i64,
+}
+
 /// One row: a distinct combination of key values.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -354,6 +371,10 @@ pub struct Row {
     /// the JSON.
     #[serde(skip)]
     pub created: (u64, u32),
+    /// With Children and call graphs drawn: what perf's `__hpp__sort_acc` orders
+    /// entries of equal Children by. Not part of the JSON.
+    #[serde(skip)]
+    pub depth: Option<ChainDepth>,
 }
 
 /// A group member's count of a row.

@@ -597,15 +597,23 @@ fn apply(
         }
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
+            let mut unwound = 0;
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
                 p.chain = with_user_frames(&p.chain, &frames);
+                unwound = frames.len();
             }
             let ip = machine.resolve(p.pid, p.tid, p.ip, p.kernel);
             let mut callchain = spare.frames();
             resolve_chain(machine, p.pid, p.tid, &p.chain, &mut callchain);
             spare.keep_words(std::mem::take(&mut p.chain));
+            // A chain perf discards (a bad marker) has no frames, unwound or not.
+            let unwound = if callchain.len() >= unwound {
+                unwound
+            } else {
+                0
+            };
             let mut sample = ResolvedSample {
                 event: p.event as usize,
                 pid: p.pid,
@@ -615,6 +623,7 @@ fn apply(
                 period: p.period,
                 ip,
                 callchain,
+                unwound,
             };
             let own;
             let extra = match rare.extra {

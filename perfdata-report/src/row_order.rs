@@ -1,9 +1,8 @@
 //! The order of perf report's entries (`hists__output_resort`, perf's
 //! `hist_entry__sort` over its sort list: Children when shown, Overhead, then the sort
 //! keys), largest first. Of equal Children, perf's `__hpp__sort_acc` puts the caller
-//! above the callee when it has their call graphs: the entry made first (the order of
-//! their first samples, and within a sample the entry of the sample's own frame, then
-//! the callchain's frames as perf's cursor meets them), as measured on perf 6.1. Else
+//! above the callee of one thread when it draws their call graphs, by the depth of the
+//! callchains appended to each (see [`sort_rows`]). Else
 //! (no Children, or no call graph: `-g none`) equal entries are ordered by Overhead,
 //! then by the sort keys, each by its own `sort`: symbols by name, the resolved before
 //! the unresolved, those by address as perf collapsed them (the kernel's first);
@@ -21,22 +20,73 @@ pub(crate) fn sort_rows(rows: &mut [Row], keys: &[SortKey]) {
         .chain(keys.iter().map(|&k| Field::Key(k)))
         .collect();
     let layout = Layout::new(&fields, None);
-    let graphed = rows.iter().any(|r| r.callchain.is_some());
     let children = |r: &Row| r.children.map(|c| c.0);
     rows.sort_by(|a, b| {
         children(b)
             .cmp(&children(a))
-            .then_with(|| match a.children.is_some() && graphed {
-                true => a.created.cmp(&b.created),
-                false => Ordering::Equal,
-            })
             .then_with(|| layout.cmp_rows(a, b))
     });
+    // perf's `__hpp__sort_acc` where call graphs are drawn: of equal Children, an
+    // entry of one thread above another of the same thread whose callchains were
+    // shallower (a caller above its callee); entries of different threads by the next
+    // fields, as above.
+    let mut at = 0;
+    while at < rows.len() {
+        let run = rows[at..]
+            .iter()
+            .take_while(|r| children(r) == children(&rows[at]))
+            .count();
+        if run > 1 && rows[at].depth.is_some() {
+            callers_first(&mut rows[at..at + run], |a, b| layout.cmp_rows(a, b));
+        }
+        at += run;
+    }
+}
+
+/// Order a run of entries of equal Children, sorted by `rest` (Overhead, then the
+/// keys), as perf's rb-tree does with `__hpp__sort_acc`: each thread's entries by their
+/// depth (see [`crate::model::ChainDepth`]; `rest` among equal depths), the threads'
+/// entries then merged by `rest`. perf inserts entries one by one, and where a run holds
+/// several threads its order follows the tree's shape; the merge keeps every pair
+/// perf compares by depth in perf's order, and the rest in `rest`'s.
+fn callers_first(run: &mut [Row], rest: impl Fn(&Row, &Row) -> Ordering) {
+    let thread = |i: usize| run[i].depth.map(|d| d.thread);
+    let rank = |i: usize| run[i].depth.map_or(0, |d| d.rank);
+    let mut threads: Vec<Option<usize>> = (0..run.len()).map(thread).collect();
+    threads.sort_unstable();
+    threads.dedup();
+    // Each thread's entries, deepest first (stable: `rest`'s order among equals).
+    let mut chains: Vec<std::collections::VecDeque<usize>> = threads
+        .iter()
+        .map(|&t| {
+            let mut chain: Vec<usize> = (0..run.len()).filter(|&i| thread(i) == t).collect();
+            chain.sort_by_key(|&i| std::cmp::Reverse(rank(i)));
+            chain.into()
+        })
+        .collect();
+    // The merge: where each entry goes.
+    let mut goes_to = vec![0; run.len()];
+    for slot in 0..run.len() {
+        let next = (0..chains.len())
+            .filter(|&c| !chains[c].is_empty())
+            .min_by(|&x, &y| rest(&run[chains[x][0]], &run[chains[y][0]]).then(x.cmp(&y)))
+            .expect("as many entries as slots");
+        let from = chains[next].pop_front().expect("a head");
+        goes_to[from] = slot;
+    }
+    for i in 0..run.len() {
+        while goes_to[i] != i {
+            let j = goes_to[i];
+            run.swap(i, j);
+            goes_to.swap(i, j);
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ChainDepth;
 
     fn row(children: u64, period: u64, created: (u64, u32), sym: &str) -> Row {
         Row {
@@ -50,33 +100,58 @@ mod tests {
             members: Vec::new(),
             comm_len: 0,
             created,
+            depth: None,
         }
     }
 
-    /// From perf 6.1 on file-callgraph-fp.data: of equal Children, the kernel's entry
-    /// (Self 0, made by an earlier sample) comes before `0x114a` (Self 4.31%), and a
-    /// sample's own entry before its frame's.
+    /// Of equal Children where graphs are drawn, each thread's entries deepest first,
+    /// the threads' merged by Self and the keys (report_graph_oracle compares the order
+    /// with perf's on recordings of one thread, ties and all).
     #[test]
-    fn equal_children_come_in_the_order_they_were_made() {
-        let mut rows = vec![
-            row(11, 11, (40, 0), "[.] 0x000000000000114a"),
-            row(11, 0, (40, 3), "[.] 0x000055cfaafbe14a"),
-            row(24, 0, (2, 2), "[.] 0x000055cfaafbe169"),
-            row(11, 0, (5, 9), "[k] 0xffffffff81000130"),
-            row(24, 0, (2, 1), "[.] 0x000055cfaafbe183"),
+    fn equal_children_go_deepest_first_within_a_thread() {
+        let at = |thread: usize, rank: i64, period: u64, sym: &str| Row {
+            depth: Some(ChainDepth { thread, rank }),
+            ..row(10, period, (0, 0), sym)
+        };
+        let order = |mut rows: Vec<Row>| {
+            sort_rows(&mut rows, &[SortKey::Sym]);
+            rows.iter().map(|r| r.cells[0].clone()).collect::<Vec<_>>()
+        };
+        let rows = vec![
+            at(1, 2, 0, "[.] a"),
+            at(1, 5, 0, "[.] b"),
+            at(2, 9, 0, "[.] c"),
+            at(2, 1, 0, "[.] aa"),
+            row(20, 0, (0, 0), "[.] z"),
         ];
-        sort_rows(&mut rows, &[SortKey::Sym]);
-        let order: Vec<&str> = rows.iter().map(|r| r.cells[0].as_str()).collect();
+        // Thread 1: b (5) above a (2); thread 2: c (9) above aa (1); merged by name.
         assert_eq!(
-            order,
-            [
-                "[.] 0x000055cfaafbe183",
-                "[.] 0x000055cfaafbe169",
-                "[k] 0xffffffff81000130",
-                "[.] 0x000000000000114a",
-                "[.] 0x000055cfaafbe14a",
-            ]
+            order(rows.clone()),
+            ["[.] z", "[.] b", "[.] a", "[.] c", "[.] aa"]
         );
+        // Callee order's ranks are negated depths: the shallower first.
+        let negated = rows
+            .iter()
+            .cloned()
+            .map(|mut r| {
+                r.depth = r.depth.map(|d| ChainDepth { rank: -d.rank, ..d });
+                r
+            })
+            .collect();
+        assert_eq!(
+            order(negated),
+            ["[.] z", "[.] a", "[.] aa", "[.] b", "[.] c"]
+        );
+        // Self before depth? No: depth first, then Self among equal depths.
+        let by_self = vec![
+            at(1, 3, 0, "[.] a"),
+            at(1, 3, 4, "[.] b"),
+            at(1, 7, 0, "[.] c"),
+        ];
+        assert_eq!(order(by_self), ["[.] c", "[.] b", "[.] a"]);
+        // Without depths (no graph): Self, then the keys.
+        let bare = vec![row(10, 0, (0, 0), "[.] b"), row(10, 0, (0, 0), "[.] a")];
+        assert_eq!(order(bare), ["[.] a", "[.] b"]);
     }
 
     /// From perf 6.1's `-g none` of file-callgraph-fp.data: without call graphs, equal

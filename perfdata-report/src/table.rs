@@ -10,7 +10,7 @@ use crate::filter::{Percentage, SampleFilter};
 use crate::group::group_sizes;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
-use crate::model::{EventTable, Replay, ResolvedSample, Row, SortKey};
+use crate::model::{ChainDepth, EventTable, Replay, ResolvedSample, Row, SortKey};
 use crate::process::{Location, Machine};
 use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
@@ -44,7 +44,7 @@ struct Count {
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Tally {
     keys: Vec<SortKey>,
     /// Each distinct raw key once, numbered, and its count in `values`.
@@ -65,6 +65,9 @@ pub struct Tally {
     cumulate: bool,
     /// The call graph under each entry, if asked for.
     graph: Option<CallGraph>,
+    /// The entries perf lists at unwound frames, when inlined functions are counted
+    /// as perf's `--inline` does.
+    inlines: Option<crate::inlines::InlineCounts>,
 }
 
 impl Tally {
@@ -82,7 +85,15 @@ impl Tally {
             children: None,
             cumulate: false,
             graph: None,
+            inlines: None,
         }
+    }
+
+    /// Count the functions perf 6.1 lists inlined at unwound frames (its `--inline`,
+    /// on by default) as frames of the callchains, finding binaries as `opts` says.
+    pub fn with_inlines(mut self, opts: crate::symbolize::SymbolOptions) -> Tally {
+        self.inlines = Some(crate::inlines::InlineCounts::new(opts));
+        self
     }
 
     /// Also count children periods from the samples' callchains (perf's `--children`).
@@ -175,17 +186,17 @@ impl Tally {
         t.1 += s.period;
         let filtered = !self.filter.keeps_thread(m, s);
         let comm = self.comms.of(m, &s.ip);
-        self.add_marked(s, filtered, comm);
+        self.add_marked(Some(m), s, filtered, comm);
     }
 
-    /// Count one sample.
+    /// Count one sample (without inlined functions: their DSOs are the machine's).
     pub fn add(&mut self, s: &ResolvedSample) {
-        self.add_marked(s, false, s.ip.comm);
+        self.add_marked(None, s, false, s.ip.comm);
     }
 
     /// Count one sample of comm entry `comm`, `filtered` if the row it may create is to
     /// be hidden.
-    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool, comm: usize) {
+    fn add_marked(&mut self, m: Option<&Machine>, s: &ResolvedSample, filtered: bool, comm: usize) {
         let ip = &s.ip;
         let mut k = raw_key(&self.keys, s, ip, comm);
         if !self.filter.symbols.is_empty() {
@@ -195,7 +206,13 @@ impl Tally {
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
             let chain = cut_chain(&s.callchain, max_stack, order);
-            let walk = crate::children::chain_keys(&self.keys, s, chain, k, comm, order);
+            let inlines = &mut self.inlines;
+            let mut count = |at: &Location| match (inlines.as_mut(), m) {
+                (Some(i), Some(m)) => i.at(m, at),
+                _ => 0,
+            };
+            let walk =
+                crate::children::chain_keys(&self.keys, s, chain, k, comm, order, &mut count);
             children.add(walk, s.period, ip.thread, self.seen, filtered);
         }
         let first = self.seen;
@@ -240,6 +257,8 @@ impl Tally {
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
+        // The counting's symbols and DWARF go before the naming loads its own.
+        self.inlines = None;
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
         let order = self.order();
@@ -360,6 +379,7 @@ fn named_tables(
     relative: bool,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
+    let graphed = !trees.is_empty();
     let mut children = children.unwrap_or_default();
     // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
     // each marked filtered by its creator; any that still print the same cells are one
@@ -382,19 +402,19 @@ fn named_tables(
         // perf's hist entries: self and children counts of the same values are one
         // entry, printed as its earliest sample (self or in a callchain) made it.
         let mut entries = g;
-        let mut children_of: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut children_of: FxHashMap<u32, (u64, i64)> = FxHashMap::default();
         if let Some(ch) = children.get_mut(event) {
-            for (row, (p, creator, filtered)) in ch.drain() {
+            for (row, c) in ch.drain() {
                 let e = entries.entry(row).or_insert(Count {
                     samples: 0,
                     period: 0,
-                    creator,
-                    filtered,
+                    creator: c.creator,
+                    filtered: c.hidden,
                 });
-                if e.creator.earlier(creator) != e.creator {
-                    (e.creator, e.filtered) = (creator, filtered);
+                if e.creator.earlier(c.creator) != e.creator {
+                    (e.creator, e.filtered) = (c.creator, c.hidden);
                 }
-                children_of.insert(row, p);
+                children_of.insert(row, (c.period, c.rank));
             }
         }
         // An entry its first sample made filtered is not shown (perf's filters).
@@ -412,7 +432,8 @@ fn named_tables(
         let rows: Vec<Row> = entries
             .into_iter()
             .map(|(row, c)| {
-                let ch = children_of.get(&row).copied().unwrap_or(0);
+                let (ch, rank) = children_of.get(&row).copied().unwrap_or((0, 0));
+                let callchain = trees.remove(&(event as u32, row));
                 Row {
                     cells: names
                         .get(row)
@@ -423,7 +444,12 @@ fn named_tables(
                     period: c.period,
                     percent: pct(c.period),
                     children: with_children.then(|| (ch, pct(ch))),
-                    callchain: trees.remove(&(event as u32, row)),
+                    // perf's __hpp__sort_acc asks the depth where it draws graphs.
+                    depth: (with_children && graphed).then_some(ChainDepth {
+                        thread: c.creator.thread,
+                        rank,
+                    }),
+                    callchain,
                     created: (c.creator.first, c.creator.pos),
                     members: Vec::new(),
                     comm_len: replay
@@ -488,6 +514,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 10, 1);
@@ -540,6 +567,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 1);

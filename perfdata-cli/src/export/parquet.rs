@@ -1,13 +1,26 @@
 //! `perfdata export --format parquet`: recordings into Parquet tables (the work is in
-//! perfdata_report::export::parquet).
+//! perfdata_report::export::parquet), in a build with the cargo feature `parquet`.
 
+#[cfg(feature = "parquet")]
 use perfdata_report::export::parquet::{inputs, Added, ParquetExport};
 
 use super::ExportArgs;
 use crate::CliError;
 
+/// A build without the feature refuses `--format parquet`, saying how to get it.
+#[cfg(not(feature = "parquet"))]
+pub fn run(_: &ExportArgs) -> Result<(), CliError> {
+    Err(CliError::Usage(
+        "this perfdata was built without the Parquet export: build it with the cargo \
+         feature `parquet` (`cargo install --path perfdata-cli --features parquet`, or \
+         `cargo run --release --features parquet -- export ...`)"
+            .into(),
+    ))
+}
+
 /// Export every recording `a` names into the directory `-o` names. A recording that
 /// cannot be read is said and skipped, the others written; the command then fails.
+#[cfg(feature = "parquet")]
 pub fn run(a: &ExportArgs) -> Result<(), CliError> {
     if a.inline || a.diff.is_some() {
         return Err(CliError::Usage(

@@ -2,7 +2,8 @@
 what parquet_engines.rs compares, as JSON on stdout.
 
     tables.py rows DIR     per recording path: [event, comm, dso, symbol, samples, period]
-    tables.py stacks DIR   per recording path: [event, comm, [symbol, ...] leaf first, samples]
+    tables.py stacks DIR   per recording path: [event, comm, [[symbol, address], ...] leaf first,
+                           samples]
     tables.py schema DIR   per table: its columns' pyarrow types and schema_version
     tables.py joins DIR    recordings, samples, stack ids in two parts, samples whose
                            stack is missing, and (host, hostname) pairs seen
@@ -43,7 +44,7 @@ def stacks(d):
     duckdb_views(con, d)
     out = {}
     q = """
-        SELECT r.path, s.event, s.comm, list_transform(k.frames, lambda f: f.symbol), count(*)
+        SELECT r.path, s.event, s.comm, list_transform(k.frames, lambda f: [f.symbol, f.address::VARCHAR]), count(*)
         FROM samples s
         JOIN stacks k USING (stack_id)
         JOIN recordings r USING (recording)

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use perfdata_tests::{run_perfdata, workspace_root};
 
-use crate::report_rows::{perf_rows_summed, unresolved};
+use crate::report_rows::perf_rows_summed;
 
 /// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
 /// stderr.
@@ -57,12 +57,9 @@ pub fn query_script(options: &[&str], dir: &Path) -> BTreeMap<String, u64> {
     map
 }
 
-/// A sym cell of perf report without its `[.] ` / `[k] ` mode; an unresolved address is
-/// `[unknown]`, as perfdata names it.
+/// A sym cell of perf report without its `[.] ` / `[k] ` mode, as the `symbol` column
+/// holds it (an address without a symbol included: `0x00007f...`).
 pub fn perf_symbol(cells: &[String]) -> String {
-    if unresolved(cells) {
-        return "[unknown]".into();
-    }
     let sym = &cells[2];
     match sym.get(..4) {
         Some(m) if m.starts_with('[') && m.ends_with("] ") => sym[4..].to_string(),
@@ -82,4 +79,36 @@ pub fn perf_periods(input: &Path) -> BTreeMap<String, u64> {
         }
     }
     perf
+}
+
+/// Whether `symbol` is an address as perf report prints one without a symbol.
+#[allow(dead_code)]
+pub fn is_address(symbol: &str) -> bool {
+    let hex = symbol.strip_prefix("0x").unwrap_or(symbol);
+    hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// An address as perf report's Symbol column prints one without a symbol (`%#.16llx`:
+/// 16 zeros alone for 0, as C's `#` gives 0 no prefix).
+#[allow(dead_code)]
+pub fn perf_address(a: u64) -> String {
+    match a {
+        0 => "0000000000000000".to_string(),
+        a => format!("{a:#018x}"),
+    }
+}
+
+/// The files under `dir`, recursively.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).expect("a folder") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -89,6 +89,36 @@ pub fn perf_rows_summed(path: &Path, sort: &str, extra: &[&str]) -> BTreeMap<Str
         .collect()
 }
 
+/// As [`perf_rows`], every row as perf prints it, in its order: rows that print the
+/// same cells (functions of one name) each once.
+#[allow(dead_code)]
+pub fn perf_rows_each(
+    path: &Path,
+    sort: &str,
+    extra: &[&str],
+) -> BTreeMap<String, Vec<(Vec<String>, Row)>> {
+    perf_table(path, sort, &options("--no-children", extra))
+        .into_iter()
+        .map(|(ev, rows)| {
+            let rows = rows
+                .into_iter()
+                .map(|(cells, pcts, samples, period)| {
+                    let percent = pcts[0];
+                    (
+                        cells,
+                        Row {
+                            samples,
+                            period,
+                            percent,
+                        },
+                    )
+                })
+                .collect();
+            (ev, rows)
+        })
+        .collect()
+}
+
 /// `perf report --stdio -n --children -g none --sort KEYS`, per event: cells ->
 /// ([children %, self %], samples, self period).
 #[allow(dead_code)]

@@ -1,7 +1,7 @@
 //! Any number of recordings as Parquet tables that DuckDB, Spark, Trino or DataFusion
 //! query: `samples` (one row per sample, its leaf named), `stacks` (each distinct stack
 //! once, leaf first) and `recordings` (one row per recording). The schema is in
-//! docs/formats.md; its version is every file's `schema_version` key-value metadata.
+//! docs/parquet.md; its version is every file's `schema_version` key-value metadata.
 //!
 //! Each table is a folder of part files under the export directory. A recording's
 //! samples are a part of their own, named by the recording's id (the hash of its header
@@ -32,7 +32,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -40,8 +42,8 @@ use perfdata_core::{Error, PerfReader, Result};
 use sha1::{Digest, Sha1};
 
 use crate::replay::{replay, ReplayOptions};
-use crate::stacks::{Detail, Sources, StackCollector, StackId, Stacks};
-use crate::symbolize::{SymbolOptions, Symbolizer};
+use crate::stacks::{Detail, Frame, FrameId, Sources, StackCollector, StackId, Stacks};
+use crate::symbolize::{SymbolName, SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 
 pub mod inputs;
@@ -52,6 +54,7 @@ mod stack_set;
 
 mod parts;
 
+pub use super::partition::Partition;
 pub use parts::ROW_GROUP;
 use parts::{other, partition_value, Part};
 use recording::{date_text, RecordingInfo};
@@ -60,31 +63,6 @@ use stack_set::StackSet;
 
 /// Rows put in one Arrow batch before it goes to the writer.
 const BATCH: usize = 8 * 1024;
-
-/// The Hive-style partition folders of the samples table.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Partition {
-    /// `host=NAME/`: the recording's hostname (HOSTNAME feature).
-    pub host: bool,
-    /// `date=YYYY-MM-DD/`: the day the recording began (UTC).
-    pub date: bool,
-}
-
-impl std::str::FromStr for Partition {
-    type Err = String;
-    /// A comma-separated list of `host` and `date`.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        let mut p = Partition::default();
-        for key in s.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-            match key {
-                "host" => p.host = true,
-                "date" => p.date = true,
-                _ => return Err(format!("unknown partition key {key:?} (keys: host, date)")),
-            }
-        }
-        Ok(p)
-    }
-}
 
 /// The partition layout of the samples part at `path` under `samples`: the Hive keys
 /// of the folders between them.
@@ -142,6 +120,7 @@ impl ParquetExport {
     pub fn begin(self) -> Result<ParquetWriter> {
         let known = |what: &str, e| Error::io(format!("the {what} in {}", self.dir.display()), e);
         std::fs::create_dir_all(&self.dir).map_err(|e| known("folder", e))?;
+        parts::check_versions(&self.dir).map_err(|e| known("schema versions", e))?;
         let recordings = parts::recording_ids(&self.dir.join("recordings"))
             .map_err(|e| known("recordings", e))?;
         let stacks = parts::stack_ids(&self.dir.join("stacks")).map_err(|e| known("stacks", e))?;
@@ -301,11 +280,12 @@ impl ParquetWriter {
         let stack_set = &mut self.stack_set;
         stacks
             .each_sample(|track, row| {
-                let (id, leaf, new) = ids.of(row.stack);
-                if new {
+                let (id, frames) = ids.of(row.stack);
+                if let Some(frames) = frames {
                     distinct += 1;
-                    stack_set.push(id, ids.frames(row.stack))?;
+                    stack_set.push(id, frames.iter().map(|(s, d, a)| (&**s, *d, *a)))?;
                 }
+                let (dso, symbol) = ids.leaf(row.stack);
                 let e = &mut events[track.event];
                 e.0 += 1;
                 e.1 = e.1.wrapping_add(row.period);
@@ -321,8 +301,8 @@ impl ParquetWriter {
                     period: row.period,
                     stack_id: id,
                     comm: &track.comm,
-                    dso: leaf.0,
-                    symbol: leaf.1,
+                    dso,
+                    symbol,
                 });
                 if batch.len() >= BATCH {
                     part.write(&batch.take().map_err(other)?)?;
@@ -474,13 +454,29 @@ impl ParquetWriter {
     }
 }
 
+/// A frame's `symbol`: its function, or where no symbol covers the address, the address
+/// as perf report's Symbol column prints it (the text of [`SymbolName::Address`], which
+/// `perfdata report` prints): one row per address, as perf's.
+fn symbol_text<'a>(f: &Frame<'a>) -> Cow<'a, str> {
+    match f.function {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(SymbolName::Address(f.addr).to_string()),
+    }
+}
+
+/// A frame as the tables hold it: (symbol, DSO, address).
+type FrameRow<'a> = (Cow<'a, str>, &'a str, u64);
+
 /// Each local stack's id in the export (the hash of its frames) and its leaf, made on
 /// first use.
 struct StackIds<'a> {
     stacks: &'a Stacks,
     dsos: &'a [&'a str],
-    /// Per local stack: its id and its leaf's (DSO, symbol), once known.
-    ids: Vec<Option<(i64, (&'a str, &'a str))>>,
+    /// Per local stack: its id and its leaf frame (None: a stack without frames), once
+    /// known.
+    ids: Vec<Option<(i64, Option<FrameId>)>>,
+    /// The text of the last leaf asked for ([`StackIds::leaf`]).
+    symbol: String,
 }
 
 impl<'a> StackIds<'a> {
@@ -489,28 +485,26 @@ impl<'a> StackIds<'a> {
             stacks,
             dsos,
             ids: vec![None; stacks.summary().prefixes],
+            symbol: String::new(),
         }
     }
 
-    /// The frames of `stack`, leaf first: (symbol, DSO, address).
-    fn frames(&self, stack: StackId) -> impl Iterator<Item = (&'a str, &'a str, u64)> + '_ {
-        let stacks = self.stacks;
-        let dsos = self.dsos;
-        stacks.frames_of(stack).into_iter().rev().map(move |f| {
-            let f = stacks.frame(f);
-            (f.name(), f.dso.map_or("[unknown]", |d| dsos[d]), f.addr)
-        })
+    /// Frame `f` as the tables hold it.
+    fn row(&self, f: FrameId) -> FrameRow<'a> {
+        let f = self.stacks.frame(f);
+        let dso = f.dso.map_or("[unknown]", |d| self.dsos[d]);
+        (symbol_text(&f), dso, f.addr)
     }
 
-    /// The id of `stack`, its leaf's (DSO, symbol), and whether this is its first time.
-    fn of(&mut self, stack: StackId) -> (i64, (&'a str, &'a str), bool) {
-        if let Some((id, leaf)) = self.ids[stack as usize] {
-            return (id, leaf, false);
+    /// The id of `stack`, and its frames (leaf first) if this is its first time.
+    fn of(&mut self, stack: StackId) -> (i64, Option<Vec<FrameRow<'a>>>) {
+        if let Some((id, _)) = self.ids[stack as usize] {
+            return (id, None);
         }
+        let ids = self.stacks.frames_of(stack);
+        let frames: Vec<FrameRow<'a>> = ids.iter().rev().map(|&f| self.row(f)).collect();
         let mut h = Sha1::new();
-        let mut leaf = None;
-        for (symbol, dso, addr) in self.frames(stack) {
-            leaf.get_or_insert((dso, symbol));
+        for (symbol, dso, addr) in &frames {
             h.update(symbol.as_bytes());
             h.update([0]);
             h.update(dso.as_bytes());
@@ -518,8 +512,25 @@ impl<'a> StackIds<'a> {
             h.update(addr.to_le_bytes());
         }
         let id = i64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"));
-        let known = (id, leaf.unwrap_or(("[unknown]", "[unknown]")));
-        self.ids[stack as usize] = Some(known);
-        (known.0, known.1, true)
+        self.ids[stack as usize] = Some((id, ids.last().copied()));
+        (id, Some(frames))
+    }
+
+    /// The leaf of `stack` (asked for by [`StackIds::of`] before): its (DSO, symbol).
+    fn leaf(&mut self, stack: StackId) -> (&'a str, &str) {
+        let Some((_, Some(leaf))) = self.ids[stack as usize] else {
+            return ("[unknown]", "[unknown]");
+        };
+        let f = self.stacks.frame(leaf);
+        let dso = f.dso.map_or("[unknown]", |d| self.dsos[d]);
+        match f.function {
+            Some(name) => (dso, name),
+            None => {
+                // symbol_text's, without a new String per sample.
+                self.symbol.clear();
+                write!(self.symbol, "{}", SymbolName::Address(f.addr)).expect("into a String");
+                (dso, &self.symbol)
+            }
+        }
     }
 }

@@ -121,10 +121,13 @@ impl Row {
                 .any(|rule| matches!(*rule, Rule::Register(r) if untracked(r)))
     }
 
-    /// The caller's frame, from this frame's registers `regs` and its stack (`read`).
+    /// The caller's frame, from this frame's registers `regs` and its stack (`read`);
+    /// `sampled`: `regs` are the ones the sample (or a signal frame) recorded, not ones
+    /// walked to ([`saved`]).
     pub(crate) fn apply(
         &self,
         regs: &AllRegs,
+        sampled: bool,
         read: &mut impl FnMut(u64) -> Result<u64, ()>,
     ) -> Result<Outcome, Fail> {
         let (base, offset) = self.cfa.ok_or(Fail::Untracked)?;
@@ -138,7 +141,9 @@ impl Row {
                 Rule::Same => Ok(regs.get(reg)),
                 Rule::Offset(o) => {
                     let at = cfa.wrapping_add(o as u64);
-                    read(at).map(Some).map_err(|()| Fail::Read(at))
+                    saved(regs, reg, at, sampled, read)
+                        .map(Some)
+                        .map_err(|()| Fail::Read(at))
                 }
                 Rule::ValOffset(o) => Ok(Some(cfa.wrapping_add(o as u64))),
                 Rule::Register(r) => regs.get(r).map(Some).ok_or(Fail::Untracked),
@@ -191,11 +196,17 @@ impl FullRow {
 
     /// The caller's registers: those the row names restored, the others kept (the
     /// callee-saved ones are unchanged by convention), the stack pointer the CFA, the
-    /// instruction pointer the return address column's value. None: not known (a rule
-    /// beyond this walk, a word outside the copy) or the outermost frame.
+    /// instruction pointer the return address column's value. None: the CFA or the
+    /// return address not known (a rule beyond this walk, a word outside the copy) or
+    /// the outermost frame. Another register whose rule cannot be followed is not known
+    /// in the caller, as libdw leaves it unset: only a frame that needs it is cut (ld.so's
+    /// `do_lookup_x` sampled at its `ret`, every callee-saved slot below the stack
+    /// pointer, under `_dl_lookup_symbol_x` and `_dl_fixup`, which saved rbx again).
+    /// `sampled`: `regs` are the ones the sample (or a signal frame) recorded ([`saved`]).
     pub(crate) fn caller(
         &self,
         regs: &AllRegs,
+        sampled: bool,
         read: &mut impl FnMut(u64) -> Result<u64, ()>,
     ) -> Option<AllRegs> {
         let (base, offset) = self.cfa?;
@@ -206,7 +217,7 @@ impl FullRow {
             let value = match rule {
                 Rule::Undefined | Rule::Other => None,
                 Rule::Same => regs.get(reg),
-                Rule::Offset(o) => Some(read(cfa.wrapping_add(o as u64)).ok()?),
+                Rule::Offset(o) => saved(regs, reg, cfa.wrapping_add(o as u64), sampled, read).ok(),
                 Rule::ValOffset(o) => Some(cfa.wrapping_add(o as u64)),
                 Rule::Register(r) => regs.get(r),
             };
@@ -223,6 +234,29 @@ impl FullRow {
         }
         Some(caller)
     }
+}
+
+/// Register `reg`'s value saved at `at` by frame `regs`: the stack word there; or, in
+/// the sampled frame (`sampled`), where `at` is below the stack pointer (so outside the
+/// stack copy, which starts there), the register itself. An epilogue's row may still
+/// say a callee-saved register is at the slot its `pop` left (GCC's x86_64 CFI does not
+/// mark a popped register restored: ld.so's `_dl_fixup` at 0xff99, after `pop %rbx`,
+/// says rbx at CFA-40, 8 bytes below rsp); the slot is below the stack pointer because
+/// the register was loaded from it and the stack pointer moved past it, so the register
+/// holds the saved value. framehop takes the frame pointer so in the first frame, for
+/// the same reason. The return address is never taken so (a row that puts it below the
+/// stack pointer is wrong, and the register would name this frame again).
+fn saved(
+    regs: &AllRegs,
+    reg: u16,
+    at: u64,
+    sampled: bool,
+    read: &mut impl FnMut(u64) -> Result<u64, ()>,
+) -> Result<u64, ()> {
+    read(at).or_else(|()| {
+        let popped = sampled && reg != regs.ra_reg() && regs.sp().is_some_and(|sp| at < sp);
+        regs.get(reg).filter(|_| popped).ok_or(())
+    })
 }
 
 /// The rows of one DSO's CFI that need an untracked register, by address (svma),
@@ -401,7 +435,7 @@ mod tests {
         let all = AllRegs::from_user(Arch::X86_64, &user);
         let mut no_stack = |_: u64| Err(());
         assert_eq!(
-            row.apply(&all, &mut no_stack),
+            row.apply(&all, true, &mut no_stack),
             Ok(Outcome::Caller {
                 ra: 0x5555_0000_1224,
                 sp: 0x7ffc_0000_1000,
@@ -421,7 +455,7 @@ mod tests {
             ..user
         };
         let all = AllRegs::from_user(Arch::X86_64, &without_di);
-        assert_eq!(row.apply(&all, &mut no_stack), Err(Fail::Untracked));
+        assert_eq!(row.apply(&all, true, &mut no_stack), Err(Fail::Untracked));
     }
 
     #[test]
@@ -451,7 +485,7 @@ mod tests {
         arm.set(31, Some(0x1000));
         arm.set(29, Some(0x2000));
         assert_eq!(
-            lr_in_x16.apply(&arm, &mut stack),
+            lr_in_x16.apply(&arm, true, &mut stack),
             Ok(Outcome::Caller {
                 ra: 0x40_1234,
                 sp: 0x1000,
@@ -464,12 +498,15 @@ mod tests {
             ra: Rule::Offset(-8),
             fp: Rule::Offset(-16),
         };
-        assert_eq!(saved.apply(&arm, &mut stack), Err(Fail::Read(0x1008)));
+        assert_eq!(saved.apply(&arm, true, &mut stack), Err(Fail::Read(0x1008)));
         let undefined = Row {
             ra: Rule::Undefined,
             ..saved
         };
-        assert_eq!(undefined.apply(&arm, &mut stack), Ok(Outcome::Outermost));
+        assert_eq!(
+            undefined.apply(&arm, true, &mut stack),
+            Ok(Outcome::Outermost)
+        );
     }
 
     #[test]
@@ -489,15 +526,82 @@ mod tests {
             0x7ffc_0000_1018 => Ok(0x5555_0000_25f5),
             _ => Err(()),
         };
-        let caller = row.caller(&regs, &mut stack).expect("the caller");
+        let caller = row.caller(&regs, true, &mut stack).expect("the caller");
         assert_eq!(caller.ip(), Some(0x5555_0000_25f5));
         assert_eq!(caller.sp(), Some(0x7ffc_0000_1020));
         assert_eq!(caller.get(3), Some(0x7ffc_0000_2000), "rbx restored");
         assert_eq!(caller.get(12), Some(0x1212), "r12 unchanged");
         // Without rbx the CFA is not known; a saved word outside the copy neither.
         regs.set(3, None);
-        assert_eq!(row.caller(&regs, &mut stack), None);
+        assert_eq!(row.caller(&regs, true, &mut stack), None);
         regs.set(3, Some(0x7ffc_0000_3000));
-        assert_eq!(row.caller(&regs, &mut stack), None);
+        assert_eq!(row.caller(&regs, true, &mut stack), None);
+    }
+
+    #[test]
+    fn a_register_popped_in_the_sampled_epilogue_is_its_callers() {
+        // ld.so's `_dl_fixup` sampled at 0xff99, after `add $0x18,%rsp; pop %rbx`: CFA
+        // rsp+32, rbx at CFA-40 (8 bytes below rsp, outside the copy), rbp, r12, r13
+        // and the return address in the copy (glibc 2.36, readelf's frames-interp).
+        let row = FullRow {
+            cfa: Some((7, 32)),
+            rules: vec![
+                (3, Rule::Offset(-40)),
+                (6, Rule::Offset(-32)),
+                (12, Rule::Offset(-24)),
+                (13, Rule::Offset(-16)),
+                (16, Rule::Offset(-8)),
+            ],
+        };
+        let sp = 0x7ffe_0000_1000u64;
+        let mut regs = AllRegs::new(Arch::X86_64);
+        regs.set(7, Some(sp));
+        regs.set(3, Some(0x7ffe_0000_2fd0));
+        let mut copy = |addr: u64| match addr.checked_sub(sp) {
+            Some(at) if at < 0x2000 => Ok(0x1000 + at),
+            _ => Err(()),
+        };
+        let caller = row.caller(&regs, true, &mut copy).expect("the caller");
+        assert_eq!(caller.get(3), Some(0x7ffe_0000_2fd0), "rbx as popped");
+        assert_eq!(caller.get(6), Some(0x1000), "rbp read at rsp");
+        assert_eq!(caller.ip(), Some(0x1018));
+        assert_eq!(caller.sp(), Some(sp + 32));
+        // Walked to (not sampled), a register's value is not its slot's: not known.
+        let walked = row.caller(&regs, false, &mut copy).expect("the caller");
+        assert_eq!((walked.get(3), walked.get(6)), (None, Some(0x1000)));
+        assert_eq!(walked.ip(), Some(0x1018));
+        // A slot above the stack pointer the copy does not hold is not guessed: r13 is
+        // not known, and without the return address there is no caller.
+        let mut short = |addr: u64| if addr < sp + 16 { copy(addr) } else { Err(()) };
+        assert_eq!(row.caller(&regs, true, &mut short), None);
+        let mut no_r13 = |addr: u64| if addr == sp + 16 { Err(()) } else { copy(addr) };
+        let caller = row.caller(&regs, true, &mut no_r13).expect("the caller");
+        assert_eq!((caller.get(13), caller.get(12)), (None, Some(0x1008)));
+        // Nor the return address below the stack pointer (the register is this frame's).
+        let ra_below = FullRow {
+            cfa: Some((7, 0)),
+            rules: vec![(16, Rule::Offset(-8))],
+        };
+        regs.set(16, Some(0x7f00_0000_ff99));
+        assert_eq!(ra_below.caller(&regs, true, &mut copy), None);
+        // The row framehop cannot follow takes the frame pointer so too.
+        let fp_below = Row {
+            cfa: Some((7, 32)),
+            ra: Rule::Offset(-8),
+            fp: Rule::Offset(-40),
+        };
+        regs.set(6, Some(0x7ffe_0000_3000));
+        assert_eq!(
+            fp_below.apply(&regs, true, &mut copy),
+            Ok(Outcome::Caller {
+                ra: 0x1018,
+                sp: sp + 32,
+                fp: 0x7ffe_0000_3000
+            })
+        );
+        assert_eq!(
+            fp_below.apply(&regs, false, &mut copy),
+            Err(Fail::Read(sp - 8))
+        );
     }
 }

@@ -116,8 +116,10 @@ where
                 else {
                     return End::Cut(Cut::UntrackedRegister, None);
                 };
+                // The sampled (or interrupted) frame itself: its registers are recorded.
+                let sampled = since.1.is_empty();
                 since.1.push(address);
-                let (ra, sp, fp) = match row.apply(&known, read) {
+                let (ra, sp, fp) = match row.apply(&known, sampled, read) {
                     Ok(Outcome::Caller { ra, sp, fp }) => (ra, sp, fp),
                     Ok(Outcome::Outermost) => return End::Whole,
                     Err(Fail::Untracked) => return End::Cut(Cut::UntrackedRegister, None),
@@ -163,8 +165,8 @@ fn recover(
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<AllRegs> {
     let (mut regs, path) = (since.0, &since.1);
-    for &at in path {
-        regs = full_row(at)?.caller(&regs, read)?;
+    for (i, &at) in path.iter().enumerate() {
+        regs = full_row(at)?.caller(&regs, i == 0, read)?;
     }
     Some(regs)
 }

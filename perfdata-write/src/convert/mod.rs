@@ -68,7 +68,7 @@ use crate::error::Result;
 pub use features::{output_attrs, FeatureEdits};
 pub use options::{Compression, ConvertOptions, Target};
 pub use plan::{CompressorPlan, Plan};
-pub use sink::{Sink, WriteSeek};
+pub use sink::{Sink, WriteSeek, Writer as SinkWriter};
 pub(crate) use source::read_metadata_ahead;
 pub use source::{Input, Needs, Source, TreeSource};
 

@@ -18,8 +18,8 @@ use crate::output::{copy_to, AtomicOutput, ThreadedWriter};
 pub trait WriteSeek: Write + Seek {}
 impl<T: Write + Seek> WriteSeek for T {}
 
-/// The writer a conversion is handed by its sink.
-pub(super) enum Writer<'a> {
+/// The writer a sink hands to what writes into it ([`Sink::write_with`]).
+pub enum Writer<'a> {
     /// Seekable, with a handle of the file written when there is one (for the kernel's
     /// copies of unchanged records).
     Seek(&'a mut dyn WriteSeek, Option<File>),
@@ -108,18 +108,37 @@ impl<'a> Sink<'a> {
         target: Target,
         convert: impl FnOnce(Writer<'_>) -> Result<Report>,
     ) -> Result<Report> {
+        let (mut report, bytes) = self.write_with(target, convert)?;
+        report.bytes_written = bytes.or(report.bytes_written);
+        Ok(report)
+    }
+
+    /// Run `write` on the writer this sink gives for `target`, then finish the output
+    /// (flush, copy a spool, put a file in place). The writer is [`Writer::Seek`]
+    /// wherever the sink can seek (a regular file, [`Sink::seekable`]), whatever the
+    /// target, and for a file-mode target on a stream (spooled in a temp file, copied on
+    /// success); [`Writer::Stream`] only for a pipe-mode target on a stream. So `write`
+    /// must look at `target` too: a pipe-mode writer streams into a seekable writer. Errors name
+    /// the target, never the temp file. Returns what `write` returned and the bytes of
+    /// a file or spool written, where known. What a conversion writes through; also for
+    /// other writers of recordings (`perfdata synth`'s).
+    pub fn write_with<R>(
+        self,
+        target: Target,
+        write: impl FnOnce(Writer<'_>) -> Result<R>,
+    ) -> Result<(R, Option<u64>)> {
         let flushed = |e| WriteError::io("writing the output", e);
         match self.kind {
             Kind::Path(mut out) => {
                 if out.is_stream() && target == Target::Pipe {
-                    let report = {
+                    let value = {
                         let mut w = out.writer();
-                        convert(Writer::Stream(&mut w))
-                            .and_then(|report| w.flush().map(|_| report).map_err(flushed))
+                        write(Writer::Stream(&mut w))
+                            .and_then(|value| w.flush().map(|_| value).map_err(flushed))
                     };
-                    let report = report.map_err(|e| out.name_error(e))?;
+                    let value = value.map_err(|e| out.name_error(e))?;
                     out.commit(None)?;
-                    return Ok(report);
+                    return Ok((value, None));
                 }
                 // A file, or a node's spool (copied into it on commit).
                 let written = {
@@ -127,48 +146,47 @@ impl<'a> Sink<'a> {
                         .threaded_writer()
                         .map_err(|e| WriteError::io("creating the output", e))?;
                     let file = w.file().try_clone().ok();
-                    convert(Writer::Seek(&mut w, file)).and_then(|mut report| {
+                    write(Writer::Seek(&mut w, file)).and_then(|value| {
                         w.flush().map_err(flushed)?;
-                        report.bytes_written = w.file().metadata().map(|m| m.len()).ok();
-                        Ok(report)
+                        Ok((value, w.file().metadata().map(|m| m.len()).ok()))
                     })
                 };
-                let report = written.map_err(|e| out.name_error(e))?;
+                let written = written.map_err(|e| out.name_error(e))?;
                 out.commit(self.like.as_deref())?;
-                Ok(report)
+                Ok(written)
             }
             Kind::Stdout => {
                 let mut out = std::io::stdout().lock();
                 if target == Target::Pipe {
                     let mut w = BufWriter::with_capacity(1 << 20, out);
-                    let report = convert(Writer::Stream(&mut w))?;
+                    let value = write(Writer::Stream(&mut w))?;
                     w.flush().map_err(flushed)?;
-                    return Ok(report);
+                    return Ok((value, None));
                 }
-                spooled(&mut out, convert)
+                spooled(&mut out, write)
             }
-            Kind::Seekable(w, file) => convert(Writer::Seek(w, file)),
-            Kind::Stream(w) if target == Target::Pipe => convert(Writer::Stream(w)),
-            Kind::Stream(w) => spooled(w, convert),
+            Kind::Seekable(w, file) => Ok((write(Writer::Seek(w, file))?, None)),
+            Kind::Stream(w) if target == Target::Pipe => Ok((write(Writer::Stream(w))?, None)),
+            Kind::Stream(w) => spooled(w, write),
         }
     }
 }
 
 /// A file-mode output for a stream: built in an unnamed temp file, then copied.
-fn spooled(
+fn spooled<R>(
     out: &mut dyn Write,
-    convert: impl FnOnce(Writer<'_>) -> Result<Report>,
-) -> Result<Report> {
+    write: impl FnOnce(Writer<'_>) -> Result<R>,
+) -> Result<(R, Option<u64>)> {
     let mut tmp: File = tempfile::tempfile().map_err(|e| WriteError::io("creating a spool", e))?;
-    let mut report = {
+    let value = {
         let mut w = ThreadedWriter::new(&tmp).map_err(|e| WriteError::io("creating a spool", e))?;
         let file = w.file().try_clone().ok();
-        let report = convert(Writer::Seek(&mut w, file))?;
+        let value = write(Writer::Seek(&mut w, file))?;
         w.flush()
             .map_err(|e| WriteError::io("writing the output", e))?;
-        report
+        value
     };
-    report.bytes_written = tmp.metadata().map(|m| m.len()).ok();
+    let bytes = tmp.metadata().map(|m| m.len()).ok();
     copy_to(&mut tmp, out)?;
-    Ok(report)
+    Ok((value, bytes))
 }

@@ -41,7 +41,7 @@ pub use pseudonym::{pseudonym, random_salt, Pseudonyms, DEFAULT_KEEP_PATHS};
 pub use remap::{parse_build_id, parse_id_pair, parse_map_file, parse_path_pair, Remap};
 pub(crate) use stage::Applied;
 pub use stage::EditStage;
-pub use strip::{Selection, Strip};
+pub use strip::{strip_edits, Selection, Strip};
 pub use summary::{Counts, EditSummary};
 
 /// What an edit does with a record.

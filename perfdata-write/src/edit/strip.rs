@@ -81,6 +81,21 @@ pub struct Strip {
     dropped_types: u64,
 }
 
+/// The edits of `perfdata strip`: `fields` dropped from every sample, then the
+/// selection, where it selects samples or drops record types. Empty when neither asks
+/// for anything. (Each edit sees the input's events, so that fields dropped from an
+/// event the selection removes are no error.)
+pub fn strip_edits(sel: Selection, fields: Option<SampleType>) -> Vec<Box<dyn RecordEdit>> {
+    let mut edits: Vec<Box<dyn RecordEdit>> = Vec::new();
+    if let Some(fields) = fields {
+        edits.push(Box::new(super::DropSampleFields::new(fields)));
+    }
+    if sel.selects_samples() || !sel.drop_types.is_empty() {
+        edits.push(Box::new(Strip::new(sel)));
+    }
+    edits
+}
+
 impl Strip {
     /// A strip edit keeping what `sel` selects.
     pub fn new(sel: Selection) -> Self {

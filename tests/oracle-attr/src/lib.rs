@@ -1,10 +1,11 @@
 //! `#[perfdata_oracle::needs(perf)]`, `#[needs(corpus)]`, `#[needs(perf, corpus)]`,
 //! `#[needs(perf, go)]`, `#[needs(python_duckdb)]`, `#[needs(python_pyarrow)]`,
-//! `#[needs(python_datafusion)]`: written
+//! `#[needs(python_datafusion)]`, `#[needs(parquet)]`: written
 //! before `#[test]`, it marks the test `#[ignore]`, with the reason, when `perf` (or
 //! `go`, for `go tool pprof`) cannot run, `PERFDATA_CORPUS` is unset or `python3` cannot
 //! import the module where the test is
-//! compiled, so that cargo reports it as ignored instead of letting it pass while
+//! compiled, or (`parquet`) the package is built without its cargo feature `parquet`, so
+//! that cargo reports it as ignored instead of letting it pass while
 //! checking nothing. (A Python module installed after the test was compiled is seen once
 //! PATH or the test's source changes.)
 //!
@@ -20,14 +21,25 @@ use proc_macro::TokenStream;
 
 /// Mark the test that follows ignored when what it needs is missing (see the crate's
 /// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`,
-/// `python_datafusion`, or several (the first missing one's reason).
+/// `python_datafusion`, `node`, `gxx` (g++), `addr2line` (binutils'), `parquet`, or several (the first missing one's reason).
 #[proc_macro_attribute]
 pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut reason = None;
+    // The feature is the test's package's, known only where the test is compiled.
+    let mut feature = None;
     for want in attr.to_string().split(',').map(str::trim) {
         let missing = match want {
+            "parquet" => {
+                feature = Some("parquet");
+                None
+            }
             "perf" => (!perf_runs()).then_some("perf is not installed"),
             "go" => (!runs("go", "version")).then_some("go is not installed"),
+            "node" => (!runs("node", "--version")).then_some("node is not installed"),
+            "gxx" => (!runs("g++", "--version")).then_some("g++ is not installed"),
+            "addr2line" => {
+                (!runs("addr2line", "--version")).then_some("binutils' addr2line is not installed")
+            }
             "corpus" => std::env::var_os("PERFDATA_CORPUS")
                 .is_none()
                 .then_some("PERFDATA_CORPUS is not set"),
@@ -39,8 +51,8 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .then_some("python3 cannot import datafusion (pip install datafusion)"),
             other => {
                 let msg = format!(
-                    "needs: {other:?} is not perf, go, corpus, python_duckdb, python_pyarrow or \
-                     python_datafusion"
+                    "needs: {other:?} is not perf, go, node, gxx, addr2line, corpus, \
+                     python_duckdb, python_pyarrow, python_datafusion or parquet"
                 );
                 return format!("compile_error!({msg:?});").parse().unwrap();
             }
@@ -55,13 +67,15 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     )
     .parse()
     .unwrap();
-    if let Some(why) = reason {
-        out.extend(
-            format!("#[ignore = {why:?}]")
-                .parse::<TokenStream>()
-                .unwrap(),
-        );
-    }
+    let ignore = match (reason, feature) {
+        (Some(why), _) => format!("#[ignore = {why:?}]"),
+        (None, Some(f)) => format!(
+            "#[cfg_attr(not(feature = {f:?}), ignore = {:?})]",
+            format!("built without the cargo feature `{f}` (cargo test --all-features)")
+        ),
+        (None, None) => String::new(),
+    };
+    out.extend(ignore.parse::<TokenStream>().unwrap());
     // The item keeps its own spans: a failing assertion names its own line.
     out.extend(item);
     out

@@ -188,6 +188,50 @@ pub fn each_value(
     Ok(())
 }
 
+/// Refuse a directory holding a part of another schema version than this one writes:
+/// an append would mix the two in one table (the stack ids and the `symbol` text differ
+/// between versions), and readers glob every part of a table as one. The error names
+/// the file, its version and the perfdata that wrote it.
+pub fn check_versions(dir: &Path) -> io::Result<()> {
+    for table in ["recordings", "stacks", "samples"] {
+        for path in part_files(&dir.join(table))? {
+            let named = |e: parquet::errors::ParquetError| {
+                io::Error::other(format!("{}: {e}", path.display()))
+            };
+            let builder =
+                ParquetRecordBatchReaderBuilder::try_new(File::open(&path)?).map_err(named)?;
+            let kv = builder.metadata().file_metadata().key_value_metadata();
+            let value = |key: &str| {
+                kv.into_iter()
+                    .flatten()
+                    .find(|m| m.key == key)
+                    .and_then(|m| m.value.clone())
+            };
+            let version = value("schema_version");
+            if version.as_deref() == Some(SCHEMA_VERSION) {
+                continue;
+            }
+            let by =
+                value("perfdata.version").map_or(String::new(), |v| format!(" by perfdata {v}"));
+            let msg = match version {
+                Some(v) => format!(
+                    "{} was written with schema version {v}{by}, and this perfdata writes \
+                     version {SCHEMA_VERSION}: an append would mix them in one table; export \
+                     into another folder (or all the recordings again into a new one)",
+                    path.display()
+                ),
+                None => format!(
+                    "{} has no schema_version: not a part of a perfdata export; export into \
+                     another folder",
+                    path.display()
+                ),
+            };
+            return Err(io::Error::new(io::ErrorKind::InvalidData, msg));
+        }
+    }
+    Ok(())
+}
+
 /// The stack ids of the part files under `dir`, spooled (there may be many).
 pub fn stack_ids(dir: &Path) -> io::Result<crate::spool::Records> {
     let mut ids = IdSpool::new()?;

@@ -1,5 +1,5 @@
 //! The three tables' Arrow schemas (one versioned schema, documented in
-//! docs/formats.md) and the builders that fill a batch of rows of each.
+//! docs/parquet.md) and the builders that fill a batch of rows of each.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
 /// The schema's version, in every file's key-value metadata as `schema_version`: it
 /// changes whenever a column is added, removed, renamed or retyped.
-pub const SCHEMA_VERSION: &str = "1";
+pub const SCHEMA_VERSION: &str = "2";
 
 /// The fields of one frame of a stack (leaf first in `frames`).
 fn frame_fields() -> Fields {
