@@ -111,6 +111,8 @@ pub struct ReportArgs {
     csv: Option<PathBuf>,
     #[command(flatten)]
     unwind: crate::unwinding::UnwindArgs,
+    #[command(flatten)]
+    inline: crate::unwinding::InlineArgs,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -177,7 +179,8 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         .call_graph(graph)
         .group(group)
         .symfs(a.symfs.clone())
-        .unwind(a.unwind.on());
+        .unwind(a.unwind.on())
+        .inline(a.inline.on());
     if let Some((window, given)) = time {
         report = report.time(window, given);
     }

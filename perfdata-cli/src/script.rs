@@ -67,6 +67,8 @@ pub struct ScriptArgs {
     show_lost_events: bool,
     #[command(flatten)]
     unwind: crate::unwinding::UnwindArgs,
+    #[command(flatten)]
+    inline: crate::unwinding::InlineArgs,
 }
 
 /// The input path (for the interrupt policy: a stream ends on the first SIGINT).
@@ -108,7 +110,8 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         .filter(filter)
         .time(time)
         .symfs(a.symfs.clone())
-        .unwind(a.unwind.on());
+        .unwind(a.unwind.on())
+        .inline(a.inline.on());
     for (on, types) in shown {
         if on {
             script = script.show(types);

@@ -19,6 +19,26 @@ impl UnwindArgs {
     }
 }
 
+/// perf's `--inline` / `--no-inline`: whether unwound frames list the functions inlined
+/// at them (perfdata_report::inlines).
+#[derive(clap::Args)]
+pub struct InlineArgs {
+    /// List the functions inlined at unwound (`--call-graph dwarf`) frames, from the
+    /// binaries' DWARF, as perf 6.1 does by default.
+    #[arg(long, overrides_with = "no_inline")]
+    inline: bool,
+    /// Do not list inlined functions (perf's --no-inline).
+    #[arg(long, overrides_with = "inline")]
+    no_inline: bool,
+}
+
+impl InlineArgs {
+    /// Whether to list inlined functions: unless `--no-inline` came last.
+    pub fn on(&self) -> bool {
+        !self.no_inline
+    }
+}
+
 /// Say what became of the stack copies: with `-v` always, else a warning when frames
 /// were cut or binaries were missing, naming each missing binary once with its samples.
 pub fn tell(stats: &UnwindStats) {

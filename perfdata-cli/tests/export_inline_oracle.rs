@@ -80,14 +80,10 @@ fn binutils_frames(exe: &std::path::Path, addr: u64) -> Vec<(String, u64)> {
         .collect()
 }
 
-#[perfdata_oracle::needs(perf)]
+#[perfdata_oracle::needs(perf, addr2line)]
 #[test]
 fn inlined_frames_match_binutils_addr2line() {
     assert!(perf_available());
-    if Command::new("addr2line").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: binutils' addr2line is not installed");
-        return;
-    }
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = workload::build_hot(dir.path(), "-O2");
     let data = workload::record(

@@ -19,9 +19,10 @@
 //!   recording is compared in order, ties included;
 //! - perf's `[...]` line of `fractal` sometimes says `[...] (inlined)`: perf 6.1
 //!   mallocs that symbol without clearing its `inlined` flag;
-//! - the dwarf recordings are compared with perf's `--no-inline`: perf names frames
-//!   inlined in libc (`__libc_start_main_impl (inlined)`) from its debug info, which
-//!   perfdata's report does not add (as issue 26 says of its rows);
+//!
+//! The dwarf recordings are compared as they are: the frames perf names inlined from
+//! DWARF (`__libc_start_main_impl (inlined)` from libc's debug info, where it is
+//! installed) are perfdata's too (inline_oracle checks them on a program of its own).
 //!
 //! file-callgraph-dwarf.data is read by both with `--symfs fixtures/symfs`, where the
 //! binary it was recorded from is kept (built without libc, it is the process's only
@@ -34,6 +35,8 @@ use perfdata_tests::{fixtures_dir, name, perf_available};
 
 mod report_text;
 mod workload;
+
+use report_text::canonical;
 
 /// The option sets compared on every recording.
 const VIEWS: &[&[&str]] = &[
@@ -58,59 +61,10 @@ fn our_text(input: &Path, args: &[&str]) -> String {
     report_text::perfdata_report(input, args)
 }
 
-/// Whether a line is an entry's line (` 12.34%` first).
-fn is_entry(line: &str) -> bool {
-    let t = line.trim_start();
-    line.starts_with(' ')
-        && t.split_whitespace()
-            .next()
-            .is_some_and(|w| w.ends_with('%') && w[..w.len() - 1].parse::<f64>().is_ok())
-        && !line.starts_with("           ") // flat's value lines are indented 11
-}
-
 /// Recordings of several threads whose entries of equal overhead are compared as sets
 /// (see the module's documentation): anon-secret.data has sh, its children and two
 /// worker programs, with runs of one-sample entries of many threads.
 const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
-
-/// The text with each run of entries of equal overhead (an entry is its line and the
-/// call graph lines under it) sorted when `as_sets`, and the blank lines of each run
-/// counted after it; `[...] (inlined)` read as `[...]`.
-fn canonical(text: &str, as_sets: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut run: Vec<Vec<String>> = Vec::new();
-    let mut blanks = 0;
-    let flush = |run: &mut Vec<Vec<String>>, blanks: &mut usize, out: &mut Vec<String>| {
-        if run.is_empty() && *blanks == 0 {
-            return;
-        }
-        if as_sets {
-            run.sort();
-        }
-        out.extend(run.drain(..).flatten());
-        out.push(format!("<{blanks} blank lines>"));
-        *blanks = 0;
-    };
-    for line in text.lines() {
-        let line = line.replace("[...] (inlined)", "[...]");
-        if is_entry(&line) {
-            let key = |l: &str| l.split_whitespace().next().map(str::to_string);
-            if run.last().is_some_and(|b| key(&b[0]) != key(&line)) {
-                flush(&mut run, &mut blanks, &mut out);
-            }
-            run.push(vec![line]);
-        } else if line.starts_with('#') || run.is_empty() {
-            flush(&mut run, &mut blanks, &mut out);
-            out.push(line);
-        } else if line.is_empty() {
-            blanks += 1;
-        } else {
-            run.last_mut().expect("an entry").push(line);
-        }
-    }
-    flush(&mut run, &mut blanks, &mut out);
-    out
-}
 
 /// Compare one report; a description of the first difference.
 fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
@@ -231,7 +185,7 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         dso: "perfdata-spin",
         symbols: ["leaf", "main"],
     };
-    compared += compare_views(&dwarf, &own, &symfs, &["--no-inline"], &mut problems);
+    compared += compare_views(&dwarf, &own, &symfs, &[], &mut problems);
     let text = our_text(
         &dwarf,
         &[&["--no-children", "-g", "caller"][..], &symfs].concat(),
@@ -286,7 +240,7 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
         let dwarf = rec("dwarf.data", &["--call-graph", "dwarf,8192"]);
         problems.clear();
         compare_views(&this_fp, &select, &[], &[], &mut problems);
-        compare_views(&dwarf, &select, &[], &["--no-inline"], &mut problems);
+        compare_views(&dwarf, &select, &[], &[], &mut problems);
         fp = Some(this_fp);
         if problems.is_empty() {
             break;

@@ -10,15 +10,12 @@ mod workload;
 
 use report_rows::{compare, our_rows};
 
-#[perfdata_oracle::needs(perf)]
+#[perfdata_oracle::needs(perf, gxx)]
 #[test]
 fn cpp_symbols_match_perf_report() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let Some(exe) = workload::build_hot_cpp(dir.path()) else {
-        eprintln!("SKIPPED: g++ is not installed");
-        return;
-    };
+    let exe = workload::build_hot_cpp(dir.path()).expect("g++ builds the C++ workload");
     let data = workload::record(
         dir.path(),
         "hotpp.data",

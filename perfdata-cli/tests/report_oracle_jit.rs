@@ -39,27 +39,21 @@ fn jit_pid(data: &Path) -> Option<String> {
         })
 }
 
-/// A temporary directory and tests/jit/hot.js, when perf and node run (else the test
-/// says it skips).
-fn node_workload() -> Option<(tempfile::TempDir, PathBuf)> {
+/// A temporary directory and tests/jit/hot.js (the tests need perf and node: reported
+/// ignored without them).
+fn node_workload() -> (tempfile::TempDir, PathBuf) {
     assert!(perf_available());
-    if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: node is not installed");
-        return None;
-    }
     let dir = tempfile::tempdir().expect("temp dir");
-    Some((
+    (
         dir,
         perfdata_tests::workspace_root().join("perfdata-cli/tests/jit/hot.js"),
-    ))
+    )
 }
 
-#[perfdata_oracle::needs(perf)]
+#[perfdata_oracle::needs(perf, node)]
 #[test]
 fn node_jit_symbols_match_perf_report() {
-    let Some((dir, script)) = node_workload() else {
-        return;
-    };
+    let (dir, script) = node_workload();
     // node writes its isolate log into its working directory: the temporary one.
     let run = format!(
         "cd '{}' && exec node --perf-basic-prof '{}'",
@@ -123,12 +117,10 @@ fn node_jit_symbols_match_perf_report() {
     eprintln!("{compared} rows compared, JS:*hotLoopJs {share} of {total} samples");
 }
 
-#[perfdata_oracle::needs(perf)]
+#[perfdata_oracle::needs(perf, node)]
 #[test]
 fn node_jitdump_rows_match_perf_inject_jit() {
-    let Some((dir, script)) = node_workload() else {
-        return;
-    };
+    let (dir, script) = node_workload();
     let data = dir.path().join("jd.data");
     // node writes jit-PID.dump (and its log) into its working directory.
     let st = Command::new("perf")

@@ -261,14 +261,11 @@ fn a_short_copy_cuts_at_the_signal_frame_or_where_the_stack_runs_out() {
     );
 }
 
-#[perfdata_oracle::needs(perf)]
+#[perfdata_oracle::needs(perf, corpus)]
 #[test]
 fn the_arm64_corpus_sample_is_not_unwound_and_keeps_its_kernel_frames() {
     assert!(perf_available());
-    let Some(corpus) = corpus_dir() else {
-        eprintln!("SKIP: PERFDATA_CORPUS is not set");
-        return;
-    };
+    let corpus = corpus_dir().expect("PERFDATA_CORPUS is set");
     let original = corpus.join("jbeich-perf_with_arm_regs.data");
     let dir = tempfile::tempdir().expect("temp dir");
     // The same recording with the sample's ABI made 64-bit: the 8 bytes before its x0.

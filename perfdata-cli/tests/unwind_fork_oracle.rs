@@ -324,7 +324,9 @@ fn compare_samples(input: &Path) -> Tally {
         String::from_utf8_lossy(&out.stderr)
     );
     let perf = samples(&String::from_utf8_lossy(&out.stdout), true);
-    let mut ours_args: Vec<&OsStr> = ["script", fields[0], fields[1]].map(OsStr::new).to_vec();
+    let mut ours_args: Vec<&OsStr> = ["script", "--no-inline", fields[0], fields[1]]
+        .map(OsStr::new)
+        .to_vec();
     ours_args.push(input.as_os_str());
     let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &ours_args, None);
     assert!(
@@ -411,7 +413,12 @@ fn vfork_stacks_go_on_past_the_return_address_in_a_register() {
         "{same} of {total} samples' stacks equal"
     );
     assert_eq!(mine, theirs, "samples through __vfork");
-    let (problems, compared) = compare_children(&input);
+    // perf 6.1's Children rows of this recording are not stable with inlined frames:
+    // its rows name the frame of __libc_start_main `__libc_start_main@@GLIBC_2.34`
+    // (99%, and `__libc_start_main_impl (inlined)` 0.02%) while its call graphs and perf
+    // script name it `__libc_start_main_impl (inlined)` in every sample (so does
+    // perfdata); the rows are compared without them.
+    let (problems, compared) = compare_children(&input, false);
     assert!(compared > 8, "{compared} rows compared");
     assert!(
         problems.is_empty(),

@@ -4,14 +4,10 @@
 //! `ls -R /usr` (libc).
 //!
 //! - `perfdata report --children --sort comm,dso,sym -n` against `perf report --children`:
-//!   every row above 0.1% with the same samples, self period and percentages. Two
-//!   exceptions, by design, each checked: perf names the frames of functions inlined at
-//!   an address from DWARF (`__libc_start_main_impl (inlined)`, and a function whose
-//!   DWARF name is not its symbol's, `__libc_malloc (inlined)` for `malloc`), perfdata's
-//!   report does not, so (a) perf's `(inlined)` rows are not looked for in ours, and (b)
-//!   a row of ours that perf lacks or counts otherwise must be perf's row under
-//!   `--no-inline` (the function perf's inline names stood for), with the same values.
-//!   Against `perf report --children --no-inline`, every row both ways, no exception.
+//!   every row above 0.1% with the same samples, self period and percentages, both ways;
+//!   with the functions perf names inlined at unwound frames from DWARF
+//!   (`__libc_start_main_impl (inlined)`, `__libc_malloc (inlined)` for `malloc`, whose
+//!   DWARF name is not its symbol's) and without them (`--no-inline`, given to both).
 //!   (c) A row may differ by the samples whose unwound stacks differ between perf script
 //!   and our folded export (a few in a thousand, bounded by the next test; perf's
 //!   libunwind gives up on a stack now and then where framehop goes on), never more:
@@ -48,7 +44,7 @@ fn dwarf_children_match_perf_report() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for input in recordings(dir.path()) {
-        let (problems, n) = compare_children(&input);
+        let (problems, n) = compare_children(&input, true);
         compared += n;
         // Each recording has the user frames only unwinding gives.
         assert!(n > 8, "{}: {n} rows compared", name(&input));

@@ -42,7 +42,9 @@ const OWN: u32 = u32::MAX;
 /// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it;
 /// each with the frame's location. `chain` is the sample's callchain (leaf first, cut to
 /// `--max-stack`), walked in `order` (the root first for `caller`); the keys come root
-/// first whatever the order.
+/// first whatever the order. Each frame unwound from the sample's stack copy (its
+/// chain's last [`ResolvedSample::unwound`], as many as the cut left) for which `inlines`
+/// says perf lists `n` entries ([`crate::inlines`]) is `n` keys, the outermost first.
 pub(crate) fn chain_keys(
     keys: &[SortKey],
     s: &ResolvedSample,
@@ -50,6 +52,7 @@ pub(crate) fn chain_keys(
     own: RawKey,
     comm: usize,
     order: Order,
+    inlines: &mut dyn FnMut(&Location) -> u16,
 ) -> Vec<(RawKey, ChainLoc)> {
     let by_sym = keys.contains(&SortKey::Sym);
     let mut level = own.kernel();
@@ -60,14 +63,23 @@ pub(crate) fn chain_keys(
             dso: OWN,
             addr: 0,
             ip: 0,
+            inline: 0,
         },
     ));
     // The level carries over in the order perf's cursor walks the chain.
-    let walk: Box<dyn Iterator<Item = &Location>> = match order {
-        Order::Caller => Box::new(chain.iter().rev()),
-        Order::Callee => Box::new(chain.iter()),
+    // `--max-stack` keeps the root end (caller) or the leaf end (callee) of the chain.
+    let unwound = match order {
+        Order::Caller => s.unwound.min(chain.len()),
+        Order::Callee => chain
+            .len()
+            .saturating_sub(s.callchain.len() - s.unwound.min(s.callchain.len())),
     };
-    for at in walk {
+    let from = chain.len() - unwound;
+    let walk: Box<dyn Iterator<Item = (usize, &Location)>> = match order {
+        Order::Caller => Box::new(chain.iter().enumerate().rev()),
+        Order::Callee => Box::new(chain.iter().enumerate()),
+    };
+    for (i, at) in walk {
         let mut k = raw_key(keys, s, at, comm);
         if by_sym {
             if at.dso.is_some() {
@@ -82,8 +94,24 @@ pub(crate) fn chain_keys(
                 .map_or(0, |d| u32::try_from(d + 1).unwrap_or(u32::MAX - 1)),
             addr: at.addr,
             ip: at.ip,
+            inline: 0,
         };
-        out.push((k, loc));
+        let n = if i >= from { inlines(at) } else { 0 };
+        if n == 0 {
+            out.push((k, loc));
+            continue;
+        }
+        // perf's inline list is innermost first for `callee`, outermost first for
+        // `caller`: the order its cursor walks the frames in.
+        let each = |j: u16| {
+            let mut k = k;
+            k.set_inline(j);
+            (k, ChainLoc { inline: j, ..loc })
+        };
+        match order {
+            Order::Caller => out.extend((1..=n).rev().map(each)),
+            Order::Callee => out.extend((1..=n).map(each)),
+        }
     }
     // Kept root first whatever the walk.
     if order == Order::Callee {
@@ -358,4 +386,53 @@ fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32
         Order::Callee => chain[n - 1 - step],
     };
     own.iter().copied().chain((0..n).map(at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::Machine;
+
+    /// A sample of three frames, the root two unwound, the middle one with two entries
+    /// perf lists (an inlined function and its own symbol): its keys root first, the
+    /// middle frame's outermost entry (2) first, whatever the order the chain is walked
+    /// in; the recorded leaf and the root without entries as they are.
+    #[test]
+    fn unwound_frames_expand_into_their_entries_outermost_first() {
+        let mut m = Machine::new();
+        let mut s = crate::stacks::testing::sample(&mut m, 1, None, 1, 3);
+        s.unwound = 2;
+        let own = raw_key(&[SortKey::Sym], &s, &s.ip, 0);
+        let middle = s.callchain[1].addr;
+        for order in [Order::Caller, Order::Callee] {
+            let mut asked = Vec::new();
+            let mut inlines = |at: &Location| {
+                asked.push(at.addr);
+                if at.addr == middle {
+                    2
+                } else {
+                    0
+                }
+            };
+            let walk = chain_keys(
+                &[SortKey::Sym],
+                &s,
+                &s.callchain,
+                own,
+                0,
+                order,
+                &mut inlines,
+            );
+            let got: Vec<(u64, u16)> = walk[1..].iter().map(|(_, l)| (l.addr, l.inline)).collect();
+            let (leaf, root) = (s.callchain[0].addr, s.callchain[2].addr);
+            assert_eq!(
+                got,
+                [(root, 0), (middle, 2), (middle, 1), (leaf, 0)],
+                "{order:?}"
+            );
+            // Only the unwound frames are asked about.
+            asked.sort_unstable();
+            assert_eq!(asked, [middle, root], "{order:?}");
+        }
+    }
 }

@@ -42,6 +42,9 @@ pub(crate) struct RawKey {
     dso: u32,
     /// [`KERNEL`], [`HAS_CPU`], [`CHAIN_IP`].
     flags: u8,
+    /// For an entry perf lists at an unwound frame ([`crate::inlines`]): its number
+    /// among the frame's entries, innermost 1; 0 for a frame as it is.
+    inline: u16,
     addr: u64,
     /// A callchain frame's ip as sampled, which perf's cumulative entries print for an
     /// address without a symbol (`fill_callchain_info` takes the node's ip, not `map_ip`).
@@ -87,6 +90,11 @@ impl RawKey {
     pub(crate) fn set_chain_ip(&mut self, ip: u64) {
         self.flags |= CHAIN_IP;
         self.chain_ip = ip;
+    }
+
+    /// Key the `j`th (1: innermost) of the entries perf lists at the frame.
+    pub(crate) fn set_inline(&mut self, j: u16) {
+        self.inline = j;
     }
 
     fn chain_ip(&self) -> Option<u64> {
@@ -176,6 +184,9 @@ pub(crate) fn values(
             SortKey::Dso => Value::Dso(same.dso(k.dso())),
             SortKey::Sym => {
                 let name = match k.dso() {
+                    Some(d) if k.inline > 0 => {
+                        crate::inlines::entry_name(symbols, d, &m.dsos[d], k.addr, k.inline)
+                    }
                     Some(d) => symbols.name(d, &m.dsos[d], k.addr),
                     None => SymbolName::Address(k.addr),
                 };

@@ -27,6 +27,7 @@ pub mod firefox;
 pub mod flamegraph;
 pub mod folded;
 pub mod group;
+pub mod inlines;
 mod intern;
 pub mod jitdump;
 mod keys;

@@ -54,6 +54,10 @@ pub struct ResolvedSample {
     /// The callchain's frames, leaf first, PERF_CONTEXT_* markers applied and dropped
     /// (empty without PERF_SAMPLE_CALLCHAIN).
     pub callchain: Vec<Location>,
+    /// How many of the callchain's last frames an unwinding of the user stack copy
+    /// (`--call-graph dwarf`) added: perf 6.1 lists the functions inlined at those
+    /// frames ([`crate::inlines`]), not at recorded ones.
+    pub unwound: usize,
 }
 
 /// A recording replayed: the machine as it ended. The samples went, resolved, to the

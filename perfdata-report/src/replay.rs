@@ -23,8 +23,8 @@ use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 mod chain;
 mod event;
 mod shown;
-use chain::resolve_chain;
 pub(crate) use chain::with_user_frames;
+use chain::{resolve_chain, Spare};
 use event::{event_of, sample_event, Event, PendingSample};
 pub use shown::ShownRecord;
 
@@ -49,8 +49,9 @@ pub struct ReplayOptions {
 /// What [`replay_with_extra`] hands over, one at a time, in perf's order.
 #[derive(Debug)]
 pub enum Delivered<'a> {
-    /// A sample, resolved, with what it carries beyond.
-    Sample(ResolvedSample, &'a SampleExtra),
+    /// A sample, resolved, with what it carries beyond. Lent: what the callback leaves
+    /// of it (its callchain's vector) is reused for the next sample.
+    Sample(&'a mut ResolvedSample, &'a SampleExtra),
     /// A side-band record of a type [`ReplayOptions::shown`] lists, as its turn comes
     /// (after it changed the machine, or before for an EXIT, as perf script prints).
     Record(&'a ShownRecord),
@@ -105,9 +106,9 @@ enum Step {
     Queued(u64, Event),
     /// A sample with a callchain, queued at its time (None: replayed at once); its
     /// chain's words are `chains[start..start + len]` of its [`Batch`] (the span).
-    /// The replaying thread makes the chain's box, and frees it: boxes made on one
-    /// thread and freed on the other were 9% of a `-g` listing's cycles in malloc and
-    /// free.
+    /// The replaying thread copies the words into a vector of its own ([`Spare`]):
+    /// boxes made on one thread and freed on the other were 9% of a `-g` listing's
+    /// cycles in malloc and free.
     Chained(Option<u64>, PendingSample, (u32, u32)),
 }
 
@@ -148,7 +149,8 @@ pub fn replay(
 ) -> Result<Replay> {
     replay_with_extra(reader, opts, move |m, d| {
         if let Delivered::Sample(s, _) = d {
-            on_sample(m, s)
+            let callchain = std::mem::take(&mut s.callchain);
+            on_sample(m, ResolvedSample { callchain, ..*s })
         }
     })
 }
@@ -457,6 +459,7 @@ pub(crate) fn replay_sideband(
             ev,
             &mut Counters::default(),
             &mut SampleExtra::default(),
+            &mut Spare::default(),
             None,
             &mut |_, _| {},
         );
@@ -502,12 +505,14 @@ fn replay_steps(
     let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
     let mut plain = SampleExtra::default();
-    let mut apply = |machine: &mut Machine, ev| {
+    let mut spare = Spare::default();
+    let mut apply = |machine: &mut Machine, spare: &mut Spare, ev| {
         apply(
             machine,
             ev,
             &mut counters,
             &mut plain,
+            spare,
             unwinder.as_mut(),
             &mut on_sample,
         )
@@ -518,18 +523,18 @@ fn replay_steps(
             match step {
                 Step::Round if rounds => {
                     for ev in queue.round() {
-                        apply(&mut machine, ev);
+                        apply(&mut machine, &mut spare, ev);
                     }
                 }
                 Step::Round => {}
-                Step::Now(ev) => apply(&mut machine, ev),
+                Step::Now(ev) => apply(&mut machine, &mut spare, ev),
                 Step::Queued(t, ev) => queue.push(t, ev),
                 Step::Chained(time, mut p, (start, len)) => {
                     let (start, len) = (start as usize, len as usize);
-                    p.chain = chains[start..start + len].into();
+                    p.chain = spare.words(&chains[start..start + len]);
                     match time {
                         Some(t) => queue.push(t, Event::Sample(p)),
-                        None => apply(&mut machine, Event::Sample(p)),
+                        None => apply(&mut machine, &mut spare, Event::Sample(p)),
                     }
                 }
             }
@@ -539,7 +544,7 @@ fn replay_steps(
         let _ = back.send(batch);
     }
     for ev in queue.drain() {
-        apply(&mut machine, ev);
+        apply(&mut machine, &mut spare, ev);
     }
     (machine, unwinder)
 }
@@ -547,12 +552,13 @@ fn replay_steps(
 /// Replay one record; `plain` is what a sample without extra fields is handed with: no
 /// fields, and the metadata as of now when kept ([`SampleExtra::meta`]). Shared by
 /// reference, not cloned per sample: an Arc's count touched twice a sample was 4% of
-/// `perfdata script`'s cycles.
+/// `perfdata script`'s cycles. `spare` has the vectors of samples gone before.
 fn apply(
     machine: &mut Machine,
     ev: Event,
     counters: &mut Counters,
     plain: &mut SampleExtra,
+    spare: &mut Spare,
     unwinder: Option<&mut Unwinder>,
     on_sample: &mut impl FnMut(&Machine, Delivered<'_>),
 ) {
@@ -582,7 +588,7 @@ fn apply(
                 on_sample(machine, Delivered::Record(&record));
             }
             if let Some(ev) = effect {
-                apply(machine, ev, counters, plain, None, on_sample);
+                apply(machine, ev, counters, plain, spare, None, on_sample);
             }
             if !first {
                 record.find_thread(machine);
@@ -591,20 +597,33 @@ fn apply(
         }
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
+            let mut unwound = 0;
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
-                p.chain = with_user_frames(&p.chain, &frames).into_boxed_slice();
+                p.chain = with_user_frames(&p.chain, &frames);
+                unwound = frames.len();
             }
-            let sample = ResolvedSample {
+            let ip = machine.resolve(p.pid, p.tid, p.ip, p.kernel);
+            let mut callchain = spare.frames();
+            resolve_chain(machine, p.pid, p.tid, &p.chain, &mut callchain);
+            spare.keep_words(std::mem::take(&mut p.chain));
+            // A chain perf discards (a bad marker) has no frames, unwound or not.
+            let unwound = if callchain.len() >= unwound {
+                unwound
+            } else {
+                0
+            };
+            let mut sample = ResolvedSample {
                 event: p.event as usize,
                 pid: p.pid,
                 tid: p.tid,
                 cpu: p.cpu,
                 time: p.time,
                 period: p.period,
-                ip: machine.resolve(p.pid, p.tid, p.ip, p.kernel),
-                callchain: resolve_chain(machine, p.pid, p.tid, &p.chain),
+                ip,
+                callchain,
+                unwound,
             };
             let own;
             let extra = match rare.extra {
@@ -616,10 +635,15 @@ fn apply(
                 }
             };
             match rare.read {
-                None => on_sample(machine, Delivered::Sample(sample, extra)),
-                Some(values) => deliver_read(machine, sample, &values, counters, &mut |m, s| {
-                    on_sample(m, Delivered::Sample(s, extra))
-                }),
+                None => {
+                    on_sample(machine, Delivered::Sample(&mut sample, extra));
+                    spare.keep_frames(sample.callchain);
+                }
+                Some(values) => {
+                    deliver_read(machine, sample, &values, counters, &mut |m, mut s| {
+                        on_sample(m, Delivered::Sample(&mut s, extra))
+                    })
+                }
             }
         }
     }

@@ -47,6 +47,7 @@ pub struct Report {
     group: GroupView,
     symfs: Option<PathBuf>,
     unwind: bool,
+    inline: bool,
     graph: Option<CallGraph>,
     time: Option<(TimeSpec, String)>,
     percent_limit: f64,
@@ -71,6 +72,7 @@ impl Report {
             group: GroupView::AsRecorded,
             symfs: None,
             unwind: true,
+            inline: true,
             graph: Some(CallGraph::default()),
             time: None,
             percent_limit: 0.0,
@@ -161,6 +163,14 @@ impl Report {
         self
     }
 
+    /// Whether the functions inlined at unwound frames are frames of the callchains,
+    /// each a function of its own in the call graph and the Children rows (perf 6.1's
+    /// `--inline`, on by default; off: `--no-inline`), see [`crate::inlines`].
+    pub fn inline(mut self, on: bool) -> Self {
+        self.inline = on;
+        self
+    }
+
     /// How the replay goes: unwinding as asked, binaries looked for as symbols are.
     fn replay_options(&self) -> ReplayOptions {
         ReplayOptions::unwinding(self.unwind, self.symfs.clone())
@@ -177,6 +187,13 @@ impl Report {
         let kallsyms = kallsyms_in_background();
         let tally = Tally::with_filter(&self.keys, self.filter.clone());
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
+        if self.inline && self.unwind {
+            tally = tally.with_inlines(SymbolOptions {
+                symfs: self.symfs.clone(),
+                kallsyms: None,
+                buildid_dir: None,
+            });
+        }
         let mut cpu_less = false;
         // Percent slices need the SAMPLE_TIME feature, which a pipe does not have before
         // its samples: an error, as perf's ("no first/last sample time found").

@@ -66,6 +66,7 @@ mod tests {
             period: 100_000,
             ip: at,
             callchain: Vec::new(),
+            unwound: 0,
         };
         let mut counters = Counters::default();
         let mut got = Vec::new();

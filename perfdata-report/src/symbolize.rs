@@ -208,6 +208,19 @@ impl Symbolizer {
         })
     }
 
+    /// Whether `dso`'s DWARF was found (where its symbols are looked for): perf 6.1 asks
+    /// addr2line only of DSOs whose symbol file has line tables.
+    pub fn has_source_lines(&mut self, id: DsoId, dso: &Dso) -> bool {
+        if dso.kernel || dso.long_name.starts_with('[') {
+            return false;
+        }
+        let opts = &self.opts;
+        self.lines
+            .entry(id)
+            .or_insert_with(|| load_lines(dso, opts))
+            .is_some()
+    }
+
     /// perf report's `srcline` cell of `addr` in `dso` (perf's `__get_srcline` without
     /// inlines): `file.c:LINE` from DWARF (the innermost frame's position), else
     /// `symbol+OFFSET` (decimal), else `dso[vaddr]` (hex); `??:0` without a DSO.

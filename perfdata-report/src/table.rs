@@ -44,7 +44,7 @@ struct Count {
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Tally {
     keys: Vec<SortKey>,
     /// Each distinct raw key once, numbered, and its count in `values`.
@@ -65,6 +65,9 @@ pub struct Tally {
     cumulate: bool,
     /// The call graph under each entry, if asked for.
     graph: Option<CallGraph>,
+    /// The entries perf lists at unwound frames, when inlined functions are counted
+    /// as perf's `--inline` does.
+    inlines: Option<crate::inlines::InlineCounts>,
 }
 
 impl Tally {
@@ -82,7 +85,15 @@ impl Tally {
             children: None,
             cumulate: false,
             graph: None,
+            inlines: None,
         }
+    }
+
+    /// Count the functions perf 6.1 lists inlined at unwound frames (its `--inline`,
+    /// on by default) as frames of the callchains, finding binaries as `opts` says.
+    pub fn with_inlines(mut self, opts: crate::symbolize::SymbolOptions) -> Tally {
+        self.inlines = Some(crate::inlines::InlineCounts::new(opts));
+        self
     }
 
     /// Also count children periods from the samples' callchains (perf's `--children`).
@@ -175,17 +186,17 @@ impl Tally {
         t.1 += s.period;
         let filtered = !self.filter.keeps_thread(m, s);
         let comm = self.comms.of(m, &s.ip);
-        self.add_marked(s, filtered, comm);
+        self.add_marked(Some(m), s, filtered, comm);
     }
 
-    /// Count one sample.
+    /// Count one sample (without inlined functions: their DSOs are the machine's).
     pub fn add(&mut self, s: &ResolvedSample) {
-        self.add_marked(s, false, s.ip.comm);
+        self.add_marked(None, s, false, s.ip.comm);
     }
 
     /// Count one sample of comm entry `comm`, `filtered` if the row it may create is to
     /// be hidden.
-    fn add_marked(&mut self, s: &ResolvedSample, filtered: bool, comm: usize) {
+    fn add_marked(&mut self, m: Option<&Machine>, s: &ResolvedSample, filtered: bool, comm: usize) {
         let ip = &s.ip;
         let mut k = raw_key(&self.keys, s, ip, comm);
         if !self.filter.symbols.is_empty() {
@@ -195,7 +206,13 @@ impl Tally {
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
             let chain = cut_chain(&s.callchain, max_stack, order);
-            let walk = crate::children::chain_keys(&self.keys, s, chain, k, comm, order);
+            let inlines = &mut self.inlines;
+            let mut count = |at: &Location| match (inlines.as_mut(), m) {
+                (Some(i), Some(m)) => i.at(m, at),
+                _ => 0,
+            };
+            let walk =
+                crate::children::chain_keys(&self.keys, s, chain, k, comm, order, &mut count);
             children.add(walk, s.period, ip.thread, self.seen, filtered);
         }
         let first = self.seen;
@@ -240,6 +257,8 @@ impl Tally {
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
+        // The counting's symbols and DWARF go before the naming loads its own.
+        self.inlines = None;
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
         let order = self.order();
@@ -495,6 +514,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 10, 1);
@@ -547,6 +567,7 @@ mod tests {
                 period,
                 ip,
                 callchain: Vec::new(),
+                unwound: 0,
             });
         };
         sample(&mut m, 1);

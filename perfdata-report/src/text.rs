@@ -332,6 +332,10 @@ fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize
         .map(|c| match key {
             // Unresolved symbols get a fixed width.
             SortKey::Sym if is_unresolved(c) => UNRESOLVED_SYM_WIDTH,
+            // perf's width is the name's, without the ` (inlined)` it prints after it.
+            SortKey::Sym => c
+                .strip_suffix(crate::inlines::INLINED)
+                .map_or(c.len(), str::len),
             // perf's CPU column stays as wide as its header ("-001" overflows it).
             SortKey::Cpu => 0,
             SortKey::Pid => c

@@ -67,7 +67,8 @@ pub fn write_dir(
         let what = format!("{what} {}", output.display());
         move |e| WriteError::io(what, e)
     };
-    if output.exists() {
+    // A symlink is a path that exists, dangling or not (rename would not replace it).
+    if output.symlink_metadata().is_ok() {
         let e = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
         return Err(failed("cannot write the directory")(e));
     }
@@ -82,7 +83,12 @@ pub fn write_dir(
     let samples = write_all(workload, aux, SynthWriter::dir(tmp.path(), trace)?)?;
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))
         .map_err(failed("cannot set the permissions of"))?;
-    std::fs::rename(tmp.keep(), output).map_err(failed("cannot rename into"))?;
+    let built = tmp.keep();
+    if let Err(e) = std::fs::rename(&built, output) {
+        // Kept for the rename only: a failed run leaves no temp directory.
+        let _ = std::fs::remove_dir_all(&built);
+        return Err(failed("cannot rename into")(e));
+    }
     Ok(samples)
 }
 
@@ -98,4 +104,33 @@ fn write_all<T: SynthTarget>(
     }
     writer.finish()?;
     Ok(samples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SynthSpec;
+
+    /// A dangling symlink at the output is a path that exists: refused, the symlink
+    /// kept, and no temp directory left beside it (`exists()` follows the link, and the
+    /// rename then failed with the temp directory already kept).
+    #[test]
+    fn a_directory_is_not_written_over_a_dangling_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.data");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &out).unwrap();
+        let spec = SynthSpec {
+            samples: 10,
+            ..SynthSpec::default()
+        };
+        let (workload, trace) = spec.build().unwrap();
+        let err = write_dir(&workload, trace, None, &out).unwrap_err();
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["out.data"], "{err}");
+        assert!(err.to_string().contains("exists"), "{err}");
+        assert!(out.symlink_metadata().unwrap().file_type().is_symlink());
+    }
 }

@@ -46,3 +46,54 @@ pub fn perfdata_report(input: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+#[allow(dead_code)] // not every test that shares this module uses it
+/// Whether a line is an entry's line (` 12.34%` first).
+pub fn is_entry(line: &str) -> bool {
+    let t = line.trim_start();
+    line.starts_with(' ')
+        && t.split_whitespace()
+            .next()
+            .is_some_and(|w| w.ends_with('%') && w[..w.len() - 1].parse::<f64>().is_ok())
+        && !line.starts_with("           ") // flat's value lines are indented 11
+}
+
+#[allow(dead_code)] // not every test that shares this module uses it
+/// The text with each run of entries of equal overhead (an entry is its line and the
+/// call graph lines under it) sorted when `as_sets`, and the blank lines of each run
+/// counted after it; `[...] (inlined)` read as `[...]`.
+pub fn canonical(text: &str, as_sets: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut run: Vec<Vec<String>> = Vec::new();
+    let mut blanks = 0;
+    let flush = |run: &mut Vec<Vec<String>>, blanks: &mut usize, out: &mut Vec<String>| {
+        if run.is_empty() && *blanks == 0 {
+            return;
+        }
+        if as_sets {
+            run.sort();
+        }
+        out.extend(run.drain(..).flatten());
+        out.push(format!("<{blanks} blank lines>"));
+        *blanks = 0;
+    };
+    for line in text.lines() {
+        let line = line.replace("[...] (inlined)", "[...]");
+        if is_entry(&line) {
+            let key = |l: &str| l.split_whitespace().next().map(str::to_string);
+            if run.last().is_some_and(|b| key(&b[0]) != key(&line)) {
+                flush(&mut run, &mut blanks, &mut out);
+            }
+            run.push(vec![line]);
+        } else if line.starts_with('#') || run.is_empty() {
+            flush(&mut run, &mut blanks, &mut out);
+            out.push(line);
+        } else if line.is_empty() {
+            blanks += 1;
+        } else {
+            run.last_mut().expect("an entry").push(line);
+        }
+    }
+    flush(&mut run, &mut blanks, &mut out);
+    out
+}

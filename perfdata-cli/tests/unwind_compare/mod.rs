@@ -8,20 +8,13 @@ use std::path::Path;
 
 use perfdata_tests::{perf_output, run_perfdata};
 
-use crate::report_rows::{our_children_rows, perf_children_rows_with, resolved};
+use crate::report_rows::{our_children_rows_with, perf_children_rows_with, resolved};
 
-/// Our rows against perf's (see unwind_oracle.rs's note): the differences, and how many rows
-/// were compared.
-pub fn compare_children(path: &Path) -> (Vec<String>, usize) {
+/// Our rows against perf's (see unwind_oracle.rs's note), with the functions inlined at
+/// unwound frames (if `inline`) and without (`--no-inline`, given to both): the
+/// differences, and how many rows were compared.
+pub fn compare_children(path: &Path, inline: bool) -> (Vec<String>, usize) {
     let sort = "comm,dso,sym";
-    let perf = resolved(perf_children_rows_with(path, sort, &[]));
-    let perf_no_inline = resolved(perf_children_rows_with(path, sort, &["--no-inline"]));
-    let ours = resolved(our_children_rows(path, sort));
-    assert_eq!(
-        perf.keys().collect::<Vec<_>>(),
-        ours.keys().collect::<Vec<_>>(),
-        "events"
-    );
     // Exception (c): the samples whose stacks perf unwinds otherwise.
     let (agree, total) = agreeing(&perf_script_folded(path), &our_folded(path, &[]));
     let slack = total - agree;
@@ -37,47 +30,33 @@ pub fn compare_children(path: &Path) -> (Vec<String>, usize) {
                 .zip(&b.0)
                 .all(|(x, y)| (x - y).abs() <= slack_pct)
     };
-    let inlined = |cells: &[String]| cells.last().is_some_and(|c| c.ends_with(" (inlined)"));
     let (mut problems, mut compared) = (Vec::new(), 0);
-    for (ev, rows) in &perf {
-        let plain = &perf_no_inline[ev];
-        for (cells, theirs) in rows.iter().filter(|(_, v)| v.0[0] > 0.1) {
-            if inlined(cells) {
-                continue; // exception (a)
+    let views = [
+        (&[][..], "perf"),
+        (&["--no-inline"][..], "perf --no-inline"),
+    ];
+    for (extra, perf_name) in views.into_iter().skip(usize::from(!inline)) {
+        let perf = resolved(perf_children_rows_with(path, sort, extra));
+        let ours = resolved(our_children_rows_with(path, sort, extra));
+        assert_eq!(
+            perf.keys().collect::<Vec<_>>(),
+            ours.keys().collect::<Vec<_>>(),
+            "events"
+        );
+        for (ev, rows) in &perf {
+            for (cells, theirs) in rows.iter().filter(|(_, v)| v.0[0] > 0.1) {
+                compared += 1;
+                match ours[ev].get(cells) {
+                    Some(mine) if same(mine, theirs) => {}
+                    got => {
+                        problems.push(format!("  {cells:?}: {perf_name} {theirs:?}, ours {got:?}"))
+                    }
+                }
             }
-            compared += 1;
-            match ours[ev].get(cells) {
-                Some(mine) if same(mine, theirs) => {}
-                // Exception (b): perf counts some of the row's frames under an inline name.
-                Some(mine) if plain.get(cells).is_some_and(|p| same(p, mine)) => {}
-                got => problems.push(format!("  {cells:?}: perf {theirs:?}, ours {got:?}")),
-            }
-        }
-        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
-            if rows.contains_key(cells) {
-                continue;
-            }
-            // Exception (b): the row perf shows only without its inline names.
-            match plain.get(cells) {
-                Some(p) if same(p, mine) => compared += 1,
-                _ => problems.push(format!("  {cells:?}: ours {mine:?}, not in perf")),
-            }
-        }
-        // And against perf without inline names, every row both ways.
-        for (cells, theirs) in plain.iter().filter(|(_, v)| v.0[0] > 0.1) {
-            compared += 1;
-            match ours[ev].get(cells) {
-                Some(mine) if same(mine, theirs) => {}
-                got => problems.push(format!(
-                    "  {cells:?}: perf --no-inline {theirs:?}, ours {got:?}"
-                )),
-            }
-        }
-        for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
-            if !plain.contains_key(cells) {
-                problems.push(format!(
-                    "  {cells:?}: ours {mine:?}, not in perf --no-inline"
-                ));
+            for (cells, mine) in ours[ev].iter().filter(|(_, v)| v.0[0] > 0.1) {
+                if !rows.contains_key(cells) {
+                    problems.push(format!("  {cells:?}: ours {mine:?}, not in {perf_name}"));
+                }
             }
         }
     }

@@ -34,6 +34,16 @@ pub fn build_hot(dir: &Path, opt: &str) -> PathBuf {
     exe
 }
 
+/// Compile tests/srcline/nested.c (work, with step inlined into it and mix into step)
+/// with `-g -O2` into `dir/nested`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_nested(dir: &Path) -> PathBuf {
+    let exe = dir.join("nested");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/nested.c");
+    compile("gcc", &src, "-O2", &exe);
+    exe
+}
+
 /// Compile tests/srcline/hot.cpp (C++ templates and references, for demangling) with
 /// `g++ -g -O1` into `dir/hotpp`; None when g++ is not installed.
 #[allow(dead_code)] // not every test that shares this module uses it

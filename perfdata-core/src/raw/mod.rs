@@ -324,6 +324,16 @@ pub fn plausible_header(bytes: &[u8], endian: Endian) -> bool {
     }
 }
 
+/// Write `size` into the 8-byte header of a framed record (`bytes` at least 8 long):
+/// the one place besides [`header_of`] that knows where the header keeps it.
+pub fn set_header_size(bytes: &mut [u8], size: u16, endian: Endian) {
+    let b = match endian {
+        Endian::Little => size.to_le_bytes(),
+        Endian::Big => size.to_be_bytes(),
+    };
+    bytes[6..8].copy_from_slice(&b);
+}
+
 /// Decode the 8-byte header of a framed record.
 pub fn header_of(bytes: &[u8], endian: Endian) -> RecordHeader {
     RecordHeader {

@@ -304,3 +304,35 @@ mod rest_claims {
         );
     }
 }
+
+/// A row whose task is the one its sample_id trailer names must be a type that has the
+/// trailer (the kernel's records but SAMPLE): perf's own records (ID_INDEX, STAT_ROUND,
+/// ...) carry none, and a selector would read their last words as a pid and tid. The
+/// hand-written rows of records that are numbers only say so, as perf's structs have
+/// them (perf_record_bpf_event: type, flags, id, tag; id_index entries: id, idx, cpu,
+/// tid; stat_config entries: tag, val; stat_round: type, time): about no task (a BPF
+/// program is the kernel's, as KSYMBOL's symbol is), no string, no address.
+#[test]
+fn a_trailer_task_is_a_kernel_records_and_numbers_rows_are_numbers() {
+    for ty in RecordType::all_known() {
+        if ty.facts().task == TaskFacts::Trailer {
+            assert!(ty.has_sample_id_trailer(), "{ty} has no sample_id trailer");
+        }
+    }
+    let numbers = Facts {
+        task: TaskFacts::None,
+        strings: &[],
+        addresses: &[],
+        content: Content::Listed,
+    };
+    for ty in [
+        RecordType::BpfEvent,
+        RecordType::FinishedRound,
+        RecordType::IdIndex,
+        RecordType::StatConfig,
+        RecordType::StatRound,
+        RecordType::FinishedInit,
+    ] {
+        assert_eq!(ty.facts(), &numbers, "{ty}");
+    }
+}

@@ -17,6 +17,9 @@ pub(crate) struct ChainLoc {
     pub(crate) dso: u32,
     pub(crate) addr: u64,
     pub(crate) ip: u64,
+    /// The entry's number among those perf lists at an unwound frame (innermost 1; 0:
+    /// the frame as it is), see [`crate::inlines`].
+    pub(crate) inline: u16,
 }
 
 /// Frame keys and names for every location of the report's callchains.
@@ -34,7 +37,13 @@ pub(crate) struct FrameNamer {
     /// first chain's entry.
     pub(crate) names: Vec<String>,
     index: FxHashMap<FrameKey, u32>,
+    /// The names of inlined functions met, numbered (their frame keys' values).
+    inlined: FxHashMap<String, u64>,
 }
+
+/// The DSO of an inlined function's frame key: perf's `match_chain` compares inlined
+/// functions by name, whatever their DSO.
+const INLINED_DSO: u32 = u32::MAX;
 
 impl FrameNamer {
     /// A namer of `locs` for the sort key `key`.
@@ -51,6 +60,7 @@ impl FrameNamer {
             keys: Vec::new(),
             names: Vec::new(),
             index: FxHashMap::default(),
+            inlined: FxHashMap::default(),
         }
     }
 
@@ -71,10 +81,49 @@ impl FrameNamer {
                 .map(|d| d as usize)
                 .and_then(|d| Some((d, replay.machine.dsos.get(d)?)));
             let name = match found {
+                Some((d, info)) if l.inline > 0 => {
+                    crate::inlines::entry_name(symbols, d, info, l.addr, l.inline)
+                }
                 Some((d, info)) => symbols.name(d, info, l.addr),
                 None => SymbolName::Address(l.addr),
             };
+            // perf's match_chain tells inlined functions apart by name alone.
+            let inlined = match &name {
+                SymbolName::Function { name, .. } if l.inline > 0 => name
+                    .strip_suffix(crate::inlines::INLINED)
+                    .map(str::to_string),
+                _ => None,
+            };
             let (key, shown) = match name {
+                SymbolName::Function { name, .. } if inlined.is_some() => match self.key {
+                    ChainKey::Function => {
+                        let next = self.inlined.len() as u64;
+                        let id = *self
+                            .inlined
+                            .entry(inlined.unwrap_or_default())
+                            .or_insert(next);
+                        (
+                            FrameKey {
+                                dso: INLINED_DSO,
+                                sym: true,
+                                value: id,
+                            },
+                            name,
+                        )
+                    }
+                    ChainKey::Address => {
+                        let line = crate::inlines::entry_srcline(symbols, found, l.addr, l.inline);
+                        let bare = name.strip_suffix(crate::inlines::INLINED).unwrap_or(&name);
+                        (
+                            FrameKey {
+                                dso,
+                                sym: false,
+                                value: l.ip,
+                            },
+                            format!("{bare} {line}{}", crate::inlines::INLINED),
+                        )
+                    }
+                },
                 SymbolName::Function { start, name } => match self.key {
                     ChainKey::Function => (
                         FrameKey {

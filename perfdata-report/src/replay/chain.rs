@@ -36,26 +36,76 @@ const PERF_CONTEXT_HV: u64 = -32i64 as u64;
 /// to user mode; markers are not frames. Any other marker (a guest's, or -1 where the
 /// kernel's walk went wrong) makes perf discard the whole chain ("invalid callchain
 /// context"), and so it is discarded here: the sample has no frames.
+/// The frames go into `frames`, emptied first.
 pub(super) fn resolve_chain(
     machine: &mut Machine,
     pid: i32,
     tid: i32,
     chain: &[u64],
-) -> Vec<Location> {
+    frames: &mut Vec<Location>,
+) {
+    frames.clear();
     let mut kernel = false;
-    let mut frames = Vec::with_capacity(chain.len());
+    // The thread, found at the first frame (not once a frame).
+    let mut thread = None;
     for &ip in chain {
         if ip >= PERF_CONTEXT_MAX {
             match ip {
                 PERF_CONTEXT_KERNEL => kernel = true,
                 PERF_CONTEXT_USER | PERF_CONTEXT_HV => kernel = false,
-                _ => return Vec::new(),
+                _ => return frames.clear(),
             }
             continue;
         }
-        frames.push(machine.resolve(pid, tid, ip, kernel));
+        let t = *thread.get_or_insert_with(|| machine.findnew_thread(pid, tid));
+        frames.push(machine.resolve_in(t, ip, kernel));
     }
-    frames
+}
+
+/// Vectors the replaying thread made for samples gone before, to be filled again: a
+/// `-g` sample's chain words (copied out of their batch to wait in the queue) and its
+/// frames, a vector of each made and freed per sample, were 10% of a `-g` listing's
+/// cycles in malloc and free. Holds at most [`SPARE_WORDS`] words.
+#[derive(Default)]
+pub(super) struct Spare {
+    words: Vec<Vec<u64>>,
+    /// The words the vectors of `words` have room for.
+    room: usize,
+    frames: Vec<Location>,
+}
+
+/// The most words [`Spare`] keeps room for (8 MiB): about two rounds of `-g` samples
+/// wait at once, each with a few dozen words.
+const SPARE_WORDS: usize = 1 << 20;
+
+impl Spare {
+    /// A vector holding `from`.
+    pub(super) fn words(&mut self, from: &[u64]) -> Vec<u64> {
+        let mut v = self.words.pop().unwrap_or_default();
+        self.room -= v.capacity();
+        v.clear();
+        v.extend_from_slice(from);
+        v
+    }
+
+    /// Keep `v`, done with, for [`Spare::words`].
+    pub(super) fn keep_words(&mut self, v: Vec<u64>) {
+        if v.capacity() > 0 && self.room + v.capacity() <= SPARE_WORDS {
+            self.room += v.capacity();
+            self.words.push(v);
+        }
+    }
+
+    /// An empty vector for a sample's frames.
+    pub(super) fn frames(&mut self) -> Vec<Location> {
+        std::mem::take(&mut self.frames)
+    }
+
+    /// Keep `v`, done with, for [`Spare::frames`].
+    pub(super) fn keep_frames(&mut self, mut v: Vec<Location>) {
+        v.clear();
+        self.frames = v;
+    }
 }
 
 #[cfg(test)]
@@ -63,19 +113,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn spare_vectors_are_given_back_filled_as_asked_and_bounded() {
+        let mut spare = Spare::default();
+        let a = spare.words(&[1, 2, 3]);
+        assert_eq!(a, [1, 2, 3]);
+        spare.keep_words(a);
+        // The kept vector comes back holding only what is asked now.
+        assert_eq!(spare.words(&[7]), [7]);
+        // No more room kept than SPARE_WORDS words, however many are given back.
+        for _ in 0..3 {
+            spare.keep_words(Vec::with_capacity(SPARE_WORDS / 2));
+        }
+        assert!(spare.room <= SPARE_WORDS, "{}", spare.room);
+        assert_eq!(spare.words.len(), 2);
+        let mut frames = spare.frames();
+        frames.push(Location::default());
+        spare.keep_frames(frames);
+        assert!(spare.frames().is_empty());
+    }
+
+    #[test]
     fn an_unknown_context_marker_discards_the_chain_as_perf_does() {
         let mut m = Machine::new();
         // A user frame, then the kernel's -1 (seen in a `-g` recording of xz): perf
         // 6.1 prints the sample with no frames.
         let bad = [PERF_CONTEXT_USER, 0x7f94_81aa_3dd0, u64::MAX, 0];
-        assert!(resolve_chain(&mut m, 1, 1, &bad).is_empty());
+        let mut frames = Vec::new();
+        resolve_chain(&mut m, 1, 1, &bad, &mut frames);
+        assert!(frames.is_empty());
         let good = [
             PERF_CONTEXT_KERNEL,
             0xffff_ffff_8100_0000,
             PERF_CONTEXT_USER,
             0x1000,
         ];
-        let frames = resolve_chain(&mut m, 1, 1, &good);
+        resolve_chain(&mut m, 1, 1, &good, &mut frames);
         assert_eq!(
             frames.iter().map(|f| (f.ip, f.kernel)).collect::<Vec<_>>(),
             [(0xffff_ffff_8100_0000, true), (0x1000, false)]

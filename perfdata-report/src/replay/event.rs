@@ -104,7 +104,7 @@ pub(super) struct PendingSample {
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
     /// The callchain's raw entries, markers included (filled on the replaying thread).
-    pub(super) chain: Box<[u64]>,
+    pub(super) chain: Vec<u64>,
     /// What only some samples carry.
     pub(super) rare: Option<Box<Rare>>,
 }
@@ -159,7 +159,7 @@ pub(super) fn sample_event(
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
         // The reading thread hands the words over apart (super::Step::Chained).
-        chain: Box::default(),
+        chain: Vec::new(),
         rare: read.map(|read| {
             Box::new(Rare {
                 read: Some(read),

@@ -179,6 +179,11 @@ impl Memo {
             pad: b' ',
             left,
         };
+        self.converted(buf, v, c);
+    }
+
+    #[inline]
+    fn converted(&mut self, buf: &mut Vec<u8>, v: u64, c: Conversion) {
         if self.key != Some((v, c)) {
             match word(v, c) {
                 Some((w, n)) => (self.key, self.w, self.n) = (Some((v, c)), w, n),
@@ -202,6 +207,18 @@ impl Memo {
     pub(crate) fn uint(&mut self, buf: &mut Vec<u8>, v: u64, width: usize) {
         self.number(buf, v, false, width, false);
     }
+
+    /// [`zeros`], remembered.
+    pub(crate) fn zeros(&mut self, buf: &mut Vec<u8>, v: u64, width: usize) {
+        let c = Conversion {
+            radix: 10,
+            sign: false,
+            width,
+            pad: b'0',
+            left: false,
+        };
+        self.converted(buf, v, c);
+    }
 }
 
 /// The numbers of a line's start that repeat, each with its [`Memo`].
@@ -211,6 +228,7 @@ pub(crate) struct Memos {
     pub(crate) tid: Memo,
     pub(crate) secs: Memo,
     pub(crate) period: Memo,
+    pub(crate) cpu: Memo,
 }
 
 /// [`number`] of more than 15 digits or wider than 16 columns.
@@ -245,8 +263,20 @@ pub(crate) fn uint(buf: &mut Vec<u8>, v: u64, width: usize) {
 }
 
 /// Append an unsigned decimal zero-padded to `width` digits (C's `%0Nlu`).
+#[inline]
 pub(crate) fn zeros(buf: &mut Vec<u8>, v: u64, width: usize) {
-    number(buf, v, 10, false, width, b'0', false);
+    // A time's fraction, six or nine digits a line: a value of exactly `width` digits
+    // (zeros included) is the low digits of eight_digits, with no length to find. A
+    // 10^8 pair of eight makes up to sixteen.
+    const ONES: u128 = u128::from_ne_bytes([1; 16]);
+    if (1..=16).contains(&width) && v < 10u64.pow(width as u32) {
+        let (high, low) = (v / 100_000_000, (v % 100_000_000) as u32);
+        let w = u128::from(eight_digits(high as u32)) | (u128::from(eight_digits(low)) << 64);
+        let w = (w >> (8 * (16 - width))) + u128::from(b'0') * ONES;
+        put(buf, w, width);
+    } else {
+        number(buf, v, 10, false, width, b'0', false);
+    }
 }
 
 /// Append lower-case hex right-aligned in `width` columns (C's `%Nlx`).
@@ -338,6 +368,9 @@ mod tests {
                 }
                 assert_eq!(with(|b| uint(b, v, w)), format!("{v:>w$}"), "{v} {w}");
                 assert_eq!(with(|b| zeros(b, v, w)), format!("{v:0>w$}"), "{v} {w}");
+                for _ in 0..2 {
+                    assert_eq!(with(|b| memo.zeros(b, v, w)), format!("{v:0>w$}"));
+                }
                 assert_eq!(with(|b| hex(b, v, w)), format!("{v:>w$x}"), "{v} {w}");
                 assert_eq!(with(|b| zero_hex(b, v, w)), format!("{v:0>w$x}"), "{v} {w}");
                 let i = v as i64;

@@ -34,6 +34,7 @@ use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
 pub mod fields;
+mod inlined;
 mod line;
 mod names;
 pub mod sideband;
@@ -53,6 +54,7 @@ pub struct Script {
     time: Option<TimeSpec>,
     symfs: Option<PathBuf>,
     unwind: bool,
+    inline: bool,
     shown: Vec<RecordType>,
 }
 
@@ -66,6 +68,7 @@ impl Default for Script {
             time: None,
             symfs: None,
             unwind: true,
+            inline: true,
             shown: Vec::new(),
         }
     }
@@ -131,6 +134,13 @@ impl Script {
         self
     }
 
+    /// List the functions inlined at unwound frames, as perf 6.1 does by default (its
+    /// `--inline`; off: `--no-inline`): see [`crate::inlines`].
+    pub fn inline(mut self, on: bool) -> Self {
+        self.inline = on;
+        self
+    }
+
     /// Print the side-band records of these types among the samples, as perf's
     /// `--show-task-events` and the like do ([`sideband::TASK_EVENTS`], ...).
     pub fn show(mut self, types: &[RecordType]) -> Self {
@@ -151,7 +161,7 @@ impl Script {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
         let replay = replay_with_extra(reader, &opts, |m, d| match d {
-            Delivered::Sample(s, x) => printer.sample(m, &s, x),
+            Delivered::Sample(s, x) => printer.sample(m, s, x),
             Delivered::Record(r) => printer.record(m, r),
         })?;
         let samples = printer.finish()?;
@@ -398,12 +408,15 @@ impl<'o> Printer<'o> {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
                 self.buf.push(b'\n');
-                for at in s.callchain.iter().take(MAX_STACK) {
+                let unwound = s.callchain.len() - s.unwound;
+                for (i, at) in s.callchain.iter().take(MAX_STACK).enumerate() {
                     // A frame's address as perf 6.1 prints it: DSO-relative where a map
                     // holds it (the kernel's maps are the identity).
                     self.buf.push(b'\t');
                     line::hex(&mut self.buf, at.addr, 16);
-                    self.frame_names(m, at, f);
+                    if !(self.script.inline && i >= unwound && self.inlined(m, at, f)) {
+                        self.frame_names(m, at, f);
+                    }
                     self.buf.push(b'\n');
                 }
             } else {
@@ -467,10 +480,12 @@ impl<'o> Printer<'o> {
             _ => self.sym_dso(m, at, f),
         }
         if let (true, Some(d)) = (f.has(Field::Srcline), at.dso) {
-            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`.
-            let line = srcline(self.symbols(m), d, &m.dsos[d], at.addr);
-            self.buf.extend_from_slice(b"\n  ");
-            self.buf.extend_from_slice(line.as_bytes());
+            // perf's map__fprintf_srcline: `file:line`, else `sym+off`, else `dso[addr]`;
+            // nothing where addr2line knows no line (`??:0`).
+            if let Some(line) = srcline(self.symbols(m), d, &m.dsos[d], at.addr) {
+                self.buf.extend_from_slice(b"\n  ");
+                self.buf.extend_from_slice(line.as_bytes());
+            }
         }
     }
 
@@ -556,7 +571,7 @@ fn line_start(
         if cpu == u32::MAX {
             buf.extend_from_slice(b"-01");
         } else {
-            line::zeros(buf, cpu.into(), 3);
+            memos.cpu.zeros(buf, cpu.into(), 3);
         }
         buf.extend_from_slice(b"] ");
     }
@@ -566,20 +581,23 @@ fn line_start(
 }
 
 /// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; else
-/// `dso[addr]` for the kernel, as perf report's srcline otherwise.
+/// `dso[addr]` for the kernel, as perf report's srcline otherwise; None (nothing printed)
+/// for an address of a DSO with line tables that has no line (binutils' addr2line
+/// answers `??:?`, which perf reads as its SRCLINE_UNKNOWN).
 fn srcline(
     symbols: &mut Symbolizer,
     d: crate::process::DsoId,
     dso: &crate::process::Dso,
     addr: u64,
-) -> String {
+) -> Option<String> {
     let line = symbols
         .source_frames(d, dso, addr)
         .first()
         .and_then(crate::srcline::SourceFrame::srcline);
     match line {
-        Some(l) => l,
-        None if dso.kernel => format!("{}[{addr:x}]", dso.short_name),
-        None => symbols.srcline(Some((d, dso)), addr),
+        Some(l) => Some(l),
+        None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
+        None if symbols.has_source_lines(d, dso) => None,
+        None => Some(symbols.srcline(Some((d, dso)), addr)),
     }
 }

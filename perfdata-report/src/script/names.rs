@@ -7,7 +7,7 @@
 use crate::process::DsoId;
 
 /// Slots in the table (a power of two).
-const SLOTS: usize = 1 << 13;
+const SLOTS: usize = 1 << 14;
 
 /// One remembered frame text.
 #[derive(Default)]

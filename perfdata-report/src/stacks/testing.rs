@@ -31,6 +31,7 @@ pub(crate) fn sample(
         period,
         ip,
         callchain,
+        unwound: 0,
     }
 }
 

@@ -113,9 +113,12 @@ impl<'a> Sink<'a> {
         Ok(report)
     }
 
-    /// Run `write` on the writer this sink gives for `target` (seekable for a file-mode
-    /// output, spooled in a temp file where the sink is a stream; a stream for a pipe),
-    /// then finish the output (flush, copy a spool, put a file in place). Errors name
+    /// Run `write` on the writer this sink gives for `target`, then finish the output
+    /// (flush, copy a spool, put a file in place). The writer is [`Writer::Seek`]
+    /// wherever the sink can seek (a regular file, [`Sink::seekable`]), whatever the
+    /// target, and for a file-mode target on a stream (spooled in a temp file, copied on
+    /// success); [`Writer::Stream`] only for a pipe-mode target on a stream. So `write`
+    /// must look at `target` too: a pipe-mode writer streams into a seekable writer. Errors name
     /// the target, never the temp file. Returns what `write` returned and the bytes of
     /// a file or spool written, where known. What a conversion writes through; also for
     /// other writers of recordings (`perfdata synth`'s).

@@ -500,7 +500,7 @@ fn swap_memory_images(sample: &mut Sample) {
 
 /// Split an encoded record into its `header.size` bytes and the payload after them.
 pub(super) fn split_payload(bytes: &[u8], endian: Endian) -> (&[u8], &[u8]) {
-    let size = perfdata_core::u16_at(bytes, 6, endian).unwrap_or(0) as usize;
+    let size = perfdata_core::raw::header_of(bytes, endian).size as usize;
     if size >= 8 && size <= bytes.len() {
         bytes.split_at(size)
     } else {

@@ -144,10 +144,13 @@ impl DropSampleFields {
         let Feature::EventDesc(desc) = feature else {
             return false;
         };
+        // By each attr's own fields, not its place: an edit before this one (a strip)
+        // may have removed events from the list.
         let mut any = false;
-        for (i, e) in desc.events.iter_mut().enumerate() {
-            any |= !self.lost_by(i).is_empty();
-            strip_attr(&mut e.attr, self.lost_by(i), self.add);
+        for e in desc.events.iter_mut() {
+            let gone = e.attr.sample_type & self.fields;
+            any |= !gone.is_empty();
+            strip_attr(&mut e.attr, gone, self.add);
         }
         any
     }
@@ -228,9 +231,11 @@ impl RecordEdit for DropSampleFields {
     }
 
     fn edit_meta(&self, meta: &mut Metadata) -> Result<()> {
+        // By each attr's own fields, as edit_desc.
         meta.edit_attrs(|attrs| {
-            for (i, ev) in attrs.iter_mut().enumerate() {
-                strip_attr(&mut ev.attr, self.lost_by(i), self.add);
+            for ev in attrs.iter_mut() {
+                let gone = ev.attr.sample_type & self.fields;
+                strip_attr(&mut ev.attr, gone, self.add);
             }
         });
         if let Some(section) = meta.features.get_mut(&FeatureId::EventDesc) {

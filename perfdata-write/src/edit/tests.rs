@@ -37,6 +37,35 @@ fn run_file(reader: PerfReader, edits: Vec<Box<dyn RecordEdit>>) -> (Vec<u8>, Re
     (out.into_inner(), report)
 }
 
+/// Samples per event name, each decoded whole (no bytes past what its event's
+/// sample_type describes), and the events' sample_type.
+fn samples_by_event(
+    bytes: Vec<u8>,
+) -> (
+    std::collections::BTreeMap<String, usize>,
+    Vec<perfdata_core::attr::SampleType>,
+) {
+    let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("reads");
+    let mut by_event = std::collections::BTreeMap::<String, usize>::new();
+    while let Some(item) = r.next_record().expect("reads to its end") {
+        if item.raw.record_type() == RecordType::Sample {
+            let rec = item.decode().expect("a sample decodes");
+            assert!(rec.extra.is_empty(), "a sample longer than its sample_type");
+            let e = item.locate().event.expect("an event");
+            *by_event
+                .entry(r.meta().event_name(e).to_string())
+                .or_default() += 1;
+        }
+    }
+    let types = r
+        .meta()
+        .attrs()
+        .iter()
+        .map(|a| a.attr.sample_type)
+        .collect();
+    (by_event, types)
+}
+
 fn keep_all() -> Box<dyn RecordEdit> {
     Box::new(FnEdit(|_: &RecordRef<'_>| Ok(Action::Keep)))
 }
@@ -172,7 +201,7 @@ fn a_removed_event_takes_its_ids_with_it() {
     assert_eq!(input.meta().event_name(1), "task-clock");
     let strip = Strip::new(Selection {
         select: Selectors {
-            events: vec!["sched:sched_process_exec".into()],
+            events: vec!["task-clock".into()],
             ..Default::default()
         },
         ..Default::default()
@@ -298,30 +327,7 @@ fn an_event_goes_unless_a_record_of_its_stays_with_no_event_to_carry_it() {
 fn strip_edits_drop_fields_before_an_event_goes() {
     use perfdata_core::attr::SampleType;
     let path = fixture("file-tracepoint.data");
-    let samples_of = |bytes: Vec<u8>| {
-        let mut r = PerfReader::from_vec(bytes, ReadOptions::Contents).expect("reads");
-        let mut by_event = std::collections::BTreeMap::<String, usize>::new();
-        while let Some(item) = r.next_record().expect("reads to its end") {
-            if item.raw.record_type() == RecordType::Sample {
-                let bytes = item.raw.bytes.to_vec();
-                let meta = r.meta();
-                let e = meta
-                    .events()
-                    .event_of(&bytes, true, meta.endian)
-                    .expect("an event");
-                let name = meta.attrs()[e].name.clone().expect("named");
-                *by_event.entry(name).or_default() += 1;
-            }
-        }
-        let types: Vec<SampleType> = r
-            .meta()
-            .attrs()
-            .iter()
-            .map(|a| a.attr.sample_type)
-            .collect();
-        (by_event, types)
-    };
-    let (before, _) = samples_of(std::fs::read(&path).unwrap());
+    let (before, _) = samples_by_event(std::fs::read(&path).unwrap());
     let sel = Selection {
         select: Selectors {
             events: vec!["sched:sched_process_exec".into()],
@@ -335,7 +341,7 @@ fn strip_edits_drop_fields_before_an_event_goes() {
         open(&path).unwrap(),
         strip_edits(sel.clone(), Some(SampleType::PERIOD)),
     );
-    let (after, types) = samples_of(out);
+    let (after, types) = samples_by_event(out);
     let mut want = before.clone();
     assert_eq!(want.remove("sched:sched_process_exec"), Some(3));
     assert_eq!(after, want);
@@ -351,4 +357,108 @@ fn strip_edits_drop_fields_before_an_event_goes() {
         panic!("dropping TIME was not refused");
     };
     assert!(err.to_string().contains("cannot be dropped"), "{err}");
+}
+
+/// `strip --drop TYPES` with no selector: strip_edits still strips, and the types go
+/// (the other records stay). And DropSampleFields refuses every field that locates
+/// records, each alone, not only TIME.
+#[test]
+fn strip_edits_drop_types_alone_and_every_locating_field_is_refused() {
+    use perfdata_core::attr::SampleType;
+    let path = fixture("file-tracepoint.data");
+    let input = std::fs::read(&path).unwrap();
+    let (comms, samples) = (
+        count(input.clone(), RecordType::Comm),
+        count(input, RecordType::Sample),
+    );
+    assert!(comms > 0 && samples > 0);
+    let sel = Selection {
+        drop_types: vec![RecordType::Comm],
+        ..Selection::default()
+    };
+    let (out, _) = run_file(open(&path).unwrap(), strip_edits(sel, None));
+    assert_eq!(count(out.clone(), RecordType::Comm), 0);
+    assert_eq!(count(out, RecordType::Sample), samples);
+    let opts = ConvertOptions::default();
+    for field in [
+        SampleType::IP,
+        SampleType::TID,
+        SampleType::TIME,
+        SampleType::ADDR,
+        SampleType::ID,
+        SampleType::STREAM_ID,
+        SampleType::CPU,
+        SampleType::IDENTIFIER,
+        SampleType::READ,
+    ] {
+        let edits = strip_edits(Selection::default(), Some(field));
+        let out = Cursor::new(Vec::new());
+        let Err(err) = run(open(&path).unwrap(), Target::File, out, &opts, edits) else {
+            panic!("dropping {field:?} was not refused");
+        };
+        assert!(
+            err.to_string().contains("cannot be dropped"),
+            "{field:?}: {err}"
+        );
+    }
+}
+
+/// strip_edits where events differ: RAW, which only the tracepoint has, dropped while
+/// every event is still there, with either event removed. Removing the tracepoint
+/// leaves cpu-clock's samples as they were; removing cpu-clock (the first event, so the
+/// tracepoint's index changes) leaves the tracepoint's samples, without RAW.
+#[test]
+fn strip_edits_drop_a_field_events_differ_in() {
+    use perfdata_core::attr::SampleType;
+    use perfdata_synth::{write_workload, SynthSpec, SynthWriter};
+    let spec = SynthSpec {
+        samples: 300,
+        events: "cpu-clock,tracepoint".into(),
+        ..SynthSpec::default()
+    };
+    let (workload, trace) = spec.build().unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let w = SynthWriter::file(std::io::BufWriter::new(file.reopen().unwrap()), trace).unwrap();
+    write_workload(&workload, w).unwrap();
+    let input = open(file.path()).unwrap();
+    let types: Vec<SampleType> = input
+        .meta()
+        .attrs()
+        .iter()
+        .map(|a| a.attr.sample_type)
+        .collect();
+    assert_eq!(input.meta().event_name(0), "cpu-clock");
+    assert_eq!(input.meta().event_name(1), "synth:synth_tick");
+    assert!(!types[0].contains(SampleType::RAW) && types[1].contains(SampleType::RAW));
+    // Samples per event, each decoded: its event's sample_type and its bytes agree.
+    let (before, _) = samples_by_event(std::fs::read(file.path()).unwrap());
+    assert!(
+        before.len() == 2 && before.values().all(|&n| n > 0),
+        "{before:?}"
+    );
+    for (gone, kept, kept_type) in [
+        ("synth:synth_tick", "cpu-clock", types[0]),
+        ("cpu-clock", "synth:synth_tick", types[1] - SampleType::RAW),
+    ] {
+        let sel = Selection {
+            select: Selectors {
+                events: vec![gone.into()],
+                ..Selectors::default()
+            },
+            ..Selection::default()
+        };
+        // strip's order, and the other order a library user may compose: the fields
+        // edit drops each remaining attr's own fields, whatever was removed before it.
+        let swapped: Vec<Box<dyn RecordEdit>> = vec![
+            Box::new(Strip::new(sel.clone())),
+            Box::new(DropSampleFields::new(SampleType::RAW)),
+        ];
+        for edits in [strip_edits(sel, Some(SampleType::RAW)), swapped] {
+            let (out, _) = run_file(open(file.path()).unwrap(), edits);
+            let (after, types) = samples_by_event(out);
+            assert_eq!(types, [kept_type], "{gone} removed");
+            assert_eq!(after.get(kept), before.get(kept), "{gone} removed");
+            assert_eq!(after.len(), 1, "{gone} removed: {after:?}");
+        }
+    }
 }

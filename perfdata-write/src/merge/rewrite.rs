@@ -256,7 +256,7 @@ fn perf_ids(
 
 /// Add 8 bytes to the record's size field (IDENTIFIER inserted).
 fn grow(bytes: &mut [u8], offset: u64, endian: Endian) -> Result<()> {
-    let size = perfdata_core::u16_at(bytes, 6, endian).unwrap_or(0);
+    let size = perfdata_core::raw::header_of(bytes, endian).size;
     let Some(new) = size.checked_add(8) else {
         return Err(WriteError::unsupported(
             Some(offset),
@@ -264,10 +264,6 @@ fn grow(bytes: &mut [u8], offset: u64, endian: Endian) -> Result<()> {
              need",
         ));
     };
-    let b = match endian {
-        Endian::Little => new.to_le_bytes(),
-        Endian::Big => new.to_be_bytes(),
-    };
-    bytes[6..8].copy_from_slice(&b);
+    perfdata_core::raw::set_header_size(bytes, new, endian);
     Ok(())
 }

@@ -21,7 +21,7 @@ use proc_macro::TokenStream;
 
 /// Mark the test that follows ignored when what it needs is missing (see the crate's
 /// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`,
-/// `python_datafusion`, `parquet`, or several (the first missing one's reason).
+/// `python_datafusion`, `node`, `gxx` (g++), `addr2line` (binutils'), `parquet`, or several (the first missing one's reason).
 #[proc_macro_attribute]
 pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut reason = None;
@@ -35,6 +35,11 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
             "perf" => (!perf_runs()).then_some("perf is not installed"),
             "go" => (!runs("go", "version")).then_some("go is not installed"),
+            "node" => (!runs("node", "--version")).then_some("node is not installed"),
+            "gxx" => (!runs("g++", "--version")).then_some("g++ is not installed"),
+            "addr2line" => {
+                (!runs("addr2line", "--version")).then_some("binutils' addr2line is not installed")
+            }
             "corpus" => std::env::var_os("PERFDATA_CORPUS")
                 .is_none()
                 .then_some("PERFDATA_CORPUS is not set"),
@@ -46,8 +51,8 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .then_some("python3 cannot import datafusion (pip install datafusion)"),
             other => {
                 let msg = format!(
-                    "needs: {other:?} is not perf, go, corpus, python_duckdb, python_pyarrow, \
-                     python_datafusion or parquet"
+                    "needs: {other:?} is not perf, go, node, gxx, addr2line, corpus, \
+                     python_duckdb, python_pyarrow, python_datafusion or parquet"
                 );
                 return format!("compile_error!({msg:?});").parse().unwrap();
             }

@@ -1,0 +1,183 @@
+//! The functions perf 6.1 lists at a callchain frame from the binary's DWARF (its
+//! `--inline`, on by default): tools/perf/util/machine.c's `append_inlines` with
+//! srcline.c's `addr2line` and `new_inline_sym`.
+//!
+//! perf 6.1 calls `append_inlines` for the frames a DWARF unwinding of a user stack copy
+//! gives (`unwind_entry`, `--call-graph dwarf`), not for the frames of a recorded
+//! callchain (`-g`: its `add_callchain_ip` does not; later perfs do). For such a frame
+//! with a symbol, in a DSO whose symbol file has line tables, it asks binutils' addr2line
+//! (`-i -f`) about the address and turns each answer, innermost first, into an entry:
+//! the frame's own symbol where the answer names it, else a new symbol of that name, at
+//! the frame symbol's start, marked inlined (printed with ` (inlined)`, counted as a
+//! function of its own by perf report). So the outermost answer stands for the frame
+//! itself, and where DWARF names the function otherwise than the symbol table
+//! (`init_cpu_features` for `init_cpu_features.constprop.0`, `__libc_start_main_impl` for
+//! `__libc_start_main@@GLIBC_2.34`) perf lists it as inlined too, under DWARF's name, and
+//! the symbol table's name is not shown. The answers here come from the DSO's DWARF through
+//! [`Symbolizer::source_frames`] (the `addr2line` crate, in process, cached per DSO and
+//! address), found where symbols are.
+
+use crate::process::{perf_map_pid, Dso, DsoId, Location, Machine};
+use crate::symbolize::{SymbolName, Symbolizer};
+
+/// perf's MAX_INLINE_NEST: the answers after the first that perf takes at most.
+const MAX_INLINE_NEST: usize = 1024;
+
+/// One entry perf lists for a frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineEntry {
+    /// The function's name, as perf prints it.
+    pub name: String,
+    /// A function inlined at the address (or named by DWARF otherwise than the frame's
+    /// symbol): printed with ` (inlined)`, without its DSO. False for the frame's own
+    /// symbol.
+    pub inlined: bool,
+    /// The entry's own source position as perf prints it (`file.c:LINE`, basename):
+    /// the address's line for the innermost, the line of the inlined call for the
+    /// others. perf script's srcline field prints it in place of the address's.
+    pub srcline: String,
+}
+
+/// The entries perf 6.1 lists for the frame at `addr` (DSO-relative) of `dso`, whose
+/// symbol is named `symbol`, innermost first (perf's callee order; reverse them for
+/// `caller`). Empty when perf lists the frame alone, as a recorded frame: a DSO perf
+/// asks no addr2line of (the kernel's, a JIT's map, one without line tables). An
+/// address DWARF knows nothing of is one entry, the frame itself, with srcline `??:0`.
+pub fn inline_entries(
+    symbols: &mut Symbolizer,
+    id: DsoId,
+    dso: &Dso,
+    addr: u64,
+    symbol: &str,
+) -> Vec<InlineEntry> {
+    // perf's dso__name: no addr2line of `[...]` DSOs nor of /tmp/perf-PID.map; and
+    // none of a DSO without line tables.
+    if perf_map_pid(&dso.long_name).is_some() || !symbols.has_source_lines(id, dso) {
+        return Vec::new();
+    }
+    let frames = symbols.source_frames(id, dso, addr);
+    if frames.is_empty() {
+        // binutils' addr2line names the symbol that covers the address, with no line
+        // (`??:?`): one entry, the frame itself.
+        return vec![InlineEntry {
+            name: symbol.to_string(),
+            inlined: false,
+            srcline: "??:0".to_string(),
+        }];
+    }
+    let last = frames.len() - 1;
+    frames
+        .iter()
+        .enumerate()
+        .take(1 + MAX_INLINE_NEST)
+        .map(|(i, f)| {
+            // Without a DWARF function, binutils' addr2line names the symbol that
+            // covers the address (the outermost answer) and prints `??` otherwise.
+            let name = match (&f.function, i == last) {
+                (Some(n), _) => n.as_str(),
+                (None, true) => symbol,
+                (None, false) => "??",
+            };
+            // perf's srcline_from_fileline of addr2line's `FILE:LINE` (`??` for no
+            // file, `?`, read as 0, for no line), the file's basename.
+            let file = f.file.as_deref().unwrap_or("??");
+            let base = file.rsplit('/').next().unwrap_or(file);
+            InlineEntry {
+                name: name.to_string(),
+                inlined: name != symbol,
+                srcline: format!("{base}:{}", f.line),
+            }
+        })
+        .collect()
+}
+
+/// What perf appends to an inlined function's name wherever it prints it.
+pub(crate) const INLINED: &str = " (inlined)";
+
+/// The name of the `j`th (1: innermost) entry perf lists at `addr` of `dso`: an inlined
+/// function's name with [`INLINED`] after it, at its frame symbol's start (perf's
+/// `new_inline_sym`), or the frame's own symbol.
+pub(crate) fn entry_name(
+    symbols: &mut Symbolizer,
+    id: DsoId,
+    dso: &Dso,
+    addr: u64,
+    j: u16,
+) -> SymbolName {
+    let base = symbols.name(id, dso, addr);
+    let SymbolName::Function { start, name } = &base else {
+        return base;
+    };
+    let entries = inline_entries(symbols, id, dso, addr, name);
+    match usize::from(j).checked_sub(1).and_then(|i| entries.get(i)) {
+        Some(e) if e.inlined => SymbolName::Function {
+            start: *start,
+            name: format!("{}{INLINED}", e.name),
+        },
+        _ => base,
+    }
+}
+
+/// The source line perf keeps with the `j`th entry at `addr` (its callchain node's
+/// srcline): the entry's own, else the address's as perf report prints it.
+pub(crate) fn entry_srcline(
+    symbols: &mut Symbolizer,
+    dso: Option<(DsoId, &Dso)>,
+    addr: u64,
+    j: u16,
+) -> String {
+    let own = dso.and_then(|(id, d)| {
+        let base = match symbols.name(id, d, addr) {
+            SymbolName::Function { name, .. } => name,
+            SymbolName::Address(_) => return None,
+        };
+        let entries = inline_entries(symbols, id, d, addr, &base);
+        let i = usize::from(j).checked_sub(1)?;
+        entries.into_iter().nth(i).map(|e| e.srcline)
+    });
+    own.unwrap_or_else(|| symbols.srcline(dso, addr))
+}
+
+/// How many entries perf lists at each unwound frame, found as a report's samples are
+/// counted (their walks hold one key per entry): the symbols and DWARF of the DSOs that
+/// unwound frames are in, loaded once each, and a count per distinct frame address.
+#[derive(Debug)]
+pub(crate) struct InlineCounts {
+    symbols: Symbolizer,
+    counts: rustc_hash::FxHashMap<(DsoId, u64), u16>,
+}
+
+impl InlineCounts {
+    /// Counts with binaries found as `opts` says.
+    pub(crate) fn new(opts: crate::symbolize::SymbolOptions) -> Self {
+        InlineCounts {
+            symbols: Symbolizer::new(opts),
+            counts: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    /// The number of entries perf lists at the unwound frame `at`: 0 where it lists
+    /// the frame as it is.
+    pub(crate) fn at(&mut self, m: &Machine, at: &Location) -> u16 {
+        let Some(d) = at.dso else {
+            return 0;
+        };
+        let (symbols, counts) = (&mut self.symbols, &mut self.counts);
+        *counts.entry((d, at.addr)).or_insert_with(|| {
+            let dso = &m.dsos[d];
+            if !dso.ksymbols.is_empty() {
+                return 0;
+            }
+            let Some((_, name)) = symbols.function(d, dso, at.addr) else {
+                return 0;
+            };
+            let name = name.to_string();
+            let entries = inline_entries(symbols, d, dso, at.addr, &name);
+            if entries.len() > 1 || entries.iter().any(|e| e.inlined) {
+                u16::try_from(entries.len()).unwrap_or(u16::MAX)
+            } else {
+                0
+            }
+        })
+    }
+}
