@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use perfdata_core::record::{Mmap, PaddedString};
-use perfdata_report::process::Machine;
+use perfdata_report::process::{MapProt, Machine};
 use perfdata_report::unwind::{Arch, UnwindOptions, Unwinder, UserState, MAX_FRAMES};
 
 /// The real binary the bytes may map, when this machine has it.
@@ -142,7 +142,7 @@ fuzz_target!(|data: &[u8]| {
             pgoff,
             filename: PaddedString::new(&path),
         };
-        machine.process_mmap(&mmap, false, None);
+        machine.process_mmap(&mmap, MapProt::EXEC, false, None);
         starts.push(start);
     }
     let thread = machine.findnew_thread(pid, tid);

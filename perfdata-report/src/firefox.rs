@@ -503,7 +503,7 @@ mod tests {
                 pgoff: 0,
                 filename: PaddedString::new(name),
             };
-            m.process_mmap(&map, false, None);
+            m.process_mmap(&map, crate::process::MapProt::EXEC, false, None);
         }
         let mut s = testing::sample(&mut m, 7, Some(1_000), 1_000, 1);
         s.callchain = [0x10010, 0x20010, 0x10020]

@@ -34,7 +34,9 @@ pub struct Dso {
 }
 
 mod jit;
+mod mapname;
 mod maps;
+pub use mapname::MapProt;
 pub use maps::{Map, Maps};
 
 /// One thread, as perf knows it.
@@ -235,7 +237,14 @@ impl Machine {
 
     /// MMAP/MMAP2. `kernel` (cpumode KERNEL, as perf decides) puts the map in the
     /// kernel's maps: `[kernel.kallsyms]_text` is the kernel image, a path a module.
-    pub fn process_mmap(&mut self, m: &Mmap, kernel: bool, build_id: Option<Vec<u8>>) {
+    /// `prot` names executable anonymous memory after a JIT's map file.
+    pub fn process_mmap(
+        &mut self,
+        m: &Mmap,
+        prot: MapProt,
+        kernel: bool,
+        build_id: Option<Vec<u8>>,
+    ) {
         let (pid, tid, start, len, pgoff) = (m.pid, m.tid, m.addr, m.len, m.pgoff);
         let filename = m.filename.as_str_lossy();
         let filename = filename.as_str();
@@ -267,17 +276,7 @@ impl Machine {
             return;
         }
         let t = self.findnew_thread(pid, tid);
-        let anon = ["//anon", "/dev/zero", "/anon_hugepage"]
-            .iter()
-            .any(|p| filename.starts_with(p));
-        let no_dso =
-            filename.starts_with("[stack") || filename.starts_with("/SYSV") || filename == "[heap]";
-        // perf names anonymous (JIT) memory after the map file a JIT would write.
-        let long = if anon {
-            format!("/tmp/perf-{pid}.map")
-        } else {
-            filename.to_string()
-        };
+        let (long, identity) = mapname::user_map_name(filename, pid, prot);
         let short = user_short_name(&long);
         let dso = self.dso(&long, &short, false, build_id);
         let group = self.threads[t].maps;
@@ -286,7 +285,7 @@ impl Machine {
             end,
             pgoff,
             dso,
-            identity: anon || no_dso,
+            identity,
         });
     }
 
@@ -493,8 +492,18 @@ mod tests {
     #[test]
     fn the_map_found_last_is_not_kept_past_a_change_of_the_maps() {
         let mut m = Machine::new();
-        m.process_mmap(&mmap(10, 0x1000, 0x4000, "/bin/old"), false, None);
-        m.process_mmap(&mmap(20, 0x1000, 0x4000, "/bin/other"), false, None);
+        m.process_mmap(
+            &mmap(10, 0x1000, 0x4000, "/bin/old"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
+        m.process_mmap(
+            &mmap(20, 0x1000, 0x4000, "/bin/other"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
         let name = |m: &mut Machine, pid, ip| {
             let at = m.resolve(pid, pid, ip, false);
             at.dso.map(|d| (m.dsos[d].short_name.clone(), at.addr))
@@ -505,7 +514,12 @@ mod tests {
         assert_eq!(name(&mut m, 10, 0x2010), Some(("old".into(), 0x1010)));
         // A new map over the middle of the one found last: the new one, then what is
         // left of the old one after it, with its offset moved on.
-        m.process_mmap(&mmap(10, 0x2000, 0x1000, "/bin/new"), false, None);
+        m.process_mmap(
+            &mmap(10, 0x2000, 0x1000, "/bin/new"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
         assert_eq!(name(&mut m, 10, 0x2010), Some(("new".into(), 0x10)));
         assert_eq!(name(&mut m, 10, 0x3010), Some(("old".into(), 0x2010)));
         assert_eq!(name(&mut m, 10, 0x1010), Some(("old".into(), 0x10)));
@@ -516,17 +530,32 @@ mod tests {
     fn threads_share_maps_forked_processes_copy_them() {
         let mut m = Machine::new();
         m.process_comm(10, 10, "parent", true);
-        m.process_mmap(&mmap(10, 0x1000, 0x1000, "/bin/p"), false, None);
+        m.process_mmap(
+            &mmap(10, 0x1000, 0x1000, "/bin/p"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
         // A thread of process 10 shares its maps, including later ones.
         m.process_fork(&fork(10, 10, 11), true);
-        m.process_mmap(&mmap(10, 0x8000, 0x1000, "/lib/l.so"), false, None);
+        m.process_mmap(
+            &mmap(10, 0x8000, 0x1000, "/lib/l.so"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
         let thread = m.resolve(10, 11, 0x8010, false);
         assert_eq!(m.dsos[thread.dso.unwrap()].short_name, "l.so");
         assert_eq!(thread.addr, 0x10);
         assert_eq!(m.comms[thread.comm], "parent");
         // A forked process copies the maps as they are at the fork, then goes its own way.
         m.process_fork(&fork(20, 10, 20), true);
-        m.process_mmap(&mmap(10, 0x9000, 0x1000, "/lib/late.so"), false, None);
+        m.process_mmap(
+            &mmap(10, 0x9000, 0x1000, "/lib/late.so"),
+            MapProt::EXEC,
+            false,
+            None,
+        );
         assert!(m.resolve(20, 20, 0x1010, false).dso.is_some());
         assert!(m.resolve(20, 20, 0x9010, false).dso.is_none());
         // exec renames the child; samples before it keep the inherited name.
@@ -557,14 +586,14 @@ mod tests {
             0x100_0000,
             "[kernel.kallsyms]_text",
         );
-        m.process_mmap(&kernel, true, None);
+        m.process_mmap(&kernel, MapProt::EXEC, true, None);
         let module = mmap(
             -1,
             0xffff_ffff_c000_0000,
             0x1000,
             "/lib/modules/x/kvm-amd.ko",
         );
-        m.process_mmap(&module, true, None);
+        m.process_mmap(&module, MapProt::EXEC, true, None);
         let k = m.resolve(5, 5, 0xffff_ffff_8100_0010, true);
         assert_eq!(m.dsos[k.dso.unwrap()].short_name, "[kernel.kallsyms]");
         assert_eq!(k.addr, 0xffff_ffff_8100_0010);
@@ -583,7 +612,7 @@ mod tests {
             0x100_0000,
             "[kernel.kallsyms]_text",
         );
-        m.process_mmap(&kernel, true, None);
+        m.process_mmap(&kernel, MapProt::EXEC, true, None);
         let prog = |addr: u64, flags: u16, name: &str| Ksymbol {
             addr,
             len: 0x100,

@@ -397,7 +397,7 @@ fn meta_changed(
 /// The user-space MMAP (or MMAP2) a record to replay is, shown or not.
 fn user_mmap(ev: &Event) -> Option<&Mmap> {
     match ev {
-        Event::Mmap(mm) if !mm.1 => Some(&mm.0),
+        Event::Mmap(mm) if !mm.2 => Some(&mm.0),
         Event::Shown(shown) => shown.1.as_ref().and_then(user_mmap),
         _ => None,
     }
@@ -572,8 +572,8 @@ fn apply(
         Event::Fork(f, clone_maps) => machine.process_fork(&f, clone_maps),
         Event::Exit(f) => machine.process_exit(f.pid, f.tid, f.time),
         Event::Mmap(mm) => {
-            let (mm, kernel, build_id) = *mm;
-            machine.process_mmap(&mm, kernel, build_id)
+            let (mm, prot, kernel, build_id) = *mm;
+            machine.process_mmap(&mm, prot, kernel, build_id)
         }
         Event::Meta(m) => plain.meta = Some(m),
         Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),

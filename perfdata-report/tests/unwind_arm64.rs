@@ -18,7 +18,7 @@
 //! less one, as perf gives them.
 
 use perfdata_core::record::{Mmap, PaddedString};
-use perfdata_report::process::Machine;
+use perfdata_report::process::{Machine, MapProt};
 use perfdata_report::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
 /// Where the binary is mapped (one read-execute map of the whole file, at offset 0).
@@ -68,7 +68,7 @@ fn unwind(user: &UserState) -> (Vec<u64>, bool) {
         pgoff: 0,
         filename: PaddedString::new(binary.to_str().expect("utf-8 path")),
     };
-    machine.process_mmap(&map, false, None);
+    machine.process_mmap(&map, MapProt::EXEC, false, None);
     let opts = UnwindOptions {
         symfs: None,
         buildid_dir: Some(cache.path().to_path_buf()),

@@ -24,6 +24,16 @@ pub fn build_threads(dir: &Path) -> String {
     exe.to_str().expect("utf-8 path").to_string()
 }
 
+/// Compile tests/workload/anon_frames.c (x86-64: frames in a writable and an executable
+/// anonymous map) into `dir/anon_frames`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_anon_frames(dir: &Path) -> String {
+    let exe = dir.join("anon_frames");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/anon_frames.c");
+    compile("gcc", &src, "-O1", &exe);
+    exe.to_str().expect("utf-8 path").to_string()
+}
+
 /// Compile tests/srcline/hot.c (the srcline and inline tests' busy loop, whose step is
 /// inlined at -O2) with `-g` and `opt` (`-O0`, `-O2`) into `dir/hot<opt>`.
 #[allow(dead_code)] // not every test that shares this module uses it

@@ -9,6 +9,7 @@ use perfdata_core::Metadata;
 
 use super::{SampleExtra, ShownRecord};
 use crate::jitdump::JitCode;
+use crate::process::MapProt;
 use crate::unwind::UserState;
 
 /// perf marks the FORK records it synthesizes for running tasks (`MISC_FORK_EXEC`): their
@@ -26,11 +27,12 @@ pub(super) enum Event {
     /// The record, and whether the parent's maps are copied.
     Fork(ForkExit, bool),
     Exit(ForkExit),
-    /// MMAP, or MMAP2 as an MMAP: whether in kernel mode, and its build id. Boxed, as
+    /// MMAP, or MMAP2 as an MMAP: its protection (perf's rule for an MMAP, which has
+    /// none), whether in kernel mode, and its build id. Boxed, as
     /// the rarer records are: every queued record moves at the size of the largest
     /// variant, and a sample's size keeps the moves inline (calls to memmove of whole
     /// records were 16% of `perfdata script`'s cycles).
-    Mmap(Box<(Mmap, bool, Option<Vec<u8>>)>),
+    Mmap(Box<(Mmap, MapProt, bool, Option<Vec<u8>>)>),
     BuildId {
         filename: String,
         build_id: Vec<u8>,
@@ -62,7 +64,7 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
         },
         RecordBody::Fork(f) => Event::Fork(f, m & MISC_FORK_EXEC == 0),
         RecordBody::Exit(f) => Event::Exit(f),
-        RecordBody::Mmap(mm) => Event::Mmap(Box::new((mm, kernel_mode, None))),
+        RecordBody::Mmap(mm) => Event::Mmap(Box::new((mm, MapProt::of_mmap(m), kernel_mode, None))),
         RecordBody::Mmap2(mm) => {
             let build_id = match mm.id {
                 Mmap2Id::BuildId {
@@ -72,6 +74,7 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
                 } => Some(build_id[..usize::from(build_id_size).min(20)].to_vec()),
                 Mmap2Id::Inode { .. } => None,
             };
+            let prot = MapProt::of_mmap2(mm.prot, mm.flags);
             let mm = Mmap {
                 pid: mm.pid,
                 tid: mm.tid,
@@ -80,7 +83,7 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
                 pgoff: mm.pgoff,
                 filename: mm.filename,
             };
-            Event::Mmap(Box::new((mm, kernel_mode, build_id)))
+            Event::Mmap(Box::new((mm, prot, kernel_mode, build_id)))
         }
         RecordBody::HeaderBuildId(b) => Event::BuildId {
             filename: b.filename.as_str_lossy(),
