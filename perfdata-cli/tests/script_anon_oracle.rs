@@ -56,6 +56,16 @@ fn anonymous_frames_are_named_by_their_maps_protection() {
         anon > 0 && jit > 0,
         "{anon} //anon and {jit} JIT frames:\n{perf}"
     );
+    // The first line that differs, not the whole output.
+    if let Some((i, (o, p))) = ours
+        .lines()
+        .zip(perf.lines())
+        .enumerate()
+        .find(|(_, (o, p))| o != p)
+    {
+        panic!("line {}: perfdata {o:?}, perf {p:?}", i + 1);
+    }
+    assert_eq!(ours.lines().count(), perf.lines().count());
     assert_eq!(ours, perf);
     eprintln!("{anon} //anon frames, {jit} in /tmp/perf-PID.map");
 }
