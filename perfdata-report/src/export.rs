@@ -36,6 +36,15 @@ mod partition;
 
 pub use partition::Partition;
 
+/// The start of a Parquet part's temporary name (hidden: Spark, Trino and DataFusion
+/// pass over files starting with `.`).
+pub const PARQUET_TEMP_PREFIX: &str = ".tmp-";
+/// The end of a Parquet part's temporary name: not `.parquet`, so that an export killed
+/// while writing (`kill -9`, a crash: nothing removes its temporary file) leaves no
+/// file that a reader's glob `**/*.parquet` takes (DuckDB's matches hidden files, and
+/// refuses the unfinished one). Outside the `parquet` feature, as the tests name it.
+pub const PARQUET_TEMP_SUFFIX: &str = ".parquet.partial";
+
 /// The formats an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
