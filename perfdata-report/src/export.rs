@@ -177,7 +177,9 @@ impl Export {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(self.format.detail()).map_err(spool)?;
         let opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
-        let replay = replay(reader, &opts, |m, s| collector.add(m, &s))?;
+        let replay = replay(reader, &opts, |m, d| {
+            d.sample().inspect(|s| collector.add(m, s));
+        })?;
         Ok(Collected {
             export: self,
             collector,
