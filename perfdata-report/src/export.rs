@@ -28,7 +28,7 @@ use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
-// Behind the cargo feature `parquet`: the arrow and parquet crates more than double a
+// Behind the cargo feature `parquet`: the arrow and parquet crates nearly double a
 // first build of the workspace.
 #[cfg(feature = "parquet")]
 pub mod parquet;
