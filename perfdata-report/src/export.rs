@@ -28,7 +28,7 @@ use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
-// Behind the cargo feature `parquet`: the arrow and parquet crates more than double a
+// Behind the cargo feature `parquet`: the arrow and parquet crates nearly double a
 // first build of the workspace.
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -186,7 +186,9 @@ impl Export {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(self.format.detail()).map_err(spool)?;
         let opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
-        let replay = replay(reader, &opts, |m, s| collector.add(m, &s))?;
+        let replay = replay(reader, &opts, |m, d| {
+            d.sample().inspect(|s| collector.add(m, s));
+        })?;
         Ok(Collected {
             export: self,
             collector,

@@ -260,7 +260,9 @@ impl ParquetWriter {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(Detail::Samples).map_err(spool)?;
         let opts = ReplayOptions::unwinding(self.export.unwind, self.export.symfs.clone());
-        let done = replay(reader, &opts, |m, s| collector.add(m, &s));
+        let done = replay(reader, &opts, |m, d| {
+            d.sample().inspect(|s| collector.add(m, s));
+        });
         let replay = done.inspect_err(|_| {
             self.known_recordings.remove(&info.id);
         })?;
