@@ -383,6 +383,8 @@ fn hosts_apart_move_pids_by_the_offset_printed() {
             said.contains("feature HOSTNAME is the first input's"),
             "{said}"
         );
+        let kernels = format!("{} of other hosts than {}", b.display(), a.display());
+        assert!(said.contains(&kernels), "{said}");
         assert_sums(&[&a, &b], &out);
         assert_eq!(script(&out), merged_lines(&[(&a, 0), (&b, offset)]));
     }

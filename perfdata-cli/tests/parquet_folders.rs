@@ -1,6 +1,7 @@
 //! A folder of Parquet parts that later exports add to: the parts' file mode, one
 //! partition layout and one schema version per folder (others refused before anything
-//! is written), and a leftover of an interrupted export named.
+//! is written), and a leftover of an interrupted export (a samples part, a temporary
+//! file) named.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -10,7 +11,7 @@ use perfdata_tests::{fixtures_dir, run_perfdata};
 mod parquet_support;
 mod report_rows;
 
-use parquet_support::{export_parquet, walk};
+use parquet_support::{export_parquet, query_script, walk};
 
 /// The parts are readable as any new file is (0666 less the umask), not 0600 as the
 /// temp files they are written to: a Spark or Trino service reads them as another user.
@@ -139,4 +140,77 @@ fn a_leftover_of_another_recording_is_named() {
         "{said}"
     );
     assert!(!said.contains(&part.display().to_string()), "{said}");
+}
+
+/// What `kill -9` during an export leaves: the part being written, 0 bytes, under its
+/// temporary name. The README's DuckDB query over the folder still gives every
+/// recording's periods (DuckDB's `**/*.parquet` matches hidden files, and refused the
+/// old `.tmp-*.parquet` name: "too small to be a Parquet file"), and the next export
+/// names the file in a warning and leaves it (an export running now may be writing it).
+#[perfdata_oracle::needs(python_duckdb, parquet)]
+#[test]
+fn a_temp_file_a_killed_export_left_is_named_and_read_past() {
+    use perfdata_report::export::{PARQUET_TEMP_PREFIX, PARQUET_TEMP_SUFFIX};
+    let fx = |n: &str| fixtures_dir().join(n);
+    let (a, b) = (fx("file-callgraph-fp.data"), fx("file-cpu-clock.data"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let alone = |input: &PathBuf, name: &str| {
+        let d = dir.path().join(name);
+        export_parquet(std::slice::from_ref(input), &d, &[]);
+        query_script(&[], &d)
+    };
+    let (a_sums, b_sums) = (alone(&a, "a"), alone(&b, "b"));
+    let mut both = a_sums.clone();
+    for (symbol, period) in &b_sums {
+        *both.entry(symbol.clone()).or_default() += period;
+    }
+    assert!(
+        both.len() > a_sums.len() && both.values().all(|&p| p > 0),
+        "{both:?}"
+    );
+
+    let out = dir.path().join("pq");
+    export_parquet(std::slice::from_ref(&a), &out, &[]);
+    let killed = out
+        .join("samples")
+        .join(format!("{PARQUET_TEMP_PREFIX}k1ll3d{PARQUET_TEMP_SUFFIX}"));
+    std::fs::File::create(&killed).expect("a 0-byte temp part");
+    assert_eq!(
+        query_script(&[], &out),
+        a_sums,
+        "the query over the killed export"
+    );
+
+    let said = export_parquet(std::slice::from_ref(&b), &out, &[]);
+    assert!(
+        said.contains(&format!(
+            "{}: the temporary file of a part",
+            killed.display()
+        )),
+        "{said}"
+    );
+    assert!(killed.exists(), "named, never removed");
+    assert_eq!(
+        query_script(&[], &out),
+        both,
+        "the query after the next export"
+    );
+}
+
+/// A temporary part an older perfdata left (`.tmp-*.parquet`, which DuckDB's glob takes)
+/// is named too, with what it breaks.
+#[perfdata_oracle::needs(parquet)]
+#[test]
+fn an_older_perfdatas_temp_file_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("pq");
+    export_parquet(&[fixtures_dir().join("file-cpu-clock.data")], &out, &[]);
+    let old = out.join("stacks").join(".tmp-AbC123.parquet");
+    std::fs::File::create(&old).expect("a 0-byte temp part");
+    let said = export_parquet(&[fixtures_dir().join("file-callgraph-fp.data")], &out, &[]);
+    assert!(
+        said.contains(&format!("{}: the temporary file of a part", old.display()))
+            && said.contains("as an older perfdata named them"),
+        "{said}"
+    );
 }

@@ -85,9 +85,10 @@ fn unwind(input: &Path, output: &Path, extra: &[&str]) -> (Vec<u8>, String) {
 
 /// `perfdata unwind`'s counts of cut samples by reason: `--json`'s `unwind.cut_by`, and
 /// the summary line its stderr has without `--json`.
-fn cuts(input: &Path, output: &Path) -> (BTreeMap<String, u64>, String) {
+fn cuts(input: &Path, output: &Path) -> (BTreeMap<String, u64>, String, String) {
     let (json, _) = unwind(input, output, &["--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&json).expect("JSON");
+    let whole = doc["unwind"].to_string();
     let cut_by = doc["unwind"]["cut_by"]
         .as_object()
         .expect("cut_by")
@@ -100,7 +101,7 @@ fn cuts(input: &Path, output: &Path) -> (BTreeMap<String, u64>, String) {
         .find(|l| l.contains("samples whole"))
         .unwrap_or_default()
         .to_string();
-    (cut_by, summary)
+    (cut_by, summary, whole)
 }
 
 /// Samples whose perf stack ends at ld.so's `_start`: code without CFI, where perf's walk
@@ -146,8 +147,18 @@ fn json_part(expected: &[(&str, u64)]) -> BTreeMap<String, u64> {
 /// Check one run's counts against `expected` ((summary words, count), in the summary's
 /// order), in the JSON and on stderr.
 fn assert_cuts(input: &Path, output: &Path, what: &str, expected: &[(&str, u64)]) {
-    let (json, summary) = cuts(input, output);
-    assert_eq!(json, json_part(expected), "{what}: --json cut_by");
+    let (json, summary, whole) = cuts(input, output);
+    if json != json_part(expected) {
+        // A live recording: keep it, so that a rare cut can be looked at.
+        let kept = std::env::temp_dir().join(format!("unwind_cuts-{what}.data"));
+        let _ = std::fs::copy(input, &kept);
+        panic!(
+            "{what}: --json cut_by {json:?}, expected {:?}; the summary: {whole}; the \
+             recording kept as {}",
+            json_part(expected),
+            kept.display()
+        );
+    }
     if expected.iter().all(|(_, n)| *n == 0) {
         assert!(summary.contains(" 0 cut,"), "{what}: stderr {summary:?}");
         return;

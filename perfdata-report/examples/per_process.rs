@@ -16,8 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut per_pid: BTreeMap<i32, u64> = BTreeMap::new();
     // Each sample is handed over as the replay resolves it, and counted.
     let reader = perfdata_core::PerfReader::open(std::path::Path::new(&path))?;
-    perfdata_report::replay::replay(reader, &Default::default(), |_machine, sample| {
-        *per_pid.entry(sample.pid).or_default() += 1;
+    perfdata_report::replay::replay(reader, &Default::default(), |_machine, delivered| {
+        if let Some(sample) = delivered.sample() {
+            *per_pid.entry(sample.pid).or_default() += 1;
+        }
     })?;
     for (pid, count) in &per_pid {
         println!("{pid} {count}");

@@ -28,13 +28,22 @@ use crate::symbolize::{SymbolOptions, Symbolizer};
 use crate::unwind::UnwindStats;
 use crate::{firefox, flamegraph, folded, pprof, speedscope};
 
-// Behind the cargo feature `parquet`: the arrow and parquet crates more than double a
+// Behind the cargo feature `parquet`: the arrow and parquet crates nearly double a
 // first build of the workspace.
 #[cfg(feature = "parquet")]
 pub mod parquet;
 mod partition;
 
 pub use partition::Partition;
+
+/// The start of a Parquet part's temporary name (hidden: Spark, Trino and DataFusion
+/// pass over files starting with `.`).
+pub const PARQUET_TEMP_PREFIX: &str = ".tmp-";
+/// The end of a Parquet part's temporary name: not `.parquet`, so that an export killed
+/// while writing (`kill -9`, a crash: nothing removes its temporary file) leaves no
+/// file that a reader's glob `**/*.parquet` takes (DuckDB's matches hidden files, and
+/// refuses the unfinished one). Outside the `parquet` feature, as the tests name it.
+pub const PARQUET_TEMP_SUFFIX: &str = ".parquet.partial";
 
 /// The formats an export writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,7 +186,9 @@ impl Export {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(self.format.detail()).map_err(spool)?;
         let opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
-        let replay = replay(reader, &opts, |m, s| collector.add(m, &s))?;
+        let replay = replay(reader, &opts, |m, d| {
+            d.sample().inspect(|s| collector.add(m, s));
+        })?;
         Ok(Collected {
             export: self,
             collector,

@@ -201,12 +201,15 @@ impl Report {
             Some((spec, _)) => resolve_time(spec, reader.meta())?,
             None => Vec::new(),
         };
-        let replay = replay(reader, &self.replay_options(), |m, s| {
+        let replay = replay(reader, &self.replay_options(), |m, d| {
+            let Some(s) = d.sample() else {
+                return;
+            };
             if !in_ranges(&ranges, s.time.unwrap_or(0)) {
                 return;
             }
             cpu_less |= s.cpu.is_none();
-            tally.count(m, &s)
+            tally.count(m, s)
         })?;
         if !self.filter.cpus.is_empty() && cpu_less {
             return Err(Error::Select(
@@ -241,7 +244,9 @@ impl Report {
     ) -> Result<(readperf::Tables, UnwindStats)> {
         let kallsyms = kallsyms_in_background();
         let mut counts = SampleCounts::default();
-        let replay = replay(reader, &self.replay_options(), |_, s| counts.count(&s))?;
+        let replay = replay(reader, &self.replay_options(), |_, d| {
+            d.sample().inspect(|s| counts.count(s));
+        })?;
         if path.as_os_str() == "-" {
             return Err(Error::Select(
                 "--csv reads the recording twice: give a file, not standard input".into(),

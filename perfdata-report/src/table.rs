@@ -38,7 +38,9 @@ struct Count {
 /// let keys = SortKey::parse_list("comm").unwrap();
 /// let mut tally = Tally::new(&keys);
 /// let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
-/// let r = replay::replay(reader, &Default::default(), |machine, sample| tally.count(machine, &sample))?;
+/// let r = replay::replay(reader, &Default::default(), |machine, d| {
+///     d.sample().inspect(|s| tally.count(machine, s));
+/// })?;
 /// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()));
 /// assert_eq!(tables[0].samples, 279);
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);

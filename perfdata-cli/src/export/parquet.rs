@@ -102,6 +102,20 @@ pub fn run(a: &ExportArgs) -> Result<(), CliError> {
             a.output.display()
         ));
     }
+    for temp in export.temp_leftovers() {
+        let old = if temp.to_string_lossy().ends_with(".parquet") {
+            " (its name ends in .parquet, as an older perfdata named them: DuckDB's \
+             read_parquet('**/*.parquet') fails on it)"
+        } else {
+            ""
+        };
+        crate::warn(format!(
+            "{}: the temporary file of a part an export killed while writing left{old}: \
+             delete it if no export into {} is running",
+            temp.display(),
+            a.output.display()
+        ));
+    }
     export.finish()?;
     crate::verbose::say(
         1,

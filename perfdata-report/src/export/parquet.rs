@@ -158,11 +158,17 @@ impl ParquetExport {
             ));
         }
         leftovers.retain(|id, _| !recordings.contains(id));
+        // Temporary parts found before this export made any of its own.
+        let mut temps = Vec::new();
+        for table in ["samples", "stacks", "recordings"] {
+            temps.extend(parts::temp_files(&self.dir.join(table)).map_err(|e| known(table, e))?);
+        }
         let spool = |e| Error::io("the temporary file of the stacks", e);
         Ok(ParquetWriter {
             export: self,
             known_recordings: recordings,
             leftovers,
+            temps,
             existing_stacks: stacks,
             stack_set: StackSet::new().map_err(spool)?,
             recordings: RecordingBatch::default(),
@@ -207,6 +213,8 @@ pub struct ParquetWriter {
     known_recordings: HashSet<String>,
     /// Samples parts of recordings not in the recordings table, by id.
     leftovers: std::collections::HashMap<String, PathBuf>,
+    /// Temporary parts in the directory before this export began.
+    temps: Vec<PathBuf>,
     /// The stack ids of the directory's stacks parts.
     existing_stacks: crate::spool::Records,
     /// Every recording's distinct stacks, spooled.
@@ -252,7 +260,9 @@ impl ParquetWriter {
         let spool = |e| Error::io("the temporary file of the samples", e);
         let mut collector = StackCollector::new(Detail::Samples).map_err(spool)?;
         let opts = ReplayOptions::unwinding(self.export.unwind, self.export.symfs.clone());
-        let done = replay(reader, &opts, |m, s| collector.add(m, &s));
+        let done = replay(reader, &opts, |m, d| {
+            d.sample().inspect(|s| collector.add(m, s));
+        });
         let replay = done.inspect_err(|_| {
             self.known_recordings.remove(&info.id);
         })?;
@@ -407,6 +417,13 @@ impl ParquetWriter {
         let mut v: Vec<&Path> = self.leftovers.values().map(PathBuf::as_path).collect();
         v.sort();
         v
+    }
+
+    /// Temporary part files that were in the directory when this export began: an
+    /// export killed while writing left them (or one running now into the same
+    /// directory writes them, so they are named, never removed).
+    pub fn temp_leftovers(&self) -> &[PathBuf] {
+        &self.temps
     }
 
     /// Write the stacks and what is left of the recordings, and name this export's

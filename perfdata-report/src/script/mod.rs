@@ -29,7 +29,7 @@ use perfdata_view::tracing::TraceEvents;
 use crate::filter::SampleFilter;
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{Location, Machine};
-use crate::replay::{replay_with_extra, Delivered, ReplayOptions, SampleExtra, ShownRecord};
+use crate::replay::{replay, Delivered, ReplayOptions, SampleExtra, ShownRecord};
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
@@ -160,7 +160,7 @@ impl Script {
         if !reader.meta().attrs().is_empty() {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
-        let replay = replay_with_extra(reader, &opts, |m, d| match d {
+        let replay = replay(reader, &opts, |m, d| match d {
             Delivered::Sample(s, x) => printer.sample(m, s, x),
             Delivered::Record(r) => printer.record(m, r),
         })?;

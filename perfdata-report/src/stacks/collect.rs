@@ -25,7 +25,9 @@ use crate::symbolize::Symbolizer;
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/file-callgraph-fp.data");
 /// let mut collector = StackCollector::new(Detail::Stacks)?;
 /// let reader = perfdata_core::PerfReader::open(std::path::Path::new(path))?;
-/// let r = replay::replay(reader, &Default::default(), |m, sample| collector.add(m, &sample))?;
+/// let r = replay::replay(reader, &Default::default(), |m, d| {
+///     d.sample().inspect(|s| collector.add(m, s));
+/// })?;
 /// let stacks = collector.finish(&r, &mut Symbolizer::new(SymbolOptions::default()), Sources::Off)?;
 /// let mut out = Vec::new();
 /// folded::write_folded(&mut out, &folded::lines(&stacks)?)?;

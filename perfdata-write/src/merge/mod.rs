@@ -198,6 +198,7 @@ impl Merge {
             .into_iter()
             .chain(clock_warning(&feeds, &inputs, opts.align))
             .chain(unknown_hosts(&feeds, &inputs))
+            .chain(kernels_apart(&feeds, &inputs))
         {
             meta.warn(None, w);
         }
@@ -469,6 +470,27 @@ fn clock_warning(feeds: &[Feed], inputs: &[MergedInput], align: Align) -> Option
             "the times of {} are not on {}'s clock and are kept as they are: --align \
              clock puts them on it (by CLOCK_DATA, perf record --clockid), --align start \
              lines up the first samples",
+            apart.join(", "),
+            feeds[0].name
+        )
+    })
+}
+
+/// A warning when inputs are of other hosts than the first: perf keeps one kernel map
+/// per machine, the last one read, so kernel addresses of the other hosts' samples (their
+/// kernels loaded elsewhere) may resolve to nothing (`[unknown]`) in perf report.
+fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
+    let apart: Vec<String> = feeds
+        .iter()
+        .zip(inputs)
+        .skip(1)
+        .filter(|(_, i)| i.hostname != inputs[0].hostname)
+        .map(|(f, _)| f.name.clone())
+        .collect();
+    (!apart.is_empty()).then(|| {
+        format!(
+            "{} of other hosts than {}: perf reads one kernel map per machine (the last), \
+             so kernel frames of all but one host's samples may show as [unknown]",
             apart.join(", "),
             feeds[0].name
         )

@@ -21,6 +21,7 @@ use tempfile::NamedTempFile;
 
 use super::schema::SCHEMA_VERSION;
 use super::stack_set::IdSpool;
+use crate::export::{PARQUET_TEMP_PREFIX, PARQUET_TEMP_SUFFIX};
 
 /// The rows of a row group: a part file is written one row group at a time, so that
 /// memory holds at most this many rows (encoded) of it.
@@ -46,8 +47,8 @@ impl Part {
         let dir = path.parent().expect("a part file is in a folder");
         std::fs::create_dir_all(dir)?;
         let temp = tempfile::Builder::new()
-            .prefix(".tmp-")
-            .suffix(".parquet")
+            .prefix(PARQUET_TEMP_PREFIX)
+            .suffix(PARQUET_TEMP_SUFFIX)
             .tempfile_in(dir)?;
         let meta = |k: &str, v: &str| KeyValue::new(k.to_string(), v.to_string());
         let props = WriterProperties::builder()
@@ -126,6 +127,25 @@ pub fn samples_parts(dir: &Path) -> io::Result<std::collections::HashMap<String,
 /// The Parquet files under `dir` (recursively, as readers glob `**/*.parquet`), not
 /// the hidden temporary ones of an export under way.
 pub fn part_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    files_under(dir, |name| {
+        !name.starts_with('.') && name.ends_with(".parquet")
+    })
+}
+
+/// The temporary part files under `dir` (recursively) that an export killed while
+/// writing left, or that one running now writes: this perfdata's names
+/// (`.tmp-*.parquet.partial`) and those of the versions before it (`.tmp-*.parquet`,
+/// which DuckDB's `**/*.parquet` takes, and refuses).
+pub fn temp_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    files_under(dir, |name| {
+        name.starts_with(PARQUET_TEMP_PREFIX)
+            && (name.ends_with(PARQUET_TEMP_SUFFIX) || name.ends_with(".parquet"))
+    })
+}
+
+/// The files under `dir` (recursively, hidden folders not) whose names `keep` takes,
+/// sorted; none if `dir` is missing.
+fn files_under(dir: &Path, keep: impl Fn(&str) -> bool) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
     while let Some(d) = todo.pop() {
@@ -138,12 +158,11 @@ pub fn part_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
             let e = e?;
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') {
-                continue;
-            }
             if e.file_type()?.is_dir() {
-                todo.push(e.path());
-            } else if name.ends_with(".parquet") {
+                if !name.starts_with('.') {
+                    todo.push(e.path());
+                }
+            } else if keep(&name) {
                 out.push(e.path());
             }
         }
