@@ -1,6 +1,8 @@
 //! perf script's printf conversions, written into a reused byte buffer without
 //! formatting machinery: a line costs no allocation.
 
+use super::fields::{Field, Fields};
+
 /// Append `s` right-aligned in `width` columns (C's `%Ns`).
 pub(crate) fn right(buf: &mut Vec<u8>, s: &[u8], width: usize) {
     buf.resize(buf.len() + width.saturating_sub(s.len()), b' ');
@@ -306,6 +308,59 @@ pub(crate) fn time(buf: &mut Vec<u8>, t: u64, ns: bool, secs_memo: &mut Memo) {
         zeros(buf, frac / 1000, 6);
     }
     buf.extend_from_slice(b": ");
+}
+
+/// The start of a line as perf's `perf_sample__fprintf_start` writes it, samples and
+/// side-band records alike: comm, pid/tid, CPU and time as the fields `f` ask (the comm
+/// unpadded when callchains follow).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn start(
+    buf: &mut Vec<u8>,
+    memos: &mut Memos,
+    f: Fields,
+    chain: bool,
+    ns: bool,
+    comm: &str,
+    pid: i32,
+    tid: i32,
+    cpu: u32,
+    time: u64,
+) {
+    if f.has(Field::Comm) {
+        if f.has(Field::Ip) && chain {
+            buf.extend_from_slice(comm.as_bytes());
+        } else {
+            right(buf, comm.as_bytes(), 16);
+        }
+        buf.push(b' ');
+    }
+    match (f.has(Field::Pid), f.has(Field::Tid)) {
+        (true, true) => {
+            memos.pid.int(buf, pid.into(), 5);
+            buf.push(b'/');
+            memos.tid.int_left(buf, tid.into(), 5);
+            buf.push(b' ');
+        }
+        (true, false) | (false, true) => {
+            let id = if f.has(Field::Pid) { pid } else { tid };
+            memos.pid.int(buf, id.into(), 5);
+            buf.push(b' ');
+        }
+        _ => {}
+    }
+    if f.has(Field::Cpu) {
+        buf.push(b'[');
+        // perf's `%03d` of the u32: -1 is `-01`.
+        if cpu == u32::MAX {
+            buf.extend_from_slice(b"-01");
+        } else {
+            memos.cpu.zeros(buf, cpu.into(), 3);
+        }
+        buf.extend_from_slice(b"] ");
+    }
+    if f.has(Field::Time) {
+        self::time(buf, time, ns, &mut memos.secs);
+    }
 }
 
 #[cfg(test)]

@@ -361,7 +361,7 @@ impl<'o> Printer<'o> {
         let (tracepoint, addr_is_code) = (ev.tracepoint, ev.addr_is_code);
         let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
         let cpu = s.cpu.unwrap_or(0);
-        line_start(
+        line::start(
             &mut self.buf,
             &mut self.memos,
             f,
@@ -443,7 +443,7 @@ impl<'o> Printer<'o> {
             .and_then(|t| m.comms.get(m.threads[t].comm))
             .map_or(":-1", String::as_str);
         let (f, ns) = (ev.fields, self.script.ns);
-        line_start(
+        line::start(
             &mut self.buf,
             &mut self.memos,
             f,
@@ -524,59 +524,6 @@ impl<'o> Printer<'o> {
             self.buf.extend_from_slice(name.as_bytes());
             self.buf.push(b')');
         }
-    }
-}
-
-/// The start of a line as perf's `perf_sample__fprintf_start` writes it, samples and
-/// side-band records alike: comm, pid/tid, CPU and time as the fields `f` ask (the comm
-/// unpadded when callchains follow).
-#[allow(clippy::too_many_arguments)]
-fn line_start(
-    buf: &mut Vec<u8>,
-    memos: &mut line::Memos,
-    f: Fields,
-    chain: bool,
-    ns: bool,
-    comm: &str,
-    pid: i32,
-    tid: i32,
-    cpu: u32,
-    time: u64,
-) {
-    if f.has(Field::Comm) {
-        if f.has(Field::Ip) && chain {
-            buf.extend_from_slice(comm.as_bytes());
-        } else {
-            line::right(buf, comm.as_bytes(), 16);
-        }
-        buf.push(b' ');
-    }
-    match (f.has(Field::Pid), f.has(Field::Tid)) {
-        (true, true) => {
-            memos.pid.int(buf, pid.into(), 5);
-            buf.push(b'/');
-            memos.tid.int_left(buf, tid.into(), 5);
-            buf.push(b' ');
-        }
-        (true, false) | (false, true) => {
-            let id = if f.has(Field::Pid) { pid } else { tid };
-            memos.pid.int(buf, id.into(), 5);
-            buf.push(b' ');
-        }
-        _ => {}
-    }
-    if f.has(Field::Cpu) {
-        buf.push(b'[');
-        // perf's `%03d` of the u32: -1 is `-01`.
-        if cpu == u32::MAX {
-            buf.extend_from_slice(b"-01");
-        } else {
-            memos.cpu.zeros(buf, cpu.into(), 3);
-        }
-        buf.extend_from_slice(b"] ");
-    }
-    if f.has(Field::Time) {
-        line::time(buf, time, ns, &mut memos.secs);
     }
 }
 
