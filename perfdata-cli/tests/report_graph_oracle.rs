@@ -16,7 +16,10 @@
 //!   rb-tree, so that among ties of several threads its order follows the tree's
 //!   shape; there each entry, its line and its whole call graph, must be equal as text,
 //!   and each run of ties must have the same entries and blank lines. Every other
-//!   recording is compared in order, ties included;
+//!   recording is compared in order, ties included, but for a run of ties that holds
+//!   an inlined entry (`_dl_start_final (inlined)` under ld.so's `_start` in the dwarf
+//!   recordings), compared as a set: there perf's order follows its rb-tree's shape
+//!   too ([`report_text::Ties::InlinedAsSets`] says how), a known gap;
 //! - perf's `[...]` line of `fractal` sometimes says `[...] (inlined)`: perf 6.1
 //!   mallocs that symbol without clearing its `inlined` flag;
 //!
@@ -36,7 +39,7 @@ use perfdata_tests::{fixtures_dir, name, perf_available};
 mod report_text;
 mod workload;
 
-use report_text::canonical;
+use report_text::{canonical, Ties};
 
 /// The option sets compared on every recording.
 const VIEWS: &[&[&str]] = &[
@@ -68,9 +71,13 @@ const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
 /// Compare one report; a description of the first difference.
 fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
-    let as_sets = TIES_AS_SETS.contains(&name(input).as_str());
-    let perf = canonical(&perf_text(input, perfs), as_sets);
-    let mine = canonical(&our_text(input, ours), as_sets);
+    let ties = if TIES_AS_SETS.contains(&name(input).as_str()) {
+        Ties::AsSets
+    } else {
+        Ties::InlinedAsSets
+    };
+    let perf = canonical(&perf_text(input, perfs), ties);
+    let mine = canonical(&our_text(input, ours), ties);
     if perf == mine {
         return None;
     }
@@ -316,7 +323,7 @@ fn call_graphs_of_a_pipe_recording_equal_perfs() {
                 .args(["report", "-"])
                 .args(view),
         );
-        if canonical(&perf, false) != canonical(&ours, false) {
+        if canonical(&perf, Ties::InlinedAsSets) != canonical(&ours, Ties::InlinedAsSets) {
             problems.push(format!("stdin {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
         }
     }
@@ -391,8 +398,8 @@ fn time_percent_slices_equal_perfs() {
 #[test]
 fn the_comparison_sees_percentages_and_order() {
     let perf = "# x\n    10.00%  a\n            |\n            ---f\n               |--6.00%--g\n                --4.00%--h\n\n";
-    for as_sets in [false, true] {
-        let canonical = |t: &str| canonical(t, as_sets);
+    for ties in [Ties::InOrder, Ties::AsSets, Ties::InlinedAsSets] {
+        let canonical = |t: &str| canonical(t, ties);
         assert_eq!(canonical(perf), canonical(perf));
         let pct = perf.replace("6.00%", "6.01%");
         assert_ne!(canonical(perf), canonical(&pct));
@@ -405,6 +412,23 @@ fn the_comparison_sees_percentages_and_order() {
     // Entries of equal overhead: in either order the same as sets, not in order.
     let two = "    5.00%  a\n    5.00%  b\n";
     let swapped = "    5.00%  b\n    5.00%  a\n";
-    assert_eq!(canonical(two, true), canonical(swapped, true));
-    assert_ne!(canonical(two, false), canonical(swapped, false));
+    assert_eq!(
+        canonical(two, Ties::AsSets),
+        canonical(swapped, Ties::AsSets)
+    );
+    assert_ne!(
+        canonical(two, Ties::InOrder),
+        canonical(swapped, Ties::InOrder)
+    );
+    // As sets only where an inlined entry ties.
+    assert_ne!(
+        canonical(two, Ties::InlinedAsSets),
+        canonical(swapped, Ties::InlinedAsSets)
+    );
+    let inl = two.replace("  b\n", "  b (inlined)\n");
+    let inl_swapped = swapped.replace("  b\n", "  b (inlined)\n");
+    assert_eq!(
+        canonical(&inl, Ties::InlinedAsSets),
+        canonical(&inl_swapped, Ties::InlinedAsSets)
+    );
 }
