@@ -9,7 +9,8 @@
 //! first with a .dynsym. Kernel symbols come from a kallsyms file, as perf 6.1's
 //! `dso__find_kallsyms` picks it ([`crate::model::Replay::kallsyms`]): /proc/kallsyms for
 //! the running kernel (or a recording that names no kernel build id), else the copy in
-//! the build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`), else none.
+//! the build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`), else none;
+//! none with `--symfs` (perf's `dso__load_kernel_sym` tries no local file then).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,11 +39,13 @@ pub struct SymbolOptions {
 impl SymbolOptions {
     /// perf's defaults for `replay`'s recording: binaries under `symfs`, the kernel's
     /// symbols from the kallsyms that fit it ([`crate::model::Replay::kallsyms`]), the
-    /// default build-id cache.
+    /// default build-id cache. With `symfs`, no kallsyms at all, as perf 6.1's
+    /// `dso__load_kernel_sym` ("do not try local files if a symfs was given": neither
+    /// /proc/kallsyms nor the build-id cache's copy; its kernel addresses stay unnamed).
     pub fn for_replay(replay: &crate::model::Replay, symfs: Option<PathBuf>) -> Self {
         SymbolOptions {
+            kallsyms: symfs.is_none().then(|| replay.kallsyms(None)).flatten(),
             symfs,
-            kallsyms: replay.kallsyms(None),
             buildid_dir: None,
         }
     }

@@ -476,25 +476,57 @@ fn clock_warning(feeds: &[Feed], inputs: &[MergedInput], align: Align) -> Option
     })
 }
 
-/// A warning when inputs are of other hosts than the first: perf keeps one kernel map
-/// per machine, the last one read, so kernel addresses of the other hosts' samples (their
-/// kernels loaded elsewhere) may resolve to nothing (`[unknown]`) in perf report.
-fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
-    let apart: Vec<String> = feeds
+/// The build id of the kernel a recording ran on (its BUILD_ID entry for the host's
+/// `[kernel.kallsyms]`), in hex.
+fn kernel_build_id(meta: &Metadata) -> Option<String> {
+    let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) else {
+        return None;
+    };
+    list.entries
         .iter()
-        .zip(inputs)
-        .skip(1)
-        .filter(|(_, i)| i.hostname != inputs[0].hostname)
-        .map(|(f, _)| f.name.clone())
+        .find(|e| e.pid == -1 && e.filename.as_str_lossy() == "[kernel.kallsyms]")
+        .map(|e| e.build_id().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A warning when the inputs ran on several kernels (other hosts, or other kernel build
+/// ids): perf keeps one kernel per machine, so a reader of the merged file names every
+/// kernel address with one of them, and the others' kernel frames show as addresses or
+/// wrong names. It names each host (and kernel) with its inputs, and what to use
+/// instead.
+fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
+    let mut groups: Vec<((Option<String>, Option<String>), Vec<&str>)> = Vec::new();
+    for (feed, input) in feeds.iter().zip(inputs) {
+        let key = (input.hostname.clone(), kernel_build_id(feed.meta()));
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&feed.name),
+            None => groups.push((key, vec![&feed.name])),
+        }
+    }
+    if groups.len() < 2 {
+        return None;
+    }
+    let kernels_differ = groups.iter().any(|((_, k), _)| *k != groups[0].0 .1);
+    let said: Vec<String> = groups
+        .iter()
+        .map(|((host, kernel), names)| {
+            let host = host.as_deref().unwrap_or("no hostname");
+            let short = |k: &String| k.chars().take(12).collect::<String>();
+            match kernel.as_ref().filter(|_| kernels_differ) {
+                Some(k) => format!("host {host}, kernel {} ({})", short(k), names.join(", ")),
+                None => format!("host {host} ({})", names.join(", ")),
+            }
+        })
         .collect();
-    (!apart.is_empty()).then(|| {
-        format!(
-            "{} of other hosts than {}: perf reads one kernel map per machine (the last), \
-             so kernel frames of all but one host's samples may show as [unknown]",
-            apart.join(", "),
-            feeds[0].name
-        )
-    })
+    Some(format!(
+        "the inputs ran on {} kernels (other hosts or kernels): {}. perf keeps one kernel per machine, \
+         so perf report and perf script of the merged file (and perfdata report) name \
+         every kernel address with one kernel's symbols, and the other kernels' frames \
+         show as addresses or wrong names. For each recording's kernel frames, use \
+         perfdata export --format parquet of the inputs (each read with its own kernel), \
+         or one merge per host",
+        groups.len(),
+        said.join("; ")
+    ))
 }
 
 fn no_time(feed: &Feed) -> WriteError {
