@@ -88,7 +88,9 @@ pub enum Align {
     /// wall-clock time of one moment of its sampling clock, which `perf record
     /// --clockid` writes): a sample at wall-clock time W in any input is at the first
     /// input's time of W. Recordings of different hosts (NTP-synchronised) or with
-    /// different clocks then line up as they ran.
+    /// different clocks then line up as they ran. Inputs on one clock (one host's,
+    /// one clockid, one boot) keep their times as each other's: their CLOCK_DATA
+    /// references differ by gettimeofday's microsecond, not by a shift.
     Clock,
 }
 
@@ -351,13 +353,14 @@ fn first_sample(meta: &Metadata) -> Option<u64> {
 fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> {
     let step = opts.pid_offset.unwrap_or(PID_RANGE);
     let mut hosts: Vec<Option<String>> = Vec::new();
-    let first_time = match opts.align {
-        Align::Keep => None,
+    let first_start = match opts.align {
         Align::Start => Some(i128::from(
             first_sample(feeds[0].meta()).ok_or_else(|| no_time(&feeds[0]))?,
         )),
-        Align::Clock => Some(clock_origin(&feeds[0])?),
+        _ => None,
     };
+    // With --align clock: the clocks met so far and the shift each was given.
+    let mut clocks: Vec<(Clock, i128)> = Vec::new();
     let mut out = Vec::with_capacity(feeds.len());
     for feed in feeds {
         let host = hostname(feed.meta());
@@ -380,32 +383,40 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
                 ),
             ));
         }
-        // A clock's origin is wall time minus clock time: a time t of this input is at
-        // wall time t + origin, the first input's time t + origin - origin0. A start
-        // is the first sample's time.
-        let time_delta = match first_time {
-            None => 0,
-            Some(t0) => {
-                let t = match opts.align {
-                    Align::Clock => clock_origin(feed)?,
-                    _ => i128::from(first_sample(feed.meta()).ok_or_else(|| no_time(feed))?),
-                };
-                let delta = match opts.align {
-                    Align::Clock => t - t0,
-                    _ => t0 - t,
-                };
-                i64::try_from(delta).map_err(|_| {
-                    WriteError::unsupported(
-                        None,
-                        format!(
-                            "{}: {delta} ns from {}'s clock, beyond what a sample time \
-                             can be moved",
-                            feed.name, feeds[0].name
-                        ),
-                    )
-                })?
+        let delta = match (opts.align, first_start) {
+            // A start is the first sample's time.
+            (Align::Start, Some(t0)) => {
+                t0 - i128::from(first_sample(feed.meta()).ok_or_else(|| no_time(feed))?)
             }
+            (Align::Clock, _) => {
+                let clock = Clock::of(feed, host.clone())?;
+                match clocks.iter().find(|(c, _)| c.same_as(&clock)) {
+                    // The same clock as an input's before: its times are that clock's,
+                    // shifted alike. (CLOCK_DATA's wall time is gettimeofday's, to the
+                    // microsecond, read apart from the clock's: two references of one
+                    // clock differ by a microsecond or so, which is no shift.)
+                    Some((_, delta)) => *delta,
+                    // A clock's origin is wall time minus clock time: a time t of this
+                    // input is at wall time t + origin, the first input's time t +
+                    // origin - origin0.
+                    None => {
+                        let delta = clocks.first().map_or(0, |(c0, _)| clock.origin - c0.origin);
+                        clocks.push((clock, delta));
+                        delta
+                    }
+                }
+            }
+            _ => 0,
         };
+        let time_delta = i64::try_from(delta).map_err(|_| {
+            WriteError::unsupported(
+                None,
+                format!(
+                    "{}: {delta} ns from {}'s clock, beyond what a sample time can be moved",
+                    feed.name, feeds[0].name
+                ),
+            )
+        })?;
         out.push(MergedInput {
             path: feed.name.clone(),
             hostname: host,
@@ -416,21 +427,48 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
     Ok(out)
 }
 
-/// An input's wall-clock time minus its sampling clock's time, at one moment (from
-/// CLOCK_DATA), in ns.
-fn clock_origin(feed: &Feed) -> Result<i128> {
-    match feed.meta().feature(FeatureId::ClockData) {
-        Some(Feature::ClockData(c)) => {
-            Ok(i128::from(c.wall_clock_ns) - i128::from(c.clockid_time_ns))
+/// An input's sampling clock, as CLOCK_DATA describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Clock {
+    /// The host (HOSTNAME).
+    host: Option<String>,
+    /// The events' clock ([`sample_clock`]) and CLOCK_DATA's clockid.
+    clockid: (Option<i32>, u32),
+    /// Wall-clock time minus the clock's time at one moment, in ns.
+    origin: i128,
+    /// The clock's time at that moment.
+    at: u64,
+}
+
+impl Clock {
+    fn of(feed: &Feed, host: Option<String>) -> Result<Clock> {
+        match feed.meta().feature(FeatureId::ClockData) {
+            Some(Feature::ClockData(c)) => Ok(Clock {
+                host,
+                clockid: (sample_clock(feed.meta()), c.clockid),
+                origin: i128::from(c.wall_clock_ns) - i128::from(c.clockid_time_ns),
+                at: c.clockid_time_ns,
+            }),
+            _ => Err(WriteError::unsupported(
+                None,
+                format!(
+                    "{}: no CLOCK_DATA feature to align its clock by (perf record writes \
+                     one with --clockid, e.g. --clockid monotonic; --align start needs none)",
+                    feed.name
+                ),
+            )),
         }
-        _ => Err(WriteError::unsupported(
-            None,
-            format!(
-                "{}: no CLOCK_DATA feature to align its clock by (perf record writes one \
-                 with --clockid, e.g. --clockid monotonic; --align start needs none)",
-                feed.name
-            ),
-        )),
+    }
+
+    /// Whether `other` is this very clock: one host's same clockid, in one boot. Boots
+    /// are told apart by the origins: a later boot's clock started after the earlier
+    /// recording's reference moment, so their origins differ by at least the earlier
+    /// one's clock time then (`at`); one boot's differ by CLOCK_DATA's error (its wall
+    /// time is gettimeofday's, in microseconds) and by steps of the wall clock.
+    fn same_as(&self, other: &Clock) -> bool {
+        self.host.is_some()
+            && (&self.host, self.clockid) == (&other.host, other.clockid)
+            && (self.origin - other.origin).unsigned_abs() < u128::from(self.at.min(other.at))
     }
 }
 
