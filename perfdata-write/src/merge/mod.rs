@@ -532,7 +532,9 @@ fn kernel_build_id(meta: &Metadata) -> Option<String> {
 /// wrong names. It names each host (and kernel) with its inputs, and what to use
 /// instead.
 fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
-    let mut groups: Vec<((Option<String>, Option<String>), Vec<&str>)> = Vec::new();
+    // (host, kernel build id) and the inputs that ran there.
+    type Kernel = (Option<String>, Option<String>);
+    let mut groups: Vec<(Kernel, Vec<&str>)> = Vec::new();
     for (feed, input) in feeds.iter().zip(inputs) {
         let key = (input.hostname.clone(), kernel_build_id(feed.meta()));
         match groups.iter_mut().find(|(k, _)| *k == key) {
