@@ -342,4 +342,55 @@ fn a_merge_of_two_hosts_names_them_in_its_kernel_warning() {
         kernel_rows(true, &out, &f.home, &[]),
         kernel_rows(true, &f.synth, &f.home, &[])
     );
+    // perfdata report of the merged file: perf's rows, the first host's kernel samples
+    // in [unknown] too.
+    assert_eq!(
+        dso_rows(true, &out, &f.home),
+        dso_rows(false, &out, &f.home)
+    );
+    let unknown = dso_rows(true, &out, &f.home)
+        .into_iter()
+        .filter(|(dso, _)| dso == "[unknown]")
+        .map(|r| r.1)
+        .sum::<u64>();
+    let alone: u64 = kernel_rows(true, &f.fixture, &f.home, &[]).values().sum();
+    assert_eq!(unknown, alone);
+}
+
+/// Samples per DSO of perf report (or perfdata report) of `input`, with `home` as HOME.
+fn dso_rows(perf: bool, input: &Path, home: &Path) -> BTreeMap<String, u64> {
+    let out = if perf {
+        let args = [
+            "report",
+            "--stdio",
+            "--no-children",
+            "-n",
+            "--sort",
+            "dso",
+            "-i",
+        ];
+        Command::new("perf")
+            .args(args)
+            .arg(input)
+            .env("HOME", home)
+            .output()
+    } else {
+        let args = ["report", "-n", "--sort", "dso"];
+        Command::new(env!("CARGO_BIN_EXE_perfdata"))
+            .args(args)
+            .arg(input)
+            .env("HOME", home)
+            .output()
+    }
+    .unwrap();
+    assert!(out.status.success());
+    let mut rows = BTreeMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        if line.starts_with('#') || cells.len() != 3 {
+            continue;
+        }
+        *rows.entry(cells[2].to_string()).or_default() += cells[1].parse::<u64>().unwrap();
+    }
+    rows
 }
