@@ -73,6 +73,13 @@ fn duckdb(input: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
     duckdb_rows(script, &out, &[sql])
 }
 
+/// DuckDB rows of (text, count) as pairs.
+fn text_counts(rows: &[serde_json::Value]) -> Vec<(String, u64)> {
+    rows.iter()
+        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
+        .collect()
+}
+
 fn text(v: &serde_json::Value) -> String {
     v.as_str().expect("text").to_string()
 }
@@ -153,15 +160,11 @@ fn functions_of_one_name_are_one_row() {
         .map(|(_, period)| *period)
         .collect();
     assert_eq!(twins.len(), 2, "perf's rows: {perf:?}");
-    let rows = duckdb(
+    let ours = text_counts(&duckdb(
         &input,
         dir.path(),
         "SELECT symbol, sum(period)::BIGINT FROM samples GROUP BY symbol ORDER BY symbol",
-    );
-    let ours: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
-        .collect();
+    ));
     let named: Vec<&(String, u64)> = ours.iter().filter(|(s, _)| s == "synth0_fn0").collect();
     assert_eq!(named.len(), 1, "{ours:?}");
     assert_eq!(named[0].1, twins.iter().sum::<u64>(), "{ours:?}");
@@ -199,15 +202,11 @@ fn a_comm_that_is_not_utf8_has_replacement_characters() {
         *theirs.entry(cells[0].clone()).or_default() += row.samples;
     }
     assert_eq!(rows_of_one_text, 2, "{perf:?}");
-    let rows = duckdb(
+    let ours = text_counts(&duckdb(
         &input,
         dir.path(),
         "SELECT comm, count(*) FROM samples GROUP BY comm ORDER BY comm",
-    );
-    let ours: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
-        .collect();
+    ));
     // One row of both, as many samples as perf's two.
     assert_eq!(ours, theirs.into_iter().collect::<Vec<_>>());
 }
@@ -273,15 +272,11 @@ fn a_comm_longer_than_perfs_column_is_whole() {
         })
         .collect();
     assert_eq!(report, perf);
-    let rows = duckdb(
+    let ours = text_counts(&duckdb(
         &input,
         dir.path(),
         "SELECT comm, count(*) FROM samples GROUP BY comm ORDER BY 2 DESC",
-    );
-    let ours: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
-        .collect();
+    ));
     assert_eq!(
         ours,
         [("bash-sub".to_string(), 5), ("pyenv-hooks".into(), 3)]
