@@ -558,12 +558,11 @@ fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
         })
         .collect();
     Some(format!(
-        "the inputs ran on {} kernels (other hosts or kernels): {}. perf keeps one kernel per machine, \
-         so perf report and perf script of the merged file (and perfdata report) name \
-         every kernel address with one kernel's symbols, and the other kernels' frames \
-         show as addresses or wrong names. For each recording's kernel frames, use \
-         perfdata export --format parquet of the inputs (each read with its own kernel), \
-         or one merge per host",
+        "the inputs ran on {} kernels: {}. A perf.data holds one kernel per machine: perf \
+         report and perf script of the merged file (and perfdata's) name kernel frames with \
+         the kernel read last, the others' show as [unknown] or wrong names. For every \
+         input's kernel frames, use perfdata export --format parquet of the inputs (each \
+         read with its own kernel), or one merge per host",
         groups.len(),
         said.join("; ")
     ))
