@@ -338,7 +338,7 @@ fn moved_host_rewritten(name: &str, switching: bool) {
 /// wall time, so the origins differ by at least the earlier clock time there.
 #[test]
 fn one_clock_is_one_host_clockid_and_boot() {
-    use super::Clock;
+    use super::clock::Clock;
     // Monotonic, 600 s after boot; wall time 1,800,000,000 s.
     let wall = 1_800_000_000_000_000_000i128;
     let clock = |host: &str, clockid: u32, origin_off: i128, at: u64| Clock {
