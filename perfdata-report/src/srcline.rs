@@ -99,9 +99,11 @@ impl SourceFrame {
     }
 }
 
+mod units;
+
 /// The DWARF of one DSO, ready for lookups.
 pub struct SourceLines {
-    ctx: addr2line::Context<Reader>,
+    lookups: units::Lookups,
     /// The loaded file's LOAD segments: (virtual address, size, file offset).
     loads: Vec<(u64, u64, u64)>,
 }
@@ -129,15 +131,17 @@ impl SourceLines {
         } else {
             gimli::RunTimeEndian::Big
         };
-        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-            Ok(gimli::EndianReader::new(
-                SectionBytes::of(&map, &file, id),
-                endian,
-            ))
-        };
-        let dwarf = gimli::Dwarf::load(load).ok()?;
-        let ctx = addr2line::Context::from_dwarf(dwarf).ok()?;
-        Some(SourceLines { ctx, loads })
+        // Every section gimli reads, loaded once (the units' contexts share them).
+        let mut sections = Vec::new();
+        gimli::Dwarf::load(|id| -> Result<Reader, gimli::Error> {
+            let r = gimli::EndianReader::new(SectionBytes::of(&map, &file, id), endian);
+            sections.push((id, r.clone()));
+            Ok(r)
+        })
+        .ok()?;
+        let empty = gimli::EndianReader::new(SectionBytes::Owned(Arc::default()), endian);
+        let lookups = units::Lookups::new(sections, empty)?;
+        Some(SourceLines { lookups, loads })
     }
 
     /// The ELF virtual address of a file offset (perf's `map__rip_2objdump`).
@@ -154,44 +158,53 @@ impl SourceLines {
     /// nothing for the address.
     pub fn frames(&self, offset: u64) -> Vec<SourceFrame> {
         let probe = self.vaddr(offset);
-        let mut out = Vec::new();
-        let Ok(mut frames) = self.ctx.find_frames(probe).skip_all_loads() else {
-            return out;
-        };
-        let unit = self.ctx.find_dwarf_and_unit(probe).skip_all_loads();
-        while let Ok(Some(f)) = frames.next() {
-            let start_line = match (unit, f.dw_die_offset) {
-                (Some(u), Some(at)) => decl_line(u, at),
-                _ => 0,
-            };
-            let function = f
-                .function
-                .as_ref()
-                .and_then(|n| n.raw_name().ok())
-                .map(|n| crate::symtab::demangle(&n[..]));
-            let (file, line) = f.location.as_ref().map_or((None, 0), |l| {
-                (l.file.map(str::to_string), l.line.unwrap_or(0))
-            });
-            out.push(SourceFrame {
-                function,
-                file,
-                line,
-                start_line,
-            });
-        }
-        if out.is_empty() {
-            // No DW_TAG_subprogram covers it, but the line table may.
-            if let Ok(Some(l)) = self.ctx.find_location(probe) {
-                out.push(SourceFrame {
-                    function: None,
-                    file: l.file.map(str::to_string),
-                    line: l.line.unwrap_or(0),
-                    start_line: 0,
-                });
-            }
-        }
-        out
+        self.lookups
+            .candidates(probe)
+            .map(|ctx| frames_in(ctx, probe))
+            .find(|f| !f.is_empty())
+            .unwrap_or_default()
     }
+}
+
+/// What [`SourceLines::frames`] gives from the units of `ctx`.
+fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
+    let mut out = Vec::new();
+    let Ok(mut frames) = ctx.find_frames(probe).skip_all_loads() else {
+        return out;
+    };
+    let unit = ctx.find_dwarf_and_unit(probe).skip_all_loads();
+    while let Ok(Some(f)) = frames.next() {
+        let start_line = match (unit, f.dw_die_offset) {
+            (Some(u), Some(at)) => decl_line(u, at),
+            _ => 0,
+        };
+        let function = f
+            .function
+            .as_ref()
+            .and_then(|n| n.raw_name().ok())
+            .map(|n| crate::symtab::demangle(&n[..]));
+        let (file, line) = f.location.as_ref().map_or((None, 0), |l| {
+            (l.file.map(str::to_string), l.line.unwrap_or(0))
+        });
+        out.push(SourceFrame {
+            function,
+            file,
+            line,
+            start_line,
+        });
+    }
+    if out.is_empty() {
+        // No DW_TAG_subprogram covers it, but the line table may.
+        if let Ok(Some(l)) = ctx.find_location(probe) {
+            out.push(SourceFrame {
+                function: None,
+                file: l.file.map(str::to_string),
+                line: l.line.unwrap_or(0),
+                start_line: 0,
+            });
+        }
+    }
+    out
 }
 
 /// Whether `file` has DWARF to look addresses up in: a `.debug_info` with contents.
