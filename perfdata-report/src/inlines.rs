@@ -15,7 +15,7 @@
 //! `__libc_start_main@@GLIBC_2.34`) perf lists it as inlined too, under DWARF's name, and
 //! the symbol table's name is not shown. The answers here come from the DSO's DWARF (the
 //! `addr2line` crate, in process), found where symbols are, and are kept per DSO and
-//! address ([`Symbolizer::inline_entries`]): a report's counting hands them to its
+//! address by the [`Symbolizer`] that found them: a report's counting hands them to its
 //! naming, which so reads no DWARF again.
 
 use crate::process::{perf_map_pid, Dso, DsoId, Location, Machine};
@@ -45,7 +45,7 @@ pub struct InlineEntry {
 /// `caller`). Empty when perf lists the frame alone, as a recorded frame: a DSO perf
 /// asks no addr2line of (the kernel's, a JIT's map, one without line tables). An
 /// address DWARF knows nothing of is one entry, the frame itself, with srcline `??:0`.
-/// Made once per address ([`Symbolizer::inline_entries`]).
+/// Found once per address, and kept by `symbols`.
 pub fn inline_entries(
     symbols: &mut Symbolizer,
     id: DsoId,
