@@ -394,3 +394,44 @@ fn dso_rows(perf: bool, input: &Path, home: &Path) -> BTreeMap<String, u64> {
     }
     rows
 }
+
+/// One host's recordings, one in file mode (its BUILD_ID feature names the kernel) and
+/// one through a pipe (perf 6.1 writes no kernel build id there): one kernel, no
+/// kernel warning. Before, the pipe's unknown kernel counted as a second one, and the
+/// merge warned that one host "ran on 2 kernels".
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn a_pipe_recording_of_the_same_host_is_no_second_kernel() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.data");
+    let work = ["sh", "-c", "for i in $(seq 2000); do :; done"];
+    let st = Command::new("perf")
+        .args(["record", "-N", "-q", "-o"])
+        .arg(&file)
+        .arg("--")
+        .args(work)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let pipe = dir.path().join("b.pipe");
+    let out = Command::new("perf")
+        .args(["record", "-N", "-q", "-o", "-", "--"])
+        .args(work)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(&pipe, out.stdout).unwrap();
+    let merged = dir.path().join("m.data");
+    let said = perfdata(
+        &[
+            "merge",
+            file.to_str().unwrap(),
+            pipe.to_str().unwrap(),
+            "-o",
+            merged.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    assert!(!said.contains("kernels:"), "{said}");
+}

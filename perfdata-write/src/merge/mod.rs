@@ -450,8 +450,26 @@ fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
     // (host, kernel build id) and the inputs that ran there.
     type Kernel = (Option<String>, Option<String>);
     let mut groups: Vec<(Kernel, Vec<&str>)> = Vec::new();
-    for (feed, input) in feeds.iter().zip(inputs) {
-        let key = (input.hostname.clone(), kernel_build_id(feed.meta()));
+    let keys: Vec<Kernel> = feeds
+        .iter()
+        .zip(inputs)
+        .map(|(feed, input)| (input.hostname.clone(), kernel_build_id(feed.meta())))
+        .collect();
+    for (feed, (host, kernel)) in feeds.iter().zip(&keys) {
+        // A recording that names no kernel (perf 6.1's pipe mode writes no BUILD_ID) is
+        // no other kernel than its host's one named kernel.
+        let mut named: Vec<&String> = keys
+            .iter()
+            .filter(|(h, _)| h == host)
+            .filter_map(|(_, k)| k.as_ref())
+            .collect();
+        named.sort();
+        named.dedup();
+        let kernel = match (kernel, &named[..]) {
+            (None, [only]) => Some((*only).clone()),
+            _ => kernel.clone(),
+        };
+        let key = (host.clone(), kernel);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, names)) => names.push(&feed.name),
             None => groups.push((key, vec![&feed.name])),
