@@ -342,6 +342,12 @@ fn a_merge_of_two_hosts_names_them_in_its_kernel_warning() {
         kernel_rows(true, &out, &f.home, &[]),
         kernel_rows(true, &f.synth, &f.home, &[])
     );
+    // perfdata report names them alike (the last [kernel.kallsyms] BUILD_ID entry's
+    // kallsyms).
+    assert_eq!(
+        kernel_rows(false, &out, &f.home, &[]),
+        kernel_rows(true, &out, &f.home, &[])
+    );
     // perfdata report of the merged file: perf's rows, the first host's kernel samples
     // in [unknown] too.
     assert_eq!(
@@ -434,4 +440,33 @@ fn a_pipe_recording_of_the_same_host_is_no_second_kernel() {
         dir.path(),
     );
     assert!(!said.contains("kernels:"), "{said}");
+}
+
+/// The inputs the other way round: host-b's kernel MMAP is still the one read last in
+/// time (its samples' times are the smaller, the fixture's MMAP comes first), but the
+/// last `[kernel.kallsyms]` BUILD_ID entry is now the fixture's, so perf 6.1 names
+/// host-b's 10 kernel samples with the fixture's kallsyms (`k_` names, wrong) and puts
+/// the fixture's 51 in `[unknown]`. perfdata report of the merged file reads it alike.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn a_merge_of_two_hosts_reversed_reads_as_perf_reads_it() {
+    assert!(perf_available());
+    let f = fleet();
+    let out = f.root.join("merged.data");
+    let (synth, fixture) = (f.synth.to_str().unwrap(), f.fixture.to_str().unwrap());
+    let said = perfdata(
+        &["merge", synth, fixture, "-o", out.to_str().unwrap()],
+        &f.home,
+    );
+    assert!(said.contains("ran on 2 kernels"), "{said}");
+    let theirs = kernel_rows(true, &out, &f.home, &[]);
+    let k_names: BTreeMap<String, u64> = (1..=4u64)
+        .map(|k| (format!("k_{:x}", FIXTURE_TEXT + k * 0x1_0000), k))
+        .collect();
+    assert_eq!(theirs, k_names);
+    assert_eq!(kernel_rows(false, &out, &f.home, &[]), theirs);
+    assert_eq!(
+        dso_rows(false, &out, &f.home),
+        dso_rows(true, &out, &f.home)
+    );
 }
