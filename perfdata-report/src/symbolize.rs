@@ -33,7 +33,8 @@ pub struct SymbolOptions {
     /// The kallsyms file for kernel DSOs ([`crate::model::Replay::kallsyms`]); None: the
     /// kernel's addresses stay unnamed.
     pub kallsyms: Option<Kallsyms>,
-    /// The build-id cache directory (perf's `~/.debug`); None for `$HOME/.debug`.
+    /// The build-id cache directory (perf's `~/.debug`); None for `$HOME/.debug`, or
+    /// `symfs/.debug` under a symfs (perf 6.1's `symbol__config_symfs`).
     pub buildid_dir: Option<PathBuf>,
 }
 
@@ -372,7 +373,12 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
     }
     if let Some(id) = dso.build_id.as_deref().filter(|b| b.len() > 1) {
         let h = hex(trim_build_id(id));
-        let cache = buildid_dir(opts.buildid_dir.as_deref());
+        // perf 6.1's symbol__config_symfs: under a symfs the cache is the symfs's own
+        // `.debug`, never $HOME's.
+        let cache = match (&opts.buildid_dir, &opts.symfs) {
+            (None, Some(symfs)) => Some(symfs.join(".debug")),
+            (dir, _) => buildid_dir(dir.as_deref()),
+        };
         if let Some(cache) = cache {
             let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
             // BUILD_ID_CACHE (`elf`) before BUILD_ID_CACHE_DEBUGINFO (`debug`), as in
