@@ -56,9 +56,9 @@ fn cache(home: &Path, build_id: &str, text: &str) {
 /// The synthetic recording of host `host-b`: one process, 10 kernel samples at each of
 /// 0x10000 * (1..=k) past `_text` plus 0x40 (k samples there: 1+2+3+4 in all) and 5 in
 /// user space.
-fn synth_recording(path: &Path) {
+fn synth_recording(path: &Path, hostname: &str) {
     let host = HostInfo {
-        hostname: "host-b".into(),
+        hostname: hostname.into(),
         os_release: "6.1.0-hostb".into(),
         ..HostInfo::default()
     };
@@ -222,7 +222,7 @@ fn fleet() -> Fleet {
         ),
     );
     let synth = root.join("host-b.data");
-    synth_recording(&synth);
+    synth_recording(&synth, "host-b");
     Fleet {
         _dir: dir,
         home,
@@ -330,7 +330,7 @@ fn a_merge_of_two_hosts_names_them_in_its_kernel_warning() {
         "host vm, kernel 7bdad2f33eb8 (",
         "host host-b, kernel b0b1b2b3b4b5 (",
         "export --format parquet",
-        "one merge per host",
+        "one merge per host and kernel",
     ] {
         assert!(warning.contains(word), "{word:?} not in {warning:?}");
     }
@@ -469,4 +469,31 @@ fn a_merge_of_two_hosts_reversed_reads_as_perf_reads_it() {
         dso_rows(false, &out, &f.home),
         dso_rows(true, &out, &f.home)
     );
+}
+
+/// One host's two kernels (a recording of `vm` after it booted another kernel): the
+/// warning names both kernels of the host, and its advice is one merge per host and
+/// kernel (one merge per host would still join the two).
+#[test]
+fn a_merge_of_one_hosts_two_kernels_advises_one_merge_per_kernel() {
+    let f = fleet();
+    let other = f.root.join("vm-b.data");
+    synth_recording(&other, "vm");
+    let out = f.root.join("merged.data");
+    let (fixture, other) = (f.fixture.to_str().unwrap(), other.to_str().unwrap());
+    let said = perfdata(
+        &["merge", fixture, other, "-o", out.to_str().unwrap()],
+        &f.home,
+    );
+    let warning = said
+        .lines()
+        .find(|l| l.contains("kernels:"))
+        .unwrap_or_else(|| panic!("no kernel warning: {said}"));
+    for word in [
+        "host vm, kernel 7bdad2f33eb8 (",
+        "host vm, kernel b0b1b2b3b4b5 (",
+        "or one merge per host and kernel",
+    ] {
+        assert!(warning.contains(word), "{word:?} not in {warning:?}");
+    }
 }

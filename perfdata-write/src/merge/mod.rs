@@ -495,7 +495,7 @@ fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
          report and perf script of the merged file (and perfdata's) name kernel frames with \
          the kernel read last, the others' show as [unknown] or wrong names. For every \
          input's kernel frames, use perfdata export --format parquet of the inputs (each \
-         read with its own kernel), or one merge per host",
+         read with its own kernel), or one merge per host and kernel",
         groups.len(),
         said.join("; ")
     ))
