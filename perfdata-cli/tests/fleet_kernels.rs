@@ -322,18 +322,15 @@ fn a_merge_of_two_hosts_names_them_in_its_kernel_warning() {
         ],
         &f.home,
     );
-    let warning = said
-        .lines()
-        .find(|l| l.contains("kernel"))
-        .unwrap_or_else(|| panic!("no kernel warning: {said}"));
-    for word in [
-        "host vm, kernel 7bdad2f33eb8 (",
-        "host host-b, kernel b0b1b2b3b4b5 (",
-        "export --format parquet",
-        "one merge per host and kernel",
-    ] {
-        assert!(warning.contains(word), "{word:?} not in {warning:?}");
-    }
+    assert_kernel_warning(
+        &said,
+        &[
+            "host vm, kernel 7bdad2f33eb8 (",
+            "host host-b, kernel b0b1b2b3b4b5 (",
+            "export --format parquet",
+            "one merge per host and kernel",
+        ],
+    );
     // What perf does with it: the kernel read last (host-b's MMAP and BUILD_ID entry)
     // is the machine's, so its frames are named as in its recording alone, and the
     // first host's kernel samples fall outside that map ([unknown], unnamed): the
@@ -485,15 +482,23 @@ fn a_merge_of_one_hosts_two_kernels_advises_one_merge_per_kernel() {
         &["merge", fixture, other, "-o", out.to_str().unwrap()],
         &f.home,
     );
+    assert_kernel_warning(
+        &said,
+        &[
+            "host vm, kernel 7bdad2f33eb8 (",
+            "host vm, kernel b0b1b2b3b4b5 (",
+            "or one merge per host and kernel",
+        ],
+    );
+}
+
+/// The kernels warning line of merge's stderr `said` holds each of `words`.
+fn assert_kernel_warning(said: &str, words: &[&str]) {
     let warning = said
         .lines()
         .find(|l| l.contains("kernels:"))
         .unwrap_or_else(|| panic!("no kernel warning: {said}"));
-    for word in [
-        "host vm, kernel 7bdad2f33eb8 (",
-        "host vm, kernel b0b1b2b3b4b5 (",
-        "or one merge per host and kernel",
-    ] {
+    for word in words {
         assert!(warning.contains(word), "{word:?} not in {warning:?}");
     }
 }
