@@ -132,7 +132,7 @@ impl PendingSample {
     }
 }
 
-/// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
+/// A sample of event `event` as the replay keeps it, its locations still to find; `period` is the attr's, for samples
 /// that do not carry one; `events` finds the events of its READ values' ids.
 pub(super) fn sample_event(
     s: &SampleView<'_>,
@@ -140,7 +140,7 @@ pub(super) fn sample_event(
     period: u64,
     misc: u16,
     events: &EventIndex,
-) -> Event {
+) -> PendingSample {
     let pt = s.tid.unwrap_or_default();
     // Each counter's id (0 where read_format has no ID, as in perf's zeroed sample),
     // the group's leader first.
@@ -152,7 +152,7 @@ pub(super) fn sample_event(
             })
             .collect()
     });
-    Event::Sample(PendingSample {
+    PendingSample {
         event: u32::try_from(event).unwrap_or(u32::MAX),
         pid: pt.pid,
         tid: pt.tid,
@@ -169,7 +169,7 @@ pub(super) fn sample_event(
                 ..Rare::default()
             })
         }),
-    })
+    }
 }
 
 #[cfg(test)]
