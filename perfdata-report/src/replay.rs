@@ -409,7 +409,7 @@ fn push_sample(
 
 /// The metadata as of now, when its attrs or features changed (in a pipe, they arrive
 /// as records) since `meta` was copied: copied again, and shared.
-#[inline]
+#[inline(always)]
 fn meta_changed(
     meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
     now: &Metadata,
@@ -418,6 +418,17 @@ fn meta_changed(
     if meta.as_ref().is_some_and(|(_, at)| *at == size) {
         return None;
     }
+    meta_copied(meta, now, size)
+}
+
+/// [`meta_changed`]'s copy, made once in a file, out of the reading loop.
+#[cold]
+#[inline(never)]
+fn meta_copied(
+    meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
+    now: &Metadata,
+    size: (usize, usize),
+) -> Option<std::sync::Arc<Metadata>> {
     let m = std::sync::Arc::new(now.clone());
     *meta = Some((m.clone(), size));
     Some(m)

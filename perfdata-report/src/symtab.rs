@@ -55,6 +55,10 @@ enum Binding {
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
     syms: Vec<Symbol>,
+    /// Each symbol's start, apart: a lookup's binary search touches one cache line a
+    /// step in the 120,000 kernel symbols, not a whole symbol each (that search was 1.5%
+    /// of a listing's cycles).
+    starts: Vec<u64>,
 }
 
 impl SymbolTable {
@@ -73,12 +77,18 @@ impl SymbolTable {
         if !self.syms.is_sorted_by_key(|s| s.start) {
             self.syms.sort_by_key(|s| s.start);
         }
-        self
+        Self::of(self.syms)
+    }
+
+    /// The table of `syms`, sorted by start.
+    fn of(syms: Vec<Symbol>) -> SymbolTable {
+        let starts = syms.iter().map(|s| s.start).collect();
+        SymbolTable { syms, starts }
     }
 
     /// The function containing `addr`.
     pub fn find(&self, addr: u64) -> Option<&Symbol> {
-        let i = self.syms.partition_point(|s| s.start <= addr);
+        let i = self.starts.partition_point(|&s| s <= addr);
         self.syms[..i].last().filter(|s| addr < s.end)
     }
 
@@ -232,7 +242,7 @@ impl SymbolTable {
         syms.dedup_by_key(|s| s.start);
         syms.reverse();
         syms.retain(|s| s.end > s.start);
-        (!syms.is_empty()).then_some(SymbolTable { syms })
+        (!syms.is_empty()).then(|| Self::of(syms))
     }
 
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),
@@ -275,7 +285,7 @@ impl SymbolTable {
                 _ => kept.push(s),
             }
         }
-        SymbolTable { syms: kept }
+        Self::of(kept)
     }
 }
 

@@ -106,8 +106,9 @@ pub(super) struct PendingSample {
     pub(super) tid: i32,
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
-    /// The callchain's raw entries, markers included (filled on the replaying thread).
-    pub(super) chain: Vec<u64>,
+    /// The callchain's raw entries, markers included, held on the replaying thread
+    /// (`Spare::hold`, which names them; 0: none).
+    pub(super) chain: u32,
     /// What only some samples carry.
     pub(super) rare: Option<Box<Rare>>,
 }
@@ -162,7 +163,7 @@ pub(super) fn sample_event(
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
         // The reading thread hands the words over apart (super::Step::Chained).
-        chain: Vec::new(),
+        chain: 0,
         rare: read.map(|read| {
             Box::new(Rare {
                 read: Some(read),
