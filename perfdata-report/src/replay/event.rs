@@ -99,8 +99,13 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
 pub(super) struct PendingSample {
     pub(super) ip: u64,
     pub(super) period: u64,
-    pub(super) time: Option<u64>,
-    pub(super) cpu: Option<u32>,
+    /// The time ([`PendingSample::time`]; an Option's tag here would take 8 bytes
+    /// more, and every byte is moved through the queue).
+    time: u64,
+    /// The CPU ([`PendingSample::cpu`]).
+    cpu: u32,
+    /// Whether the sample has a time and a CPU.
+    has: (bool, bool),
     pub(super) event: u32,
     pub(super) pid: i32,
     pub(super) tid: i32,
@@ -127,6 +132,16 @@ pub(super) struct Rare {
 }
 
 impl PendingSample {
+    /// The sample's time, if it has one.
+    pub(super) fn time(&self) -> Option<u64> {
+        self.has.0.then_some(self.time)
+    }
+
+    /// The sample's CPU, if it has one.
+    pub(super) fn cpu(&self) -> Option<u32> {
+        self.has.1.then_some(self.cpu)
+    }
+
     /// What only some samples carry, made room for.
     pub(super) fn rare(&mut self) -> &mut Rare {
         self.rare.get_or_insert_with(Box::default)
@@ -157,8 +172,9 @@ pub(super) fn sample_event(
         event: u32::try_from(event).unwrap_or(u32::MAX),
         pid: pt.pid,
         tid: pt.tid,
-        cpu: s.cpu.map(|c| c.cpu),
-        time: s.time,
+        cpu: s.cpu.map_or(0, |c| c.cpu),
+        time: s.time.unwrap_or(0),
+        has: (s.time.is_some(), s.cpu.is_some()),
         period: s.period.unwrap_or(period),
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
@@ -185,6 +201,13 @@ mod tests {
             std::mem::size_of::<Event>() <= 96,
             "{}",
             std::mem::size_of::<Event>()
+        );
+        // And a sample, the most of them, at the fewest bytes (each moved into the
+        // queue and out).
+        assert!(
+            std::mem::size_of::<PendingSample>() <= 56,
+            "{}",
+            std::mem::size_of::<PendingSample>()
         );
     }
 }
