@@ -362,7 +362,7 @@ fn push_sample(
         return Ok(false);
     };
     let body = bytes.get(8..).unwrap_or_default();
-    let s = SampleView::parse(body, layout, endian, item.raw.offset + 8)?;
+    let s = SampleView::parse_inlined(body, layout, endian, item.raw.offset + 8)?;
     let attr = &item.meta.attrs()[e].attr;
     let mut p = sample_event(&s, e, attr.sample_period, item.raw.header.misc, events);
     // Where the sample's callchain went in the batch's words.
