@@ -522,6 +522,67 @@ mod tests {
         assert_eq!(t.len(), 3);
     }
 
+    /// The kernel-shaped reading of a line gives what splitting it at whitespace gives,
+    /// or leaves the line to that general way: on odd lines, and on every line of this
+    /// machine's /proc/kallsyms.
+    #[test]
+    fn kallsyms_lines_read_in_the_kernels_shape_as_split() {
+        let odd = [
+            "ffffffff81000000 T _stext",
+            "ffffffffc0a01000 t nf_hook\t[nf_tables]",
+            "ffffffffc0a01000 t nf_hook\t[nf_tables] extra",
+            "ffffffffc0a01000 t nf_hook\t",
+            "ffffffffc0a01000 t nf_hook \t[m]",
+            "ffffffffc0a01000 t nf_hook [m]",
+            "FFFFFFFF81000000 W Upper",
+            "0 T zero",
+            "00000000000000000001 T seventeen_or_more_digits",
+            "fffffffff81000000 T overflows",
+            "ffffffff81000000  T two_spaces",
+            " ffffffff81000000 T leading_space",
+            "ffffffff81000000 T name\r",
+            "ffffffff81000000 Tx long_type",
+            "ffffffff81000000 é accent",
+            "ffffffff81000000 T",
+            "ffffffff81000000 T ",
+            "+ff T plus",
+            "xyz T not_hex",
+            "",
+        ];
+        let live = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+        let mut shaped = 0;
+        for line in odd.into_iter().chain(live.lines()) {
+            if let Some(fast) = kernel_shaped(line) {
+                assert_eq!(Some(fast), split_kallsyms_line(line), "{line:?}");
+                shaped += 1;
+            }
+        }
+        // The kernel's own lines take the quick way; the odd ones their own.
+        assert!(shaped >= 3 + live.lines().count(), "{shaped}");
+        assert_eq!(
+            kernel_shaped("ffffffff81000000 T _stext"),
+            Some((0xffffffff81000000, b'T', "_stext", None))
+        );
+        assert_eq!(
+            kernel_shaped("ffffffffc0a01000 t nf_hook\t[nf_tables]"),
+            Some((0xffffffffc0a01000, b't', "nf_hook", Some("[nf_tables]")))
+        );
+        assert_eq!(kernel_shaped("ffffffff81000000 T name\r"), None);
+        assert_eq!(
+            split_kallsyms_line("ffffffff81000000 T name\r"),
+            Some((0xffffffff81000000, b'T', "name", None))
+        );
+        // A table read from text mixing both ways: the module's symbol keeps its
+        // module, the odd lines count as the general way reads them.
+        let t = SymbolTable::from_kallsyms(
+            "ffffffff81000000 T a\n ffffffff81000100  t b\r\nffffffffc0000000 t m\t[mod]\n",
+        )
+        .unwrap();
+        assert_eq!(t.find(0xffffffff81000010).unwrap().name(), "a");
+        assert_eq!(t.find(0xffffffff81000110).unwrap().name(), "b");
+        assert_eq!(t.find(0xffffffffc0000010).unwrap().name(), "m [mod]");
+    }
+
     #[test]
     fn kallsyms_duplicates_and_ends() {
         let text = "\
