@@ -287,8 +287,11 @@ impl Tally {
     /// The tables: one per event that has samples.
     pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
         self.flush_last();
-        // The counting's symbols and DWARF go before the naming loads its own.
-        self.inlines = None;
+        // The counting's symbols and DWARF go before the naming loads its own; the
+        // inlined entries it found are the naming's, which so reads no DWARF again.
+        if let Some(inlines) = self.inlines.take() {
+            symbols.adopt_inline_entries(inlines.into_entries());
+        }
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
         let order = self.order();
