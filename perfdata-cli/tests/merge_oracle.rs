@@ -16,73 +16,7 @@ mod common;
 mod merge_inputs;
 mod workload;
 use common::strip::{perf, tempdir};
-use merge_inputs::on_host;
-
-/// Run `perfdata ARGS`; its stderr, exit status checked.
-fn perfdata(args: &[&OsStr]) -> String {
-    let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None);
-    assert!(
-        out.status.success(),
-        "perfdata {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// `perfdata merge INPUTS... -o OUT EXTRA...`; its stderr.
-fn merge(inputs: &[&Path], out: &Path, extra: &[&str]) -> String {
-    let mut args: Vec<&OsStr> = vec![OsStr::new("merge")];
-    args.extend(inputs.iter().map(|p| p.as_os_str()));
-    args.extend([OsStr::new("-o"), out.as_os_str()]);
-    args.extend(extra.iter().map(OsStr::new));
-    perfdata(&args)
-}
-
-/// One line of `perf script -F comm,pid,tid,time,event`: (comm, pid, tid, time, event).
-type Line = (String, i64, i64, String, String);
-
-fn script(input: &Path) -> Vec<Line> {
-    perf(
-        &["script", "--ns", "-G", "-F", "comm,pid,tid,time,event"],
-        input,
-    )
-    .lines()
-    .map(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        assert_eq!(w.len(), 4, "a comm without spaces: {l}");
-        let (pid, tid) = w[1].split_once('/').expect("pid/tid");
-        (
-            w[0].to_string(),
-            pid.parse().expect("pid"),
-            tid.parse().expect("tid"),
-            w[2].to_string(),
-            w[3].to_string(),
-        )
-    })
-    .collect()
-}
-
-/// The time of a script line, in ns.
-fn ns(line: &Line) -> u64 {
-    let (s, frac) = line.3.trim_end_matches(':').split_once('.').expect("s.ns");
-    s.parse::<u64>().unwrap() * 1_000_000_000 + frac.parse::<u64>().unwrap()
-}
-
-/// The inputs' script lines, each input's pids moved by its offset, merged in time
-/// order (a stable sort: equal times keep the inputs' order).
-fn merged_lines(inputs: &[(&Path, i64)]) -> Vec<Line> {
-    let mut all: Vec<Line> = Vec::new();
-    for (input, offset) in inputs {
-        let moved = |v: i64| if v <= 0 { v } else { v + offset };
-        all.extend(
-            script(input)
-                .into_iter()
-                .map(|(c, p, t, time, e)| (c, moved(p), moved(t), time, e)),
-        );
-    }
-    all.sort_by_key(ns);
-    all
-}
+use merge_inputs::{merge, merged_lines, on_host, script};
 
 /// Samples per row of `perf report --sort comm,dso,sym -n` (self, no call graph).
 fn rows(input: &Path) -> BTreeMap<String, u64> {
@@ -383,8 +317,17 @@ fn hosts_apart_move_pids_by_the_offset_printed() {
             said.contains("feature HOSTNAME is the first input's"),
             "{said}"
         );
-        let kernels = format!("{} of other hosts than {}", b.display(), a.display());
-        assert!(said.contains(&kernels), "{said}");
+        // Both hosts named with their inputs (a's is this machine's name).
+        let kernels = said
+            .lines()
+            .find(|l| l.contains("the inputs ran on 2 kernels"))
+            .unwrap_or_else(|| panic!("no kernel warning: {said}"));
+        for host in [
+            format!("({})", a.display()),
+            format!("host elsewhere ({})", b.display()),
+        ] {
+            assert!(kernels.contains(&host), "{host} not in {kernels}");
+        }
         assert_sums(&[&a, &b], &out);
         assert_eq!(script(&out), merged_lines(&[(&a, 0), (&b, offset)]));
     }
@@ -413,9 +356,23 @@ fn clocks_apart_line_up_by_clock_data() {
     let d = dir.path();
     let spin = workload::build_spin(d);
     let threads = workload::build_threads(d);
-    let on = |clock: &'static str| ["-e", "cpu-clock", "-c", "200000", "--clockid", clock];
+    let on = |clock: &'static str| ["-N", "-e", "cpu-clock", "-c", "200000", "--clockid", clock];
     let a = workload::record(d, "a.data", &on("monotonic"), &[spin.as_str()]);
     let b = workload::record(d, "b.data", &on("monotonic_raw"), &[threads.as_str()]);
+    let c = workload::record(d, "c.data", &on("monotonic"), &[threads.as_str()]);
+
+    // One host's recordings on one clock are on it already: no shift, every sample at
+    // the time perf gives it in its own recording (CLOCK_DATA's references of one clock
+    // differ by about a microsecond, its wall time being gettimeofday's: the second
+    // moved by that before, -1073 ns in one run).
+    let out = d.join("same-clock.data");
+    let said = merge(&[&a, &c], &out, &["--align", "clock"]);
+    assert_eq!(script(&out), merged_lines(&[(&a, 0), (&c, 0)]));
+    let row = said
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{}\t", c.display())))
+        .unwrap_or_else(|| panic!("no row for c: {said}"));
+    assert!(row.ends_with("\t+0\t+0"), "{row}");
 
     let kept = merge(&[&a, &b], &d.join("kept.data"), &[]);
     assert!(

@@ -73,6 +73,13 @@ fn duckdb(input: &Path, dir: &Path, sql: &str) -> Vec<serde_json::Value> {
     duckdb_rows(script, &out, &[sql])
 }
 
+/// DuckDB rows of (text, count) as pairs.
+fn text_counts(rows: &[serde_json::Value]) -> Vec<(String, u64)> {
+    rows.iter()
+        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
+        .collect()
+}
+
 fn text(v: &serde_json::Value) -> String {
     v.as_str().expect("text").to_string()
 }
@@ -153,15 +160,11 @@ fn functions_of_one_name_are_one_row() {
         .map(|(_, period)| *period)
         .collect();
     assert_eq!(twins.len(), 2, "perf's rows: {perf:?}");
-    let rows = duckdb(
+    let ours = text_counts(&duckdb(
         &input,
         dir.path(),
         "SELECT symbol, sum(period)::BIGINT FROM samples GROUP BY symbol ORDER BY symbol",
-    );
-    let ours: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
-        .collect();
+    ));
     let named: Vec<&(String, u64)> = ours.iter().filter(|(s, _)| s == "synth0_fn0").collect();
     assert_eq!(named.len(), 1, "{ours:?}");
     assert_eq!(named[0].1, twins.iter().sum::<u64>(), "{ours:?}");
@@ -199,15 +202,83 @@ fn a_comm_that_is_not_utf8_has_replacement_characters() {
         *theirs.entry(cells[0].clone()).or_default() += row.samples;
     }
     assert_eq!(rows_of_one_text, 2, "{perf:?}");
-    let rows = duckdb(
+    let ours = text_counts(&duckdb(
         &input,
         dir.path(),
         "SELECT comm, count(*) FROM samples GROUP BY comm ORDER BY comm",
-    );
-    let ours: Vec<(String, u64)> = rows
-        .iter()
-        .map(|r| (text(&r[0]), r[1].as_u64().unwrap()))
-        .collect();
+    ));
     // One row of both, as many samples as perf's two.
     assert_eq!(ours, theirs.into_iter().collect::<Vec<_>>());
+}
+
+/// A thread that ran as `pyenv-hooks` and then exec'd `bash-sub` (8 bytes): perf 6.1
+/// sets its Command column's width from the rows' threads' last names, so it prints the
+/// first name cut to 8 (`pyenv-ho`), as perfdata report does; the `comm` column holds
+/// the whole name, with the same counts.
+#[perfdata_oracle::needs(perf, python_duckdb, parquet)]
+#[test]
+fn a_comm_longer_than_perfs_column_is_whole() {
+    use perfdata_synth::{EventSpec, SampleSpec, SynthWriter, TraceSpec};
+    assert!(perf_available());
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("exec.data");
+    let trace = TraceSpec {
+        events: vec![EventSpec::cpu_clock(1000)],
+        ..Default::default()
+    };
+    let file = std::fs::File::create(&input).unwrap();
+    let mut w = SynthWriter::file(std::io::BufWriter::new(file), trace).unwrap();
+    // perf warns of restricted kernel maps in a recording without the kernel's MMAP.
+    w.kernel_mmap(0xffff_ffff_8100_0000, 0x100_0000, 1).unwrap();
+    w.fork(700, 1, 700, 1, 10).unwrap();
+    let mut time = 10;
+    for (comm, n) in [("pyenv-hooks", 3), ("bash-sub", 5)] {
+        time += 1;
+        w.comm(700, 700, comm, true, time).unwrap();
+        for _ in 0..n {
+            time += 1000;
+            let ip = 0x40_0000;
+            let s = SampleSpec {
+                pid: 700,
+                tid: 700,
+                time,
+                ip,
+                ..Default::default()
+            };
+            w.sample(&s).unwrap();
+        }
+    }
+    w.finish().unwrap();
+    let perf: Vec<(String, u64)> = perf_rows_each(&input, "comm", &[])["cpu-clock"]
+        .iter()
+        .map(|(cells, row)| (cells[0].clone(), row.samples))
+        .collect();
+    assert_eq!(perf, [("bash-sub".to_string(), 5), ("pyenv-ho".into(), 3)]);
+    // perfdata report prints perf's rows, the name cut alike.
+    let args = ["report", "-q", "-n", "--sort", "comm"].map(OsStr::new);
+    let out = run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &[&args[..], &[input.as_os_str()]].concat(),
+        None,
+    );
+    assert!(out.status.success());
+    let report: Vec<(String, u64)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[2].to_string(), w[1].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(report, perf);
+    let ours = text_counts(&duckdb(
+        &input,
+        dir.path(),
+        "SELECT comm, count(*) FROM samples GROUP BY comm ORDER BY 2 DESC",
+    ));
+    assert_eq!(
+        ours,
+        [("bash-sub".to_string(), 5), ("pyenv-hooks".into(), 3)]
+    );
 }

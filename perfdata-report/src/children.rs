@@ -25,11 +25,9 @@ pub(crate) struct ChildEntry {
     /// Whether that sample was filtered.
     pub(crate) hidden: bool,
     /// The most frames of a callchain perf appended to the entry (its
-    /// `callchain_root.max_depth`): a sample's whole chain to its own entry, the chain
-    /// from a frame on (in the cursor's order) to the frame's entry.
-    pub(crate) depth: u32,
-    /// The depth as [`crate::model::ChainDepth::rank`] orders it (negated in callee
-    /// order), set once every walk is counted.
+    /// `callchain_root.max_depth`: a sample's whole chain to its own entry, the chain
+    /// from a frame on, in the cursor's order, to the frame's entry), as
+    /// [`crate::model::ChainDepth::rank`] orders it: negated in callee order.
     pub(crate) rank: i64,
 }
 
@@ -279,27 +277,29 @@ impl Named {
                     pos,
                     kernel,
                 };
-                let depth = chain - pos.saturating_sub(1);
+                let depth = i64::from(chain - pos.saturating_sub(1));
+                let rank = match order {
+                    Order::Caller => depth,
+                    Order::Callee => -depth,
+                };
                 let e = table.entry(row).or_insert(ChildEntry {
                     period: 0,
                     creator,
                     hidden,
-                    depth,
-                    rank: 0,
+                    rank,
                 });
                 e.period += w.period;
-                e.depth = e.depth.max(depth);
+                // The deepest chain: the largest rank in caller order, the smallest in
+                // callee order.
+                e.rank = match order {
+                    Order::Caller => e.rank.max(rank),
+                    Order::Callee => e.rank.min(rank),
+                };
                 if e.creator.earlier(creator) != e.creator {
                     (e.creator, e.hidden) = (creator, hidden);
                 }
             }
         });
-        for e in out.iter_mut().flat_map(|t| t.values_mut()) {
-            e.rank = match order {
-                Order::Caller => i64::from(e.depth),
-                Order::Callee => -i64::from(e.depth),
-            };
-        }
         out
     }
 

@@ -13,11 +13,13 @@
 //! itself, and where DWARF names the function otherwise than the symbol table
 //! (`init_cpu_features` for `init_cpu_features.constprop.0`, `__libc_start_main_impl` for
 //! `__libc_start_main@@GLIBC_2.34`) perf lists it as inlined too, under DWARF's name, and
-//! the symbol table's name is not shown. The answers here come from the DSO's DWARF through
-//! [`Symbolizer::source_frames`] (the `addr2line` crate, in process, cached per DSO and
-//! address), found where symbols are.
+//! the symbol table's name is not shown. The answers here come from the DSO's DWARF (the
+//! `addr2line` crate, in process), found where symbols are, and are kept per DSO and
+//! address by the [`Symbolizer`] that found them: a report's counting hands them to its
+//! naming, which so reads no DWARF again.
 
 use crate::process::{perf_map_pid, Dso, DsoId, Location, Machine};
+use crate::srcline::SourceFrame;
 use crate::symbolize::{SymbolName, Symbolizer};
 
 /// perf's MAX_INLINE_NEST: the answers after the first that perf takes at most.
@@ -43,6 +45,7 @@ pub struct InlineEntry {
 /// `caller`). Empty when perf lists the frame alone, as a recorded frame: a DSO perf
 /// asks no addr2line of (the kernel's, a JIT's map, one without line tables). An
 /// address DWARF knows nothing of is one entry, the frame itself, with srcline `??:0`.
+/// Found once per address, and kept by `symbols`.
 pub fn inline_entries(
     symbols: &mut Symbolizer,
     id: DsoId,
@@ -50,12 +53,18 @@ pub fn inline_entries(
     addr: u64,
     symbol: &str,
 ) -> Vec<InlineEntry> {
-    // perf's dso__name: no addr2line of `[...]` DSOs nor of /tmp/perf-PID.map; and
-    // none of a DSO without line tables.
-    if perf_map_pid(&dso.long_name).is_some() || !symbols.has_source_lines(id, dso) {
-        return Vec::new();
-    }
-    let frames = symbols.source_frames(id, dso, addr);
+    symbols.inline_entries(id, dso, addr, symbol).to_vec()
+}
+
+/// Whether perf asks addr2line about frames of `dso` at all (perf's dso__name): not of
+/// `[...]` DSOs, nor of /tmp/perf-PID.map, nor of a DSO without line tables.
+pub(crate) fn asks_addr2line(symbols: &mut Symbolizer, id: DsoId, dso: &Dso) -> bool {
+    perf_map_pid(&dso.long_name).is_none() && symbols.has_source_lines(id, dso)
+}
+
+/// The entries perf lists for a frame whose symbol is `symbol`, from the DWARF `frames`
+/// at its address (innermost first).
+pub(crate) fn entries_of(frames: &[SourceFrame], symbol: &str) -> Vec<InlineEntry> {
     if frames.is_empty() {
         // binutils' addr2line names the symbol that covers the address, with no line
         // (`??:?`): one entry, the frame itself.
@@ -108,7 +117,7 @@ pub(crate) fn entry_name(
     let SymbolName::Function { start, name } = &base else {
         return base;
     };
-    let entries = inline_entries(symbols, id, dso, addr, name);
+    let entries = symbols.inline_entries(id, dso, addr, name);
     match usize::from(j).checked_sub(1).and_then(|i| entries.get(i)) {
         Some(e) if e.inlined => SymbolName::Function {
             start: *start,
@@ -131,9 +140,9 @@ pub(crate) fn entry_srcline(
             SymbolName::Function { name, .. } => name,
             SymbolName::Address(_) => return None,
         };
-        let entries = inline_entries(symbols, id, d, addr, &base);
+        let entries = symbols.inline_entries(id, d, addr, &base);
         let i = usize::from(j).checked_sub(1)?;
-        entries.into_iter().nth(i).map(|e| e.srcline)
+        entries.get(i).map(|e| e.srcline.clone())
     });
     own.unwrap_or_else(|| symbols.srcline(dso, addr))
 }
@@ -172,12 +181,18 @@ impl InlineCounts {
                 return 0;
             };
             let name = name.to_string();
-            let entries = inline_entries(symbols, d, dso, at.addr, &name);
+            let entries = symbols.inline_entries(d, dso, at.addr, &name);
             if entries.len() > 1 || entries.iter().any(|e| e.inlined) {
                 u16::try_from(entries.len()).unwrap_or(u16::MAX)
             } else {
                 0
             }
         })
+    }
+
+    /// The entries found at the frames counted (see [`Symbolizer::adopt_inline_entries`]);
+    /// the symbols and DWARF loaded to find them go.
+    pub(crate) fn into_entries(self) -> crate::symbolize::InlineEntries {
+        self.symbols.into_inline_entries()
     }
 }

@@ -254,6 +254,18 @@ impl Machine {
                 if !sym.is_empty() {
                     self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
                 }
+                // perf 6.1's __machine__create_kernel_maps: the kernel image's map is
+                // renewed, the one before removed (modules stay). A merge of several
+                // kernels' recordings keeps the one read last.
+                let before: Vec<u64> = self
+                    .kernel_maps
+                    .iter()
+                    .filter(|m| self.dsos[m.dso].long_name == "[kernel.kallsyms]")
+                    .map(|m| m.start)
+                    .collect();
+                for start in before {
+                    self.kernel_maps.remove(start);
+                }
                 (
                     "[kernel.kallsyms]".to_string(),
                     "[kernel.kallsyms]".to_string(),

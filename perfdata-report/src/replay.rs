@@ -145,8 +145,10 @@ const BATCH: usize = 4096;
 
 /// Bytes of user stack copies handed over at a time: a batch of 4096 `dwarf,8192`
 /// samples held 32 MiB, and the channel and both threads hold six batches (a 110 MB
-/// recording of python peaked at 130 MiB, 100 of them stack copies in flight).
-const BATCH_STACK_BYTES: usize = 1 << 20;
+/// recording of python peaked at 130 MiB, 100 of them stack copies in flight). At
+/// 1 MiB they were still 11 MB of a report's peak while inlined frames' DWARF is
+/// loaded; 256 KiB (32 samples' copies) is as fast.
+const BATCH_STACK_BYTES: usize = 1 << 18;
 
 /// Replay the recording `reader` reads (opened with [`PerfReader::open`]: compressed
 /// records expanded), handing each sample, resolved, to `on` with the machine of that

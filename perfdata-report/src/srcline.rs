@@ -6,12 +6,73 @@
 //! loaded file's program headers, as perf's `map__rip_2objdump` does before it asks
 //! addr2line.
 
-use std::borrow::Cow;
+use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSegment};
 
-type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+type Reader = gimli::EndianReader<gimli::RunTimeEndian, SectionBytes>;
+
+/// A DWARF section's bytes, shared by the readers over it: a range of the debug file's
+/// map where the section is stored as it is (only the pages the lookups touch are read
+/// and resident: a few of libpython's 17 MB of DWARF), or its expansion on the heap
+/// where it is compressed (SHF_COMPRESSED, as Debian's debug files have), made once.
+#[derive(Debug, Clone)]
+pub(crate) enum SectionBytes {
+    /// Stored as it is: this range of the map (checked to be inside it).
+    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+    /// Expanded, or empty.
+    Owned(Arc<Vec<u8>>),
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped(map, range) => &map[range.clone()],
+            SectionBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+// SAFETY: the bytes are behind an Arc (the map's or the vector's), which neither moving
+// nor cloning a SectionBytes moves, and nothing writes to them while it is shared.
+unsafe impl gimli::StableDeref for SectionBytes {}
+// SAFETY: as above; a clone shares the same Arc, so it derefs to the same address.
+unsafe impl gimli::CloneStableDeref for SectionBytes {}
+
+impl SectionBytes {
+    /// The bytes of section `id` of `file` (parsed from `map`): mapped, expanded, or
+    /// empty where the file has no such section (or a bad one). Location lists (where
+    /// variables live) come back empty: no lookup here reads them, and they are a
+    /// fifth of libpython's DWARF.
+    fn of(map: &Arc<memmap2::Mmap>, file: &object::File<'_>, id: gimli::SectionId) -> Self {
+        let empty = || SectionBytes::Owned(Arc::default());
+        if matches!(
+            id,
+            gimli::SectionId::DebugLoc | gimli::SectionId::DebugLocLists
+        ) {
+            return empty();
+        }
+        let Some(section) = file.section_by_name(id.name()) else {
+            return empty();
+        };
+        match section.compressed_file_range() {
+            Ok(r) if r.format == object::CompressionFormat::None => {
+                let range = usize::try_from(r.offset)
+                    .ok()
+                    .zip(usize::try_from(r.uncompressed_size).ok())
+                    .and_then(|(start, len)| Some(start..start.checked_add(len)?))
+                    .filter(|range| range.end <= map.len());
+                range.map_or_else(empty, |range| SectionBytes::Mapped(Arc::clone(map), range))
+            }
+            _ => match section.uncompressed_data() {
+                Ok(data) => SectionBytes::Owned(Arc::new(data.into_owned())),
+                Err(_) => empty(),
+            },
+        }
+    }
+}
 
 /// One frame at an address: the function (an inlined one or the one that holds it) and
 /// the source position in it.
@@ -38,9 +99,11 @@ impl SourceFrame {
     }
 }
 
+mod units;
+
 /// The DWARF of one DSO, ready for lookups.
 pub struct SourceLines {
-    ctx: addr2line::Context<Reader>,
+    lookups: units::Lookups,
     /// The loaded file's LOAD segments: (virtual address, size, file offset).
     loads: Vec<(u64, u64, u64)>,
 }
@@ -54,35 +117,31 @@ impl std::fmt::Debug for SourceLines {
 }
 
 impl SourceLines {
-    /// The DWARF of the first of `files` (candidates in perf's order, build ids already
-    /// checked) that has a `.debug_info`, with addresses mapped through `runtime`'s
-    /// program headers. None when no file has DWARF.
-    pub fn load(files: &[object::File<'_>], runtime: &object::File<'_>) -> Option<SourceLines> {
-        let debug = files.iter().find(|f| {
-            f.section_by_name(".debug_info")
-                .is_some_and(|s| s.file_range().is_some_and(|(_, size)| size > 0))
-        })?;
-        let endian = if debug.is_little_endian() {
+    /// The DWARF of `debug` (a candidate file perf would read it from, its build id
+    /// already checked), with addresses mapped through `loads` (the runtime image's
+    /// [`load_segments`]). None when the file has no DWARF.
+    pub fn load(debug: memmap2::Mmap, loads: Vec<(u64, u64, u64)>) -> Option<SourceLines> {
+        let map = Arc::new(debug);
+        let file = object::File::parse(&**map).ok()?;
+        if !has_dwarf(&file) {
+            return None;
+        }
+        let endian = if file.is_little_endian() {
             gimli::RunTimeEndian::Little
         } else {
             gimli::RunTimeEndian::Big
         };
-        let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-            // Compressed sections (SHF_COMPRESSED, as Debian's debug files have) are
-            // expanded here, once per DSO.
-            let data = debug
-                .section_by_name(id.name())
-                .and_then(|s| s.uncompressed_data().ok())
-                .unwrap_or(Cow::Borrowed(&[]));
-            Ok(gimli::EndianArcSlice::new(Arc::from(&*data), endian))
-        };
-        let dwarf = gimli::Dwarf::load(load).ok()?;
-        let ctx = addr2line::Context::from_dwarf(dwarf).ok()?;
-        let loads = runtime
-            .segments()
-            .map(|seg| (seg.address(), seg.size(), seg.file_range().0))
-            .collect();
-        Some(SourceLines { ctx, loads })
+        // Every section gimli reads, loaded once (the units' contexts share them).
+        let mut sections = Vec::new();
+        gimli::Dwarf::load(|id| -> Result<Reader, gimli::Error> {
+            let r = gimli::EndianReader::new(SectionBytes::of(&map, &file, id), endian);
+            sections.push((id, r.clone()));
+            Ok(r)
+        })
+        .ok()?;
+        let empty = gimli::EndianReader::new(SectionBytes::Owned(Arc::default()), endian);
+        let lookups = units::Lookups::new(sections, empty)?;
+        Some(SourceLines { lookups, loads })
     }
 
     /// The ELF virtual address of a file offset (perf's `map__rip_2objdump`).
@@ -99,44 +158,68 @@ impl SourceLines {
     /// nothing for the address.
     pub fn frames(&self, offset: u64) -> Vec<SourceFrame> {
         let probe = self.vaddr(offset);
-        let mut out = Vec::new();
-        let Ok(mut frames) = self.ctx.find_frames(probe).skip_all_loads() else {
-            return out;
-        };
-        let unit = self.ctx.find_dwarf_and_unit(probe).skip_all_loads();
-        while let Ok(Some(f)) = frames.next() {
-            let start_line = match (unit, f.dw_die_offset) {
-                (Some(u), Some(at)) => decl_line(u, at),
-                _ => 0,
-            };
-            let function = f
-                .function
-                .as_ref()
-                .and_then(|n| n.raw_name().ok())
-                .map(|n| crate::symtab::demangle(&n[..]));
-            let (file, line) = f.location.as_ref().map_or((None, 0), |l| {
-                (l.file.map(str::to_string), l.line.unwrap_or(0))
-            });
-            out.push(SourceFrame {
-                function,
-                file,
-                line,
-                start_line,
-            });
-        }
-        if out.is_empty() {
-            // No DW_TAG_subprogram covers it, but the line table may.
-            if let Ok(Some(l)) = self.ctx.find_location(probe) {
-                out.push(SourceFrame {
-                    function: None,
-                    file: l.file.map(str::to_string),
-                    line: l.line.unwrap_or(0),
-                    start_line: 0,
-                });
-            }
-        }
-        out
+        self.lookups
+            .candidates(probe)
+            .map(|ctx| frames_in(ctx, probe))
+            .find(|f| !f.is_empty())
+            .unwrap_or_default()
     }
+}
+
+/// What [`SourceLines::frames`] gives from the units of `ctx`.
+fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
+    let mut out = Vec::new();
+    let Ok(mut frames) = ctx.find_frames(probe).skip_all_loads() else {
+        return out;
+    };
+    let unit = ctx.find_dwarf_and_unit(probe).skip_all_loads();
+    while let Ok(Some(f)) = frames.next() {
+        let start_line = match (unit, f.dw_die_offset) {
+            (Some(u), Some(at)) => decl_line(u, at),
+            _ => 0,
+        };
+        let function = f
+            .function
+            .as_ref()
+            .and_then(|n| n.raw_name().ok())
+            .map(|n| crate::symtab::demangle(&n[..]));
+        let (file, line) = f.location.as_ref().map_or((None, 0), |l| {
+            (l.file.map(str::to_string), l.line.unwrap_or(0))
+        });
+        out.push(SourceFrame {
+            function,
+            file,
+            line,
+            start_line,
+        });
+    }
+    if out.is_empty() {
+        // No DW_TAG_subprogram covers it, but the line table may.
+        if let Ok(Some(l)) = ctx.find_location(probe) {
+            out.push(SourceFrame {
+                function: None,
+                file: l.file.map(str::to_string),
+                line: l.line.unwrap_or(0),
+                start_line: 0,
+            });
+        }
+    }
+    out
+}
+
+/// Whether `file` has DWARF to look addresses up in: a `.debug_info` with contents.
+pub fn has_dwarf(file: &object::File<'_>) -> bool {
+    file.section_by_name(".debug_info")
+        .is_some_and(|s| s.file_range().is_some_and(|(_, size)| size > 0))
+}
+
+/// The LOAD segments of `runtime` (the loaded file): (virtual address, size, file
+/// offset), to turn file offsets into the ELF's addresses.
+pub fn load_segments(runtime: &object::File<'_>) -> Vec<(u64, u64, u64)> {
+    runtime
+        .segments()
+        .map(|seg| (seg.address(), seg.size(), seg.file_range().0))
+        .collect()
 }
 
 /// The `DW_AT_decl_line` of the function whose DIE (a subprogram, or an inlined

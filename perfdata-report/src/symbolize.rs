@@ -9,13 +9,15 @@
 //! first with a .dynsym. Kernel symbols come from a kallsyms file, as perf 6.1's
 //! `dso__find_kallsyms` picks it ([`crate::model::Replay::kallsyms`]): /proc/kallsyms for
 //! the running kernel (or a recording that names no kernel build id), else the copy in
-//! the build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`), else none.
+//! the build-id cache (`~/.debug/[kernel.kallsyms]/<build id>/kallsyms`), else none;
+//! none with `--symfs` (perf's `dso__load_kernel_sym` tries no local file then).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use object::{Object, ObjectSection};
 
+use crate::inlines::InlineEntry;
 use crate::model::{buildid_dir, trim_build_id, Kallsyms, PROC_KALLSYMS};
 use crate::process::{perf_map_pid, Dso, DsoId};
 use crate::srcline::{SourceFrame, SourceLines};
@@ -38,11 +40,13 @@ pub struct SymbolOptions {
 impl SymbolOptions {
     /// perf's defaults for `replay`'s recording: binaries under `symfs`, the kernel's
     /// symbols from the kallsyms that fit it ([`crate::model::Replay::kallsyms`]), the
-    /// default build-id cache.
+    /// default build-id cache. With `symfs`, no kallsyms at all, as perf 6.1's
+    /// `dso__load_kernel_sym` ("do not try local files if a symfs was given": neither
+    /// /proc/kallsyms nor the build-id cache's copy; its kernel addresses stay unnamed).
     pub fn for_replay(replay: &crate::model::Replay, symfs: Option<PathBuf>) -> Self {
         SymbolOptions {
+            kallsyms: symfs.is_none().then(|| replay.kallsyms(None)).flatten(),
             symfs,
-            kallsyms: replay.kallsyms(None),
             buildid_dir: None,
         }
     }
@@ -82,7 +86,11 @@ pub struct Symbolizer {
     cache: HashMap<(DsoId, u64), SymbolName>,
     lines: HashMap<DsoId, Option<SourceLines>>,
     frames: HashMap<(DsoId, u64), Vec<SourceFrame>>,
+    inlined: InlineEntries,
 }
+
+/// The entries perf lists at frames ([`crate::inlines`]), per (DSO, address).
+pub(crate) type InlineEntries = HashMap<(DsoId, u64), Vec<InlineEntry>>;
 
 /// /proc/kallsyms read into a symbol table on another thread, to be handed to
 /// [`Symbolizer::with_kallsyms`]: reading it is about a fifth of a large report's time,
@@ -189,6 +197,47 @@ impl Symbolizer {
         if !self.cache.is_empty() {
             self.cache.retain(|k, _| k.0 != id);
         }
+        if !self.inlined.is_empty() {
+            self.inlined.retain(|k, _| k.0 != id);
+        }
+    }
+
+    /// The entries perf lists at `addr` (DSO-relative) of `dso`, whose symbol is
+    /// `symbol` (see [`crate::inlines::inline_entries`]), found once per address (the
+    /// DWARF frames are not kept: the entries hold what is printed of them).
+    pub(crate) fn inline_entries(
+        &mut self,
+        id: DsoId,
+        dso: &Dso,
+        addr: u64,
+        symbol: &str,
+    ) -> &[InlineEntry] {
+        if !self.inlined.contains_key(&(id, addr)) {
+            let entries = if crate::inlines::asks_addr2line(self, id, dso) {
+                let frames = self
+                    .lines
+                    .get(&id)
+                    .and_then(Option::as_ref)
+                    .map_or_else(Vec::new, |l| l.frames(addr));
+                crate::inlines::entries_of(&frames, symbol)
+            } else {
+                Vec::new()
+            };
+            self.inlined.insert((id, addr), entries);
+        }
+        &self.inlined[&(id, addr)]
+    }
+
+    /// The inline entries found so far, all else dropped.
+    pub(crate) fn into_inline_entries(self) -> InlineEntries {
+        self.inlined
+    }
+
+    /// Take `entries`, found by another symbolizer with the same options for DSOs of the
+    /// same machine, as if found here: a report's naming so reads no DWARF its
+    /// counting has read.
+    pub(crate) fn adopt_inline_entries(&mut self, entries: InlineEntries) {
+        self.inlined.extend(entries);
     }
 
     /// The DWARF frames at `addr` (DSO-relative) of `dso`, innermost first (see
@@ -279,8 +328,13 @@ fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
 
 fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
     let files = read_candidates(dso, opts);
-    let parsed = parse_all(&files);
-    SourceLines::load(&parsed, runtime_image(&parsed)?)
+    let loads = crate::srcline::load_segments(runtime_image(&parse_all(&files))?);
+    // The first candidate with DWARF, in perf's order; its map is kept (not copied) for
+    // the lookups.
+    let debug = files
+        .into_iter()
+        .find(|m| object::File::parse(&**m).is_ok_and(|f| crate::srcline::has_dwarf(&f)))?;
+    SourceLines::load(debug, loads)
 }
 
 /// The kernel's symbols from `k.file`, moved onto the recording's addresses.

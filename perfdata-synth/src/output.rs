@@ -42,12 +42,8 @@ pub fn write_to(
     sink: Sink<'_>,
     target: Target,
 ) -> Result<u64> {
-    // A regular file is seekable whatever the mode: a pipe-mode trace streams into it.
     let (samples, _bytes) = sink.write_with(target, |w| match w {
-        SinkWriter::Seek(w, _) if target == Target::File => {
-            write_all(workload, aux, SynthWriter::file(w, trace)?)
-        }
-        SinkWriter::Seek(w, _) => write_all(workload, aux, SynthWriter::pipe(w, trace)?),
+        SinkWriter::Seek(w, _) => write_all(workload, aux, SynthWriter::file(w, trace)?),
         SinkWriter::Stream(w) => write_all(workload, aux, SynthWriter::pipe(w, trace)?),
     })?;
     Ok(samples)

@@ -495,6 +495,17 @@ impl<T: SynthTarget> SynthWriter<T> {
         self.kernel_record(RecordType::Mmap, misc::KERNEL, body, (-1, 0, time, 0))
     }
 
+    /// Name the kernel's build id in the BUILD_ID feature, as perf record does for the
+    /// kernel it ran on (`[kernel.kallsyms]`, kernel mode, pid -1): readers then look
+    /// for that kernel's symbols (perf in the build-id cache, unless it is the running
+    /// kernel).
+    pub fn kernel_build_id(&mut self, build_id: &[u8; 20]) {
+        let entry = BuildIdEntry::new(misc::KERNEL, -1, build_id, "[kernel.kallsyms]");
+        if !self.recorded.build_ids.contains(&entry) {
+            self.recorded.build_ids.push(entry);
+        }
+    }
+
     /// Flush the compressor, write the features (file mode) and the header; hands back
     /// the output.
     pub fn finish(mut self) -> Result<T::Output> {

@@ -194,11 +194,9 @@ impl<S: Source> Conversion<S> {
         let source = &mut self.source;
         let cancel = self.cancel.as_ref();
         sink.run(plan.target(), |out| match out {
-            sink::Writer::Seek(w, file) => match plan.target() {
-                Target::File => pipeline::to_file(source, &plan, w, file, edit, cancel),
-                Target::Pipe => pipeline::to_pipe(source, &plan, w, edit, cancel),
+            sink::Writer::Seek(w, file) => {
+                pipeline::to_file(source, &plan, w, file, edit, cancel).map(|(_, report)| report)
             }
-            .map(|(_, report)| report),
             sink::Writer::Stream(w) => {
                 pipeline::to_pipe(source, &plan, w, edit, cancel).map(|(_, report)| report)
             }

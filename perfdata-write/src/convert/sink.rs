@@ -20,10 +20,10 @@ impl<T: Write + Seek> WriteSeek for T {}
 
 /// The writer a sink hands to what writes into it ([`Sink::write_with`]).
 pub enum Writer<'a> {
-    /// Seekable, with a handle of the file written when there is one (for the kernel's
-    /// copies of unchanged records).
+    /// For a file-mode output: seekable, with a handle of the file written when there is
+    /// one (for the kernel's copies of unchanged records).
     Seek(&'a mut dyn WriteSeek, Option<File>),
-    /// A stream, for a pipe-mode output.
+    /// For a pipe-mode output: a stream (a regular file's writer too).
     Stream(&'a mut dyn Write),
 }
 
@@ -114,11 +114,10 @@ impl<'a> Sink<'a> {
     }
 
     /// Run `write` on the writer this sink gives for `target`, then finish the output
-    /// (flush, copy a spool, put a file in place). The writer is [`Writer::Seek`]
-    /// wherever the sink can seek (a regular file, [`Sink::seekable`]), whatever the
-    /// target, and for a file-mode target on a stream (spooled in a temp file, copied on
-    /// success); [`Writer::Stream`] only for a pipe-mode target on a stream. So `write`
-    /// must look at `target` too: a pipe-mode writer streams into a seekable writer. Errors name
+    /// (flush, copy a spool, put a file in place). The writer is [`Writer::Seek`] for a
+    /// file-mode target (on a stream, spooled in a temp file and copied on success) and
+    /// [`Writer::Stream`] for a pipe-mode one, whatever the sink (a regular file too),
+    /// so `write` needs only the writer to know the mode. Errors name
     /// the target, never the temp file. Returns what `write` returned and the bytes of
     /// a file or spool written, where known. What a conversion writes through; also for
     /// other writers of recordings (`perfdata synth`'s).
@@ -146,7 +145,11 @@ impl<'a> Sink<'a> {
                         .threaded_writer()
                         .map_err(|e| WriteError::io("creating the output", e))?;
                     let file = w.file().try_clone().ok();
-                    write(Writer::Seek(&mut w, file)).and_then(|value| {
+                    let writer = match target {
+                        Target::File => Writer::Seek(&mut w, file),
+                        Target::Pipe => Writer::Stream(&mut w),
+                    };
+                    write(writer).and_then(|value| {
                         w.flush().map_err(flushed)?;
                         Ok((value, w.file().metadata().map(|m| m.len()).ok()))
                     })
@@ -165,7 +168,10 @@ impl<'a> Sink<'a> {
                 }
                 spooled(&mut out, write)
             }
-            Kind::Seekable(w, file) => Ok((write(Writer::Seek(w, file))?, None)),
+            Kind::Seekable(w, file) if target == Target::File => {
+                Ok((write(Writer::Seek(w, file))?, None))
+            }
+            Kind::Seekable(w, _) => Ok((write(Writer::Stream(w))?, None)),
             Kind::Stream(w) if target == Target::Pipe => Ok((write(Writer::Stream(w))?, None)),
             Kind::Stream(w) => spooled(w, write),
         }

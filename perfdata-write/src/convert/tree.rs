@@ -38,10 +38,7 @@ pub(super) fn write(
 ) -> Result<Report> {
     let target = opts.target_for(tree.meta.container);
     sink.run(target, |out| match out {
-        Writer::Seek(w, _) => match target {
-            Target::File => to_file(tree, w, opts, cancel),
-            Target::Pipe => to_pipe(tree, w, opts, cancel),
-        },
+        Writer::Seek(w, _) => to_file(tree, w, opts, cancel),
         Writer::Stream(w) => to_pipe(tree, w, opts, cancel),
     })
 }

@@ -47,6 +47,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod clock;
 mod events;
 mod features;
 mod feed;
@@ -63,6 +64,7 @@ use perfdata_core::{ContainerKind, Metadata, RecordRef};
 
 use crate::convert::{Needs, Source};
 use crate::error::{Result, WriteError};
+use clock::{clock_warning, Clock};
 use events::EventMap;
 use feed::Feed;
 use rewrite::Shift;
@@ -88,7 +90,9 @@ pub enum Align {
     /// wall-clock time of one moment of its sampling clock, which `perf record
     /// --clockid` writes): a sample at wall-clock time W in any input is at the first
     /// input's time of W. Recordings of different hosts (NTP-synchronised) or with
-    /// different clocks then line up as they ran.
+    /// different clocks then line up as they ran. Inputs on one clock (one host's,
+    /// one clockid, one boot) keep their times as each other's: their CLOCK_DATA
+    /// references differ by gettimeofday's microsecond, not by a shift.
     Clock,
 }
 
@@ -351,13 +355,14 @@ fn first_sample(meta: &Metadata) -> Option<u64> {
 fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> {
     let step = opts.pid_offset.unwrap_or(PID_RANGE);
     let mut hosts: Vec<Option<String>> = Vec::new();
-    let first_time = match opts.align {
-        Align::Keep => None,
+    let first_start = match opts.align {
         Align::Start => Some(i128::from(
             first_sample(feeds[0].meta()).ok_or_else(|| no_time(&feeds[0]))?,
         )),
-        Align::Clock => Some(clock_origin(&feeds[0])?),
+        _ => None,
     };
+    // With --align clock: the clocks met so far and the shift each was given.
+    let mut clocks: Vec<(Clock, i128)> = Vec::new();
     let mut out = Vec::with_capacity(feeds.len());
     for feed in feeds {
         let host = hostname(feed.meta());
@@ -380,32 +385,40 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
                 ),
             ));
         }
-        // A clock's origin is wall time minus clock time: a time t of this input is at
-        // wall time t + origin, the first input's time t + origin - origin0. A start
-        // is the first sample's time.
-        let time_delta = match first_time {
-            None => 0,
-            Some(t0) => {
-                let t = match opts.align {
-                    Align::Clock => clock_origin(feed)?,
-                    _ => i128::from(first_sample(feed.meta()).ok_or_else(|| no_time(feed))?),
-                };
-                let delta = match opts.align {
-                    Align::Clock => t - t0,
-                    _ => t0 - t,
-                };
-                i64::try_from(delta).map_err(|_| {
-                    WriteError::unsupported(
-                        None,
-                        format!(
-                            "{}: {delta} ns from {}'s clock, beyond what a sample time \
-                             can be moved",
-                            feed.name, feeds[0].name
-                        ),
-                    )
-                })?
+        let delta = match (opts.align, first_start) {
+            // A start is the first sample's time.
+            (Align::Start, Some(t0)) => {
+                t0 - i128::from(first_sample(feed.meta()).ok_or_else(|| no_time(feed))?)
             }
+            (Align::Clock, _) => {
+                let clock = Clock::of(feed, host.clone())?;
+                match clocks.iter().find(|(c, _)| c.same_as(&clock)) {
+                    // The same clock as an input's before: its times are that clock's,
+                    // shifted alike. (CLOCK_DATA's wall time is gettimeofday's, to the
+                    // microsecond, read apart from the clock's: two references of one
+                    // clock differ by a microsecond or so, which is no shift.)
+                    Some((_, delta)) => *delta,
+                    // A clock's origin is wall time minus clock time: a time t of this
+                    // input is at wall time t + origin, the first input's time t +
+                    // origin - origin0.
+                    None => {
+                        let delta = clocks.first().map_or(0, |(c0, _)| clock.origin - c0.origin);
+                        clocks.push((clock, delta));
+                        delta
+                    }
+                }
+            }
+            _ => 0,
         };
+        let time_delta = i64::try_from(delta).map_err(|_| {
+            WriteError::unsupported(
+                None,
+                format!(
+                    "{}: {delta} ns from {}'s clock, beyond what a sample time can be moved",
+                    feed.name, feeds[0].name
+                ),
+            )
+        })?;
         out.push(MergedInput {
             path: feed.name.clone(),
             hostname: host,
@@ -416,85 +429,58 @@ fn plan_inputs(feeds: &[Feed], opts: &MergeOptions) -> Result<Vec<MergedInput>> 
     Ok(out)
 }
 
-/// An input's wall-clock time minus its sampling clock's time, at one moment (from
-/// CLOCK_DATA), in ns.
-fn clock_origin(feed: &Feed) -> Result<i128> {
-    match feed.meta().feature(FeatureId::ClockData) {
-        Some(Feature::ClockData(c)) => {
-            Ok(i128::from(c.wall_clock_ns) - i128::from(c.clockid_time_ns))
+/// The build id of the kernel a recording ran on (its BUILD_ID entry for the host's
+/// `[kernel.kallsyms]`), in hex.
+fn kernel_build_id(meta: &Metadata) -> Option<String> {
+    let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) else {
+        return None;
+    };
+    list.entries
+        .iter()
+        .find(|e| e.pid == -1 && e.filename.as_str_lossy() == "[kernel.kallsyms]")
+        .map(|e| e.build_id().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A warning when the inputs ran on several kernels (other hosts, or other kernel build
+/// ids): perf keeps one kernel per machine, so a reader of the merged file names every
+/// kernel address with one of them, and the others' kernel frames show as addresses or
+/// wrong names. It names each host (and kernel) with its inputs, and what to use
+/// instead.
+fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
+    // (host, kernel build id) and the inputs that ran there.
+    type Kernel = (Option<String>, Option<String>);
+    let mut groups: Vec<(Kernel, Vec<&str>)> = Vec::new();
+    for (feed, input) in feeds.iter().zip(inputs) {
+        let key = (input.hostname.clone(), kernel_build_id(feed.meta()));
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&feed.name),
+            None => groups.push((key, vec![&feed.name])),
         }
-        _ => Err(WriteError::unsupported(
-            None,
-            format!(
-                "{}: no CLOCK_DATA feature to align its clock by (perf record writes one \
-                 with --clockid, e.g. --clockid monotonic; --align start needs none)",
-                feed.name
-            ),
-        )),
     }
-}
-
-/// The clock an input's sample times come from: `None` for perf's own (the kernel's
-/// local clock), else the clockid.
-fn sample_clock(meta: &Metadata) -> Option<i32> {
-    use perfdata_core::attr::AttrFlags;
-    let attr = &meta.attrs().first()?.attr;
-    attr.flags
-        .contains(AttrFlags::USE_CLOCKID)
-        .then_some(attr.clockid)
-}
-
-/// A warning when inputs whose times cannot be compared keep their clocks: their
-/// records are merged by numbers that do not mean the same moment.
-fn clock_warning(feeds: &[Feed], inputs: &[MergedInput], align: Align) -> Option<String> {
-    if align != Align::Keep {
+    if groups.len() < 2 {
         return None;
     }
-    let first = sample_clock(feeds[0].meta());
-    let apart: Vec<String> = feeds
+    let kernels_differ = groups.iter().any(|((_, k), _)| *k != groups[0].0 .1);
+    let said: Vec<String> = groups
         .iter()
-        .zip(inputs)
-        .skip(1)
-        .filter_map(|(f, i)| {
-            if i.hostname != inputs[0].hostname {
-                Some(format!("{} (another host)", f.name))
-            } else if sample_clock(f.meta()) != first {
-                Some(format!("{} (another clock)", f.name))
-            } else {
-                None
+        .map(|((host, kernel), names)| {
+            let host = host.as_deref().unwrap_or("no hostname");
+            let short = |k: &String| k.chars().take(12).collect::<String>();
+            match kernel.as_ref().filter(|_| kernels_differ) {
+                Some(k) => format!("host {host}, kernel {} ({})", short(k), names.join(", ")),
+                None => format!("host {host} ({})", names.join(", ")),
             }
         })
         .collect();
-    (!apart.is_empty()).then(|| {
-        format!(
-            "the times of {} are not on {}'s clock and are kept as they are: --align \
-             clock puts them on it (by CLOCK_DATA, perf record --clockid), --align start \
-             lines up the first samples",
-            apart.join(", "),
-            feeds[0].name
-        )
-    })
-}
-
-/// A warning when inputs are of other hosts than the first: perf keeps one kernel map
-/// per machine, the last one read, so kernel addresses of the other hosts' samples (their
-/// kernels loaded elsewhere) may resolve to nothing (`[unknown]`) in perf report.
-fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
-    let apart: Vec<String> = feeds
-        .iter()
-        .zip(inputs)
-        .skip(1)
-        .filter(|(_, i)| i.hostname != inputs[0].hostname)
-        .map(|(f, _)| f.name.clone())
-        .collect();
-    (!apart.is_empty()).then(|| {
-        format!(
-            "{} of other hosts than {}: perf reads one kernel map per machine (the last), \
-             so kernel frames of all but one host's samples may show as [unknown]",
-            apart.join(", "),
-            feeds[0].name
-        )
-    })
+    Some(format!(
+        "the inputs ran on {} kernels: {}. A perf.data holds one kernel per machine: perf \
+         report and perf script of the merged file (and perfdata's) name kernel frames with \
+         the kernel read last, the others' show as [unknown] or wrong names. For every \
+         input's kernel frames, use perfdata export --format parquet of the inputs (each \
+         read with its own kernel), or one merge per host",
+        groups.len(),
+        said.join("; ")
+    ))
 }
 
 fn no_time(feed: &Feed) -> WriteError {

@@ -332,3 +332,33 @@ fn moved_host_rewritten(name: &str, switching: bool) {
     assert_eq!(got_switches, want_switches);
     assert_eq!(got_tids, want_tids);
 }
+
+/// One host's clock in one boot is told from another boot's by the references' origins
+/// (wall time minus clock time): a later boot's origin is past the earlier reference's
+/// wall time, so the origins differ by at least the earlier clock time there.
+#[test]
+fn one_clock_is_one_host_clockid_and_boot() {
+    use super::clock::Clock;
+    // Monotonic, 600 s after boot; wall time 1,800,000,000 s.
+    let wall = 1_800_000_000_000_000_000i128;
+    let clock = |host: &str, clockid: u32, origin_off: i128, at: u64| Clock {
+        host: Some(host.to_string()),
+        clockid: (Some(clockid as i32), clockid),
+        origin: wall - 600_000_000_000 + origin_off,
+        at,
+    };
+    let a = clock("h", 1, 0, 600_000_000_000);
+    // A recording of the same boot an hour later, its reference 1,073 ns off.
+    assert!(a.same_as(&clock("h", 1, -1_073, 4_200_000_000_000)));
+    // A second boot, 5 s after a: its clock at 2 s then.
+    let reboot = clock("h", 1, 600_000_000_000 + 3_000_000_000, 2_000_000_000);
+    assert!(!a.same_as(&reboot));
+    assert!(!reboot.same_as(&a));
+    // Another host or clockid is another clock, however close.
+    assert!(!a.same_as(&clock("g", 1, 0, 600_000_000_000)));
+    assert!(!a.same_as(&clock("h", 4, 0, 600_000_000_000)));
+    // Without a hostname nothing is known to be one machine.
+    let mut anon = a.clone();
+    anon.host = None;
+    assert!(!anon.same_as(&anon.clone()));
+}
