@@ -11,6 +11,7 @@ use std::path::Path;
 use perfdata_tests::{fixtures_dir, perf_available};
 
 mod report_text;
+mod workload;
 
 /// The views compared, by fixture.
 const VIEWS: &[(&str, &[&str])] = &[
@@ -35,6 +36,47 @@ fn trace_rows_equal_perfs() {
         let ours = report_text::perfdata_report(&input, view);
         if perf != ours {
             problems.push(format!("{file} {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Tracepoints recorded with `-g`: perf's cumulative entries carry the sample's payload,
+/// so under `trace` a sample's frames are its own entry (Children equal to Self), and
+/// under `comm,trace` too; the call graph hangs under each text.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn trace_rows_with_call_graphs_equal_perfs() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = workload::record(
+        dir.path(),
+        "tp-g.data",
+        &[
+            "-N",
+            "-q",
+            "-e",
+            "sched:sched_switch",
+            "-e",
+            "sched:sched_process_exec",
+            "-g",
+        ],
+        &["sh", "-c", "sleep 0.01; ls / >/dev/null; sleep 0.01"],
+    );
+    let views: &[&[&str]] = &[
+        &[],
+        &["--no-children"],
+        &["-g", "none"],
+        &["--sort", "trace,comm", "-n"],
+        &["--sort", "comm,trace", "-g", "caller"],
+    ];
+    let mut problems = Vec::new();
+    for view in views {
+        let perf = report_text::perf_stdio(&input, view);
+        let ours = report_text::perfdata_report(&input, view);
+        // Entries of equal overhead may tie; perf orders those by text, as perfdata.
+        if perf != ours {
+            problems.push(format!("{view:?}:\nperf:\n{perf}\nours:\n{ours}"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));

@@ -102,6 +102,11 @@ impl RawKey {
         self.trace = text.map_or(0, |t| t.saturating_add(1));
     }
 
+    /// Key by the trace text of `other` (a callchain frame by its sample's).
+    pub(crate) fn trace_of(&mut self, other: &RawKey) {
+        self.trace = other.trace;
+    }
+
     /// Key the `j`th (1: innermost) of the entries perf lists at the frame.
     pub(crate) fn set_inline(&mut self, j: u16) {
         self.inline = j;
