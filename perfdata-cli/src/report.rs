@@ -19,8 +19,9 @@ use crate::CliError;
 pub struct ReportArgs {
     #[command(flatten)]
     file: crate::input::Input,
-    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, srcline, cpu, event
-    /// (default comm,dso,sym; with -F, the fields' keys).
+    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, srcline, cpu, event, trace
+    /// (default comm,dso,sym, or trace where every event of a file is a tracepoint;
+    /// with -F, the fields' keys).
     #[arg(long, short = 's')]
     sort: Option<String>,
     /// Output fields, as perf's -F/--fields: overhead, overhead_children, sample, period

@@ -79,6 +79,9 @@ pub(crate) fn chain_keys(
     };
     for (i, at) in walk {
         let mut k = raw_key(keys, s, at, comm);
+        // perf's cumulative entries carry the sample's RAW payload: a frame's trace
+        // text is the sample's (so under `trace` alone they are the sample's entry).
+        k.trace_of(&own);
         if by_sym {
             if at.dso.is_some() {
                 level = at.kernel;

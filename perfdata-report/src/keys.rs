@@ -26,6 +26,8 @@ pub(crate) enum Value {
     Sym(Option<DsoId>, SymbolName),
     Event(usize),
     Srcline(String),
+    /// A tracepoint sample's text; `None` for a sample without one ("N/A").
+    Trace(Option<String>),
 }
 
 /// What a sample is counted by as it comes: the parts of it the sort keys use (the
@@ -49,6 +51,9 @@ pub(crate) struct RawKey {
     /// A callchain frame's ip as sampled, which perf's cumulative entries print for an
     /// address without a symbol (`fill_callchain_info` takes the node's ip, not `map_ip`).
     chain_ip: u64,
+    /// The sample's trace text ([`SortKey::Trace`]): its number among the distinct texts
+    /// plus one, 0 for none.
+    trace: u32,
 }
 
 const KERNEL: u8 = 1;
@@ -90,6 +95,16 @@ impl RawKey {
     pub(crate) fn set_chain_ip(&mut self, ip: u64) {
         self.flags |= CHAIN_IP;
         self.chain_ip = ip;
+    }
+
+    /// Key by the trace text numbered `text` (see [`Traces`]).
+    pub(crate) fn set_trace(&mut self, text: Option<u32>) {
+        self.trace = text.map_or(0, |t| t.saturating_add(1));
+    }
+
+    /// Key by the trace text of `other` (a callchain frame by its sample's).
+    pub(crate) fn trace_of(&mut self, other: &RawKey) {
+        self.trace = other.trace;
     }
 
     /// Key the `j`th (1: innermost) of the entries perf lists at the frame.
@@ -161,19 +176,21 @@ pub(crate) fn raw_key(keys: &[SortKey], s: &ResolvedSample, at: &Location, comm:
                     (k.cpu, k.flags) = (cpu, k.flags | HAS_CPU);
                 }
             }
-            SortKey::Event => {}
+            SortKey::Event | SortKey::Trace => {}
         }
     }
     k
 }
 
-/// What a raw key's row is keyed by, symbols looked up, names as perf compares them.
+/// What a raw key's row is keyed by, symbols looked up, names as perf compares them,
+/// trace texts from `traces`.
 pub(crate) fn values(
     keys: &[SortKey],
     k: &RawKey,
     replay: &Replay,
     same: &SameNames,
     symbols: &mut Symbolizer,
+    traces: &Traces,
 ) -> Vec<Value> {
     let m = &replay.machine;
     keys.iter()
@@ -201,6 +218,9 @@ pub(crate) fn values(
             }
             SortKey::Cpu => Value::Cpu(k.cpu()),
             SortKey::Event => Value::Event(k.event()),
+            SortKey::Trace => {
+                Value::Trace(k.trace.checked_sub(1).map(|t| traces.text(t).to_string()))
+            }
         })
         .collect()
 }
@@ -235,14 +255,43 @@ pub(crate) fn cell(replay: &Replay, v: &Value, creator: &Creator) -> String {
         }
         Value::Event(e) => replay.event_names[*e].clone(),
         Value::Srcline(s) => s.clone(),
+        Value::Trace(t) => t.clone().unwrap_or_else(|| "N/A".to_string()),
     }
 }
 
-/// The distinct rows' key values ([`values`]), numbered as first named.
+/// The distinct trace texts of the samples counted ([`SortKey::Trace`]), numbered as
+/// first seen: a report holds each once, as perf's entries hold theirs.
+#[derive(Debug, Default)]
+pub(crate) struct Traces {
+    texts: Vec<String>,
+    index: rustc_hash::FxHashMap<String, u32>,
+}
+
+impl Traces {
+    /// The number of `text`.
+    pub(crate) fn id(&mut self, text: String) -> u32 {
+        if let Some(&id) = self.index.get(&text) {
+            return id;
+        }
+        let id = self.texts.len() as u32;
+        self.texts.push(text.clone());
+        self.index.insert(text, id);
+        id
+    }
+
+    /// Text number `id`.
+    pub(crate) fn text(&self, id: u32) -> &str {
+        &self.texts[id as usize]
+    }
+}
+
+/// The distinct rows' key values ([`values`]), numbered as first named, and the trace
+/// texts their keys number.
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
     values: Vec<Vec<Value>>,
     index: HashTable<u32>,
+    traces: Traces,
 }
 
 impl Rows {
@@ -272,6 +321,14 @@ impl Rows {
     /// The values of row `id`.
     pub(crate) fn get(&self, id: u32) -> &[Value] {
         &self.values[id as usize]
+    }
+
+    /// Rows whose raw keys number the texts of `traces`.
+    pub(crate) fn with_traces(traces: Traces) -> Rows {
+        Rows {
+            traces,
+            ..Rows::default()
+        }
     }
 }
 
@@ -315,7 +372,8 @@ pub(crate) fn name_keys(
                 continue;
             }
             let k = sets[set as usize].get(i as usize);
-            named[set as usize][i as usize] = rows.id(values(sort, k, replay, &same, symbols));
+            let v = values(sort, k, replay, &same, symbols, &rows.traces);
+            named[set as usize][i as usize] = rows.id(v);
             if let Some((list, kept)) = &mut symbols_kept {
                 kept[set as usize][i as usize] = symbol_listed(list, k, replay, symbols);
             }

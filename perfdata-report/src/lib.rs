@@ -50,6 +50,7 @@ pub mod symbolize;
 pub mod symtab;
 pub mod table;
 pub mod text;
+mod trace_keys;
 pub mod unwind;
 
 pub use report::Report;

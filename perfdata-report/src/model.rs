@@ -281,6 +281,10 @@ pub enum SortKey {
     Cpu,
     /// The event's name ("Event").
     Event,
+    /// A tracepoint sample's fields as perf prints them (`tep_print_event`'s info,
+    /// perf script's text), "N/A" for a sample of another event ("Trace output"); perf's
+    /// default key where every event of the recording is a tracepoint.
+    Trace,
 }
 
 impl SortKey {
@@ -295,6 +299,7 @@ impl SortKey {
             SortKey::Srcline => "Source:Line",
             SortKey::Cpu => "CPU",
             SortKey::Event => "Event",
+            SortKey::Trace => "Trace output",
         }
     }
 
@@ -316,9 +321,10 @@ impl FromStr for SortKey {
             "srcline" => SortKey::Srcline,
             "cpu" => SortKey::Cpu,
             "event" => SortKey::Event,
+            "trace" => SortKey::Trace,
             _ => {
                 return Err(format!(
-                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, srcline, cpu, event)"
+                    "unknown sort key {s:?} (comm, pid, tid, dso, sym, srcline, cpu, event, trace)"
                 ))
             }
         })

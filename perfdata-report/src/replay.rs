@@ -241,6 +241,18 @@ fn read_steps(
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
     loop {
+        // Sent before the next record is read (a sample's step is pushed where it is
+        // made, and the loop goes on from there).
+        if batch.steps.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
+            stack_bytes = 0;
+            // A batch the replay is done with, if one came back: its memory is mapped
+            // and warm (a new one each time faulted its pages in again).
+            let empty = spare.try_recv().unwrap_or_else(|_| Batch::new());
+            let full = std::mem::replace(&mut batch, empty);
+            if tx.send(full).is_err() {
+                return Ok(lost);
+            }
+        }
         // Matched in place, not moved out: next_record has just stored the record's
         // fields one by one, and a copy of the whole value right after waits for each
         // store to land (a third of this loop's time).
@@ -285,68 +297,24 @@ fn read_steps(
                 }
             }
             k if k == RecordType::Sample || is_sideband(k) => {
-                let at = item.locate();
                 // A SAMPLE is read through the borrowed view (the full decode builds
                 // every field, most of the cost of a large report); it accepts exactly
                 // the bytes the decode does, so a sample it refuses fails the decode too.
-                // Where the sample's callchain went in the batch's words.
-                let mut span = (0u32, 0u32);
-                let fast = match (kind, at.event) {
-                    (RecordType::Sample, Some(e)) => {
-                        let events = item.meta.events();
-                        let body = item.raw.bytes.get(8..).unwrap_or_default();
-                        match events.layout(e) {
-                            Some(layout) => {
-                                let offset = item.raw.offset + 8;
-                                let s = SampleView::parse(body, layout, item.meta.endian, offset)?;
-                                let period = item.meta.attrs()[e].attr.sample_period;
-                                let misc = item.raw.header.misc;
-                                let mut ev = sample_event(&s, e, period, misc, events);
-                                if let Some(c) = s.callchain.filter(|c| !c.is_empty()) {
-                                    let start = batch.chains.len();
-                                    batch.chains.extend(c.iter());
-                                    span = (start as u32, c.len() as u32);
-                                }
-                                if let (true, Event::Sample(p)) = (extra, &mut ev) {
-                                    if let Some(m) = meta_changed(&mut meta, item.meta) {
-                                        batch.steps.push(Step::Now(Event::Meta(m)));
-                                    }
-                                    // Boxed only when there is something to keep: an
-                                    // allocation per sample was 5% of script's cycles.
-                                    if s.raw.is_some() || s.addr.is_some() {
-                                        p.rare().extra = Some(SampleExtra {
-                                            raw: s.raw.map(<[u8]>::to_vec),
-                                            addr: s.addr,
-                                            meta: None,
-                                        });
-                                    }
-                                }
-                                Some(ev)
-                            }
-                            None => None,
-                        }
-                    }
-                    _ => None,
-                };
-                let mut ev = match fast {
-                    Some(ev) => ev,
-                    None => match event_of(item.decode()?) {
-                        Some(ev) => ev,
-                        None => continue,
-                    },
-                };
-                if let (true, Event::Sample(p)) = (unwind, &mut ev) {
-                    if let Some(user) = user_state(item) {
-                        stack_bytes += user.stack.len();
-                        p.rare().user = Some(user);
-                    }
+                // Its step is pushed where it is made, as below.
+                if kind == RecordType::Sample
+                    && push_sample(item, &mut batch, &mut meta, extra, unwind, &mut stack_bytes)?
+                {
+                    continue;
                 }
+                // A side-band record, or a sample no event describes (its decode
+                // fails, or gives nothing to replay).
+                let Some(ev) = event_of(item.decode()?) else {
+                    continue;
+                };
                 // perf delivers a record without a time (or of time 0) at once.
-                let time = at.time.filter(|&t| t != 0);
-                match (time, ev) {
-                    (time, Event::Sample(p)) if span.1 > 0 => Step::Chained(time, p, span),
-                    (Some(t), ev) => Step::Queued(t, ev),
-                    (None, ev) => Step::Now(ev),
+                match item.locate().time.filter(|&t| t != 0) {
+                    Some(t) => Step::Queued(t, ev),
+                    None => Step::Now(ev),
                 }
             }
             _ => continue,
@@ -363,24 +331,87 @@ fn read_steps(
             jit.into_iter()
                 .map(|c| Step::Queued(c.time, Event::JitCode(Box::new(c)))),
         );
-        if batch.steps.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
-            stack_bytes = 0;
-            // A batch the replay is done with, if one came back: its memory is mapped
-            // and warm (a new one each time faulted its pages in again).
-            let empty = spare.try_recv().unwrap_or_else(|_| Batch::new());
-            let full = std::mem::replace(&mut batch, empty);
-            if tx.send(full).is_err() {
-                return Ok(lost);
-            }
-        }
     }
     // The receiver is gone only if the replay thread panicked, which join reports.
     let _ = tx.send(batch);
     Ok(lost)
 }
 
+/// Push the step of SAMPLE `item` into `batch`, its fields read through the borrowed
+/// view of its event's layout; false (nothing pushed) when no event describes it. `meta`,
+/// `extra`, `unwind` and `stack_bytes` are [`read_steps`]'s.
+///
+/// The step is made and stored in one place, and the sample's time and event are the
+/// view's, not found again by `RecordRef::locate`: a step built up through several
+/// values, each copied whole right after its fields were stored, stalled on those
+/// stores (two fifths of the reading loop's cycles).
+#[inline(always)]
+fn push_sample(
+    item: &perfdata_core::RecordRef<'_>,
+    batch: &mut Batch,
+    meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
+    extra: bool,
+    unwind: bool,
+    stack_bytes: &mut usize,
+) -> Result<bool> {
+    let events = item.meta.events();
+    let endian = item.meta.endian;
+    let bytes = item.raw.bytes;
+    let Some((e, layout)) = events
+        .event_of(bytes, true, endian)
+        .and_then(|e| Some((e, events.layout(e)?)))
+    else {
+        return Ok(false);
+    };
+    let body = bytes.get(8..).unwrap_or_default();
+    let s = SampleView::parse_inlined(body, layout, endian, item.raw.offset + 8)?;
+    let attr = &item.meta.attrs()[e].attr;
+    let mut p = sample_event(&s, e, attr.sample_period, item.raw.header.misc, events);
+    // Where the sample's callchain went in the batch's words.
+    let mut span = (0u32, 0u32);
+    if let Some(c) = s.callchain.filter(|c| !c.is_empty()) {
+        let start = batch.chains.len();
+        batch.chains.extend(c.iter());
+        span = (start as u32, c.len() as u32);
+    }
+    if extra {
+        if let Some(m) = meta_changed(meta, item.meta) {
+            batch.steps.push(Step::Now(Event::Meta(m)));
+        }
+        // Boxed only when there is something to keep: an allocation per sample was 5%
+        // of script's cycles.
+        if s.raw.is_some() || s.addr.is_some() {
+            p.rare().extra = Some(SampleExtra {
+                raw: s.raw.map(<[u8]>::to_vec),
+                addr: s.addr,
+                meta: None,
+            });
+        }
+    }
+    use perfdata_core::attr::SampleType;
+    if unwind
+        && attr
+            .sample_type
+            .contains(SampleType::REGS_USER | SampleType::STACK_USER)
+    {
+        if let Some(user) = user_state(item) {
+            *stack_bytes += user.stack.len();
+            p.rare().user = Some(user);
+        }
+    }
+    // perf delivers a record without a time (or of time 0) at once.
+    let time = s.time.filter(|&t| t != 0);
+    batch.steps.push(match time {
+        _ if span.1 > 0 => Step::Chained(time, p, span),
+        Some(t) => Step::Queued(t, Event::Sample(p)),
+        None => Step::Now(Event::Sample(p)),
+    });
+    Ok(true)
+}
+
 /// The metadata as of now, when its attrs or features changed (in a pipe, they arrive
 /// as records) since `meta` was copied: copied again, and shared.
+#[inline(always)]
 fn meta_changed(
     meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
     now: &Metadata,
@@ -389,6 +420,17 @@ fn meta_changed(
     if meta.as_ref().is_some_and(|(_, at)| *at == size) {
         return None;
     }
+    meta_copied(meta, now, size)
+}
+
+/// [`meta_changed`]'s copy, made once in a file, out of the reading loop.
+#[cold]
+#[inline(never)]
+fn meta_copied(
+    meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
+    now: &Metadata,
+    size: (usize, usize),
+) -> Option<std::sync::Arc<Metadata>> {
     let m = std::sync::Arc::new(now.clone());
     *meta = Some((m.clone(), size));
     Some(m)

@@ -30,15 +30,16 @@ use crate::filter::SampleFilter;
 use crate::group::{group_view, GroupView};
 use crate::model::{EventGroup, EventTable, Replay, SortKey};
 use crate::readperf::{self, SampleCounts};
-use crate::replay::{replay, ReplayOptions};
+use crate::replay::{replay, Delivered, ReplayOptions};
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 use crate::table::Tally;
 use crate::text::{self, Preamble};
 use crate::unwind::UnwindStats;
 
-/// What a report shows: perf's defaults (`--sort comm,dso,sym`, no filter, no children,
-/// the recording's groups) until a method says otherwise.
+/// What a report shows: perf's defaults (`--sort comm,dso,sym`, or `trace` where every
+/// event is a tracepoint; no filter, children where callchains are, the recording's
+/// groups) until a method says otherwise.
 #[derive(Debug, Clone)]
 pub struct Report {
     keys: Vec<SortKey>,
@@ -171,9 +172,13 @@ impl Report {
         self
     }
 
-    /// How the replay goes: unwinding as asked, binaries looked for as symbols are.
+    /// How the replay goes: unwinding as asked, binaries looked for as symbols are, the
+    /// tracepoints' payloads kept where the `trace` key shows them.
     fn replay_options(&self) -> ReplayOptions {
-        ReplayOptions::unwinding(self.unwind, self.symfs.clone())
+        ReplayOptions {
+            extra: self.keys.contains(&SortKey::Trace),
+            ..ReplayOptions::unwinding(self.unwind, self.symfs.clone())
+        }
     }
 
     /// Read the recording, counting its samples as they come (none kept), and check the
@@ -183,9 +188,12 @@ impl Report {
         let layout = self.layout();
         if let Some(l) = &layout {
             self.keys = l.keys.clone();
+        } else if !self.sorted && crate::trace_keys::all_tracepoints(reader.meta()) {
+            self.keys = vec![SortKey::Trace];
         }
         let kallsyms = kallsyms_in_background();
-        let tally = Tally::with_filter(&self.keys, self.filter.clone());
+        let tally =
+            Tally::with_filter(&self.keys, self.filter.clone()).with_traces_of(reader.meta());
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         if self.inline && self.unwind {
             tally = tally.with_inlines(SymbolOptions {
@@ -202,14 +210,14 @@ impl Report {
             None => Vec::new(),
         };
         let replay = replay(reader, &self.replay_options(), |m, d| {
-            let Some(s) = d.sample() else {
+            let Delivered::Sample(s, extra) = d else {
                 return;
             };
             if !in_ranges(&ranges, s.time.unwrap_or(0)) {
                 return;
             }
             cpu_less |= s.cpu.is_none();
-            tally.count(m, s)
+            tally.count_raw(m, s, extra.raw.as_deref())
         })?;
         if !self.filter.cpus.is_empty() && cpu_less {
             return Err(Error::Select(

@@ -55,23 +55,40 @@ enum Binding {
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
     syms: Vec<Symbol>,
+    /// Each symbol's start, apart: a lookup's binary search touches one cache line a
+    /// step in the 120,000 kernel symbols, not a whole symbol each (that search was 1.5%
+    /// of a listing's cycles).
+    starts: Vec<u64>,
 }
 
 impl SymbolTable {
     /// The same symbols `delta` lower (a kallsyms file of the kernel loaded elsewhere).
     pub fn moved_down(mut self, delta: u64) -> SymbolTable {
+        // The running kernel's own file (delta 0) stays as it is: a pass over its
+        // 120,000 symbols was 1% of a listing's cycles, on the replaying thread.
+        if delta == 0 {
+            return self;
+        }
         for s in &mut self.syms {
             s.start = s.start.wrapping_sub(delta);
             s.end = s.end.wrapping_sub(delta);
         }
         // Only a move across the address space's end changes the order.
-        self.syms.sort_by_key(|s| s.start);
-        self
+        if !self.syms.is_sorted_by_key(|s| s.start) {
+            self.syms.sort_by_key(|s| s.start);
+        }
+        Self::of(self.syms)
+    }
+
+    /// The table of `syms`, sorted by start.
+    fn of(syms: Vec<Symbol>) -> SymbolTable {
+        let starts = syms.iter().map(|s| s.start).collect();
+        SymbolTable { syms, starts }
     }
 
     /// The function containing `addr`.
     pub fn find(&self, addr: u64) -> Option<&Symbol> {
-        let i = self.syms.partition_point(|s| s.start <= addr);
+        let i = self.starts.partition_point(|&s| s <= addr);
         self.syms[..i].last().filter(|s| addr < s.end)
     }
 
@@ -146,30 +163,33 @@ impl SymbolTable {
     /// weak, data and bss types as perf keeps them. None if every address is zero
     /// (kptr_restrict).
     pub fn from_kallsyms(text: &str) -> Option<SymbolTable> {
-        let mut syms = Vec::new();
+        // 122,000 lines on this machine: each is read in the shape the kernel writes
+        // (`kernel_shaped`), one pass over its bytes; a line of any other shape goes
+        // the general way (`split_kallsyms_line`), which reads those the same.
+        let mut syms = Vec::with_capacity(text.len() / 40);
         let mut any_address = false;
-        for line in text.lines() {
-            let mut parts = line.split_ascii_whitespace();
-            let (Some(addr), Some(ty), Some(name)) = (parts.next(), parts.next(), parts.next())
+        let mut rest = text;
+        while !rest.is_empty() {
+            let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
+            let line = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or_default();
+            let Some((start, t, name, module)) =
+                kernel_shaped(line).or_else(|| split_kallsyms_line(line))
             else {
                 continue;
             };
-            let Ok(start) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
             any_address |= start != 0;
-            let Some(t) = ty.chars().next() else { continue };
-            if !matches!(t.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') {
+            if !matches!(t.to_ascii_uppercase(), b'T' | b'W' | b'D' | b'B') {
                 continue;
             }
             let binding = match t {
-                'W' | 'w' => Binding::Weak,
+                b'W' | b'w' => Binding::Weak,
                 c if c.is_ascii_uppercase() => Binding::Global,
                 _ => Binding::Local,
             };
-            // The name is copied once, into the symbol (122,000 lines on this machine).
+            // The name is copied once, into the symbol.
             let with_module;
-            let name = match parts.next() {
+            let name = match module {
                 Some(module) => {
                     with_module = format!("{name} {module}");
                     with_module.as_str()
@@ -222,7 +242,7 @@ impl SymbolTable {
         syms.dedup_by_key(|s| s.start);
         syms.reverse();
         syms.retain(|s| s.end > s.start);
-        (!syms.is_empty()).then_some(SymbolTable { syms })
+        (!syms.is_empty()).then(|| Self::of(syms))
     }
 
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),
@@ -230,13 +250,16 @@ impl SymbolTable {
     /// ends are fixed first, of two aliases the last one gets the size and so wins.
     fn fixed_up(mut syms: Vec<Symbol>, kallsyms: bool) -> SymbolTable {
         syms.sort_by_key(|s| s.start);
-        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module.
+        // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module
+        // (whether a name has one is looked at only for kallsyms, once a name).
+        let in_module = |s: &Symbol| kallsyms && memchr::memchr(b'[', s.raw.as_bytes()).is_some();
+        let mut next_in_module = syms.first().is_some_and(in_module);
         for i in 1..syms.len() {
             let next = syms[i].start;
-            let next_in_module = syms[i].raw.contains('[');
+            let prev_in_module = std::mem::replace(&mut next_in_module, in_module(&syms[i]));
             let prev = &mut syms[i - 1];
             if prev.end == prev.start {
-                let crosses = prev.raw.contains('[') != next_in_module;
+                let crosses = prev_in_module != next_in_module;
                 prev.end = if kallsyms && crosses {
                     round_up_page(prev.end.saturating_add(4096))
                 } else {
@@ -262,7 +285,7 @@ impl SymbolTable {
                 _ => kept.push(s),
             }
         }
-        SymbolTable { syms: kept }
+        Self::of(kept)
     }
 }
 
@@ -321,6 +344,63 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
             Some(Symbol::new(start, end, &name, false, Binding::Global))
         })
         .collect()
+}
+
+/// A kallsyms line (`\n` gone) as the kernel writes it: `%px %c %s`, and `\t[%s]` after
+/// a module's symbol; its address, type, name and module. None for any other shape.
+fn kernel_shaped(line: &str) -> Option<(u64, u8, &str, Option<&str>)> {
+    let b = line.as_bytes();
+    let mut start = 0u64;
+    let mut n = 0;
+    while n < b.len() && n < 17 {
+        let digit = match b[n] {
+            c @ b'0'..=b'9' => c - b'0',
+            c @ b'a'..=b'f' => c - b'a' + 10,
+            c @ b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        start = start << 4 | u64::from(digit);
+        n += 1;
+    }
+    // 17 digits may overflow: the general way decides.
+    if n == 0 || n > 16 || b.get(n) != Some(&b' ') || b.get(n + 2) != Some(&b' ') {
+        return None;
+    }
+    let t = b[n + 1];
+    if !t.is_ascii_graphic() {
+        return None;
+    }
+    let from = n + 3;
+    let to = b[from..]
+        .iter()
+        .position(|c| c.is_ascii_whitespace())
+        .map_or(b.len(), |i| from + i);
+    if to == from {
+        return None;
+    }
+    let module = match b.get(to) {
+        None => None,
+        Some(b'\t') => {
+            let m = &line[to + 1..];
+            if m.is_empty() || m.bytes().any(|c| c.is_ascii_whitespace()) {
+                return None;
+            }
+            Some(m)
+        }
+        Some(_) => return None,
+    };
+    Some((start, t, &line[from..to], module))
+}
+
+/// A kallsyms line of any shape, split at ASCII whitespace (a `\r` before the `\n`
+/// dropped, as `str::lines` does): its address, the first byte of its type, its name
+/// and module, the fourth word. None without three words or a hex address.
+fn split_kallsyms_line(line: &str) -> Option<(u64, u8, &str, Option<&str>)> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let mut parts = line.split_ascii_whitespace();
+    let (addr, ty, name) = (parts.next()?, parts.next()?, parts.next()?);
+    let start = u64::from_str_radix(addr, 16).ok()?;
+    Some((start, ty.as_bytes()[0], name, parts.next()))
 }
 
 fn round_up_page(x: u64) -> u64 {
@@ -404,138 +484,5 @@ pub fn demangle(name: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn perf_map_lines_read_as_perf_reads_them() {
-        let text = "\
-7fa0d0006180 30c JS:*hotLoopJs /tmp/jit/hot.js:1:19
-7fa0d00064c0 1a0 JS:~old name
-7fa0d00064c0 1a0 JS:*hotLoopJs again
-18c4000 0 Builtin:Empty
-0x1000 10 prefixed
-1000 10
-2000 10 ab
-";
-        let t = SymbolTable::from_perf_map(text).unwrap();
-        let name = |a| t.find(a).map(|s| s.name());
-        // The name is the rest of the line, spaces and all, not demangled.
-        assert_eq!(
-            name(0x7fa0d0006180),
-            Some("JS:*hotLoopJs /tmp/jit/hot.js:1:19")
-        );
-        assert_eq!(
-            name(0x7fa0d000648b),
-            Some("JS:*hotLoopJs /tmp/jit/hot.js:1:19")
-        );
-        assert_eq!(name(0x7fa0d000648c), None);
-        // The last entry at one start is the code there now.
-        assert_eq!(name(0x7fa0d00064c0), Some("JS:*hotLoopJs again"));
-        // Size 0 covers nothing; `0x1000 10 x` reads as perf's hex2u64 reads it: start 0
-        // (the digits before `x`), the `x` skipped as a separator, size 0x1000, name
-        // `10 prefixed`; a line without a name, or a two-byte one, is skipped.
-        assert_eq!(name(0x18c4000), None);
-        assert_eq!(name(0xfff), Some("10 prefixed"));
-        assert_eq!(name(0x1000), None);
-        assert_eq!(name(0x2000), None);
-        assert_eq!(t.len(), 3);
-    }
-
-    #[test]
-    fn kallsyms_duplicates_and_ends() {
-        let text = "\
-ffffffff81000000 T _stext
-ffffffff81000000 T _text
-ffffffff81000000 t srso_alias
-ffffffff81000080 T memcpy
-ffffffff81000080 T __pi_memcpy
-ffffffff81000100 W weak_fn
-ffffffff81000100 T strong_fn
-ffffffff81000200 r rodata_sym
-ffffffff81000300 T last_fn
-";
-        let t = SymbolTable::from_kallsyms(text).unwrap();
-        // Ends are fixed before aliases go: the last alias at an address has the size,
-        // and a sized symbol beats any empty one (perf names this __pi_memcpy).
-        assert_eq!(t.find(0xffffffff81000010).unwrap().name(), "srso_alias");
-        assert_eq!(t.find(0xffffffff81000090).unwrap().name(), "__pi_memcpy");
-        assert_eq!(t.find(0xffffffff81000150).unwrap().name(), "strong_fn");
-        // rodata is not kept: strong_fn reaches last_fn.
-        assert_eq!(t.find(0xffffffff81000250).unwrap().name(), "strong_fn");
-        let last = t.find(0xffffffff81000300).unwrap();
-        assert_eq!(last.end, 0xffffffff81001000 + 4096);
-        assert!(t.find(0xffffffff80000000).is_none());
-        assert!(SymbolTable::from_kallsyms("0000000000000000 T x\n").is_none());
-    }
-
-    #[test]
-    fn rust_names_lose_their_hash() {
-        assert_eq!(
-            demangle("_ZN4core3fmt5write17h0123456789abcdefE"),
-            "core::fmt::write"
-        );
-        assert_eq!(demangle("main"), "main");
-        // A local copy's `.N` suffix and LLVM's `.llvm.N` go, as libiberty drops them
-        // (`c++filt -p -i`, which perf's demangling is).
-        assert_eq!(
-            demangle("_ZN11colorchoice4USER17h8db879209a7d0594E.0"),
-            "colorchoice::USER"
-        );
-        assert_eq!(
-            demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE.2983"),
-            "core::ptr::drop_in_place"
-        );
-        assert_eq!(
-            demangle("_ZN4core3fmt5write17h0123456789abcdefE.llvm.1234567"),
-            "core::fmt::write"
-        );
-        // v0 names lose every `.suffix` as well (`c++filt -p -i` on librustc_driver's
-        // BOLT-split `.warm` and `.cold` copies, as perf prints them).
-        let v0 = "_RNvCshdGNPcDhtub_18rustc_ast_lowering12lower_to_hir";
-        for suffix in ["", ".warm", ".cold", ".llvm.4058416311363000190.warm"] {
-            assert_eq!(
-                demangle(&format!("{v0}{suffix}")),
-                "rustc_ast_lowering::lower_to_hir"
-            );
-        }
-        // C++ as perf 6.1 prints it (perf report of a g++ build: tests/report_oracle_cpp).
-        assert_eq!(
-            demangle("_ZN4busy5MixerImE4stepEmi"),
-            "busy::Mixer<unsigned long>::step"
-        );
-        assert_eq!(demangle("_Znot_mangled"), "_Znot_mangled");
-    }
-
-    /// /usr/bin/dash (Debian's /bin/sh) calls libc through a lazy PLT: its entry `i`
-    /// follows the 16-byte header, named after `.rela.plt` entry `i`, as readelf lists them.
-    #[test]
-    fn plt_entries_named_after_their_relocations() {
-        let data = std::fs::read("/usr/bin/dash").expect("/usr/bin/dash");
-        let file = object::File::parse(&*data).expect("ELF");
-        let table = SymbolTable::from_elf(&file, &file).expect("symbols");
-        let out = std::process::Command::new("readelf")
-            .args(["-SrW", "/usr/bin/dash"])
-            .output()
-            .expect("readelf runs");
-        assert!(out.status.success());
-        let text = String::from_utf8_lossy(&out.stdout);
-        let plt_offset = text
-            .lines()
-            .find(|l| l.contains(" .plt ") && !l.contains(".plt."))
-            .and_then(|l| l.split_whitespace().nth(4))
-            .and_then(|o| u64::from_str_radix(o, 16).ok())
-            .expect(".plt offset");
-        let slots: Vec<&str> = text
-            .lines()
-            .filter(|l| l.contains("JUMP_SLOT"))
-            .filter_map(|l| l.split_whitespace().nth(4))
-            .map(|n| n.split('@').next().unwrap_or(n))
-            .collect();
-        assert!(slots.len() > 10);
-        for (i, name) in slots.iter().enumerate() {
-            let at = plt_offset + 16 * (i as u64 + 1);
-            assert_eq!(table.find(at + 5).unwrap().name(), format!("{name}@plt"));
-        }
-    }
-}
+#[path = "symtab_tests.rs"]
+mod tests;

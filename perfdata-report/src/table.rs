@@ -70,6 +70,8 @@ pub struct Tally {
     /// The entries perf lists at unwound frames, when inlined functions are counted
     /// as perf's `--inline` does.
     inlines: Option<crate::inlines::InlineCounts>,
+    /// The samples' trace texts, when a key is [`SortKey::Trace`].
+    traces: Option<crate::trace_keys::TraceKeys>,
 }
 
 impl Tally {
@@ -88,7 +90,18 @@ impl Tally {
             cumulate: false,
             graph: None,
             inlines: None,
+            traces: None,
         }
+    }
+
+    /// Name the samples' tracepoint payloads as perf's `trace` key does, for a recording
+    /// whose metadata before its first record is `meta`: needed where a key is
+    /// [`SortKey::Trace`], whose samples are counted with [`Tally::count_raw`].
+    pub fn with_traces_of(mut self, meta: &perfdata_core::Metadata) -> Tally {
+        if self.keys.contains(&SortKey::Trace) {
+            self.traces = Some(crate::trace_keys::TraceKeys::new(meta));
+        }
+        self
     }
 
     /// Count the functions perf 6.1 lists inlined at unwound frames (its `--inline`,
@@ -177,6 +190,12 @@ impl Tally {
     /// keeps the samples of the new name, and a `sh` sample of the child before its exec
     /// joins the shell's own `sh` row, hidden with it under `--pid CHILD`).
     pub fn count(&mut self, m: &Machine, s: &ResolvedSample) {
+        self.count_raw(m, s, None);
+    }
+
+    /// [`Tally::count`] a sample whose RAW payload (a tracepoint's fields, see
+    /// [`crate::replay::SampleExtra`]) is `raw`, which the `trace` key shows.
+    pub fn count_raw(&mut self, m: &Machine, s: &ResolvedSample, raw: Option<&[u8]>) {
         if !self.filter.keeps_cpu(s) {
             return;
         }
@@ -188,19 +207,28 @@ impl Tally {
         t.1 += s.period;
         let filtered = !self.filter.keeps_thread(m, s);
         let comm = self.comms.of(m, &s.ip);
-        self.add_marked(Some(m), s, filtered, comm);
+        let trace = self.traces.as_mut().and_then(|t| t.id(s.event, raw));
+        self.add_marked(Some(m), s, filtered, comm, trace);
     }
 
     /// Count one sample (without inlined functions: their DSOs are the machine's).
     pub fn add(&mut self, s: &ResolvedSample) {
-        self.add_marked(None, s, false, s.ip.comm);
+        self.add_marked(None, s, false, s.ip.comm, None);
     }
 
-    /// Count one sample of comm entry `comm`, `filtered` if the row it may create is to
-    /// be hidden.
-    fn add_marked(&mut self, m: Option<&Machine>, s: &ResolvedSample, filtered: bool, comm: usize) {
+    /// Count one sample of comm entry `comm` and trace text `trace`, `filtered` if the
+    /// row it may create is to be hidden.
+    fn add_marked(
+        &mut self,
+        m: Option<&Machine>,
+        s: &ResolvedSample,
+        filtered: bool,
+        comm: usize,
+        trace: Option<u32>,
+    ) {
         let ip = &s.ip;
         let mut k = raw_key(&self.keys, s, ip, comm);
+        k.set_trace(trace);
         if !self.filter.symbols.is_empty() {
             k.locate(ip);
         }
@@ -276,7 +304,8 @@ impl Tally {
             None => (None, None, None),
         };
         let mut frames = frames;
-        let mut rows = Rows::default();
+        let traces = self.traces.take().map(|t| t.into_texts());
+        let mut rows = Rows::with_traces(traces.unwrap_or_default());
         let mut sets = vec![&keys];
         sets.extend(child_keys.as_ref());
         let mut kept = Vec::new();

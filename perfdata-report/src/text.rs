@@ -177,6 +177,7 @@ pub fn write_stdio(
                     .iter()
                     .map(|r| r.comm_len)
                     .fold(k.header().len(), usize::max),
+                SortKey::Trace => trace_width(all_keys, t),
                 _ => column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())),
             })
             .collect();
@@ -264,6 +265,9 @@ pub fn write_stdio(
                             (SortKey::Sym | SortKey::Srcline, _) if at + 1 == cols.len() => {
                                 c.to_string()
                             }
+                            // perf's `%-.*s`: cut to the column, padded unless last.
+                            (SortKey::Trace, _) if at + 1 == cols.len() => format!("{c:.w$}"),
+                            (SortKey::Trace, _) => format!("{c:<w$.w$}"),
                             // perf's `%-*.*s`: a longer name is cut to the column.
                             (SortKey::Comm, _) => format!("{c:<w$.w$}"),
                             _ => format!("{c:<w$}"),
@@ -285,6 +289,28 @@ pub fn write_stdio(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// perf's width of the Trace output column of `t`, whose cells are `keys`'. perf makes
+/// an entry's trace text only when it compares the entry with another of equal keys
+/// before `trace` (`sort__trace_cmp`; its entry trees put such entries side by side),
+/// and sizes the column by the texts made: those of the rows whose earlier keys are
+/// shared by two samples or more. Other rows' texts are cut to that width (the header's,
+/// where none is made: an event of one sample).
+fn trace_width(keys: &[SortKey], t: &EventTable) -> usize {
+    let header = SortKey::Trace.header().len();
+    let Some(at) = keys.iter().position(|k| *k == SortKey::Trace) else {
+        return header;
+    };
+    let mut samples: rustc_hash::FxHashMap<&[String], u64> = Default::default();
+    for r in &t.rows {
+        *samples.entry(&r.cells[..at]).or_default() += r.samples;
+    }
+    t.rows
+        .iter()
+        .filter(|r| samples[&r.cells[..at]] >= 2)
+        .map(|r| r.cells[at].len())
+        .fold(header, usize::max)
 }
 
 /// One printed column.

@@ -72,6 +72,14 @@ pub(super) struct Spare {
     /// The words the vectors of `words` have room for.
     room: usize,
     frames: Vec<Location>,
+    /// The chains of samples waiting for their turn, each named in its sample by its
+    /// place here plus one ([`Spare::hold`]): a vector in every queued sample made the
+    /// queue's items 16 bytes larger, and moving them through the queue's slots is a
+    /// cache miss a line.
+    waiting: Vec<Vec<u64>>,
+    /// Places of `waiting` let go of, to be filled again (so they never outnumber the
+    /// samples that waited at once).
+    emptied: Vec<u32>,
 }
 
 /// The most words [`Spare`] keeps room for (8 MiB): about two rounds of `-g` samples
@@ -86,6 +94,31 @@ impl Spare {
         v.clear();
         v.extend_from_slice(from);
         v
+    }
+
+    /// Hold a vector holding `from` while its sample waits; its name (never 0) for
+    /// [`Spare::release`].
+    pub(super) fn hold(&mut self, from: &[u64]) -> u32 {
+        let v = self.words(from);
+        match self.emptied.pop() {
+            Some(at) => {
+                self.waiting[at as usize] = v;
+                at + 1
+            }
+            None => {
+                self.waiting.push(v);
+                u32::try_from(self.waiting.len()).expect("fewer than 2^32 samples wait")
+            }
+        }
+    }
+
+    /// The vector `id` names ([`Spare::hold`]), let go of here; empty for 0.
+    pub(super) fn release(&mut self, id: u32) -> Vec<u64> {
+        let Some(at) = id.checked_sub(1) else {
+            return Vec::new();
+        };
+        self.emptied.push(at);
+        std::mem::take(&mut self.waiting[at as usize])
     }
 
     /// Keep `v`, done with, for [`Spare::words`].
@@ -130,6 +163,16 @@ mod tests {
         frames.push(Location::default());
         spare.keep_frames(frames);
         assert!(spare.frames().is_empty());
+        // Held chains come back by name, each its own, and their places are used again.
+        let (x, y) = (spare.hold(&[1, 2]), spare.hold(&[3]));
+        assert!(x != 0 && y != 0 && x != y);
+        assert_eq!(spare.release(y), [3]);
+        assert_eq!(spare.release(0), [0u64; 0]);
+        let z = spare.hold(&[4, 5, 6]);
+        assert_eq!(z, y);
+        assert_eq!(spare.release(x), [1, 2]);
+        assert_eq!(spare.release(z), [4, 5, 6]);
+        assert_eq!(spare.waiting.len(), 2);
     }
 
     #[test]

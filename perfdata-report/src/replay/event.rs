@@ -99,15 +99,21 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
 pub(super) struct PendingSample {
     pub(super) ip: u64,
     pub(super) period: u64,
-    pub(super) time: Option<u64>,
-    pub(super) cpu: Option<u32>,
+    /// The time ([`PendingSample::time`]; an Option's tag here would take 8 bytes
+    /// more, and every byte is moved through the queue).
+    time: u64,
+    /// The CPU ([`PendingSample::cpu`]).
+    cpu: u32,
+    /// Whether the sample has a time and a CPU.
+    has: (bool, bool),
     pub(super) event: u32,
     pub(super) pid: i32,
     pub(super) tid: i32,
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
-    /// The callchain's raw entries, markers included (filled on the replaying thread).
-    pub(super) chain: Vec<u64>,
+    /// The callchain's raw entries, markers included, held on the replaying thread
+    /// (`Spare::hold`, which names them; 0: none).
+    pub(super) chain: u32,
     /// What only some samples carry.
     pub(super) rare: Option<Box<Rare>>,
 }
@@ -126,13 +132,23 @@ pub(super) struct Rare {
 }
 
 impl PendingSample {
+    /// The sample's time, if it has one.
+    pub(super) fn time(&self) -> Option<u64> {
+        self.has.0.then_some(self.time)
+    }
+
+    /// The sample's CPU, if it has one.
+    pub(super) fn cpu(&self) -> Option<u32> {
+        self.has.1.then_some(self.cpu)
+    }
+
     /// What only some samples carry, made room for.
     pub(super) fn rare(&mut self) -> &mut Rare {
         self.rare.get_or_insert_with(Box::default)
     }
 }
 
-/// A sample of event `event` as the replay keeps it; `period` is the attr's, for samples
+/// A sample of event `event` as the replay keeps it, its locations still to find; `period` is the attr's, for samples
 /// that do not carry one; `events` finds the events of its READ values' ids.
 pub(super) fn sample_event(
     s: &SampleView<'_>,
@@ -140,7 +156,7 @@ pub(super) fn sample_event(
     period: u64,
     misc: u16,
     events: &EventIndex,
-) -> Event {
+) -> PendingSample {
     let pt = s.tid.unwrap_or_default();
     // Each counter's id (0 where read_format has no ID, as in perf's zeroed sample),
     // the group's leader first.
@@ -152,24 +168,25 @@ pub(super) fn sample_event(
             })
             .collect()
     });
-    Event::Sample(PendingSample {
+    PendingSample {
         event: u32::try_from(event).unwrap_or(u32::MAX),
         pid: pt.pid,
         tid: pt.tid,
-        cpu: s.cpu.map(|c| c.cpu),
-        time: s.time,
+        cpu: s.cpu.map_or(0, |c| c.cpu),
+        time: s.time.unwrap_or(0),
+        has: (s.time.is_some(), s.cpu.is_some()),
         period: s.period.unwrap_or(period),
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
         // The reading thread hands the words over apart (super::Step::Chained).
-        chain: Vec::new(),
+        chain: 0,
         rare: read.map(|read| {
             Box::new(Rare {
                 read: Some(read),
                 ..Rare::default()
             })
         }),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +201,13 @@ mod tests {
             std::mem::size_of::<Event>() <= 96,
             "{}",
             std::mem::size_of::<Event>()
+        );
+        // And a sample, the most of them, at the fewest bytes (each moved into the
+        // queue and out).
+        assert!(
+            std::mem::size_of::<PendingSample>() <= 56,
+            "{}",
+            std::mem::size_of::<PendingSample>()
         );
     }
 }

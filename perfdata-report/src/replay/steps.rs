@@ -45,7 +45,7 @@ pub(super) fn replay_steps(
                 Step::Queued(t, ev) => queue.push(t, ev),
                 Step::Chained(time, mut p, (start, len)) => {
                     let (start, len) = (start as usize, len as usize);
-                    p.chain = spare.words(&chains[start..start + len]);
+                    p.chain = spare.hold(&chains[start..start + len]);
                     match time {
                         Some(t) => queue.push(t, Event::Sample(p)),
                         None => apply(&mut machine, &mut spare, Event::Sample(p)),
@@ -112,16 +112,17 @@ pub(super) fn apply(
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
             let mut unwound = 0;
+            let mut chain = spare.release(p.chain);
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
-                p.chain = with_user_frames(&p.chain, &frames);
+                chain = with_user_frames(&chain, &frames);
                 unwound = frames.len();
             }
             let ip = machine.resolve(p.pid, p.tid, p.ip, p.kernel);
             let mut callchain = spare.frames();
-            resolve_chain(machine, p.pid, p.tid, &p.chain, &mut callchain);
-            spare.keep_words(std::mem::take(&mut p.chain));
+            resolve_chain(machine, p.pid, p.tid, &chain, &mut callchain);
+            spare.keep_words(chain);
             // A chain perf discards (a bad marker) has no frames, unwound or not.
             let unwound = if callchain.len() >= unwound {
                 unwound
@@ -132,8 +133,8 @@ pub(super) fn apply(
                 event: p.event as usize,
                 pid: p.pid,
                 tid: p.tid,
-                cpu: p.cpu,
-                time: p.time,
+                cpu: p.cpu(),
+                time: p.time(),
                 period: p.period,
                 ip,
                 callchain,

@@ -271,7 +271,21 @@ pub(crate) fn zeros(buf: &mut Vec<u8>, v: u64, width: usize) {
     // (zeros included) is the low digits of eight_digits, with no length to find. A
     // 10^8 pair of eight makes up to sixteen.
     const ONES: u128 = u128::from_ne_bytes([1; 16]);
-    if (1..=16).contains(&width) && v < 10u64.pow(width as u32) {
+    // 10^width, from a table (a power found by multiplying, once a line, showed).
+    const POW10: [u64; 17] = {
+        let mut p = [1u64; 17];
+        let mut i = 1;
+        while i < 17 {
+            p[i] = p[i - 1] * 10;
+            i += 1;
+        }
+        p
+    };
+    if (1..=8).contains(&width) && v < POW10[width] {
+        // Up to eight digits (the microseconds' six): one eight_digits, not two.
+        let w = u128::from(eight_digits(v as u32) >> (8 * (8 - width)));
+        put(buf, w + u128::from(b'0') * ONES, width);
+    } else if (9..=16).contains(&width) && v < POW10[width] {
         let (high, low) = (v / 100_000_000, (v % 100_000_000) as u32);
         let w = u128::from(eight_digits(high as u32)) | (u128::from(eight_digits(low)) << 64);
         let w = (w >> (8 * (16 - width))) + u128::from(b'0') * ONES;

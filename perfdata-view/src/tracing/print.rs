@@ -278,6 +278,17 @@ impl Parser {
                 }
             }
             Tok::Ident(name) if self.eat("(") => {
+                // `__get_str(field)` and its kin name the field bare, without `REC->`
+                // (the kernel writes `__get_str(parent_comm)` for sched_process_fork).
+                if name.starts_with("__get_") {
+                    if let (Some(Tok::Ident(field)), Some(Tok::Punct(")"))) = (
+                        self.toks.get(self.pos).cloned(),
+                        self.toks.get(self.pos + 1),
+                    ) {
+                        self.pos += 2;
+                        return Some(Expr::Call(name, vec![Expr::Field(field)]));
+                    }
+                }
                 let mut args = Vec::new();
                 if !self.eat(")") {
                     loop {

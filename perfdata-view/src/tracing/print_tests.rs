@@ -53,3 +53,23 @@ fn conversions_follow_c_printf() {
         Some("0x2")
     );
 }
+
+#[test]
+fn a_string_names_its_field_bare() {
+    // sched_process_fork's format on kernel 6.x: the parent's name is `comm=`, not
+    // the field's own name (perf script: `comm=sh pid=25296 child_comm=sh ...`).
+    let line = r#""comm=%s pid=%d child_comm=%s child_pid=%d", __get_str(parent_comm), REC->parent_pid, __get_str(child_comm), REC->child_pid"#;
+    let out = render(
+        line,
+        &[
+            ("parent_comm", Val::Str("sh".into())),
+            ("parent_pid", Val::Int(25296)),
+            ("child_comm", Val::Str("worker".into())),
+            ("child_pid", Val::Int(25299)),
+        ],
+    );
+    assert_eq!(
+        out.as_deref(),
+        Some("comm=sh pid=25296 child_comm=worker child_pid=25299")
+    );
+}
