@@ -137,16 +137,36 @@ fn first_comm_overrides_the_default_name() {
     assert_eq!(m.comms[early], "late");
 }
 
+/// The kernel image's MMAP (`[kernel.kallsyms]_text`) at `addr`, 16 MiB long.
+fn map_kernel(m: &mut Machine, addr: u64) {
+    let kernel = mmap(-1, addr, 0x100_0000, "[kernel.kallsyms]_text");
+    m.process_mmap(&kernel, MapProt::EXEC, true, None);
+}
+
+#[test]
+fn a_second_kernel_mmap_renews_the_image_and_keeps_the_modules() {
+    let mut m = Machine::new();
+    map_kernel(&mut m, 0xffff_ffff_8100_0000);
+    let module = mmap(
+        -1,
+        0xffff_ffff_c000_0000,
+        0x1000,
+        "/lib/modules/x/kvm-amd.ko",
+    );
+    m.process_mmap(&module, MapProt::EXEC, true, None);
+    // Another host's kernel, read later (a merged file): perf keeps the last image.
+    map_kernel(&mut m, 0xffff_ffff_a000_0000);
+    assert_eq!(m.resolve(5, 5, 0xffff_ffff_8100_0010, true).dso, None);
+    let k = m.resolve(5, 5, 0xffff_ffff_a000_0010, true);
+    assert_eq!(m.dsos[k.dso.unwrap()].short_name, "[kernel.kallsyms]");
+    let md = m.resolve(5, 5, 0xffff_ffff_c000_0010, true);
+    assert_eq!(m.dsos[md.dso.unwrap()].short_name, "[kvm_amd]");
+}
+
 #[test]
 fn kernel_maps_and_modules() {
     let mut m = Machine::new();
-    let kernel = mmap(
-        -1,
-        0xffff_ffff_8100_0000,
-        0x100_0000,
-        "[kernel.kallsyms]_text",
-    );
-    m.process_mmap(&kernel, MapProt::EXEC, true, None);
+    map_kernel(&mut m, 0xffff_ffff_8100_0000);
     let module = mmap(
         -1,
         0xffff_ffff_c000_0000,
@@ -166,13 +186,7 @@ fn kernel_maps_and_modules() {
 #[test]
 fn a_ksymbol_is_a_dso_of_its_own_until_unregistered() {
     let mut m = Machine::new();
-    let kernel = mmap(
-        -1,
-        0xffff_ffff_8100_0000,
-        0x100_0000,
-        "[kernel.kallsyms]_text",
-    );
-    m.process_mmap(&kernel, MapProt::EXEC, true, None);
+    map_kernel(&mut m, 0xffff_ffff_8100_0000);
     let prog = |addr: u64, flags: u16, name: &str| Ksymbol {
         addr,
         len: 0x100,
