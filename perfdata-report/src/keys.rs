@@ -264,19 +264,29 @@ pub(crate) fn cell(replay: &Replay, v: &Value, creator: &Creator) -> String {
 #[derive(Debug, Default)]
 pub(crate) struct Traces {
     texts: Vec<String>,
-    index: rustc_hash::FxHashMap<String, u32>,
+    /// Each text's number, found by the text's hash (each text is kept once).
+    index: HashTable<u32>,
 }
 
 impl Traces {
     /// The number of `text`.
     pub(crate) fn id(&mut self, text: String) -> u32 {
-        if let Some(&id) = self.index.get(&text) {
-            return id;
+        let hash = |t: &String| rustc_hash::FxBuildHasher.hash_one(t);
+        let all = &self.texts;
+        let entry = self.index.entry(
+            hash(&text),
+            |&i| all[i as usize] == text,
+            |&i| hash(&all[i as usize]),
+        );
+        match entry {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(v) => {
+                let id = self.texts.len() as u32;
+                v.insert(id);
+                self.texts.push(text);
+                id
+            }
         }
-        let id = self.texts.len() as u32;
-        self.texts.push(text.clone());
-        self.index.insert(text, id);
-        id
     }
 
     /// Text number `id`.

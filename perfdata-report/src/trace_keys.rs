@@ -40,7 +40,7 @@ impl TraceKeys {
     /// `None` where there is none (perf's "N/A": an event that is not a tracepoint).
     pub(crate) fn id(&mut self, event: usize, raw: Option<&[u8]>) -> Option<u32> {
         let id = self.tracepoints.get(event).copied().flatten()?;
-        let text = self.formats.as_ref()?.decode(id, raw?)?.text;
+        let text = self.formats.as_ref()?.text(id, raw?)?;
         Some(self.texts.id(text))
     }
 

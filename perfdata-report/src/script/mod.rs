@@ -384,8 +384,8 @@ impl<'o> Printer<'o> {
         }
         if f.has(Field::Trace) {
             if let (Some(id), Some(raw), Some(traces)) = (tracepoint, &x.raw, &self.traces) {
-                if let Some(t) = traces.decode(id, raw) {
-                    buf.extend_from_slice(t.text.as_bytes());
+                if let Some(text) = traces.text(id, raw) {
+                    buf.extend_from_slice(text.as_bytes());
                 }
             }
         }

@@ -106,28 +106,28 @@ impl TraceEvents {
     /// Decode the RAW payload of a sample of tracepoint `id`.
     pub fn decode(&self, id: u64, raw: &[u8]) -> Option<DecodedTrace> {
         let event = self.event(id)?;
-        let values: Vec<(&str, FieldValue)> = event
+        let values = self.values(event, raw);
+        let text = render(event, &values);
+        let fields = printed(&values)
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
+        Some(DecodedTrace { fields, text })
+    }
+
+    /// The payload of a sample of tracepoint `id` as perf prints it
+    /// ([`DecodedTrace::text`]), without the field list [`TraceEvents::decode`] makes.
+    pub fn text(&self, id: u64, raw: &[u8]) -> Option<String> {
+        let event = self.event(id)?;
+        Some(render(event, &self.values(event, raw)))
+    }
+
+    /// Every field of `event`'s format read from `raw`, by name.
+    fn values<'e>(&self, event: &'e TraceEvent, raw: &[u8]) -> Vec<(&'e str, FieldValue)> {
+        event
             .fields
             .iter()
             .map(|f| (f.format.name.as_str(), self.value(f, raw)))
-            .collect();
-        let lookup = |name: &str| {
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_val())
-        };
-        let fields: Vec<(String, FieldValue)> = values
-            .iter()
-            .filter(|(n, _)| !n.starts_with("common_"))
-            .map(|(n, v)| (n.to_string(), v.clone()))
-            .collect();
-        let text = event
-            .print
-            .as_ref()
-            .and_then(|p| p.render(&lookup))
-            .unwrap_or_else(|| plain_text(&fields));
-        Some(DecodedTrace { fields, text })
+            .collect()
     }
 
     fn value(&self, f: &Field, raw: &[u8]) -> FieldValue {
@@ -187,9 +187,34 @@ fn array_value(data: &[u8], is_char: bool) -> FieldValue {
 
 /// `name=value` for each field: what libtraceevent prints for an event whose print
 /// format it cannot evaluate.
-fn plain_text(fields: &[(String, FieldValue)]) -> String {
-    let parts: Vec<String> = fields
+/// The fields perf script prints: all but the `common_*` ones.
+fn printed<'a>(
+    values: &'a [(&'a str, FieldValue)],
+) -> impl Iterator<Item = (&'a str, &'a FieldValue)> {
+    values
         .iter()
+        .filter(|(n, _)| !n.starts_with("common_"))
+        .map(|(n, v)| (*n, v))
+}
+
+/// The text of `event`'s sample whose fields are `values`: the print format evaluated,
+/// or `name=value` of each printed field where the format is not understood.
+fn render(event: &TraceEvent, values: &[(&str, FieldValue)]) -> String {
+    let lookup = |name: &str| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_val())
+    };
+    event
+        .print
+        .as_ref()
+        .and_then(|p| p.render(&lookup))
+        .unwrap_or_else(|| plain_text(printed(values)))
+}
+
+fn plain_text<'a>(fields: impl Iterator<Item = (&'a str, &'a FieldValue)>) -> String {
+    let parts: Vec<String> = fields
         .map(|(n, v)| match v {
             FieldValue::Int { bits, signed: true } => format!("{n}={}", *bits as i64),
             FieldValue::Int { bits, .. } => format!("{n}={bits}"),
