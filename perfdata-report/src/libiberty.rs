@@ -161,7 +161,26 @@ fn thunk(mangled: &str) -> Option<String> {
         .strip_prefix("{virtual override thunk({")?
         .strip_suffix(")}")?;
     let target = &inner[inner.find("}, ")? + 3..];
-    Some(format!("{kind}{}", literals(&target.replace(", >", ">"))))
+    let target = literals(&target.replace(", >", ">"));
+    // The target's own encoding (`NSoD1Ev` after `_ZTv0_n24_`) decides, as for any
+    // name, whether a standard abbreviation in it is spelt out.
+    let offsets = if kind.starts_with("virtual") { 2 } else { 1 };
+    let encoding = after_offsets(&mangled[4..], offsets)?;
+    Some(format!(
+        "{kind}{}",
+        abbreviations(&format!("_Z{encoding}"), target)
+    ))
+}
+
+/// What follows a thunk's `count` call offsets, each `n`? digits and `_` (`n16_`,
+/// `0_n24_`).
+fn after_offsets(mut rest: &str, count: usize) -> Option<&str> {
+    for _ in 0..count {
+        let sign = usize::from(rest.starts_with('n'));
+        let digits = rest[sign..].bytes().take_while(u8::is_ascii_digit).count();
+        rest = rest.get(sign + digits..)?.strip_prefix('_')?;
+    }
+    Some(rest)
 }
 
 #[cfg(test)]
@@ -196,6 +215,21 @@ mod tests {
                 "_ZNKR6icu_786number23NumberFormatterSettingsINS0_24LocalizedNumberFormatterEE12adoptPerUnitEPNS_11MeasureUnitE",
                 "icu_78::number::NumberFormatterSettings<icu_78::number::LocalizedNumberFormatter>::adoptPerUnit",
             ),
+            // A thunk to a standard stream's destructor: spelt out, as libiberty
+            // spells the abbreviation before a destructor (libstdc++'s ostream thunk,
+            // in `perf script` of every C++ program's recording).
+            (
+                "_ZTv0_n24_NSoD1Ev",
+                "virtual thunk to std::basic_ostream<char, std::char_traits<char> >::~basic_ostream()",
+            ),
+            (
+                "_ZThn16_NSdD0Ev",
+                "non-virtual thunk to std::basic_iostream<char, std::char_traits<char> >::~basic_iostream()",
+            ),
+            (
+                "_ZThn16_NSdD1Ev.cold",
+                "non-virtual thunk to std::basic_iostream<char, std::char_traits<char> >::~basic_iostream()",
+            ),
             (
                 "_ZThn104_N4node7UDPWrap10OnSendDoneEPNS_7ReqWrapI13uv_udp_send_sEEi",
                 "non-virtual thunk to node::UDPWrap::OnSendDone(node::ReqWrap<uv_udp_send_s>*, int)",
@@ -210,9 +244,10 @@ mod tests {
     }
 
     /// Every C++ function libstdc++ exports, demangled here and by `c++filt -p -i`: the
-    /// names that still differ are few (libiberty's special cases cpp_demangle renders
-    /// otherwise: transaction clones lose their parameters). 176 of 4451 differed before
-    /// the abbreviations were spelt as libiberty spells them.
+    /// same but for transaction clones (libiberty's special case cpp_demangle renders
+    /// otherwise: they lose their parameters). 176 of 4451 differed before the
+    /// abbreviations were spelt as libiberty spells them, 71 before thunks' targets were
+    /// (2 of them, which a tolerance of 2% let through).
     #[test]
     fn libstdcxx_functions_demangle_as_cxxfilt() {
         let lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
@@ -257,12 +292,13 @@ mod tests {
         let differ: Vec<String> = names
             .iter()
             .zip(filtered.lines())
-            .filter(|(n, f)| demangle(n) != *f)
+            // Transaction clones (`_ZGTt`) are the one special case left: cpp_demangle
+            // drops their parameters (69 names).
+            .filter(|(n, f)| !n.starts_with("_ZGTt") && demangle(n) != *f)
             .map(|(n, f)| format!("{n}\n  ours {}\n  filt {f}", demangle(n)))
             .collect();
-        eprintln!("{} of {} differ", differ.len(), names.len());
         assert!(
-            differ.len() * 50 <= names.len(),
+            differ.is_empty(),
             "{} of {} differ:\n{}",
             differ.len(),
             names.len(),
