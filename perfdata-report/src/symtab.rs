@@ -209,14 +209,12 @@ impl SymbolTable {
     /// last wins (code JIT-compiled again at the same place). None if no functions.
     pub fn from_perf_map(text: &str) -> Option<SymbolTable> {
         // perf's hex2u64: the hex digits there, as many as there are (none: 0).
+        // Bytes, not a `str`: `at` may fall inside a multi-byte character.
         fn hex_at(line: &str, at: usize) -> (u64, usize) {
-            let digits = line.as_bytes()[at.min(line.len())..]
-                .iter()
-                .take_while(|b| b.is_ascii_hexdigit())
-                .count();
-            let text = &line[at.min(line.len())..at.min(line.len()) + digits];
+            let bytes = &line.as_bytes()[at.min(line.len())..];
+            let digits = bytes.iter().take_while(|b| b.is_ascii_hexdigit()).count();
             // More than 16 digits wrap in perf's shifts; keep the low 64 bits likewise.
-            let value = text.bytes().fold(0u64, |v, b| {
+            let value = bytes[..digits].iter().fold(0u64, |v, &b| {
                 (v << 4) | u64::from((b as char).to_digit(16).unwrap_or(0))
             });
             (value, digits)

@@ -37,6 +37,24 @@ fn perf_map_lines_read_as_perf_reads_them() {
     assert_eq!(t.len(), 3);
 }
 
+/// A map file with bytes that are not UTF-8 (read lossily: `\xff` becomes a two-byte
+/// `ÿ`-like character) or multi-byte characters where the numbers are looked for: the
+/// lines around are read, the odd ones skipped, nothing panics (the hex digits were
+/// sliced out of the line as a `str`, inside a character).
+#[test]
+fn perf_map_lines_with_multibyte_characters_are_read_or_skipped() {
+    let text = String::from_utf8_lossy(
+        b"1000 10 before\n\xff\xfe not utf8\n\xc3\xa9 10 accent\n2000 \xc3\xa910 after\n3000 10 after\n",
+    );
+    let t = SymbolTable::from_perf_map(&text).unwrap();
+    let name = |a| t.find(a).map(|s| s.name());
+    assert_eq!(name(0x100f), Some("before"));
+    assert_eq!(name(0x3000), Some("after"));
+    // `2000 é10 after`: the size is the digits after the space, none (perf's hex2u64).
+    assert_eq!(name(0x2000), None);
+    assert_eq!(t.len(), 2);
+}
+
 /// The kernel-shaped reading of a line gives what splitting it at whitespace gives,
 /// or leaves the line to that general way: on odd lines, and on every line of this
 /// machine's /proc/kallsyms.
