@@ -245,6 +245,40 @@ mod tests {
         assert_eq!(none.reg(X86_IP), None, "ABI 0: no registers");
     }
 
+    /// Each sampled register lands on its DWARF number, written here from the two
+    /// numberings (perf_regs.h: AX BX CX DX SI DI BP SP IP = 0..8, R8..R15 = 16..23; the
+    /// x86-64 psABI's DWARF: rax 0, rdx 1, rcx 2, rbx 3, rsi 4, rdi 5, rbp 6, rsp 7,
+    /// r8..r15 8..15, the return address 16). A CFI row that restores rbx or computes
+    /// the CFA from it reads the wrong register otherwise; no recording of the tests
+    /// has one in its sampled frames, so only this test sees a swap.
+    #[test]
+    fn perfs_x86_64_registers_are_dwarfs_by_name() {
+        let s = UserState {
+            abi: 2,
+            mask: 0xff0fff,
+            // Register perf number N holds 1000 + N.
+            regs: (0..12).chain(16..24).map(|n| 1000 + n).collect(),
+            ..Default::default()
+        };
+        let all = AllRegs::from_user(Arch::X86_64, &s);
+        let by_name = [
+            ("rax", 0, 0),
+            ("rdx", 1, 3),
+            ("rcx", 2, 2),
+            ("rbx", 3, 1),
+            ("rsi", 4, 4),
+            ("rdi", 5, 5),
+            ("rbp", 6, 6),
+            ("rsp", 7, 7),
+            ("r8", 8, 16),
+            ("r15", 15, 23),
+            ("rip", 16, 8),
+        ];
+        for (name, dwarf, perf) in by_name {
+            assert_eq!(all.get(dwarf), Some(1000 + perf), "{name}");
+        }
+    }
+
     #[test]
     fn the_stack_copy_is_read_from_sp_up() {
         let mut stack = vec![0u8; 16];
