@@ -303,3 +303,43 @@ impl Drawer<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tree::{Forest, FrameKey};
+    use super::*;
+
+    /// A branch whose cumulative period is the threshold exactly is printed: perf's
+    /// `__sort_chain_graph_abs` keeps a child with `callchain_cumul_hits(child) >=
+    /// min_hit`. 200 periods at 0.5% make a minimum of 1, the period of `f2`'s branch.
+    #[test]
+    fn a_branch_at_the_threshold_exactly_is_printed() {
+        let keys: Vec<FrameKey> = [10, 20, 30]
+            .map(|value| FrameKey {
+                dso: 1,
+                sym: true,
+                value,
+            })
+            .to_vec();
+        let mut f = Forest::default();
+        f.append(0, 7, [0, 1].into_iter(), 199, 199);
+        f.append(0, 7, [0, 2].into_iter(), 1, 1);
+        let trees = f.trees(&keys, |k| format!("f{k}"));
+        let totals = Totals {
+            total: 200,
+            entry: 200,
+            sym_first: false,
+        };
+        for print in [PrintType::Graph, PrintType::Fractal] {
+            let params = CallGraph {
+                print,
+                ..CallGraph::default()
+            };
+            let mut out = Vec::new();
+            write_tree(&mut out, &trees[&(0, 7)], &params, totals).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(text.contains("f1"), "{print:?}:\n{text}");
+            assert!(text.contains("--0.50%--f2"), "{print:?}:\n{text}");
+        }
+    }
+}
