@@ -309,12 +309,9 @@ mod tests {
     use super::super::tree::{Forest, FrameKey};
     use super::*;
 
-    /// fractal's minimum is a percent of the parent's children, rounded up (perf's
-    /// `__sort_chain_graph_rel`: `ceil(children_hit * min_percent)`): 0.5% of 300 is
-    /// 1.5, so a branch of 1 is left out there, while graph's minimum (of the total,
-    /// truncated: 1) keeps it.
-    #[test]
-    fn fractals_minimum_is_rounded_up() {
+    /// The tree of chains f0-f1 of period `total - 1` and f0-f2 of period 1, drawn as
+    /// `print` with the default threshold (0.5%).
+    fn drawn(total: u64, print: PrintType) -> String {
         let keys: Vec<FrameKey> = [10, 20, 30]
             .map(|value| FrameKey {
                 dso: 1,
@@ -323,29 +320,35 @@ mod tests {
             })
             .to_vec();
         let mut f = Forest::default();
-        f.append(0, 7, [0, 1].into_iter(), 299, 299);
+        f.append(0, 7, [0, 1].into_iter(), total - 1, total - 1);
         f.append(0, 7, [0, 2].into_iter(), 1, 1);
         let trees = f.trees(&keys, |k| format!("f{k}"));
         let totals = Totals {
-            total: 300,
-            entry: 300,
+            total,
+            entry: total,
             sym_first: false,
         };
-        let text = |print| {
-            let params = CallGraph {
-                print,
-                ..CallGraph::default()
-            };
-            let mut out = Vec::new();
-            write_tree(&mut out, &trees[&(0, 7)], &params, totals).unwrap();
-            String::from_utf8(out).unwrap()
+        let params = CallGraph {
+            print,
+            ..CallGraph::default()
         };
-        let fractal = text(PrintType::Fractal);
+        let mut out = Vec::new();
+        write_tree(&mut out, &trees[&(0, 7)], &params, totals).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// fractal's minimum is a percent of the parent's children, rounded up (perf's
+    /// `__sort_chain_graph_rel`: `ceil(children_hit * min_percent)`): 0.5% of 300 is
+    /// 1.5, so a branch of 1 is left out there, while graph's minimum (of the total,
+    /// truncated: 1) keeps it.
+    #[test]
+    fn fractals_minimum_is_rounded_up() {
+        let fractal = drawn(300, PrintType::Fractal);
         assert!(
             fractal.contains("f1") && !fractal.contains("f2"),
             "{fractal}"
         );
-        assert!(text(PrintType::Graph).contains("f2"));
+        assert!(drawn(300, PrintType::Graph).contains("f2"));
     }
 
     /// A branch whose cumulative period is the threshold exactly is printed: perf's
@@ -353,30 +356,8 @@ mod tests {
     /// min_hit`. 200 periods at 0.5% make a minimum of 1, the period of `f2`'s branch.
     #[test]
     fn a_branch_at_the_threshold_exactly_is_printed() {
-        let keys: Vec<FrameKey> = [10, 20, 30]
-            .map(|value| FrameKey {
-                dso: 1,
-                sym: true,
-                value,
-            })
-            .to_vec();
-        let mut f = Forest::default();
-        f.append(0, 7, [0, 1].into_iter(), 199, 199);
-        f.append(0, 7, [0, 2].into_iter(), 1, 1);
-        let trees = f.trees(&keys, |k| format!("f{k}"));
-        let totals = Totals {
-            total: 200,
-            entry: 200,
-            sym_first: false,
-        };
         for print in [PrintType::Graph, PrintType::Fractal] {
-            let params = CallGraph {
-                print,
-                ..CallGraph::default()
-            };
-            let mut out = Vec::new();
-            write_tree(&mut out, &trees[&(0, 7)], &params, totals).unwrap();
-            let text = String::from_utf8(out).unwrap();
+            let text = drawn(200, print);
             assert!(text.contains("f1"), "{print:?}:\n{text}");
             assert!(text.contains("--0.50%--f2"), "{print:?}:\n{text}");
         }
