@@ -26,7 +26,7 @@ mod shown;
 mod steps;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
-use event::{event_of, sample_event, Event, PendingSample};
+use event::{event_of, sample_event, Event};
 pub use shown::ShownRecord;
 use steps::{apply, replay_steps};
 
@@ -108,7 +108,7 @@ impl Default for ReplayOptions {
     }
 }
 
-/// What the reading thread hands the replaying one, in file order.
+/// A record as the reading loop sorts it out, in file order.
 enum Step {
     /// A FINISHED_ROUND record.
     Round,
@@ -116,26 +116,141 @@ enum Step {
     Now(Event),
     /// A record queued at its time.
     Queued(u64, Event),
-    /// A sample with a callchain, queued at its time (None: replayed at once); its
-    /// chain's words are `chains[start..start + len]` of its [`Batch`] (the span).
-    /// The replaying thread copies the words into a vector of its own ([`Spare`]):
-    /// boxes made on one thread and freed on the other were 9% of a `-g` listing's
-    /// cycles in malloc and free.
-    Chained(Option<u64>, PendingSample, (u32, u32)),
 }
 
-/// Records handed over at once, and the callchain words of their samples.
+/// Records handed over at once, in perf's order, and the callchain words of their
+/// samples: a sample's `chain` names, plus one, the place here of its chain's length,
+/// the words following ([`chain_words`]).
 #[derive(Default)]
 struct Batch {
-    steps: Vec<Step>,
+    events: Vec<Event>,
     chains: Vec<u64>,
 }
 
 impl Batch {
     fn new() -> Self {
         Batch {
-            steps: Vec::with_capacity(BATCH),
+            events: Vec::with_capacity(BATCH),
             chains: Vec::new(),
+        }
+    }
+}
+
+/// The words of the callchain `id` names in a batch's `chains` ([`Batch`]); none for 0.
+fn chain_words(chains: &[u64], id: u32) -> &[u64] {
+    let Some(at) = (id as usize).checked_sub(1) else {
+        return &[];
+    };
+    let len = chains[at] as usize;
+    &chains[at + 1..at + 1 + len]
+}
+
+/// The reading thread's half of perf's order: records queued by time (perf's ordered
+/// events) and let out by rounds into batches for the replaying thread. The queue is
+/// here, not on the replaying thread, which names and prints the samples and is the
+/// slower of the two: its pushes and sorts were an eighth of that thread's cycles.
+struct Ordering<'a> {
+    queue: OrderedQueue<Event>,
+    /// Whether FINISHED_ROUND records let records out (not in a directory's data).
+    rounds: bool,
+    out: Outbox<'a>,
+}
+
+/// Where records in perf's order go: the batch being filled, and the channel.
+struct Outbox<'a> {
+    tx: &'a SyncSender<Batch>,
+    /// Emptied batches the replaying thread handed back.
+    spare: &'a Receiver<Batch>,
+    batch: Batch,
+    /// Bytes of user stack copies in `batch`.
+    stack_bytes: usize,
+    /// The chains of the samples waiting in the queue ([`Spare::hold`]): copied into
+    /// the batch's words as each sample goes out.
+    held: Spare,
+    /// The replaying thread is gone (it panicked, which its join reports).
+    gone: bool,
+}
+
+impl<'a> Ordering<'a> {
+    fn new(tx: &'a SyncSender<Batch>, spare: &'a Receiver<Batch>, rounds: bool) -> Self {
+        Ordering {
+            queue: OrderedQueue::new(),
+            rounds,
+            out: Outbox {
+                tx,
+                spare,
+                batch: Batch::new(),
+                stack_bytes: 0,
+                held: Spare::default(),
+                gone: false,
+            },
+        }
+    }
+
+    /// Take `step` as perf's ordered events do: at once, queued, or a round let out.
+    fn step(&mut self, step: Step) {
+        match step {
+            Step::Round => self.round(),
+            Step::Now(ev) => self.out.emit(ev),
+            Step::Queued(t, ev) => self.queue.push(t, ev),
+        }
+    }
+
+    /// A FINISHED_ROUND record: the queue lets out what the previous round bounded.
+    fn round(&mut self) {
+        if self.rounds {
+            for ev in self.queue.round() {
+                self.out.emit(ev);
+            }
+        }
+    }
+
+    /// The end of the records: everything still queued, then the last batch.
+    fn finish(mut self) {
+        for ev in self.queue.drain() {
+            self.out.emit(ev);
+        }
+        if !self.out.gone {
+            // The receiver is gone only if the replay thread panicked, which join reports.
+            let _ = self.out.tx.send(self.out.batch);
+        }
+    }
+}
+
+impl Outbox<'_> {
+    /// Hand `ev` over after the records before it; a sample's held chain goes into the
+    /// batch's words.
+    #[inline]
+    fn emit(&mut self, mut ev: Event) {
+        if let Event::Sample(p) = &mut ev {
+            if p.chain != 0 {
+                let words = self.held.release(p.chain);
+                let at = self.batch.chains.len();
+                self.batch.chains.push(words.len() as u64);
+                self.batch.chains.extend_from_slice(&words);
+                self.held.keep_words(words);
+                p.chain = u32::try_from(at + 1).expect("a batch holds fewer than 2^32 words");
+            }
+            if let Some(user) = p.rare.as_ref().and_then(|r| r.user.as_ref()) {
+                self.stack_bytes += user.stack.len();
+            }
+        }
+        self.batch.events.push(ev);
+        if self.batch.events.len() >= BATCH || self.stack_bytes >= BATCH_STACK_BYTES {
+            self.send();
+        }
+    }
+
+    /// Send the batch, and start another.
+    #[cold]
+    fn send(&mut self) {
+        self.stack_bytes = 0;
+        // A batch the replay is done with, if one came back: its memory is mapped and
+        // warm (a new one each time faulted its pages in again).
+        let empty = self.spare.try_recv().unwrap_or_else(|_| Batch::new());
+        let full = std::mem::replace(&mut self.batch, empty);
+        if self.gone || self.tx.send(full).is_err() {
+            self.gone = true;
         }
     }
 }
@@ -180,11 +295,10 @@ pub fn replay(
     let (back, spare) = std::sync::mpsc::channel::<Batch>();
     let ((machine, unwinder), lost_samples) =
         std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
-            let worker =
-                scope.spawn(move || replay_steps(machine, unwinder, rx, back, rounds, on_sample));
+            let worker = scope.spawn(move || replay_steps(machine, unwinder, rx, back, on_sample));
             let read = read_steps(
                 &mut reader,
-                (&tx, &spare),
+                Ordering::new(&tx, &spare, rounds),
                 unwind,
                 opts.extra,
                 &opts.shown,
@@ -224,34 +338,24 @@ pub fn replay(
     })
 }
 
-/// Read every record the replay uses, in batches, into `tx` (emptied ones come back from
-/// `spare`); returns the samples LOST_SAMPLES records say were lost.
+/// Read every record the replay uses and hand them over in perf's order, in batches
+/// (`order`); returns the samples LOST_SAMPLES records say were lost. After an error
+/// nothing more is handed over.
 fn read_steps(
     reader: &mut PerfReader,
-    (tx, spare): (&SyncSender<Batch>, &Receiver<Batch>),
+    mut order: Ordering<'_>,
     unwind: bool,
     extra: bool,
     shown: &[RecordType],
     symfs: Option<&std::path::Path>,
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
-    let mut batch = Batch::new();
-    let mut stack_bytes = 0usize;
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
     loop {
-        // Sent before the next record is read (a sample's step is pushed where it is
-        // made, and the loop goes on from there).
-        if batch.steps.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
-            stack_bytes = 0;
-            // A batch the replay is done with, if one came back: its memory is mapped
-            // and warm (a new one each time faulted its pages in again).
-            let empty = spare.try_recv().unwrap_or_else(|_| Batch::new());
-            let full = std::mem::replace(&mut batch, empty);
-            if tx.send(full).is_err() {
-                return Ok(lost);
-            }
+        if order.out.gone {
+            return Ok(lost);
         }
         // Matched in place, not moved out: next_record has just stored the record's
         // fields one by one, and a copy of the whole value right after waits for each
@@ -288,7 +392,7 @@ fn read_steps(
                 let own = own.map(|(pid, tid, _)| (pid, tid));
                 let shown = ShownRecord::new(record, &at, id_all, own);
                 if let Some(m) = meta_changed(&mut meta, item.meta) {
-                    batch.steps.push(Step::Now(Event::Meta(m)));
+                    order.out.emit(Event::Meta(m));
                 }
                 let ev = Event::Shown(Box::new((shown, effect)));
                 match at.time {
@@ -302,7 +406,7 @@ fn read_steps(
                 // the bytes the decode does, so a sample it refuses fails the decode too.
                 // Its step is pushed where it is made, as below.
                 if kind == RecordType::Sample
-                    && push_sample(item, &mut batch, &mut meta, extra, unwind, &mut stack_bytes)?
+                    && push_sample(item, &mut order, &mut meta, extra, unwind)?
                 {
                     continue;
                 }
@@ -324,22 +428,20 @@ fn read_steps(
                 Some(mm) => jit_codes(mm, symfs, warnings),
                 None => Vec::new(),
             },
-            Step::Round | Step::Chained(..) => Vec::new(),
+            Step::Round => Vec::new(),
         };
-        batch.steps.push(step);
-        batch.steps.extend(
-            jit.into_iter()
-                .map(|c| Step::Queued(c.time, Event::JitCode(Box::new(c)))),
-        );
+        order.step(step);
+        for c in jit {
+            order.step(Step::Queued(c.time, Event::JitCode(Box::new(c))));
+        }
     }
-    // The receiver is gone only if the replay thread panicked, which join reports.
-    let _ = tx.send(batch);
+    order.finish();
     Ok(lost)
 }
 
-/// Push the step of SAMPLE `item` into `batch`, its fields read through the borrowed
+/// Queue (or hand over) SAMPLE `item` in `order`, its fields read through the borrowed
 /// view of its event's layout; false (nothing pushed) when no event describes it. `meta`,
-/// `extra`, `unwind` and `stack_bytes` are [`read_steps`]'s.
+/// `extra` and `unwind` are [`read_steps`]'s.
 ///
 /// The step is made and stored in one place, and the sample's time and event are the
 /// view's, not found again by `RecordRef::locate`: a step built up through several
@@ -348,11 +450,10 @@ fn read_steps(
 #[inline(always)]
 fn push_sample(
     item: &perfdata_core::RecordRef<'_>,
-    batch: &mut Batch,
+    order: &mut Ordering<'_>,
     meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
     extra: bool,
     unwind: bool,
-    stack_bytes: &mut usize,
 ) -> Result<bool> {
     let events = item.meta.events();
     let endian = item.meta.endian;
@@ -367,16 +468,13 @@ fn push_sample(
     let s = SampleView::parse_inlined(body, layout, endian, item.raw.offset + 8)?;
     let attr = &item.meta.attrs()[e].attr;
     let mut p = sample_event(&s, e, attr.sample_period, item.raw.header.misc, events);
-    // Where the sample's callchain went in the batch's words.
-    let mut span = (0u32, 0u32);
+    // The chain waits apart from the sample, named by it.
     if let Some(c) = s.callchain.filter(|c| !c.is_empty()) {
-        let start = batch.chains.len();
-        batch.chains.extend(c.iter());
-        span = (start as u32, c.len() as u32);
+        p.chain = order.out.held.hold(c.iter());
     }
     if extra {
         if let Some(m) = meta_changed(meta, item.meta) {
-            batch.steps.push(Step::Now(Event::Meta(m)));
+            order.out.emit(Event::Meta(m));
         }
         // Boxed only when there is something to keep: an allocation per sample was 5%
         // of script's cycles.
@@ -395,17 +493,14 @@ fn push_sample(
             .contains(SampleType::REGS_USER | SampleType::STACK_USER)
     {
         if let Some(user) = user_state(item) {
-            *stack_bytes += user.stack.len();
             p.rare().user = Some(user);
         }
     }
     // perf delivers a record without a time (or of time 0) at once.
-    let time = s.time.filter(|&t| t != 0);
-    batch.steps.push(match time {
-        _ if span.1 > 0 => Step::Chained(time, p, span),
-        Some(t) => Step::Queued(t, Event::Sample(p)),
-        None => Step::Now(Event::Sample(p)),
-    });
+    match s.time.filter(|&t| t != 0) {
+        Some(t) => order.queue.push(t, Event::Sample(p)),
+        None => order.out.emit(Event::Sample(p)),
+    }
     Ok(true)
 }
 
@@ -502,6 +597,7 @@ pub(crate) fn replay_sideband(
             &mut Counters::default(),
             &mut SampleExtra::default(),
             &mut Spare::default(),
+            &[],
             None,
             &mut |_, _| {},
         );

@@ -62,10 +62,11 @@ pub(super) fn resolve_chain(
     }
 }
 
-/// Vectors the replaying thread made for samples gone before, to be filled again: a
-/// `-g` sample's chain words (copied out of their batch to wait in the queue) and its
-/// frames, a vector of each made and freed per sample, were 10% of a `-g` listing's
-/// cycles in malloc and free. Holds at most [`SPARE_WORDS`] words.
+/// Vectors made for samples gone before, to be filled again: a `-g` sample's chain
+/// words, held while it waits in the time-order queue (on the reading thread), and its
+/// frames (on the replaying thread); a vector of each made and freed per sample were
+/// 10% of a `-g` listing's cycles in malloc and free. Holds at most [`SPARE_WORDS`]
+/// words.
 #[derive(Default)]
 pub(super) struct Spare {
     words: Vec<Vec<u64>>,
@@ -88,17 +89,17 @@ const SPARE_WORDS: usize = 1 << 20;
 
 impl Spare {
     /// A vector holding `from`.
-    pub(super) fn words(&mut self, from: &[u64]) -> Vec<u64> {
+    pub(super) fn words(&mut self, from: impl IntoIterator<Item = u64>) -> Vec<u64> {
         let mut v = self.words.pop().unwrap_or_default();
         self.room -= v.capacity();
         v.clear();
-        v.extend_from_slice(from);
+        v.extend(from);
         v
     }
 
     /// Hold a vector holding `from` while its sample waits; its name (never 0) for
     /// [`Spare::release`].
-    pub(super) fn hold(&mut self, from: &[u64]) -> u32 {
+    pub(super) fn hold(&mut self, from: impl IntoIterator<Item = u64>) -> u32 {
         let v = self.words(from);
         match self.emptied.pop() {
             Some(at) => {
@@ -148,11 +149,11 @@ mod tests {
     #[test]
     fn spare_vectors_are_given_back_filled_as_asked_and_bounded() {
         let mut spare = Spare::default();
-        let a = spare.words(&[1, 2, 3]);
+        let a = spare.words([1, 2, 3]);
         assert_eq!(a, [1, 2, 3]);
         spare.keep_words(a);
         // The kept vector comes back holding only what is asked now.
-        assert_eq!(spare.words(&[7]), [7]);
+        assert_eq!(spare.words([7]), [7]);
         // No more room kept than SPARE_WORDS words, however many are given back.
         for _ in 0..3 {
             spare.keep_words(Vec::with_capacity(SPARE_WORDS / 2));
@@ -164,11 +165,11 @@ mod tests {
         spare.keep_frames(frames);
         assert!(spare.frames().is_empty());
         // Held chains come back by name, each its own, and their places are used again.
-        let (x, y) = (spare.hold(&[1, 2]), spare.hold(&[3]));
+        let (x, y) = (spare.hold([1, 2]), spare.hold([3]));
         assert!(x != 0 && y != 0 && x != y);
         assert_eq!(spare.release(y), [3]);
         assert_eq!(spare.release(0), [0u64; 0]);
-        let z = spare.hold(&[4, 5, 6]);
+        let z = spare.hold([4, 5, 6]);
         assert_eq!(z, y);
         assert_eq!(spare.release(x), [1, 2]);
         assert_eq!(spare.release(z), [4, 5, 6]);

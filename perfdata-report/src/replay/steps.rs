@@ -1,64 +1,39 @@
 //! The replaying thread's half of [`super::replay`]: the records the reading thread
-//! handed over, in perf's order, applied to the machine and delivered.
+//! put in perf's order and handed over, applied to the machine and delivered.
 
 use std::sync::mpsc::Receiver;
 
 use super::*;
 
-/// Replay the records from `rx` in perf's order, onto `machine`, unwinding the samples'
-/// user stacks with `unwinder` if given.
+/// Replay the records from `rx`, in perf's order already, onto `machine`, unwinding the
+/// samples' user stacks with `unwinder` if given; each emptied batch goes `back`.
 pub(super) fn replay_steps(
     mut machine: Machine,
     mut unwinder: Option<Unwinder>,
     rx: Receiver<Batch>,
     back: std::sync::mpsc::Sender<Batch>,
-    rounds: bool,
     mut on_sample: impl FnMut(&Machine, Delivered<'_>),
 ) -> (Machine, Option<Unwinder>) {
-    // Records waiting for their turn, in perf's order (see the module's comment).
-    let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
     let mut plain = SampleExtra::default();
     let mut spare = Spare::default();
-    let mut apply = |machine: &mut Machine, spare: &mut Spare, ev| {
-        apply(
-            machine,
-            ev,
-            &mut counters,
-            &mut plain,
-            spare,
-            unwinder.as_mut(),
-            &mut on_sample,
-        )
-    };
     for mut batch in rx {
         let chains = &batch.chains;
-        for step in batch.steps.drain(..) {
-            match step {
-                Step::Round if rounds => {
-                    for ev in queue.round() {
-                        apply(&mut machine, &mut spare, ev);
-                    }
-                }
-                Step::Round => {}
-                Step::Now(ev) => apply(&mut machine, &mut spare, ev),
-                Step::Queued(t, ev) => queue.push(t, ev),
-                Step::Chained(time, mut p, (start, len)) => {
-                    let (start, len) = (start as usize, len as usize);
-                    p.chain = spare.hold(&chains[start..start + len]);
-                    match time {
-                        Some(t) => queue.push(t, Event::Sample(p)),
-                        None => apply(&mut machine, &mut spare, Event::Sample(p)),
-                    }
-                }
-            }
+        for ev in batch.events.drain(..) {
+            apply(
+                &mut machine,
+                ev,
+                &mut counters,
+                &mut plain,
+                &mut spare,
+                chains,
+                unwinder.as_mut(),
+                &mut on_sample,
+            );
         }
         batch.chains.clear();
         // The reading thread may be gone (an error): the batch is dropped then.
         let _ = back.send(batch);
-    }
-    for ev in queue.drain() {
-        apply(&mut machine, &mut spare, ev);
     }
     (machine, unwinder)
 }
@@ -66,13 +41,16 @@ pub(super) fn replay_steps(
 /// Replay one record; `plain` is what a sample without extra fields is handed with: no
 /// fields, and the metadata as of now when kept ([`SampleExtra::meta`]). Shared by
 /// reference, not cloned per sample: an Arc's count touched twice a sample was 4% of
-/// `perfdata script`'s cycles. `spare` has the vectors of samples gone before.
+/// `perfdata script`'s cycles. `spare` has the vectors of samples gone before; `chains`
+/// the callchain words of the batch the record came in ([`chain_words`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn apply(
     machine: &mut Machine,
     ev: Event,
     counters: &mut Counters,
     plain: &mut SampleExtra,
     spare: &mut Spare,
+    chains: &[u64],
     unwinder: Option<&mut Unwinder>,
     on_sample: &mut impl FnMut(&Machine, Delivered<'_>),
 ) {
@@ -102,7 +80,7 @@ pub(super) fn apply(
                 on_sample(machine, Delivered::Record(&record));
             }
             if let Some(ev) = effect {
-                apply(machine, ev, counters, plain, spare, None, on_sample);
+                apply(machine, ev, counters, plain, spare, &[], None, on_sample);
             }
             if !first {
                 record.find_thread(machine);
@@ -112,17 +90,18 @@ pub(super) fn apply(
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
             let mut unwound = 0;
-            let mut chain = spare.release(p.chain);
+            let mut chain = chain_words(chains, p.chain);
+            let with_frames;
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
-                chain = with_user_frames(&chain, &frames);
+                with_frames = with_user_frames(chain, &frames);
+                chain = &with_frames;
                 unwound = frames.len();
             }
             let ip = machine.resolve(p.pid, p.tid, p.ip, p.kernel);
             let mut callchain = spare.frames();
-            resolve_chain(machine, p.pid, p.tid, &chain, &mut callchain);
-            spare.keep_words(chain);
+            resolve_chain(machine, p.pid, p.tid, chain, &mut callchain);
             // A chain perf discards (a bad marker) has no frames, unwound or not.
             let unwound = if callchain.len() >= unwound {
                 unwound
