@@ -380,8 +380,32 @@ impl Machine {
         self.resolve_in(thread, ip, kernel)
     }
 
+    /// [`Machine::resolve`], written into `at`. Not inlined, so that the fields are
+    /// stored where the caller keeps them (a sample's ip): a location returned and then
+    /// copied whole stalled on the stores just made (a quarter of the replay's per-sample
+    /// step, `replay::steps::apply`).
+    #[inline(never)]
+    pub(crate) fn resolve_into(
+        &mut self,
+        (pid, tid): (i32, i32),
+        ip: u64,
+        kernel: bool,
+        at: &mut Location,
+    ) {
+        let thread = self.findnew_thread(pid, tid);
+        self.resolve_at(thread, ip, kernel, at);
+    }
+
     /// [`Machine::resolve`] of thread `thread`, found already.
     pub(crate) fn resolve_in(&mut self, thread: ThreadId, ip: u64, kernel: bool) -> Location {
+        let mut at = Location::default();
+        self.resolve_at(thread, ip, kernel, &mut at);
+        at
+    }
+
+    /// [`Machine::resolve_in`], written into `at`.
+    #[inline(always)]
+    fn resolve_at(&mut self, thread: ThreadId, ip: u64, kernel: bool, at: &mut Location) {
         let maps = if kernel {
             &self.kernel_maps
         } else {
@@ -399,14 +423,14 @@ impl Machine {
                 map
             }
         };
-        Location {
+        *at = Location {
             thread,
             comm: self.threads[thread].comm,
             dso: map.map(|m| m.dso),
             addr: map.map_or(ip, |m| m.map_ip(ip)),
             ip,
             kernel,
-        }
+        };
     }
 
     /// The maps of thread `t`'s process.

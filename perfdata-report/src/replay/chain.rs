@@ -62,17 +62,18 @@ pub(super) fn resolve_chain(
     }
 }
 
-/// Vectors made for samples gone before, to be filled again: a `-g` sample's chain
-/// words, held while it waits in the time-order queue (on the reading thread), and its
-/// frames (on the replaying thread); a vector of each made and freed per sample were
-/// 10% of a `-g` listing's cycles in malloc and free. Holds at most [`SPARE_WORDS`]
-/// words.
+/// What samples gone before leave, to be filled again: a `-g` sample's chain words,
+/// held while it waits in the time-order queue (on the reading thread), and the
+/// resolved sample with its frames (on the replaying thread); a vector of each made
+/// and freed per sample were 10% of a `-g` listing's cycles in malloc and free. Holds
+/// at most [`SPARE_WORDS`] words.
 #[derive(Default)]
 pub(super) struct Spare {
     words: Vec<Vec<u64>>,
     /// The words the vectors of `words` have room for.
     room: usize,
-    frames: Vec<Location>,
+    /// The sample handed over last, made again in place for the next.
+    pub(super) sample: crate::model::ResolvedSample,
     /// The chains of samples waiting for their turn, each named in its sample by its
     /// place here plus one ([`Spare::hold`]): a vector in every queued sample made the
     /// queue's items 16 bytes larger, and moving them through the queue's slots is a
@@ -129,17 +130,6 @@ impl Spare {
             self.words.push(v);
         }
     }
-
-    /// An empty vector for a sample's frames.
-    pub(super) fn frames(&mut self) -> Vec<Location> {
-        std::mem::take(&mut self.frames)
-    }
-
-    /// Keep `v`, done with, for [`Spare::frames`].
-    pub(super) fn keep_frames(&mut self, mut v: Vec<Location>) {
-        v.clear();
-        self.frames = v;
-    }
 }
 
 #[cfg(test)]
@@ -160,10 +150,6 @@ mod tests {
         }
         assert!(spare.room <= SPARE_WORDS, "{}", spare.room);
         assert_eq!(spare.words.len(), 2);
-        let mut frames = spare.frames();
-        frames.push(Location::default());
-        spare.keep_frames(frames);
-        assert!(spare.frames().is_empty());
         // Held chains come back by name, each its own, and their places are used again.
         let (x, y) = (spare.hold([1, 2]), spare.hold([3]));
         assert!(x != 0 && y != 0 && x != y);
