@@ -80,7 +80,9 @@ pub(super) struct Spare {
     /// Places of `waiting` let go of, to be filled again (so they never outnumber the
     /// samples that waited at once).
     emptied: Vec<u32>,
-    /// Samples' user states unwound, to go back to the reading thread.
+    /// Samples' user states unwound, to go back to the reading thread (boxed as the
+    /// samples hold them: unboxing and boxing again is an allocation per sample).
+    #[allow(clippy::vec_box)]
     users: Vec<Box<crate::unwind::UserState>>,
 }
 
@@ -95,6 +97,7 @@ impl Spare {
     }
 
     /// Move the user states kept into `to`, up to `most` there; the others go.
+    #[allow(clippy::vec_box)]
     pub(super) fn hand_back_users(
         &mut self,
         to: &mut Vec<Box<crate::unwind::UserState>>,
