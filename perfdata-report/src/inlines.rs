@@ -224,7 +224,9 @@ impl InlineCounts {
             let described = !self.described.insert(d);
             self.asks
                 .push((d, (!described).then(|| dso.clone()), at.addr));
-            if self.asks.len() >= ASKS {
+            // A DSO new to the looking thread goes at once: it loads the DSO's symbols
+            // and DWARF (the longest of its work) while the next asks gather.
+            if self.asks.len() >= ASKS || !described {
                 self.send();
             }
         }
