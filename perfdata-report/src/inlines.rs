@@ -63,15 +63,21 @@ pub(crate) fn asks_addr2line(symbols: &mut Symbolizer, id: DsoId, dso: &Dso) -> 
 }
 
 /// The entries perf lists for a frame whose symbol is `symbol`, from the DWARF `frames`
-/// at its address (innermost first).
-pub(crate) fn entries_of(frames: &[SourceFrame], symbol: &str) -> Vec<InlineEntry> {
+/// at its address (innermost first); without frames, from the file binutils' symbol
+/// table gives the address (`symbol_file`, see [`crate::srcline::symbol_file`]).
+pub(crate) fn entries_of(
+    frames: &[SourceFrame],
+    symbol: &str,
+    symbol_file: Option<&str>,
+) -> Vec<InlineEntry> {
     if frames.is_empty() {
         // binutils' addr2line names the symbol that covers the address, with no line
-        // (`??:?`): one entry, the frame itself.
+        // (`FILE:?`, `??:?` without a file): one entry, the frame itself.
+        let file = symbol_file.map_or("??", |f| f.rsplit('/').next().unwrap_or(f));
         return vec![InlineEntry {
             name: symbol.to_string(),
             inlined: false,
-            srcline: "??:0".to_string(),
+            srcline: format!("{file}:0"),
         }];
     }
     let last = frames.len() - 1;
@@ -89,7 +95,7 @@ pub(crate) fn entries_of(frames: &[SourceFrame], symbol: &str) -> Vec<InlineEntr
             };
             // perf's srcline_from_fileline of addr2line's `FILE:LINE` (`??` for no
             // file, `?`, read as 0, for no line), the file's basename.
-            let file = f.file.as_deref().unwrap_or("??");
+            let file = f.perf_file.as_deref().or(f.file.as_deref()).unwrap_or("??");
             let base = file.rsplit('/').next().unwrap_or(file);
             InlineEntry {
                 name: name.to_string(),
