@@ -20,10 +20,9 @@ mod report_text;
 mod workload;
 
 /// perf report's views compared on each recording: those whose text the inlined
-/// functions change (the call graphs, the Children rows), with and without them. Not
-/// `-g address`: perfdata prints each inlined entry of an unwound frame with the frame's
-/// own name and innermost line (perf: `work nested.c:30`, `step nested.c:21 (inlined)`,
-/// `mix nested.c:15 (inlined)`; perfdata `work nested.c:15` three times), a known gap.
+/// functions change (the call graphs, the Children rows), with and without them; `-g
+/// address` names each entry at an unwound frame with its own srcline (`work
+/// nested.c:30`, `step nested.c:21 (inlined)`, `mix nested.c:15 (inlined)`).
 const REPORT_VIEWS: &[&[&str]] = &[
     &[],
     &["--no-inline"],
@@ -36,6 +35,7 @@ const REPORT_VIEWS: &[&[&str]] = &[
     &["--no-children", "--no-inline"],
     &["-G"],
     &["--no-children", "-g", "caller"],
+    &["-g", "address"],
 ];
 
 /// perf script's views compared on each recording.

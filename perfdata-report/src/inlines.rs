@@ -134,7 +134,7 @@ pub(crate) fn entry_name(
 }
 
 /// The source line perf keeps with the `j`th entry at `addr` (its callchain node's
-/// srcline): the entry's own, else the address's as perf report prints it.
+/// srcline): the entry's own, else the address's as an address-keyed graph prints it.
 pub(crate) fn entry_srcline(
     symbols: &mut Symbolizer,
     dso: Option<(DsoId, &Dso)>,
@@ -150,7 +150,7 @@ pub(crate) fn entry_srcline(
         let i = usize::from(j).checked_sub(1)?;
         entries.get(i).map(|e| e.srcline.clone())
     });
-    own.unwrap_or_else(|| symbols.srcline(dso, addr))
+    own.unwrap_or_else(|| symbols.graph_srcline(dso, addr))
 }
 
 /// The count [`InlineCounts::at`] gives while its answer is looked for: the frame's

@@ -310,6 +310,17 @@ impl Symbolizer {
     /// no file); else `symbol+OFFSET` (decimal), else `dso[vaddr]` (hex); `??:0` without
     /// a DSO.
     pub fn srcline(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64) -> String {
+        self.srcline_as(dso, addr, Unknown::SymbolOffset)
+    }
+
+    /// The srcline perf prints after a frame of an address-keyed call graph
+    /// (callchain.c's `callchain_srcline`, which asks without the symbol's name): as
+    /// [`Symbolizer::srcline`], but `+OFFSET` where that has `symbol+OFFSET`.
+    pub fn graph_srcline(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64) -> String {
+        self.srcline_as(dso, addr, Unknown::Offset)
+    }
+
+    fn srcline_as(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64, unknown: Unknown) -> String {
         let Some((id, dso)) = dso else {
             return "??:0".to_string();
         };
@@ -322,21 +333,19 @@ impl Symbolizer {
                 return file.map_or_else(|| "??:0".to_string(), |f| format!("{}:0", basename(&f)));
             }
         }
-        self.unknown_srcline(id, dso, addr, true)
+        self.unknown_srcline(id, dso, addr, unknown)
     }
 
-    /// perf's srcline where addr2line knew nothing: `symbol+OFFSET` where the caller has
-    /// the symbol (`with_symbol`: perf report passes the entry's, perf script none), else
-    /// `dso[vaddr]`.
-    pub fn unknown_srcline(
-        &mut self,
-        id: DsoId,
-        dso: &Dso,
-        addr: u64,
-        with_symbol: bool,
-    ) -> String {
-        if with_symbol {
+    /// perf's srcline where addr2line knew nothing, as `unknown` says where the address
+    /// has a symbol; else `dso[vaddr]`.
+    pub fn unknown_srcline(&mut self, id: DsoId, dso: &Dso, addr: u64, unknown: Unknown) -> String {
+        if unknown != Unknown::Address {
             if let SymbolName::Function { start, name } = self.name(id, dso, addr) {
+                let name = if unknown == Unknown::SymbolOffset {
+                    name.as_str()
+                } else {
+                    ""
+                };
                 return format!("{name}+{}", addr - start);
             }
         }
@@ -375,6 +384,18 @@ fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
     let mut file = crate::files::open_regular(&path)?;
     std::io::Read::read_to_end(&mut file, &mut text).ok()?;
     SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
+}
+
+/// What perf's srcline is where addr2line knew nothing of an address with a symbol
+/// (`__get_srcline`'s `show_sym` and the symbol it is given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// `symbol+OFFSET`: perf report's srcline key.
+    SymbolOffset,
+    /// `+OFFSET`: an address-keyed call graph's frames.
+    Offset,
+    /// `dso[vaddr]`, the symbol not given: perf script's srcline.
+    Address,
 }
 
 /// A binary's LOAD segments: (virtual address, size, file offset).

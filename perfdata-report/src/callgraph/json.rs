@@ -46,6 +46,7 @@ mod tests {
     #[test]
     fn nodes_carry_periods_percentages_and_children_by_period() {
         let key = |value| FrameKey {
+            inline: 0,
             dso: 1,
             sym: true,
             value,

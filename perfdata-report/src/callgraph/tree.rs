@@ -29,6 +29,12 @@ pub(crate) struct FrameKey {
     pub(crate) sym: bool,
     /// The symbol's start or the ip.
     pub(crate) value: u64,
+    /// Under the address key, the entry's place in the list perf makes at an unwound
+    /// frame (1 the innermost inlined function's; 0 for a frame listed alone): the
+    /// entries at one address follow each other in a chain, each its own node named as
+    /// its entry (`work nested.c:30`, `step nested.c:21 (inlined)`), so they are told
+    /// apart here. 0 under the function key.
+    pub(crate) inline: u16,
 }
 
 impl FrameKey {
@@ -383,6 +389,7 @@ mod tests {
 
     fn key(value: u64) -> FrameKey {
         FrameKey {
+            inline: 0,
             dso: 1,
             sym: true,
             value,

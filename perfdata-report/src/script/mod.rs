@@ -555,7 +555,9 @@ fn srcline(
                 Some(format!("{}:0", file.rsplit('/').next().unwrap_or(&file)))
             }
             SymbolAnswer::Symbol(None) => None,
-            SymbolAnswer::Unknown => Some(symbols.unknown_srcline(d, dso, addr, false)),
+            SymbolAnswer::Unknown => {
+                Some(symbols.unknown_srcline(d, dso, addr, crate::symbolize::Unknown::Address))
+            }
         },
     }
 }
