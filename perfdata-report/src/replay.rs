@@ -25,7 +25,7 @@ mod steps;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
 use event::{event_of, sample_event, Event};
-use order::{chain_words, Batch, Ordering, Step};
+use order::{chain_words, Batch, Ordering, Step, SPARE_USERS};
 pub use shown::ShownRecord;
 use steps::{apply, replay_steps};
 
@@ -334,7 +334,9 @@ fn push_sample(
             .sample_type
             .contains(SampleType::REGS_USER | SampleType::STACK_USER)
     {
-        if let Some(user) = user_state(item) {
+        // A user state the replay is done with, filled again ([`order::Batch::users`]).
+        let reuse = order.out.batch.users.pop();
+        if let Some(user) = user_state_in(item, reuse) {
             p.rare().user = Some(user);
         }
     }
@@ -449,6 +451,14 @@ pub(crate) fn replay_sideband(
 
 /// The user registers and valid part of the stack copy of a sample that has both.
 pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
+    user_state_in(item, None)
+}
+
+/// [`user_state`], in `reuse` (its vectors filled again) if given.
+fn user_state_in(
+    item: &perfdata_core::RecordRef<'_>,
+    reuse: Option<Box<UserState>>,
+) -> Option<Box<UserState>> {
     use perfdata_core::attr::SampleType;
     let attr = &item.meta.attrs()[item.locate().event?].attr;
     let both = SampleType::REGS_USER | SampleType::STACK_USER;
@@ -462,13 +472,26 @@ pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<User
     let valid = stack
         .dyn_size
         .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    Some(Box::new(UserState {
-        abi: regs.abi,
-        mask: attr.sample_regs_user,
-        regs: regs.regs.to_vec(),
-        stack: stack.data[..valid.min(stack.data.len())].to_vec(),
-        stack_size: stack.data.len() as u64,
-    }))
+    let data = &stack.data[..valid.min(stack.data.len())];
+    Some(match reuse {
+        Some(mut u) => {
+            u.abi = regs.abi;
+            u.mask = attr.sample_regs_user;
+            u.regs.clear();
+            u.regs.extend(regs.regs.iter());
+            u.stack.clear();
+            u.stack.extend_from_slice(data);
+            u.stack_size = stack.data.len() as u64;
+            u
+        }
+        None => Box::new(UserState {
+            abi: regs.abi,
+            mask: attr.sample_regs_user,
+            regs: regs.regs.to_vec(),
+            stack: data.to_vec(),
+            stack_size: stack.data.len() as u64,
+        }),
+    })
 }
 
 /// The BUILD_ID feature's entries, known before any record.

@@ -82,6 +82,10 @@ pub(super) struct Spare {
     /// Places of `waiting` let go of, to be filled again (so they never outnumber the
     /// samples that waited at once).
     emptied: Vec<u32>,
+    /// Samples' user states unwound, to go back to the reading thread (boxed as the
+    /// samples hold them: unboxing and boxing again is an allocation per sample).
+    #[allow(clippy::vec_box)]
+    users: Vec<Box<crate::unwind::UserState>>,
 }
 
 /// The most words [`Spare`] keeps room for (8 MiB): about two rounds of `-g` samples
@@ -89,6 +93,23 @@ pub(super) struct Spare {
 const SPARE_WORDS: usize = 1 << 20;
 
 impl Spare {
+    /// Keep a sample's user state, unwound, for [`Spare::hand_back_users`].
+    pub(super) fn keep_user(&mut self, user: Box<crate::unwind::UserState>) {
+        self.users.push(user);
+    }
+
+    /// Move the user states kept into `to`, up to `most` there; the others go.
+    #[allow(clippy::vec_box)]
+    pub(super) fn hand_back_users(
+        &mut self,
+        to: &mut Vec<Box<crate::unwind::UserState>>,
+        most: usize,
+    ) {
+        let n = most.saturating_sub(to.len()).min(self.users.len());
+        to.extend(self.users.drain(..n));
+        self.users.clear();
+    }
+
     /// A vector holding `from`.
     pub(super) fn words(&mut self, from: impl IntoIterator<Item = u64>) -> Vec<u64> {
         let mut v = self.words.pop().unwrap_or_default();

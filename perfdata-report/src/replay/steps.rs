@@ -32,6 +32,7 @@ pub(super) fn replay_steps(
             );
         }
         batch.chains.clear();
+        spare.hand_back_users(&mut batch.users, SPARE_USERS);
         // The reading thread may be gone (an error): the batch is dropped then.
         let _ = back.send(batch);
     }
@@ -95,6 +96,7 @@ pub(super) fn apply(
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
+                spare.keep_user(user);
                 with_frames = with_user_frames(chain, &frames);
                 chain = &with_frames;
                 unwound = frames.len();
