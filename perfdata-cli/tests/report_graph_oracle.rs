@@ -53,6 +53,7 @@ const VIEWS: &[&[&str]] = &[
     &["-G"],
     &["--no-children", "-G"],
     &["--no-children", "-g", "fractal,0.5,callee"],
+    &["-g", "address"],
 ];
 
 /// perf's text without its closing tip.
@@ -202,7 +203,7 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
         "{text}"
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(compared, 54, "{compared} reports compared");
+    assert_eq!(compared, 57, "{compared} reports compared");
 }
 
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with

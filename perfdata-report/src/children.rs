@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::callgraph::tree::Forest;
 use crate::callgraph::Order;
+use crate::inlines::PENDING;
 use crate::intern::{Chunked, Interner};
 use crate::keys::{raw_key, Creator, RawKey};
 use crate::model::{ResolvedSample, SortKey};
@@ -102,6 +103,18 @@ pub(crate) fn chain_keys(
             out.push((k, loc));
             continue;
         }
+        if n == PENDING {
+            // One key for the entries, until their number is known (`Children::keys`).
+            k.set_inline(PENDING);
+            out.push((
+                k,
+                ChainLoc {
+                    inline: PENDING,
+                    ..loc
+                },
+            ));
+            continue;
+        }
         // perf's inline list is innermost first for `callee`, outermost first for
         // `caller`: the order its cursor walks the frames in.
         let each = |j: u16| {
@@ -173,8 +186,15 @@ impl Children {
     }
 
     /// The keys, to be named ([`crate::keys::name_keys`]), the frames' locations, and
-    /// the walks.
-    pub(crate) fn keys(self) -> (Chunked<RawKey>, Chunked<ChainLoc>, Named) {
+    /// the walks, each [`PENDING`] frame made the `inlines(dso + 1, addr)` entries perf
+    /// lists at its location (outermost first, as [`chain_keys`] makes them). Keys and
+    /// locations are numbered as if the entries had been counted as the samples came:
+    /// the walks' nodes are numbered in the order they came, and a key or location
+    /// first came in the node that first has it.
+    pub(crate) fn keys(
+        self,
+        inlines: impl Fn(u32, u64) -> u16,
+    ) -> (Chunked<RawKey>, Chunked<ChainLoc>, Named) {
         let Children {
             keys,
             locs,
@@ -182,11 +202,68 @@ impl Children {
             ends,
             counts,
         } = self;
+        let (old_keys, old_locs, walks) = (keys.into_keys(), locs.into_keys(), walks.into_keys());
+        let mut keys: Interner<RawKey> = Interner::default();
+        let mut locs: Interner<ChainLoc> = Interner::default();
+        let mut key_of = vec![u32::MAX; old_keys.len()];
+        let mut loc_of = vec![u32::MAX; old_locs.len()];
+        // Per walk node, its frames' (key, location) pairs: `pairs[spans[n]..spans[n+1]]`.
+        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(walks.len());
+        let mut spans: Vec<u32> = Vec::with_capacity(walks.len() + 1);
+        // Each pending (key, location)'s entries, made once: `made[from..from + n]`.
+        let mut expanded: FxHashMap<(u32, u32), (u32, u32)> = FxHashMap::default();
+        let mut made: Vec<(u32, u32)> = Vec::new();
+        spans.push(0);
+        for &(_, key, loc) in walks.iter() {
+            let l = (loc != OWN).then(|| *old_locs.get(loc as usize));
+            match l {
+                Some(l) if l.inline == PENDING => {
+                    let (from, n) = *expanded.entry((key, loc)).or_insert_with(|| {
+                        let from = made.len() as u32;
+                        let k = *old_keys.get(key as usize);
+                        let n = inlines(l.dso, l.addr);
+                        let mut each = |j: u16| {
+                            let mut k = k;
+                            k.set_inline(j);
+                            let loc = ChainLoc { inline: j, ..l };
+                            made.push((keys.intern(k).0, locs.intern(loc).0));
+                        };
+                        if n == 0 {
+                            each(0);
+                        } else {
+                            (1..=n).rev().for_each(each);
+                        }
+                        (from, made.len() as u32 - from)
+                    });
+                    pairs.extend_from_slice(&made[from as usize..(from + n) as usize]);
+                }
+                _ => {
+                    let k = &mut key_of[key as usize];
+                    if *k == u32::MAX {
+                        *k = keys.intern(*old_keys.get(key as usize)).0;
+                    }
+                    let loc = match l {
+                        Some(l) => {
+                            let at = &mut loc_of[loc as usize];
+                            if *at == u32::MAX {
+                                *at = locs.intern(l).0;
+                            }
+                            *at
+                        }
+                        None => OWN,
+                    };
+                    pairs.push((*k, loc));
+                }
+            }
+            spans.push(pairs.len() as u32);
+        }
         (
             keys.into_keys(),
             locs.into_keys(),
             Named {
-                walks: walks.into_keys(),
+                walks,
+                pairs,
+                spans,
                 ends: ends.into_keys(),
                 counts,
             },
@@ -197,7 +274,12 @@ impl Children {
 /// The walks of [`Children`], waiting for their keys' rows.
 #[derive(Debug)]
 pub(crate) struct Named {
+    /// (the walk before it or ROOT, key, location), numbered as walks, as counted.
     walks: Chunked<(u32, u32, u32)>,
+    /// Each walk node's (key, location) pairs, its pending entries made (see
+    /// [`Children::keys`]): those of node `n` are `pairs[spans[n]..spans[n + 1]]`.
+    pairs: Vec<(u32, u32)>,
+    spans: Vec<u32>,
     ends: Chunked<u32>,
     counts: Chunked<(u64, u64, u64, usize, bool)>,
 }
@@ -222,8 +304,9 @@ impl Named {
             frames.clear();
             let mut at = end;
             while at != ROOT {
-                let &(before, key, loc) = self.walks.get(at as usize);
-                frames.push((key, loc));
+                let &(before, _, _) = self.walks.get(at as usize);
+                let span = self.spans[at as usize] as usize..self.spans[at as usize + 1] as usize;
+                frames.extend(self.pairs[span].iter().rev());
                 at = before;
             }
             frames.reverse();
@@ -392,50 +475,5 @@ fn cursor(frames: &[(u32, u32)], order: Order) -> impl Iterator<Item = (u32, u32
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::process::Machine;
-
-    /// A sample of three frames, the root two unwound, the middle one with two entries
-    /// perf lists (an inlined function and its own symbol): its keys root first, the
-    /// middle frame's outermost entry (2) first, whatever the order the chain is walked
-    /// in; the recorded leaf and the root without entries as they are.
-    #[test]
-    fn unwound_frames_expand_into_their_entries_outermost_first() {
-        let mut m = Machine::new();
-        let mut s = crate::stacks::testing::sample(&mut m, 1, None, 1, 3);
-        s.unwound = 2;
-        let own = raw_key(&[SortKey::Sym], &s, &s.ip, 0);
-        let middle = s.callchain[1].addr;
-        for order in [Order::Caller, Order::Callee] {
-            let mut asked = Vec::new();
-            let mut inlines = |at: &Location| {
-                asked.push(at.addr);
-                if at.addr == middle {
-                    2
-                } else {
-                    0
-                }
-            };
-            let walk = chain_keys(
-                &[SortKey::Sym],
-                &s,
-                &s.callchain,
-                own,
-                0,
-                order,
-                &mut inlines,
-            );
-            let got: Vec<(u64, u16)> = walk[1..].iter().map(|(_, l)| (l.addr, l.inline)).collect();
-            let (leaf, root) = (s.callchain[0].addr, s.callchain[2].addr);
-            assert_eq!(
-                got,
-                [(root, 0), (middle, 2), (middle, 1), (leaf, 0)],
-                "{order:?}"
-            );
-            // Only the unwound frames are asked about.
-            asked.sort_unstable();
-            assert_eq!(asked, [middle, root], "{order:?}");
-        }
-    }
-}
+#[path = "children_tests.rs"]
+mod tests;

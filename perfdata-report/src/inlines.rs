@@ -63,15 +63,21 @@ pub(crate) fn asks_addr2line(symbols: &mut Symbolizer, id: DsoId, dso: &Dso) -> 
 }
 
 /// The entries perf lists for a frame whose symbol is `symbol`, from the DWARF `frames`
-/// at its address (innermost first).
-pub(crate) fn entries_of(frames: &[SourceFrame], symbol: &str) -> Vec<InlineEntry> {
+/// at its address (innermost first); without frames, from the file binutils' symbol
+/// table gives the address (`symbol_file`, see [`crate::srcline::symbol_file`]).
+pub(crate) fn entries_of(
+    frames: &[SourceFrame],
+    symbol: &str,
+    symbol_file: Option<&str>,
+) -> Vec<InlineEntry> {
     if frames.is_empty() {
         // binutils' addr2line names the symbol that covers the address, with no line
-        // (`??:?`): one entry, the frame itself.
+        // (`FILE:?`, `??:?` without a file): one entry, the frame itself.
+        let file = symbol_file.map_or("??", |f| f.rsplit('/').next().unwrap_or(f));
         return vec![InlineEntry {
             name: symbol.to_string(),
             inlined: false,
-            srcline: "??:0".to_string(),
+            srcline: format!("{file}:0"),
         }];
     }
     let last = frames.len() - 1;
@@ -89,7 +95,7 @@ pub(crate) fn entries_of(frames: &[SourceFrame], symbol: &str) -> Vec<InlineEntr
             };
             // perf's srcline_from_fileline of addr2line's `FILE:LINE` (`??` for no
             // file, `?`, read as 0, for no line), the file's basename.
-            let file = f.file.as_deref().unwrap_or("??");
+            let file = f.perf_file.as_deref().or(f.file.as_deref()).unwrap_or("??");
             let base = file.rsplit('/').next().unwrap_or(file);
             InlineEntry {
                 name: name.to_string(),
@@ -128,7 +134,7 @@ pub(crate) fn entry_name(
 }
 
 /// The source line perf keeps with the `j`th entry at `addr` (its callchain node's
-/// srcline): the entry's own, else the address's as perf report prints it.
+/// srcline): the entry's own, else the address's as an address-keyed graph prints it.
 pub(crate) fn entry_srcline(
     symbols: &mut Symbolizer,
     dso: Option<(DsoId, &Dso)>,
@@ -144,55 +150,132 @@ pub(crate) fn entry_srcline(
         let i = usize::from(j).checked_sub(1)?;
         entries.get(i).map(|e| e.srcline.clone())
     });
-    own.unwrap_or_else(|| symbols.srcline(dso, addr))
+    own.unwrap_or_else(|| symbols.graph_srcline(dso, addr))
 }
+
+/// The count [`InlineCounts::at`] gives while its answer is looked for: the frame's
+/// key stands for its entries until [`InlineCounts::finish`] says how many they are
+/// (never a real count: perf takes at most [`MAX_INLINE_NEST`] + 1 entries).
+pub(crate) const PENDING: u16 = u16::MAX;
+
+/// Addresses asked about at a time (a DSO the first time with its description).
+type Asks = Vec<(DsoId, Option<Dso>, u64)>;
+
+/// Asks sent to the looking thread at a time: fewer wake-ups than one each.
+const ASKS: usize = 64;
 
 /// How many entries perf lists at each unwound frame, found as a report's samples are
 /// counted (their walks hold one key per entry): the symbols and DWARF of the DSOs that
 /// unwound frames are in, loaded once each, and a count per distinct frame address.
+/// They are looked for on a thread of their own, beside the replay (which so only
+/// unwinds): reading libc's and libpython's compressed DWARF and their line programs
+/// was a third of a 104 MiB python recording's replay.
 #[derive(Debug)]
 pub(crate) struct InlineCounts {
-    symbols: Symbolizer,
-    counts: rustc_hash::FxHashMap<(DsoId, u64), u16>,
+    /// The addresses asked about, and the DSOs described to the looking thread.
+    asked: rustc_hash::FxHashSet<(DsoId, u64)>,
+    described: rustc_hash::FxHashSet<DsoId>,
+    asks: Asks,
+    tx: Option<std::sync::mpsc::Sender<Asks>>,
+    looking: Option<std::thread::JoinHandle<Found>>,
 }
+
+/// What the looking thread found: a count per address, and the entries.
+type Found = (
+    rustc_hash::FxHashMap<(DsoId, u64), u16>,
+    crate::symbolize::InlineEntries,
+);
 
 impl InlineCounts {
     /// Counts with binaries found as `opts` says.
     pub(crate) fn new(opts: crate::symbolize::SymbolOptions) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel::<Asks>();
+        let looking = std::thread::spawn(move || {
+            let mut symbols = Symbolizer::new(opts);
+            let mut dsos = rustc_hash::FxHashMap::default();
+            let mut counts = rustc_hash::FxHashMap::default();
+            for asks in rx {
+                for (d, dso, addr) in asks {
+                    if let Some(dso) = dso {
+                        dsos.insert(d, dso);
+                    }
+                    let n = dsos
+                        .get(&d)
+                        .map_or(0, |dso| count(&mut symbols, d, dso, addr));
+                    counts.insert((d, addr), n);
+                }
+            }
+            (counts, symbols.into_inline_entries())
+        });
         InlineCounts {
-            symbols: Symbolizer::new(opts),
-            counts: rustc_hash::FxHashMap::default(),
+            asked: Default::default(),
+            described: Default::default(),
+            asks: Vec::new(),
+            tx: Some(tx),
+            looking: Some(looking),
         }
     }
 
     /// The number of entries perf lists at the unwound frame `at`: 0 where it lists
-    /// the frame as it is.
+    /// the frame as it is, [`PENDING`] until [`InlineCounts::finish`] says.
     pub(crate) fn at(&mut self, m: &Machine, at: &Location) -> u16 {
         let Some(d) = at.dso else {
             return 0;
         };
-        let (symbols, counts) = (&mut self.symbols, &mut self.counts);
-        *counts.entry((d, at.addr)).or_insert_with(|| {
-            let dso = &m.dsos[d];
-            if !dso.ksymbols.is_empty() {
-                return 0;
+        let dso = &m.dsos[d];
+        if !dso.ksymbols.is_empty() {
+            return 0;
+        }
+        if self.asked.insert((d, at.addr)) {
+            let described = !self.described.insert(d);
+            self.asks
+                .push((d, (!described).then(|| dso.clone()), at.addr));
+            // A DSO new to the looking thread goes at once: it loads the DSO's symbols
+            // and DWARF (the longest of its work) while the next asks gather.
+            if self.asks.len() >= ASKS || !described {
+                self.send();
             }
-            let Some((_, name)) = symbols.function(d, dso, at.addr) else {
-                return 0;
-            };
-            let name = name.to_string();
-            let entries = symbols.inline_entries(d, dso, at.addr, &name);
-            if entries.len() > 1 || entries.iter().any(|e| e.inlined) {
-                u16::try_from(entries.len()).unwrap_or(u16::MAX)
-            } else {
-                0
-            }
-        })
+        }
+        PENDING
     }
 
-    /// The entries found at the frames counted (see [`Symbolizer::adopt_inline_entries`]);
-    /// the symbols and DWARF loaded to find them go.
-    pub(crate) fn into_entries(self) -> crate::symbolize::InlineEntries {
-        self.symbols.into_inline_entries()
+    fn send(&mut self) {
+        let asks = std::mem::take(&mut self.asks);
+        // A looking thread that died (a panic) answers nothing: its counts are 0, the
+        // frames as they are.
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(asks);
+        }
+    }
+
+    /// The count at each address asked about (`(DSO, address)`: 0 for none found), and
+    /// the entries found (see [`Symbolizer::adopt_inline_entries`]); the symbols and
+    /// DWARF loaded to find them go.
+    pub(crate) fn finish(
+        mut self,
+    ) -> (
+        rustc_hash::FxHashMap<(DsoId, u64), u16>,
+        crate::symbolize::InlineEntries,
+    ) {
+        self.send();
+        drop(self.tx.take());
+        self.looking
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+}
+
+/// The number of entries perf lists at `addr` of `dso` when it is an unwound frame.
+fn count(symbols: &mut Symbolizer, d: DsoId, dso: &Dso, addr: u64) -> u16 {
+    let Some((_, name)) = symbols.function(d, dso, addr) else {
+        return 0;
+    };
+    let name = name.to_string();
+    let entries = symbols.inline_entries(d, dso, addr, &name);
+    if entries.len() > 1 || entries.iter().any(|e| e.inlined) {
+        u16::try_from(entries.len()).unwrap_or(u16::MAX - 1)
+    } else {
+        0
     }
 }

@@ -35,7 +35,7 @@ pub fn is_clock(name: &str) -> bool {
 }
 
 /// One sample, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ResolvedSample {
     /// Index of the event (attr).
     pub event: usize,

@@ -82,16 +82,18 @@ pub struct Machine {
     /// The thread now holding each tid (a later FORK of the same tid replaces it);
     /// Fx-hashed, as it is looked up for every frame of every sample.
     by_tid: rustc_hash::FxHashMap<i32, ThreadId>,
-    /// The tid found last and its thread: the frames of a sample, and most samples in a
-    /// row, are one thread's. Forgotten whenever `by_tid` changes.
-    last: Option<(i32, ThreadId)>,
+    /// The tids found last and their threads, the latest first: the frames of a sample
+    /// are one thread's, and samples in time order alternate between the CPUs' threads.
+    /// Forgotten whenever `by_tid` changes.
+    last: [Option<(i32, ThreadId)>; 2],
     map_groups: Vec<Maps>,
     kernel_maps: Maps,
     /// The map found last in user space and in the kernel (by [`Maps::generation`],
     /// which changes with every change of any set): a sample's frames and the samples
     /// that follow it mostly fall in the same few maps, and a walk of the map tree per
-    /// frame was 2.4% of a `-g` listing's cycles.
-    found: [Option<(u64, Map)>; 2],
+    /// frame was 2.4% of a `-g` listing's cycles. Two of each, the latest first, as
+    /// samples in time order alternate between the CPUs' processes.
+    found: [[Option<(u64, Map)>; 2]; 2],
     /// Every DSO named by a map, indexed by [`DsoId`].
     pub dsos: Vec<Dso>,
     dso_by_name: HashMap<String, DsoId>,
@@ -115,10 +117,10 @@ impl Machine {
         let mut m = Machine {
             threads: Vec::new(),
             by_tid: Default::default(),
-            last: None,
+            last: [None; 2],
             map_groups: Vec::new(),
             kernel_maps: Maps::default(),
-            found: [None; 2],
+            found: [[None; 2]; 2],
             dsos: Vec::new(),
             dso_by_name: HashMap::new(),
             comms: Vec::new(),
@@ -133,11 +135,13 @@ impl Machine {
     /// non-leader thread shares its leader's maps; a new thread is named `:tid`.
     pub fn findnew_thread(&mut self, pid: i32, tid: i32) -> ThreadId {
         let known = match self.last {
-            Some((t, id)) if t == tid => Some(id),
+            [Some((t, id)), _] | [_, Some((t, id))] if t == tid => Some(id),
             _ => self.by_tid.get(&tid).copied(),
         };
         if let Some(id) = known {
-            self.last = Some((tid, id));
+            if self.last[0].is_none_or(|(t, _)| t != tid) {
+                self.last = [Some((tid, id)), self.last[0]];
+            }
             if self.threads[id].pid == -1 && pid != -1 {
                 self.threads[id].pid = pid;
             }
@@ -206,11 +210,11 @@ impl Machine {
         if self.threads[parent].pid != ppid {
             // A stale thread holds the parent's tid: start the parent afresh.
             self.by_tid.remove(&ptid);
-            self.last = None;
+            self.last = [None; 2];
             parent = self.findnew_thread(ppid, ptid);
         }
         self.by_tid.remove(&tid);
-        self.last = None;
+        self.last = [None; 2];
         let child = self.findnew_thread(pid, tid);
         self.threads[child].fork_time = Some(time);
         if self.threads[parent].comm_set {
@@ -380,8 +384,32 @@ impl Machine {
         self.resolve_in(thread, ip, kernel)
     }
 
+    /// [`Machine::resolve`], written into `at`. Not inlined, so that the fields are
+    /// stored where the caller keeps them (a sample's ip): a location returned and then
+    /// copied whole stalled on the stores just made (a quarter of the replay's per-sample
+    /// step, `replay::steps::apply`).
+    #[inline(never)]
+    pub(crate) fn resolve_into(
+        &mut self,
+        (pid, tid): (i32, i32),
+        ip: u64,
+        kernel: bool,
+        at: &mut Location,
+    ) {
+        let thread = self.findnew_thread(pid, tid);
+        self.resolve_at(thread, ip, kernel, at);
+    }
+
     /// [`Machine::resolve`] of thread `thread`, found already.
     pub(crate) fn resolve_in(&mut self, thread: ThreadId, ip: u64, kernel: bool) -> Location {
+        let mut at = Location::default();
+        self.resolve_at(thread, ip, kernel, &mut at);
+        at
+    }
+
+    /// [`Machine::resolve_in`], written into `at`.
+    #[inline(always)]
+    fn resolve_at(&mut self, thread: ThreadId, ip: u64, kernel: bool, at: &mut Location) {
         let maps = if kernel {
             &self.kernel_maps
         } else {
@@ -389,24 +417,30 @@ impl Machine {
         };
         let generation = maps.generation();
         let found = &mut self.found[usize::from(kernel)];
-        let map = match *found {
-            Some((g, m)) if g == generation && m.start <= ip && ip < m.end => Some(m),
-            _ => {
-                let map = maps.find(ip).copied();
-                if let Some(m) = map {
-                    *found = Some((generation, m));
-                }
-                map
-            }
+        let holds = |kept: Option<(u64, Map)>| {
+            kept.filter(|&(g, m)| g == generation && m.start <= ip && ip < m.end)
+                .map(|(_, m)| m)
         };
-        Location {
+        let map = if let Some(m) = holds(found[0]) {
+            Some(m)
+        } else if let Some(m) = holds(found[1]) {
+            found.swap(0, 1);
+            Some(m)
+        } else {
+            let map = maps.find(ip).copied();
+            if let Some(m) = map {
+                *found = [Some((generation, m)), found[0]];
+            }
+            map
+        };
+        *at = Location {
             thread,
             comm: self.threads[thread].comm,
             dso: map.map(|m| m.dso),
             addr: map.map_or(ip, |m| m.map_ip(ip)),
             ip,
             kernel,
-        }
+        };
     }
 
     /// The maps of thread `t`'s process.

@@ -6,10 +6,7 @@
 //! two rounds of records are held at once; records without a time (or of time 0) go
 //! through at once.
 
-use std::sync::mpsc::{Receiver, SyncSender};
-
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::ordered::OrderedQueue;
 use perfdata_core::record::LostSamplesView;
 use perfdata_core::record::{Mmap, RecordType, SampleView};
 use perfdata_core::{Metadata, PerfReader, Result};
@@ -22,11 +19,13 @@ use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
 mod chain;
 mod event;
+mod order;
 mod shown;
 mod steps;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
-use event::{event_of, sample_event, Event, PendingSample};
+use event::{event_of, sample_event, Event};
+use order::{chain_words, Batch, Ordering, Step, SPARE_USERS};
 pub use shown::ShownRecord;
 use steps::{apply, replay_steps};
 
@@ -108,48 +107,6 @@ impl Default for ReplayOptions {
     }
 }
 
-/// What the reading thread hands the replaying one, in file order.
-enum Step {
-    /// A FINISHED_ROUND record.
-    Round,
-    /// A record replayed at once (it has no time).
-    Now(Event),
-    /// A record queued at its time.
-    Queued(u64, Event),
-    /// A sample with a callchain, queued at its time (None: replayed at once); its
-    /// chain's words are `chains[start..start + len]` of its [`Batch`] (the span).
-    /// The replaying thread copies the words into a vector of its own ([`Spare`]):
-    /// boxes made on one thread and freed on the other were 9% of a `-g` listing's
-    /// cycles in malloc and free.
-    Chained(Option<u64>, PendingSample, (u32, u32)),
-}
-
-/// Records handed over at once, and the callchain words of their samples.
-#[derive(Default)]
-struct Batch {
-    steps: Vec<Step>,
-    chains: Vec<u64>,
-}
-
-impl Batch {
-    fn new() -> Self {
-        Batch {
-            steps: Vec::with_capacity(BATCH),
-            chains: Vec::new(),
-        }
-    }
-}
-
-/// Records handed over at a time.
-const BATCH: usize = 4096;
-
-/// Bytes of user stack copies handed over at a time: a batch of 4096 `dwarf,8192`
-/// samples held 32 MiB, and the channel and both threads hold six batches (a 110 MB
-/// recording of python peaked at 130 MiB, 100 of them stack copies in flight). At
-/// 1 MiB they were still 11 MB of a report's peak while inlined frames' DWARF is
-/// loaded; 256 KiB (32 samples' copies) is as fast.
-const BATCH_STACK_BYTES: usize = 1 << 18;
-
 /// Replay the recording `reader` reads (opened with [`PerfReader::open`]: compressed
 /// records expanded), handing each sample, resolved, to `on` with the machine of that
 /// moment instead of keeping it ([`Delivered::sample`]), with its [`SampleExtra`] (empty
@@ -180,11 +137,10 @@ pub fn replay(
     let (back, spare) = std::sync::mpsc::channel::<Batch>();
     let ((machine, unwinder), lost_samples) =
         std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
-            let worker =
-                scope.spawn(move || replay_steps(machine, unwinder, rx, back, rounds, on_sample));
+            let worker = scope.spawn(move || replay_steps(machine, unwinder, rx, back, on_sample));
             let read = read_steps(
                 &mut reader,
-                (&tx, &spare),
+                Ordering::new(&tx, &spare, rounds),
                 unwind,
                 opts.extra,
                 &opts.shown,
@@ -224,34 +180,24 @@ pub fn replay(
     })
 }
 
-/// Read every record the replay uses, in batches, into `tx` (emptied ones come back from
-/// `spare`); returns the samples LOST_SAMPLES records say were lost.
+/// Read every record the replay uses and hand them over in perf's order, in batches
+/// (`order`); returns the samples LOST_SAMPLES records say were lost. After an error
+/// nothing more is handed over.
 fn read_steps(
     reader: &mut PerfReader,
-    (tx, spare): (&SyncSender<Batch>, &Receiver<Batch>),
+    mut order: Ordering<'_>,
     unwind: bool,
     extra: bool,
     shown: &[RecordType],
     symfs: Option<&std::path::Path>,
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
-    let mut batch = Batch::new();
-    let mut stack_bytes = 0usize;
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
     loop {
-        // Sent before the next record is read (a sample's step is pushed where it is
-        // made, and the loop goes on from there).
-        if batch.steps.len() >= BATCH || stack_bytes >= BATCH_STACK_BYTES {
-            stack_bytes = 0;
-            // A batch the replay is done with, if one came back: its memory is mapped
-            // and warm (a new one each time faulted its pages in again).
-            let empty = spare.try_recv().unwrap_or_else(|_| Batch::new());
-            let full = std::mem::replace(&mut batch, empty);
-            if tx.send(full).is_err() {
-                return Ok(lost);
-            }
+        if order.out.gone {
+            return Ok(lost);
         }
         // Matched in place, not moved out: next_record has just stored the record's
         // fields one by one, and a copy of the whole value right after waits for each
@@ -288,7 +234,7 @@ fn read_steps(
                 let own = own.map(|(pid, tid, _)| (pid, tid));
                 let shown = ShownRecord::new(record, &at, id_all, own);
                 if let Some(m) = meta_changed(&mut meta, item.meta) {
-                    batch.steps.push(Step::Now(Event::Meta(m)));
+                    order.out.emit(Event::Meta(m));
                 }
                 let ev = Event::Shown(Box::new((shown, effect)));
                 match at.time {
@@ -302,7 +248,7 @@ fn read_steps(
                 // the bytes the decode does, so a sample it refuses fails the decode too.
                 // Its step is pushed where it is made, as below.
                 if kind == RecordType::Sample
-                    && push_sample(item, &mut batch, &mut meta, extra, unwind, &mut stack_bytes)?
+                    && push_sample(item, &mut order, &mut meta, extra, unwind)?
                 {
                     continue;
                 }
@@ -324,22 +270,20 @@ fn read_steps(
                 Some(mm) => jit_codes(mm, symfs, warnings),
                 None => Vec::new(),
             },
-            Step::Round | Step::Chained(..) => Vec::new(),
+            Step::Round => Vec::new(),
         };
-        batch.steps.push(step);
-        batch.steps.extend(
-            jit.into_iter()
-                .map(|c| Step::Queued(c.time, Event::JitCode(Box::new(c)))),
-        );
+        order.step(step);
+        for c in jit {
+            order.step(Step::Queued(c.time, Event::JitCode(Box::new(c))));
+        }
     }
-    // The receiver is gone only if the replay thread panicked, which join reports.
-    let _ = tx.send(batch);
+    order.finish();
     Ok(lost)
 }
 
-/// Push the step of SAMPLE `item` into `batch`, its fields read through the borrowed
+/// Queue (or hand over) SAMPLE `item` in `order`, its fields read through the borrowed
 /// view of its event's layout; false (nothing pushed) when no event describes it. `meta`,
-/// `extra`, `unwind` and `stack_bytes` are [`read_steps`]'s.
+/// `extra` and `unwind` are [`read_steps`]'s.
 ///
 /// The step is made and stored in one place, and the sample's time and event are the
 /// view's, not found again by `RecordRef::locate`: a step built up through several
@@ -348,11 +292,10 @@ fn read_steps(
 #[inline(always)]
 fn push_sample(
     item: &perfdata_core::RecordRef<'_>,
-    batch: &mut Batch,
+    order: &mut Ordering<'_>,
     meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
     extra: bool,
     unwind: bool,
-    stack_bytes: &mut usize,
 ) -> Result<bool> {
     let events = item.meta.events();
     let endian = item.meta.endian;
@@ -367,16 +310,13 @@ fn push_sample(
     let s = SampleView::parse_inlined(body, layout, endian, item.raw.offset + 8)?;
     let attr = &item.meta.attrs()[e].attr;
     let mut p = sample_event(&s, e, attr.sample_period, item.raw.header.misc, events);
-    // Where the sample's callchain went in the batch's words.
-    let mut span = (0u32, 0u32);
+    // The chain waits apart from the sample, named by it.
     if let Some(c) = s.callchain.filter(|c| !c.is_empty()) {
-        let start = batch.chains.len();
-        batch.chains.extend(c.iter());
-        span = (start as u32, c.len() as u32);
+        p.chain = order.out.held.hold(c.iter());
     }
     if extra {
         if let Some(m) = meta_changed(meta, item.meta) {
-            batch.steps.push(Step::Now(Event::Meta(m)));
+            order.out.emit(Event::Meta(m));
         }
         // Boxed only when there is something to keep: an allocation per sample was 5%
         // of script's cycles.
@@ -394,18 +334,17 @@ fn push_sample(
             .sample_type
             .contains(SampleType::REGS_USER | SampleType::STACK_USER)
     {
-        if let Some(user) = user_state(item) {
-            *stack_bytes += user.stack.len();
+        // A user state the replay is done with, filled again ([`order::Batch::users`]).
+        let reuse = order.out.batch.users.pop();
+        if let Some(user) = user_state_in(item, reuse) {
             p.rare().user = Some(user);
         }
     }
     // perf delivers a record without a time (or of time 0) at once.
-    let time = s.time.filter(|&t| t != 0);
-    batch.steps.push(match time {
-        _ if span.1 > 0 => Step::Chained(time, p, span),
-        Some(t) => Step::Queued(t, Event::Sample(p)),
-        None => Step::Now(Event::Sample(p)),
-    });
+    match s.time.filter(|&t| t != 0) {
+        Some(t) => order.queue.push(t, Event::Sample(p)),
+        None => order.out.emit(Event::Sample(p)),
+    }
     Ok(true)
 }
 
@@ -502,6 +441,7 @@ pub(crate) fn replay_sideband(
             &mut Counters::default(),
             &mut SampleExtra::default(),
             &mut Spare::default(),
+            &[],
             None,
             &mut |_, _| {},
         );
@@ -511,6 +451,14 @@ pub(crate) fn replay_sideband(
 
 /// The user registers and valid part of the stack copy of a sample that has both.
 pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
+    user_state_in(item, None)
+}
+
+/// [`user_state`], in `reuse` (its vectors filled again) if given.
+fn user_state_in(
+    item: &perfdata_core::RecordRef<'_>,
+    reuse: Option<Box<UserState>>,
+) -> Option<Box<UserState>> {
     use perfdata_core::attr::SampleType;
     let attr = &item.meta.attrs()[item.locate().event?].attr;
     let both = SampleType::REGS_USER | SampleType::STACK_USER;
@@ -524,13 +472,26 @@ pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<User
     let valid = stack
         .dyn_size
         .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    Some(Box::new(UserState {
-        abi: regs.abi,
-        mask: attr.sample_regs_user,
-        regs: regs.regs.to_vec(),
-        stack: stack.data[..valid.min(stack.data.len())].to_vec(),
-        stack_size: stack.data.len() as u64,
-    }))
+    let data = &stack.data[..valid.min(stack.data.len())];
+    Some(match reuse {
+        Some(mut u) => {
+            u.abi = regs.abi;
+            u.mask = attr.sample_regs_user;
+            u.regs.clear();
+            u.regs.extend(regs.regs.iter());
+            u.stack.clear();
+            u.stack.extend_from_slice(data);
+            u.stack_size = stack.data.len() as u64;
+            u
+        }
+        None => Box::new(UserState {
+            abi: regs.abi,
+            mask: attr.sample_regs_user,
+            regs: regs.regs.to_vec(),
+            stack: data.to_vec(),
+            stack_size: stack.data.len() as u64,
+        }),
+    })
 }
 
 /// The BUILD_ID feature's entries, known before any record.

@@ -96,7 +96,7 @@ mod tests {
             percent: 0.0,
             children: Some((children, 0.0)),
             // Drawn: perf's caller-first rule applies.
-            callchain: Some(crate::callgraph::CallTree { nodes: Vec::new() }),
+            callchain: Some(crate::callgraph::CallTree::empty()),
             members: Vec::new(),
             comm_len: 0,
             created,

@@ -6,6 +6,8 @@
 //! loaded file's program headers, as perf's `map__rip_2objdump` does before it asks
 //! addr2line.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
@@ -87,18 +89,24 @@ pub struct SourceFrame {
     /// The line the function starts at (its `DW_AT_decl_line`, of its declaration or
     /// abstract origin), 0 if unknown.
     pub start_line: u32,
+    /// The file perf 6.1 prints instead of `file` in its srclines, where they differ: the
+    /// unit's own file for a DWARF 5 row before its sequence's first file change, as
+    /// binutils 2.40's addr2line names it (see `first_file.rs`); None elsewhere.
+    pub perf_file: Option<String>,
 }
 
 impl SourceFrame {
     /// perf's srcline: `basename:line` (perf's default, without `--full-source-path`);
     /// None without a file.
     pub fn srcline(&self) -> Option<String> {
-        let file = self.file.as_deref()?;
+        let file = self.perf_file.as_deref().or(self.file.as_deref())?;
         let base = file.rsplit('/').next().unwrap_or(file);
         Some(format!("{base}:{}", self.line))
     }
 }
 
+mod first_file;
+pub mod symbol_file;
 mod units;
 
 /// The DWARF of one DSO, ready for lookups.
@@ -106,6 +114,9 @@ pub struct SourceLines {
     lookups: units::Lookups,
     /// The loaded file's LOAD segments: (virtual address, size, file offset).
     loads: Vec<(u64, u64, u64)>,
+    /// Each unit's rows binutils names by another file, found on the unit's first
+    /// lookup; keyed by the context's address and the unit's offset in it.
+    first_files: RefCell<HashMap<(usize, usize), first_file::FirstFile>>,
 }
 
 impl std::fmt::Debug for SourceLines {
@@ -141,15 +152,16 @@ impl SourceLines {
         .ok()?;
         let empty = gimli::EndianReader::new(SectionBytes::Owned(Arc::default()), endian);
         let lookups = units::Lookups::new(sections, empty)?;
-        Some(SourceLines { lookups, loads })
+        Some(SourceLines {
+            lookups,
+            loads,
+            first_files: RefCell::default(),
+        })
     }
 
     /// The ELF virtual address of a file offset (perf's `map__rip_2objdump`).
     pub fn vaddr(&self, offset: u64) -> u64 {
-        self.loads
-            .iter()
-            .find(|(_, size, off)| offset >= *off && offset - off < *size)
-            .map_or(offset, |&(vaddr, _, off)| offset - off + vaddr)
+        vaddr_of(&self.loads, offset)
     }
 
     /// The frames at `offset`, innermost (the inlined code the address is in) first,
@@ -160,9 +172,28 @@ impl SourceLines {
         let probe = self.vaddr(offset);
         self.lookups
             .candidates(probe)
-            .map(|ctx| frames_in(ctx, probe))
-            .find(|f| !f.is_empty())
+            .map(|ctx| (ctx, frames_in(ctx, probe)))
+            .find(|(_, f)| !f.is_empty())
+            .map(|(ctx, mut frames)| {
+                frames[0].perf_file = self.perf_file(ctx, probe);
+                frames
+            })
             .unwrap_or_default()
+    }
+
+    /// The file perf names for the line row at `probe` in `ctx`, where it is not DWARF's.
+    fn perf_file(&self, ctx: &addr2line::Context<Reader>, probe: u64) -> Option<String> {
+        let unit = ctx.find_dwarf_and_unit(probe).skip_all_loads()?;
+        let offset = match unit.header.offset() {
+            gimli::UnitSectionOffset::DebugInfoOffset(o) => o.0,
+            gimli::UnitSectionOffset::DebugTypesOffset(o) => o.0,
+        };
+        let key = (std::ptr::from_ref(ctx) as usize, offset);
+        let mut cache = self.first_files.borrow_mut();
+        let first = cache
+            .entry(key)
+            .or_insert_with(|| first_file::FirstFile::of(unit));
+        first.file_at(probe).map(str::to_string)
     }
 }
 
@@ -191,6 +222,7 @@ fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
             file,
             line,
             start_line,
+            perf_file: None,
         });
     }
     if out.is_empty() {
@@ -201,10 +233,20 @@ fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
                 file: l.file.map(str::to_string),
                 line: l.line.unwrap_or(0),
                 start_line: 0,
+                perf_file: None,
             });
         }
     }
     out
+}
+
+/// The ELF virtual address of a file offset in the segments `loads` (perf's
+/// `map__rip_2objdump`); the offset itself outside them.
+fn vaddr_of(loads: &[(u64, u64, u64)], offset: u64) -> u64 {
+    loads
+        .iter()
+        .find(|(_, size, off)| offset >= *off && offset - off < *size)
+        .map_or(offset, |&(vaddr, _, off)| offset - off + vaddr)
 }
 
 /// Whether `file` has DWARF to look addresses up in: a `.debug_info` with contents.

@@ -20,10 +20,14 @@ use object::{Object, ObjectSection};
 use crate::inlines::InlineEntry;
 use crate::model::{buildid_dir, trim_build_id, Kallsyms, PROC_KALLSYMS};
 use crate::process::{perf_map_pid, Dso, DsoId};
+use crate::srcline::symbol_file::{SymbolAnswer, SymbolFile};
 use crate::srcline::{SourceFrame, SourceLines};
 use crate::symtab::SymbolTable;
 
 pub mod debuglink;
+mod kallsyms;
+
+pub use kallsyms::kallsyms_in_background;
 
 /// Where to look for symbols.
 #[derive(Debug, Clone, Default)]
@@ -87,18 +91,14 @@ pub struct Symbolizer {
     cache: HashMap<(DsoId, u64), SymbolName>,
     lines: HashMap<DsoId, Option<SourceLines>>,
     frames: HashMap<(DsoId, u64), Vec<SourceFrame>>,
+    /// The file perf's addr2line reads each DSO's symbols from, for addresses its DWARF
+    /// does not cover ([`SymbolFile`]).
+    symbol_files: HashMap<DsoId, Option<SymbolFile>>,
     inlined: InlineEntries,
 }
 
 /// The entries perf lists at frames ([`crate::inlines`]), per (DSO, address).
 pub(crate) type InlineEntries = HashMap<(DsoId, u64), Vec<InlineEntry>>;
-
-/// /proc/kallsyms read into a symbol table on another thread, to be handed to
-/// [`Symbolizer::with_kallsyms`]: reading it is about a fifth of a large report's time,
-/// and it can go on while the recording is read.
-pub fn kallsyms_in_background() -> std::thread::JoinHandle<Option<SymbolTable>> {
-    std::thread::spawn(|| SymbolTable::from_kallsyms(&std::fs::read_to_string(PROC_KALLSYMS).ok()?))
-}
 
 impl Symbolizer {
     /// A symbolizer that reads binaries as `opts` says.
@@ -220,7 +220,15 @@ impl Symbolizer {
                     .get(&id)
                     .and_then(Option::as_ref)
                     .map_or_else(Vec::new, |l| l.frames(addr));
-                crate::inlines::entries_of(&frames, symbol)
+                // Where DWARF has no frame, binutils answers from the symbol table.
+                let file = match frames.is_empty() {
+                    true => match self.symbol_answer(id, dso, addr) {
+                        SymbolAnswer::Symbol(file) => file,
+                        SymbolAnswer::Unknown => None,
+                    },
+                    false => None,
+                };
+                crate::inlines::entries_of(&frames, symbol, file.as_deref())
             } else {
                 Vec::new()
             };
@@ -271,31 +279,78 @@ impl Symbolizer {
             .is_some()
     }
 
+    /// What binutils' addr2line answers for `addr` (DSO-relative) of `dso` where its
+    /// DWARF has nothing: the symbol-table fallback ([`SymbolFile`]); Unknown where perf
+    /// runs no addr2line (the kernel's, `[...]` DSOs, JIT maps) or the file is missing.
+    pub fn symbol_answer(&mut self, id: DsoId, dso: &Dso, addr: u64) -> SymbolAnswer {
+        if dso.kernel || dso.long_name.starts_with('[') || perf_map_pid(&dso.long_name).is_some() {
+            return SymbolAnswer::Unknown;
+        }
+        let opts = &self.opts;
+        let Some(file) = self
+            .symbol_files
+            .entry(id)
+            .or_insert_with(|| {
+                addr2line_file(dso, opts).map(|(m, loads)| SymbolFile::new(m.into(), loads))
+            })
+            .as_ref()
+        else {
+            return SymbolAnswer::Unknown;
+        };
+        file.answer(addr)
+    }
+
     /// perf report's `srcline` cell of `addr` in `dso` (perf's `__get_srcline` without
-    /// inlines): `file.c:LINE` from DWARF (the innermost frame's position), else
-    /// `symbol+OFFSET` (decimal), else `dso[vaddr]` (hex); `??:0` without a DSO.
+    /// inlines): `file.c:LINE` from DWARF (the innermost frame's position); where DWARF
+    /// has no frame, binutils' symbol-table answer (`FILE:0`, or `??:0` for a symbol of
+    /// no file); else `symbol+OFFSET` (decimal), else `dso[vaddr]` (hex); `??:0` without
+    /// a DSO.
     pub fn srcline(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64) -> String {
+        self.srcline_as(dso, addr, Unknown::SymbolOffset)
+    }
+
+    /// The srcline perf prints after a frame of an address-keyed call graph
+    /// (callchain.c's `callchain_srcline`, which asks without the symbol's name): as
+    /// [`Symbolizer::srcline`], but `+OFFSET` where that has `symbol+OFFSET`.
+    pub fn graph_srcline(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64) -> String {
+        self.srcline_as(dso, addr, Unknown::Offset)
+    }
+
+    fn srcline_as(&mut self, dso: Option<(DsoId, &Dso)>, addr: u64, unknown: Unknown) -> String {
         let Some((id, dso)) = dso else {
             return "??:0".to_string();
         };
-        if let Some(s) = self
-            .source_frames(id, dso, addr)
-            .first()
-            .and_then(SourceFrame::srcline)
-        {
+        let frames = self.source_frames(id, dso, addr);
+        if let Some(s) = frames.first().and_then(SourceFrame::srcline) {
             return s;
         }
-        match self.name(id, dso, addr) {
-            SymbolName::Function { start, name } => format!("{name}+{}", addr - start),
-            SymbolName::Address(a) => {
-                let vaddr = self
-                    .lines
-                    .get(&id)
-                    .and_then(Option::as_ref)
-                    .map_or(a, |l| l.vaddr(a));
-                format!("{}[{vaddr:x}]", dso.short_name)
+        if frames.is_empty() {
+            if let SymbolAnswer::Symbol(file) = self.symbol_answer(id, dso, addr) {
+                return file.map_or_else(|| "??:0".to_string(), |f| format!("{}:0", basename(&f)));
             }
         }
+        self.unknown_srcline(id, dso, addr, unknown)
+    }
+
+    /// perf's srcline where addr2line knew nothing, as `unknown` says where the address
+    /// has a symbol; else `dso[vaddr]`.
+    pub fn unknown_srcline(&mut self, id: DsoId, dso: &Dso, addr: u64, unknown: Unknown) -> String {
+        if unknown != Unknown::Address {
+            if let SymbolName::Function { start, name } = self.name(id, dso, addr) {
+                let name = if unknown == Unknown::SymbolOffset {
+                    name.as_str()
+                } else {
+                    ""
+                };
+                return format!("{name}+{}", addr - start);
+            }
+        }
+        let vaddr = self
+            .lines
+            .get(&id)
+            .and_then(Option::as_ref)
+            .map_or(addr, |l| l.vaddr(addr));
+        format!("{}[{vaddr:x}]", dso.short_name)
     }
 
     /// Name many addresses of one DSO: one table load, one lookup per distinct address.
@@ -327,15 +382,71 @@ fn load_perf_map(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
     SymbolTable::from_perf_map(&String::from_utf8_lossy(&text))
 }
 
-fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
+/// What perf's srcline is where addr2line knew nothing of an address with a symbol
+/// (`__get_srcline`'s `show_sym` and the symbol it is given).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// `symbol+OFFSET`: perf report's srcline key.
+    SymbolOffset,
+    /// `+OFFSET`: an address-keyed call graph's frames.
+    Offset,
+    /// `dso[vaddr]`, the symbol not given: perf script's srcline.
+    Address,
+}
+
+/// A binary's LOAD segments: (virtual address, size, file offset).
+type Segments = Vec<(u64, u64, u64)>;
+
+/// The file perf 6.1 runs addr2line on for `dso` (srcline.c's `dso__name`): the file its
+/// symbols came from, the first candidate with a .symtab (`symsrc_filename`); where none
+/// had one, the DSO's path as recorded: not under --symfs and not checked against the
+/// build id (perf runs addr2line on whatever file is there, as on a binary rebuilt since
+/// the recording). With its LOAD segments (those of the runtime image among the
+/// candidates, or the file's own), to turn DSO offsets into its addresses.
+fn addr2line_file(dso: &Dso, opts: &SymbolOptions) -> Option<(memmap2::Mmap, Segments)> {
     let files = read_candidates(dso, opts);
-    let loads = crate::srcline::load_segments(runtime_image(&parse_all(&files))?);
-    // The first candidate with DWARF, in perf's order; its map is kept (not copied) for
-    // the lookups.
-    let debug = files
+    let parsed = parse_all(&files);
+    if let Some(at) = parsed.iter().position(has_symtab) {
+        let loads = crate::srcline::load_segments(runtime_image(&parsed)?);
+        drop(parsed);
+        return Some((files.into_iter().nth(at)?, loads));
+    }
+    drop(parsed);
+    let path = Path::new(&dso.long_name);
+    if !path.is_absolute() || perf_map_pid(&dso.long_name).is_some() {
+        return None;
+    }
+    let data = map_file(path)?;
+    let loads = crate::srcline::load_segments(&object::File::parse(&*data).ok()?);
+    Some((data, loads))
+}
+
+/// The DWARF perf 6.1 reads `dso`'s source lines from: that of the file it runs addr2line
+/// on ([`addr2line_file`]), or, where the file has none, binutils' separate debug file of
+/// it: by its own build id under /usr/lib/debug, then by its .gnu_debuglink.
+fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines> {
+    let (data, loads) = addr2line_file(dso, opts)?;
+    let file = object::File::parse(&*data).ok()?;
+    if crate::srcline::has_dwarf(&file) {
+        drop(file);
+        return SourceLines::load(data, loads);
+    }
+    let by_id = file.build_id().ok().flatten().map(|id| {
+        let h = hex(id);
+        let cut = 2.min(h.len());
+        PathBuf::from(format!(
+            "/usr/lib/debug/.build-id/{}/{}.debug",
+            &h[..cut],
+            &h[cut..]
+        ))
+    });
+    drop(file);
+    let path = Path::new(&dso.long_name);
+    by_id
         .into_iter()
-        .find(|m| object::File::parse(&**m).is_ok_and(|f| crate::srcline::has_dwarf(&f)))?;
-    SourceLines::load(debug, loads)
+        .chain(path.is_absolute().then(|| debuglink::find(path)).flatten())
+        .filter_map(|p| map_file(&p))
+        .find_map(|debug| SourceLines::load(debug, loads.clone()))
 }
 
 /// The kernel's symbols from `k.file`, moved onto the recording's addresses.
@@ -352,6 +463,11 @@ fn load_kallsyms(k: &Kallsyms) -> Option<SymbolTable> {
         (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
     })?;
     Some(table.moved_down(at.wrapping_sub(*recorded)))
+}
+
+/// A path's last component (perf's default srcline, without `--full-source-path`).
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -479,6 +595,12 @@ fn runtime_image<'a, 'd>(parsed: &'a [object::File<'d>]) -> Option<&'a object::F
         .or(parsed.first())
 }
 
+/// Whether `f` has a symbol table with symbols in it (perf's `symsrc__has_symtab`).
+fn has_symtab(f: &object::File<'_>) -> bool {
+    f.symbol_table()
+        .is_some_and(|t| object::ObjectSymbolTable::symbols(&t).next().is_some())
+}
+
 fn parse_all(files: &[memmap2::Mmap]) -> Vec<object::File<'_>> {
     files
         .iter()
@@ -490,10 +612,7 @@ fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
     let files = read_candidates(dso, opts);
     let parsed = parse_all(&files);
     let runtime = runtime_image(&parsed)?;
-    let with_symtab = parsed.iter().find(|f| {
-        f.symbol_table()
-            .is_some_and(|t| object::ObjectSymbolTable::symbols(&t).next().is_some())
-    });
+    let with_symtab = parsed.iter().find(|f| has_symtab(f));
     with_symtab
         .and_then(|f| SymbolTable::from_elf(f, runtime))
         .or_else(|| SymbolTable::from_elf(runtime, runtime))

@@ -163,11 +163,27 @@ impl SymbolTable {
     /// weak, data and bss types as perf keeps them. None if every address is zero
     /// (kptr_restrict).
     pub fn from_kallsyms(text: &str) -> Option<SymbolTable> {
+        let mut lines = KallsymsLines::default();
+        lines.add(text);
+        lines.table()
+    }
+}
+
+/// /proc/kallsyms text read a block of whole lines at a time, as it comes: the table is
+/// that of all the lines added ([`SymbolTable::from_kallsyms`] of their text).
+#[derive(Debug, Default)]
+pub(crate) struct KallsymsLines {
+    syms: Vec<Symbol>,
+    any_address: bool,
+}
+
+impl KallsymsLines {
+    /// Read the lines of `text` (whole lines: a line cut in two reads as two).
+    pub fn add(&mut self, text: &str) {
         // 122,000 lines on this machine: each is read in the shape the kernel writes
         // (`kernel_shaped`), one pass over its bytes; a line of any other shape goes
         // the general way (`split_kallsyms_line`), which reads those the same.
-        let mut syms = Vec::with_capacity(text.len() / 40);
-        let mut any_address = false;
+        self.syms.reserve(text.len() / 40);
         let mut rest = text;
         while !rest.is_empty() {
             let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
@@ -178,7 +194,7 @@ impl SymbolTable {
             else {
                 continue;
             };
-            any_address |= start != 0;
+            self.any_address |= start != 0;
             if !matches!(t.to_ascii_uppercase(), b'T' | b'W' | b'D' | b'B') {
                 continue;
             }
@@ -196,11 +212,18 @@ impl SymbolTable {
                 }
                 None => name,
             };
-            syms.push(Symbol::new(start, start, name, false, binding));
+            self.syms
+                .push(Symbol::new(start, start, name, false, binding));
         }
-        (any_address && !syms.is_empty()).then(|| Self::fixed_up(syms, true))
     }
 
+    /// The table of the lines added ([`SymbolTable::from_kallsyms`]).
+    pub fn table(self) -> Option<SymbolTable> {
+        (self.any_address && !self.syms.is_empty()).then(|| SymbolTable::fixed_up(self.syms, true))
+    }
+}
+
+impl SymbolTable {
     /// A JIT's functions from a perf map file (`/tmp/perf-PID.map`: `START SIZE NAME`
     /// lines, START and SIZE hex without `0x`), read as perf 6.1's `dso__load_perf_map`
     /// reads it: each number is the hex digits at its place (a line whose numbers do not

@@ -289,14 +289,23 @@ impl Tally {
         self.flush_last();
         // The counting's symbols and DWARF go before the naming loads its own; the
         // inlined entries it found are the naming's, which so reads no DWARF again.
+        let mut counts = Default::default();
         if let Some(inlines) = self.inlines.take() {
-            symbols.adopt_inline_entries(inlines.into_entries());
+            let entries;
+            (counts, entries) = inlines.finish();
+            symbols.adopt_inline_entries(entries);
         }
+        // A pending frame's entries, as the counting found them.
+        let inlines = |dso: u32, addr: u64| {
+            dso.checked_sub(1)
+                .and_then(|d| counts.get(&(d as usize, addr)).copied())
+                .unwrap_or(0)
+        };
         let events = replay.event_names.len();
         // Every raw key named once, its row numbered (one DSO's symbols at a time).
         let order = self.order();
         let keys = self.counts.into_keys();
-        let (child_keys, walks, frames) = match self.children.take().map(Children::keys) {
+        let (child_keys, walks, frames) = match self.children.take().map(|c| c.keys(inlines)) {
             Some((k, locs, w)) => {
                 let frames = self.graph.map(|g| FrameNamer::new(locs, g.key));
                 (Some(k), Some(w), frames)
@@ -329,7 +338,7 @@ impl Tally {
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
                 let forest = walks.forest(child_keys, &named[1], &f.frame_of, order, self.cumulate);
-                trees = forest.trees(&f.keys, |k| f.names[k as usize].clone());
+                trees = forest.trees(f.keys, f.names);
             }
             if self.cumulate {
                 children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {

@@ -67,18 +67,13 @@ impl Drawer<'_> {
 
     /// The children of `node` perf keeps after `sort_chain_*`, by cumulative period,
     /// largest first (ties in their tree order).
-    fn sorted(&self, node: &CallNode) -> Vec<&CallNode> {
+    fn sorted<'t>(&self, node: CallNode<'t>) -> Vec<CallNode<'t>> {
         let min_hit = if self.fractal() {
-            (node.children_hit as f64 * (self.params.threshold / 100.0)).ceil() as u64
+            (node.children_hit() as f64 * (self.params.threshold / 100.0)).ceil() as u64
         } else {
             self.min_hit
         };
-        let mut kids: Vec<&CallNode> = node
-            .children
-            .iter()
-            .map(|&c| self.tree.node(c))
-            .filter(|c| c.cumul_hit() >= min_hit)
-            .collect();
+        let mut kids: Vec<CallNode> = node.children(min_hit).collect();
         kids.sort_by_key(|c| std::cmp::Reverse(c.cumul_hit()));
         kids
     }
@@ -110,7 +105,7 @@ impl Drawer<'_> {
         if let [only] = kids[..] {
             if only.cumul_hit() == totals.entry {
                 let mut printed = 0u32;
-                for (i, f) in only.frames.iter().enumerate() {
+                for (i, f) in only.frames().enumerate() {
                     if i == 0 && totals.sym_first {
                         continue;
                     }
@@ -149,7 +144,7 @@ impl Drawer<'_> {
     fn graph_level(
         &self,
         out: &mut Vec<u8>,
-        parent: &CallNode,
+        parent: CallNode,
         total: u64,
         depth: usize,
         mask: u32,
@@ -179,7 +174,7 @@ impl Drawer<'_> {
                 });
             }
             out.push(b'\n');
-            for (j, f) in child.frames.iter().enumerate() {
+            for (j, f) in child.frames().enumerate() {
                 self.frame_line(
                     out,
                     child.cumul_hit(),
@@ -193,11 +188,11 @@ impl Drawer<'_> {
                 );
             }
             let below = if self.fractal() {
-                child.children_hit
+                child.children_hit()
             } else {
                 total
             };
-            self.graph_level(out, child, below, depth + 1, new_mask | bit(depth), left);
+            self.graph_level(out, *child, below, depth + 1, new_mask | bit(depth), left);
             shown += 1;
             if shown == self.params.print_limit {
                 break;
@@ -206,7 +201,7 @@ impl Drawer<'_> {
         if self.fractal() && remaining != 0 && remaining != total {
             let mut count = 0;
             if self.params.value == ChainValue::Count && !kids.is_empty() {
-                let rest = parent.children_count as i64 - cumul_count as i64;
+                let rest = parent.children_count() as i64 - cumul_count as i64;
                 if rest <= 0 {
                     return;
                 }
@@ -253,16 +248,15 @@ impl Drawer<'_> {
     /// where chains end, by its own period, largest first (ties in the order perf's
     /// `__sort_chain_flat` meets them, children before their parent).
     fn flat(&self, out: &mut dyn Write, total: u64, folded: bool) -> io::Result<()> {
-        let mut ends: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut ends: Vec<(CallNode, Vec<CallNode>)> = Vec::new();
         let mut path = Vec::new();
-        self.collect_ends(0, &mut path, &mut ends);
-        ends.sort_by_key(|(n, _)| std::cmp::Reverse(self.tree.node(*n).hit));
+        self.collect_ends(self.tree.root(), true, &mut path, &mut ends);
+        ends.sort_by_key(|(n, _)| std::cmp::Reverse(n.hit()));
         let mut buf = Vec::new();
-        for (shown, (n, path)) in ends.iter().enumerate() {
-            let node = self.tree.node(*n);
-            let frames = path.iter().flat_map(|&p| &self.tree.node(p).frames);
+        for (shown, (node, path)) in ends.iter().enumerate() {
+            let frames = path.iter().flat_map(|p| p.frames());
             if folded {
-                self.value(&mut buf, node.hit, node.count, total);
+                self.value(&mut buf, node.hit(), node.count(), total);
                 buf.push(b' ');
                 for (i, f) in frames.enumerate() {
                     if i > 0 {
@@ -291,15 +285,22 @@ impl Drawer<'_> {
 
     /// The nodes under `n` where chains end with at least the least period, children
     /// first, each with its path from the root.
-    fn collect_ends(&self, n: u32, path: &mut Vec<u32>, ends: &mut Vec<(u32, Vec<u32>)>) {
-        let node = self.tree.node(n);
-        for &c in &node.children {
+    fn collect_ends<'t>(
+        &self,
+        node: CallNode<'t>,
+        root: bool,
+        path: &mut Vec<CallNode<'t>>,
+        ends: &mut Vec<(CallNode<'t>, Vec<CallNode<'t>>)>,
+    ) {
+        // A node's hit is at most its cumulative period: below the least, none under
+        // it is shown.
+        for c in node.children(self.min_hit) {
             path.push(c);
-            self.collect_ends(c, path, ends);
+            self.collect_ends(c, false, path, ends);
             path.pop();
         }
-        if n != 0 && node.hit != 0 && node.hit >= self.min_hit {
-            ends.push((n, path.clone()));
+        if !root && node.hit() != 0 && node.hit() >= self.min_hit {
+            ends.push((node, path.clone()));
         }
     }
 }

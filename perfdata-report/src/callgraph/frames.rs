@@ -104,6 +104,7 @@ impl FrameNamer {
                             .or_insert(next);
                         (
                             FrameKey {
+                                inline: 0,
                                 dso: INLINED_DSO,
                                 sym: true,
                                 value: id,
@@ -116,6 +117,7 @@ impl FrameNamer {
                         let bare = name.strip_suffix(crate::inlines::INLINED).unwrap_or(&name);
                         (
                             FrameKey {
+                                inline: l.inline,
                                 dso,
                                 sym: false,
                                 value: l.ip,
@@ -127,6 +129,7 @@ impl FrameNamer {
                 SymbolName::Function { start, name } => match self.key {
                     ChainKey::Function => (
                         FrameKey {
+                            inline: 0,
                             dso,
                             sym: true,
                             value: start,
@@ -134,9 +137,16 @@ impl FrameNamer {
                         name,
                     ),
                     ChainKey::Address => {
-                        let line = symbols.srcline(found, l.addr);
+                        // The outermost of an unwound frame's entries is the frame's own
+                        // function, at the line of the call its inlined ones were made
+                        // from: its entry's srcline, not the innermost line.
+                        let line = match l.inline {
+                            0 => symbols.graph_srcline(found, l.addr),
+                            j => crate::inlines::entry_srcline(symbols, found, l.addr, j),
+                        };
                         (
                             FrameKey {
+                                inline: l.inline,
                                 dso,
                                 sym: false,
                                 value: l.ip,
@@ -148,6 +158,7 @@ impl FrameNamer {
                 // perf's "%#" PRIx64 of the ip as sampled ("0" for 0).
                 SymbolName::Address(_) => (
                     FrameKey {
+                        inline: 0,
                         dso,
                         sym: false,
                         value: l.ip,

@@ -8,11 +8,11 @@ use super::tree::{CallNode, CallTree};
 
 /// The nodes under the root of `tree`; percentages of `total` (the event's period).
 pub fn tree(tree: &CallTree, total: u64) -> Value {
-    nodes(tree, tree.root(), total)
+    nodes(tree.root(), total)
 }
 
-fn nodes(tree: &CallTree, parent: &CallNode, total: u64) -> Value {
-    let mut kids: Vec<&CallNode> = parent.children.iter().map(|&c| tree.node(c)).collect();
+fn nodes(parent: CallNode, total: u64) -> Value {
+    let mut kids: Vec<CallNode> = parent.children(0).collect();
     kids.sort_by_key(|c| std::cmp::Reverse(c.cumul_hit()));
     Value::Array(
         kids.into_iter()
@@ -23,13 +23,13 @@ fn nodes(tree: &CallTree, parent: &CallNode, total: u64) -> Value {
                     n.cumul_hit() as f64 * 100.0 / total as f64
                 };
                 json!({
-                    "frames": n.frames,
+                    "frames": n.frames().collect::<Vec<_>>(),
                     "period": n.cumul_hit(),
                     "samples": n.cumul_count(),
                     "percent": percent,
-                    "self_period": n.hit,
-                    "self_samples": n.count,
-                    "children": nodes(tree, n, total),
+                    "self_period": n.hit(),
+                    "self_samples": n.count(),
+                    "children": nodes(n, total),
                 })
             })
             .collect(),
@@ -46,15 +46,16 @@ mod tests {
     #[test]
     fn nodes_carry_periods_percentages_and_children_by_period() {
         let key = |value| FrameKey {
+            inline: 0,
             dso: 1,
             sym: true,
             value,
         };
-        let keys = [key(1), key(2), key(3)];
+        let keys = vec![key(1), key(2), key(3)];
         let mut f = Forest::default();
         f.append(0, 0, [0, 2].into_iter(), 2, 1);
         f.append(0, 0, [0, 1].into_iter(), 6, 3);
-        let trees = f.trees(&keys, |k| ["a", "b", "c"][k as usize].to_string());
+        let trees = f.trees(keys, ["a", "b", "c"].map(String::from).to_vec());
         let v = tree(&trees[&(0, 0)], 10);
         assert_eq!(v[0]["frames"], json!(["a"]));
         assert_eq!(

@@ -8,10 +8,14 @@
 //! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
-//! chains came in.
+//! chains came in. The trie is shared by the entries' trees, and perf's nodes are made
+//! of it where they are read ([`CallNode`]): a drawing reads the few above its
+//! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
+//! nodes, each with its frames' names) took 0.1 s, a quarter of the report.
+
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
 /// What tells two frames apart (perf's `match_chain`): the DSO (perf compares the
 /// `struct dso` pointers; DSOs are numbered in the order they were made, 0 for a frame
@@ -25,6 +29,12 @@ pub(crate) struct FrameKey {
     pub(crate) sym: bool,
     /// The symbol's start or the ip.
     pub(crate) value: u64,
+    /// Under the address key, the entry's place in the list perf makes at an unwound
+    /// frame (1 the innermost inlined function's; 0 for a frame listed alone): the
+    /// entries at one address follow each other in a chain, each its own node named as
+    /// its entry (`work nested.c:30`, `step nested.c:21 (inlined)`), so they are told
+    /// apart here. 0 under the function key.
+    pub(crate) inline: u16,
 }
 
 impl FrameKey {
@@ -36,73 +46,251 @@ impl FrameKey {
     }
 }
 
-/// One node of an entry's call tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CallNode {
-    /// The frames of the node, as perf prints them, in the order of the chains.
-    pub frames: Vec<String>,
-    /// The period of the chains that end here.
-    pub hit: u64,
-    /// The samples whose chains end here.
-    pub count: u64,
-    /// The period of the chains that go on below.
-    pub children_hit: u64,
-    /// The samples whose chains go on below.
-    pub children_count: u64,
-    /// The nodes below, in perf's order before sorting (by DSO and address, largest
-    /// first).
-    pub children: Vec<u32>,
-}
-
-impl CallNode {
-    /// perf's `callchain_cumul_hits`: the period of every chain through the node.
-    pub fn cumul_hit(&self) -> u64 {
-        self.hit + self.children_hit
-    }
-
-    /// perf's `callchain_cumul_counts`.
-    pub fn cumul_count(&self) -> u64 {
-        self.count + self.children_count
-    }
-}
-
-/// The callchains under one entry: `nodes[0]` is the root, which has no frames.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CallTree {
-    /// The nodes, the root first.
-    pub nodes: Vec<CallNode>,
-}
-
-impl CallTree {
-    /// The root.
-    pub fn root(&self) -> &CallNode {
-        &self.nodes[0]
-    }
-
-    /// Node `i`.
-    pub fn node(&self, i: u32) -> &CallNode {
-        &self.nodes[i as usize]
-    }
-}
-
-/// A node of the trie: one frame.
+/// A node of the trie: one frame (`key`, NO_KEY for an entry's root), the period and
+/// samples of the chains that end in it, and of all chains through it.
 #[derive(Debug, Clone, Copy)]
 struct TrieNode {
     key: u32,
     hit: u64,
     count: u64,
+    cumul_hit: u64,
+    cumul_count: u64,
+}
+
+/// The key of an entry's root, which has no frame.
+const NO_KEY: u32 = u32::MAX;
+
+/// Every entry's trie, finished: nodes' cumulative periods summed and children listed,
+/// shared by the entries' [`CallTree`]s, which make perf's nodes (runs of frames) of it
+/// only where they are read (a drawing reads the few above its threshold).
+#[derive(Debug)]
+struct Trie {
+    nodes: Vec<TrieNode>,
+    /// The children of node `n` are `kids[first[n]..first[n + 1]]`, in perf's order
+    /// before sorting (by DSO and address, largest first).
+    first: Vec<u32>,
+    kids: Vec<u32>,
+    names: Vec<String>,
+}
+
+impl Trie {
+    fn kids(&self, n: u32) -> &[u32] {
+        let n = n as usize;
+        &self.kids[self.first[n] as usize..self.first[n + 1] as usize]
+    }
+
+    /// perf's node that starts at trie node `t`: its frames run on to a node where
+    /// chains end or part.
+    fn node(&self, t: u32) -> CallNode<'_> {
+        let mut last = t;
+        while let [only] = self.kids(last) {
+            if self.nodes[last as usize].hit != 0 {
+                break;
+            }
+            last = *only;
+        }
+        CallNode {
+            trie: self,
+            first: t,
+            last,
+        }
+    }
+}
+
+/// The callchains under one entry, as perf's `callchain_root` holds them.
+#[derive(Debug, Clone)]
+pub struct CallTree {
+    trie: Arc<Trie>,
+    root: u32,
+}
+
+impl PartialEq for CallTree {
+    /// The same entry's tree of the same report.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.trie, &other.trie) && self.root == other.root
+    }
+}
+
+impl CallTree {
+    /// The root, which has no frames.
+    pub fn root(&self) -> CallNode<'_> {
+        CallNode {
+            trie: &self.trie,
+            first: self.root,
+            last: self.root,
+        }
+    }
+
+    /// A tree with no chains.
+    pub fn empty() -> CallTree {
+        let mut f = Forest::default();
+        f.root((0, 0));
+        f.trees(Vec::new(), Vec::new())
+            .remove(&(0, 0))
+            .expect("the root made")
+    }
+}
+
+/// One node of an entry's call tree: a run of frames (perf's `callchain_node` and its
+/// `val` list) that split where chains part or end.
+#[derive(Debug, Clone, Copy)]
+pub struct CallNode<'a> {
+    trie: &'a Trie,
+    /// The trie nodes of its first and last frame.
+    first: u32,
+    last: u32,
+}
+
+impl<'a> CallNode<'a> {
+    /// The frames of the node, as perf prints them, in the order of the chains.
+    pub fn frames(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let trie = self.trie;
+        let last = self.last;
+        let mut at = (trie.nodes[self.first as usize].key != NO_KEY).then_some(self.first);
+        std::iter::from_fn(move || {
+            let n = at?;
+            at = (n != last).then(|| trie.kids(n)[0]);
+            Some(trie.names[trie.nodes[n as usize].key as usize].as_str())
+        })
+    }
+
+    /// The nodes below, in perf's order before sorting (by DSO and address, largest
+    /// first), those whose cumulative period is at least `min_hit`.
+    pub fn children(&self, min_hit: u64) -> impl Iterator<Item = CallNode<'a>> + 'a {
+        let trie = self.trie;
+        trie.kids(self.last)
+            .iter()
+            .filter(move |&&k| trie.nodes[k as usize].cumul_hit >= min_hit)
+            .map(|&k| trie.node(k))
+    }
+
+    /// The period of the chains that end here.
+    pub fn hit(&self) -> u64 {
+        self.trie.nodes[self.last as usize].hit
+    }
+
+    /// The samples whose chains end here.
+    pub fn count(&self) -> u64 {
+        self.trie.nodes[self.last as usize].count
+    }
+
+    /// The period of the chains that go on below.
+    pub fn children_hit(&self) -> u64 {
+        self.cumul_hit() - self.hit()
+    }
+
+    /// The samples whose chains go on below.
+    pub fn children_count(&self) -> u64 {
+        self.cumul_count() - self.count()
+    }
+
+    /// perf's `callchain_cumul_hits`: the period of every chain through the node.
+    pub fn cumul_hit(&self) -> u64 {
+        self.trie.nodes[self.last as usize].cumul_hit
+    }
+
+    /// perf's `callchain_cumul_counts`.
+    pub fn cumul_count(&self) -> u64 {
+        self.trie.nodes[self.last as usize].cumul_count
+    }
 }
 
 /// The chains of every entry, as a trie of frame keys per entry (event, row).
 #[derive(Debug, Default)]
 pub(crate) struct Forest {
+    /// The nodes, each after its parent, and each one's parent (u32::MAX: a root).
     nodes: Vec<TrieNode>,
-    /// (parent, key) -> child.
+    parents: Vec<u32>,
+    /// Per node: its frame key, its first child and next sibling (NONE: none; the
+    /// child last found first), and how many children it has. Most nodes have one
+    /// child, the node made after them: a walk of the list finds it where a hash
+    /// table of 282,000 children (a python recording's) missed the cache at each step.
+    keys: Vec<u32>,
+    first_child: Vec<u32>,
+    next_sibling: Vec<u32>,
+    fanout: Vec<u32>,
+    /// (parent, key) -> child, for the parents of [`MANY`] children or more.
     index: FxHashMap<(u32, u32), u32>,
     roots: FxHashMap<(u32, u32), u32>,
 }
 
+/// No node.
+const NONE: u32 = u32::MAX;
+
+/// Children from which a node's are found through the hash table.
+const MANY: u32 = 16;
+
 impl Forest {
+    /// The root of entry `entry`'s trie, made if new.
+    fn root(&mut self, entry: (u32, u32)) -> u32 {
+        if let Some(&r) = self.roots.get(&entry) {
+            return r;
+        }
+        let r = self.push(NONE, NO_KEY);
+        self.roots.insert(entry, r);
+        r
+    }
+
+    /// A new node of frame `key` under `parent` (NONE: a root): its number.
+    fn push(&mut self, parent: u32, key: u32) -> u32 {
+        let n = self.nodes.len() as u32;
+        self.nodes.push(TrieNode {
+            key,
+            hit: 0,
+            count: 0,
+            cumul_hit: 0,
+            cumul_count: 0,
+        });
+        self.parents.push(parent);
+        self.keys.push(key);
+        self.first_child.push(NONE);
+        self.fanout.push(0);
+        let sibling = if parent == NONE {
+            NONE
+        } else {
+            let p = parent as usize;
+            self.fanout[p] += 1;
+            std::mem::replace(&mut self.first_child[p], n)
+        };
+        self.next_sibling.push(sibling);
+        n
+    }
+
+    /// The child of `at` of frame `key`, made if new.
+    fn child(&mut self, at: u32, key: u32) -> u32 {
+        let a = at as usize;
+        if self.fanout[a] >= MANY {
+            if let Some(&c) = self.index.get(&(at, key)) {
+                return c;
+            }
+            let c = self.push(at, key);
+            self.index.insert((at, key), c);
+            return c;
+        }
+        let (mut before, mut c) = (NONE, self.first_child[a]);
+        while c != NONE {
+            if self.keys[c as usize] == key {
+                // Found again: first in the list from now on.
+                if before != NONE {
+                    self.next_sibling[before as usize] = self.next_sibling[c as usize];
+                    self.next_sibling[c as usize] = self.first_child[a];
+                    self.first_child[a] = c;
+                }
+                return c;
+            }
+            (before, c) = (c, self.next_sibling[c as usize]);
+        }
+        let c = self.push(at, key);
+        if self.fanout[a] == MANY {
+            let mut k = c;
+            while k != NONE {
+                self.index.insert((at, self.keys[k as usize]), k);
+                k = self.next_sibling[k as usize];
+            }
+        }
+        c
+    }
+
     /// Append a chain of period `period` and `count` samples to the tree of entry
     /// (`event`, `row`); frames are frame-key numbers, in the order the chain is walked.
     /// An empty chain adds nothing (perf's `callchain_append` with an empty cursor).
@@ -118,122 +306,81 @@ impl Forest {
         if frames.peek().is_none() {
             return;
         }
-        let nodes = &mut self.nodes;
-        let mut at = *self.roots.entry((event, row)).or_insert_with(|| {
-            nodes.push(TrieNode {
-                key: u32::MAX,
-                hit: 0,
-                count: 0,
-            });
-            (nodes.len() - 1) as u32
-        });
+        let mut at = self.root((event, row));
         for key in frames {
-            at = *self.index.entry((at, key)).or_insert_with(|| {
-                nodes.push(TrieNode {
-                    key,
-                    hit: 0,
-                    count: 0,
-                });
-                (nodes.len() - 1) as u32
-            });
+            at = self.child(at, key);
         }
-        let n = &mut nodes[at as usize];
+        let n = &mut self.nodes[at as usize];
         n.hit += period;
         n.count += count;
     }
 
-    /// Each entry's tree, its frames named by `name(key)` and siblings ordered by
-    /// `keys[key]` as perf's rb-tree orders them.
+    /// Each entry's tree, frame key `k` named `names[k]` and siblings ordered by
+    /// `keys[k]` as perf's rb-tree orders them.
     pub(crate) fn trees(
         self,
-        keys: &[FrameKey],
-        name: impl Fn(u32) -> String,
+        keys: Vec<FrameKey>,
+        names: Vec<String>,
     ) -> FxHashMap<(u32, u32), CallTree> {
         let Forest {
-            nodes,
-            index,
+            mut nodes,
+            parents,
             roots,
+            ..
         } = self;
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-        for ((parent, _), child) in index {
-            children[parent as usize].push(child);
+        // Children come after their parents: one pass from the end sums the periods
+        // below each node, and counts its children.
+        let mut first = vec![0u32; nodes.len() + 1];
+        for n in (0..nodes.len()).rev() {
+            let t = &mut nodes[n];
+            t.cumul_hit += t.hit;
+            t.cumul_count += t.count;
+            let (hit, count) = (t.cumul_hit, t.cumul_count);
+            let p = parents[n];
+            if p != NONE {
+                let up = &mut nodes[p as usize];
+                up.cumul_hit += hit;
+                up.cumul_count += count;
+                first[p as usize + 1] += 1;
+            }
+        }
+        for i in 1..first.len() {
+            first[i] += first[i - 1];
+        }
+        let mut kids = vec![0u32; first[nodes.len()] as usize];
+        let mut next = first.clone();
+        for (n, &p) in parents.iter().enumerate() {
+            if p != NONE {
+                kids[next[p as usize] as usize] = n as u32;
+                next[p as usize] += 1;
+            }
         }
         let rank = |n: u32| keys[nodes[n as usize].key as usize].rank();
-        for c in &mut children {
-            c.sort_by_key(|&n| std::cmp::Reverse(rank(n)));
+        for n in 0..nodes.len() {
+            let (a, b) = (first[n] as usize, first[n + 1] as usize);
+            if b - a > 1 {
+                kids[a..b].sort_by_key(|&k| std::cmp::Reverse(rank(k)));
+            }
         }
-        let mut out = FxHashMap::default();
-        for (entry, root) in roots {
-            let mut tree = CallTree { nodes: Vec::new() };
-            tree.nodes.push(CallNode {
-                frames: Vec::new(),
-                hit: nodes[root as usize].hit,
-                count: nodes[root as usize].count,
-                children_hit: 0,
-                children_count: 0,
-                children: Vec::new(),
-            });
-            let kids = compress_children(&nodes, &children, &name, &mut tree, root);
-            let root = &mut tree.nodes[0];
-            (root.children_hit, root.children_count) = kids.1;
-            root.children = kids.0;
-            out.insert(entry, tree);
-        }
-        out
+        let trie = Arc::new(Trie {
+            nodes,
+            first,
+            kids,
+            names,
+        });
+        roots
+            .into_iter()
+            .map(|(entry, root)| {
+                (
+                    entry,
+                    CallTree {
+                        trie: Arc::clone(&trie),
+                        root,
+                    },
+                )
+            })
+            .collect()
     }
-}
-
-/// The trie's children of `t` made nodes of `tree`: their numbers and the sum of their
-/// cumulative period and samples.
-fn compress_children(
-    nodes: &[TrieNode],
-    children: &[Vec<u32>],
-    name: &impl Fn(u32) -> String,
-    tree: &mut CallTree,
-    t: u32,
-) -> (Vec<u32>, (u64, u64)) {
-    let mut ids = Vec::with_capacity(children[t as usize].len());
-    let (mut hit, mut count) = (0, 0);
-    for &c in &children[t as usize] {
-        let id = compress(nodes, children, name, tree, c);
-        let n = tree.node(id);
-        hit += n.cumul_hit();
-        count += n.cumul_count();
-        ids.push(id);
-    }
-    (ids, (hit, count))
-}
-
-/// The node that starts at trie node `t`: frames up to one where chains end or part.
-fn compress(
-    nodes: &[TrieNode],
-    children: &[Vec<u32>],
-    name: &impl Fn(u32) -> String,
-    tree: &mut CallTree,
-    t: u32,
-) -> u32 {
-    let mut frames = vec![name(nodes[t as usize].key)];
-    let mut at = t;
-    while let [only] = children[at as usize][..] {
-        if nodes[at as usize].hit != 0 {
-            break;
-        }
-        at = only;
-        frames.push(name(nodes[at as usize].key));
-    }
-    let id = tree.nodes.len() as u32;
-    tree.nodes.push(CallNode {
-        frames,
-        hit: nodes[at as usize].hit,
-        count: nodes[at as usize].count,
-        children_hit: 0,
-        children_count: 0,
-        children: Vec::new(),
-    });
-    let (kids, (hit, count)) = compress_children(nodes, children, name, tree, at);
-    let n = &mut tree.nodes[id as usize];
-    (n.children, n.children_hit, n.children_count) = (kids, hit, count);
-    id
 }
 
 #[cfg(test)]
@@ -242,6 +389,7 @@ mod tests {
 
     fn key(value: u64) -> FrameKey {
         FrameKey {
+            inline: 0,
             dso: 1,
             sym: true,
             value,
@@ -252,32 +400,69 @@ mod tests {
     /// under that, and [d]; a run that neither parts nor ends is one node.
     #[test]
     fn runs_are_nodes_split_where_chains_part_or_end() {
-        let keys = [key(10), key(20), key(30), key(40), key(50)];
+        let keys = vec![key(10), key(20), key(30), key(40), key(50)];
+        let names = (0..5).map(|k| format!("f{k}")).collect();
         let mut f = Forest::default();
         f.append(0, 7, [0, 1, 2].into_iter(), 5, 1);
         f.append(0, 7, [0, 1].into_iter(), 3, 2);
         f.append(0, 7, [0, 3].into_iter(), 2, 1);
         f.append(0, 8, [4, 0].into_iter(), 1, 1);
         f.append(0, 9, std::iter::empty(), 1, 1);
-        let trees = f.trees(&keys, |k| format!("f{k}"));
+        let trees = f.trees(keys, names);
         assert_eq!(trees.len(), 2, "an empty chain makes no tree");
         let t = &trees[&(0, 7)];
         let root = t.root();
-        assert_eq!((root.children_hit, root.children_count), (10, 4));
-        let [a] = root.children[..] else { panic!() };
-        let a = t.node(a);
-        assert_eq!(a.frames, ["f0"]);
-        assert_eq!((a.hit, a.children_hit), (0, 10));
+        assert_eq!(root.frames().count(), 0);
+        assert_eq!((root.children_hit(), root.children_count()), (10, 4));
+        let [a] = root.children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        assert_eq!(a.frames().collect::<Vec<_>>(), ["f0"]);
+        assert_eq!((a.hit(), a.children_hit()), (0, 10));
         // Siblings by address, largest first: d (40) before b (20).
-        let names: Vec<_> = a.children.iter().map(|&c| &t.node(c).frames).collect();
-        assert_eq!(names, [&vec!["f3".to_string()], &vec!["f1".to_string()]]);
-        let b = t.node(a.children[1]);
+        let kids: Vec<_> = a.children(0).collect();
+        let names: Vec<Vec<&str>> = kids.iter().map(|c| c.frames().collect()).collect();
+        assert_eq!(names, [["f3"], ["f1"]]);
+        let b = kids[1];
         assert_eq!(
-            (b.hit, b.count, b.children_hit, b.cumul_hit()),
+            (b.hit(), b.count(), b.children_hit(), b.cumul_hit()),
             (3, 2, 5, 8)
         );
-        assert_eq!(t.node(b.children[0]).frames, ["f2"]);
+        let [c] = b.children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        assert_eq!(c.frames().collect::<Vec<_>>(), ["f2"]);
+        // Children under the least period asked for are left out.
+        assert_eq!(a.children(3).count(), 1);
         let t = &trees[&(0, 8)];
-        assert_eq!(t.node(t.root().children[0]).frames, ["f4", "f0"]);
+        let [top] = t.root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        assert_eq!(top.frames().collect::<Vec<_>>(), ["f4", "f0"]);
+    }
+
+    /// A node of many children (past the count from which they are found through the
+    /// hash table) keeps each once, whatever order chains come in: each child's period
+    /// summed, the children in perf's order.
+    #[test]
+    fn many_children_are_each_one_node() {
+        let keys: Vec<FrameKey> = (0..=40).map(|k| key(10 * k)).collect();
+        let names = (0..=40).map(|k| format!("f{k}")).collect();
+        let mut f = Forest::default();
+        for k in (1..=40).chain((1..=40).rev()).chain((1..=40).step_by(3)) {
+            f.append(0, 1, [0, k].into_iter(), k.into(), 1);
+        }
+        let trees = f.trees(keys, names);
+        let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        let kids: Vec<_> = a.children(0).collect();
+        assert_eq!(kids.len(), 40);
+        for (c, k) in kids.iter().zip((1..=40u64).rev()) {
+            assert_eq!(c.frames().collect::<Vec<_>>(), [format!("f{k}")]);
+            let times = if (k - 1) % 3 == 0 { 3 } else { 2 };
+            assert_eq!((c.hit(), c.count()), (k * times, times));
+        }
+        assert_eq!(a.cumul_count(), 80 + 14);
     }
 }

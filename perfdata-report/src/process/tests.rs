@@ -84,6 +84,15 @@ fn the_map_found_last_is_not_kept_past_a_change_of_the_maps() {
     assert_eq!(name(&mut m, 10, 0x3010), Some(("old".into(), 0x2010)));
     assert_eq!(name(&mut m, 10, 0x1010), Some(("old".into(), 0x10)));
     assert_eq!(name(&mut m, 10, 0x5010), None);
+    // Alternating between the two processes (two maps are kept, the latest first),
+    // each finds its own, its tid its own thread.
+    for _ in 0..2 {
+        assert_eq!(name(&mut m, 20, 0x2010), Some(("other".into(), 0x1010)));
+        assert_eq!(name(&mut m, 10, 0x2010), Some(("new".into(), 0x10)));
+        assert_eq!(name(&mut m, 10, 0x1010), Some(("old".into(), 0x10)));
+        let (a, b) = (m.findnew_thread(10, 10), m.findnew_thread(20, 20));
+        assert_eq!((m.threads[a].tid, m.threads[b].tid), (10, 20));
+    }
 }
 
 #[test]

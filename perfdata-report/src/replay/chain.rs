@@ -62,16 +62,18 @@ pub(super) fn resolve_chain(
     }
 }
 
-/// Vectors the replaying thread made for samples gone before, to be filled again: a
-/// `-g` sample's chain words (copied out of their batch to wait in the queue) and its
-/// frames, a vector of each made and freed per sample, were 10% of a `-g` listing's
-/// cycles in malloc and free. Holds at most [`SPARE_WORDS`] words.
+/// What samples gone before leave, to be filled again: a `-g` sample's chain words,
+/// held while it waits in the time-order queue (on the reading thread), and the
+/// resolved sample with its frames (on the replaying thread); a vector of each made
+/// and freed per sample were 10% of a `-g` listing's cycles in malloc and free. Holds
+/// at most [`SPARE_WORDS`] words.
 #[derive(Default)]
 pub(super) struct Spare {
     words: Vec<Vec<u64>>,
     /// The words the vectors of `words` have room for.
     room: usize,
-    frames: Vec<Location>,
+    /// The sample handed over last, made again in place for the next.
+    pub(super) sample: crate::model::ResolvedSample,
     /// The chains of samples waiting for their turn, each named in its sample by its
     /// place here plus one ([`Spare::hold`]): a vector in every queued sample made the
     /// queue's items 16 bytes larger, and moving them through the queue's slots is a
@@ -80,6 +82,10 @@ pub(super) struct Spare {
     /// Places of `waiting` let go of, to be filled again (so they never outnumber the
     /// samples that waited at once).
     emptied: Vec<u32>,
+    /// Samples' user states unwound, to go back to the reading thread (boxed as the
+    /// samples hold them: unboxing and boxing again is an allocation per sample).
+    #[allow(clippy::vec_box)]
+    users: Vec<Box<crate::unwind::UserState>>,
 }
 
 /// The most words [`Spare`] keeps room for (8 MiB): about two rounds of `-g` samples
@@ -87,18 +93,35 @@ pub(super) struct Spare {
 const SPARE_WORDS: usize = 1 << 20;
 
 impl Spare {
+    /// Keep a sample's user state, unwound, for [`Spare::hand_back_users`].
+    pub(super) fn keep_user(&mut self, user: Box<crate::unwind::UserState>) {
+        self.users.push(user);
+    }
+
+    /// Move the user states kept into `to`, up to `most` there; the others go.
+    #[allow(clippy::vec_box)]
+    pub(super) fn hand_back_users(
+        &mut self,
+        to: &mut Vec<Box<crate::unwind::UserState>>,
+        most: usize,
+    ) {
+        let n = most.saturating_sub(to.len()).min(self.users.len());
+        to.extend(self.users.drain(..n));
+        self.users.clear();
+    }
+
     /// A vector holding `from`.
-    pub(super) fn words(&mut self, from: &[u64]) -> Vec<u64> {
+    pub(super) fn words(&mut self, from: impl IntoIterator<Item = u64>) -> Vec<u64> {
         let mut v = self.words.pop().unwrap_or_default();
         self.room -= v.capacity();
         v.clear();
-        v.extend_from_slice(from);
+        v.extend(from);
         v
     }
 
     /// Hold a vector holding `from` while its sample waits; its name (never 0) for
     /// [`Spare::release`].
-    pub(super) fn hold(&mut self, from: &[u64]) -> u32 {
+    pub(super) fn hold(&mut self, from: impl IntoIterator<Item = u64>) -> u32 {
         let v = self.words(from);
         match self.emptied.pop() {
             Some(at) => {
@@ -128,17 +151,6 @@ impl Spare {
             self.words.push(v);
         }
     }
-
-    /// An empty vector for a sample's frames.
-    pub(super) fn frames(&mut self) -> Vec<Location> {
-        std::mem::take(&mut self.frames)
-    }
-
-    /// Keep `v`, done with, for [`Spare::frames`].
-    pub(super) fn keep_frames(&mut self, mut v: Vec<Location>) {
-        v.clear();
-        self.frames = v;
-    }
 }
 
 #[cfg(test)]
@@ -148,27 +160,23 @@ mod tests {
     #[test]
     fn spare_vectors_are_given_back_filled_as_asked_and_bounded() {
         let mut spare = Spare::default();
-        let a = spare.words(&[1, 2, 3]);
+        let a = spare.words([1, 2, 3]);
         assert_eq!(a, [1, 2, 3]);
         spare.keep_words(a);
         // The kept vector comes back holding only what is asked now.
-        assert_eq!(spare.words(&[7]), [7]);
+        assert_eq!(spare.words([7]), [7]);
         // No more room kept than SPARE_WORDS words, however many are given back.
         for _ in 0..3 {
             spare.keep_words(Vec::with_capacity(SPARE_WORDS / 2));
         }
         assert!(spare.room <= SPARE_WORDS, "{}", spare.room);
         assert_eq!(spare.words.len(), 2);
-        let mut frames = spare.frames();
-        frames.push(Location::default());
-        spare.keep_frames(frames);
-        assert!(spare.frames().is_empty());
         // Held chains come back by name, each its own, and their places are used again.
-        let (x, y) = (spare.hold(&[1, 2]), spare.hold(&[3]));
+        let (x, y) = (spare.hold([1, 2]), spare.hold([3]));
         assert!(x != 0 && y != 0 && x != y);
         assert_eq!(spare.release(y), [3]);
         assert_eq!(spare.release(0), [0u64; 0]);
-        let z = spare.hold(&[4, 5, 6]);
+        let z = spare.hold([4, 5, 6]);
         assert_eq!(z, y);
         assert_eq!(spare.release(x), [1, 2]);
         assert_eq!(spare.release(z), [4, 5, 6]);

@@ -111,8 +111,9 @@ pub(super) struct PendingSample {
     pub(super) tid: i32,
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
-    /// The callchain's raw entries, markers included, held on the replaying thread
-    /// (`Spare::hold`, which names them; 0: none).
+    /// The callchain's raw entries, markers included: while the sample waits, held on
+    /// the reading thread (`Spare::hold`, which names them), then in its batch's words
+    /// (`super::chain_words`); 0: none.
     pub(super) chain: u32,
     /// What only some samples carry.
     pub(super) rare: Option<Box<Rare>>,
@@ -178,7 +179,7 @@ pub(super) fn sample_event(
         period: s.period.unwrap_or(period),
         ip: s.ip.unwrap_or(0),
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
-        // The reading thread hands the words over apart (super::Step::Chained).
+        // The words wait apart (super::Outbox::held).
         chain: 0,
         rare: read.map(|read| {
             Box::new(Rare {

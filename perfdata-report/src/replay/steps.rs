@@ -1,64 +1,40 @@
 //! The replaying thread's half of [`super::replay`]: the records the reading thread
-//! handed over, in perf's order, applied to the machine and delivered.
+//! put in perf's order and handed over, applied to the machine and delivered.
 
 use std::sync::mpsc::Receiver;
 
 use super::*;
 
-/// Replay the records from `rx` in perf's order, onto `machine`, unwinding the samples'
-/// user stacks with `unwinder` if given.
+/// Replay the records from `rx`, in perf's order already, onto `machine`, unwinding the
+/// samples' user stacks with `unwinder` if given; each emptied batch goes `back`.
 pub(super) fn replay_steps(
     mut machine: Machine,
     mut unwinder: Option<Unwinder>,
     rx: Receiver<Batch>,
     back: std::sync::mpsc::Sender<Batch>,
-    rounds: bool,
     mut on_sample: impl FnMut(&Machine, Delivered<'_>),
 ) -> (Machine, Option<Unwinder>) {
-    // Records waiting for their turn, in perf's order (see the module's comment).
-    let mut queue = OrderedQueue::new();
     let mut counters = Counters::default();
     let mut plain = SampleExtra::default();
     let mut spare = Spare::default();
-    let mut apply = |machine: &mut Machine, spare: &mut Spare, ev| {
-        apply(
-            machine,
-            ev,
-            &mut counters,
-            &mut plain,
-            spare,
-            unwinder.as_mut(),
-            &mut on_sample,
-        )
-    };
     for mut batch in rx {
         let chains = &batch.chains;
-        for step in batch.steps.drain(..) {
-            match step {
-                Step::Round if rounds => {
-                    for ev in queue.round() {
-                        apply(&mut machine, &mut spare, ev);
-                    }
-                }
-                Step::Round => {}
-                Step::Now(ev) => apply(&mut machine, &mut spare, ev),
-                Step::Queued(t, ev) => queue.push(t, ev),
-                Step::Chained(time, mut p, (start, len)) => {
-                    let (start, len) = (start as usize, len as usize);
-                    p.chain = spare.hold(&chains[start..start + len]);
-                    match time {
-                        Some(t) => queue.push(t, Event::Sample(p)),
-                        None => apply(&mut machine, &mut spare, Event::Sample(p)),
-                    }
-                }
-            }
+        for ev in batch.events.drain(..) {
+            apply(
+                &mut machine,
+                ev,
+                &mut counters,
+                &mut plain,
+                &mut spare,
+                chains,
+                unwinder.as_mut(),
+                &mut on_sample,
+            );
         }
         batch.chains.clear();
+        spare.hand_back_users(&mut batch.users, SPARE_USERS);
         // The reading thread may be gone (an error): the batch is dropped then.
         let _ = back.send(batch);
-    }
-    for ev in queue.drain() {
-        apply(&mut machine, &mut spare, ev);
     }
     (machine, unwinder)
 }
@@ -66,13 +42,16 @@ pub(super) fn replay_steps(
 /// Replay one record; `plain` is what a sample without extra fields is handed with: no
 /// fields, and the metadata as of now when kept ([`SampleExtra::meta`]). Shared by
 /// reference, not cloned per sample: an Arc's count touched twice a sample was 4% of
-/// `perfdata script`'s cycles. `spare` has the vectors of samples gone before.
+/// `perfdata script`'s cycles. `spare` has the vectors of samples gone before; `chains`
+/// the callchain words of the batch the record came in ([`chain_words`]).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn apply(
     machine: &mut Machine,
     ev: Event,
     counters: &mut Counters,
     plain: &mut SampleExtra,
     spare: &mut Spare,
+    chains: &[u64],
     unwinder: Option<&mut Unwinder>,
     on_sample: &mut impl FnMut(&Machine, Delivered<'_>),
 ) {
@@ -102,7 +81,7 @@ pub(super) fn apply(
                 on_sample(machine, Delivered::Record(&record));
             }
             if let Some(ev) = effect {
-                apply(machine, ev, counters, plain, spare, None, on_sample);
+                apply(machine, ev, counters, plain, spare, &[], None, on_sample);
             }
             if !first {
                 record.find_thread(machine);
@@ -112,34 +91,35 @@ pub(super) fn apply(
         Event::Sample(mut p) => {
             let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
             let mut unwound = 0;
-            let mut chain = spare.release(p.chain);
+            let mut chain = chain_words(chains, p.chain);
+            let with_frames;
             if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
                 let thread = machine.findnew_thread(p.pid, p.tid);
                 let frames = unwinder.unwind(machine, thread, &user);
-                chain = with_user_frames(&chain, &frames);
+                spare.keep_user(user);
+                with_frames = with_user_frames(chain, &frames);
+                chain = &with_frames;
                 unwound = frames.len();
             }
-            let ip = machine.resolve(p.pid, p.tid, p.ip, p.kernel);
-            let mut callchain = spare.frames();
-            resolve_chain(machine, p.pid, p.tid, &chain, &mut callchain);
-            spare.keep_words(chain);
+            // The sample is made in the one kept from the sample before, field by
+            // field, its ip resolved in place (Machine::resolve_into), then its chain:
+            // a sample made whole and then moved, or a location returned and then
+            // copied, stalled on the stores just made (a third of this function's
+            // cycles).
+            let sample = &mut spare.sample;
+            sample.event = p.event as usize;
+            sample.pid = p.pid;
+            sample.tid = p.tid;
+            sample.cpu = p.cpu();
+            sample.time = p.time();
+            sample.period = p.period;
+            sample.unwound = unwound;
+            machine.resolve_into((p.pid, p.tid), p.ip, p.kernel, &mut sample.ip);
+            resolve_chain(machine, p.pid, p.tid, chain, &mut sample.callchain);
             // A chain perf discards (a bad marker) has no frames, unwound or not.
-            let unwound = if callchain.len() >= unwound {
-                unwound
-            } else {
-                0
-            };
-            let mut sample = ResolvedSample {
-                event: p.event as usize,
-                pid: p.pid,
-                tid: p.tid,
-                cpu: p.cpu(),
-                time: p.time(),
-                period: p.period,
-                ip,
-                callchain,
-                unwound,
-            };
+            if sample.callchain.len() < unwound {
+                sample.unwound = 0;
+            }
             let own;
             let extra = match rare.extra {
                 None => &*plain,
@@ -150,11 +130,9 @@ pub(super) fn apply(
                 }
             };
             match rare.read {
-                None => {
-                    on_sample(machine, Delivered::Sample(&mut sample, extra));
-                    spare.keep_frames(sample.callchain);
-                }
+                None => on_sample(machine, Delivered::Sample(sample, extra)),
                 Some(values) => {
+                    let sample = sample.clone();
                     deliver_read(machine, sample, &values, counters, &mut |m, mut s| {
                         on_sample(m, Delivered::Sample(&mut s, extra))
                     })

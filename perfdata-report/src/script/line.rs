@@ -160,12 +160,20 @@ fn number(buf: &mut Vec<u8>, v: u64, radix: u64, sign: bool, width: usize, pad: 
     }
 }
 
-/// The text of the decimal a [`Memo`] wrote last, kept: a listing's pids, tids,
+/// The texts of the last two decimals a [`Memo`] wrote, kept: a listing's pids, tids,
 /// periods and seconds repeat from line to line, and making the digits of four numbers
-/// a line was 15% of the cycles.
+/// a line was 15% of the cycles. Two, as samples in time order alternate between the
+/// CPUs and so between their threads (and CPU numbers): with one text kept, the digits
+/// were made again for most lines of a two-process recording.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Memo {
-    /// The value and conversion of the text kept.
+    /// The text written last, then the one before it.
+    kept: [Kept; 2],
+}
+
+/// A text a [`Memo`] keeps: its value and conversion, its bytes and length.
+#[derive(Debug, Default, Clone, Copy)]
+struct Kept {
     key: Option<(u64, Conversion)>,
     w: u128,
     n: usize,
@@ -186,13 +194,21 @@ impl Memo {
 
     #[inline]
     fn converted(&mut self, buf: &mut Vec<u8>, v: u64, c: Conversion) {
-        if self.key != Some((v, c)) {
-            match word(v, c) {
-                Some((w, n)) => (self.key, self.w, self.n) = (Some((v, c)), w, n),
-                None => return number_long(buf, v, c),
+        let key = Some((v, c));
+        if self.kept[0].key != key {
+            if self.kept[1].key == key {
+                self.kept.swap(0, 1);
+            } else {
+                match word(v, c) {
+                    Some((w, n)) => {
+                        self.kept[1] = self.kept[0];
+                        self.kept[0] = Kept { key, w, n };
+                    }
+                    None => return number_long(buf, v, c),
+                }
             }
         }
-        put(buf, self.w, self.n);
+        put(buf, self.kept[0].w, self.kept[0].n);
     }
 
     /// [`int`], remembered.
@@ -445,6 +461,15 @@ mod tests {
                 let i = v as i64;
                 assert_eq!(with(|b| int(b, i, w)), format!("{i:>w$}"), "{i} {w}");
                 assert_eq!(with(|b| int_left(b, i, w)), format!("{i:<w$}"), "{i} {w}");
+            }
+        }
+        // Values alternating and coming back (two threads on two CPUs, a third now
+        // and then), each kept text given back only for its own value and width.
+        let mut memo = Memo::default();
+        for (k, &v) in values.iter().enumerate().take(3000) {
+            let back = values[k / 2];
+            for (v, w) in [(v, 5), (back, 5), (v, 5), (back, 6), (v, 5), (v, 6)] {
+                assert_eq!(with(|b| memo.uint(b, v, w)), format!("{v:>w$}"), "{v} {w}");
             }
         }
         // Appended after what the buffer held.

@@ -30,6 +30,7 @@ use crate::filter::SampleFilter;
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{Location, Machine};
 use crate::replay::{replay, Delivered, ReplayOptions, SampleExtra, ShownRecord};
+use crate::srcline::symbol_file::SymbolAnswer;
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
@@ -527,24 +528,36 @@ impl<'o> Printer<'o> {
     }
 }
 
-/// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; else
-/// `dso[addr]` for the kernel, as perf report's srcline otherwise; None (nothing printed)
-/// for an address of a DSO with line tables that has no line (binutils' addr2line
-/// answers `??:?`, which perf reads as its SRCLINE_UNKNOWN).
+/// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; where
+/// DWARF has no frame, binutils' symbol-table answer: `file:0` for a symbol with a file,
+/// None (nothing printed: perf reads addr2line's `??:?` as its SRCLINE_UNKNOWN) for a
+/// symbol without one or a DWARF frame without a line; else (addr2line knew nothing,
+/// or perf runs none: the kernel's) `dso[addr]`.
 fn srcline(
     symbols: &mut Symbolizer,
     d: crate::process::DsoId,
     dso: &crate::process::Dso,
     addr: u64,
 ) -> Option<String> {
-    let line = symbols
-        .source_frames(d, dso, addr)
-        .first()
-        .and_then(crate::srcline::SourceFrame::srcline);
+    let frames = symbols.source_frames(d, dso, addr);
+    let (line, found) = (
+        frames
+            .first()
+            .and_then(crate::srcline::SourceFrame::srcline),
+        !frames.is_empty(),
+    );
     match line {
         Some(l) => Some(l),
         None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
-        None if symbols.has_source_lines(d, dso) => None,
-        None => Some(symbols.srcline(Some((d, dso)), addr)),
+        None if found => None,
+        None => match symbols.symbol_answer(d, dso, addr) {
+            SymbolAnswer::Symbol(Some(file)) => {
+                Some(format!("{}:0", file.rsplit('/').next().unwrap_or(&file)))
+            }
+            SymbolAnswer::Symbol(None) => None,
+            SymbolAnswer::Unknown => {
+                Some(symbols.unknown_srcline(d, dso, addr, crate::symbolize::Unknown::Address))
+            }
+        },
     }
 }
