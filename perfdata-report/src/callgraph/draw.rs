@@ -315,6 +315,7 @@ mod tests {
     fn drawn(total: u64, print: PrintType) -> String {
         let keys: Vec<FrameKey> = [10, 20, 30]
             .map(|value| FrameKey {
+                inline: 0,
                 dso: 1,
                 sym: true,
                 value,
