@@ -324,7 +324,8 @@ mod tests {
         let mut f = Forest::default();
         f.append(0, 7, [0, 1].into_iter(), total - 1, total - 1);
         f.append(0, 7, [0, 2].into_iter(), 1, 1);
-        let trees = f.trees(&keys, |k| format!("f{k}"));
+        let names = (0..keys.len()).map(|k| format!("f{k}")).collect();
+        let trees = f.trees(keys, names);
         let totals = Totals {
             total,
             entry: total,
