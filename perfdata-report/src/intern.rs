@@ -77,7 +77,7 @@ fn hash<K: Hash>(key: &K) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(key)
 }
 
-impl<K: Copy + Eq + Hash> Interner<K> {
+impl<K: Eq + Hash> Interner<K> {
     /// The number of `key`, and whether it is new.
     pub(crate) fn intern(&mut self, key: K) -> (u32, bool) {
         let keys = &self.keys;
@@ -95,6 +95,11 @@ impl<K: Copy + Eq + Hash> Interner<K> {
                 (id, true)
             }
         }
+    }
+
+    /// Key number `id`.
+    pub(crate) fn get(&self, id: u32) -> &K {
+        self.keys.get(id as usize)
     }
 
     /// The keys, numbered in order, without the index.

@@ -1,9 +1,7 @@
 //! What a sample is counted by: its raw key as it comes (ids and addresses), and the
 //! values perf's sort keys compare once symbols are known, printed as perf prints them.
 
-use std::hash::BuildHasher;
-
-use hashbrown::hash_table::{Entry, HashTable};
+use crate::intern::Interner;
 
 use crate::callgraph::frames::FrameNamer;
 use crate::intern::Chunked;
@@ -262,36 +260,17 @@ pub(crate) fn cell(replay: &Replay, v: &Value, creator: &Creator) -> String {
 /// The distinct trace texts of the samples counted ([`SortKey::Trace`]), numbered as
 /// first seen: a report holds each once, as perf's entries hold theirs.
 #[derive(Debug, Default)]
-pub(crate) struct Traces {
-    texts: Vec<String>,
-    /// Each text's number, found by the text's hash (each text is kept once).
-    index: HashTable<u32>,
-}
+pub(crate) struct Traces(Interner<String>);
 
 impl Traces {
     /// The number of `text`.
     pub(crate) fn id(&mut self, text: String) -> u32 {
-        let hash = |t: &String| rustc_hash::FxBuildHasher.hash_one(t);
-        let all = &self.texts;
-        let entry = self.index.entry(
-            hash(&text),
-            |&i| all[i as usize] == text,
-            |&i| hash(&all[i as usize]),
-        );
-        match entry {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(v) => {
-                let id = self.texts.len() as u32;
-                v.insert(id);
-                self.texts.push(text);
-                id
-            }
-        }
+        self.0.intern(text).0
     }
 
     /// Text number `id`.
     pub(crate) fn text(&self, id: u32) -> &str {
-        &self.texts[id as usize]
+        self.0.get(id)
     }
 }
 
@@ -299,38 +278,19 @@ impl Traces {
 /// texts their keys number.
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
-    values: Vec<Vec<Value>>,
-    index: HashTable<u32>,
+    values: Interner<Vec<Value>>,
     traces: Traces,
 }
 
 impl Rows {
-    fn hash(values: &[Value]) -> u64 {
-        rustc_hash::FxBuildHasher.hash_one(values)
-    }
-
     /// The number of the row of `values`.
     fn id(&mut self, values: Vec<Value>) -> u32 {
-        let all = &self.values;
-        let entry = self.index.entry(
-            Self::hash(&values),
-            |&i| all[i as usize] == values,
-            |&i| Self::hash(&all[i as usize]),
-        );
-        match entry {
-            Entry::Occupied(e) => *e.get(),
-            Entry::Vacant(v) => {
-                let id = self.values.len() as u32;
-                v.insert(id);
-                self.values.push(values);
-                id
-            }
-        }
+        self.values.intern(values).0
     }
 
     /// The values of row `id`.
     pub(crate) fn get(&self, id: u32) -> &[Value] {
-        &self.values[id as usize]
+        self.values.get(id)
     }
 
     /// Rows whose raw keys number the texts of `traces`.
