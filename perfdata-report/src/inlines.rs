@@ -73,11 +73,10 @@ pub(crate) fn entries_of(
     if frames.is_empty() {
         // binutils' addr2line names the symbol that covers the address, with no line
         // (`FILE:?`, `??:?` without a file): one entry, the frame itself.
-        let file = symbol_file.map_or("??", |f| f.rsplit('/').next().unwrap_or(f));
         return vec![InlineEntry {
             name: symbol.to_string(),
             inlined: false,
-            srcline: format!("{file}:0"),
+            srcline: crate::srcline::file_line(symbol_file.unwrap_or("??"), 0),
         }];
     }
     let last = frames.len() - 1;
@@ -96,11 +95,10 @@ pub(crate) fn entries_of(
             // perf's srcline_from_fileline of addr2line's `FILE:LINE` (`??` for no
             // file, `?`, read as 0, for no line), the file's basename.
             let file = f.perf_file.as_deref().or(f.file.as_deref()).unwrap_or("??");
-            let base = file.rsplit('/').next().unwrap_or(file);
             InlineEntry {
                 name: name.to_string(),
                 inlined: name != symbol,
-                srcline: format!("{base}:{}", f.line),
+                srcline: crate::srcline::file_line(file, f.line),
             }
         })
         .collect()

@@ -99,10 +99,18 @@ impl SourceFrame {
     /// perf's srcline: `basename:line` (perf's default, without `--full-source-path`);
     /// None without a file.
     pub fn srcline(&self) -> Option<String> {
-        let file = self.perf_file.as_deref().or(self.file.as_deref())?;
-        let base = file.rsplit('/').next().unwrap_or(file);
-        Some(format!("{base}:{}", self.line))
+        Some(file_line(
+            self.perf_file.as_deref().or(self.file.as_deref())?,
+            self.line,
+        ))
     }
+}
+
+/// perf's `srcline_from_fileline`: `basename:line` (perf's default, without
+/// `--full-source-path`).
+pub(crate) fn file_line(file: &str, line: u32) -> String {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    format!("{base}:{line}")
 }
 
 mod first_file;

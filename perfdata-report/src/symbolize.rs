@@ -326,7 +326,8 @@ impl Symbolizer {
         }
         if frames.is_empty() {
             if let SymbolAnswer::Symbol(file) = self.symbol_answer(id, dso, addr) {
-                return file.map_or_else(|| "??:0".to_string(), |f| format!("{}:0", basename(&f)));
+                return file
+                    .map_or_else(|| "??:0".to_string(), |f| crate::srcline::file_line(&f, 0));
             }
         }
         self.unknown_srcline(id, dso, addr, unknown)
@@ -463,11 +464,6 @@ fn load_kallsyms(k: &Kallsyms) -> Option<SymbolTable> {
         (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
     })?;
     Some(table.moved_down(at.wrapping_sub(*recorded)))
-}
-
-/// A path's last component (perf's default srcline, without `--full-source-path`).
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn hex(bytes: &[u8]) -> String {

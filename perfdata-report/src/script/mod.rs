@@ -551,9 +551,7 @@ fn srcline(
         None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
         None if found => None,
         None => match symbols.symbol_answer(d, dso, addr) {
-            SymbolAnswer::Symbol(Some(file)) => {
-                Some(format!("{}:0", file.rsplit('/').next().unwrap_or(&file)))
-            }
+            SymbolAnswer::Symbol(Some(file)) => Some(crate::srcline::file_line(&file, 0)),
             SymbolAnswer::Symbol(None) => None,
             SymbolAnswer::Unknown => {
                 Some(symbols.unknown_srcline(d, dso, addr, crate::symbolize::Unknown::Address))
