@@ -325,8 +325,9 @@ impl Counted {
                 [one] => Some(one.clone()),
                 _ => None,
             },
-            single_sym: match report.filter.symbols.as_slice() {
-                [one] => Some(one.clone()),
+            // perf counts the names its address list left (`sort__setup_elide`).
+            single_sym: match report.filter.symbol_names().collect::<Vec<_>>()[..] {
+                [one] => Some(one.to_string()),
                 _ => None,
             },
             time_slices: report.time.as_ref().map(|t| t.1.clone()),
