@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use perfdata_core::select::{parse_time_ranges, TimeSpec};
-use perfdata_report::diff::{self, Compute, DiffView};
+use perfdata_report::diff::{self, Compute, DiffView, Recording};
 use perfdata_report::filter::SampleFilter;
 use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
@@ -147,14 +147,21 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
         let counted = report.read(perfdata_core::PerfReader::open(path)?)?;
         crate::unwinding::tell(counted.unwind());
         counted.warnings().iter().for_each(crate::warn);
-        Ok(counted.tables())
+        let events = counted.event_ids().to_vec();
+        Ok((counted.tables(), events))
     };
     let tables = paths
         .iter()
         .map(|p| tables(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let per_event: Vec<_> = tables.iter().map(|t| t.per_event()).collect();
-    let diffs = diff::diff(&per_event, &view);
+    let recordings: Vec<Recording> = tables
+        .iter()
+        .map(|(t, events)| Recording {
+            tables: t.per_event(),
+            events,
+        })
+        .collect();
+    let diffs = diff::diff(&recordings, &view);
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     diff::write_stdio(&mut out, &diffs, &names, &keys, &elided, &view, args.quiet)?;

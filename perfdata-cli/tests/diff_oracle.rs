@@ -203,4 +203,19 @@ fn recordings_of_different_programs_diff_as_perf_diffs_them() {
         &f.join("file-callgraph-fp.data"),
     );
     eprintln!("{rows} rows compared");
+    // Events matched by attr type and config, as perf's evsel_match does:
+    // `cpu-clock/period=100000/` of one is `cpu-clock` of the other; an event the other
+    // lacks (page-faults, task-clock) is printed with its column empty.
+    for files in [
+        &["file-multi-event.data", "file-cpu-clock.data"][..],
+        &[
+            "file-cpu-clock.data",
+            "file-multi-event.data",
+            "file-tracepoint.data",
+        ],
+    ] {
+        let paths: Vec<PathBuf> = files.iter().map(|n| f.join(n)).collect();
+        let args: Vec<&OsStr> = paths.iter().map(|p| p.as_os_str()).collect();
+        assert_eq!(our_diff(&args), perf_diff(&args), "perf diff {files:?}");
+    }
 }

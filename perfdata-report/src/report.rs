@@ -296,6 +296,11 @@ impl Counted {
         &self.replay.warnings
     }
 
+    /// Each event's attr type and config, by index ([`EventTable::index`]).
+    pub fn event_ids(&self) -> &[(u32, u64)] {
+        &self.replay.event_ids
+    }
+
     /// The report's tables, symbolised.
     pub fn tables(self) -> Tables {
         let Counted {

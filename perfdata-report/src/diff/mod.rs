@@ -153,17 +153,42 @@ pub struct EventDiff {
     pub rows: Vec<DiffRow>,
 }
 
-/// The diff of `tables[0]` (the baseline) with each other recording's tables: per event
-/// of the baseline (matched with the others' by name; a recording without the event has
-/// no row of it), rows matched, computed and sorted as `view` says.
-pub fn diff(tables: &[&[EventTable]], view: &DiffView) -> Vec<EventDiff> {
-    let Some((base, others)) = tables.split_first() else {
+/// One recording to diff: its tables and its events' identities.
+#[derive(Debug, Clone, Copy)]
+pub struct Recording<'a> {
+    /// Its tables, one per event with samples.
+    pub tables: &'a [EventTable],
+    /// Each event's attr type and config, by index ([`EventTable::index`]):
+    /// [`crate::report::Counted::event_ids`].
+    pub events: &'a [(u32, u64)],
+}
+
+impl Recording<'_> {
+    /// The table of this recording's event that perf matches with `table` of `other`:
+    /// its first event of the same attr type and config (perf's `evsel_match`), if
+    /// that event has samples. An event this recording's ids do not name is matched by
+    /// name.
+    fn matching(&self, table: &EventTable, other: &Recording) -> Option<&EventTable> {
+        let Some(id) = other.events.get(table.index) else {
+            return self.tables.iter().find(|t| t.event == table.event);
+        };
+        let first = self.events.iter().position(|e| e == id)?;
+        self.tables.iter().find(|t| t.index == first)
+    }
+}
+
+/// The diff of `recordings[0]` (the baseline) with each other recording: per event of
+/// the baseline (a recording without the event has no row of it), rows matched,
+/// computed and sorted as `view` says.
+pub fn diff(recordings: &[Recording], view: &DiffView) -> Vec<EventDiff> {
+    let Some((base, others)) = recordings.split_first() else {
         return Vec::new();
     };
-    base.iter()
+    base.tables
+        .iter()
         .map(|b| {
             let mut event = vec![Some(b)];
-            event.extend(others.iter().map(|o| o.iter().find(|n| n.event == b.event)));
+            event.extend(others.iter().map(|o| o.matching(b, base)));
             event_diff(&event, view)
         })
         .collect()

@@ -28,6 +28,14 @@ fn table(period: u64, rows: &[(&str, u64)]) -> EventTable {
     }
 }
 
+/// A recording of `tables` whose one event is cpu-clock.
+fn recording(tables: &[EventTable]) -> Recording<'_> {
+    Recording {
+        tables,
+        events: &[(1, 0)],
+    }
+}
+
 /// Three recordings: f and g in the baseline, f and h in the second, g and h in the
 /// third (each of 100).
 fn three() -> [Vec<EventTable>; 3] {
@@ -39,7 +47,7 @@ fn three() -> [Vec<EventTable>; 3] {
 }
 
 fn text(tables: &[Vec<EventTable>], view: &DiffView, elided: &[SortKey]) -> String {
-    let refs: Vec<&[EventTable]> = tables.iter().map(Vec::as_slice).collect();
+    let refs: Vec<Recording> = tables.iter().map(|t| recording(t)).collect();
     let d = diff(&refs, view);
     let paths: Vec<String> = (0..tables.len()).map(|i| format!("{i}.data")).collect();
     let mut out = Vec::new();
@@ -73,7 +81,8 @@ fn unresolved_addresses_of_a_dso_are_one_row_named_by_the_lowest() {
         ],
     );
     let new = table(100, &[("[.] f", 20), ("[.] 0x0000000000000500", 80)]);
-    let d = diff(&[&[base][..], &[new][..]], &DiffView::default());
+    let (base, new) = ([base], [new]);
+    let d = diff(&[recording(&base), recording(&new)], &DiffView::default());
     let rows: Vec<_> = d[0]
         .rows
         .iter()
