@@ -13,7 +13,7 @@
 //! `-o/--order` names (1 unless given; 0 sorts by baseline first), then by baseline
 //! period, then by each recording's column in turn, then by the cells. With `ratio` and
 //! `wdiff` a row the baseline lacks shows `N/A` and sorts after the rows it has.
-//! The printing is in [`text`].
+//! The printing is [`write_stdio`].
 
 mod text;
 
