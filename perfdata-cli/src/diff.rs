@@ -147,8 +147,8 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
         let counted = report.read(perfdata_core::PerfReader::open(path)?)?;
         crate::unwinding::tell(counted.unwind());
         counted.warnings().iter().for_each(crate::warn);
-        let events = counted.event_ids().to_vec();
-        Ok((counted.tables(), events))
+        let (events, names) = (counted.event_ids().to_vec(), counted.event_names().to_vec());
+        Ok((counted.tables(), events, names))
     };
     let tables = paths
         .iter()
@@ -156,12 +156,13 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let recordings: Vec<Recording> = tables
         .iter()
-        .map(|(t, events)| Recording {
+        .map(|(t, events, names)| Recording {
             tables: t.per_event(),
             events,
+            names,
         })
         .collect();
-    let diffs = diff::diff(&recordings, &view);
+    let diffs = diff::diff(&recordings, &keys, &view);
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     diff::write_stdio(&mut out, &diffs, &names, &keys, &elided, &view, args.quiet)?;

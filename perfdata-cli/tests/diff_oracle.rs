@@ -104,6 +104,11 @@ fn three_recordings_diff_as_perf_diffs_them(a: &Path, b: &Path, c: &Path) {
         &["-F", "-c", "wdiff:2,3"],
         &["-b"],
         &["-q", "-s", "comm,dso,sym"],
+        // Keys perf prints and orders by their own rules: the pid's `%7d:%-*s`, a
+        // symbol not last padded, ties by the symbol's name without its `[k] `.
+        &["-s", "pid"],
+        &["-s", "sym"],
+        &["-s", "sym,dso"],
         &["-d", "work"],
         &["-d", "work", "--percentage", "relative"],
         &["-C", "work", "-S", "main,a,c"],
@@ -213,6 +218,8 @@ fn recordings_of_different_programs_diff_as_perf_diffs_them() {
             "file-multi-event.data",
             "file-tracepoint.data",
         ],
+        // A baseline's event without samples (dummy:HG) is printed, without rows.
+        &["file-system-wide.data", "file-cpu-clock.data"],
     ] {
         let paths: Vec<PathBuf> = files.iter().map(|n| f.join(n)).collect();
         let args: Vec<&OsStr> = paths.iter().map(|p| p.as_os_str()).collect();

@@ -165,16 +165,21 @@ impl Layout {
                 let Some(i) = self.keys.iter().position(|&x| x == k) else {
                     return Ordering::Equal;
                 };
-                let (x, y) = (&a.cells[i], &b.cells[i]);
-                match k {
-                    SortKey::Sym => symbol_order(x).cmp(&symbol_order(y)),
-                    SortKey::Pid | SortKey::Tid | SortKey::Cpu => number(x).cmp(&number(y)),
-                    // A row without a DSO after those with one (perf's `cmp_null`).
-                    SortKey::Dso => (x == UNKNOWN, x.as_bytes()).cmp(&(y == UNKNOWN, y.as_bytes())),
-                    _ => x.as_bytes().cmp(y.as_bytes()),
-                }
+                compare_cells(k, &a.cells[i], &b.cells[i])
             }
         }
+    }
+}
+
+/// `x` before `y` (Less), two cells of key `k`, as perf's `sort` of the key orders
+/// them (report's rows and diff's alike).
+pub(crate) fn compare_cells(k: SortKey, x: &str, y: &str) -> Ordering {
+    match k {
+        SortKey::Sym => symbol_order(x).cmp(&symbol_order(y)),
+        SortKey::Pid | SortKey::Tid | SortKey::Cpu => number(x).cmp(&number(y)),
+        // A row without a DSO after those with one (perf's `cmp_null`).
+        SortKey::Dso => (x == UNKNOWN, x.as_bytes()).cmp(&(y == UNKNOWN, y.as_bytes())),
+        _ => x.as_bytes().cmp(y.as_bytes()),
     }
 }
 

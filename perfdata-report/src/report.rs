@@ -301,6 +301,11 @@ impl Counted {
         &self.replay.event_ids
     }
 
+    /// Each event's name, by index ([`EventTable::index`]), samples or not.
+    pub fn event_names(&self) -> &[String] {
+        &self.replay.event_names
+    }
+
     /// The report's tables, symbolised.
     pub fn tables(self) -> Tables {
         let Counted {

@@ -11,7 +11,7 @@ use crate::model::{EventTable, SortKey};
 const UNRESOLVED_SYM_WIDTH: usize = 16 + 4 + 2;
 
 /// perf's least DSO width beside an unresolved symbol: a 64-bit address in hex.
-const UNRESOLVED_DSO_WIDTH: usize = 16;
+pub(crate) const UNRESOLVED_DSO_WIDTH: usize = 16;
 
 /// What perf prints before the tables, besides its fixed first lines.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -253,25 +253,7 @@ pub fn write_stdio(
                         std::iter::once(r.period).chain(ms).map(num).collect()
                     }
                     Col::Key(j) => {
-                        let (k, w, c) = (keys[j], widths[j], &r.cells[shown[j]]);
-                        match (k, c.split_once(':')) {
-                            (SortKey::Pid, Some((tid, comm))) => {
-                                format!("{tid:>7}:{comm:<0$}", w - 8)
-                            }
-                            // perf pads every cell to its column but the symbol's and
-                            // the source line's (printed with a precision, not a
-                            // width), which perf's hist_entry__snprintf_alignment pads
-                            // unless theirs is the last column.
-                            (SortKey::Sym | SortKey::Srcline, _) if at + 1 == cols.len() => {
-                                c.to_string()
-                            }
-                            // perf's `%-.*s`: cut to the column, padded unless last.
-                            (SortKey::Trace, _) if at + 1 == cols.len() => format!("{c:.w$}"),
-                            (SortKey::Trace, _) => format!("{c:<w$.w$}"),
-                            // perf's `%-*.*s`: a longer name is cut to the column.
-                            (SortKey::Comm, _) => format!("{c:<w$.w$}"),
-                            _ => format!("{c:<w$}"),
-                        }
+                        key_cell(keys[j], &r.cells[shown[j]], widths[j], at + 1 == cols.len())
                     }
                 });
             }
@@ -289,6 +271,25 @@ pub fn write_stdio(
         writeln!(out)?;
     }
     Ok(())
+}
+
+/// A key's cell `c` as perf prints it in a column `w` wide (`last`: the line's last
+/// column), for report and diff alike.
+pub(crate) fn key_cell(k: SortKey, c: &str, w: usize, last: bool) -> String {
+    match (k, c.split_once(':')) {
+        // perf's `%7d:%-*.*s`, the command as wide as the column leaves.
+        (SortKey::Pid, Some((tid, comm))) => format!("{tid:>7}:{comm:<0$}", w.saturating_sub(8)),
+        // perf pads every cell to its column but the symbol's and the source line's
+        // (printed with a precision, not a width), which perf's
+        // hist_entry__snprintf_alignment pads unless theirs is the last column.
+        (SortKey::Sym | SortKey::Srcline, _) if last => c.to_string(),
+        // perf's `%-.*s`: cut to the column, padded unless last.
+        (SortKey::Trace, _) if last => format!("{c:.w$}"),
+        (SortKey::Trace, _) => format!("{c:<w$.w$}"),
+        // perf's `%-*.*s`: a longer name is cut to the column.
+        (SortKey::Comm, _) => format!("{c:<w$.w$}"),
+        _ => format!("{c:<w$}"),
+    }
 }
 
 /// perf's width of the Trace output column of `t`, whose cells are `keys`'. perf makes
@@ -353,7 +354,9 @@ fn columns(children: bool, samples: bool, keys: &[SortKey], fields: Option<&[Fie
         .collect()
 }
 
-fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize {
+/// perf's width of key `key`'s column over its `cells` (`hists__calc_col_len`), at least
+/// the header's.
+pub(crate) fn column_width<'a>(key: SortKey, cells: impl Iterator<Item = &'a str>) -> usize {
     let longest = cells
         .map(|c| match key {
             // Unresolved symbols get a fixed width.

@@ -22,8 +22,8 @@ use std::collections::HashMap;
 
 pub use text::write_stdio;
 
-use crate::fields::is_unresolved;
-use crate::model::EventTable;
+use crate::fields::{compare_cells, is_unresolved};
+use crate::model::{EventTable, SortKey};
 
 /// How the other recordings' rows are compared with the baseline's (perf's `-c`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,9 @@ pub struct DiffRow {
     /// Per recording after the baseline (element `i - 1` for recording `i`): the
     /// computed value, where that recording has the row.
     pub values: Vec<Option<f64>>,
+    /// The length of the command of the thread that made the row (its Command column's
+    /// width, as in the report: see `Row::comm_len`).
+    pub comm_len: usize,
 }
 
 impl DiffRow {
@@ -161,35 +164,58 @@ pub struct Recording<'a> {
     /// Each event's attr type and config, by index ([`EventTable::index`]):
     /// [`crate::report::Counted::event_ids`].
     pub events: &'a [(u32, u64)],
+    /// Each event's name, by index ([`crate::report::Counted::event_names`]): perf
+    /// prints every event of the baseline, a table without rows for one without
+    /// samples. Empty: the events of the tables alone.
+    pub names: &'a [String],
 }
 
 impl Recording<'_> {
-    /// The table of this recording's event that perf matches with `table` of `other`:
-    /// its first event of the same attr type and config (perf's `evsel_match`), if
-    /// that event has samples. An event this recording's ids do not name is matched by
-    /// name.
-    fn matching(&self, table: &EventTable, other: &Recording) -> Option<&EventTable> {
-        let Some(id) = other.events.get(table.index) else {
-            return self.tables.iter().find(|t| t.event == table.event);
+    /// The table of this recording's event that perf matches with event `index` (named
+    /// `name`) of `other`: its first event of the same attr type and config (perf's
+    /// `evsel_match`), if that event has samples. An event this recording's ids do not
+    /// name is matched by name.
+    fn matching(&self, index: usize, name: &str, other: &Recording) -> Option<&EventTable> {
+        let Some(id) = other.events.get(index) else {
+            return self.tables.iter().find(|t| t.event == name);
         };
         let first = self.events.iter().position(|e| e == id)?;
         self.tables.iter().find(|t| t.index == first)
     }
+
+    /// The events perf diff prints of this recording as the baseline, in order: each
+    /// event's index, name and table (`None`: no samples).
+    fn baseline_events(&self) -> Vec<(usize, &str, Option<&EventTable>)> {
+        if self.names.is_empty() {
+            return self
+                .tables
+                .iter()
+                .map(|t| (t.index, t.event.as_str(), Some(t)))
+                .collect();
+        }
+        self.names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (i, name.as_str(), self.tables.iter().find(|t| t.index == i)))
+            .collect()
+    }
 }
 
 /// The diff of `recordings[0]` (the baseline) with each other recording: per event of
-/// the baseline (a recording without the event has no row of it), rows matched,
-/// computed and sorted as `view` says.
-pub fn diff(recordings: &[Recording], view: &DiffView) -> Vec<EventDiff> {
+/// the baseline, samples or not (a recording without the event has no row of it), rows
+/// whose cells are of `keys` matched, computed and sorted as `view` says.
+pub fn diff(recordings: &[Recording], keys: &[SortKey], view: &DiffView) -> Vec<EventDiff> {
     let Some((base, others)) = recordings.split_first() else {
         return Vec::new();
     };
-    base.tables
-        .iter()
-        .map(|b| {
-            let mut event = vec![Some(b)];
-            event.extend(others.iter().map(|o| o.matching(b, base)));
-            event_diff(&event, view)
+    base.baseline_events()
+        .into_iter()
+        .map(|(index, name, table)| {
+            let mut event = vec![table];
+            event.extend(others.iter().map(|o| o.matching(index, name, base)));
+            let mut d = event_diff(&event, keys, view);
+            d.event = name.to_string();
+            d
         })
         .collect()
 }
@@ -204,12 +230,12 @@ fn percent(p: u64, total: u64) -> f64 {
 }
 
 /// One event's rows over the recordings (`None`: the recording lacks the event).
-fn event_diff(tables: &[Option<&EventTable>], view: &DiffView) -> EventDiff {
+fn event_diff(tables: &[Option<&EventTable>], keys: &[SortKey], view: &DiffView) -> EventDiff {
     let n = tables.len();
     let mut totals: Vec<u64> = tables.iter().map(|t| t.map_or(0, |t| t.period)).collect();
     let mut rows: Vec<DiffRow> = matched(tables)
         .into_iter()
-        .map(|(cells, periods)| {
+        .map(|(cells, periods, comm_len)| {
             let values = (1..n)
                 .map(|i| value(view.compute, periods[0], periods[i]?, &totals, i))
                 .collect();
@@ -217,6 +243,7 @@ fn event_diff(tables: &[Option<&EventTable>], view: &DiffView) -> EventDiff {
                 cells,
                 periods,
                 values,
+                comm_len,
             }
         })
         .collect();
@@ -228,7 +255,7 @@ fn event_diff(tables: &[Option<&EventTable>], view: &DiffView) -> EventDiff {
         let dropped: u64 = matched_baseline_only(tables, &rows);
         totals[0] = totals[0].saturating_sub(dropped);
     }
-    rows.sort_by(|a, b| compare(a, b, view));
+    rows.sort_by(|a, b| compare(a, b, keys, view));
     EventDiff {
         event: tables[0].map_or_else(String::new, |t| t.event.clone()),
         totals,
@@ -258,8 +285,9 @@ fn value(compute: Compute, base: Option<u64>, p: u64, totals: &[u64], i: usize) 
     })
 }
 
-/// A matched row: its cells, the recording that named them, its period in each.
-type Match = (Vec<String>, usize, Vec<Option<u64>>);
+/// A matched row: its cells, the recording that named them, its period in each, its
+/// command's length.
+type Match = (Vec<String>, usize, Vec<Option<u64>>, usize);
 
 /// Rows matched over the recordings: each row's printed cells and its period in each.
 /// Rows printing alike are summed, as perf's collapsed entries are one. An unresolved
@@ -267,7 +295,7 @@ type Match = (Vec<String>, usize, Vec<Option<u64>>);
 /// diff collapses a DSO's unnamed addresses into one entry, shown with the lowest of
 /// them (its entries are sorted by address, the first one collapsing the rest), of the
 /// first recording that has one (the baseline's, else the dummy's it was made from).
-fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>)> {
+fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>, usize)> {
     let n = tables.len();
     // By match key: the printed cells, the recording that named them, and the periods.
     let mut by_key: HashMap<Vec<String>, Match> = HashMap::new();
@@ -287,10 +315,11 @@ fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>
                 .collect();
             let e = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key);
-                (r.cells.clone(), i, vec![None; n])
+                (r.cells.clone(), i, vec![None; n], r.comm_len)
             });
             if e.1 == i && r.cells < e.0 {
                 e.0 = r.cells.clone();
+                e.3 = r.comm_len;
             }
             e.2[i] = Some(e.2[i].unwrap_or(0) + r.period);
         }
@@ -298,14 +327,15 @@ fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>
     order
         .into_iter()
         .filter_map(|k| by_key.remove(&k))
-        .map(|(cells, _, periods)| (cells, periods))
+        .map(|(cells, _, periods, comm_len)| (cells, periods, comm_len))
         .collect()
 }
 
 /// perf's output order of two rows (`Less`: `a` first): the `-o` recording's column
 /// (`hist_entry__cmp_*_idx`), the baseline's period, each recording's column
-/// (`hist_entry__cmp_compute`), then the cells (the sort keys' own order).
-fn compare(a: &DiffRow, b: &DiffRow, view: &DiffView) -> Ordering {
+/// (`hist_entry__cmp_compute`), then the cells as each of `keys` orders them (perf's
+/// `sort` of the key: a symbol by its name, without its `[k] ` mode).
+fn compare(a: &DiffRow, b: &DiffRow, keys: &[SortKey], view: &DiffView) -> Ordering {
     let by_order = || {
         if view.order == 0 || view.order >= a.periods.len() {
             return Ordering::Equal;
@@ -344,6 +374,13 @@ fn compare(a: &DiffRow, b: &DiffRow, view: &DiffView) -> Ordering {
     by_order()
         .then_with(by_baseline)
         .then_with(by_columns)
+        .then_with(|| {
+            keys.iter()
+                .enumerate()
+                .map(|(i, &k)| compare_cells(k, &a.cells[i], &b.cells[i]))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        })
         .then_with(|| a.cells.cmp(&b.cells))
 }
 

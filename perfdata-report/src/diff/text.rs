@@ -7,7 +7,9 @@
 use std::io::{self, Write};
 
 use super::{Compute, DiffRow, DiffView, EventDiff};
+use crate::fields::is_unresolved;
 use crate::model::SortKey;
+use crate::text::{column_width, key_cell, UNRESOLVED_DSO_WIDTH};
 
 /// perf's widest formula column (`MAX_COL_WIDTH`); a formula is cut one short of it.
 const FORMULA_WIDTH: usize = 70;
@@ -191,12 +193,9 @@ pub fn write_stdio(
         }
         for r in &d.rows {
             let mut line: Vec<String> = columns.iter().map(|c| c.cell(r, d)).collect();
-            for &i in &shown {
-                line.push(match keys[i] {
-                    // perf pads every cell to its column but the symbol's.
-                    SortKey::Sym | SortKey::Srcline => r.cells[i].clone(),
-                    _ => format!("{:<w$}", r.cells[i], w = widths[i]),
-                });
+            for (at, &i) in shown.iter().enumerate() {
+                let last = at + 1 == shown.len();
+                line.push(key_cell(keys[i], &r.cells[i], widths[i], last));
             }
             writeln!(out, "  {}", line.join("  "))?;
         }
@@ -204,16 +203,28 @@ pub fn write_stdio(
     Ok(())
 }
 
-/// The key columns' widths of a diff: the widest cell of any row, at least the
-/// header's.
+/// The key columns' widths of a diff, as the report's (perf's `hists__calc_col_len`
+/// over the baseline's entries, its dummies among them): the widest cell of any row
+/// (a command by its thread's name), at least the header's; with an unresolved symbol,
+/// the DSO column at least an address wide (`hists__set_unres_dso_col_len`).
 fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
+    let unresolved = keys
+        .iter()
+        .position(|k| *k == SortKey::Sym)
+        .is_some_and(|s| d.rows.iter().any(|r| is_unresolved(&r.cells[s])));
     keys.iter()
         .enumerate()
-        .map(|(i, k)| {
-            d.rows
+        .map(|(i, &k)| match k {
+            SortKey::Comm => d
+                .rows
                 .iter()
-                .map(|r| r.cells[i].len())
-                .fold(k.header().len(), usize::max)
+                .map(|r| r.comm_len)
+                .fold(k.header().len(), usize::max),
+            SortKey::Dso if unresolved => {
+                column_width(k, d.rows.iter().map(|r| r.cells[i].as_str()))
+                    .max(UNRESOLVED_DSO_WIDTH)
+            }
+            _ => column_width(k, d.rows.iter().map(|r| r.cells[i].as_str())),
         })
         .collect()
 }
