@@ -241,3 +241,98 @@ fn an_elided_key_is_left_out_unless_every_key_is() {
     );
     assert!(t.contains("Shared Object  Symbol"), "{t}");
 }
+
+#[test]
+fn delta_sorts_by_the_change_and_delta_abs_by_its_size() {
+    // f: -30 points, g: +10 (the baselines tie at 50).
+    let base = vec![table(100, &[("[.] f", 50), ("[.] g", 50)])];
+    let new = vec![table(100, &[("[.] f", 20), ("[.] g", 60)])];
+    let order = |compute| {
+        let view = DiffView {
+            compute,
+            ..DiffView::default()
+        };
+        let t = text(&[base.clone(), new.clone()], &view, &[]);
+        rows(&t)
+            .iter()
+            .map(|l| l.rsplit(' ').next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(order(Compute::DeltaAbs), ["f", "g"]);
+    assert_eq!(order(Compute::Delta), ["g", "f"]);
+}
+
+#[test]
+fn an_unresolved_symbol_widens_the_dso_column_to_an_address() {
+    // perf's hists__set_unres_dso_col_len: "Shared Object" (13) becomes 16 wide.
+    let base = vec![table(100, &[("[.] 0x0000000000001000", 100)])];
+    let t = text(&[base.clone(), base], &DiffView::default(), &[]);
+    let rule = t.lines().nth(3).expect("rule");
+    assert_eq!(
+        rule,
+        format!(
+            "# ........  .........  {}  {}",
+            ".".repeat(16),
+            ".".repeat(22)
+        )
+    );
+}
+
+#[test]
+fn a_formula_is_cut_one_short_of_perfs_widest_column() {
+    // (123456789 * -9223372036854775807) - (123456789 * -9223372036854775807): 71
+    // characters, cut to 69 by perf's scnprintf into MAX_COL_WIDTH (70) bytes.
+    let view = DiffView {
+        compute: Compute::WeightedDiff(-i64::MAX, -i64::MAX),
+        formula: true,
+        ..DiffView::default()
+    };
+    let t = text(
+        &[
+            vec![table(123456789, &[("[.] f", 123456789)])],
+            vec![table(123456789, &[("[.] f", 123456789)])],
+        ],
+        &view,
+        &[],
+    );
+    let f = "(123456789 * -9223372036854775807) - (123456789 * -922337203685477580";
+    assert_eq!(f.len(), 69);
+    let row = rows(&t).into_iter().next().expect("a row");
+    assert!(row.contains(&format!("  {f:>70}  a.out")), "{row}");
+}
+
+#[test]
+fn a_baseline_event_without_samples_is_printed_without_rows() {
+    // perf diff prints every event of the baseline's evlist (dummy:HG of a
+    // system-wide recording), the others' events paired by attr type and config.
+    let base = vec![table(100, &[("[.] f", 100)])];
+    let names = ["cpu-clock".to_string(), "dummy:HG".to_string()];
+    let base_rec = Recording {
+        tables: &base,
+        events: &[(1, 0), (1, 9)],
+        names: &names,
+    };
+    let d = diff(&[base_rec, recording(&base)], &KEYS, &DiffView::default());
+    let events: Vec<_> = d.iter().map(|e| (e.event.as_str(), e.rows.len())).collect();
+    assert_eq!(events, [("cpu-clock", 1), ("dummy:HG", 0)]);
+}
+
+#[test]
+fn a_symbol_not_last_is_padded_to_its_column() {
+    let t = |tables: &[Vec<EventTable>]| {
+        let refs: Vec<Recording> = tables.iter().map(|t| recording(t)).collect();
+        let keys = [SortKey::Sym, SortKey::Dso];
+        let d = diff(&refs, &keys, &DiffView::default());
+        let mut out = Vec::new();
+        let paths = ["0.data".to_string(), "1.data".to_string()];
+        write_stdio(&mut out, &d, &paths, &keys, &[], &DiffView::default(), true).expect("written");
+        String::from_utf8(out).expect("UTF-8")
+    };
+    let mut base = table(100, &[("[.] f", 60), ("[.] main_loop", 40)]);
+    for r in &mut base.rows {
+        r.cells.reverse();
+    }
+    let text = t(&[vec![base.clone()], vec![base]]);
+    // "Symbol" is 6 wide, "[.] main_loop" 13: f's cell is padded to 13.
+    assert!(text.contains("  [.] f          a.out"), "{text}");
+}
