@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use perfdata_core::select::{parse_time_ranges, TimeSpec};
 use perfdata_report::diff::{self, Compute, DiffView, Recording};
-use perfdata_report::filter::SampleFilter;
+use perfdata_report::filter::{Percentage, SampleFilter};
 use perfdata_report::group::GroupView;
 use perfdata_report::model::SortKey;
 use perfdata_report::Report;
@@ -36,7 +36,8 @@ pub struct DiffArgs {
     /// The formula of each computed value (perf's -F).
     #[arg(short = 'F', long)]
     formula: bool,
-    /// Sort keys, as perf's --sort: comm, pid, tid, dso, sym, cpu.
+    /// Sort keys, as perf's --sort: comm, pid, dso, sym, cpu (and tid, which perf 6.1
+    /// does not have).
     #[arg(long, short = 's', default_value = "dso,sym")]
     sort: String,
     /// Only samples in these DSOs, by short or long name (perf's -d/--dsos).
@@ -45,7 +46,8 @@ pub struct DiffArgs {
     /// Only samples of threads of these names (perf's -C/--comms).
     #[arg(long, short = 'C', value_name = "COMM,...")]
     comms: Option<String>,
-    /// Only samples in these functions (perf's -S/--symbols).
+    /// Only samples in these functions (perf's -S/--symbols); an entry that reads as hex
+    /// (`b`, `add`, `0x1139`) is an address, as perf 6.1 takes it.
     #[arg(long, short = 'S', value_name = "SYMBOL,...")]
     symbols: Option<String>,
     /// Only samples of these processes (perf's list syntax, `1,3-5`).
@@ -87,12 +89,13 @@ impl DiffArgs {
 }
 
 pub fn run(args: &DiffArgs) -> Result<(), CliError> {
-    let view = DiffView {
+    let mut view = DiffView {
         compute: args.compute.parse::<Compute>().map_err(CliError::Usage)?,
         order: args.order,
         baseline_only: args.baseline_only,
         period: args.period,
         formula: args.formula,
+        relative: false,
     };
     let keys = SortKey::parse_list(&args.sort).map_err(CliError::Usage)?;
     let paths = args.paths();
@@ -117,6 +120,7 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
             .map(str::to_string)
             .collect()
     };
+    view.relative = filter.percentage == Percentage::Relative;
     filter.dsos = list(&args.dsos);
     filter.symbols = list(&args.symbols);
     let time: Option<TimeSpec> = args.time.as_deref().map(parse_time_ranges).transpose()?;
@@ -140,6 +144,8 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
             .children(false)
             .call_graph(None)
             .group(GroupView::None)
+            // perf pairs the entries its filters hide too.
+            .keep_filtered(true)
             .symfs(args.symfs.clone());
         if let (Some(window), Some(given)) = (&time, &args.time) {
             report = report.time(window.clone(), given);

@@ -117,7 +117,7 @@ enum Command {
     Report(report::ReportArgs),
     /// List the samples, with symbols and callchains, as `perf script` prints them.
     Script(script::ScriptArgs),
-    /// Two recordings' rows side by side, as `perf diff` prints them.
+    /// Two or more recordings' rows side by side, as `perf diff` prints them.
     Diff(diff::DiffArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph), or many recordings as Parquet tables.

@@ -111,6 +111,8 @@ fn three_recordings_diff_as_perf_diffs_them(a: &Path, b: &Path, c: &Path) {
         &["-s", "sym,dso"],
         &["-d", "work"],
         &["-d", "work", "--percentage", "relative"],
+        // perf sums the filtered rows -b keeps into the Baseline column too.
+        &["-b", "-d", "work"],
         &["-C", "work", "-S", "main,a,c"],
     ];
     let mut rows = 0;
@@ -121,7 +123,6 @@ fn three_recordings_diff_as_perf_diffs_them(a: &Path, b: &Path, c: &Path) {
         assert_eq!(ours, perf, "perf diff {view:?} of three recordings");
         rows += perf.lines().filter(|l| !l.starts_with('#')).count();
     }
-    // (`-b` with a filter and absolute percentages is left out: see diff::DiffView.)
     for view in [
         &["-S", "main"][..],
         &["-b", "-p", "-d", "work", "--percentage", "relative"],
@@ -224,5 +225,27 @@ fn recordings_of_different_programs_diff_as_perf_diffs_them() {
         let paths: Vec<PathBuf> = files.iter().map(|n| f.join(n)).collect();
         let args: Vec<&OsStr> = paths.iter().map(|p| p.as_os_str()).collect();
         assert_eq!(our_diff(&args), perf_diff(&args), "perf diff {files:?}");
+    }
+    // perf pairs the entries a filter hides (an entry is hidden by its first sample's
+    // thread, here sh's before its exec): their deltas are printed, the dummies they
+    // would make are not; relative percentages are of the samples kept (the others')
+    // and of the entries shown (the baseline's).
+    for view in [
+        &["-C", "perfdata-spin"][..],
+        &["-b", "-C", "perfdata-spin"],
+        &["-C", "perfdata-spin", "--percentage", "relative"],
+        &["-b", "-C", "perfdata-spin", "--percentage", "relative"],
+        // file-cpu-clock has no sh: its percents are of 0, `+inf%` and `-nan%`.
+        &["-C", "sh", "--percentage", "relative"],
+    ] {
+        for files in [
+            ["dir-threads.data", "file-cpu-clock.data"],
+            ["file-cpu-clock.data", "dir-threads.data"],
+        ] {
+            let paths: Vec<PathBuf> = files.iter().map(|n| f.join(n)).collect();
+            let mut args: Vec<&OsStr> = view.iter().map(OsStr::new).collect();
+            args.extend(paths.iter().map(|p| p.as_os_str()));
+            assert_eq!(our_diff(&args), perf_diff(&args), "perf diff {args:?}");
+        }
     }
 }

@@ -149,6 +149,8 @@ fn fold(
         samples,
         period,
         rows,
+        filtered: Vec::new(),
+        unfiltered_period: period,
         children: with_children,
         members: g
             .events()
@@ -197,7 +199,9 @@ mod tests {
             group_size: 1,
             samples: rows.iter().map(|r| r.samples).sum(),
             period: rows.iter().map(|r| r.period).sum(),
+            unfiltered_period: rows.iter().map(|r| r.period).sum(),
             rows,
+            filtered: Vec::new(),
             children: false,
             members: Vec::new(),
         }

@@ -417,6 +417,14 @@ pub struct EventTable {
     pub period: u64,
     /// By period (children period first with `--children`), largest first.
     pub rows: Vec<Row>,
+    /// The entries a filter hides (perf's filtered hist entries), unordered: kept only
+    /// when asked ([`crate::report::Report::keep_filtered`]), for perf diff, which pairs
+    /// them with other recordings' entries and prints none.
+    pub filtered: Vec<Row>,
+    /// The period of the samples no filter hid, summed sample by sample (perf's
+    /// `total_non_filtered_period` as its diff counts it; `period`, with relative
+    /// percentages, sums the entries shown, each with all its samples).
+    pub unfiltered_period: u64,
     /// Whether rows have children periods.
     pub children: bool,
 }

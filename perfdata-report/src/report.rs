@@ -55,6 +55,8 @@ pub struct Report {
     /// Whether `sort` set the keys (else they are perf's default).
     sorted: bool,
     fields: Option<Vec<Field>>,
+    /// Whether the tables keep the entries a filter hides ([`Report::keep_filtered`]).
+    keep_filtered: bool,
 }
 
 impl Default for Report {
@@ -79,7 +81,15 @@ impl Report {
             percent_limit: 0.0,
             sorted: false,
             fields: None,
+            keep_filtered: false,
         }
+    }
+
+    /// Keep the entries a filter hides, in [`EventTable::filtered`] (perf diff pairs
+    /// them with the other recordings' entries, though it prints none of them).
+    pub fn keep_filtered(mut self, on: bool) -> Self {
+        self.keep_filtered = on;
+        self
     }
 
     /// The sort keys (perf's `--sort`).
@@ -192,8 +202,9 @@ impl Report {
             self.keys = vec![SortKey::Trace];
         }
         let kallsyms = kallsyms_in_background();
-        let tally =
-            Tally::with_filter(&self.keys, self.filter.clone()).with_traces_of(reader.meta());
+        let tally = Tally::with_filter(&self.keys, self.filter.clone())
+            .with_traces_of(reader.meta())
+            .keep_filtered(self.keep_filtered);
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         if self.inline && self.unwind {
             tally = tally.with_inlines(SymbolOptions {

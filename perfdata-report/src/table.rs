@@ -21,6 +21,8 @@ use crate::symbolize::Symbolizer;
 struct Count {
     samples: u64,
     period: u64,
+    /// The period of the samples no thread filter hid (whatever the first one's fate).
+    kept: u64,
     creator: Creator,
     filtered: bool,
 }
@@ -76,9 +78,19 @@ pub struct Tally {
     inlines: Option<crate::inlines::InlineCounts>,
     /// The samples' trace texts, when a key is [`SortKey::Trace`].
     traces: Option<crate::trace_keys::TraceKeys>,
+    /// Whether the tables keep the entries a filter hides (see
+    /// [`EventTable::filtered`]).
+    keep_filtered: bool,
 }
 
 impl Tally {
+    /// Keep the entries a filter hides in [`EventTable::filtered`] (perf diff pairs
+    /// them).
+    pub fn keep_filtered(mut self, on: bool) -> Tally {
+        self.keep_filtered = on;
+        self
+    }
+
     /// An empty tally for `keys`.
     pub fn new(keys: &[SortKey]) -> Tally {
         Tally {
@@ -97,6 +109,7 @@ impl Tally {
             graph: None,
             inlines: None,
             traces: None,
+            keep_filtered: false,
         }
     }
 
@@ -264,6 +277,7 @@ impl Tally {
             if *last == k {
                 c.samples += 1;
                 c.period += s.period;
+                c.kept += if filtered { 0 } else { s.period };
                 return;
             }
         }
@@ -271,6 +285,7 @@ impl Tally {
         let c = Count {
             samples: 1,
             period: s.period,
+            kept: if filtered { 0 } else { s.period },
             creator: Creator {
                 first,
                 thread: ip.thread,
@@ -292,6 +307,7 @@ impl Tally {
                 let e = self.values.get_mut(i as usize);
                 e.samples += c.samples;
                 e.period += c.period;
+                e.kept += c.kept;
             }
         }
     }
@@ -363,6 +379,9 @@ impl Tally {
         // hidden by the earliest sample of any of them: a thread's `sh` before exec adds
         // to the shell's own `sh` row, filtered or not (see `SameNames`).
         let mut groups: Vec<FxHashMap<u32, Count>> = vec![FxHashMap::default(); events];
+        // Per event: the period of the samples no filter hid (perf's
+        // total_non_filtered_period, summed sample by sample).
+        let mut kept = vec![0u64; events];
         for (i, ((k, c), &row)) in keys
             .iter()
             .zip(self.values.iter())
@@ -374,9 +393,13 @@ impl Tally {
             };
             let mut c = *c;
             c.filtered |= unlisted(0, i as u32);
+            if !unlisted(0, i as u32) {
+                kept[k.event()] += c.kept;
+            }
             let e = g.entry(row).or_insert(Count {
                 samples: 0,
                 period: 0,
+                kept: 0,
                 ..c
             });
             e.samples += c.samples;
@@ -389,8 +412,13 @@ impl Tally {
         drop(std::mem::take(&mut self.values));
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
+        let keep = self.keep_filtered;
         let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
         for t in &mut tables {
+            if !keep {
+                t.filtered.clear();
+            }
+            t.unfiltered_period = kept.get(t.index).copied().unwrap_or(0);
             crate::row_order::sort_rows(&mut t.rows, &self.keys);
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
@@ -463,6 +491,7 @@ fn named_tables(
                 let e = entries.entry(row).or_insert(Count {
                     samples: 0,
                     period: 0,
+                    kept: 0,
                     creator: c.creator,
                     filtered: c.hidden,
                 });
@@ -472,8 +501,8 @@ fn named_tables(
                 children_of.insert(row, (c.period, c.rank));
             }
         }
-        // An entry its first sample made filtered is not shown (perf's filters).
-        entries.retain(|_, c| !c.filtered);
+        // An entry its first sample made filtered is not shown (perf's filters); it is
+        // kept aside, for perf diff's pairing.
         let pct = |p: u64| {
             if period == 0 {
                 0.0
@@ -484,12 +513,12 @@ fn named_tables(
         // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
         // functions apart by their start, so two kernel functions of one name (kallsyms
         // has eleven `p4d_offset`) are two rows, as in perf.
-        let rows: Vec<Row> = entries
+        let (rows, filtered): (Vec<(Row, bool)>, Vec<(Row, bool)>) = entries
             .into_iter()
             .map(|(row, c)| {
                 let (ch, rank) = children_of.get(&row).copied().unwrap_or((0, 0));
                 let callchain = trees.remove(&(event as u32, row));
-                Row {
+                let row = Row {
                     cells: names
                         .get(row)
                         .iter()
@@ -513,9 +542,12 @@ fn named_tables(
                         .get(c.creator.thread)
                         .and_then(|t| replay.machine.comms.get(t.comm))
                         .map_or(0, String::len),
-                }
+                };
+                (row, c.filtered)
             })
-            .collect();
+            .partition(|(_, filtered)| !filtered);
+        let unpair = |v: Vec<(Row, bool)>| v.into_iter().map(|(r, _)| r).collect::<Vec<_>>();
+        let (rows, filtered) = (unpair(rows), unpair(filtered));
         tables.push(EventTable {
             event: replay.event_names[event].clone(),
             index: event,
@@ -524,6 +556,8 @@ fn named_tables(
             samples,
             period,
             rows,
+            filtered,
+            unfiltered_period: period,
             children: with_children,
         });
     }

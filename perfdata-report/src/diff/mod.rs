@@ -72,11 +72,18 @@ impl Compute {
     }
 
     /// perf's order of two computed values: the larger first (by magnitude for
-    /// `delta-abs`).
+    /// `delta-abs`). A NaN (a percent of a total of 0) ties with a NaN and goes after
+    /// a number: perf's `cmp_doubles` finds it equal to anything, which no sort can
+    /// follow.
     fn order(self, a: f64, b: f64) -> Ordering {
-        match self {
-            Compute::DeltaAbs => b.abs().total_cmp(&a.abs()),
-            _ => b.total_cmp(&a),
+        match (a.is_nan(), b.is_nan()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => match self {
+                Compute::DeltaAbs => b.abs().total_cmp(&a.abs()),
+                _ => b.total_cmp(&a),
+            },
         }
     }
 }
@@ -90,12 +97,12 @@ pub struct DiffView {
     /// 0: the baseline's period first).
     pub order: usize,
     /// Only the baseline's rows that another recording has too (perf's `-b`). The
-    /// Baseline column is then of the rows kept, as perf sums them again. Known
-    /// difference: with a filter (`--dsos`, `--comms`, `--symbols`, `--pid`) and
-    /// absolute percentages, perf's sum also holds the filtered rows that another
-    /// recording has, which the tables here do not keep; perfdata counts every filtered
-    /// row (the Baseline percents come out a little lower than perf's).
+    /// Baseline column is then of the rows kept, as perf sums them again: with absolute
+    /// percentages, the filtered ones among them too.
     pub baseline_only: bool,
+    /// Percentages of the samples a filter keeps (perf's `--percentage relative`), not
+    /// of all.
+    pub relative: bool,
     /// A period column per recording (perf's `-p`).
     pub period: bool,
     /// A formula column per recording after the baseline (perf's `-F`).
@@ -109,6 +116,7 @@ impl Default for DiffView {
             compute: Compute::DeltaAbs,
             order: 1,
             baseline_only: false,
+            relative: false,
             period: false,
             formula: false,
         }
@@ -129,6 +137,10 @@ pub struct DiffRow {
     /// The length of the command of the thread that made the row (its Command column's
     /// width, as in the report: see `Row::comm_len`).
     pub comm_len: usize,
+    /// Whether a filter hides the row (perf's filtered entry: the baseline's own, or
+    /// the one of another recording its dummy copies). It is paired and computed as
+    /// any other, but not printed.
+    pub filtered: bool,
 }
 
 impl DiffRow {
@@ -150,7 +162,8 @@ pub struct EventDiff {
     pub event: String,
     /// Per recording: the event's period total that percents are of (0 where the
     /// recording lacks the event). The baseline's is the one its Baseline column shows:
-    /// with `-b`, perf sums again the rows it keeps.
+    /// with `-b`, perf sums again the rows it keeps; with relative percentages, the
+    /// entries shown where the others' are the samples no filter hid.
     pub totals: Vec<u64>,
     /// In perf's order.
     pub rows: Vec<DiffRow>,
@@ -220,40 +233,63 @@ pub fn diff(recordings: &[Recording], keys: &[SortKey], view: &DiffView) -> Vec<
         .collect()
 }
 
-/// A percent of `total`, 0 of nothing.
+/// A percent of `total`, as perf's `period_percent` divides: unguarded, so of a total
+/// of 0 (a filter that left a recording nothing, with relative percentages) it is
+/// infinite, or NaN for nothing of nothing.
 fn percent(p: u64, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        100.0 * p as f64 / total as f64
-    }
+    100.0 * p as f64 / total as f64
 }
 
 /// One event's rows over the recordings (`None`: the recording lacks the event).
 fn event_diff(tables: &[Option<&EventTable>], keys: &[SortKey], view: &DiffView) -> EventDiff {
     let n = tables.len();
-    let mut totals: Vec<u64> = tables.iter().map(|t| t.map_or(0, |t| t.period)).collect();
+    // The totals as perf's samples made them, which the values are of: with relative
+    // percentages, the period of the samples no filter hid.
+    let counted: Vec<u64> = tables
+        .iter()
+        .map(|t| {
+            t.map_or(0, |t| {
+                if view.relative {
+                    t.unfiltered_period
+                } else {
+                    t.period
+                }
+            })
+        })
+        .collect();
+    // The baseline's as its output sort sums them again, over its entries (with
+    // relative percentages, those shown, each with all its samples).
+    let mut totals = counted.clone();
+    totals[0] = tables[0].map_or(0, |t| t.period);
     let mut rows: Vec<DiffRow> = matched(tables)
         .into_iter()
-        .map(|(cells, periods, comm_len)| {
+        .map(|m| {
             let values = (1..n)
-                .map(|i| value(view.compute, periods[0], periods[i]?, &totals, i))
+                .map(|i| value(view.compute, m.periods[0], m.periods[i]?, &counted, i))
                 .collect();
             DiffRow {
-                cells,
-                periods,
+                cells: m.cells,
+                periods: m.periods,
                 values,
-                comm_len,
+                comm_len: m.comm_len,
+                filtered: m.filtered,
             }
         })
         .collect();
     if view.baseline_only {
-        // perf drops the baseline's rows no other recording has and, sorting its output,
-        // sums the baseline's period again over the rows left; the values were computed
-        // before, of the whole.
+        // perf drops the baseline's entries no other recording has; the values were
+        // computed before, of the whole.
         rows.retain(|r| !r.dummy() && r.has_pairs());
-        let dropped: u64 = matched_baseline_only(tables, &rows);
-        totals[0] = totals[0].saturating_sub(dropped);
+    }
+    if view.baseline_only || view.relative {
+        // Sorting its output, perf sums the baseline's period again over the entries
+        // left, as collapsed (filtered ones too, unless percentages are relative: a
+        // shown entry then counts the hidden ones collapsed into it).
+        totals[0] = rows
+            .iter()
+            .filter(|r| !(view.relative && r.filtered))
+            .filter_map(|r| r.periods[0])
+            .sum();
     }
     rows.sort_by(|a, b| compare(a, b, keys, view));
     EventDiff {
@@ -261,13 +297,6 @@ fn event_diff(tables: &[Option<&EventTable>], keys: &[SortKey], view: &DiffView)
         totals,
         rows,
     }
-}
-
-/// The baseline's period of the rows `-b` dropped: its rows' total less the kept rows'.
-fn matched_baseline_only(tables: &[Option<&EventTable>], kept: &[DiffRow]) -> u64 {
-    let all: u64 = tables[0].map_or(0, |t| t.rows.iter().map(|r| r.period).sum());
-    let kept: u64 = kept.iter().filter_map(|r| r.periods[0]).sum();
-    all.saturating_sub(kept)
 }
 
 /// The value of recording `i`'s period `p` against the baseline's `base` (perf's
@@ -285,9 +314,19 @@ fn value(compute: Compute, base: Option<u64>, p: u64, totals: &[u64], i: usize) 
     })
 }
 
-/// A matched row: its cells, the recording that named them, its period in each, its
-/// command's length.
-type Match = (Vec<String>, usize, Vec<Option<u64>>, usize);
+/// A matched row.
+struct Match {
+    /// Its cells, as the recording that named them printed them.
+    cells: Vec<String>,
+    /// The recording that named them (the first that has the row).
+    by: usize,
+    /// Its period in each recording.
+    periods: Vec<Option<u64>>,
+    /// Its command's length, in the recording that named it.
+    comm_len: usize,
+    /// Whether that recording's filter hid it.
+    filtered: bool,
+}
 
 /// Rows matched over the recordings: each row's printed cells and its period in each.
 /// Rows printing alike are summed, as perf's collapsed entries are one. An unresolved
@@ -295,13 +334,16 @@ type Match = (Vec<String>, usize, Vec<Option<u64>>, usize);
 /// diff collapses a DSO's unnamed addresses into one entry, shown with the lowest of
 /// them (its entries are sorted by address, the first one collapsing the rest), of the
 /// first recording that has one (the baseline's, else the dummy's it was made from).
-fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>, usize)> {
+fn matched(tables: &[Option<&EventTable>]) -> Vec<Match> {
     let n = tables.len();
     // By match key: the printed cells, the recording that named them, and the periods.
     let mut by_key: HashMap<Vec<String>, Match> = HashMap::new();
     let mut order: Vec<Vec<String>> = Vec::new();
     for (i, table) in tables.iter().enumerate() {
-        for r in table.iter().flat_map(|t| &t.rows) {
+        // perf pairs the entries a filter hides too (its hists__match walks them all).
+        let shown = table.iter().flat_map(|t| &t.rows).map(|r| (r, false));
+        let hidden = table.iter().flat_map(|t| &t.filtered).map(|r| (r, true));
+        for (r, filtered) in shown.chain(hidden) {
             let key: Vec<String> = r
                 .cells
                 .iter()
@@ -315,19 +357,28 @@ fn matched(tables: &[Option<&EventTable>]) -> Vec<(Vec<String>, Vec<Option<u64>>
                 .collect();
             let e = by_key.entry(key.clone()).or_insert_with(|| {
                 order.push(key);
-                (r.cells.clone(), i, vec![None; n], r.comm_len)
+                Match {
+                    cells: r.cells.clone(),
+                    by: i,
+                    periods: vec![None; n],
+                    comm_len: r.comm_len,
+                    filtered,
+                }
             });
-            if e.1 == i && r.cells < e.0 {
-                e.0 = r.cells.clone();
-                e.3 = r.comm_len;
+            // Rows printing alike are one, named by the lowest and hidden as it is
+            // (perf's collapsed entry keeps the first entry's flag, adding the others'
+            // periods to it, hidden or not).
+            if e.by == i && r.cells < e.cells {
+                e.cells = r.cells.clone();
+                e.comm_len = r.comm_len;
+                e.filtered = filtered;
             }
-            e.2[i] = Some(e.2[i].unwrap_or(0) + r.period);
+            e.periods[i] = Some(e.periods[i].unwrap_or(0) + r.period);
         }
     }
     order
         .into_iter()
         .filter_map(|k| by_key.remove(&k))
-        .map(|(cells, _, periods, comm_len)| (cells, periods, comm_len))
         .collect()
 }
 

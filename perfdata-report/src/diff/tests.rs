@@ -24,6 +24,8 @@ fn table(period: u64, rows: &[(&str, u64)]) -> EventTable {
                 depth: None,
             })
             .collect(),
+        filtered: Vec::new(),
+        unfiltered_period: period,
         children: false,
     }
 }
@@ -335,4 +337,54 @@ fn a_symbol_not_last_is_padded_to_its_column() {
     let text = t(&[vec![base.clone()], vec![base]]);
     // "Symbol" is 6 wide, "[.] main_loop" 13: f's cell is padded to 13.
     assert!(text.contains("  [.] f          a.out"), "{text}");
+}
+
+#[test]
+fn entries_a_filter_hides_are_paired_but_not_printed() {
+    // perf's hists__match pairs every entry, filtered or not: f, hidden in the new
+    // recording (its first sample was another thread's), still has its delta, and
+    // g, hidden in the baseline, is neither printed nor a dummy.
+    let base = vec![{
+        let mut t = table(100, &[("[.] f", 60)]);
+        t.filtered = table(100, &[("[.] g", 40)]).rows;
+        t
+    }];
+    let new = vec![{
+        let mut t = table(100, &[("[.] g", 50)]);
+        t.filtered = table(100, &[("[.] f", 50)]).rows;
+        t
+    }];
+    let t = text(&[base.clone(), new.clone()], &DiffView::default(), &[]);
+    assert_eq!(rows(&t), ["    60.00%    -10.00%  a.out          [.] f"]);
+    // -b sums the baseline again over the entries it keeps, the hidden g among them
+    // (absolute percentages), or the shown ones alone (relative).
+    let view = DiffView {
+        baseline_only: true,
+        ..DiffView::default()
+    };
+    let d = diff(&[recording(&base), recording(&new)], &KEYS, &view);
+    assert_eq!(d[0].totals[0], 100);
+    let relative = DiffView {
+        relative: true,
+        ..view
+    };
+    let d = diff(&[recording(&base), recording(&new)], &KEYS, &relative);
+    assert_eq!(d[0].totals[0], 60);
+}
+
+#[test]
+fn percents_of_nothing_print_as_cs_printf_prints_them() {
+    // perf's period_percent divides unguarded: a recording a filter left nothing has
+    // infinite percents, nothing of nothing is NaN (x86's, negative).
+    let nothing = percent(0, 0);
+    assert_eq!(text::c_float(percent(5, 0), true), "+inf");
+    assert_eq!(text::c_float(-percent(5, 0), true), "-inf");
+    assert_eq!(text::c_float(-f64::NAN, true), "-nan");
+    assert_eq!(text::c_float(f64::NAN, false), "nan");
+    assert_eq!(text::c_float(-0.001, true), "-0.00");
+    assert_eq!(text::c_float(12.345, false), "12.35");
+    assert!(nothing.is_nan());
+    // A NaN goes after the numbers, ties with a NaN.
+    assert_eq!(Compute::DeltaAbs.order(nothing, 1.0), Ordering::Greater);
+    assert_eq!(Compute::Delta.order(nothing, nothing), Ordering::Equal);
 }

@@ -91,8 +91,8 @@ impl Column {
         let text = match self.kind {
             Kind::Baseline if row.dummy() => " ".repeat(w),
             Kind::Baseline => {
-                let p = super::percent(base, d.totals[0]);
-                format!("{p:>width$.2}%", width = w - 1)
+                let p = c_float(super::percent(base, d.totals[0]), false);
+                format!("{p:>width$}%", width = w - 1)
             }
             // The baseline's own period, 0 for a dummy (perf's `hpp__entry_unpair`).
             Kind::BasePeriod => format!("{base:>w$}"),
@@ -100,7 +100,7 @@ impl Column {
             Kind::Computed(c) => match (pair, row.values[self.file - 1]) {
                 (Some(_), Some(v)) => match c {
                     Compute::DeltaAbs | Compute::Delta => {
-                        format!("{v:>+width$.2}%", width = w - 1)
+                        format!("{:>width$}%", c_float(v, true), width = w - 1)
                     }
                     Compute::Ratio | Compute::WeightedDiff(..) if row.dummy() => {
                         format!("{:>w$}", "N/A")
@@ -125,6 +125,27 @@ impl Column {
             },
         };
         format!("{text:<w$}")
+    }
+}
+
+/// `v` as C's `%.2f` prints it (`%+.2f` with `plus`): glibc's `nan`, `-nan` and `inf`
+/// where Rust would say `NaN` and `inf`.
+pub(super) fn c_float(v: f64, plus: bool) -> String {
+    let sign = if v.is_sign_negative() {
+        "-"
+    } else if plus {
+        "+"
+    } else {
+        ""
+    };
+    if v.is_nan() {
+        format!("{sign}nan")
+    } else if v.is_infinite() {
+        format!("{sign}inf")
+    } else if plus {
+        format!("{v:+.2}")
+    } else {
+        format!("{v:.2}")
     }
 }
 
@@ -191,7 +212,8 @@ pub fn write_stdio(
             writeln!(out, "# {}", rule.join("  "))?;
             writeln!(out, "#")?;
         }
-        for r in &d.rows {
+        // A filtered row is paired and computed, not printed (perf's hists__fprintf).
+        for r in d.rows.iter().filter(|r| !r.filtered) {
             let mut line: Vec<String> = columns.iter().map(|c| c.cell(r, d)).collect();
             for (at, &i) in shown.iter().enumerate() {
                 let last = at + 1 == shown.len();
@@ -204,27 +226,25 @@ pub fn write_stdio(
 }
 
 /// The key columns' widths of a diff, as the report's (perf's `hists__calc_col_len`
-/// over the baseline's entries, its dummies among them): the widest cell of any row
+/// over the baseline's entries shown, its dummies among them): the widest cell of any row
 /// (a command by its thread's name), at least the header's; with an unresolved symbol,
 /// the DSO column at least an address wide (`hists__set_unres_dso_col_len`).
 fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
+    let shown = || d.rows.iter().filter(|r| !r.filtered);
     let unresolved = keys
         .iter()
         .position(|k| *k == SortKey::Sym)
-        .is_some_and(|s| d.rows.iter().any(|r| is_unresolved(&r.cells[s])));
+        .is_some_and(|s| shown().any(|r| is_unresolved(&r.cells[s])));
     keys.iter()
         .enumerate()
         .map(|(i, &k)| match k {
-            SortKey::Comm => d
-                .rows
-                .iter()
+            SortKey::Comm => shown()
                 .map(|r| r.comm_len)
                 .fold(k.header().len(), usize::max),
             SortKey::Dso if unresolved => {
-                column_width(k, d.rows.iter().map(|r| r.cells[i].as_str()))
-                    .max(UNRESOLVED_DSO_WIDTH)
+                column_width(k, shown().map(|r| r.cells[i].as_str())).max(UNRESOLVED_DSO_WIDTH)
             }
-            _ => column_width(k, d.rows.iter().map(|r| r.cells[i].as_str())),
+            _ => column_width(k, shown().map(|r| r.cells[i].as_str())),
         })
         .collect()
 }
