@@ -513,7 +513,7 @@ fn named_tables(
         // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
         // functions apart by their start, so two kernel functions of one name (kallsyms
         // has eleven `p4d_offset`) are two rows, as in perf.
-        let (rows, filtered): (Vec<(Row, bool)>, Vec<(Row, bool)>) = entries
+        let all: Vec<(Row, bool)> = entries
             .into_iter()
             .map(|(row, c)| {
                 let (ch, rank) = children_of.get(&row).copied().unwrap_or((0, 0));
@@ -545,9 +545,15 @@ fn named_tables(
                 };
                 (row, c.filtered)
             })
-            .partition(|(_, filtered)| !filtered);
-        let unpair = |v: Vec<(Row, bool)>| v.into_iter().map(|(r, _)| r).collect::<Vec<_>>();
-        let (rows, filtered) = (unpair(rows), unpair(filtered));
+            .collect();
+        let (mut rows, mut filtered) = (Vec::new(), Vec::new());
+        for (row, hidden) in all {
+            if hidden {
+                filtered.push(row);
+            } else {
+                rows.push(row);
+            }
+        }
         tables.push(EventTable {
             event: replay.event_names[event].clone(),
             index: event,
