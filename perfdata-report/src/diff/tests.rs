@@ -388,3 +388,26 @@ fn percents_of_nothing_print_as_cs_printf_prints_them() {
     assert_eq!(Compute::DeltaAbs.order(nothing, 1.0), Ordering::Greater);
     assert_eq!(Compute::Delta.order(nothing, nothing), Ordering::Equal);
 }
+
+#[test]
+fn relative_values_are_of_the_samples_no_filter_hid() {
+    // The new recording: 100 in all, 40 of them kept by the filter (its f entry, 20,
+    // is hidden but counted in its own right). perf's compute_delta takes each
+    // recording's total_non_filtered_period: f is 20/40 = 50% there, 60/60 = 100% in
+    // the baseline.
+    let base = vec![table(60, &[("[.] f", 60)])];
+    let new = vec![{
+        let mut t = table(20, &[("[.] g", 20)]);
+        t.filtered = table(20, &[("[.] f", 20)]).rows;
+        t.unfiltered_period = 40;
+        t
+    }];
+    let view = DiffView {
+        relative: true,
+        ..DiffView::default()
+    };
+    let d = diff(&[recording(&base), recording(&new)], &KEYS, &view);
+    let f = d[0].rows.iter().find(|r| r.cells[1] == "[.] f").expect("f");
+    assert_eq!(f.values[0].map(|v| v.round() as i64), Some(-50));
+    assert_eq!(d[0].totals, [60, 40]);
+}
