@@ -3,6 +3,7 @@
 //! address reduced to the best one and zero sizes extended to the next symbol (perf's
 //! `symbols__fixup_duplicate` and `symbols__fixup_end`).
 
+mod dso_symbols;
 mod elf;
 mod rbtree;
 
@@ -214,8 +215,10 @@ impl SymbolTable {
     /// lines, START and SIZE hex without `0x`), read as perf 6.1's `dso__load_perf_map`
     /// reads it: each number is the hex digits at its place (a line whose numbers do not
     /// leave room for a name is skipped), the name the rest of the line, kept as written
-    /// (not demangled); a symbol of size 0 covers nothing. Of entries at one start the
-    /// last wins (code JIT-compiled again at the same place). None if no functions.
+    /// (not demangled), each inserted into perf's tree in the file's order and no end
+    /// or duplicate fixed: a symbol of size 0 holds its start alone, and where entries
+    /// overlap or share a start (code JIT-compiled again at one place) the one perf's
+    /// walk meets first names the address. None if no functions.
     pub fn from_perf_map(text: &str) -> Option<SymbolTable> {
         // perf's hex2u64: the hex digits there, as many as there are (none: 0).
         // Bytes, not a `str`: `at` may fall inside a multi-byte character.
@@ -228,7 +231,7 @@ impl SymbolTable {
             });
             (value, digits)
         }
-        let mut syms: Vec<Symbol> = Vec::new();
+        let mut symbols = dso_symbols::DsoSymbols::default();
         for line in text.lines() {
             let (start, n) = hex_at(line, 0);
             let at = n + 1;
@@ -241,15 +244,9 @@ impl SymbolTable {
                 continue;
             }
             let end = start.wrapping_add(size);
-            syms.push(Symbol::new(start, end, &line[at..], false, Binding::Global));
+            symbols.insert(Symbol::new(start, end, &line[at..], false, Binding::Global));
         }
-        syms.sort_by_key(|s| s.start);
-        // The last of equal starts stays (the sort is stable).
-        syms.reverse();
-        syms.dedup_by_key(|s| s.start);
-        syms.reverse();
-        syms.retain(|s| s.end > s.start);
-        (!syms.is_empty()).then(|| Self::of(syms))
+        symbols.table()
     }
 
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),

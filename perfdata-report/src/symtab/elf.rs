@@ -8,112 +8,12 @@
 //! `text` or `data` in it; never an undefined, absolute or unnamed symbol, nor one of
 //! a section that is not loaded (`SHF_ALLOC` clear), nor an ARM mapping symbol.
 
-use super::rbtree::{RbTree, NIL};
-use super::{better, demangle, Binding, Symbol, SymbolTable};
+use super::dso_symbols::DsoSymbols;
+use super::{demangle, Binding, Symbol, SymbolTable};
 use object::{
     elf, Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SectionFlags,
     SectionIndex, SymbolFlags, SymbolSection,
 };
-
-/// perf's symbols of one DSO while it loads them: `syms[i]` is tree node `i`.
-struct Loader {
-    tree: RbTree,
-    syms: Vec<Symbol>,
-}
-
-impl Loader {
-    fn insert(&mut self, sym: Symbol) {
-        let (start, syms) = (sym.start, &self.syms);
-        self.tree.insert(|other| start < syms[other as usize].start);
-        self.syms.push(sym);
-    }
-
-    /// The nodes in order.
-    fn in_order(&self) -> Vec<u32> {
-        let mut order = Vec::with_capacity(self.syms.len());
-        let mut n = self.tree.first();
-        while n != NIL {
-            order.push(n);
-            n = self.tree.next(n);
-        }
-        order
-    }
-
-    /// `symbols__fixup_end` (not kallsyms): a symbol of size 0 reaches the next one in
-    /// the tree (itself, when that starts at the same place); the last one reaches the
-    /// page after its own.
-    fn fixup_end(&mut self) {
-        let order = self.in_order();
-        for pair in order.windows(2) {
-            let next = self.syms[pair[1] as usize].start;
-            let prev = &mut self.syms[pair[0] as usize];
-            if prev.end == prev.start {
-                prev.end = next;
-            }
-        }
-        if let Some(&last) = order.last() {
-            let last = &mut self.syms[last as usize];
-            if last.end == last.start {
-                last.end = super::round_up_page(last.start).wrapping_add(4096);
-            }
-        }
-    }
-
-    /// `symbols__fixup_duplicate`: of symbols at one start the best stays
-    /// (`choose_best_symbol`), the others are erased from the tree.
-    fn fixup_duplicate(&mut self) {
-        let mut curr = self.tree.first();
-        while curr != NIL {
-            let next = self.tree.next(curr);
-            if next == NIL {
-                break;
-            }
-            let (a, b) = (&self.syms[curr as usize], &self.syms[next as usize]);
-            if a.start != b.start {
-                curr = next;
-            } else if better(b, a) {
-                self.tree.erase(curr);
-                curr = next;
-            } else {
-                // Compared again with the one after.
-                self.tree.erase(next);
-            }
-        }
-    }
-
-    /// The table: symbols in order, and the tree when symbols overlap (elsewhere a
-    /// binary search finds what perf's walk finds).
-    fn table(self) -> Option<SymbolTable> {
-        let order = self.in_order();
-        if order.is_empty() {
-            return None;
-        }
-        let mut index = vec![NIL; self.syms.len()];
-        for (i, &n) in order.iter().enumerate() {
-            index[n as usize] = i as u32;
-        }
-        let at = |n: u32| if n == NIL { NIL } else { index[n as usize] };
-        let children: Box<[(u32, u32)]> = order
-            .iter()
-            .map(|&n| {
-                let (l, r) = self.tree.children(n);
-                (at(l), at(r))
-            })
-            .collect();
-        let root = at(self.tree.root());
-        let mut slots: Vec<Option<Symbol>> = self.syms.into_iter().map(Some).collect();
-        let syms: Vec<Symbol> = order
-            .iter()
-            .filter_map(|&n| slots[n as usize].take())
-            .collect();
-        let overlaps = syms.windows(2).any(|w| w[0].end > w[1].start);
-        let mut table = SymbolTable::of(syms);
-        if overlaps {
-            table.tree = Some(super::Tree { root, children });
-        }
-        Some(table)
-    }
-}
 
 /// A section header's fields perf looks at.
 struct Shdr<'n> {
@@ -143,7 +43,7 @@ fn shdr<'d>(file: &object::File<'d>, index: SectionIndex) -> Option<Shdr<'d>> {
 
 /// One pass of `dso__load_sym_internal` over `table`; the number of symbols added.
 fn load_pass<'d>(
-    loader: &mut Loader,
+    symbols: &mut DsoSymbols,
     file: &object::File<'d>,
     table: &object::SymbolTable<'d, '_>,
     runtime: &object::File<'_>,
@@ -213,7 +113,7 @@ fn load_pass<'d>(
             size => start.wrapping_add(size),
         };
         let name = String::from_utf8_lossy(name);
-        loader.insert(Symbol::new(start, end, &name, true, binding));
+        symbols.insert(Symbol::new(start, end, &name, true, binding));
         added += 1;
     }
     added
@@ -244,26 +144,23 @@ impl SymbolTable {
                 (size != 0).then_some((seg.address(), size, offset))
             })
             .collect();
-        let mut loader = Loader {
-            tree: RbTree::new(),
-            syms: Vec::new(),
-        };
+        let mut symbols = DsoSymbols::default();
         for table in [file.symbol_table(), file.dynamic_symbol_table()]
             .into_iter()
             .flatten()
         {
-            if load_pass(&mut loader, file, &table, runtime, &loads) > 0 {
-                loader.fixup_end();
-                loader.fixup_duplicate();
+            if load_pass(&mut symbols, file, &table, runtime, &loads) > 0 {
+                symbols.fixup_end();
+                symbols.fixup_duplicate();
             }
         }
-        if loader.syms.is_empty() {
+        if symbols.is_empty() {
             return None;
         }
         for plt in plt_symbols(runtime) {
-            loader.insert(plt);
+            symbols.insert(plt);
         }
-        loader.table()
+        symbols.table()
     }
 }
 
@@ -322,114 +219,4 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
             Some(Symbol::new(start, end, &name, false, Binding::Global))
         })
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sym(start: u64, size: u64, name: &str, binding: Binding) -> Symbol {
-        Symbol::new(start, start + size, name, false, binding)
-    }
-
-    /// `syms` inserted in this order, as one pass of dso__load_sym, and fixed up.
-    fn loaded(syms: Vec<Symbol>) -> SymbolTable {
-        let mut loader = Loader {
-            tree: RbTree::new(),
-            syms: Vec::new(),
-        };
-        for s in syms {
-            loader.insert(s);
-        }
-        loader.fixup_end();
-        loader.fixup_duplicate();
-        loader.table().expect("symbols")
-    }
-
-    fn name(t: &SymbolTable, addr: u64) -> Option<&str> {
-        t.find(addr).map(|s| s.name())
-    }
-
-    /// A function [0x100, 0x140) with a label at 0x110 that fixup_end extends to the
-    /// next symbol, 0x200: between 0x110 and 0x140 both hold the address, and perf's
-    /// walk names it after whichever is higher in its tree. Three ascending inserts
-    /// rotate the middle one to the root: with `before` first the function is the
-    /// root, without it the label is.
-    #[test]
-    fn a_label_inside_a_function_is_named_by_the_trees_shape() {
-        let before = || sym(0x0, 0x10, "before", Binding::Global);
-        let function = || sym(0x100, 0x40, "function", Binding::Global);
-        let label = || sym(0x110, 0, "label", Binding::Local);
-        let next = |size| sym(0x200, size, "next", Binding::Global);
-        let t = loaded(vec![before(), function(), label(), next(0x10)]);
-        assert_eq!(name(&t, 0x100), Some("function"));
-        assert_eq!(name(&t, 0x120), Some("function"));
-        assert_eq!(name(&t, 0x13f), Some("function"));
-        assert_eq!(name(&t, 0x140), Some("label"));
-        assert_eq!(name(&t, 0x1ff), Some("label"));
-        assert_eq!(name(&t, 0x200), Some("next"));
-        assert_eq!(name(&t, 0x210), None);
-        assert_eq!(name(&t, 0xff), None);
-        let t = loaded(vec![function(), label(), next(0)]);
-        assert_eq!(name(&t, 0x10f), Some("function"));
-        assert_eq!(name(&t, 0x110), Some("label"));
-        assert_eq!(name(&t, 0x120), Some("label"));
-        assert_eq!(name(&t, 0x13f), Some("label"));
-        // The last symbol, of size 0, reaches the page after its start's: 0x2000.
-        assert_eq!(name(&t, 0x1fff), Some("next"));
-        assert_eq!(name(&t, 0x2000), None);
-    }
-
-    /// Symbols at one address: a sized one over a size-0 one inserted before it (which
-    /// ends at the sized one's start, so stays empty), then non-weak over weak,
-    /// global over local, fewer leading underscores, the longer name, the first.
-    #[test]
-    fn duplicates_keep_perfs_best() {
-        // Another symbol after: the last one would get a size (see below).
-        let at = |mut syms: Vec<Symbol>| {
-            syms.push(sym(0x1000, 8, "after", Binding::Global));
-            let t = loaded(syms);
-            assert_eq!(t.len(), 2);
-            name(&t, 0x100).map(str::to_string)
-        };
-        let s = |size, name, b| sym(0x100, size, name, b);
-        use Binding::{Global, Local, Weak};
-        assert_eq!(
-            at(vec![s(0, "empty", Global), s(8, "sized", Local)]),
-            Some("sized".into())
-        );
-        // Ends are fixed first: a size-0 symbol inserted after a sized one at its
-        // address reaches the next address, so is sized too, and wins as global.
-        assert_eq!(
-            at(vec![s(8, "sized", Local), s(0, "empty", Global)]),
-            Some("empty".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "weak", Weak), s(8, "local", Local)]),
-            Some("local".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "local", Local), s(8, "global", Global)]),
-            Some("global".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "__x", Global), s(8, "_y", Global)]),
-            Some("_y".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "ab", Global), s(8, "abc", Global)]),
-            Some("abc".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "one", Global), s(8, "two", Global)]),
-            Some("one".into())
-        );
-        assert_eq!(
-            at(vec![s(8, "SyS_a", Global), s(8, "sys_a", Global)]),
-            Some("sys_a".into())
-        );
-        // Likewise the last symbol of size 0, which reaches the next page.
-        let t = loaded(vec![s(8, "sized", Local), s(0, "last", Global)]);
-        assert_eq!(name(&t, 0x100), Some("last"));
-    }
 }

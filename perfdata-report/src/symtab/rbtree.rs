@@ -21,21 +21,23 @@ struct Node {
 
 /// Nodes named by the order they were inserted in (0, 1, ...), each keyed by whatever
 /// the caller's comparison says; erased nodes stay numbered but unlinked.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct RbTree {
     nodes: Vec<Node>,
     root: u32,
 }
 
-impl RbTree {
-    /// An empty tree.
-    pub fn new() -> RbTree {
+/// An empty tree (its root [`NIL`], not node 0).
+impl Default for RbTree {
+    fn default() -> RbTree {
         RbTree {
             nodes: Vec::new(),
             root: NIL,
         }
     }
+}
 
+impl RbTree {
     /// The root, or [`NIL`].
     pub fn root(&self) -> u32 {
         self.root
@@ -441,7 +443,7 @@ mod tests {
     /// rotates 6 over 5 and 7. The root stays 2, not the 4 of a perfect tree.
     #[test]
     fn ascending_inserts_balance_as_the_kernel_does() {
-        let (mut t, mut keys) = (RbTree::new(), Vec::new());
+        let (mut t, mut keys) = (RbTree::default(), Vec::new());
         for k in 1..=7 {
             insert(&mut t, &mut keys, k);
         }
@@ -456,7 +458,7 @@ mod tests {
     /// the rules and the order of what is left.
     #[test]
     fn equal_keys_keep_insertion_order_and_erase_rebalances() {
-        let (mut t, mut keys) = (RbTree::new(), Vec::new());
+        let (mut t, mut keys) = (RbTree::default(), Vec::new());
         let mut ids = Vec::new();
         for i in 0..200u64 {
             ids.push(insert(&mut t, &mut keys, (i * 37) % 50));
