@@ -78,7 +78,8 @@ pub const EXAMPLES: &[(&str, &str)] = &[
     (
         "diff",
         "perfdata diff perf.data.old perf.data      # as perf diff: Baseline, Delta Abs\n  \
-         perfdata diff -c ratio --sort comm,dso,sym before.data after.data",
+         perfdata diff -c ratio --sort comm,dso,sym before.data after.data\n  \
+         perfdata diff base.data run1.data run2.data  # a Delta Abs column per run",
     ),
     (
         "export",

@@ -1,7 +1,9 @@
 //! `perfdata diff` against perf 6.1's `perf diff`: two recordings of tests/diff/work.c
 //! (the second run halves one function's work) and two fixtures of other programs,
 //! compared as text, byte for byte, for every computation (`delta-abs`, perf's default,
-//! `delta`, `ratio`, `wdiff:W1,W2`), both orders of the files and two sort orders; and the
+//! `delta`, `ratio`, `wdiff:W1,W2`), both orders of the files and two sort orders; a
+//! third recording (less work) with the first two, for perf's views of three files
+//! (`-o`, `-b`, `-p`, `-F`, `-q`, the filters and `--percentage relative`); and the
 //! differential flame graph's changes against perf diff's deltas.
 
 use std::ffi::OsStr;
@@ -81,7 +83,50 @@ fn two_runs_of_one_program_diff_as_perf_diffs_them() {
     assert!(b_row.contains("%    -"), "{b_row}");
     let rows = compare(&a, &b);
     eprintln!("{rows} rows compared");
+    let c = workload::record(dir.path(), "c.data", &args, &[exe, "3000000"]);
+    three_recordings_diff_as_perf_diffs_them(&a, &b, &c);
     differential_flame_graph_says_perf_diffs_deltas(&a, &b, dir.path());
+}
+
+/// perf diff's views of three recordings (and some of two): each column per file
+/// (`Delta Abs/1`), the sort by `-o N`, `-b`, `-p`, `-F`, `-q`, and the filters, whose
+/// one name leaves its column out; `--symbols` with an entry that reads as hex (`b`,
+/// the function) is an address for perf, so selects nothing by that name.
+fn three_recordings_diff_as_perf_diffs_them(a: &Path, b: &Path, c: &Path) {
+    let views: &[&[&str]] = &[
+        &[],
+        &["-c", "delta"],
+        &["-c", "ratio"],
+        &["-c", "wdiff:1,2"],
+        &["-o", "2"],
+        &["-o", "0", "-c", "ratio"],
+        &["-p", "-F"],
+        &["-F", "-c", "wdiff:2,3"],
+        &["-b"],
+        &["-q", "-s", "comm,dso,sym"],
+        &["-d", "work"],
+        &["-d", "work", "--percentage", "relative"],
+        &["-C", "work", "-S", "main,a,c"],
+    ];
+    let mut rows = 0;
+    for view in views {
+        let mut args: Vec<&OsStr> = view.iter().map(OsStr::new).collect();
+        args.extend([a.as_os_str(), b.as_os_str(), c.as_os_str()]);
+        let (perf, ours) = (perf_diff(&args), our_diff(&args));
+        assert_eq!(ours, perf, "perf diff {view:?} of three recordings");
+        rows += perf.lines().filter(|l| !l.starts_with('#')).count();
+    }
+    // (`-b` with a filter and absolute percentages is left out: see diff::DiffView.)
+    for view in [
+        &["-S", "main"][..],
+        &["-b", "-p", "-d", "work", "--percentage", "relative"],
+    ] {
+        let mut args: Vec<&OsStr> = view.iter().map(OsStr::new).collect();
+        args.extend([a.as_os_str(), c.as_os_str()]);
+        assert_eq!(our_diff(&args), perf_diff(&args), "perf diff {view:?}");
+    }
+    eprintln!("{rows} rows of three recordings compared");
+    assert!(rows > 50, "too few rows to compare: {rows}");
 }
 
 /// `export --format flamegraph --diff A B`: each function's change of share, in the
@@ -158,4 +203,19 @@ fn recordings_of_different_programs_diff_as_perf_diffs_them() {
         &f.join("file-callgraph-fp.data"),
     );
     eprintln!("{rows} rows compared");
+    // Events matched by attr type and config, as perf's evsel_match does:
+    // `cpu-clock/period=100000/` of one is `cpu-clock` of the other; an event the other
+    // lacks (page-faults, task-clock) is printed with its column empty.
+    for files in [
+        &["file-multi-event.data", "file-cpu-clock.data"][..],
+        &[
+            "file-cpu-clock.data",
+            "file-multi-event.data",
+            "file-tracepoint.data",
+        ],
+    ] {
+        let paths: Vec<PathBuf> = files.iter().map(|n| f.join(n)).collect();
+        let args: Vec<&OsStr> = paths.iter().map(|p| p.as_os_str()).collect();
+        assert_eq!(our_diff(&args), perf_diff(&args), "perf diff {files:?}");
+    }
 }

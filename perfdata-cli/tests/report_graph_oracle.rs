@@ -3,7 +3,7 @@
 //! graph under each entry (`|`, `---`, `--N.NN%--` lines), and so for `-g caller`,
 //! `-g callee`, `-g fractal`, `-g flat`, `-g folded`, `--no-children`, `-G` and
 //! `--no-children -G`, and the filters `--percent-limit 2`, `--time` of a window,
-//! `--dsos` and `--symbols` (one name and two, with and without children); each run
+//! `--dsos` and `--symbols` (one name; two and a sample's address); each run
 //! with perf live on the `-g` fixtures and on recordings
 //! of tests/callgraph/levels.c (a few call levels, recursion) made here with `-g` and
 //! `--call-graph dwarf`, and on a pipe-mode `-g` recording (a file and standard input).
@@ -56,9 +56,11 @@ const VIEWS: &[&[&str]] = &[
     &["-g", "address"],
 ];
 
-/// perf's text without its closing tip.
-fn perf_text(input: &Path, args: &[&str]) -> String {
-    report_text::perf_stdio(input, args)
+/// perf's text without its closing tip; `None` where perf was killed (see
+/// [`report_text::perf_stdio_unless_killed`]: `-g address` of a recording whose binary
+/// is missing here).
+fn perf_text(input: &Path, args: &[&str]) -> Option<String> {
+    report_text::perf_stdio_unless_killed(input, args)
 }
 
 fn our_text(input: &Path, args: &[&str]) -> String {
@@ -77,7 +79,14 @@ fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
     } else {
         Ties::InlinedAsSets
     };
-    let perf = canonical(&perf_text(input, perfs), ties);
+    let Some(perf) = perf_text(input, perfs) else {
+        eprintln!(
+            "perf report {perfs:?} on {} was killed: not compared",
+            name(input)
+        );
+        return None;
+    };
+    let perf = canonical(&perf, ties);
     let mine = canonical(&our_text(input, ours), ties);
     if perf == mine {
         return None;
@@ -119,6 +128,28 @@ fn middle_window(input: &Path) -> String {
     format!("{:.6},{:.6}", at(0.2), at(0.6))
 }
 
+/// The sample ip most samples of `input` have outside the functions `names`, as perf
+/// script prints it (hex): perf's `--symbols` takes an entry that reads as hex as an
+/// address the sample's ip must be.
+fn hottest_ip_outside(input: &Path, names: &[&str]) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-G", "-F", "ip,sym", "-i"])
+        .arg(input)
+        .output()
+        .expect("perf script runs");
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut w = line.split_whitespace();
+        if let (Some(ip), sym) = (w.next(), w.next()) {
+            if !sym.is_some_and(|s| names.contains(&s)) {
+                *counts.entry(ip.to_string()).or_default() += 1;
+            }
+        }
+    }
+    let hottest = counts.into_iter().max_by_key(|&(_, n)| n);
+    format!("0x{}", hottest.expect("a sample outside the functions").0)
+}
+
 /// Every view of `input`, and the filters on it, each also given `shared` (to both)
 /// and `perf_extra` (to perf).
 fn compare_views(
@@ -129,7 +160,13 @@ fn compare_views(
     problems: &mut Vec<String>,
 ) -> usize {
     let window = middle_window(input);
-    let both = format!("{},{}", select.symbols[0], select.symbols[1]);
+    // Two names and an address (the hottest ip outside them).
+    let both = format!(
+        "{},{},{}",
+        select.symbols[0],
+        select.symbols[1],
+        hottest_ip_outside(input, &select.symbols)
+    );
     let filters: [&[&str]; 8] = [
         &["--percent-limit", "2"],
         &["--no-children", "--percent-limit", "2"],

@@ -302,12 +302,16 @@ fn the_arm64_corpus_sample_is_not_unwound_and_keeps_its_kernel_frames() {
     bytes[at..at + 8].copy_from_slice(&2u64.to_le_bytes());
     let abi64 = dir.path().join("abi64.data");
     std::fs::write(&abi64, bytes).expect("written");
-    for input in [&original, &abi64] {
+    // The recorded sample is a 32-bit process's; made 64-bit, its stack copy is empty.
+    for (input, why) in [
+        (&original, serde_json::json!({"abi32": 1})),
+        (&abi64, serde_json::json!({"empty_stack_copy": 1})),
+    ] {
         let stats = unwind_stats(input);
         assert_eq!(
             stats,
-            serde_json::json!({"whole": 0, "cut": 0, "not_unwound": 1, "cut_by": {},
-                "missing_binaries": {}, "other_build_id": {}}),
+            serde_json::json!({"whole": 0, "cut": 0, "not_unwound": 1, "not_unwound_by": why,
+                "cut_by": {}, "missing_binaries": {}, "other_build_id": {}}),
             "{}",
             input.display()
         );

@@ -51,10 +51,36 @@ pub struct SampleFilter {
     /// DSOs the sampled address must be in, by short or long name (perf's `--dsos`).
     pub dsos: Vec<String>,
     /// Functions the sampled address must be in, by name (perf's `--symbols`; decided
-    /// once the recording is read and its addresses named).
+    /// once the recording is read and its addresses named). An entry that reads whole
+    /// as a hexadecimal number is an address the sample's ip must be instead (see
+    /// [`SampleFilter::symbol_names`]).
     pub symbols: Vec<String>,
     /// The percent base.
     pub percentage: Percentage,
+}
+
+/// `entry` as perf's `setup_addrlist` reads a `--symbols` entry: `strtoul(entry, 16)`
+/// (leading white space, a sign, `0x` or `0X`, hex digits) that read some digits, did
+/// not overflow and left nothing but white space after them.
+fn symbol_address(entry: &str) -> Option<u64> {
+    let s = entry.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let (negative, s) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let digits_of = |s: &str| s.len() - s.trim_start_matches(|c: char| c.is_ascii_hexdigit()).len();
+    // strtoul takes "0x" only before a hex digit ("0x" alone reads as 0, then "x").
+    let s = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(rest) if digits_of(rest) > 0 => rest,
+        _ => s,
+    };
+    let n = digits_of(s);
+    if n == 0 || !s[n..].bytes().all(|c| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let v = u64::from_str_radix(&s[..n], 16).ok()?;
+    Some(if negative { v.wrapping_neg() } else { v })
 }
 
 /// Whether the id `n` is in `list`; a negative id is in none.
@@ -100,6 +126,27 @@ impl SampleFilter {
             && self.events.is_empty()
             && self.dsos.is_empty()
             && self.symbols.is_empty())
+    }
+
+    /// The `--symbols` entries that are names: perf 6.1's `setup_addrlist` takes every
+    /// entry that reads whole as a hexadecimal number (as `strtoul(s, 16)` reads it:
+    /// `0x` optional, so `b` and `add` too) out of the name list into an address list.
+    /// A function named `b` is thus never selected by name, and `--symbols b` of one
+    /// entry leaves no name to say above the table.
+    pub fn symbol_names(&self) -> impl Iterator<Item = &str> {
+        self.symbols
+            .iter()
+            .map(String::as_str)
+            .filter(|s| symbol_address(s).is_none())
+    }
+
+    /// The `--symbols` entries that are addresses (see [`SampleFilter::symbol_names`]):
+    /// a sample whose ip is one of them, in a map, is selected whatever its function.
+    pub fn symbol_addresses(&self) -> Vec<u64> {
+        self.symbols
+            .iter()
+            .filter_map(|s| symbol_address(s))
+            .collect()
     }
 
     /// Whether the sample's CPU is wanted: perf report drops other CPUs' samples
@@ -160,6 +207,31 @@ impl SampleFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn symbols_that_read_as_hex_are_addresses_as_perfs_setup_addrlist_reads_them() {
+        for (entry, addr) in [
+            ("b", Some(0xb)),
+            ("add", Some(0xadd)),
+            ("0x1139", Some(0x1139)),
+            ("0X1f ", Some(0x1f)),
+            (" ee", Some(0xee)),
+            ("-1", Some(u64::MAX)),
+            ("0x", None),
+            ("main", None),
+            ("b2c_x", None),
+            ("", None),
+            ("fffffffffffffffff", None),
+        ] {
+            assert_eq!(symbol_address(entry), addr, "{entry:?}");
+        }
+        let f = SampleFilter {
+            symbols: vec!["a".into(), "main".into(), "0x10".into()],
+            ..SampleFilter::default()
+        };
+        assert_eq!(f.symbol_names().collect::<Vec<_>>(), ["main"]);
+        assert_eq!(f.symbol_addresses(), [0xa, 0x10]);
+    }
 
     #[test]
     fn ids_are_inclusive_ranges_and_negative_ids_match_nothing() {

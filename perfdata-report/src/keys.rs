@@ -40,7 +40,7 @@ pub(crate) struct RawKey {
     cpu: u32,
     /// DSO + 1, 0 for none.
     dso: u32,
-    /// [`KERNEL`], [`HAS_CPU`], [`CHAIN_IP`].
+    /// [`KERNEL`], [`HAS_CPU`], [`CHAIN_IP`], [`ADDRESS_LISTED`].
     flags: u8,
     /// For an entry perf lists at an unwound frame ([`crate::inlines`]): its number
     /// among the frame's entries, innermost 1; 0 for a frame as it is.
@@ -57,6 +57,8 @@ pub(crate) struct RawKey {
 const KERNEL: u8 = 1;
 const HAS_CPU: u8 = 2;
 const CHAIN_IP: u8 = 4;
+/// The sample's ip is an address of perf's `--symbols` list.
+const ADDRESS_LISTED: u8 = 8;
 
 fn small(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -87,6 +89,12 @@ impl RawKey {
     pub(crate) fn locate(&mut self, at: &Location) {
         self.dso = at.dso.map_or(0, |d| small(d + 1));
         self.addr = at.addr;
+    }
+
+    /// Mark the key's sample as selected by its address (an address entry of perf's
+    /// `--symbols`, see [`crate::filter::SampleFilter::symbol_addresses`]).
+    pub(crate) fn set_address_listed(&mut self) {
+        self.flags |= ADDRESS_LISTED;
     }
 
     /// Key a callchain frame by its ip as sampled too.
@@ -223,9 +231,12 @@ pub(crate) fn values(
         .collect()
 }
 
-/// Whether the function of a key's address is one of `list` (perf's `--symbols`: a
-/// sample without a symbol is in no list).
+/// Whether the function of a key's address is one of `list` (perf's `--symbols` names:
+/// a sample without a symbol is in no list), or its sample's ip one of the addresses.
 fn symbol_listed(list: &[String], k: &RawKey, replay: &Replay, symbols: &mut Symbolizer) -> bool {
+    if k.flags & ADDRESS_LISTED != 0 {
+        return true;
+    }
     let Some(d) = k.dso() else {
         return false;
     };

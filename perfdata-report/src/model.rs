@@ -68,6 +68,9 @@ pub struct Replay {
     pub machine: Machine,
     /// perf's name of each event, by index.
     pub event_names: Vec<String>,
+    /// Each event's attr type and config, by index (what perf diff matches events of
+    /// two recordings by: `evsel__match2`).
+    pub event_ids: Vec<(u32, u64)>,
     /// The recording's HOSTNAME and OSRELEASE features.
     pub hostname: Option<String>,
     /// The OSRELEASE feature.

@@ -163,6 +163,11 @@ pub fn replay(
         event_names: (0..meta.attrs().len())
             .map(|i| meta.event_name(i))
             .collect(),
+        event_ids: meta
+            .attrs()
+            .iter()
+            .map(|e| (e.attr.type_, e.attr.config))
+            .collect(),
         hostname: string_feature(FeatureId::Hostname),
         osrelease: string_feature(FeatureId::OsRelease),
         groups: EventGroup::from_meta(meta),

@@ -296,6 +296,11 @@ impl Counted {
         &self.replay.warnings
     }
 
+    /// Each event's attr type and config, by index ([`EventTable::index`]).
+    pub fn event_ids(&self) -> &[(u32, u64)] {
+        &self.replay.event_ids
+    }
+
     /// The report's tables, symbolised.
     pub fn tables(self) -> Tables {
         let Counted {
@@ -325,8 +330,9 @@ impl Counted {
                 [one] => Some(one.clone()),
                 _ => None,
             },
-            single_sym: match report.filter.symbols.as_slice() {
-                [one] => Some(one.clone()),
+            // perf counts the names its address list left (`sort__setup_elide`).
+            single_sym: match report.filter.symbol_names().collect::<Vec<_>>()[..] {
+                [one] => Some(one.to_string()),
                 _ => None,
             },
             time_slices: report.time.as_ref().map(|t| t.1.clone()),

@@ -56,6 +56,10 @@ pub struct Tally {
     last: Option<(RawKey, Count)>,
     seen: u64,
     filter: SampleFilter,
+    /// The `--symbols` entries that are addresses ([`SampleFilter::symbol_addresses`]).
+    symbol_addresses: Vec<u64>,
+    /// The other `--symbols` entries, names.
+    symbol_names: Vec<String>,
     /// The comm entry each sample is counted under.
     comms: SettledComms,
     /// Per event: samples and period before filtering (the absolute percent base).
@@ -84,6 +88,8 @@ impl Tally {
             last: None,
             seen: 0,
             filter: SampleFilter::default(),
+            symbol_addresses: Vec::new(),
+            symbol_names: Vec::new(),
             comms: SettledComms::default(),
             totals: Vec::new(),
             children: None,
@@ -177,6 +183,8 @@ impl Tally {
     /// An empty tally for `keys` that counts what `filter` keeps (see [`Tally::count`]).
     pub fn with_filter(keys: &[SortKey], filter: SampleFilter) -> Tally {
         Tally {
+            symbol_addresses: filter.symbol_addresses(),
+            symbol_names: filter.symbol_names().map(str::to_string).collect(),
             filter,
             ..Tally::new(keys)
         }
@@ -231,6 +239,10 @@ impl Tally {
         k.set_trace(trace);
         if !self.filter.symbols.is_empty() {
             k.locate(ip);
+            // perf's address list matches the ip itself, where a map holds it.
+            if ip.dso.is_some() && self.symbol_addresses.contains(&ip.ip) {
+                k.set_address_listed();
+            }
         }
         let order = self.order();
         let max_stack = self.graph.and_then(|g| g.max_stack);
@@ -319,7 +331,7 @@ impl Tally {
         sets.extend(child_keys.as_ref());
         let mut kept = Vec::new();
         let listed =
-            (!self.filter.symbols.is_empty()).then_some((&self.filter.symbols[..], &mut kept));
+            (!self.filter.symbols.is_empty()).then_some((&self.symbol_names[..], &mut kept));
         let named = name_keys(
             &self.keys,
             &sets,

@@ -297,6 +297,7 @@ impl<'o> Printer<'o> {
             let now = Replay {
                 machine: m.clone(),
                 event_names: Vec::new(),
+                event_ids: Vec::new(),
                 hostname: string_feature(FeatureId::Hostname),
                 osrelease: string_feature(FeatureId::OsRelease),
                 lost_samples: 0,

@@ -53,6 +53,7 @@ pub(crate) fn replay(machine: Machine, event: &str) -> Replay {
     Replay {
         machine,
         event_names: vec![event.into()],
+        event_ids: vec![(1, 0)],
         hostname: None,
         osrelease: None,
         lost_samples: 0,

@@ -34,7 +34,7 @@ pub use edit::UnwindEdit;
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 use regs::AllRegs;
 pub use regs::{Arch, UserState};
-pub use stats::{Cut, UnwindStats};
+pub use stats::{Cut, Idle, UnwindStats};
 use walk::{End, Step};
 
 /// Address spaces (processes) kept built at once; past it they are dropped and rebuilt
@@ -108,7 +108,7 @@ impl Unwinder {
     /// sample recorded no user state.
     pub fn unwind(&mut self, machine: &Machine, thread: ThreadId, user: &UserState) -> Vec<u64> {
         let Some(arch) = self.arch else {
-            self.stats.not_unwound += 1;
+            self.stats.idle(Idle::UnknownArch);
             return Vec::new();
         };
         let (ip, sp, fp, lr) = match arch {
@@ -121,13 +121,17 @@ impl Unwinder {
             ),
         };
         let (Some(ip), Some(sp), Some(fp)) = (user.reg(ip), user.reg(sp), user.reg(fp)) else {
-            self.stats.not_unwound += 1;
+            self.stats.idle(match user.abi {
+                regs::ABI_NONE => Idle::NoUserRegisters,
+                regs::ABI_64 => Idle::RegisterNotSampled,
+                _ => Idle::Abi32,
+            });
             return Vec::new();
         };
         // perf 6.1 does not unwind a sample whose copy is empty (`user_stack.size` is
         // the dynamic size): not even its ip is a user frame then. Counted all the same.
         if user.stack.is_empty() {
-            self.stats.not_unwound += 1;
+            self.stats.idle(Idle::EmptyStackCopy);
             return Vec::new();
         }
         let lr = lr.and_then(|r| user.reg(r)).unwrap_or(0);
@@ -139,7 +143,7 @@ impl Unwinder {
         // joins its maps (`unwind__prepare_access`: the binary's type decides the
         // unwinder); a process of missing binaries alone is not unwound at all.
         if !known {
-            self.stats.not_unwound += 1;
+            self.stats.idle(Idle::NoBinaryOfProcess);
             // Said all the same: the binary the sample is in, when it is missing (perf
             // says nothing; a user should learn why there are no user frames).
             let missing = maps

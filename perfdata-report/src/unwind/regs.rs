@@ -27,6 +27,8 @@ impl Arch {
     }
 }
 
+/// PERF_SAMPLE_REGS_ABI_NONE: the sample has no user registers.
+pub(crate) const ABI_NONE: u64 = 0;
 /// PERF_SAMPLE_REGS_ABI_64: the sample's user registers are a 64-bit process's.
 pub(crate) const ABI_64: u64 = 2;
 

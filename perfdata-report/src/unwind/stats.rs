@@ -39,6 +39,40 @@ impl Cut {
     }
 }
 
+/// Why a sample that carried a stack copy was not unwound at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Idle {
+    /// The recording's architecture is not one the unwinder knows.
+    UnknownArch,
+    /// The sample has no user registers (PERF_SAMPLE_REGS_ABI_NONE: a kernel thread,
+    /// or a sample taken where the kernel had none to give).
+    NoUserRegisters,
+    /// A 32-bit process's registers (PERF_SAMPLE_REGS_ABI_32), another architecture's.
+    Abi32,
+    /// The ip, stack or frame pointer register is not among those sampled.
+    RegisterNotSampled,
+    /// The stack copy is empty (its dynamic size 0, as at a process's exit).
+    EmptyStackCopy,
+    /// None of the process's binaries was found (perf 6.1 then sets up no unwinding
+    /// for the process).
+    NoBinaryOfProcess,
+}
+
+impl Idle {
+    /// How the summary names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Idle::UnknownArch => "architecture not unwound",
+            Idle::NoUserRegisters => "no user registers",
+            Idle::Abi32 => "32-bit process",
+            Idle::RegisterNotSampled => "ip, sp or fp not sampled",
+            Idle::EmptyStackCopy => "empty stack copy",
+            Idle::NoBinaryOfProcess => "no binary of the process found",
+        }
+    }
+}
+
 /// What became of the samples that carried a user stack copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UnwindStats {
@@ -49,6 +83,8 @@ pub struct UnwindStats {
     /// Not unwound: no user registers or stack in the sample (a kernel thread), or an
     /// architecture this unwinder does not know.
     pub not_unwound: u64,
+    /// The samples not unwound, by why.
+    pub not_unwound_by: BTreeMap<Idle, u64>,
     /// The cut samples by why.
     pub cut_by: BTreeMap<Cut, u64>,
     /// Binaries missing, each with the samples it cut.
@@ -78,7 +114,21 @@ impl UnwindStats {
                 .collect();
             s.push_str(&format!(" ({})", why.join(", ")));
         }
+        if !self.not_unwound_by.is_empty() {
+            let why: Vec<String> = self
+                .not_unwound_by
+                .iter()
+                .map(|(c, n)| format!("{}: {n}", c.describe()))
+                .collect();
+            s.push_str(&format!("; not unwound: {}", why.join(", ")));
+        }
         s
+    }
+
+    /// Count a sample not unwound, for `why`.
+    pub fn idle(&mut self, why: Idle) {
+        self.not_unwound += 1;
+        *self.not_unwound_by.entry(why).or_default() += 1;
     }
 
     /// One line per missing binary (or binary of another build id): its name and the
@@ -95,5 +145,28 @@ impl UnwindStats {
             .iter()
             .map(line("not of the recorded build id"));
         missing.chain(other).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_why_samples_were_cut_and_not_unwound() {
+        let mut s = UnwindStats {
+            whole: 7,
+            cut: 1,
+            ..UnwindStats::default()
+        };
+        s.cut_by.insert(Cut::NoCfi, 1);
+        s.idle(Idle::EmptyStackCopy);
+        s.idle(Idle::NoUserRegisters);
+        s.idle(Idle::EmptyStackCopy);
+        assert_eq!(
+            s.summary(),
+            "unwound 7 samples whole, 1 cut, 3 not unwound (no CFI for the address: 1); \
+             not unwound: no user registers: 1, empty stack copy: 2"
+        );
     }
 }
