@@ -5,12 +5,15 @@
 //! prints them. And a jitdump (node `--perf-prof`, recorded with `-k mono`): perfdata's
 //! rows of the recording as made equal perf's of it after `perf inject --jit`. Without
 //! node the tests say they skip.
+//!
+//! And the names of node's own builtins, where a label lies inside a sized function,
+//! without node: tests/workload/labels.c, built and recorded here.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use perfdata_tests::{perf_available, run_perfdata};
+use perfdata_tests::{perf_available, perf_output, run_perfdata};
 
 mod report_rows;
 mod workload;
@@ -197,4 +200,43 @@ fn node_jitdump_rows_match_perf_inject_jit() {
         eprintln!("--sort {sort}: {compared} rows compared, JS:*hotLoopJs {hot}%");
         assert!(hot > 50.0, "--sort {sort}: JS:*hotLoopJs at most {hot}%");
     }
+}
+
+/// Labels inside sized functions (node's `construct_stub_create_deopt_addr` inside
+/// `Builtins_JSConstructStubGeneric`): `perfdata script -F ip,sym,symoff,dso` prints
+/// what perf prints, byte for byte, and `--sort sym` gives perf's rows. perf names
+/// some loops after the function and others after the label (by the shape of its
+/// symbol tree, checked here in its own output, so the test sees both); naming all
+/// after the label (the last symbol starting before the address) or all after the
+/// function fails.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn labels_inside_functions_named_as_perf_names_them() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = workload::build_labels(dir.path());
+    let data = workload::record(
+        dir.path(),
+        "labels.data",
+        &["-e", "task-clock", "-c", "100000"],
+        &[&exe, "3000000"],
+    );
+    let fields = ["script", "-F", "ip,sym,symoff,dso"];
+    let perf = perf_output(&fields, &data);
+    assert!(perf.status.success());
+    let perf = String::from_utf8_lossy(&perf.stdout).into_owned();
+    let spin = |line: &str, label: bool| {
+        line.split_whitespace()
+            .nth(1)
+            .is_some_and(|sym| sym.starts_with("spin_") && sym.contains("_loop+") == label)
+    };
+    assert!(perf.lines().any(|l| spin(l, true)), "{perf}");
+    assert!(perf.lines().any(|l| spin(l, false)), "{perf}");
+    let args: Vec<&OsStr> = fields.iter().map(OsStr::new).collect();
+    let args = [&args[..], &[data.as_os_str()]].concat();
+    let ours = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &args, None);
+    assert!(ours.status.success());
+    assert_eq!(String::from_utf8_lossy(&ours.stdout), perf);
+    let compared = compare(&data, "sym", &[]).unwrap_or_else(|e| panic!("--sort sym: {e}"));
+    eprintln!("{} samples, {compared} rows compared", perf.lines().count());
 }

@@ -3,7 +3,9 @@
 //! address reduced to the best one and zero sizes extended to the next symbol (perf's
 //! `symbols__fixup_duplicate` and `symbols__fixup_end`).
 
-use object::{Object, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SymbolKind};
+mod dso_symbols;
+mod elf;
+mod rbtree;
 
 /// One function: `[start, end)` in the table's address space.
 #[derive(Debug, Clone)]
@@ -59,6 +61,18 @@ pub struct SymbolTable {
     /// step in the 120,000 kernel symbols, not a whole symbol each (that search was 1.5%
     /// of a listing's cycles).
     starts: Vec<u64>,
+    /// perf's tree over `syms`, where symbols overlap: which of them names an address
+    /// is the first on the path of perf's walk down it.
+    tree: Option<Tree>,
+}
+
+/// perf's rb-tree of a table's symbols, as it was left by the insertions and erasures
+/// that built it (see `rbtree`), with nodes numbered as `syms`.
+#[derive(Debug, Clone)]
+struct Tree {
+    root: u32,
+    /// Each symbol's left and right child, or `rbtree::NIL`.
+    children: Box<[(u32, u32)]>,
 }
 
 impl SymbolTable {
@@ -76,18 +90,43 @@ impl SymbolTable {
         // Only a move across the address space's end changes the order.
         if !self.syms.is_sorted_by_key(|s| s.start) {
             self.syms.sort_by_key(|s| s.start);
+            // The tree's order is no longer the table's.
+            return Self::of(self.syms);
         }
-        Self::of(self.syms)
+        let tree = self.tree.take();
+        SymbolTable {
+            tree,
+            ..Self::of(self.syms)
+        }
     }
 
     /// The table of `syms`, sorted by start.
     fn of(syms: Vec<Symbol>) -> SymbolTable {
         let starts = syms.iter().map(|s| s.start).collect();
-        SymbolTable { syms, starts }
+        SymbolTable {
+            syms,
+            starts,
+            tree: None,
+        }
     }
 
-    /// The function containing `addr`.
+    /// The function containing `addr`: where symbols overlap, the one perf's
+    /// `symbols__find` meets first on its walk down its tree.
     pub fn find(&self, addr: u64) -> Option<&Symbol> {
+        if let Some(tree) = &self.tree {
+            let mut n = tree.root;
+            while let Some(s) = self.syms.get(n as usize) {
+                let (left, right) = tree.children[n as usize];
+                n = if addr < s.start {
+                    left
+                } else if addr > s.end || (addr == s.end && addr != s.start) {
+                    right
+                } else {
+                    return Some(s);
+                };
+            }
+            return None;
+        }
         let i = self.starts.partition_point(|&s| s <= addr);
         self.syms[..i].last().filter(|s| addr < s.end)
     }
@@ -105,58 +144,6 @@ impl SymbolTable {
     /// Whether the table has no function.
     pub fn is_empty(&self) -> bool {
         self.syms.is_empty()
-    }
-
-    /// Function symbols of an ELF file, with addresses turned into file offsets through
-    /// the program header of `runtime` that holds them (perf adjusts user-space symbols
-    /// so, to match `map_ip`; a separate debug file's program headers lose their file
-    /// offsets, so they come from the loaded file). `.symtab` when it has functions, else
-    /// `.dynsym`. None if no functions.
-    pub fn from_elf(file: &object::File<'_>, runtime: &object::File<'_>) -> Option<SymbolTable> {
-        let table = file
-            .symbol_table()
-            .filter(|t| t.symbols().any(|s| s.kind() == SymbolKind::Text))
-            .or_else(|| file.dynamic_symbol_table())?;
-        let loads: Vec<(u64, u64, u64)> = runtime
-            .segments()
-            .map(|seg| (seg.address(), seg.size(), seg.file_range().0))
-            .collect();
-        let mut syms = Vec::new();
-        for s in table.symbols() {
-            // Functions, and labels (STT_NOTYPE, like ld.so's `_start`) as perf keeps them.
-            let kind_ok = matches!(s.kind(), SymbolKind::Text | SymbolKind::Unknown);
-            if !kind_ok || s.is_undefined() || !is_exec_section(file, &s) {
-                continue;
-            }
-            let Ok(name) = s.name() else { continue };
-            if name.is_empty() {
-                continue;
-            }
-            let value = s.address();
-            let Some(&(vaddr, _, offset)) = loads
-                .iter()
-                .find(|(a, size, _)| value >= *a && value - a < *size)
-            else {
-                continue;
-            };
-            let start = (value - vaddr).wrapping_add(offset);
-            let binding = if s.is_weak() {
-                Binding::Weak
-            } else if s.is_global() {
-                Binding::Global
-            } else {
-                Binding::Local
-            };
-            syms.push(Symbol::new(
-                start,
-                start.saturating_add(s.size()),
-                name,
-                true,
-                binding,
-            ));
-        }
-        syms.extend(plt_symbols(runtime));
-        (!syms.is_empty()).then(|| Self::fixed_up(syms, false))
     }
 
     /// The kernel's functions from /proc/kallsyms text (`addr type name [module]`): text,
@@ -228,8 +215,10 @@ impl SymbolTable {
     /// lines, START and SIZE hex without `0x`), read as perf 6.1's `dso__load_perf_map`
     /// reads it: each number is the hex digits at its place (a line whose numbers do not
     /// leave room for a name is skipped), the name the rest of the line, kept as written
-    /// (not demangled); a symbol of size 0 covers nothing. Of entries at one start the
-    /// last wins (code JIT-compiled again at the same place). None if no functions.
+    /// (not demangled), each inserted into perf's tree in the file's order and no end
+    /// or duplicate fixed: a symbol of size 0 holds its start alone, and where entries
+    /// overlap or share a start (code JIT-compiled again at one place) the one perf's
+    /// walk meets first names the address. None if no functions.
     pub fn from_perf_map(text: &str) -> Option<SymbolTable> {
         // perf's hex2u64: the hex digits there, as many as there are (none: 0).
         // Bytes, not a `str`: `at` may fall inside a multi-byte character.
@@ -242,7 +231,7 @@ impl SymbolTable {
             });
             (value, digits)
         }
-        let mut syms: Vec<Symbol> = Vec::new();
+        let mut symbols = dso_symbols::DsoSymbols::default();
         for line in text.lines() {
             let (start, n) = hex_at(line, 0);
             let at = n + 1;
@@ -255,15 +244,9 @@ impl SymbolTable {
                 continue;
             }
             let end = start.wrapping_add(size);
-            syms.push(Symbol::new(start, end, &line[at..], false, Binding::Global));
+            symbols.insert(Symbol::new(start, end, &line[at..], false, Binding::Global));
         }
-        syms.sort_by_key(|s| s.start);
-        // The last of equal starts stays (the sort is stable).
-        syms.reverse();
-        syms.dedup_by_key(|s| s.start);
-        syms.reverse();
-        syms.retain(|s| s.end > s.start);
-        (!syms.is_empty()).then(|| Self::of(syms))
+        symbols.table()
     }
 
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),
@@ -308,63 +291,6 @@ impl SymbolTable {
         }
         Self::of(kept)
     }
-}
-
-/// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
-/// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol (none
-/// for IRELATIVE slots); in
-/// `.plt.sec` when there is one, else in `.plt` after its header entry. 64-bit ELF only.
-fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
-    use object::{ObjectSection, SymbolIndex};
-    let (Some(rela), Some(plt), Some(dynsym)) = (
-        file.section_by_name(".rela.plt"),
-        file.section_by_name(".plt"),
-        file.dynamic_symbol_table(),
-    ) else {
-        return Vec::new();
-    };
-    let (Ok(relocs), true) = (rela.data(), file.is_64()) else {
-        return Vec::new();
-    };
-    let entry = |sec: &object::Section<'_, '_>| match sec.flags() {
-        object::SectionFlags::Elf { .. } => sec.align().max(16),
-        _ => 16,
-    };
-    let (first, size) = match file.section_by_name(".plt.sec") {
-        Some(sec) => (sec.file_range().map_or(0, |r| r.0), entry(&sec)),
-        None => {
-            let size = entry(&plt);
-            (plt.file_range().map_or(0, |r| r.0) + size, size)
-        }
-    };
-    let read_u64 = |b: &[u8]| -> u64 {
-        let bytes: [u8; 8] = b.try_into().unwrap_or_default();
-        if file.is_little_endian() {
-            u64::from_le_bytes(bytes)
-        } else {
-            u64::from_be_bytes(bytes)
-        }
-    };
-    relocs
-        .chunks_exact(24)
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let index = (read_u64(&r[8..16]) >> 32) as usize;
-            // IRELATIVE slots have no symbol: perf calls them plain "@plt".
-            let name = match index {
-                0 => "",
-                _ => dynsym
-                    .symbol_by_index(SymbolIndex(index))
-                    .ok()?
-                    .name()
-                    .ok()?,
-            };
-            let start = first.saturating_add(i as u64 * size);
-            let name = format!("{}@plt", demangle(name));
-            let end = start.saturating_add(size);
-            Some(Symbol::new(start, end, &name, false, Binding::Global))
-        })
-        .collect()
 }
 
 /// A kallsyms line (`\n` gone) as the kernel writes it: `%px %c %s`, and `\t[%s]` after
@@ -446,20 +372,11 @@ fn better(b: &Symbol, a: &Symbol) -> bool {
     if underscores(a) != underscores(b) {
         return underscores(b) < underscores(a);
     }
-    b.name().len() > a.name().len()
-}
-
-fn is_exec_section(file: &object::File<'_>, s: &object::Symbol<'_, '_>) -> bool {
-    use object::ObjectSection;
-    let Some(index) = s.section_index() else {
-        return false;
-    };
-    match file.section_by_index(index).map(|sec| sec.flags()) {
-        Ok(object::SectionFlags::Elf { sh_flags }) => {
-            sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
-        }
-        _ => false,
+    if a.name().len() != b.name().len() {
+        return b.name().len() > a.name().len();
     }
+    // arch__choose_best_symbol: the kept one unless it is a "SyS" syscall alias.
+    a.name().starts_with("SyS") || a.name().starts_with("compat_SyS")
 }
 
 /// Rust symbols demangled without their hash; C++ (Itanium ABI, `_Z...`) as perf 6.1

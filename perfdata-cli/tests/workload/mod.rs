@@ -54,6 +54,16 @@ pub fn build_nested(dir: &Path) -> PathBuf {
     exe
 }
 
+/// Compile tests/workload/labels.c (x86-64: sized functions with labels inside them)
+/// with `-O1` into `dir/labels`.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_labels(dir: &Path) -> String {
+    let exe = dir.join("labels");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/labels.c");
+    compile("gcc", &src, "-O1", &exe);
+    exe.to_str().expect("utf-8 path").to_string()
+}
+
 /// Compile tests/srcline/hot.cpp (C++ templates and references, for demangling) with
 /// `g++ -g -O1` into `dir/hotpp`; None when g++ is not installed.
 #[allow(dead_code)] // not every test that shares this module uses it

@@ -1,0 +1,227 @@
+//! perf's `dso->symbols` as a DSO's symbols are loaded: inserted into its rb-tree in
+//! perf's order, ends and duplicates fixed as perf fixes them, and the table made of
+//! what is left, with the tree's shape where lookups need it.
+
+use super::rbtree::{RbTree, NIL};
+use super::{better, Symbol, SymbolTable};
+
+/// perf's symbols of one DSO while it loads them (`dso->symbols`): `syms[i]` is tree
+/// node `i`.
+#[derive(Default)]
+pub(super) struct DsoSymbols {
+    tree: RbTree,
+    syms: Vec<Symbol>,
+}
+
+impl DsoSymbols {
+    /// Whether none was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// `symbols__insert`.
+    pub fn insert(&mut self, sym: Symbol) {
+        let (start, syms) = (sym.start, &self.syms);
+        self.tree.insert(|other| start < syms[other as usize].start);
+        self.syms.push(sym);
+    }
+
+    /// The nodes in order.
+    fn in_order(&self) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.syms.len());
+        let mut n = self.tree.first();
+        while n != NIL {
+            order.push(n);
+            n = self.tree.next(n);
+        }
+        order
+    }
+
+    /// `symbols__fixup_end` (not kallsyms): a symbol of size 0 reaches the next one in
+    /// the tree (itself, when that starts at the same place); the last one reaches the
+    /// page after its own.
+    pub fn fixup_end(&mut self) {
+        let order = self.in_order();
+        for pair in order.windows(2) {
+            let next = self.syms[pair[1] as usize].start;
+            let prev = &mut self.syms[pair[0] as usize];
+            if prev.end == prev.start {
+                prev.end = next;
+            }
+        }
+        if let Some(&last) = order.last() {
+            let last = &mut self.syms[last as usize];
+            if last.end == last.start {
+                last.end = super::round_up_page(last.start).wrapping_add(4096);
+            }
+        }
+    }
+
+    /// `symbols__fixup_duplicate`: of symbols at one start the best stays
+    /// (`choose_best_symbol`), the others are erased from the tree.
+    pub fn fixup_duplicate(&mut self) {
+        let mut curr = self.tree.first();
+        while curr != NIL {
+            let next = self.tree.next(curr);
+            if next == NIL {
+                break;
+            }
+            let (a, b) = (&self.syms[curr as usize], &self.syms[next as usize]);
+            if a.start != b.start {
+                curr = next;
+            } else if better(b, a) {
+                self.tree.erase(curr);
+                curr = next;
+            } else {
+                // Compared again with the one after.
+                self.tree.erase(next);
+            }
+        }
+    }
+
+    /// The table: symbols in order, and the tree where a binary search could answer
+    /// otherwise than perf's walk (symbols overlap, share a start, or are empty).
+    pub fn table(self) -> Option<SymbolTable> {
+        let order = self.in_order();
+        if order.is_empty() {
+            return None;
+        }
+        let mut index = vec![NIL; self.syms.len()];
+        for (i, &n) in order.iter().enumerate() {
+            index[n as usize] = i as u32;
+        }
+        let at = |n: u32| if n == NIL { NIL } else { index[n as usize] };
+        let children: Box<[(u32, u32)]> = order
+            .iter()
+            .map(|&n| {
+                let (l, r) = self.tree.children(n);
+                (at(l), at(r))
+            })
+            .collect();
+        let root = at(self.tree.root());
+        let mut slots: Vec<Option<Symbol>> = self.syms.into_iter().map(Some).collect();
+        let syms: Vec<Symbol> = order
+            .iter()
+            .filter_map(|&n| slots[n as usize].take())
+            .collect();
+        // A size-0 symbol (of a perf map: perf fixes no ends there) holds its start
+        // alone, and one of several at one start is as the walk finds it.
+        let needs_tree = syms.iter().any(|s| s.end == s.start)
+            || syms
+                .windows(2)
+                .any(|w| w[0].end > w[1].start || w[0].start == w[1].start);
+        let mut table = SymbolTable::of(syms);
+        if needs_tree {
+            table.tree = Some(super::Tree { root, children });
+        }
+        Some(table)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symtab::Binding;
+
+    fn sym(start: u64, size: u64, name: &str, binding: Binding) -> Symbol {
+        Symbol::new(start, start + size, name, false, binding)
+    }
+
+    /// `syms` inserted in this order, as one pass of `dso__load_sym`, and fixed up.
+    fn loaded(syms: Vec<Symbol>) -> SymbolTable {
+        let mut loader = DsoSymbols::default();
+        for s in syms {
+            loader.insert(s);
+        }
+        loader.fixup_end();
+        loader.fixup_duplicate();
+        loader.table().expect("symbols")
+    }
+
+    fn name(t: &SymbolTable, addr: u64) -> Option<&str> {
+        t.find(addr).map(|s| s.name())
+    }
+
+    /// A function [0x100, 0x140) with a label at 0x110 that fixup_end extends to the
+    /// next symbol, 0x200: between 0x110 and 0x140 both hold the address, and perf's
+    /// walk names it after whichever is higher in its tree. Three ascending inserts
+    /// rotate the middle one to the root: with `before` first the function is the
+    /// root, without it the label is.
+    #[test]
+    fn a_label_inside_a_function_is_named_by_the_trees_shape() {
+        let before = || sym(0x0, 0x10, "before", Binding::Global);
+        let function = || sym(0x100, 0x40, "function", Binding::Global);
+        let label = || sym(0x110, 0, "label", Binding::Local);
+        let next = |size| sym(0x200, size, "next", Binding::Global);
+        let t = loaded(vec![before(), function(), label(), next(0x10)]);
+        assert_eq!(name(&t, 0x100), Some("function"));
+        assert_eq!(name(&t, 0x120), Some("function"));
+        assert_eq!(name(&t, 0x13f), Some("function"));
+        assert_eq!(name(&t, 0x140), Some("label"));
+        assert_eq!(name(&t, 0x1ff), Some("label"));
+        assert_eq!(name(&t, 0x200), Some("next"));
+        assert_eq!(name(&t, 0x210), None);
+        assert_eq!(name(&t, 0xff), None);
+        let t = loaded(vec![function(), label(), next(0)]);
+        assert_eq!(name(&t, 0x10f), Some("function"));
+        assert_eq!(name(&t, 0x110), Some("label"));
+        assert_eq!(name(&t, 0x120), Some("label"));
+        assert_eq!(name(&t, 0x13f), Some("label"));
+        // The last symbol, of size 0, reaches the page after its start's: 0x2000.
+        assert_eq!(name(&t, 0x1fff), Some("next"));
+        assert_eq!(name(&t, 0x2000), None);
+    }
+
+    /// Symbols at one address: a sized one over a size-0 one inserted before it (which
+    /// ends at the sized one's start, so stays empty), then non-weak over weak,
+    /// global over local, fewer leading underscores, the longer name, the first.
+    #[test]
+    fn duplicates_keep_perfs_best() {
+        // Another symbol after: the last one would get a size (see below).
+        let at = |mut syms: Vec<Symbol>| {
+            syms.push(sym(0x1000, 8, "after", Binding::Global));
+            let t = loaded(syms);
+            assert_eq!(t.len(), 2);
+            name(&t, 0x100).map(str::to_string)
+        };
+        let s = |size, name, b| sym(0x100, size, name, b);
+        use Binding::{Global, Local, Weak};
+        assert_eq!(
+            at(vec![s(0, "empty", Global), s(8, "sized", Local)]),
+            Some("sized".into())
+        );
+        // Ends are fixed first: a size-0 symbol inserted after a sized one at its
+        // address reaches the next address, so is sized too, and wins as global.
+        assert_eq!(
+            at(vec![s(8, "sized", Local), s(0, "empty", Global)]),
+            Some("empty".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "weak", Weak), s(8, "local", Local)]),
+            Some("local".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "local", Local), s(8, "global", Global)]),
+            Some("global".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "__x", Global), s(8, "_y", Global)]),
+            Some("_y".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "ab", Global), s(8, "abc", Global)]),
+            Some("abc".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "one", Global), s(8, "two", Global)]),
+            Some("one".into())
+        );
+        assert_eq!(
+            at(vec![s(8, "SyS_a", Global), s(8, "sys_a", Global)]),
+            Some("sys_a".into())
+        );
+        // Likewise the last symbol of size 0, which reaches the next page.
+        let t = loaded(vec![s(8, "sized", Local), s(0, "last", Global)]);
+        assert_eq!(name(&t, 0x100), Some("last"));
+    }
+}
