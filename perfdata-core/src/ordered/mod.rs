@@ -16,8 +16,6 @@ mod window;
 
 pub use window::{Window, WINDOW_LIMIT};
 
-use std::collections::VecDeque;
-
 use crate::record::RecordType;
 use crate::RecordRef;
 
@@ -55,24 +53,18 @@ impl Delivery {
 ///
 /// Equal times keep the order they were pushed in. The queue holds items, not records:
 /// the caller keeps what it needs of a record until its turn comes. An item is moved
-/// twice, in and out: the times are sorted with the push number of each item, not the
-/// items (a replay's queued sample is over 50 bytes, and moving whole items through the
-/// sort was 17% of `perfdata script`'s cycles).
-///
-/// The items wait in a ring in push order, not in slots reused as they free up: a round
-/// lets out its CPUs' runs of records interleaved, so a flush reads the ring as a few
-/// forward streams and a push writes after the last, both of which the hardware
-/// prefetches. Slots handed back by a free list were a cache miss a push and a pop
-/// (a fifth of `perfdata script`'s cycles on the reading thread).
+/// twice, in and out: the times are sorted with the index of the slot each item waits
+/// in, not the items (a replay's queued sample is over 100 bytes, and moving whole items
+/// through the sort was 17% of `perfdata script`'s cycles).
 #[derive(Debug, Clone)]
 pub struct OrderedQueue<T> {
-    /// (time, push number), in push order after the sorted rest of earlier rounds.
-    waiting: Vec<(u64, u64)>,
-    /// The items in push order from `first` on; None once let out. Taken items at the
-    /// front are dropped after each flush; one item left waiting holds those after it.
-    ring: VecDeque<Option<T>>,
-    /// The push number of `ring[0]`.
-    first: u64,
+    /// (time, slot), in push order after the sorted rest of earlier rounds.
+    waiting: Vec<(u64, u32)>,
+    /// The items, each in the slot its key names; None once let out.
+    slots: Vec<Option<T>>,
+    /// Slots let out, to be filled again (so the slots never outnumber the items that
+    /// waited at once).
+    free: Vec<u32>,
     /// Items up to this time go out at the next round (perf's `next_flush`).
     next_flush: u64,
     /// The latest time pushed since the queue was last empty (perf's `max_timestamp`).
@@ -80,11 +72,6 @@ pub struct OrderedQueue<T> {
     /// The time of the item pushed last, while it waits (perf's `last`).
     last_time: Option<u64>,
 }
-
-/// Ring places an item left waiting may hold beyond twice the items waiting, before
-/// the ring is compacted (an item far in the future, waiting to the end, would
-/// otherwise hold every item pushed after it).
-const RING_SLACK: usize = 1 << 16;
 
 impl<T> Default for OrderedQueue<T> {
     fn default() -> Self {
@@ -97,8 +84,8 @@ impl<T> OrderedQueue<T> {
     pub fn new() -> Self {
         OrderedQueue {
             waiting: Vec::new(),
-            ring: VecDeque::new(),
-            first: 0,
+            slots: Vec::new(),
+            free: Vec::new(),
             next_flush: 0,
             max_time: 0,
             last_time: None,
@@ -116,7 +103,6 @@ impl<T> OrderedQueue<T> {
     }
 
     /// Queue `item` at `time`.
-    #[inline]
     pub fn push(&mut self, time: u64, item: T) {
         self.max_time = if self.waiting.is_empty() {
             time
@@ -124,9 +110,17 @@ impl<T> OrderedQueue<T> {
             self.max_time.max(time)
         };
         self.last_time = Some(time);
-        let number = self.first + self.ring.len() as u64;
-        self.ring.push_back(Some(item));
-        self.waiting.push((time, number));
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(item);
+                slot
+            }
+            None => {
+                self.slots.push(Some(item));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 items wait")
+            }
+        };
+        self.waiting.push((time, slot));
     }
 
     /// The items up to `limit`, in time order (equal times in push order); the rest
@@ -145,37 +139,10 @@ impl<T> OrderedQueue<T> {
             Some(_) => self.last_time,
         };
         LetOut {
-            at: 0,
-            n,
-            queue: self,
+            keys: self.waiting.drain(..n),
+            slots: &mut self.slots,
+            free: &mut self.free,
         }
-    }
-
-    /// After a flush: the taken items at the front of the ring let go, and the ring
-    /// compacted if items left waiting hold too many places.
-    fn trim(&mut self) {
-        while let Some(None) = self.ring.front() {
-            self.ring.pop_front();
-            self.first += 1;
-        }
-        if self.ring.len() > 2 * self.waiting.len() + RING_SLACK {
-            self.compact();
-        }
-    }
-
-    /// The items still waiting moved to the front of a new ring, in push order, their
-    /// keys renumbered.
-    #[cold]
-    fn compact(&mut self) {
-        let mut by_number: Vec<usize> = (0..self.waiting.len()).collect();
-        by_number.sort_unstable_by_key(|&i| self.waiting[i].1);
-        let mut ring = VecDeque::with_capacity(by_number.len());
-        for (new, &i) in by_number.iter().enumerate() {
-            let key = &mut self.waiting[i];
-            ring.push_back(self.ring[(key.1 - self.first) as usize].take());
-            key.1 = self.first + new as u64;
-        }
-        self.ring = ring;
     }
 
     /// perf's OE_FLUSH__ROUND, at a FINISHED_ROUND record: the items up to the latest
@@ -210,43 +177,34 @@ impl<T> OrderedQueue<T> {
     }
 }
 
-/// The items a flush lets out, those of the first `n` keys of the sorted queue, each
-/// taken from the ring as it is asked for; those not asked for are dropped with the
-/// iterator, as a drained Vec's are. The keys go when it is dropped.
+/// The items a flush lets out, each taken from its slot as it is asked for; those not
+/// asked for are dropped with the iterator, as a drained Vec's are.
 struct LetOut<'q, T> {
-    /// The next key to let out.
-    at: usize,
-    n: usize,
-    queue: &'q mut OrderedQueue<T>,
+    keys: std::vec::Drain<'q, (u64, u32)>,
+    slots: &'q mut Vec<Option<T>>,
+    free: &'q mut Vec<u32>,
 }
 
 impl<T> Iterator for LetOut<'_, T> {
     type Item = T;
 
-    #[inline]
     fn next(&mut self) -> Option<T> {
-        if self.at == self.n {
-            return None;
-        }
-        let q = &mut *self.queue;
-        let number = q.waiting[self.at].1;
-        self.at += 1;
-        q.ring[(number - q.first) as usize].take()
+        let (_, slot) = self.keys.next()?;
+        self.free.push(slot);
+        self.slots[slot as usize].take()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.n - self.at, Some(self.n - self.at))
+        self.keys.size_hint()
     }
 }
 
 impl<T> Drop for LetOut<'_, T> {
     fn drop(&mut self) {
-        let q = &mut *self.queue;
-        for &(_, number) in &q.waiting[self.at..self.n] {
-            q.ring[(number - q.first) as usize] = None;
+        for (_, slot) in self.keys.by_ref() {
+            self.free.push(slot);
+            self.slots[slot as usize] = None;
         }
-        q.waiting.drain(..self.n);
-        self.queue.trim();
     }
 }
 
@@ -306,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn places_are_let_go_and_items_not_taken_are_dropped() {
+    fn slots_are_filled_again_and_items_not_taken_are_dropped() {
         let item = std::rc::Rc::new(());
         let mut q = OrderedQueue::new();
         for round in 1..=10u64 {
@@ -316,35 +274,10 @@ mod tests {
             // One taken, the rest of what the round lets out dropped with the iterator.
             let _ = q.round().next();
         }
-        assert!(q.ring.len() <= 8, "{} places", q.ring.len());
+        assert!(q.slots.len() <= 8, "{} slots", q.slots.len());
         assert_eq!(q.len(), 4);
         drop(q.drain());
         assert!(q.is_empty());
         assert_eq!(std::rc::Rc::strong_count(&item), 1);
-    }
-
-    #[test]
-    fn an_item_left_waiting_does_not_hold_the_ring() {
-        // An item far in the future waits to the end (a round would let it out at the
-        // next, but halves keep it); the items after it go half by half, and the ring
-        // keeps only about what waits.
-        let mut q = OrderedQueue::new();
-        q.push(u64::MAX - 1, 0u64);
-        let mut out = Vec::new();
-        for half in 1..=40u64 {
-            for i in 0..10_000 {
-                q.push(half * 100_000 + i, half * 100_000 + i);
-            }
-            out.extend(q.half());
-            assert!(q.ring.len() <= 2 * q.len() + RING_SLACK, "{}", q.ring.len());
-        }
-        out.extend(q.drain());
-        let mut want: Vec<u64> = (1..=40u64)
-            .flat_map(|h| (0..10_000).map(move |i| h * 100_000 + i))
-            .collect();
-        want.push(0);
-        assert_eq!(out.len(), want.len());
-        let wrong = out.iter().zip(&want).position(|(a, b)| a != b);
-        assert_eq!(wrong, None, "{:?}", wrong.map(|i| &out[i..i + 3]));
     }
 }
