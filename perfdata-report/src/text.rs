@@ -167,31 +167,13 @@ pub fn write_stdio(
         }
         writeln!(out, "# Event count (approx.): {}", t.period)?;
         writeln!(out, "#")?;
-        let widths: Vec<usize> = keys
-            .iter()
-            .zip(&shown)
-            .map(|(k, &i)| match k {
-                // perf's width is the rows' threads' last names' (see `Row::comm_len`).
-                SortKey::Comm => t
-                    .rows
-                    .iter()
-                    .map(|r| r.comm_len)
-                    .fold(k.header().len(), usize::max),
+        let widths: Vec<usize> = key_widths(all_keys, &t.rows, |r| (&r.cells, r.comm_len))
+            .into_iter()
+            .zip(all_keys)
+            .enumerate()
+            .filter(|(i, _)| shown.contains(i))
+            .map(|(_, (w, k))| match k {
                 SortKey::Trace => trace_width(all_keys, t),
-                _ => column_width(*k, t.rows.iter().map(|r| r.cells[i].as_str())),
-            })
-            .collect();
-        // perf's hists__set_unres_dso_col_len: a row whose symbol is unresolved makes
-        // the DSO column at least an address wide.
-        let unresolved = all_keys
-            .iter()
-            .position(|k| *k == SortKey::Sym)
-            .is_some_and(|s| t.rows.iter().any(|r| is_unresolved(&r.cells[s])));
-        let widths: Vec<usize> = keys
-            .iter()
-            .zip(widths)
-            .map(|(k, w)| match k {
-                SortKey::Dso if unresolved => w.max(UNRESOLVED_DSO_WIDTH),
                 _ => w,
             })
             .collect();
@@ -350,6 +332,38 @@ fn columns(children: bool, samples: bool, keys: &[SortKey], fields: Option<&[Fie
             Field::Sample => Some(Col::Samples),
             Field::Period => Some(Col::Period),
             Field::Key(k) => keys.iter().position(|x| x == k).map(Col::Key),
+        })
+        .collect()
+}
+
+/// The key columns' widths over `rows` (each's cells and `Row::comm_len`), as perf's
+/// `hists__calc_col_len` makes them: the widest cell, at least the header's; the
+/// Command column by its rows' threads' last names; with an unresolved symbol, the DSO
+/// column at least an address wide (`hists__set_unres_dso_col_len`).
+pub(crate) fn key_widths<'a, R>(
+    keys: &[SortKey],
+    rows: &'a [R],
+    of: impl Fn(&'a R) -> (&'a Vec<String>, usize),
+) -> Vec<usize> {
+    let unresolved = keys
+        .iter()
+        .position(|k| *k == SortKey::Sym)
+        .is_some_and(|s| rows.iter().any(|r| is_unresolved(&of(r).0[s])));
+    keys.iter()
+        .enumerate()
+        .map(|(i, &k)| match k {
+            SortKey::Comm => rows
+                .iter()
+                .map(|r| of(r).1)
+                .fold(k.header().len(), usize::max),
+            _ => {
+                let w = column_width(k, rows.iter().map(|r| of(r).0[i].as_str()));
+                if k == SortKey::Dso && unresolved {
+                    w.max(UNRESOLVED_DSO_WIDTH)
+                } else {
+                    w
+                }
+            }
         })
         .collect()
 }

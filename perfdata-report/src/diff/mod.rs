@@ -226,9 +226,7 @@ pub fn diff(recordings: &[Recording], keys: &[SortKey], view: &DiffView) -> Vec<
         .map(|(index, name, table)| {
             let mut event = vec![table];
             event.extend(others.iter().map(|o| o.matching(index, name, base)));
-            let mut d = event_diff(&event, keys, view);
-            d.event = name.to_string();
-            d
+            event_diff(name, &event, keys, view)
         })
         .collect()
 }
@@ -240,8 +238,13 @@ fn percent(p: u64, total: u64) -> f64 {
     100.0 * p as f64 / total as f64
 }
 
-/// One event's rows over the recordings (`None`: the recording lacks the event).
-fn event_diff(tables: &[Option<&EventTable>], keys: &[SortKey], view: &DiffView) -> EventDiff {
+/// The rows of event `name` over the recordings (`None`: the recording lacks it).
+fn event_diff(
+    name: &str,
+    tables: &[Option<&EventTable>],
+    keys: &[SortKey],
+    view: &DiffView,
+) -> EventDiff {
     let n = tables.len();
     // The totals as perf's samples made them, which the values are of: with relative
     // percentages, the period of the samples no filter hid.
@@ -293,7 +296,7 @@ fn event_diff(tables: &[Option<&EventTable>], keys: &[SortKey], view: &DiffView)
     }
     rows.sort_by(|a, b| compare(a, b, keys, view));
     EventDiff {
-        event: tables[0].map_or_else(String::new, |t| t.event.clone()),
+        event: name.to_string(),
         totals,
         rows,
     }

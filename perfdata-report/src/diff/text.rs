@@ -7,9 +7,8 @@
 use std::io::{self, Write};
 
 use super::{Compute, DiffRow, DiffView, EventDiff};
-use crate::fields::is_unresolved;
 use crate::model::SortKey;
-use crate::text::{column_width, key_cell, UNRESOLVED_DSO_WIDTH};
+use crate::text::{key_cell, key_widths};
 
 /// perf's widest formula column (`MAX_COL_WIDTH`); a formula is cut one short of it.
 const FORMULA_WIDTH: usize = 70;
@@ -230,21 +229,6 @@ pub fn write_stdio(
 /// (a command by its thread's name), at least the header's; with an unresolved symbol,
 /// the DSO column at least an address wide (`hists__set_unres_dso_col_len`).
 fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
-    let shown = || d.rows.iter().filter(|r| !r.filtered);
-    let unresolved = keys
-        .iter()
-        .position(|k| *k == SortKey::Sym)
-        .is_some_and(|s| shown().any(|r| is_unresolved(&r.cells[s])));
-    keys.iter()
-        .enumerate()
-        .map(|(i, &k)| match k {
-            SortKey::Comm => shown()
-                .map(|r| r.comm_len)
-                .fold(k.header().len(), usize::max),
-            SortKey::Dso if unresolved => {
-                column_width(k, shown().map(|r| r.cells[i].as_str())).max(UNRESOLVED_DSO_WIDTH)
-            }
-            _ => column_width(k, shown().map(|r| r.cells[i].as_str())),
-        })
-        .collect()
+    let shown: Vec<&DiffRow> = d.rows.iter().filter(|r| !r.filtered).collect();
+    key_widths(keys, &shown, |r| (&r.cells, r.comm_len))
 }

@@ -73,6 +73,15 @@ impl Idle {
     }
 }
 
+/// `why: N, ...` of counts by reason.
+fn counts<K: Copy>(by: &BTreeMap<K, u64>, describe: impl Fn(K) -> &'static str) -> String {
+    let why: Vec<String> = by
+        .iter()
+        .map(|(c, n)| format!("{}: {n}", describe(*c)))
+        .collect();
+    why.join(", ")
+}
+
 /// What became of the samples that carried a user stack copy.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct UnwindStats {
@@ -107,20 +116,11 @@ impl UnwindStats {
             self.whole, self.cut, self.not_unwound
         );
         if !self.cut_by.is_empty() {
-            let why: Vec<String> = self
-                .cut_by
-                .iter()
-                .map(|(c, n)| format!("{}: {n}", c.describe()))
-                .collect();
-            s.push_str(&format!(" ({})", why.join(", ")));
+            s.push_str(&format!(" ({})", counts(&self.cut_by, |c| c.describe())));
         }
         if !self.not_unwound_by.is_empty() {
-            let why: Vec<String> = self
-                .not_unwound_by
-                .iter()
-                .map(|(c, n)| format!("{}: {n}", c.describe()))
-                .collect();
-            s.push_str(&format!("; not unwound: {}", why.join(", ")));
+            let why = counts(&self.not_unwound_by, |c| c.describe());
+            s.push_str(&format!("; not unwound: {why}"));
         }
         s
     }
