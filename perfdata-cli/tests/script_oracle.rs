@@ -44,18 +44,6 @@ const VIEWS: &[&[&str]] = &[
 /// differ (the test fails on one that matches).
 const EXCEPTIONS: &[(&str, &str, &str)] = &[
     (
-        "stat-record.data",
-        "*",
-        "perf script prints the counts of a `perf stat record` recording (STAT records); \
-         perfdata script lists samples only",
-    ),
-    (
-        "pipe-stat-record.data",
-        "*",
-        "perf script prints the counts of a `perf stat record` recording (STAT records); \
-         perfdata script lists samples only",
-    ),
-    (
         "strip-system-wide.data",
         "*",
         "perf 6.1 leaves one rustc sample unresolved (it fails to open \

@@ -237,7 +237,7 @@ fn read_steps(
                 };
                 let own = k.facts().task_fields(item.raw.bytes, item.meta.endian);
                 let own = own.map(|(pid, tid, _)| (pid, tid));
-                let shown = ShownRecord::new(record, &at, id_all, own);
+                let shown = ShownRecord::new(record, item.raw.offset, &at, id_all, own);
                 if let Some(m) = meta_changed(&mut meta, item.meta) {
                     order.out.emit(Event::Meta(m));
                 }

@@ -30,6 +30,8 @@ pub struct ShownRecord {
     /// The thread perf names the line by, found as the record's turn comes (None: a
     /// switch or lost record without a thread id, which perf names `:-1`).
     pub thread: Option<ThreadId>,
+    /// Where the record is in the file (or in the decompressed stream), for errors.
+    pub offset: u64,
     /// The recording's metadata as of the record, when samples' [`super::SampleExtra`]
     /// is kept (in a pipe, attrs and features arrive as records).
     pub meta: Option<std::sync::Arc<perfdata_core::Metadata>>,
@@ -39,10 +41,11 @@ pub struct ShownRecord {
 }
 
 impl ShownRecord {
-    /// `record` as perf script sees it, located at `at`; `sample_id_all` is its event's
-    /// attr bit; `own` the pid and tid its own fields name.
+    /// `record` as perf script sees it, read at `offset` and located at `at`;
+    /// `sample_id_all` is its event's attr bit; `own` the pid and tid its own fields name.
     pub(crate) fn new(
         record: Record,
+        offset: u64,
         at: &Located,
         sample_id_all: bool,
         own: Option<(i32, i32)>,
@@ -58,6 +61,7 @@ impl ShownRecord {
                 cpu: at.cpu.unwrap_or(u32::MAX),
                 time: at.time.unwrap_or(u64::MAX),
                 thread: None,
+                offset,
                 meta: None,
                 own,
             }
@@ -74,6 +78,7 @@ impl ShownRecord {
                 cpu: 0,
                 time,
                 thread: None,
+                offset,
                 meta: None,
                 own,
             }

@@ -254,7 +254,10 @@ impl FieldSpec {
             else {
                 continue;
             };
-            if t.fields.0 == 0 || stat {
+            // perf's process_attr checks an event that came in an ATTR record (a pipe's)
+            // only when it samples something: a pipe `perf stat record` wrote has none.
+            let unchecked = first.ids_section.is_none() && first.attr.sample_type.is_empty();
+            if t.fields.0 == 0 || stat || unchecked {
                 continue;
             }
             check(t, &first.attr.sample_type, &meta.event_name(i))?;

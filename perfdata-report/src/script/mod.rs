@@ -39,6 +39,7 @@ mod inlined;
 mod line;
 mod names;
 pub mod sideband;
+pub mod stat;
 
 use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
 
@@ -155,6 +156,8 @@ impl Script {
         let mut opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
         opts.extra = true;
         opts.shown = self.shown.clone();
+        // perf script prints a `perf stat record` recording's counts whatever the view.
+        opts.shown.extend_from_slice(stat::STAT_RECORDS);
         let mut printer = Printer::new(self, out);
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
@@ -204,6 +207,8 @@ struct Printer<'o> {
     /// The numbers of the line written last.
     memos: line::Memos,
     printed: u64,
+    /// The counts of a `perf stat record` recording.
+    stat: stat::StatListing,
     error: Option<Error>,
 }
 
@@ -223,6 +228,7 @@ impl<'o> Printer<'o> {
             names: names::FrameNames::new(),
             memos: line::Memos::default(),
             printed: 0,
+            stat: stat::StatListing::new(),
             error: None,
         }
     }
@@ -433,7 +439,19 @@ impl<'o> Printer<'o> {
     /// A side-band record's line: the sample's start (comm, pid/tid, CPU, time, as the
     /// fields of its event ask) and the record's text.
     fn record(&mut self, m: &Machine, r: &ShownRecord) {
-        if !self.follow(&r.meta) || !self.script.filter.keeps_record_cpu(r.cpu) {
+        if !self.follow(&r.meta) {
+            return;
+        }
+        if stat::STAT_RECORDS.contains(&r.record.record_type()) {
+            // Not filtered: perf's stat handlers take no sample.
+            if let Some(meta) = &self.meta {
+                if let Err(e) = self.stat.record(meta, &r.record, r.offset, &mut self.buf) {
+                    self.error = Some(e);
+                }
+            }
+            return;
+        }
+        if !self.script.filter.keeps_record_cpu(r.cpu) {
             return;
         }
         let Some(ev) = self.events.get(r.event) else {
