@@ -76,6 +76,10 @@ pub struct SampleExtra {
     pub raw: Option<Vec<u8>>,
     /// PERF_SAMPLE_ADDR's address, when the sample has one.
     pub addr: Option<u64>,
+    /// PERF_SAMPLE_DATA_SRC, when the sample has one.
+    pub data_src: Option<u64>,
+    /// PERF_SAMPLE_WEIGHT or WEIGHT_STRUCT as read (one u64), when the sample has one.
+    pub weight: Option<u64>,
     /// The recording's metadata as of the sample (in a pipe, attrs and features arrive
     /// as records): shared, copied again only when its attrs or features changed.
     pub meta: Option<std::sync::Arc<Metadata>>,
@@ -325,10 +329,12 @@ fn push_sample(
         }
         // Boxed only when there is something to keep: an allocation per sample was 5%
         // of script's cycles.
-        if s.raw.is_some() || s.addr.is_some() {
+        if s.raw.is_some() || s.addr.is_some() || s.data_src.is_some() || s.weight.is_some() {
             p.rare().extra = Some(SampleExtra {
                 raw: s.raw.map(<[u8]>::to_vec),
                 addr: s.addr,
+                data_src: s.data_src,
+                weight: s.weight,
                 meta: None,
             });
         }

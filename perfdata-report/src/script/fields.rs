@@ -37,10 +37,16 @@ pub enum Field {
     Srcline = 1 << 12,
     /// The sample's period.
     Period = 1 << 13,
+    /// PERF_SAMPLE_DATA_SRC, in hex and decoded (where the access was served).
+    DataSrc = 1 << 14,
+    /// PERF_SAMPLE_WEIGHT (or WEIGHT_STRUCT's first part): an access's cost.
+    Weight = 1 << 15,
+    /// WEIGHT_STRUCT's instruction latency.
+    InsLat = 1 << 16,
 }
 
 /// perf's names of the fields, in its `all_output_options` order.
-const NAMES: [(&str, Field); 14] = [
+const NAMES: [(&str, Field); 17] = [
     ("comm", Field::Comm),
     ("tid", Field::Tid),
     ("pid", Field::Pid),
@@ -55,6 +61,9 @@ const NAMES: [(&str, Field); 14] = [
     ("symoff", Field::Symoff),
     ("srcline", Field::Srcline),
     ("period", Field::Period),
+    ("data_src", Field::DataSrc),
+    ("weight", Field::Weight),
+    ("ins_lat", Field::InsLat),
 ];
 
 /// A set of [`Field`]s.
@@ -118,7 +127,9 @@ impl Default for FieldSpec {
     fn default() -> Self {
         use Field::*;
         let hw = Fields::of(&[Comm, Tid, Cpu, Time, Event, Ip, Sym, Symoff, Dso, Period]);
-        let raw = hw.with(Addr);
+        // perf 6.1's raw events also print phys_addr and the page sizes, not printed
+        // here (no recording of a raw event has them).
+        let raw = hw.with(Addr).with(DataSrc).with(Weight).with(InsLat);
         let trace = Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]);
         let no_trace = Fields::of(&[Trace]);
         let entry = |fields, invalid| TypeFields {
@@ -339,6 +350,13 @@ fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
     if t.fields.has(Addr) {
         need(t, SampleType::ADDR, "ADDR", &[Addr])?;
     }
+    if t.fields.has(DataSrc) {
+        need(t, SampleType::DATA_SRC, "DATA_SRC", &[DataSrc])?;
+    }
+    if t.fields.has(Weight) {
+        let weights = SampleType::WEIGHT | SampleType::WEIGHT_STRUCT;
+        need(t, weights, "WEIGHT", &[Weight])?;
+    }
     let addresses = st.intersects(SampleType::IP | SampleType::ADDR);
     if t.fields.has(Sym) && !addresses {
         return Err(usage(
@@ -368,6 +386,9 @@ fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
     }
     if t.fields.has(Cpu) {
         need(t, SampleType::CPU, "CPU", &[Cpu])?;
+    }
+    if t.fields.has(InsLat) {
+        need(t, SampleType::WEIGHT_STRUCT, "WEIGHT_STRUCT", &[InsLat])?;
     }
     Ok(())
 }

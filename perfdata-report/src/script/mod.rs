@@ -37,6 +37,7 @@ use crate::symtab::SymbolTable;
 pub mod fields;
 mod inlined;
 mod line;
+pub mod meminfo;
 mod names;
 pub mod sideband;
 pub mod stat;
@@ -188,6 +189,9 @@ struct EventOut {
     /// A software page-fault event: its addr is an address of the thread, named as ips
     /// are (perf's `sample_addr_correlates_sym`).
     addr_is_code: bool,
+    /// Its weight is WEIGHT_STRUCT's (a 32-bit weight, then the instruction latency),
+    /// not WEIGHT's u64.
+    weight_struct: bool,
 }
 
 /// The listing's state between samples.
@@ -207,6 +211,8 @@ struct Printer<'o> {
     /// The numbers of the line written last.
     memos: line::Memos,
     printed: u64,
+    /// The widest data source column printed yet (perf's static `maxlen`).
+    data_src_width: usize,
     /// The counts of a `perf stat record` recording.
     stat: stat::StatListing,
     error: Option<Error>,
@@ -228,6 +234,7 @@ impl<'o> Printer<'o> {
             names: names::FrameNames::new(),
             memos: line::Memos::default(),
             printed: 0,
+            data_src_width: 0,
             stat: stat::StatListing::new(),
             error: None,
         }
@@ -279,6 +286,7 @@ impl<'o> Printer<'o> {
                 callchain: a.attr.sample_type.contains(SampleType::CALLCHAIN),
                 tracepoint: (a.attr.type_ == 2).then_some(a.attr.config),
                 addr_is_code: a.attr.type_ == 1 && matches!(a.attr.config, 2 | 5 | 6),
+                weight_struct: !a.attr.sample_type.contains(SampleType::WEIGHT),
             })
             .collect();
         if let Some(spec) = &self.script.time {
@@ -366,7 +374,8 @@ impl<'o> Printer<'o> {
         let ev = &self.events[event];
         let f = ev.fields;
         let chain = self.script.callchains && ev.callchain;
-        let (tracepoint, addr_is_code) = (ev.tracepoint, ev.addr_is_code);
+        let (tracepoint, addr_is_code, weight_struct) =
+            (ev.tracepoint, ev.addr_is_code, ev.weight_struct);
         let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
         let cpu = s.cpu.unwrap_or(0);
         line::start(
@@ -412,6 +421,7 @@ impl<'o> Printer<'o> {
                 self.frame_names(m, &at, f);
             }
         }
+        self.memory_columns(x, f, weight_struct);
         if f.has(Field::Ip) {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
@@ -434,6 +444,27 @@ impl<'o> Printer<'o> {
             }
         }
         self.buf.push(b'\n');
+    }
+
+    /// perf's data_src, weight and ins_lat columns (0 where the sample lacks the field,
+    /// as perf's zeroed sample).
+    fn memory_columns(&mut self, x: &SampleExtra, f: Fields, weight_struct: bool) {
+        let buf = &mut self.buf;
+        if f.has(Field::DataSrc) {
+            meminfo::data_src_column(buf, x.data_src.unwrap_or(0), &mut self.data_src_width);
+        }
+        let w = x.weight.unwrap_or(0);
+        // perf's union perf_sample_weight: WEIGHT_STRUCT's var1_dw and var2_w.
+        let (weight, ins_lat) = match weight_struct {
+            true => (w & 0xffff_ffff, (w >> 32) & 0xffff),
+            false => (w, 0),
+        };
+        if f.has(Field::Weight) {
+            let _ = write!(buf, "{weight:16}");
+        }
+        if f.has(Field::InsLat) {
+            let _ = write!(buf, "{ins_lat:16}");
+        }
     }
 
     /// A side-band record's line: the sample's start (comm, pid/tid, CPU, time, as the
