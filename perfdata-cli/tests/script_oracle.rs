@@ -89,6 +89,11 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "-F comm,pid,tid,cpu,time,period,event,ip,sym,symoff,dso",
         "as -F time: the synthesized ETM event lacks TIME",
     ),
+    (
+        "jbeich-etm-perf_etm.data",
+        "-F ip,data_src,weight,ins_lat",
+        "as -F time: the synthesized ETM event lacks DATA_SRC, so perf refuses the field",
+    ),
 ];
 
 /// `perf script -i FILE ARGS`: its status (None: perf was killed, as its `addr2line`

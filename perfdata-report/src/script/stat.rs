@@ -65,7 +65,9 @@ pub struct StatListing {
     threads: Option<Vec<i32>>,
     /// CPU_MAP's CPUs, -1 for "any".
     cpus: Option<Vec<i32>>,
-    /// By event, once both maps are known (perf's `set_maps`).
+    /// By event, made at the first STAT or STAT_ROUND once both maps are known (perf
+    /// makes them at `set_maps`; a `perf record` recording has the maps, never a
+    /// count, and its thread map may be long).
     counts: Option<Vec<EventCounts>>,
     /// STAT_CONFIG's aggregation mode; perf script starts from a zeroed config
     /// (AGGR_NONE).
@@ -97,11 +99,9 @@ impl StatListing {
             RecordBody::ThreadMap(t) if self.threads.is_none() => {
                 // perf's pid_t of the u64 pid: -1 stays -1.
                 self.threads = Some(t.entries.iter().map(|e| e.pid as i32).collect());
-                self.set_maps(meta);
             }
             RecordBody::CpuMap(c) if self.cpus.is_none() => {
                 self.cpus = Some(c.data.cpus());
-                self.set_maps(meta);
             }
             RecordBody::StatConfig(c) => {
                 // perf's perf_event__read_stat_config: aggr_mode 0, interval 1, scale 2.
@@ -116,6 +116,7 @@ impl StatListing {
             RecordBody::Stat(s) => {
                 let event = id2evsel(meta, s.id)
                     .ok_or_else(|| invalid("Failed to resolve counter for stat event.".into()))?;
+                self.set_maps(meta);
                 let (cpus, nthreads) = self.shape();
                 let idx = cpus.iter().position(|&c| c == s.cpu as i32);
                 let slot = match (&mut self.counts, idx) {
@@ -138,7 +139,10 @@ impl StatListing {
                     run: s.run,
                 };
             }
-            RecordBody::StatRound(r) => self.round(meta, r.time, out),
+            RecordBody::StatRound(r) => {
+                self.set_maps(meta);
+                self.round(meta, r.time, out);
+            }
             _ => {}
         }
         Ok(())
@@ -154,7 +158,7 @@ impl StatListing {
 
     /// perf's `set_maps`: the counts are made once both maps are known.
     fn set_maps(&mut self, meta: &Metadata) {
-        if self.threads.is_none() || self.cpus.is_none() {
+        if self.counts.is_some() || self.threads.is_none() || self.cpus.is_none() {
             return;
         }
         let (cpus, nthreads) = self.shape();
