@@ -247,6 +247,36 @@ pub fn data_src_column(buf: &mut Vec<u8>, data_src: u64, widest: &mut usize) {
     let _ = std::io::Write::write_fmt(buf, format_args!("{text:<w$}", w = *widest));
 }
 
+/// The data_src, weight and ins_lat columns (those `show` says, in that order) of a
+/// sample: 0 where it lacks the field, as perf's zeroed sample. `weight` is the u64 as
+/// read, WEIGHT_STRUCT's (a 32-bit weight, then the instruction latency) where
+/// `weight_struct`, else WEIGHT's; `widest` is [`data_src_column`]'s.
+pub fn columns(
+    buf: &mut Vec<u8>,
+    data_src: Option<u64>,
+    weight: Option<u64>,
+    weight_struct: bool,
+    show: [bool; 3],
+    widest: &mut usize,
+) {
+    use std::io::Write;
+    if show[0] {
+        data_src_column(buf, data_src.unwrap_or(0), widest);
+    }
+    let w = weight.unwrap_or(0);
+    // perf's union perf_sample_weight: WEIGHT_STRUCT's var1_dw and var2_w.
+    let (weight, ins_lat) = match weight_struct {
+        true => (w & 0xffff_ffff, (w >> 32) & 0xffff),
+        false => (w, 0),
+    };
+    if show[1] {
+        let _ = write!(buf, "{weight:16}");
+    }
+    if show[2] {
+        let _ = write!(buf, "{ins_lat:16}");
+    }
+}
+
 /// `%16lx %s` of `data_src` and its decoding, cut as perf's 100-byte buffer cuts it.
 fn column_text(data_src: u64) -> String {
     let mut text = format!("{data_src:16x} {}", meminfo(data_src));

@@ -446,25 +446,18 @@ impl<'o> Printer<'o> {
         self.buf.push(b'\n');
     }
 
-    /// perf's data_src, weight and ins_lat columns (0 where the sample lacks the field,
-    /// as perf's zeroed sample).
+    /// perf's data_src, weight and ins_lat columns, as `f` asks.
     fn memory_columns(&mut self, x: &SampleExtra, f: Fields, weight_struct: bool) {
-        let buf = &mut self.buf;
-        if f.has(Field::DataSrc) {
-            meminfo::data_src_column(buf, x.data_src.unwrap_or(0), &mut self.data_src_width);
-        }
-        let w = x.weight.unwrap_or(0);
-        // perf's union perf_sample_weight: WEIGHT_STRUCT's var1_dw and var2_w.
-        let (weight, ins_lat) = match weight_struct {
-            true => (w & 0xffff_ffff, (w >> 32) & 0xffff),
-            false => (w, 0),
-        };
-        if f.has(Field::Weight) {
-            let _ = write!(buf, "{weight:16}");
-        }
-        if f.has(Field::InsLat) {
-            let _ = write!(buf, "{ins_lat:16}");
-        }
+        let show = [Field::DataSrc, Field::Weight, Field::InsLat].map(|g| f.has(g));
+        let widest = &mut self.data_src_width;
+        meminfo::columns(
+            &mut self.buf,
+            x.data_src,
+            x.weight,
+            weight_struct,
+            show,
+            widest,
+        );
     }
 
     /// A side-band record's line: the sample's start (comm, pid/tid, CPU, time, as the
