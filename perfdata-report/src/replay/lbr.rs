@@ -21,9 +21,9 @@ use crate::unwind::MAX_FRAMES;
 
 /// Write into `out` (emptied first) the callchain perf 6.1 resolves for a sample of an
 /// LBR call-stack event, walked in `order`: `chain` is the recorded callchain, `from` and
-/// `to` the branch stack's entries (most recent first), `first_to` what perf reads as
-/// `entries[0].to` (the first entry's `to`; with no entries, the 8 bytes 8 past where
-/// the entries would start, which perf's callee walk reads all the same).
+/// `to` the branch stack's entries (most recent first), `past` what perf reads as
+/// `entries[0].to` when there are no entries (the 8 bytes 8 past where the entries
+/// would start, which perf's callee walk reads all the same).
 ///
 /// False, `out` left empty, where perf resolves the recorded chain instead: no
 /// PERF_CONTEXT_USER among its first 127 entries (perf's default `--max-stack`), or an
@@ -31,7 +31,7 @@ use crate::unwind::MAX_FRAMES;
 pub(crate) fn lbr_callchain(
     chain: &[u64],
     branches: &[(u64, u64)],
-    first_to: u64,
+    past: u64,
     order: Order,
     out: &mut Vec<u64>,
 ) -> bool {
@@ -48,6 +48,7 @@ pub(crate) fn lbr_callchain(
     // the one order and looks its own entries up in user mode in the other.
     let kernel = &chain[..=user_at];
     let froms = branches.iter().map(|b| b.0);
+    let first_to = branches.first().map_or(past, |b| b.1);
     let mut frames = Vec::with_capacity(kernel.len() + branches.len() + 1);
     let walked = match order {
         // lbr_callchain_add_kernel_ip, then lbr_callchain_add_lbr_ip: entries[0].to
@@ -156,12 +157,12 @@ impl CallStacks {
         self.branches.clear();
         self.branches.extend(b.entries().map(|e| (e.from, e.to)));
         let mut beyond = None;
-        let first_to = match self.branches.first() {
-            Some(e) => e.1,
+        let past = match self.branches.first() {
+            Some(_) => 0,
             // Only the callee walk reads entries[0].to of an empty stack.
             None if self.order == Order::Callee => {
-                let at = (b.entries_bytes().as_ptr() as usize)
-                    .saturating_sub(record.as_ptr() as usize);
+                let at =
+                    (b.entries_bytes().as_ptr() as usize).saturating_sub(record.as_ptr() as usize);
                 Beyond::first_to(record, at, endian, &chain, stream).unwrap_or_else(|b| {
                     beyond = Some(b);
                     0
@@ -169,7 +170,7 @@ impl CallStacks {
             }
             None => 0,
         };
-        lbr_callchain(&chain, &self.branches, first_to, self.order, &mut self.words)
+        lbr_callchain(&chain, &self.branches, past, self.order, &mut self.words)
             .then_some((&self.words[..], beyond))
     }
 
