@@ -16,6 +16,9 @@
 //!   `std::istream`, ... except before a constructor or destructor, where libiberty
 //!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`).
 
+#[path = "libiberty_args.rs"]
+mod args;
+
 /// `d`, cpp_demangle's rendering of `mangled` without parameters or return type, as
 /// libiberty prints it.
 pub(crate) fn restyle(mangled: &str, d: String) -> String {
@@ -23,7 +26,68 @@ pub(crate) fn restyle(mangled: &str, d: String) -> String {
         return t;
     }
     let d = literals(&d.replace(", >", ">"));
-    abbreviations(mangled, strip_qualifiers(d))
+    if let Some(s) = special_name(&d) {
+        return words(&s);
+    }
+    // A template's return type, which libiberty prints in `&(int f<0>(int))`, is only
+    // in cpp_demangle's text with return types: demangled again when one is there.
+    let with_returns = || {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        let d = cpp_demangle::Symbol::new(mangled).ok()?.demangle(&opts).ok()?;
+        Some(literals(&d.replace(", >", ">")))
+    };
+    let d = args::addresses_of_functions(&d, &with_returns);
+    let d = args::trailing_empty_packs(&args::function_types(&d));
+    abbreviations(mangled, strip_qualifiers(words(&d)))
+}
+
+/// cpp_demangle's `{vtable(X)}`, `{vtt(X)}` and `construction vtable for A-in-B` as
+/// libiberty prints them: `vtable for X`, `VTT for X`, `construction vtable for
+/// B-in-A` (the base first: cpp_demangle swaps the two).
+fn special_name(d: &str) -> Option<String> {
+    for (from, to) in [("{vtable(", "vtable for "), ("{vtt(", "VTT for ")] {
+        if let Some(x) = d.strip_prefix(from).and_then(|r| r.strip_suffix(")}")) {
+            return Some(format!("{to}{x}"));
+        }
+    }
+    let pair = d.strip_prefix("construction vtable for ")?;
+    let mut halves = pair.split("-in-");
+    let (derived, base) = (halves.next()?, halves.next()?);
+    if halves.next().is_some() {
+        return None;
+    }
+    Some(format!("construction vtable for {base}-in-{derived}"))
+}
+
+/// Whole words cpp_demangle spells its own way: the anonymous namespace (GCC's
+/// `_GLOBAL__N_1`, which libiberty's `d_identifier` prints `(anonymous namespace)`
+/// wherever it is) and `std::nullptr_t` (`Dn`, libiberty's `decltype(nullptr)`).
+fn words(d: &str) -> String {
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d;
+    while let Some(i) = rest.find("_GLOBAL_") {
+        let word_start = i == 0 || !is_word(rest.as_bytes()[i - 1]);
+        let tail = &rest[i + "_GLOBAL_".len()..];
+        let anonymous = tail.len() >= 2
+            && matches!(tail.as_bytes()[0], b'.' | b'_' | b'$')
+            && tail.as_bytes()[1] == b'N';
+        out.push_str(&rest[..i]);
+        if word_start && anonymous {
+            let len = tail.bytes().take_while(|b| is_word(*b) || *b == b'$' || *b == b'.');
+            out.push_str("(anonymous namespace)");
+            rest = &tail[len.count()..];
+        } else {
+            out.push_str("_GLOBAL_");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out.replace("std::nullptr_t", "decltype(nullptr)")
+}
+
+/// Whether `b` can be part of an identifier.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// The standard streams and string: (mangled abbreviation, simple name, full name, the
