@@ -243,6 +243,41 @@ fn call_graphs_equal_perfs_on_the_fixtures() {
     assert_eq!(compared, 57, "{compared} reports compared");
 }
 
+/// The corpus's `--call-graph lbr` recording: perf builds each sample's user frames
+/// from its branch stack (recorded in call-stack mode), walked in the graph's order
+/// (from the caller end, the kernel frames are looked up as user addresses), and
+/// for the samples with an empty stack reads the next record's bytes as a frame.
+/// Every view and two filters, byte for byte.
+#[perfdata_oracle::needs(perf, corpus)]
+#[test]
+fn lbr_call_stacks_equal_perfs_in_every_view() {
+    assert!(perf_available());
+    let corpus = perfdata_tests::corpus_dir().expect("PERFDATA_CORPUS is set");
+    let lbr = corpus.join("KDAB-vector_static_gcc-perf.lbr.data");
+    let more: [&[&str]; 3] = [
+        &["--no-children", "-g", "caller"],
+        &["--percent-limit", "5"],
+        &["--sort", "dso,sym", "-g", "caller,0.5,callee"],
+    ];
+    let problems: Vec<String> = VIEWS
+        .iter()
+        .chain(&more)
+        .filter_map(|view| differs(&lbr, view, view))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The frames are the branch stack's: 0x42089e (a call recorded only there) is
+    // under every user sample, and the frame read past a sample (its next record's
+    // pid and tid) is one of the Children rows walked from the callee.
+    let callee = our_text(&lbr, &["-g", "callee"]);
+    assert!(
+        callee.contains(
+            "96.24%     0.00%  vector_static_g  vector_static_gcc_v9.1.0  [.] 0x000000000042089e"
+        ),
+        "{callee}"
+    );
+    assert!(callee.contains("[k] 0x00358b2300358b23"), "{callee}");
+}
+
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with
 /// `--call-graph dwarf`.
 #[perfdata_oracle::needs(perf)]

@@ -67,12 +67,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
          by path)",
     ),
     (
-        "KDAB-vector_static_gcc-perf.lbr.data",
-        "*",
-        "callchains from the LBR call stack (perf's branch-stack stitching) are not \
-         read: perfdata lists the recorded callchain",
-    ),
-    (
         "google-perf.data.intel_pt-4.14",
         "*",
         "perf script decodes the Intel PT trace into synthesized samples; perfdata lists \

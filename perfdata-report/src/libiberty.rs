@@ -16,6 +16,9 @@
 //!   `std::istream`, ... except before a constructor or destructor, where libiberty
 //!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`).
 
+#[path = "libiberty_args.rs"]
+mod args;
+
 /// `d`, cpp_demangle's rendering of `mangled` without parameters or return type, as
 /// libiberty prints it.
 pub(crate) fn restyle(mangled: &str, d: String) -> String {
@@ -23,7 +26,73 @@ pub(crate) fn restyle(mangled: &str, d: String) -> String {
         return t;
     }
     let d = literals(&d.replace(", >", ">"));
-    abbreviations(mangled, strip_qualifiers(d))
+    if let Some(s) = special_name(&d) {
+        return words(&s);
+    }
+    // A template's return type, which libiberty prints in `&(int f<0>(int))`, is only
+    // in cpp_demangle's text with return types: demangled again when one is there.
+    let with_returns = || {
+        let opts = cpp_demangle::DemangleOptions::new().no_params();
+        let d = cpp_demangle::Symbol::new(mangled)
+            .ok()?
+            .demangle(&opts)
+            .ok()?;
+        Some(literals(&d.replace(", >", ">")))
+    };
+    let d = args::addresses_of_functions(&d, &with_returns);
+    let d = args::trailing_empty_packs(&args::function_types(&d));
+    abbreviations(mangled, strip_qualifiers(words(&d)))
+}
+
+/// cpp_demangle's `{vtable(X)}`, `{vtt(X)}` and `construction vtable for A-in-B` as
+/// libiberty prints them: `vtable for X`, `VTT for X`, `construction vtable for
+/// B-in-A` (the base first: cpp_demangle swaps the two).
+fn special_name(d: &str) -> Option<String> {
+    for (from, to) in [("{vtable(", "vtable for "), ("{vtt(", "VTT for ")] {
+        if let Some(x) = d.strip_prefix(from).and_then(|r| r.strip_suffix(")}")) {
+            return Some(format!("{to}{x}"));
+        }
+    }
+    let pair = d.strip_prefix("construction vtable for ")?;
+    let mut halves = pair.split("-in-");
+    let (derived, base) = (halves.next()?, halves.next()?);
+    if halves.next().is_some() {
+        return None;
+    }
+    Some(format!("construction vtable for {base}-in-{derived}"))
+}
+
+/// Whole words cpp_demangle spells its own way: the anonymous namespace (GCC's
+/// `_GLOBAL__N_1`, which libiberty's `d_identifier` prints `(anonymous namespace)`
+/// wherever it is) and `std::nullptr_t` (`Dn`, libiberty's `decltype(nullptr)`).
+fn words(d: &str) -> String {
+    let mut out = String::with_capacity(d.len());
+    let mut rest = d;
+    while let Some(i) = rest.find("_GLOBAL_") {
+        let word_start = i == 0 || !is_word(rest.as_bytes()[i - 1]);
+        let tail = &rest[i + "_GLOBAL_".len()..];
+        let anonymous = tail.len() >= 2
+            && matches!(tail.as_bytes()[0], b'.' | b'_' | b'$')
+            && tail.as_bytes()[1] == b'N';
+        out.push_str(&rest[..i]);
+        if word_start && anonymous {
+            let len = tail
+                .bytes()
+                .take_while(|b| is_word(*b) || *b == b'$' || *b == b'.');
+            out.push_str("(anonymous namespace)");
+            rest = &tail[len.count()..];
+        } else {
+            out.push_str("_GLOBAL_");
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out.replace("std::nullptr_t", "decltype(nullptr)")
+}
+
+/// Whether `b` can be part of an identifier.
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// The standard streams and string: (mangled abbreviation, simple name, full name, the
@@ -184,125 +253,5 @@ fn after_offsets(mut rest: &str, count: usize) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::symtab::demangle;
-
-    /// Names checked one by one against `c++filt -p -i` (binutils 2.40 here).
-    #[test]
-    fn names_as_libiberty_prints_them() {
-        for (mangled, filt) in [
-            (
-                "_ZThn32_N12_GLOBAL__N_113MPPassManagerD0Ev.llvm.2049004417421520800",
-                "non-virtual thunk to (anonymous namespace)::MPPassManager::~MPPassManager()",
-            ),
-            (
-                "_ZThn32_N12_GLOBAL__N_113MPPassManagerD1Ev.cold",
-                "non-virtual thunk to (anonymous namespace)::MPPassManager::~MPPassManager()",
-            ),
-            (
-                "_ZN2v835TryToCopyAndConvertArrayToCppBufferILj196608EiEEbNS_5LocalINS_5ArrayEEEPT0_j",
-                "v8::TryToCopyAndConvertArrayToCppBuffer<196608u, int>",
-            ),
-            (
-                "_ZGVZN2v88internal28CFunctionBuilderWithFunctionINS_16CTypeInfoBuilderIdJEEEJNS2_INS_5LocalINS_5ValueEEEJEEEEE5BuildEvE8instance",
-                "guard variable for v8::internal::CFunctionBuilderWithFunction<v8::CTypeInfoBuilder<double>, v8::CTypeInfoBuilder<v8::Local<v8::Value>> >::Build()::instance",
-            ),
-            (
-                "_ZZN2v88internal7Scanner28ScanIdentifierOrKeywordInnerEvENKUljE_clEj",
-                "v8::internal::Scanner::ScanIdentifierOrKeywordInner()::{lambda(unsigned int)#1}::operator()",
-            ),
-            (
-                "_ZNKR6icu_786number23NumberFormatterSettingsINS0_24LocalizedNumberFormatterEE12adoptPerUnitEPNS_11MeasureUnitE",
-                "icu_78::number::NumberFormatterSettings<icu_78::number::LocalizedNumberFormatter>::adoptPerUnit",
-            ),
-            // A thunk to a standard stream's destructor: spelt out, as libiberty
-            // spells the abbreviation before a destructor (libstdc++'s ostream thunk,
-            // in `perf script` of every C++ program's recording).
-            (
-                "_ZTv0_n24_NSoD1Ev",
-                "virtual thunk to std::basic_ostream<char, std::char_traits<char> >::~basic_ostream()",
-            ),
-            (
-                "_ZThn16_NSdD0Ev",
-                "non-virtual thunk to std::basic_iostream<char, std::char_traits<char> >::~basic_iostream()",
-            ),
-            (
-                "_ZThn16_NSdD1Ev.cold",
-                "non-virtual thunk to std::basic_iostream<char, std::char_traits<char> >::~basic_iostream()",
-            ),
-            (
-                "_ZThn104_N4node7UDPWrap10OnSendDoneEPNS_7ReqWrapI13uv_udp_send_sEEi",
-                "non-virtual thunk to node::UDPWrap::OnSendDone(node::ReqWrap<uv_udp_send_s>*, int)",
-            ),
-            (
-                "_ZNK4node14options_parser13OptionsParserINS_12DebugOptionsEE17SimpleOptionFieldINS_8HostPortEE10LookupImplEPS2_",
-                "node::options_parser::OptionsParser<node::DebugOptions>::SimpleOptionField<node::HostPort>::LookupImpl",
-            ),
-        ] {
-            assert_eq!(demangle(mangled), filt, "{mangled}");
-        }
-    }
-
-    /// Every C++ function libstdc++ exports, demangled here and by `c++filt -p -i`: the
-    /// same but for transaction clones (libiberty's special case cpp_demangle renders
-    /// otherwise: they lose their parameters). 176 of 4451 differed before the
-    /// abbreviations were spelt as libiberty spells them, 71 before thunks' targets were
-    /// (2 of them, which a tolerance of 2% let through).
-    #[test]
-    fn libstdcxx_functions_demangle_as_cxxfilt() {
-        let lib = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
-        let (Ok(nm), Ok(_)) = (
-            std::process::Command::new("nm")
-                .args(["-D", "--defined-only", "--without-symbol-versions", lib])
-                .output(),
-            std::process::Command::new("c++filt")
-                .arg("--version")
-                .output(),
-        ) else {
-            eprintln!("SKIPPED: nm or c++filt is not installed");
-            return;
-        };
-        let text = String::from_utf8_lossy(&nm.stdout);
-        let names: Vec<&str> = text
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split_whitespace();
-                let (_, kind, name) = (f.next()?, f.next()?, f.next()?);
-                (matches!(kind, "T" | "W") && name.starts_with("_Z")).then_some(name)
-            })
-            .collect();
-        if names.len() < 1000 {
-            eprintln!("SKIPPED: {lib} has {} C++ functions", names.len());
-            return;
-        }
-        let mut filt = std::process::Command::new("c++filt")
-            .args(["-p", "-i"])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("c++filt runs");
-        let input = names.join("\n") + "\n";
-        let mut stdin = filt.stdin.take().expect("stdin");
-        let writer = std::thread::spawn(move || {
-            std::io::Write::write_all(&mut stdin, input.as_bytes()).expect("c++filt reads")
-        });
-        let out = filt.wait_with_output().expect("c++filt output");
-        writer.join().expect("writer");
-        let filtered = String::from_utf8_lossy(&out.stdout);
-        let differ: Vec<String> = names
-            .iter()
-            .zip(filtered.lines())
-            // Transaction clones (`_ZGTt`) are the one special case left: cpp_demangle
-            // drops their parameters (69 names).
-            .filter(|(n, f)| !n.starts_with("_ZGTt") && demangle(n) != *f)
-            .map(|(n, f)| format!("{n}\n  ours {}\n  filt {f}", demangle(n)))
-            .collect();
-        assert!(
-            differ.is_empty(),
-            "{} of {} differ:\n{}",
-            differ.len(),
-            names.len(),
-            differ.join("\n")
-        );
-    }
-}
+#[path = "libiberty_tests.rs"]
+mod tests;

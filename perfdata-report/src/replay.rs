@@ -19,12 +19,14 @@ use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
 
 mod chain;
 mod event;
+mod lbr;
 mod order;
 mod shown;
 mod steps;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
 use event::{event_of, sample_event, Event};
+use lbr::CallStacks;
 use order::{chain_words, Batch, Ordering, Step, SPARE_USERS};
 pub use shown::ShownRecord;
 use steps::{apply, replay_steps};
@@ -45,6 +47,10 @@ pub struct ReplayOptions {
     /// The side-band record types handed over among the samples, in perf's order
     /// ([`Delivered::Record`], perf script's `--show-*-events`). None by default.
     pub shown: Vec<RecordType>,
+    /// The order perf walks callchains in (its `callchain_param.order`: perf report's
+    /// `-g caller`/`callee`), which changes the frames of samples whose callchain comes
+    /// from an LBR call stack (see `replay/lbr.rs`). Callee by default, as in perf script.
+    pub callchain_order: crate::callgraph::Order,
 }
 
 /// What [`replay`] hands over, one at a time, in perf's order.
@@ -96,6 +102,7 @@ impl ReplayOptions {
             extra: false,
             shown: Vec::new(),
             symfs,
+            callchain_order: crate::callgraph::Order::Callee,
         }
     }
 }
@@ -107,6 +114,7 @@ impl Default for ReplayOptions {
             extra: false,
             shown: Vec::new(),
             symfs: None,
+            callchain_order: crate::callgraph::Order::Callee,
         }
     }
 }
@@ -146,9 +154,7 @@ pub fn replay(
                 &mut reader,
                 Ordering::new(&tx, &spare, rounds),
                 unwind,
-                opts.extra,
-                &opts.shown,
-                opts.symfs.as_deref(),
+                opts,
                 &mut warnings,
             );
             // The replay ends when the reading does, with or without an error.
@@ -190,17 +196,17 @@ pub fn replay(
 }
 
 /// Read every record the replay uses and hand them over in perf's order, in batches
-/// (`order`); returns the samples LOST_SAMPLES records say were lost. After an error
-/// nothing more is handed over.
+/// (`order`), as `opts` asks; returns the samples LOST_SAMPLES records say were lost.
+/// After an error nothing more is handed over.
 fn read_steps(
     reader: &mut PerfReader,
     mut order: Ordering<'_>,
     unwind: bool,
-    extra: bool,
-    shown: &[RecordType],
-    symfs: Option<&std::path::Path>,
+    opts: &ReplayOptions,
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
+    let (extra, shown, symfs) = (opts.extra, &opts.shown[..], opts.symfs.as_deref());
+    let mut lbr = CallStacks::new(opts.callchain_order);
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
@@ -218,6 +224,13 @@ fn read_steps(
             Err(e) => return Err(e),
         };
         let kind = item.raw.record_type();
+        // A sample before read past its record: these bytes are what perf read there.
+        if let Some((held, words)) = lbr.feed(item.raw.bytes, item.raw.stream) {
+            order.out.held.replace(held, words);
+        }
+        if kind == RecordType::FinishedRound {
+            lbr.round();
+        }
         if kind == RecordType::LostSamples {
             let n = item.view::<LostSamplesView>().map_or(0, |v| v.lost());
             lost = lost.saturating_add(n);
@@ -257,7 +270,7 @@ fn read_steps(
                 // the bytes the decode does, so a sample it refuses fails the decode too.
                 // Its step is pushed where it is made, as below.
                 if kind == RecordType::Sample
-                    && push_sample(item, &mut order, &mut meta, extra, unwind)?
+                    && push_sample(item, &mut order, &mut meta, (extra, unwind), &mut lbr)?
                 {
                     continue;
                 }
@@ -292,7 +305,8 @@ fn read_steps(
 
 /// Queue (or hand over) SAMPLE `item` in `order`, its fields read through the borrowed
 /// view of its event's layout; false (nothing pushed) when no event describes it. `meta`,
-/// `extra` and `unwind` are [`read_steps`]'s.
+/// `extra` and `unwind` are [`read_steps`]'s; `lbr` makes the chains of LBR call-stack
+/// samples.
 ///
 /// The step is made and stored in one place, and the sample's time and event are the
 /// view's, not found again by `RecordRef::locate`: a step built up through several
@@ -303,8 +317,8 @@ fn push_sample(
     item: &perfdata_core::RecordRef<'_>,
     order: &mut Ordering<'_>,
     meta: &mut Option<(std::sync::Arc<Metadata>, (usize, usize))>,
-    extra: bool,
-    unwind: bool,
+    (extra, unwind): (bool, bool),
+    lbr: &mut CallStacks,
 ) -> Result<bool> {
     let events = item.meta.events();
     let endian = item.meta.endian;
@@ -319,9 +333,17 @@ fn push_sample(
     let s = SampleView::parse_inlined(body, layout, endian, item.raw.offset + 8)?;
     let attr = &item.meta.attrs()[e].attr;
     let mut p = sample_event(&s, e, attr.sample_period, item.raw.header.misc, events);
-    // The chain waits apart from the sample, named by it.
+    // The chain waits apart from the sample, named by it: the recorded one, or the
+    // one perf makes of an LBR call stack.
+    let mut beyond = None;
     if let Some(c) = s.callchain.filter(|c| !c.is_empty()) {
-        p.chain = order.out.held.hold(c.iter());
+        p.chain = match lbr.words(attr, &s, bytes, item.raw.stream, endian) {
+            Some((words, b)) => {
+                beyond = b;
+                order.out.held.hold(words.iter().copied())
+            }
+            None => order.out.held.hold(c.iter()),
+        };
     }
     if extra {
         if let Some(m) = meta_changed(meta, item.meta) {
@@ -351,9 +373,15 @@ fn push_sample(
             p.rare().user = Some(user);
         }
     }
-    // perf delivers a record without a time (or of time 0) at once.
+    // perf delivers a record without a time (or of time 0) at once (and a chain
+    // handed over cannot wait for the bytes after its record: that word stays 0).
     match s.time.filter(|&t| t != 0) {
-        Some(t) => order.queue.push(t, Event::Sample(p)),
+        Some(t) => {
+            if let Some(b) = beyond {
+                lbr.wait(b, p.chain);
+            }
+            order.queue.push(t, Event::Sample(p))
+        }
         None => order.out.emit(Event::Sample(p)),
     }
     Ok(true)

@@ -187,6 +187,9 @@ impl Report {
     fn replay_options(&self) -> ReplayOptions {
         ReplayOptions {
             extra: self.keys.contains(&SortKey::Trace),
+            // The order the call graph and the Children rows walk chains in, which
+            // perf resolves LBR call stacks in.
+            callchain_order: self.graph.unwrap_or_default().order_for(self.children),
             ..ReplayOptions::unwinding(self.unwind, self.symfs.clone())
         }
     }

@@ -395,7 +395,13 @@ pub fn demangle(name: &str) -> String {
             return format!("{d:#}");
         }
     }
-    if let Ok(d) = rustc_demangle::try_demangle(name) {
+    // A legacy (`_ZN...E`) name is Rust's only with its hash (`17h` and 16 hex
+    // digits): perf hands a name to its Rust demangler only when libiberty's C++
+    // rendering ends in one (`rust_is_mangled`); `_ZN12_GLOBAL__N_13fooE` is C++.
+    if let Some(d) = rustc_demangle::try_demangle(name)
+        .ok()
+        .filter(|d| name.starts_with("_R") || format!("{d}") != format!("{d:#}"))
+    {
         let mut out = format!("{d:#}");
         // A suffix after the legacy name's closing `E` (`.0`, `.2983`: a local copy)
         // is printed as it is; libiberty, perf's demangler, drops it.

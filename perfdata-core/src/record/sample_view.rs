@@ -212,7 +212,7 @@ pub struct BranchStackView<'a> {
     pub counters: U64s<'a>,
 }
 
-impl BranchStackView<'_> {
+impl<'a> BranchStackView<'a> {
     /// How many branches.
     pub fn len(&self) -> usize {
         self.entries.len() / 3
@@ -238,6 +238,12 @@ impl BranchStackView<'_> {
                 flags,
             }
         })
+    }
+
+    /// The entries' bytes as stored: where they lie in the record tells what a reader
+    /// of `entries[0]` with no entries (perf 6.1's LBR call-stack walk) reads instead.
+    pub fn entries_bytes(&self) -> &'a [u8] {
+        self.entries.bytes
     }
 
     /// The owned model.

@@ -4,11 +4,11 @@
 use crate::process::{Location, Machine};
 
 /// PERF_CONTEXT_MAX: callchain entries at or above it are context markers.
-const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+pub(super) const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
 /// PERF_CONTEXT_KERNEL: the entries that follow are kernel addresses.
-const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+pub(super) const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
 /// PERF_CONTEXT_USER: the entries that follow are user addresses.
-const PERF_CONTEXT_USER: u64 = -512i64 as u64;
+pub(super) const PERF_CONTEXT_USER: u64 = -512i64 as u64;
 
 /// A recorded callchain with unwound user frames: its kernel part as recorded (up to a
 /// PERF_CONTEXT_USER marker, if the kernel wrote one), then PERF_CONTEXT_USER and the
@@ -29,7 +29,7 @@ pub(crate) fn with_user_frames(chain: &[u64], frames: &[u64]) -> Vec<u64> {
 }
 
 /// PERF_CONTEXT_HV: the entries that follow are hypervisor addresses.
-const PERF_CONTEXT_HV: u64 = -32i64 as u64;
+pub(super) const PERF_CONTEXT_HV: u64 = -32i64 as u64;
 
 /// Resolve a callchain as perf 6.1's `thread__resolve_callchain_sample` does: entries
 /// start in user mode, a PERF_CONTEXT_KERNEL marker switches to kernel mode, USER and HV
@@ -132,6 +132,14 @@ impl Spare {
                 self.waiting.push(v);
                 u32::try_from(self.waiting.len()).expect("fewer than 2^32 samples wait")
             }
+        }
+    }
+
+    /// Hold `v` instead of what `id` names ([`Spare::hold`]; a sample still waiting).
+    pub(super) fn replace(&mut self, id: u32, v: Vec<u64>) {
+        if let Some(at) = id.checked_sub(1) {
+            let old = std::mem::replace(&mut self.waiting[at as usize], v);
+            self.keep_words(old);
         }
     }
 
