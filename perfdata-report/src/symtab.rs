@@ -203,6 +203,61 @@ impl SymbolTable {
         (addr < self.entries[i].end).then(|| self.symbol(i))
     }
 
+    /// [`SymbolTable::find`] of `addr`, and the addresses around it that find the
+    /// same answer: those of the symbol found, or of the gap between two symbols; in a
+    /// table with perf's tree, those whose walk takes the same path.
+    pub fn find_span(&self, addr: u64) -> (Option<Symbol<'_>>, std::ops::Range<u64>) {
+        if let Some(tree) = &self.tree {
+            return self.walk_span(tree, addr);
+        }
+        let i = self.starts.partition_point(|&s| s <= addr);
+        // From the next start on, another symbol is the candidate.
+        let next = self.starts.get(i).copied().unwrap_or(u64::MAX);
+        let Some(i) = i.checked_sub(1) else {
+            return (None, 0..next);
+        };
+        let e = &self.entries[i];
+        if addr < e.end {
+            (Some(self.symbol(i)), e.start..e.end.min(next))
+        } else {
+            (None, e.end.max(e.start)..next)
+        }
+    }
+
+    /// [`SymbolTable::find_span`] by perf's walk down `tree`: each node parts the
+    /// addresses in three ranges (below its start: left; its own: found; above: right),
+    /// so those that take the same turns as `addr` at every node are the meet of the
+    /// ranges taken.
+    fn walk_span(&self, tree: &Tree, addr: u64) -> (Option<Symbol<'_>>, std::ops::Range<u64>) {
+        let (mut lo, mut hi) = (0, u64::MAX);
+        let mut n = tree.root;
+        while let Some(s) = self.entries.get(n as usize) {
+            let (left, right) = tree.children[n as usize];
+            if addr < s.start {
+                hi = hi.min(s.start);
+                n = left;
+            } else if addr > s.end || (addr == s.end && addr != s.start) {
+                // Above the start, all go right past an end before it, those past it
+                // for a symbol of size 0, those from it for a sized one.
+                let from = match s.end.cmp(&s.start) {
+                    std::cmp::Ordering::Less => s.start,
+                    std::cmp::Ordering::Equal => s.end.saturating_add(1),
+                    std::cmp::Ordering::Greater => s.end,
+                };
+                lo = lo.max(from);
+                n = right;
+            } else {
+                let end = if s.end == s.start {
+                    s.start.saturating_add(1)
+                } else {
+                    s.end
+                };
+                return (Some(self.symbol(n as usize)), lo.max(s.start)..hi.min(end));
+            }
+        }
+        (None, lo..hi)
+    }
+
     /// The start of the first symbol named `name` (a kallsyms table's `_text`).
     pub fn start_of(&self, name: &str) -> Option<u64> {
         (0..self.entries.len())

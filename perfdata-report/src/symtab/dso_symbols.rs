@@ -206,6 +206,62 @@ mod tests {
         assert_eq!(name(&t, 0x2000), None);
     }
 
+    /// A span found by perf's walk: every address in it is named as the walk names
+    /// the one asked for, where a label lies inside a function (a binary search's span
+    /// of the label, 0x110..0x200, would hold 0x120, which the walk names `function`).
+    #[test]
+    fn a_span_follows_the_walk() {
+        let t = loaded(vec![
+            sym(0x0, 0x10, "before", Binding::Global),
+            sym(0x100, 0x40, "function", Binding::Global),
+            sym(0x110, 0, "label", Binding::Local),
+            sym(0x200, 0x10, "next", Binding::Global),
+        ]);
+        let span = |a| {
+            let (found, span) = t.find_span(a);
+            (found.map(|s| s.name()), span)
+        };
+        assert_eq!(span(0x120), (Some("function"), 0x100..0x140));
+        assert_eq!(span(0x140), (Some("label"), 0x140..0x200));
+        assert_eq!(span(0x50), (None, 0x10..0x100));
+        assert_eq!(span(0x205), (Some("next"), 0x200..0x210));
+        assert_eq!(span(0x300), (None, 0x210..u64::MAX));
+        // A perf map's: a size-0 entry, two at one start, one inside another.
+        let map = SymbolTable::from_perf_map(
+            "1000 100 a\n1040 0 empty\n1080 100 b\n1080 40 b2\n1100 20 inner\n2000 10 c\n",
+        )
+        .unwrap();
+        const TOP: u64 = 0x2100;
+        for t in [&t, &map] {
+            // Each address's answer, and the run of addresses with the same one.
+            let named: Vec<_> = (0..TOP).map(|a| t.find(a).map(|s| s.name())).collect();
+            let mut run_start = vec![0; named.len()];
+            for a in 1..named.len() {
+                run_start[a] = if named[a] == named[a - 1] {
+                    run_start[a - 1]
+                } else {
+                    a
+                };
+            }
+            let mut run_end = vec![named.len(); named.len()];
+            for a in (0..named.len() - 1).rev() {
+                run_end[a] = if named[a] == named[a + 1] {
+                    run_end[a + 1]
+                } else {
+                    a + 1
+                };
+            }
+            for a in 0..TOP {
+                let (found, s) = t.find_span(a);
+                let i = a as usize;
+                assert!(s.contains(&a), "{a:x} {s:x?}");
+                assert_eq!(found.map(|s| s.name()), named[i], "{a:x}");
+                assert!(s.start >= run_start[i] as u64, "{a:x} {s:x?}");
+                assert!(s.end.min(TOP) <= run_end[i] as u64, "{a:x} {s:x?}");
+            }
+        }
+    }
+
     /// Symbols at one address: a sized one over a size-0 one inserted before it (which
     /// ends at the sized one's start, so stays empty), then non-weak over weak,
     /// global over local, fewer leading underscores, the longer name, the first.
