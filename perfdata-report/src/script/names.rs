@@ -18,7 +18,7 @@ const SLOTS: usize = 1 << 14;
 
 /// A frame's text, and the addresses around its own that print the same text but for
 /// the offset from the symbol's start.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub(super) struct FrameText {
     /// The text at the address it was made for.
     pub(super) text: Vec<u8>,
@@ -29,6 +29,25 @@ pub(super) struct FrameText {
     pub(super) offset_from: Option<u64>,
     pub(super) head: usize,
     pub(super) tail: usize,
+}
+
+/// By hand for `clone_from`, which the derived one leaves to `clone`: a span takes a
+/// table slot's text at each hit there (most of a callchain's frames), and a new text
+/// made and the old one freed each time is an allocation a frame.
+impl Clone for FrameText {
+    fn clone(&self) -> Self {
+        let mut copy = FrameText::default();
+        copy.clone_from(self);
+        copy
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.text.clone_from(&source.text);
+        self.span = source.span;
+        self.offset_from = source.offset_from;
+        self.head = source.head;
+        self.tail = source.tail;
+    }
 }
 
 impl FrameText {
