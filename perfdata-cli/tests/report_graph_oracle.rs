@@ -36,8 +36,8 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
-mod report_text;
-mod workload;
+use crate::report_text;
+use crate::workload;
 
 use report_text::{canonical, Ties};
 
