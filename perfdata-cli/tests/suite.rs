@@ -181,42 +181,11 @@ mod unwind_write_oracle;
 /// named here would never run, autotests being off.
 #[test]
 fn every_test_file_is_run() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let suite = std::fs::read_to_string(dir.join("suite.rs")).expect("suite.rs");
-    let manifest = std::fs::read_to_string(dir.join("../Cargo.toml")).expect("Cargo.toml");
-    let mut missing = Vec::new();
-    let mut seen = 0;
-    for entry in std::fs::read_dir(&dir).expect("tests/") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("name")
-            .to_string();
-        let (module, file) = if path.join("main.rs").is_file() {
-            (name.clone(), format!("{name}/main.rs"))
-        } else if let Some(stem) = name.strip_suffix(".rs") {
-            (stem.to_string(), name.clone())
-        } else {
-            continue;
-        };
-        if module == "suite" {
-            continue;
-        }
-        seen += 1;
-        let in_suite = suite.contains(&format!("#[path = \"{file}\"]\nmod {module};"));
-        let own = manifest.contains(&format!("path = \"tests/{file}\""));
-        if !in_suite && !own {
-            missing.push(file);
-        }
-    }
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (missing, seen) = perfdata_tests::test_files_run_by_no_target(crate_dir);
     assert!(
         missing.is_empty(),
         "test files run by no target: {missing:?}"
     );
-    assert!(
-        seen > 70,
-        "only {seen} test files found in {}",
-        dir.display()
-    );
+    assert!(seen > 70, "only {seen} test files found");
 }

@@ -238,3 +238,40 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
 }
+
+/// The test files of `crate_dir/tests` (files, and directories with a `main.rs`) that no
+/// target runs: neither a module of `tests/suite.rs` (`#[path = "FILE"]` then `mod M;`)
+/// nor a `[[test]]` of the crate's Cargo.toml, with how many test files there are. The
+/// crates keep autotests off and their tests in one binary (docs/testing.md#ci-time), so
+/// a file added and not named would never run.
+pub fn test_files_run_by_no_target(crate_dir: &Path) -> (Vec<String>, usize) {
+    let dir = crate_dir.join("tests");
+    let suite = std::fs::read_to_string(dir.join("suite.rs")).expect("suite.rs");
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("Cargo.toml");
+    let (mut missing, mut seen) = (Vec::new(), 0);
+    for entry in std::fs::read_dir(&dir).expect("tests/") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("name")
+            .to_string();
+        let (module, file) = if path.join("main.rs").is_file() {
+            (name.clone(), format!("{name}/main.rs"))
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            (stem.to_string(), name.clone())
+        } else {
+            continue;
+        };
+        if module == "suite" {
+            continue;
+        }
+        seen += 1;
+        let in_suite = suite.contains(&format!("#[path = \"{file}\"]\nmod {module};"));
+        let own = manifest.contains(&format!("path = \"tests/{file}\""));
+        if !in_suite && !own {
+            missing.push(file);
+        }
+    }
+    (missing, seen)
+}
