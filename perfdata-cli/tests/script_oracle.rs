@@ -60,13 +60,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
          unwinds through it, perfdata stops there (its build id differs)",
     ),
     (
-        "jbeich-generated_by_linux_perf.data",
-        "*",
-        "a kernel module the BUILD_ID feature lists as a user-space file (misc 2): perf \
-         names its DSO `[honeevent]`, perfdata by its path (the process model keys DSOs \
-         by path)",
-    ),
-    (
         "google-perf.data.intel_pt-4.14",
         "*",
         "perf script decodes the Intel PT trace into synthesized samples; perfdata lists \

@@ -18,6 +18,10 @@ pub type CommId = usize;
 /// A shared object (or the kernel) that maps point into, named by the file it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dso {
+    /// The name it was made with (perf's `dso->name`, what perf script's dso field
+    /// prints): the long name, but `[name]` for a kernel module its MMAP made (see
+    /// [`kmod`]).
+    pub name: String,
     /// The file name as recorded (`/usr/lib/libc.so.6`, `[kernel.kallsyms]`).
     pub long_name: String,
     /// What perf's "Shared Object" column shows: the base name, `[kernel.kallsyms]`.
@@ -31,9 +35,14 @@ pub struct Dso {
     /// length, name), DSO-relative. A DSO with any is symbolized from them alone, as
     /// perf does.
     pub ksymbols: Vec<(u64, u64, String)>,
+    /// A kernel module's load address (the start of its MMAP): its addresses are
+    /// relative to it, as perf's module maps are, where kallsyms lists the module's
+    /// symbols at absolute addresses (perf's `maps__split_kallsyms` moves them by it).
+    pub module_start: Option<u64>,
 }
 
 mod jit;
+pub mod kmod;
 mod mapname;
 mod maps;
 pub use mapname::MapProt;
@@ -254,31 +263,46 @@ impl Machine {
         let filename = filename.as_str();
         let end = start.saturating_add(len);
         if kernel {
-            let (long, short) = if let Some(sym) = filename.strip_prefix("[kernel.kallsyms]") {
-                if !sym.is_empty() {
-                    self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
+            let Some(sym) = filename.strip_prefix("[kernel.kallsyms]") else {
+                // perf 6.1's machine__process_kernel_mmap_event: a path, or a `[name]`
+                // other than the kernel's, is a module.
+                if filename.starts_with('/') || filename.starts_with('[') {
+                    self.add_module_map(start, end, filename, build_id);
+                } else {
+                    // Neither (an extra kernel map, perf's entry trampolines): kept as
+                    // a DSO of its own, named as a module would be.
+                    let stem = filename.split(".ko").next().unwrap_or(filename);
+                    let short = format!("[{}]", stem.replace('-', "_"));
+                    let dso = self.dso(filename, &short, true, build_id);
+                    self.kernel_maps.insert(Map {
+                        start,
+                        end,
+                        pgoff,
+                        dso,
+                        identity: true,
+                    });
                 }
-                // perf 6.1's __machine__create_kernel_maps: the kernel image's map is
-                // renewed, the one before removed (modules stay). A merge of several
-                // kernels' recordings keeps the one read last.
-                let before: Vec<u64> = self
-                    .kernel_maps
-                    .iter()
-                    .filter(|m| self.dsos[m.dso].long_name == "[kernel.kallsyms]")
-                    .map(|m| m.start)
-                    .collect();
-                for start in before {
-                    self.kernel_maps.remove(start);
-                }
-                (
-                    "[kernel.kallsyms]".to_string(),
-                    "[kernel.kallsyms]".to_string(),
-                )
-            } else {
-                (filename.to_string(), module_short_name(filename))
+                return;
             };
-            let dso = self.dso(&long, &short, true, build_id);
+            if !sym.is_empty() {
+                self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
+            }
+            // perf 6.1's __machine__create_kernel_maps: the kernel image's map is
+            // renewed, the one before removed (modules stay). A merge of several
+            // kernels' recordings keeps the one read last.
+            let before: Vec<u64> = self
+                .kernel_maps
+                .iter()
+                .filter(|m| self.dsos[m.dso].long_name == "[kernel.kallsyms]")
+                .map(|m| m.start)
+                .collect();
+            for start in before {
+                self.kernel_maps.remove(start);
+            }
+            let (long, short) = ("[kernel.kallsyms]", "[kernel.kallsyms]");
+            // Some recordings give the kernel's MMAP no length: it then runs to the end.
             let end = if end == start { u64::MAX } else { end };
+            let dso = self.dso(long, short, true, build_id);
             self.kernel_maps.insert(Map {
                 start,
                 end,
@@ -303,18 +327,6 @@ impl Machine {
             dso,
             identity,
         });
-    }
-
-    /// Note the build id the recording gives for file `name`.
-    pub fn add_build_id(&mut self, name: &str, build_id: &[u8]) {
-        if let Some(&d) = self.dso_by_name.get(name) {
-            self.dsos[d].build_id = Some(build_id.to_vec());
-        } else {
-            let kernel = name.starts_with("[kernel.kallsyms]");
-            let long = if kernel { "[kernel.kallsyms]" } else { name };
-            let short = user_short_name(long);
-            self.dso(long, &short, kernel, Some(build_id.to_vec()));
-        }
     }
 
     /// KSYMBOL, as perf 6.1's `machine__process_ksymbol`: a registered symbol where no
@@ -366,11 +378,13 @@ impl Machine {
             return d;
         }
         self.dsos.push(Dso {
+            name: long.to_string(),
             long_name: long.to_string(),
             short_name: short.to_string(),
             kernel,
             build_id,
             ksymbols: Vec::new(),
+            module_start: None,
         });
         self.dso_by_name
             .insert(long.to_string(), self.dsos.len() - 1);
@@ -443,6 +457,16 @@ impl Machine {
         };
     }
 
+    /// The address perf script prints for callchain frame `at` (`sample__fprintf_callchain`
+    /// of perf 6.1): the DSO-relative address in a user-space DSO ("binary offset"), the
+    /// ip itself in a kernel DSO (a module's map is not the identity) or outside any map.
+    pub fn chain_ip(&self, at: &Location) -> u64 {
+        match at.dso {
+            Some(d) if !self.dsos[d].kernel => at.addr,
+            _ => at.ip,
+        }
+    }
+
     /// The maps of thread `t`'s process.
     pub fn maps_of(&self, t: ThreadId) -> &Maps {
         &self.map_groups[self.threads[t].maps]
@@ -472,16 +496,6 @@ pub(crate) fn user_short_name(long: &str) -> String {
         Some(pid) => format!("[JIT] tid {pid}"),
         None => long.rsplit('/').next().unwrap_or(long).to_string(),
     }
-}
-
-/// perf's name for a kernel module file: `[name]`, without `.ko*`, `-` read as `_`.
-fn module_short_name(path: &str) -> String {
-    let base = path.rsplit('/').next().unwrap_or(path);
-    if base.starts_with('[') {
-        return base.to_string();
-    }
-    let stem = base.split(".ko").next().unwrap_or(base);
-    format!("[{}]", stem.replace('-', "_"))
 }
 
 #[cfg(test)]

@@ -537,7 +537,7 @@ fn user_state_in(
 pub(crate) fn add_feature_build_ids(meta: &Metadata, machine: &mut Machine) {
     if let Some(Feature::BuildId(list)) = meta.feature(FeatureId::BuildId) {
         for e in &list.entries {
-            machine.add_build_id(&e.filename_str(), e.build_id());
+            machine.add_build_id(&e.filename_str(), e.build_id(), e.cpumode());
         }
     }
 }

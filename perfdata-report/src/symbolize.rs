@@ -194,10 +194,17 @@ impl Symbolizer {
                 })
                 .as_ref()
         };
+        // A module's addresses are relative to its load address, kallsyms' absolute.
+        let base = if dso.kernel {
+            dso.module_start.unwrap_or(0)
+        } else {
+            0
+        };
         match table {
             Some(t) => {
-                let (found, span) = t.find_span(addr);
-                (found.map(|s| (s.start, s.name())), span)
+                let (found, span) = t.find_span(addr.wrapping_add(base));
+                let span = span.start.wrapping_sub(base)..span.end.wrapping_sub(base);
+                (found.map(|s| (s.start.wrapping_sub(base), s.name())), span)
             }
             None => (None, 0..u64::MAX),
         }
@@ -638,6 +645,7 @@ mod tests {
     #[test]
     fn candidates_follow_perfs_order_under_symfs() {
         let dso = Dso {
+            name: "/usr/lib/libx.so".into(),
             long_name: "/usr/lib/libx.so".into(),
             short_name: "libx.so".into(),
             kernel: false,
@@ -645,6 +653,7 @@ mod tests {
                 0xab, 0xcd, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
             ]),
             ksymbols: Vec::new(),
+            module_start: None,
         };
         let opts = SymbolOptions {
             symfs: Some("/sysroot".into()),

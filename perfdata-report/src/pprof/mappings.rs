@@ -188,11 +188,13 @@ mod tests {
 
     fn dso(name: &str) -> Dso {
         Dso {
+            name: name.into(),
             long_name: name.into(),
             short_name: name.into(),
             kernel: false,
             build_id: None,
             ksymbols: Vec::new(),
+            module_start: None,
         }
     }
 

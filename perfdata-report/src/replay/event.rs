@@ -33,9 +33,11 @@ pub(super) enum Event {
     /// variant, and a sample's size keeps the moves inline (calls to memmove of whole
     /// records were 16% of `perfdata script`'s cycles).
     Mmap(Box<(Mmap, MapProt, bool, Option<Vec<u8>>)>),
+    /// HEADER_BUILD_ID: a file's build id, in a cpumode (its misc's).
     BuildId {
         filename: String,
         build_id: Vec<u8>,
+        cpumode: u16,
     },
     /// KSYMBOL: a BPF program's (or other kernel code's) symbol, registered or not.
     Ksymbol(Box<Ksymbol>),
@@ -88,6 +90,7 @@ pub(super) fn event_of(record: Record) -> Option<Event> {
         RecordBody::HeaderBuildId(b) => Event::BuildId {
             filename: b.filename.as_str_lossy(),
             build_id: b.build_id_padded.to_vec(),
+            cpumode: m & misc::CPUMODE_MASK,
         },
         RecordBody::Ksymbol(k) => Event::Ksymbol(Box::new(k)),
         _ => return None,

@@ -69,7 +69,11 @@ pub(super) fn apply(
             machine.process_mmap(&mm, prot, kernel, build_id)
         }
         Event::Meta(m) => plain.meta = Some(m),
-        Event::BuildId { filename, build_id } => machine.add_build_id(&filename, &build_id),
+        Event::BuildId {
+            filename,
+            build_id,
+            cpumode,
+        } => machine.add_build_id(&filename, &build_id, cpumode),
         Event::Ksymbol(k) => machine.process_ksymbol(&k),
         Event::JitCode(code) => machine.process_jit_code(&code),
         Event::Shown(shown) => {

@@ -39,7 +39,7 @@ impl Printer<'_> {
             for (i, e) in entries.iter().enumerate() {
                 if i > 0 {
                     self.buf.extend_from_slice(b"\n\t");
-                    line::hex(&mut self.buf, at.addr, 16);
+                    line::hex(&mut self.buf, m.chain_ip(at), 16);
                 }
                 if !e.inlined {
                     // The frame's own text, but the entry's srcline.

@@ -428,10 +428,8 @@ impl<'o> Printer<'o> {
                 self.buf.push(b'\n');
                 let unwound = s.callchain.len() - s.unwound;
                 for (i, at) in s.callchain.iter().take(MAX_STACK).enumerate() {
-                    // A frame's address as perf 6.1 prints it: DSO-relative where a map
-                    // holds it (the kernel's maps are the identity).
                     self.buf.push(b'\t');
-                    line::hex(&mut self.buf, at.addr, 16);
+                    line::hex(&mut self.buf, m.chain_ip(at), 16);
                     if !(self.script.inline && i >= unwound && self.inlined(m, at, f)) {
                         self.frame_names(m, at, f);
                     }

@@ -225,14 +225,7 @@ impl Printer<'_> {
             self.buf.extend_from_slice(b" (");
             // perf's `dso->name`: the path of a file, `[name]` of a kernel module its
             // MMAP named (one the BUILD_ID feature named first keeps its path).
-            let name = at.dso.map_or("[unknown]", |d| {
-                let dso = &m.dsos[d];
-                if dso.kernel {
-                    dso.short_name.as_str()
-                } else {
-                    dso.long_name.as_str()
-                }
-            });
+            let name = at.dso.map_or("[unknown]", |d| m.dsos[d].name.as_str());
             self.buf.extend_from_slice(name.as_bytes());
             self.buf.push(b')');
         }
