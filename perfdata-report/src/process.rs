@@ -20,7 +20,7 @@ pub type CommId = usize;
 pub struct Dso {
     /// The name it was made with (perf's `dso->name`, what perf script's dso field
     /// prints): the long name, but `[name]` for a kernel module its MMAP made (see
-    /// [`kmod`]).
+    /// process/kmod.rs).
     pub name: String,
     /// The file name as recorded (`/usr/lib/libc.so.6`, `[kernel.kallsyms]`).
     pub long_name: String,
@@ -42,7 +42,7 @@ pub struct Dso {
 }
 
 mod jit;
-pub mod kmod;
+mod kmod;
 mod mapname;
 mod maps;
 pub use mapname::MapProt;
