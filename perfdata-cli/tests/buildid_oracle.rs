@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Output;
 
-mod common;
+use crate::common;
 use common::perf_run;
 use perfdata_tests::{all_inputs, fixtures_dir, name, perf_available, run_perfdata};
 

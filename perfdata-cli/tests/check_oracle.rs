@@ -10,7 +10,7 @@ use perfdata_core::record::RecordType;
 use perfdata_core::{PerfReader, ReadOptions};
 use perfdata_tests::{perf_available, perf_run, run_perfdata, Lcg};
 
-mod workload;
+use crate::workload;
 
 fn perfdata(args: &[&OsStr]) -> std::process::Output {
     run_perfdata(env!("CARGO_BIN_EXE_perfdata"), args, None)

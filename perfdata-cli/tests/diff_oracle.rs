@@ -12,7 +12,7 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, perf_available, run_perfdata};
 
-mod workload;
+use crate::workload;
 
 /// `perf diff ARGS` as perf prints it (stdout), which must succeed.
 fn perf_diff(args: &[&OsStr]) -> String {

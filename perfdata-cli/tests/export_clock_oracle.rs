@@ -16,8 +16,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod exports;
-mod workload;
+use crate::exports;
+use crate::workload;
 
 use exports::decode::{fields, gunzip, int, messages, string_table};
 

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use perfdata_tests::{perf_available, perf_output};
 
-mod exports;
-mod workload;
+use crate::exports;
+use crate::workload;
 
 use exports::decode::{self, Folded};
 use exports::export;

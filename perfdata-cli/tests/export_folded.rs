@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
-mod exports;
-mod workload;
+use crate::exports;
+use crate::workload;
 
 use exports::export;
 use exports::script::{perf_folded, Depth};

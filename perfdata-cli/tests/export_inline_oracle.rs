@@ -10,8 +10,8 @@ use std::process::Command;
 
 use perfdata_tests::perf_available;
 
-mod exports;
-mod workload;
+use crate::exports;
+use crate::workload;
 
 use exports::decode::{fields, gunzip, int, messages, string_table};
 

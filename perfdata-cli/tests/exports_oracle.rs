@@ -22,11 +22,11 @@ use perfdata_tests::{
     corpus_files, fixture_files, fixtures_dir, name, perf_available, run_perfdata, CORRUPT,
 };
 
-mod exports;
+use crate::exports;
 mod go_pprof;
 mod readperf_csv;
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use exports::decode::{self, Folded};
 use exports::export;

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, name, perf_available, perf_inputs, perf_run, run_perfdata};
 
-mod json_support;
+use crate::json_support;
 use json_support::{addr, opt_uint, uint};
 
 /// Pipes perf 6.1 cannot read to their end, read through a file perfdata makes of them.

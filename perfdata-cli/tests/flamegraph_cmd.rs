@@ -9,7 +9,7 @@ use std::process::Output;
 
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 
-mod exports;
+use crate::exports;
 
 /// A fixture with three events: cpu-clock and task-clock (318 samples each) and
 /// page-faults (12), as `perf report --stats` counts them.

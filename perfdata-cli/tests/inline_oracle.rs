@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 
 use perfdata_tests::{perf_available, perf_output, run_perfdata};
 
-mod report_text;
-mod workload;
+use crate::report_text;
+use crate::workload;
 
 /// perf report's views compared on each recording: those whose text the inlined
 /// functions change (the call graphs, the Children rows), with and without them; `-g

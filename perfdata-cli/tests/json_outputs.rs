@@ -13,7 +13,7 @@ use perfdata_tests::{all_inputs, name, run_perfdata};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-mod json_support;
+use crate::json_support;
 use json_support::{addr, MAX_SAFE_INTEGER};
 
 /// The commands with a JSON output; `dump` twice (its records decompressed, and the

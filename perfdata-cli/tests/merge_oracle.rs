@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use perfdata_core::PerfReader;
 use perfdata_tests::{perf_available, perf_stats, run_perfdata};
 
-mod common;
+use crate::common;
 mod merge_inputs;
-mod workload;
+use crate::workload;
 use common::strip::{perf, tempdir};
 use merge_inputs::{merge, merged_lines, on_host, script};
 

@@ -15,8 +15,8 @@ use perfdata_core::record::RecordType;
 use perfdata_core::PerfReader;
 use perfdata_tests::{perf_available, run_perfdata};
 
-mod common;
-mod workload;
+use crate::common;
+use crate::workload;
 use common::strip::*;
 
 /// How many samples a reading in the file's order names `comm`: COMM names a thread,

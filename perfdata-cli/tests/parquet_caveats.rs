@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 
 use perfdata_tests::{name, perf_available, run_perfdata};
 
-mod parquet_support;
-mod report_rows;
+use crate::parquet_support;
+use crate::report_rows;
 
 use parquet_support::{duckdb_rows, export_parquet};
 use report_rows::{perf_period_rows, perf_rows, perf_rows_each, unresolved};

@@ -6,8 +6,7 @@
 
 use perfdata_tests::{fixtures_dir, perf_available};
 
-mod parquet_support;
-mod report_rows;
+use crate::parquet_support;
 
 use parquet_support::{export_parquet as export, perf_periods, query_script};
 

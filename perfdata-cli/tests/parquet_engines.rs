@@ -27,9 +27,9 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, name, perf_available, run_perfdata, workspace_root};
 
-mod exports;
-mod parquet_support;
-mod report_rows;
+use crate::exports;
+use crate::parquet_support;
+use crate::report_rows;
 
 use parquet_support::{
     export_parquet, is_address, perf_address, perf_periods, perf_symbol, query_script, walk,

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use perfdata_tests::{fixtures_dir, run_perfdata};
 
-mod parquet_support;
-mod report_rows;
+use crate::parquet_support;
 
 use parquet_support::{export_parquet, query_script, walk};
 

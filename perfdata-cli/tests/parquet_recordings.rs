@@ -8,8 +8,7 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, perf_available};
 
-mod parquet_support;
-mod report_rows;
+use crate::parquet_support;
 
 use parquet_support::{duckdb_rows, export_parquet};
 

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use perfdata_tests::{fixture_files, name, perf_available};
 
-mod report_text;
+use crate::report_text;
 
 /// The options compared on every fixture.
 const CASES: &[&[&str]] = &[

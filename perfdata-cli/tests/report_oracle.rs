@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use perfdata_tests::{name, perf_available};
 
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use report_rows::{compare, our_rows, reported_fixtures, GROUPED};
 

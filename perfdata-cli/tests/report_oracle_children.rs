@@ -14,8 +14,8 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, name, perf_available};
 
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use report_rows::{our_children_rows, perf_children_rows, resolved};
 

@@ -5,8 +5,8 @@
 
 use perfdata_tests::perf_available;
 
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use report_rows::{compare, our_rows};
 

@@ -15,8 +15,8 @@ use std::process::Command;
 
 use perfdata_tests::{perf_available, perf_output, run_perfdata};
 
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use report_rows::{compare, our_rows, perf_rows};
 

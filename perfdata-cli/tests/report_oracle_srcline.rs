@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use perfdata_tests::perf_available;
 
-mod report_rows;
-mod workload;
+use crate::report_rows;
+use crate::workload;
 
 use report_rows::{compare, our_rows};
 

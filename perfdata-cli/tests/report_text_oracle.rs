@@ -26,8 +26,8 @@ use std::process::Command;
 
 use perfdata_tests::{fixture_files, name, perf_available};
 
-mod report_text;
-mod workload;
+use crate::report_text;
+use crate::workload;
 
 /// perf's output without its closing tip, as `--no-children -g none`.
 fn perf_text(input: &Path, args: &[&str]) -> String {

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, perf_available};
 
-mod report_text;
+use crate::report_text;
 
 /// How many entry lines tie with the one before them.
 fn ties(text: &str) -> usize {

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, perf_available};
 
-mod report_text;
-mod workload;
+use crate::report_text;
+use crate::workload;
 
 /// The views compared, by fixture.
 const VIEWS: &[(&str, &[&str])] = &[

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use perfdata_tests::{perf_available, run_perfdata};
 
-mod workload;
+use crate::workload;
 
 #[perfdata_oracle::needs(perf)]
 #[test]

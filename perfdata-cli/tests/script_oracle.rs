@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use perfdata_tests::{all_inputs, name, perf_available, run_perfdata};
 
-mod workload;
+use crate::workload;
 
 /// The views compared: the default, then `-F` with each field perf script has that
 /// perfdata prints, alone and combined, and the other options.
@@ -171,13 +171,18 @@ fn holds_here(input: &str) -> bool {
 /// tests' count checks then fail, as they must for a partial run.
 fn inputs_perf_reads(refused: &mut Vec<String>) -> Vec<(std::path::PathBuf, String)> {
     let only = std::env::var("PERFDATA_SCRIPT_ONLY").ok();
+    let wanted: Vec<(std::path::PathBuf, String)> = all_inputs()
+        .into_iter()
+        .map(|input| {
+            let n = name(&input);
+            (input, n)
+        })
+        .filter(|(_, n)| only.as_deref().is_none_or(|o| n.contains(o)))
+        .collect();
+    let read = perfdata_tests::par_map(&wanted, |(input, _)| perf_script(input, &[]).0);
     let mut inputs = Vec::new();
-    for input in all_inputs() {
-        let n = name(&input);
-        if only.as_deref().is_some_and(|o| !n.contains(o)) {
-            continue;
-        }
-        match perf_script(&input, &[]).0 {
+    for ((input, n), ok) in wanted.into_iter().zip(read) {
+        match ok {
             Some(true) => inputs.push((input, n)),
             _ => refused.push(n),
         }
@@ -185,75 +190,100 @@ fn inputs_perf_reads(refused: &mut Vec<String>) -> Vec<(std::path::PathBuf, Stri
     inputs
 }
 
+/// What comparing one input's views found: listings compared, failures, the
+/// exceptions used and the views perf was killed on.
+#[derive(Default)]
+struct Compared {
+    compared: usize,
+    failures: Vec<String>,
+    killed: Vec<String>,
+}
+
+/// Every view of `input` (named `n`) compared, and its exceptions checked to be needed.
+fn compare_views(input: &Path, n: &str) -> Compared {
+    let mut c = Compared::default();
+    let mut used: Vec<(String, String)> = Vec::new();
+    for view in VIEWS {
+        let shown = view.join(" ");
+        let (perf_ok, perf_out) = perf_script(input, view);
+        let Some(perf_ok) = perf_ok else {
+            c.killed.push(format!("{n} [{shown}]"));
+            continue;
+        };
+        let (mut our_ok, mut our_out, mut err) = ours(input, view);
+        let (mut perf_ok, mut perf_out) = (perf_ok, perf_out);
+        let mut same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
+        if !same && exception(n, &shown).is_none() {
+            // Once more, both: this test failed once with five builds running beside
+            // it and passed alone (the message was lost; perf's addr2line children
+            // are the suspect). A real difference is as real the second time, and
+            // stderr says a listing was compared twice.
+            eprintln!("{n} [{shown}]: differed; compared again");
+            if let (Some(ok), out) = perf_script(input, view) {
+                (perf_ok, perf_out) = (ok, out);
+                (our_ok, our_out, err) = ours(input, view);
+                same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
+            }
+        }
+        c.compared += 1;
+        if same {
+            continue;
+        }
+        if let Some(e) = exception(n, &shown) {
+            used.push(e);
+            continue;
+        }
+        let why = match (perf_ok, our_ok) {
+            (true, true) => first_difference(&perf_out, &our_out),
+            (true, false) => format!("perfdata failed: {err}"),
+            (false, true) => "perf refused the arguments, perfdata did not".into(),
+            (false, false) => unreachable!(),
+        };
+        c.failures.push(format!("{n} [{shown}]: {why}"));
+    }
+    // Every exception of a compared input must still be needed.
+    let listed = EXCEPTIONS
+        .iter()
+        .filter(|(f, _, _)| *f == n && holds_here(f))
+        .map(|(f, v, _)| (f.to_string(), v.to_string()));
+    for (f, v) in listed {
+        if !used.contains(&(f.clone(), v.clone()))
+            && !c.killed.iter().any(|k| *k == format!("{f} [{v}]"))
+        {
+            c.failures.push(format!(
+                "{f} [{v}]: listed as differing but now equal to perf"
+            ));
+        }
+    }
+    c
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn script_prints_what_perf_script_prints() {
     assert!(perf_available());
-    let mut failures = Vec::new();
-    let mut used: Vec<(String, String)> = Vec::new();
-    let mut compared = 0;
     let mut refused = Vec::new();
-    let mut killed = Vec::new();
-    for (input, n) in inputs_perf_reads(&mut refused) {
-        for view in VIEWS {
-            let shown = view.join(" ");
-            let (perf_ok, perf_out) = perf_script(&input, view);
-            let Some(perf_ok) = perf_ok else {
-                killed.push(format!("{n} [{shown}]"));
-                continue;
-            };
-            let (mut our_ok, mut our_out, mut err) = ours(&input, view);
-            let (mut perf_ok, mut perf_out) = (perf_ok, perf_out);
-            let mut same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
-            if !same && exception(&n, &shown).is_none() {
-                // Once more, both: this test failed once with five builds running beside
-                // it and passed alone (the message was lost; perf's addr2line children
-                // are the suspect). A real difference is as real the second time, and
-                // stderr says a listing was compared twice.
-                eprintln!("{n} [{shown}]: differed; compared again");
-                if let (Some(ok), out) = perf_script(&input, view) {
-                    (perf_ok, perf_out) = (ok, out);
-                    (our_ok, our_out, err) = ours(&input, view);
-                    same = same_listing(perf_ok, our_ok, &perf_out, &our_out);
-                }
-            }
-            compared += 1;
-            if same {
-                continue;
-            }
-            if let Some(e) = exception(&n, &shown) {
-                used.push(e);
-                continue;
-            }
-            let why = match (perf_ok, our_ok) {
-                (true, true) => first_difference(&perf_out, &our_out),
-                (true, false) => format!("perfdata failed: {err}"),
-                (false, true) => "perf refused the arguments, perfdata did not".into(),
-                (false, false) => unreachable!(),
-            };
-            failures.push(format!("{n} [{shown}]: {why}"));
-        }
-        // Every exception of a compared input must still be needed.
-        let listed = EXCEPTIONS
-            .iter()
-            .filter(|(f, _, _)| *f == n && holds_here(f))
-            .map(|(f, v, _)| (f.to_string(), v.to_string()));
-        for (f, v) in listed {
-            if !used.contains(&(f.clone(), v.clone()))
-                && !killed.iter().any(|k| *k == format!("{f} [{v}]"))
-            {
-                failures.push(format!(
-                    "{f} [{v}]: listed as differing but now equal to perf"
-                ));
-            }
-        }
-    }
+    let inputs = inputs_perf_reads(&mut refused);
+    // Each input's views on a core of their own (a few thousand runs of perf and
+    // perfdata, the longest test of the suite).
+    let found = perfdata_tests::par_map(&inputs, |(input, n)| compare_views(input, n));
+    let compared: usize = found.iter().map(|c| c.compared).sum();
+    let failures: Vec<&String> = found.iter().flat_map(|c| &c.failures).collect();
+    let killed: Vec<&String> = found.iter().flat_map(|c| &c.killed).collect();
     eprintln!(
-        "{compared} listings compared; perf does not read: {}; perf was killed on: {}",
+        "{compared} listings compared; perf does not read: {}; perf was killed on: {:?}",
         refused.join(", "),
-        killed.join(", ")
+        killed
     );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}",
+        failures
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(compared >= 20 * VIEWS.len(), "only {compared} compared");
 }
 

@@ -5,8 +5,8 @@
 
 use perfdata_tests::{perf_available, perf_stats};
 
-mod common;
-mod workload;
+use crate::common;
+use crate::workload;
 use common::strip::*;
 
 #[perfdata_oracle::needs(perf)]

@@ -8,8 +8,8 @@
 
 use perfdata_tests::{fixtures_dir, perf_available, perf_stats};
 
-mod common;
-mod workload;
+use crate::common;
+use crate::workload;
 use common::strip::*;
 
 #[perfdata_oracle::needs(perf)]

@@ -2,7 +2,7 @@
 //! the options it names, bad arguments fail cleanly, and what perf 6.1 cannot read
 //! (a compressed pipe) reads back with perfdata.
 
-mod synth_support;
+use crate::synth_support;
 
 use std::ffi::OsStr;
 

@@ -2,7 +2,7 @@
 //! without a complaint, and shows exactly the samples per command, thread and DSO that
 //! the spec asked for, and the callchains the call tree gives.
 
-mod synth_support;
+use crate::synth_support;
 
 use std::collections::BTreeMap;
 

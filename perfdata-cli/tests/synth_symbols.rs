@@ -3,7 +3,7 @@
 //! command, thread, DSO and function the spec asked for, and `perf script -F ip,sym`
 //! names every frame of the call tree.
 
-mod synth_support;
+use crate::synth_support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

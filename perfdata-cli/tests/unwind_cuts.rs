@@ -35,8 +35,7 @@ use std::process::Command;
 
 use perfdata_tests::{corpus_dir, perf_available, perf_output, run_perfdata};
 
-mod unwind;
-mod workload;
+use crate::unwind;
 
 use unwind::{build, build_signals, record_dwarf, record_uncached, unwind_stats};
 

@@ -63,10 +63,8 @@ use std::path::Path;
 
 use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 
-mod report_rows;
-mod unwind;
-mod unwind_compare;
-mod workload;
+use crate::unwind;
+use crate::unwind_compare;
 
 use unwind::{build_vfork, record_dwarf, unwind_stats};
 use unwind_compare::{agreeing, compare_children, our_folded, perf_script_folded};

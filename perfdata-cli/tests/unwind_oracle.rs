@@ -27,10 +27,9 @@ use std::path::Path;
 
 use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 
-mod report_rows;
-mod unwind;
-mod unwind_compare;
-mod workload;
+use crate::report_rows;
+use crate::unwind;
+use crate::unwind_compare;
 
 use report_rows::our_children_rows;
 use unwind::{record_uncached, recordings, unwind_stats};

@@ -27,8 +27,7 @@ use std::process::Command;
 
 use perfdata_tests::{name, perf_available, perf_output, run_perfdata};
 
-mod unwind;
-mod workload;
+use crate::unwind;
 
 use unwind::{build, record_dwarf, record_uncached, recordings};
 

@@ -158,13 +158,26 @@ impl Symbolizer {
         dso: &'a Dso,
         addr: u64,
     ) -> Option<(u64, &'a str)> {
+        self.function_span(id, dso, addr).0
+    }
+
+    /// [`Symbolizer::function`] of `addr`, and the addresses around it with the same
+    /// answer (the function's, or the gap between two; only `addr` in a DSO of
+    /// KSYMBOL records, which more records may change).
+    pub fn function_span<'a>(
+        &'a mut self,
+        id: DsoId,
+        dso: &'a Dso,
+        addr: u64,
+    ) -> (Option<(u64, &'a str)>, std::ops::Range<u64>) {
         if !dso.ksymbols.is_empty() {
             // A DSO made of KSYMBOL records (a BPF program): its symbols are the records'.
-            return dso
+            let found = dso
                 .ksymbols
                 .iter()
                 .find(|s| s.0 <= addr && addr < s.0 + s.1)
                 .map(|(start, _, name)| (*start, name.as_str()));
+            return (found, addr..addr.saturating_add(1));
         }
         let table = if dso.kernel {
             let kallsyms = &self.opts.kallsyms;
@@ -181,9 +194,13 @@ impl Symbolizer {
                 })
                 .as_ref()
         };
-        table
-            .and_then(|t| t.find(addr))
-            .map(|s| (s.start, s.name()))
+        match table {
+            Some(t) => {
+                let (found, span) = t.find_span(addr);
+                (found.map(|s| (s.start, s.name())), span)
+            }
+            None => (None, 0..u64::MAX),
+        }
     }
 
     /// Let go of what was loaded for DSO `id` (its symbols, its DWARF and the frames

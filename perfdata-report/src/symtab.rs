@@ -5,44 +5,80 @@
 
 mod dso_symbols;
 mod elf;
+mod kallsyms;
 mod rbtree;
 
-/// One function: `[start, end)` in the table's address space.
-#[derive(Debug, Clone)]
-pub struct Symbol {
+pub(crate) use kallsyms::KallsymsLines;
+#[cfg(test)]
+use kallsyms::{kernel_shaped, split_kallsyms_line};
+
+/// A function found in a table ([`SymbolTable::find`]): `[start, end)` in the table's
+/// address space and its name.
+#[derive(Debug, Clone, Copy)]
+pub struct Symbol<'a> {
     /// First address of the function.
     pub start: u64,
     /// One past its last address.
     pub end: u64,
-    /// The name as the file has it.
-    raw: Box<str>,
-    /// Whether `raw` is demangled on first use (ELF symbols: a large library has
+    name: &'a str,
+}
+
+impl<'a> Symbol<'a> {
+    /// Its name, demangled as perf prints it.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+}
+
+/// One function as a table keeps it: its name is a range of the table's text. The
+/// kernel's 120,000 symbols each with a name of their own were 120,000 allocations
+/// and 64 bytes a symbol, moved through the table's growth, sort and reduction: two
+/// fifths of the cycles of reading /proc/kallsyms beyond the kernel's own.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    start: u64,
+    end: u64,
+    /// Where the name starts in the table's text, and its length.
+    name: usize,
+    len: u32,
+    /// Whether the name is demangled on first use (ELF symbols: a large library has
     /// hundreds of thousands, a profile touches a few hundred, and demangling them all
     /// cost more than the rest of a system-wide report) or printed as it is.
     mangled: bool,
-    demangled: std::sync::OnceLock<Box<str>>,
     binding: Binding,
 }
 
-impl Symbol {
-    fn new(start: u64, end: u64, raw: &str, mangled: bool, binding: Binding) -> Symbol {
-        Symbol {
+/// Symbols being gathered: the entries and the text their names are in.
+#[derive(Debug, Default)]
+struct Gathered {
+    entries: Vec<Entry>,
+    text: String,
+}
+
+impl Gathered {
+    /// Add a symbol named `parts` one after the other.
+    fn push(&mut self, start: u64, end: u64, parts: &[&str], mangled: bool, binding: Binding) {
+        let name = self.text.len();
+        for part in parts {
+            self.text.push_str(part);
+        }
+        // A name longer than 4 GiB is cut (none is).
+        let len = u32::try_from(self.text.len() - name).unwrap_or(u32::MAX);
+        self.entries.push(Entry {
             start,
             end,
-            raw: raw.into(),
+            name,
+            len,
             mangled,
-            demangled: std::sync::OnceLock::new(),
             binding,
-        }
+        });
     }
+}
 
-    /// Its name, demangled as perf prints it.
-    pub fn name(&self) -> &str {
-        if !self.mangled {
-            return &self.raw;
-        }
-        self.demangled.get_or_init(|| demangle(&self.raw).into())
-    }
+/// The name of `e` as written in `text`.
+fn raw_name<'t>(text: &'t str, e: &Entry) -> &'t str {
+    text.get(e.name..e.name + e.len as usize)
+        .unwrap_or_default()
 }
 
 /// ELF binding, in perf's order of preference for symbols at the same address.
@@ -56,18 +92,23 @@ enum Binding {
 /// A DSO's functions, sorted by start.
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
-    syms: Vec<Symbol>,
+    entries: Vec<Entry>,
     /// Each symbol's start, apart: a lookup's binary search touches one cache line a
     /// step in the 120,000 kernel symbols, not a whole symbol each (that search was 1.5%
     /// of a listing's cycles).
     starts: Vec<u64>,
-    /// perf's tree over `syms`, where symbols overlap: which of them names an address
-    /// is the first on the path of perf's walk down it.
+    /// The names, one after the other.
+    text: String,
+    /// Each mangled name demangled, once asked for (none for a table of no mangled
+    /// names).
+    demangled: Vec<std::sync::OnceLock<Box<str>>>,
+    /// perf's tree over `entries`, where symbols overlap: which of them names an
+    /// address is the first on the path of perf's walk down it.
     tree: Option<Tree>,
 }
 
 /// perf's rb-tree of a table's symbols, as it was left by the insertions and erasures
-/// that built it (see `rbtree`), with nodes numbered as `syms`.
+/// that built it (see `rbtree`), with nodes numbered as `entries`.
 #[derive(Debug, Clone)]
 struct Tree {
     root: u32,
@@ -83,130 +124,155 @@ impl SymbolTable {
         if delta == 0 {
             return self;
         }
-        for s in &mut self.syms {
-            s.start = s.start.wrapping_sub(delta);
-            s.end = s.end.wrapping_sub(delta);
+        for e in &mut self.entries {
+            e.start = e.start.wrapping_sub(delta);
+            e.end = e.end.wrapping_sub(delta);
         }
-        // Only a move across the address space's end changes the order.
-        if !self.syms.is_sorted_by_key(|s| s.start) {
-            self.syms.sort_by_key(|s| s.start);
-            // The tree's order is no longer the table's.
-            return Self::of(self.syms);
+        let mut tree = self.tree.take();
+        // Only a move across the address space's end changes the order, and then the
+        // tree's order is no longer the table's.
+        if !self.entries.is_sorted_by_key(|e| e.start) {
+            self.entries.sort_by_key(|e| e.start);
+            tree = None;
         }
-        let tree = self.tree.take();
+        let mut table = Self::of(Gathered {
+            entries: self.entries,
+            text: self.text,
+        });
+        table.tree = tree;
+        table
+    }
+
+    /// The table of `g`, its entries sorted by start.
+    fn of(g: Gathered) -> SymbolTable {
+        let starts = g.entries.iter().map(|e| e.start).collect();
+        let demangled = if g.entries.iter().any(|e| e.mangled) {
+            std::iter::repeat_with(Default::default)
+                .take(g.entries.len())
+                .collect()
+        } else {
+            Vec::new()
+        };
         SymbolTable {
-            tree,
-            ..Self::of(self.syms)
+            entries: g.entries,
+            starts,
+            text: g.text,
+            demangled,
+            tree: None,
         }
     }
 
-    /// The table of `syms`, sorted by start.
-    fn of(syms: Vec<Symbol>) -> SymbolTable {
-        let starts = syms.iter().map(|s| s.start).collect();
-        SymbolTable {
-            syms,
-            starts,
-            tree: None,
+    /// The name of entry `i`, demangled as perf prints it.
+    fn name(&self, i: usize) -> &str {
+        let e = &self.entries[i];
+        let raw = raw_name(&self.text, e);
+        match self.demangled.get(i) {
+            Some(d) if e.mangled => d.get_or_init(|| demangle(raw).into()),
+            _ => raw,
+        }
+    }
+
+    /// Entry `i` as a [`Symbol`].
+    fn symbol(&self, i: usize) -> Symbol<'_> {
+        let e = &self.entries[i];
+        Symbol {
+            start: e.start,
+            end: e.end,
+            name: self.name(i),
         }
     }
 
     /// The function containing `addr`: where symbols overlap, the one perf's
     /// `symbols__find` meets first on its walk down its tree.
-    pub fn find(&self, addr: u64) -> Option<&Symbol> {
+    pub fn find(&self, addr: u64) -> Option<Symbol<'_>> {
         if let Some(tree) = &self.tree {
             let mut n = tree.root;
-            while let Some(s) = self.syms.get(n as usize) {
+            while let Some(s) = self.entries.get(n as usize) {
                 let (left, right) = tree.children[n as usize];
                 n = if addr < s.start {
                     left
                 } else if addr > s.end || (addr == s.end && addr != s.start) {
                     right
                 } else {
-                    return Some(s);
+                    return Some(self.symbol(n as usize));
                 };
             }
             return None;
         }
+        let i = self.starts.partition_point(|&s| s <= addr).checked_sub(1)?;
+        (addr < self.entries[i].end).then(|| self.symbol(i))
+    }
+
+    /// [`SymbolTable::find`] of `addr`, and the addresses around it that find the
+    /// same answer: those of the symbol found, or of the gap between two symbols; in a
+    /// table with perf's tree, those whose walk takes the same path.
+    pub fn find_span(&self, addr: u64) -> (Option<Symbol<'_>>, std::ops::Range<u64>) {
+        if let Some(tree) = &self.tree {
+            return self.walk_span(tree, addr);
+        }
         let i = self.starts.partition_point(|&s| s <= addr);
-        self.syms[..i].last().filter(|s| addr < s.end)
+        // From the next start on, another symbol is the candidate.
+        let next = self.starts.get(i).copied().unwrap_or(u64::MAX);
+        let Some(i) = i.checked_sub(1) else {
+            return (None, 0..next);
+        };
+        let e = &self.entries[i];
+        if addr < e.end {
+            (Some(self.symbol(i)), e.start..e.end.min(next))
+        } else {
+            (None, e.end.max(e.start)..next)
+        }
+    }
+
+    /// [`SymbolTable::find_span`] by perf's walk down `tree`: each node parts the
+    /// addresses in three ranges (below its start: left; its own: found; above: right),
+    /// so those that take the same turns as `addr` at every node are the meet of the
+    /// ranges taken.
+    fn walk_span(&self, tree: &Tree, addr: u64) -> (Option<Symbol<'_>>, std::ops::Range<u64>) {
+        let (mut lo, mut hi) = (0, u64::MAX);
+        let mut n = tree.root;
+        while let Some(s) = self.entries.get(n as usize) {
+            let (left, right) = tree.children[n as usize];
+            if addr < s.start {
+                hi = hi.min(s.start);
+                n = left;
+            } else if addr > s.end || (addr == s.end && addr != s.start) {
+                // Above the start, all go right past an end before it, those past it
+                // for a symbol of size 0, those from it for a sized one.
+                let from = match s.end.cmp(&s.start) {
+                    std::cmp::Ordering::Less => s.start,
+                    std::cmp::Ordering::Equal => s.end.saturating_add(1),
+                    std::cmp::Ordering::Greater => s.end,
+                };
+                lo = lo.max(from);
+                n = right;
+            } else {
+                let end = if s.end == s.start {
+                    s.start.saturating_add(1)
+                } else {
+                    s.end
+                };
+                return (Some(self.symbol(n as usize)), lo.max(s.start)..hi.min(end));
+            }
+        }
+        (None, lo..hi)
     }
 
     /// The start of the first symbol named `name` (a kallsyms table's `_text`).
     pub fn start_of(&self, name: &str) -> Option<u64> {
-        self.syms.iter().find(|s| s.name() == name).map(|s| s.start)
+        (0..self.entries.len())
+            .find(|&i| self.name(i) == name)
+            .map(|i| self.entries[i].start)
     }
 
     /// Number of functions.
     pub fn len(&self) -> usize {
-        self.syms.len()
+        self.entries.len()
     }
 
     /// Whether the table has no function.
     pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
-    }
-
-    /// The kernel's functions from /proc/kallsyms text (`addr type name [module]`): text,
-    /// weak, data and bss types as perf keeps them. None if every address is zero
-    /// (kptr_restrict).
-    pub fn from_kallsyms(text: &str) -> Option<SymbolTable> {
-        let mut lines = KallsymsLines::default();
-        lines.add(text);
-        lines.table()
-    }
-}
-
-/// /proc/kallsyms text read a block of whole lines at a time, as it comes: the table is
-/// that of all the lines added ([`SymbolTable::from_kallsyms`] of their text).
-#[derive(Debug, Default)]
-pub(crate) struct KallsymsLines {
-    syms: Vec<Symbol>,
-    any_address: bool,
-}
-
-impl KallsymsLines {
-    /// Read the lines of `text` (whole lines: a line cut in two reads as two).
-    pub fn add(&mut self, text: &str) {
-        // 122,000 lines on this machine: each is read in the shape the kernel writes
-        // (`kernel_shaped`), one pass over its bytes; a line of any other shape goes
-        // the general way (`split_kallsyms_line`), which reads those the same.
-        self.syms.reserve(text.len() / 40);
-        let mut rest = text;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b'\n', rest.as_bytes()).unwrap_or(rest.len());
-            let line = &rest[..end];
-            rest = rest.get(end + 1..).unwrap_or_default();
-            let Some((start, t, name, module)) =
-                kernel_shaped(line).or_else(|| split_kallsyms_line(line))
-            else {
-                continue;
-            };
-            self.any_address |= start != 0;
-            if !matches!(t.to_ascii_uppercase(), b'T' | b'W' | b'D' | b'B') {
-                continue;
-            }
-            let binding = match t {
-                b'W' | b'w' => Binding::Weak,
-                c if c.is_ascii_uppercase() => Binding::Global,
-                _ => Binding::Local,
-            };
-            // The name is copied once, into the symbol.
-            let with_module;
-            let name = match module {
-                Some(module) => {
-                    with_module = format!("{name} {module}");
-                    with_module.as_str()
-                }
-                None => name,
-            };
-            self.syms
-                .push(Symbol::new(start, start, name, false, binding));
-        }
-    }
-
-    /// The table of the lines added ([`SymbolTable::from_kallsyms`]).
-    pub fn table(self) -> Option<SymbolTable> {
-        (self.any_address && !self.syms.is_empty()).then(|| SymbolTable::fixed_up(self.syms, true))
+        self.entries.is_empty()
     }
 }
 
@@ -244,7 +310,7 @@ impl SymbolTable {
                 continue;
             }
             let end = start.wrapping_add(size);
-            symbols.insert(Symbol::new(start, end, &line[at..], false, Binding::Global));
+            symbols.insert(start, end, &[&line[at..]], false, Binding::Global);
         }
         symbols.table()
     }
@@ -252,16 +318,21 @@ impl SymbolTable {
     /// perf's order: sort by start (stable, as its tree inserts equal starts after),
     /// extend zero sizes to the next symbol, then keep one symbol per address. Since the
     /// ends are fixed first, of two aliases the last one gets the size and so wins.
-    fn fixed_up(mut syms: Vec<Symbol>, kallsyms: bool) -> SymbolTable {
-        syms.sort_by_key(|s| s.start);
+    fn fixed_up(mut syms: Gathered, kallsyms: bool) -> SymbolTable {
+        // Sorted already, as kallsyms lines are, it is not moved.
+        if !syms.entries.is_sorted_by_key(|s| s.start) {
+            syms.entries.sort_by_key(|s| s.start);
+        }
+        let Gathered { entries, text } = &mut syms;
         // Zero-sized symbols reach the next one; kallsyms do not bridge kernel to module
         // (whether a name has one is looked at only for kallsyms, once a name).
-        let in_module = |s: &Symbol| kallsyms && memchr::memchr(b'[', s.raw.as_bytes()).is_some();
-        let mut next_in_module = syms.first().is_some_and(in_module);
-        for i in 1..syms.len() {
-            let next = syms[i].start;
-            let prev_in_module = std::mem::replace(&mut next_in_module, in_module(&syms[i]));
-            let prev = &mut syms[i - 1];
+        let in_module =
+            |s: &Entry| kallsyms && memchr::memchr(b'[', raw_name(text, s).as_bytes()).is_some();
+        let mut next_in_module = entries.first().is_some_and(in_module);
+        for i in 1..entries.len() {
+            let next = entries[i].start;
+            let prev_in_module = std::mem::replace(&mut next_in_module, in_module(&entries[i]));
+            let prev = &mut entries[i - 1];
             if prev.end == prev.start {
                 let crosses = prev_in_module != next_in_module;
                 prev.end = if kallsyms && crosses {
@@ -271,91 +342,33 @@ impl SymbolTable {
                 };
             }
         }
-        if let Some(last) = syms.last_mut() {
+        if let Some(last) = entries.last_mut() {
             if last.end == last.start {
                 last.end = round_up_page(last.start).saturating_add(4096);
             }
         }
         // One symbol per address: sized over empty, non-weak over weak, global over
         // local, fewer leading underscores, then the longer name (the first on a tie).
-        let mut kept: Vec<Symbol> = Vec::with_capacity(syms.len());
-        for s in syms {
-            match kept.last_mut() {
-                Some(prev) if prev.start == s.start => {
-                    if better(&s, prev) {
-                        *prev = s;
-                    }
-                }
-                _ => kept.push(s),
+        // In place: the better of two goes where the first was.
+        entries.dedup_by(|s, kept| {
+            if s.start != kept.start {
+                return false;
             }
-        }
-        Self::of(kept)
-    }
-}
-
-/// A kallsyms line (`\n` gone) as the kernel writes it: `%px %c %s`, and `\t[%s]` after
-/// a module's symbol; its address, type, name and module. None for any other shape.
-fn kernel_shaped(line: &str) -> Option<(u64, u8, &str, Option<&str>)> {
-    let b = line.as_bytes();
-    let mut start = 0u64;
-    let mut n = 0;
-    while n < b.len() && n < 17 {
-        let digit = match b[n] {
-            c @ b'0'..=b'9' => c - b'0',
-            c @ b'a'..=b'f' => c - b'a' + 10,
-            c @ b'A'..=b'F' => c - b'A' + 10,
-            _ => break,
-        };
-        start = start << 4 | u64::from(digit);
-        n += 1;
-    }
-    // 17 digits may overflow: the general way decides.
-    if n == 0 || n > 16 || b.get(n) != Some(&b' ') || b.get(n + 2) != Some(&b' ') {
-        return None;
-    }
-    let t = b[n + 1];
-    if !t.is_ascii_graphic() {
-        return None;
-    }
-    let from = n + 3;
-    let to = b[from..]
-        .iter()
-        .position(|c| c.is_ascii_whitespace())
-        .map_or(b.len(), |i| from + i);
-    if to == from {
-        return None;
-    }
-    let module = match b.get(to) {
-        None => None,
-        Some(b'\t') => {
-            let m = &line[to + 1..];
-            if m.is_empty() || m.bytes().any(|c| c.is_ascii_whitespace()) {
-                return None;
+            if better(s, kept, text) {
+                std::mem::swap(s, kept);
             }
-            Some(m)
-        }
-        Some(_) => return None,
-    };
-    Some((start, t, &line[from..to], module))
-}
-
-/// A kallsyms line of any shape, split at ASCII whitespace (a `\r` before the `\n`
-/// dropped, as `str::lines` does): its address, the first byte of its type, its name
-/// and module, the fourth word. None without three words or a hex address.
-fn split_kallsyms_line(line: &str) -> Option<(u64, u8, &str, Option<&str>)> {
-    let line = line.strip_suffix('\r').unwrap_or(line);
-    let mut parts = line.split_ascii_whitespace();
-    let (addr, ty, name) = (parts.next()?, parts.next()?, parts.next()?);
-    let start = u64::from_str_radix(addr, 16).ok()?;
-    Some((start, ty.as_bytes()[0], name, parts.next()))
+            true
+        });
+        Self::of(syms)
+    }
 }
 
 fn round_up_page(x: u64) -> u64 {
     x.div_ceil(4096).saturating_mul(4096)
 }
 
-/// perf's `choose_best_symbol`: is `b` better than the kept `a`?
-fn better(b: &Symbol, a: &Symbol) -> bool {
+/// perf's `choose_best_symbol`: is `b` better than the kept `a` (names in `text`)?
+fn better(b: &Entry, a: &Entry, text: &str) -> bool {
     let (a_sized, b_sized) = (a.end > a.start, b.end > b.start);
     if a_sized != b_sized {
         return b_sized;
@@ -368,15 +381,31 @@ fn better(b: &Symbol, a: &Symbol) -> bool {
     if a_global != b_global {
         return b_global;
     }
-    let underscores = |s: &Symbol| s.name().bytes().take_while(|&c| c == b'_').count();
+    // The names as perf prints them (demangled: perf demangles as it loads); a
+    // .dynsym symbol is most often a .symtab one again, its name demangled once.
+    let a_name = printed(a, text);
+    let b_name = (raw_name(text, a) != raw_name(text, b) || a.mangled != b.mangled)
+        .then(|| printed(b, text));
+    let (a, b) = (&*a_name, b_name.as_deref().unwrap_or(&a_name));
+    let underscores = |s: &str| s.bytes().take_while(|&c| c == b'_').count();
     if underscores(a) != underscores(b) {
         return underscores(b) < underscores(a);
     }
-    if a.name().len() != b.name().len() {
-        return b.name().len() > a.name().len();
+    if a.len() != b.len() {
+        return b.len() > a.len();
     }
     // arch__choose_best_symbol: the kept one unless it is a "SyS" syscall alias.
-    a.name().starts_with("SyS") || a.name().starts_with("compat_SyS")
+    a.starts_with("SyS") || a.starts_with("compat_SyS")
+}
+
+/// The name of `e` in `text` as perf prints it.
+fn printed<'t>(e: &Entry, text: &'t str) -> std::borrow::Cow<'t, str> {
+    let raw = raw_name(text, e);
+    if e.mangled {
+        demangle(raw).into()
+    } else {
+        raw.into()
+    }
 }
 
 /// Rust symbols demangled without their hash; C++ (Itanium ABI, `_Z...`) as perf 6.1

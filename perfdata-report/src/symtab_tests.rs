@@ -219,3 +219,33 @@ fn plt_entries_named_after_their_relocations() {
         assert_eq!(table.find(at + 5).unwrap().name(), format!("{name}@plt"));
     }
 }
+
+/// A lookup's span: the addresses that find the same answer, the function's own or
+/// the gap after it up to the next start, and nothing past either.
+#[test]
+fn a_lookup_spans_the_addresses_with_its_answer() {
+    let text = "\
+1000 100 fun_f
+1200 80 fun_g
+1280 10 fun_h
+";
+    let t = SymbolTable::from_perf_map(text).unwrap();
+    let span = |a| {
+        let (found, span) = t.find_span(a);
+        (found.map(|s| s.name()), span)
+    };
+    assert_eq!(span(0x10), (None, 0..0x1000));
+    assert_eq!(span(0x1000), (Some("fun_f"), 0x1000..0x1100));
+    assert_eq!(span(0x10ff), (Some("fun_f"), 0x1000..0x1100));
+    assert_eq!(span(0x1100), (None, 0x1100..0x1200));
+    assert_eq!(span(0x127f), (Some("fun_g"), 0x1200..0x1280));
+    assert_eq!(span(0x1290), (None, 0x1290..u64::MAX));
+    // Every address of every span finds what the span says.
+    for a in 0..0x1400u64 {
+        let (found, s) = span(a);
+        assert!(s.contains(&a), "{a:x}");
+        for b in [s.start, s.end - 1] {
+            assert_eq!(t.find(b).map(|s| s.name()), found, "{a:x} {b:x}");
+        }
+    }
+}

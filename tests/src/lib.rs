@@ -207,3 +207,71 @@ impl Lcg {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// `f` of each item, in the items' order, computed on as many threads as the machine
+/// has cores: the oracle tests that run perf and perfdata once per input and view keep
+/// every core busy, where one loop left all but one idle (docs/testing.md#ci-time). A
+/// panic in `f` is the test's.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers.min(items.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The test files of `crate_dir/tests` (files, and directories with a `main.rs`) that no
+/// target runs: neither a module of `tests/suite.rs` (`#[path = "FILE"]` then `mod M;`)
+/// nor a `[[test]]` of the crate's Cargo.toml, with how many test files there are. The
+/// crates keep autotests off and their tests in one binary (docs/testing.md#ci-time), so
+/// a file added and not named would never run.
+pub fn test_files_run_by_no_target(crate_dir: &Path) -> (Vec<String>, usize) {
+    let dir = crate_dir.join("tests");
+    let suite = std::fs::read_to_string(dir.join("suite.rs")).expect("suite.rs");
+    let manifest = std::fs::read_to_string(crate_dir.join("Cargo.toml")).expect("Cargo.toml");
+    let (mut missing, mut seen) = (Vec::new(), 0);
+    for entry in std::fs::read_dir(&dir).expect("tests/") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("name")
+            .to_string();
+        let (module, file) = if path.join("main.rs").is_file() {
+            (name.clone(), format!("{name}/main.rs"))
+        } else if let Some(stem) = name.strip_suffix(".rs") {
+            (stem.to_string(), name.clone())
+        } else {
+            continue;
+        };
+        if module == "suite" {
+            continue;
+        }
+        seen += 1;
+        let in_suite = suite.contains(&format!("#[path = \"{file}\"]\nmod {module};"));
+        let own = manifest.contains(&format!("path = \"tests/{file}\""));
+        if !in_suite && !own {
+            missing.push(file);
+        }
+    }
+    (missing, seen)
+}

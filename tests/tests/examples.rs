@@ -2,7 +2,7 @@
 //! checked against perf 6.1's view of the same file (or of the file the example wrote).
 //!
 //! `cargo test --workspace` builds every example before it runs the tests; run alone
-//! (`cargo test -p perfdata-tests --test examples`), an example that was not built yet
+//! (`cargo test -p perfdata-tests --test suite examples::`), an example that was not built yet
 //! is built here first.
 
 use std::collections::BTreeMap;

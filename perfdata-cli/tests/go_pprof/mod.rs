@@ -7,7 +7,7 @@ use std::process::Command;
 
 use perfdata_tests::name;
 
-use crate::report_rows::perf_rows;
+use super::report_rows::perf_rows;
 
 /// Whether `go` runs (the CI script installs golang-go).
 pub fn go_available() -> bool {

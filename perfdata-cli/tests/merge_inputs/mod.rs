@@ -9,7 +9,7 @@ use perfdata_core::{PerfData, ReadOptions};
 use perfdata_tests::run_perfdata;
 use perfdata_write::{Conversion, Sink, TreeSource};
 
-use crate::common::strip::perf;
+use super::common::strip::perf;
 
 /// A copy of `input` whose HOSTNAME says `host`: a recording of another machine.
 pub fn on_host(input: &Path, host: &str, out: &Path) -> PathBuf {

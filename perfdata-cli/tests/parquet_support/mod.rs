@@ -8,7 +8,7 @@ use std::process::Command;
 
 use perfdata_tests::{run_perfdata, workspace_root};
 
-use crate::report_rows::perf_rows_summed;
+use super::report_rows::perf_rows_summed;
 
 /// `perfdata export --format parquet INPUTS -o DIR EXTRA`, which must succeed; its
 /// stderr.

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use perfdata_tests::{name, perf_run, perf_stats, run_perfdata};
 
-use crate::report_rows::{perf_rows, perf_rows_summed};
+use super::report_rows::{perf_rows, perf_rows_summed};
 
 /// A table: its header's names and its rows.
 pub struct Csv {

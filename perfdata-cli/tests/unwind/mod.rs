@@ -20,14 +20,14 @@ pub fn build(dir: &Path, build_id: Option<&str>) -> (PathBuf, PathBuf) {
         .args(["-O2", "-fomit-frame-pointer", "-o"])
         .arg(&c)
         .arg(src.join("levels.c"));
-    crate::workload::run(&mut gcc);
+    super::workload::run(&mut gcc);
     let rs = dir.join("levels-rs");
     let mut rustc = Command::new("rustc");
     rustc
         .args(["-C", "opt-level=3", "-o"])
         .arg(&rs)
         .arg(src.join("levels.rs"));
-    crate::workload::run(&mut rustc);
+    super::workload::run(&mut rustc);
     (c, rs)
 }
 
@@ -51,7 +51,7 @@ fn build_c(dir: &Path, name: &str) -> PathBuf {
     gcc.args(["-O2", "-fomit-frame-pointer", "-o"])
         .arg(&exe)
         .arg(src);
-    crate::workload::run(&mut gcc);
+    super::workload::run(&mut gcc);
     exe
 }
 
@@ -71,7 +71,7 @@ pub fn record_dwarf(dir: &Path, file: &str, extra: &[&str], command: &[&str]) ->
         "2048",
     ];
     args.extend_from_slice(extra);
-    crate::workload::record(dir, file, &args, command)
+    super::workload::record(dir, file, &args, command)
 }
 
 /// The four recordings: the C program, the Rust one, `ls -R /usr` and the signal

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use perfdata_tests::{perf_output, run_perfdata};
 
-use crate::report_rows::{our_children_rows_with, perf_children_rows_with, resolved};
+use super::report_rows::{our_children_rows_with, perf_children_rows_with, resolved};
 
 /// Our rows against perf's (see unwind_oracle.rs's note), with the functions inlined at
 /// unwound frames (if `inline`) and without (`--no-inline`, given to both): the

@@ -61,7 +61,7 @@ impl Printer<'_> {
                 }
             }
         }
-        self.names.put(d, at.addr, key, &self.buf[from..]);
+        self.names.put_exact(d, at.addr, key, &self.buf[from..]);
         self.buf.len() > from
     }
 }

@@ -3,32 +3,43 @@
 //! what is left, with the tree's shape where lookups need it.
 
 use super::rbtree::{RbTree, NIL};
-use super::{better, Symbol, SymbolTable};
+use super::{better, raw_name, Binding, Gathered, SymbolTable};
 
-/// perf's symbols of one DSO while it loads them (`dso->symbols`): `syms[i]` is tree
-/// node `i`.
+/// perf's symbols of one DSO while it loads them (`dso->symbols`): `syms.entries[i]` is
+/// tree node `i`.
 #[derive(Default)]
 pub(super) struct DsoSymbols {
     tree: RbTree,
-    syms: Vec<Symbol>,
+    syms: Gathered,
+    /// How many were erased as duplicates (their names left in the text until the
+    /// table is made).
+    erased: usize,
 }
 
 impl DsoSymbols {
     /// Whether none was inserted.
     pub fn is_empty(&self) -> bool {
-        self.syms.is_empty()
+        self.syms.entries.is_empty()
     }
 
-    /// `symbols__insert`.
-    pub fn insert(&mut self, sym: Symbol) {
-        let (start, syms) = (sym.start, &self.syms);
-        self.tree.insert(|other| start < syms[other as usize].start);
-        self.syms.push(sym);
+    /// `symbols__insert` of a symbol named `parts` one after the other.
+    pub fn insert(
+        &mut self,
+        start: u64,
+        end: u64,
+        parts: &[&str],
+        mangled: bool,
+        binding: Binding,
+    ) {
+        let entries = &self.syms.entries;
+        self.tree
+            .insert(|other| start < entries[other as usize].start);
+        self.syms.push(start, end, parts, mangled, binding);
     }
 
     /// The nodes in order.
     fn in_order(&self) -> Vec<u32> {
-        let mut order = Vec::with_capacity(self.syms.len());
+        let mut order = Vec::with_capacity(self.syms.entries.len() - self.erased);
         let mut n = self.tree.first();
         while n != NIL {
             order.push(n);
@@ -42,15 +53,16 @@ impl DsoSymbols {
     /// page after its own.
     pub fn fixup_end(&mut self) {
         let order = self.in_order();
+        let entries = &mut self.syms.entries;
         for pair in order.windows(2) {
-            let next = self.syms[pair[1] as usize].start;
-            let prev = &mut self.syms[pair[0] as usize];
+            let next = entries[pair[1] as usize].start;
+            let prev = &mut entries[pair[0] as usize];
             if prev.end == prev.start {
                 prev.end = next;
             }
         }
         if let Some(&last) = order.last() {
-            let last = &mut self.syms[last as usize];
+            let last = &mut entries[last as usize];
             if last.end == last.start {
                 last.end = super::round_up_page(last.start).wrapping_add(4096);
             }
@@ -60,21 +72,24 @@ impl DsoSymbols {
     /// `symbols__fixup_duplicate`: of symbols at one start the best stays
     /// (`choose_best_symbol`), the others are erased from the tree.
     pub fn fixup_duplicate(&mut self) {
+        let Gathered { entries, text } = &self.syms;
         let mut curr = self.tree.first();
         while curr != NIL {
             let next = self.tree.next(curr);
             if next == NIL {
                 break;
             }
-            let (a, b) = (&self.syms[curr as usize], &self.syms[next as usize]);
+            let (a, b) = (&entries[curr as usize], &entries[next as usize]);
             if a.start != b.start {
                 curr = next;
-            } else if better(b, a) {
+            } else if better(b, a, text) {
                 self.tree.erase(curr);
+                self.erased += 1;
                 curr = next;
             } else {
                 // Compared again with the one after.
                 self.tree.erase(next);
+                self.erased += 1;
             }
         }
     }
@@ -86,7 +101,7 @@ impl DsoSymbols {
         if order.is_empty() {
             return None;
         }
-        let mut index = vec![NIL; self.syms.len()];
+        let mut index = vec![NIL; self.syms.entries.len()];
         for (i, &n) in order.iter().enumerate() {
             index[n as usize] = i as u32;
         }
@@ -99,18 +114,35 @@ impl DsoSymbols {
             })
             .collect();
         let root = at(self.tree.root());
-        let mut slots: Vec<Option<Symbol>> = self.syms.into_iter().map(Some).collect();
-        let syms: Vec<Symbol> = order
-            .iter()
-            .filter_map(|&n| slots[n as usize].take())
-            .collect();
+        let mut kept = Gathered {
+            entries: order
+                .iter()
+                .map(|&n| self.syms.entries[n as usize])
+                .collect(),
+            text: String::new(),
+        };
+        if self.erased > 0 {
+            // The names of those kept alone: a library's .dynsym names are mostly its
+            // .symtab's again.
+            let text = &self.syms.text;
+            kept.text
+                .reserve(kept.entries.iter().map(|e| e.len as usize).sum());
+            for e in &mut kept.entries {
+                let name = raw_name(text, e);
+                e.name = kept.text.len();
+                kept.text.push_str(name);
+            }
+        } else {
+            kept.text = self.syms.text;
+        }
         // A size-0 symbol (of a perf map: perf fixes no ends there) holds its start
         // alone, and one of several at one start is as the walk finds it.
-        let needs_tree = syms.iter().any(|s| s.end == s.start)
-            || syms
+        let entries = &kept.entries;
+        let needs_tree = entries.iter().any(|s| s.end == s.start)
+            || entries
                 .windows(2)
                 .any(|w| w[0].end > w[1].start || w[0].start == w[1].start);
-        let mut table = SymbolTable::of(syms);
+        let mut table = SymbolTable::of(kept);
         if needs_tree {
             table.tree = Some(super::Tree { root, children });
         }
@@ -121,17 +153,19 @@ impl DsoSymbols {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symtab::Binding;
 
-    fn sym(start: u64, size: u64, name: &str, binding: Binding) -> Symbol {
-        Symbol::new(start, start + size, name, false, binding)
+    /// A symbol to insert: start, end, name, binding.
+    type Sym = (u64, u64, &'static str, Binding);
+
+    fn sym(start: u64, size: u64, name: &'static str, binding: Binding) -> Sym {
+        (start, start + size, name, binding)
     }
 
     /// `syms` inserted in this order, as one pass of `dso__load_sym`, and fixed up.
-    fn loaded(syms: Vec<Symbol>) -> SymbolTable {
+    fn loaded(syms: Vec<Sym>) -> SymbolTable {
         let mut loader = DsoSymbols::default();
-        for s in syms {
-            loader.insert(s);
+        for (start, end, name, binding) in syms {
+            loader.insert(start, end, &[name], false, binding);
         }
         loader.fixup_end();
         loader.fixup_duplicate();
@@ -172,13 +206,69 @@ mod tests {
         assert_eq!(name(&t, 0x2000), None);
     }
 
+    /// A span found by perf's walk: every address in it is named as the walk names
+    /// the one asked for, where a label lies inside a function (a binary search's span
+    /// of the label, 0x110..0x200, would hold 0x120, which the walk names `function`).
+    #[test]
+    fn a_span_follows_the_walk() {
+        let t = loaded(vec![
+            sym(0x0, 0x10, "before", Binding::Global),
+            sym(0x100, 0x40, "function", Binding::Global),
+            sym(0x110, 0, "label", Binding::Local),
+            sym(0x200, 0x10, "next", Binding::Global),
+        ]);
+        let span = |a| {
+            let (found, span) = t.find_span(a);
+            (found.map(|s| s.name()), span)
+        };
+        assert_eq!(span(0x120), (Some("function"), 0x100..0x140));
+        assert_eq!(span(0x140), (Some("label"), 0x140..0x200));
+        assert_eq!(span(0x50), (None, 0x10..0x100));
+        assert_eq!(span(0x205), (Some("next"), 0x200..0x210));
+        assert_eq!(span(0x300), (None, 0x210..u64::MAX));
+        // A perf map's: a size-0 entry, two at one start, one inside another.
+        let map = SymbolTable::from_perf_map(
+            "1000 100 a\n1040 0 empty\n1080 100 b\n1080 40 b2\n1100 20 inner\n2000 10 c\n",
+        )
+        .unwrap();
+        const TOP: u64 = 0x2100;
+        for t in [&t, &map] {
+            // Each address's answer, and the run of addresses with the same one.
+            let named: Vec<_> = (0..TOP).map(|a| t.find(a).map(|s| s.name())).collect();
+            let mut run_start = vec![0; named.len()];
+            for a in 1..named.len() {
+                run_start[a] = if named[a] == named[a - 1] {
+                    run_start[a - 1]
+                } else {
+                    a
+                };
+            }
+            let mut run_end = vec![named.len(); named.len()];
+            for a in (0..named.len() - 1).rev() {
+                run_end[a] = if named[a] == named[a + 1] {
+                    run_end[a + 1]
+                } else {
+                    a + 1
+                };
+            }
+            for a in 0..TOP {
+                let (found, s) = t.find_span(a);
+                let i = a as usize;
+                assert!(s.contains(&a), "{a:x} {s:x?}");
+                assert_eq!(found.map(|s| s.name()), named[i], "{a:x}");
+                assert!(s.start >= run_start[i] as u64, "{a:x} {s:x?}");
+                assert!(s.end.min(TOP) <= run_end[i] as u64, "{a:x} {s:x?}");
+            }
+        }
+    }
+
     /// Symbols at one address: a sized one over a size-0 one inserted before it (which
     /// ends at the sized one's start, so stays empty), then non-weak over weak,
     /// global over local, fewer leading underscores, the longer name, the first.
     #[test]
     fn duplicates_keep_perfs_best() {
         // Another symbol after: the last one would get a size (see below).
-        let at = |mut syms: Vec<Symbol>| {
+        let at = |mut syms: Vec<Sym>| {
             syms.push(sym(0x1000, 8, "after", Binding::Global));
             let t = loaded(syms);
             assert_eq!(t.len(), 2);

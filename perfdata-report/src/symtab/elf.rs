@@ -9,7 +9,7 @@
 //! a section that is not loaded (`SHF_ALLOC` clear), nor an ARM mapping symbol.
 
 use super::dso_symbols::DsoSymbols;
-use super::{demangle, Binding, Symbol, SymbolTable};
+use super::{demangle, Binding, SymbolTable};
 use object::{
     elf, Object, ObjectSection, ObjectSegment, ObjectSymbol, ObjectSymbolTable, SectionFlags,
     SectionIndex, SymbolFlags, SymbolSection,
@@ -113,7 +113,7 @@ fn load_pass<'d>(
             size => start.wrapping_add(size),
         };
         let name = String::from_utf8_lossy(name);
-        symbols.insert(Symbol::new(start, end, &name, true, binding));
+        symbols.insert(start, end, &[&name], true, binding);
         added += 1;
     }
     added
@@ -157,8 +157,8 @@ impl SymbolTable {
         if symbols.is_empty() {
             return None;
         }
-        for plt in plt_symbols(runtime) {
-            symbols.insert(plt);
+        for (start, end, name) in plt_symbols(runtime) {
+            symbols.insert(start, end, &[&name], false, Binding::Global);
         }
         symbols.table()
     }
@@ -167,8 +167,9 @@ impl SymbolTable {
 /// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
 /// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol (none
 /// for IRELATIVE slots); in
-/// `.plt.sec` when there is one, else in `.plt` after its header entry. 64-bit ELF only.
-fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
+/// `.plt.sec` when there is one, else in `.plt` after its header entry: start, end
+/// and name of each. 64-bit ELF only.
+fn plt_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     use object::SymbolIndex;
     let (Some(rela), Some(plt), Some(dynsym)) = (
         file.section_by_name(".rela.plt"),
@@ -216,7 +217,7 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<Symbol> {
             let start = first.saturating_add(i as u64 * size);
             let name = format!("{}@plt", demangle(name));
             let end = start.saturating_add(size);
-            Some(Symbol::new(start, end, &name, false, Binding::Global))
+            Some((start, end, name))
         })
         .collect()
 }
