@@ -252,6 +252,11 @@ impl Unwinder {
                 }
             }
         }
+        // perf 6.1 gives no entry for a frame of address 0 (`ips[j] ? entry(..) : 0` in
+        // unwind-libunwind-local.c's get_entries): a return address of 1, read where a
+        // guess left the walk in the wrong place (libunwind's frame-chain sp past
+        // `.fini`, into `__run_exit_handlers`), is walked, but not printed.
+        frames.retain(|&at| at != 0);
         frames
     }
 
