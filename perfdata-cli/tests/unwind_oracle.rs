@@ -43,28 +43,61 @@ fn dwarf_children_match_perf_report() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for input in recordings(dir.path()) {
-        let (problems, n) = compare_children(&input, true);
+        let (problems, n) = check_children(&input);
         compared += n;
-        // Each recording has the user frames only unwinding gives.
-        assert!(n > 8, "{}: {n} rows compared", name(&input));
         if !problems.is_empty() {
-            failures.push(format!("{}:\n{}", name(&input), problems.join("\n")));
+            failures.push((name(&input), problems));
         }
-        // Most stacks are whole; `ls -R` recurses past the 8 KiB copy now and then. A
-        // sample whose copy is empty (dyn_size 0, now and then at a process's exit) is
-        // not unwound, as perf gives it no user frames: a handful at most.
-        let stats = unwind_stats(&input);
-        let count = |k: &str| stats[k].as_u64().expect("a count");
-        assert!(
-            count("whole") > 2 * count("cut")
-                && count("not_unwound") * 100 <= count("whole") + count("cut"),
-            "{}: {stats}",
-            name(&input)
-        );
-        assert_eq!(stats["missing_binaries"], serde_json::json!({}), "{stats}");
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A recording that differs is made again, once, and must agree then: on a loaded
+    // machine (the whole suite on two cores) perf report's Children of a live `ls -R`
+    // recording were twice far below ours (45% where perfdata had 95% under
+    // `__libc_start_main_impl`), as if perf had unwound half the samples only; alone,
+    // never. A difference of perfdata's is in every recording; the first one is kept
+    // for a look.
+    if !failures.is_empty() {
+        let again = tempfile::tempdir().expect("temp dir");
+        let retried: Vec<_> = recordings(again.path())
+            .into_iter()
+            .filter(|i| failures.iter().any(|(n, _)| *n == name(i)))
+            .map(|i| (name(&i), check_children(&i).0))
+            .collect();
+        let kept = dir.keep();
+        for (n, first) in &failures {
+            eprintln!(
+                "{n} differed (kept in {}), made again:\n{}",
+                kept.display(),
+                first.join("\n")
+            );
+        }
+        let still: Vec<String> = retried
+            .into_iter()
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(n, p)| format!("{n}:\n{}", p.join("\n")))
+            .collect();
+        assert!(still.is_empty(), "{}", still.join("\n"));
+    }
     eprintln!("{compared} rows compared");
+}
+
+/// One recording's Children rows against perf's, and its unwinding counts: the
+/// problems found and the rows compared.
+fn check_children(input: &Path) -> (Vec<String>, usize) {
+    let (mut problems, n) = compare_children(input, true);
+    // Each recording has the user frames only unwinding gives.
+    assert!(n > 8, "{}: {n} rows compared", name(input));
+    // Most stacks are whole; `ls -R` recurses past the 8 KiB copy now and then. A
+    // sample whose copy is empty (dyn_size 0, now and then at a process's exit) is
+    // not unwound, as perf gives it no user frames: a handful at most.
+    let stats = unwind_stats(input);
+    let count = |k: &str| stats[k].as_u64().expect("a count");
+    if !(count("whole") > 2 * count("cut")
+        && count("not_unwound") * 100 <= count("whole") + count("cut"))
+    {
+        problems.push(format!("unwinding counts: {stats}"));
+    }
+    assert_eq!(stats["missing_binaries"], serde_json::json!({}), "{stats}");
+    (problems, n)
 }
 
 #[perfdata_oracle::needs(perf)]

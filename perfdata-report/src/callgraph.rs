@@ -8,6 +8,7 @@ use std::str::FromStr;
 pub mod draw;
 pub(crate) mod frames;
 pub mod json;
+mod rbtree;
 pub mod tree;
 
 pub use tree::{CallNode, CallTree};

@@ -137,6 +137,9 @@ impl Layout {
     /// samples. (Unresolved symbols of different user DSOs tie otherwise in perf: there
     /// it orders them by something else, by DSO it seems, which a row does not keep.)
     fn made(&self, a: &Row, b: &Row) -> Ordering {
+        if let Some(o) = self.elided_inlined(a, b) {
+            return o;
+        }
         let address = |c: &str| {
             let hex = c.get(4..).unwrap_or_default().trim_start_matches("0x");
             is_unresolved(c).then(|| u64::from_str_radix(hex, 16).unwrap_or(0) as i64)
@@ -152,6 +155,29 @@ impl Layout {
                 },
             )
             .unwrap_or_else(|| a.created.cmp(&b.created))
+    }
+
+    /// Where the Symbol key orders nothing (elided, see [`crate::row_order::sort_rows`])
+    /// and either row's symbol is an inlined function: perf's collapsing tree's order,
+    /// by name, largest first (`_sort__sym_cmp` compares inlined functions by `strcmp`,
+    /// and a new entry goes left of one whose name is smaller).
+    fn elided_inlined(&self, a: &Row, b: &Row) -> Option<Ordering> {
+        let i = self.keys.iter().position(|&k| k == SortKey::Sym)?;
+        if self.order.contains(&Field::Key(SortKey::Sym)) {
+            return None;
+        }
+        let (x, y) = (&a.cells[i], &b.cells[i]);
+        let inlined = |c: &str| c.ends_with(crate::inlines::INLINED);
+        if !(inlined(x) || inlined(y)) || is_unresolved(x) || is_unresolved(y) {
+            return None;
+        }
+        let name = |c: &'_ str| -> String {
+            let c = c.get(4..).unwrap_or(c);
+            c.strip_suffix(crate::inlines::INLINED)
+                .unwrap_or(c)
+                .to_string()
+        };
+        Some(name(y).cmp(&name(x))).filter(|o| o.is_ne())
     }
 
     /// `a` before `b` (Less) by field `f`, as perf's `sort` of the field.

@@ -9,7 +9,7 @@ use std::str::FromStr;
 use perfdata_core::select::{comm_matches, in_list, parse_id_list};
 use perfdata_core::{Error, Result};
 
-use crate::model::ResolvedSample;
+use crate::model::{ResolvedSample, SortKey};
 use crate::process::Machine;
 
 /// What a report's percentages are relative to when samples are filtered out.
@@ -138,6 +138,36 @@ impl SampleFilter {
             .iter()
             .map(String::as_str)
             .filter(|s| symbol_address(s).is_none())
+    }
+
+    /// The one name a command, DSO or symbol (by name: perf counts the names its
+    /// address list left) is filtered to, if one: perf's `sort__setup_elide` says it
+    /// once above the table instead of in a column.
+    pub fn single(&self, key: SortKey) -> Option<&str> {
+        fn one(names: Vec<&str>) -> Option<&str> {
+            match names[..] {
+                [one] => Some(one),
+                _ => None,
+            }
+        }
+        match key {
+            SortKey::Comm => one(self.comms.iter().map(String::as_str).collect()),
+            SortKey::Dso => one(self.dsos.iter().map(String::as_str).collect()),
+            SortKey::Sym => one(self.symbol_names().collect()),
+            _ => None,
+        }
+    }
+
+    /// The sort keys of `keys` perf elides ([`SampleFilter::single`]), unless one is
+    /// the only key: perf neither prints nor sorts by them.
+    pub(crate) fn elided(&self, keys: &[SortKey]) -> Vec<SortKey> {
+        if keys.len() < 2 {
+            return Vec::new();
+        }
+        keys.iter()
+            .copied()
+            .filter(|&k| self.single(k).is_some())
+            .collect()
     }
 
     /// The `--symbols` entries that are addresses (see [`SampleFilter::symbol_names`]):

@@ -341,19 +341,9 @@ impl Counted {
             .groups(&replay.groups, replay.event_names.len());
         let preamble = Preamble {
             lost_samples: replay.lost_samples,
-            single_comm: match report.filter.comms.as_slice() {
-                [one] => Some(one.clone()),
-                _ => None,
-            },
-            single_dso: match report.filter.dsos.as_slice() {
-                [one] => Some(one.clone()),
-                _ => None,
-            },
-            // perf counts the names its address list left (`sort__setup_elide`).
-            single_sym: match report.filter.symbol_names().collect::<Vec<_>>()[..] {
-                [one] => Some(one.to_string()),
-                _ => None,
-            },
+            single_comm: report.filter.single(SortKey::Comm).map(str::to_string),
+            single_dso: report.filter.single(SortKey::Dso).map(str::to_string),
+            single_sym: report.filter.single(SortKey::Sym).map(str::to_string),
             time_slices: report.time.as_ref().map(|t| t.1.clone()),
         };
         let graph = report.graph.filter(|_| {

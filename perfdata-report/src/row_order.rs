@@ -14,12 +14,19 @@ use std::cmp::Ordering;
 use crate::fields::{Field, Layout};
 use crate::model::{Row, SortKey};
 
-/// Sort `rows` of a table, whose cells are `keys`', as perf orders its entries.
-pub(crate) fn sort_rows(rows: &mut [Row], keys: &[SortKey]) {
+/// Sort `rows` of a table, whose cells are `keys`', as perf orders its entries. The
+/// keys `elided` (a command, DSO or symbol filtered to one name: perf's
+/// `sort__setup_elide`) order nothing: perf's `hist_entry__sort` skips an elided
+/// column (`perf_hpp__should_skip`), so entries equal in the rest keep its collapsing
+/// tree's order ([`Layout::cmp_rows`]).
+pub(crate) fn sort_rows(rows: &mut [Row], keys: &[SortKey], elided: &[SortKey]) {
     let fields: Vec<Field> = std::iter::once(Field::Overhead)
         .chain(keys.iter().map(|&k| Field::Key(k)))
         .collect();
-    let layout = Layout::new(&fields, None);
+    let mut layout = Layout::new(&fields, None);
+    layout
+        .order
+        .retain(|f| !matches!(f, Field::Key(k) if elided.contains(k)));
     let children = |r: &Row| r.children.map(|c| c.0);
     rows.sort_by(|a, b| {
         children(b)
@@ -114,7 +121,7 @@ mod tests {
             ..row(10, period, (0, 0), sym)
         };
         let order = |mut rows: Vec<Row>| {
-            sort_rows(&mut rows, &[SortKey::Sym]);
+            sort_rows(&mut rows, &[SortKey::Sym], &[]);
             rows.iter().map(|r| r.cells[0].clone()).collect::<Vec<_>>()
         };
         let rows = vec![
@@ -157,6 +164,37 @@ mod tests {
     /// From perf 6.1's `-g none` of file-callgraph-fp.data: without call graphs, equal
     /// Children are ordered by Self, then by symbol: names before addresses, those the
     /// kernel's first; without Children, equal Overhead by the same keys.
+    /// An elided Symbol key (`--symbols work`) orders nothing: entries equal in the
+    /// rest come in perf's collapsing tree's order, inlined functions by name, largest
+    /// first (not in the order made); with the key, by name, smallest first (as perf
+    /// printed both on tests/callgraph/tied_inlines.c).
+    #[test]
+    fn an_elided_symbol_key_leaves_the_collapsing_order() {
+        let rows = || {
+            vec![
+                Row {
+                    cells: vec!["tied".into(), "[.] alpha (inlined)".into()],
+                    ..row(10, 0, (0, 0), "")
+                },
+                Row {
+                    cells: vec!["tied".into(), "[.] beta (inlined)".into()],
+                    ..row(10, 0, (1, 0), "")
+                },
+            ]
+        };
+        let keys = [SortKey::Dso, SortKey::Sym];
+        let order = |elided: &[SortKey]| {
+            let mut r = rows();
+            sort_rows(&mut r, &keys, elided);
+            r.iter().map(|r| r.cells[1].clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(order(&[]), ["[.] alpha (inlined)", "[.] beta (inlined)"]);
+        assert_eq!(
+            order(&[SortKey::Sym]),
+            ["[.] beta (inlined)", "[.] alpha (inlined)"]
+        );
+    }
+
     #[test]
     fn without_graphs_self_and_the_keys_break_ties() {
         let bare = |c: Option<u64>, period: u64, created: u64, sym: &str| Row {
@@ -165,7 +203,7 @@ mod tests {
             ..row(0, period, (created, 0), sym)
         };
         let order = |mut rows: Vec<Row>| {
-            sort_rows(&mut rows, &[SortKey::Sym]);
+            sort_rows(&mut rows, &[SortKey::Sym], &[]);
             rows.iter().map(|r| r.cells[0].clone()).collect::<Vec<_>>()
         };
         let children = vec![

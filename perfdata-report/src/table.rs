@@ -414,12 +414,13 @@ impl Tally {
         let totals = |e: usize| self.totals.get(e).copied();
         let keep = self.keep_filtered;
         let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
+        let elided = self.filter.elided(&self.keys);
         for t in &mut tables {
             if !keep {
                 t.filtered.clear();
             }
             t.unfiltered_period = kept.get(t.index).copied().unwrap_or(0);
-            crate::row_order::sort_rows(&mut t.rows, &self.keys);
+            crate::row_order::sort_rows(&mut t.rows, &self.keys, &elided);
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables

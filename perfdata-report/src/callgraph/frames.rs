@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::tree::FrameKey;
+use super::tree::{FrameKey, INLINED_DSO};
 use super::ChainKey;
 use crate::intern::Chunked;
 use crate::model::Replay;
@@ -40,10 +40,6 @@ pub(crate) struct FrameNamer {
     /// The names of inlined functions met, numbered (their frame keys' values).
     inlined: FxHashMap<String, u64>,
 }
-
-/// The DSO of an inlined function's frame key: perf's `match_chain` compares inlined
-/// functions by name, whatever their DSO.
-const INLINED_DSO: u32 = u32::MAX;
 
 impl FrameNamer {
     /// A namer of `locs` for the sort key `key`.

@@ -37,12 +37,28 @@ pub(crate) struct FrameKey {
     pub(crate) inline: u16,
 }
 
+/// The DSO of an inlined function's frame key: perf's `match_chain` compares inlined
+/// functions by name, whatever their DSO.
+pub(crate) const INLINED_DSO: u32 = u32::MAX;
+
 impl FrameKey {
-    /// perf's order of siblings before they are sorted by period: its children's
-    /// rb-tree puts a new chain left of an existing one whose key is smaller, so the
-    /// tree's order is by DSO and address, largest first.
-    fn rank(&self) -> (u32, u64) {
-        (self.dso, self.value)
+    /// perf's `match_chain` of an existing child (`self`, named `name`) and a new one:
+    /// by name where either is an inlined function (perf's `strcmp` of the symbols'
+    /// names, without " (inlined)"), else by DSO and address. Not one order: which
+    /// applies depends on the pair, so the children's rb-tree's shape decides where
+    /// they meet ([`super::rbtree`]).
+    fn perf_cmp(&self, name: &str, new: &FrameKey, new_name: &str) -> std::cmp::Ordering {
+        fn bare(s: &str) -> &str {
+            s.strip_suffix(crate::inlines::INLINED).unwrap_or(s)
+        }
+        let inlined = self.dso == INLINED_DSO || new.dso == INLINED_DSO;
+        if self.sym && new.sym && inlined {
+            let by_name = bare(name).cmp(bare(new_name));
+            if by_name.is_ne() {
+                return by_name;
+            }
+        }
+        (self.dso, self.value, self.inline).cmp(&(new.dso, new.value, new.inline))
     }
 }
 
@@ -67,7 +83,8 @@ const NO_KEY: u32 = u32::MAX;
 struct Trie {
     nodes: Vec<TrieNode>,
     /// The children of node `n` are `kids[first[n]..first[n + 1]]`, in perf's order
-    /// before sorting (by DSO and address, largest first).
+    /// before sorting (their rb-tree's order: by DSO and address, largest first, where
+    /// no inlined function is among them).
     first: Vec<u32>,
     kids: Vec<u32>,
     names: Vec<String>,
@@ -154,8 +171,9 @@ impl<'a> CallNode<'a> {
         })
     }
 
-    /// The nodes below, in perf's order before sorting (by DSO and address, largest
-    /// first), those whose cumulative period is at least `min_hit`.
+    /// The nodes below, in perf's order before sorting (its rb-tree's: by DSO and
+    /// address, largest first, where no inlined function is among them), those whose
+    /// cumulative period is at least `min_hit`.
     pub fn children(&self, min_hit: u64) -> impl Iterator<Item = CallNode<'a>> + 'a {
         let trie = self.trie;
         trie.kids(self.last)
@@ -355,11 +373,21 @@ impl Forest {
                 next[p as usize] += 1;
             }
         }
-        let rank = |n: u32| keys[nodes[n as usize].key as usize].rank();
+        // Each node's children, made in the order perf's chains first met them, go
+        // into its rb-tree as perf's `append_chain_children` and `split_add_child` put
+        // them: left of an existing child that `match_chain` finds smaller.
+        let goes_left = |existing: u32, new: u32| {
+            let (e, n) = (
+                nodes[existing as usize].key as usize,
+                nodes[new as usize].key as usize,
+            );
+            keys[e].perf_cmp(&names[e], &keys[n], &names[n]).is_lt()
+        };
         for n in 0..nodes.len() {
             let (a, b) = (first[n] as usize, first[n + 1] as usize);
             if b - a > 1 {
-                kids[a..b].sort_by_key(|&k| std::cmp::Reverse(rank(k)));
+                let order = super::rbtree::insertion_order(&kids[a..b], goes_left);
+                kids[a..b].copy_from_slice(&order);
             }
         }
         let trie = Arc::new(Trie {
@@ -439,6 +467,47 @@ mod tests {
             panic!()
         };
         assert_eq!(top.frames().collect::<Vec<_>>(), ["f4", "f0"]);
+    }
+
+    /// Siblings of inlined functions are in perf's rb-tree order, by name (largest
+    /// first), whatever order their chains came in, and a function beside them is
+    /// placed by its name too: met in the order get, dl, zzz, perf's tree holds zzz,
+    /// get, dl (from 6.1's match_chain; the old order by DSO had the inlined first, by
+    /// when they were met: dl, get, zzz).
+    #[test]
+    fn inlined_siblings_are_in_perfs_order_by_name() {
+        let inlined = |value| FrameKey {
+            inline: 0,
+            dso: INLINED_DSO,
+            sym: true,
+            value,
+        };
+        let keys = vec![key(5), inlined(0), inlined(1), key(10)];
+        let names = [
+            "top",
+            "get_extended_indices (inlined)",
+            "dl_init_cacheinfo (inlined)",
+            "zzz",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut f = Forest::default();
+        for k in 1..=3 {
+            f.append(0, 1, [0, k].into_iter(), 1, 1);
+        }
+        let trees = f.trees(keys, names);
+        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
+        assert_eq!(
+            order,
+            [
+                "zzz",
+                "get_extended_indices (inlined)",
+                "dl_init_cacheinfo (inlined)"
+            ]
+        );
     }
 
     /// A node of many children (past the count from which they are found through the
