@@ -15,7 +15,10 @@
 //! finds its CFA from rsp finds it there. Every other register is lost past such a
 //! frame. An address in no binary (JIT code: the anonymous maps a `/tmp/perf-PID.map`
 //! names) or in one without unwind tables is not this case: perf's callback fails with
-//! `-EINVAL` there, and libunwind stops without guessing.
+//! `-EINVAL` there, and libunwind stops without guessing. (libunwind 1.6.2 first reads
+//! the word at the frame's ip and, where that fails, takes the word at rsp instead; perf
+//! reads any address in a mapped binary from its file, so for code in a binary the read
+//! succeeds and that branch is never taken.)
 
 /// How far above the stack pointer libunwind still believes a frame pointer.
 const MAX_FRAME: u64 = 0x4000;
