@@ -169,6 +169,8 @@ mod truncated;
 mod unwind_cuts;
 #[path = "unwind_fork_oracle.rs"]
 mod unwind_fork_oracle;
+#[path = "unwind_jit_oracle.rs"]
+mod unwind_jit_oracle;
 #[path = "unwind_kept.rs"]
 mod unwind_kept;
 #[path = "unwind_oracle.rs"]

@@ -13,7 +13,7 @@
 //!   `/bin/true`. Every sample's stack (`perfdata script` against `perf script
 //!   --no-inline`, frame by frame: address and DSO; symbols are symbolisation's, and
 //!   where a walk ends in data perf names the frame by a data symbol, `_PyRuntime`, ours
-//!   by none) is perf's, but where one of five named causes explains the difference,
+//!   by none) is perf's, but where one of three named causes explains the difference,
 //!   each checked for the sample:
 //!   1. perf's stale maps. perf 6.1 (`read_unwind_spec_eh_frame`,
 //!      util/unwind-libunwind-local.c) takes a DSO's load base as the lowest start of
@@ -41,14 +41,15 @@
 //!      later; framehop needs only the return address. Allowed where perf's stack is a
 //!      prefix of ours and the leaf's row (readelf's `frames-interp`) has a slot deeper
 //!      than its CFA offset.
-//!   4. a leaf without CFI (crtstuff's `__do_global_dtors_aux`, `frame_dummy`, a
-//!      binary's `.fini`): both unwinders guess, libunwind by the frame pointer, framehop
-//!      by the return address at the stack pointer; each is right in some samples (at
-//!      `__do_global_dtors_aux`'s first instructions nothing is pushed yet: ours goes on to
-//!      `_dl_call_fini`; inside `.fini`, after `sub $8,%rsp`, perf's). Allowed where the
-//!      stacks agree up to the leaf, no FDE covers it, and the next frame (either's) is
-//!      in a binary. (Sampled at ld.so's entry, `_start` has no CFI, rbp is 0 and argc
-//!      is at the stack pointer: libunwind stops, as perfdata does.)
+//!
+//!   A leaf without CFI (crtstuff's `__do_global_dtors_aux`, a binary's `.fini`) is no
+//!   cause: perfdata guesses there as libunwind does, by the frame pointer
+//!   (perfdata-report/src/unwind/frame_chain.rs), where it once took the word at the
+//!   stack pointer. The guess may leave the walk in the wrong place (past `.fini`,
+//!   libunwind's stack pointer is 16 above the frame's, and `__run_exit_handlers`' row
+//!   then reads 1 for a return address): perf prints no frame of address 0, nor does
+//!   perfdata. (Sampled at ld.so's entry, `_start` has no CFI, rbp is 0 and argc is at
+//!   the stack pointer: libunwind stops, as perfdata does.)
 //!
 //!   Stacks through glibc's `_dl_runtime_resolve` (lazy binding; its CFA is in rbx,
 //!   which framehop's walk does not keep) are perf's too: the frames below it are walked
@@ -290,12 +291,6 @@ fn cause(
         Some("perf's last word of the copy")
     } else if n > 0 && p.stale.contains(&pf[n - 1].2) {
         Some("perf's stale maps")
-    } else if leaf.is_some_and(|l| n == l + 1)
-        && row == Some(None)
-        // The guess past the leaf lands in a binary (not argc at ld.so's `_start`).
-        && [pf.get(n), o.get(n)].iter().flatten().all(|f| f.2 != "[unknown]")
-    {
-        Some("a leaf without CFI")
     } else if n == pf.len()
         && matches!(row, Some(Some(Some((_, Some(cfa), deepest)))) if deepest > cfa)
     {

@@ -23,6 +23,7 @@ use crate::process::{DsoId, Machine, Maps, ThreadId};
 use crate::symbolize::SymbolOptions;
 
 mod edit;
+mod frame_chain;
 mod module;
 mod regs;
 mod row;
@@ -185,11 +186,17 @@ impl Unwinder {
                     if dso.in_trampoline(svma, sampled, arch) {
                         return Step::Signal;
                     }
-                    // The sampled instruction in code without CFI and no frame pointer
-                    // (ld.so's `_start` as exec leaves it, rbp 0, argc on the stack):
-                    // libunwind's frame-pointer fallback ends there, where framehop's
-                    // leaf rule would take argc for a return address.
-                    if frames.len() == 1 && sampled && fp == 0 && !dso.has_fde(svma) {
+                    // Code its binary's table has no FDE for (node's builtins; ld.so's
+                    // `_start`, rbp 0 as exec leaves it) is walked by libunwind's
+                    // frame-pointer guess, not framehop's (which takes the word at sp
+                    // for a sampled frame's return address, and believes any rbp).
+                    let covered = dso.has_fde(at.wrapping_sub(base));
+                    if arch == Arch::X86_64 && !covered {
+                        return Step::FrameChain;
+                    }
+                    // On arm64 only its first case: the sampled instruction in code
+                    // without CFI and no frame pointer ends the stack there.
+                    if frames.len() == 1 && sampled && fp == 0 && !covered {
                         return Step::End(End::Cut(Cut::NoCfi, None));
                     }
                     match dso.untracked_row(at.wrapping_sub(base)) {
@@ -245,6 +252,11 @@ impl Unwinder {
                 }
             }
         }
+        // perf 6.1 gives no entry for a frame of address 0 (`ips[j] ? entry(..) : 0` in
+        // unwind-libunwind-local.c's get_entries): a return address of 1, read where a
+        // guess left the walk in the wrong place (libunwind's frame-chain sp past
+        // `.fini`, into `__run_exit_handlers`), is walked, but not printed.
+        frames.retain(|&at| at != 0);
         frames
     }
 

@@ -6,6 +6,7 @@ use framehop::aarch64::UnwindRegsAarch64;
 use framehop::x86_64::UnwindRegsX86_64;
 use framehop::{Error as WalkError, FrameAddress};
 
+use super::frame_chain::{self, Stop};
 use super::regs::{AllRegs, Arch};
 use super::row::{Fail, FullRow, Outcome, Row};
 use super::signal::{self, Interrupted};
@@ -26,6 +27,9 @@ pub(super) enum Step {
     Signal,
     /// Its CFI row needs a register framehop does not keep: evaluate it here.
     Row(Row),
+    /// Its binary's table has no FDE for it: libunwind's frame-chain guess
+    /// ([`super::frame_chain`]; x86_64).
+    FrameChain,
     /// Stop here.
     End(End),
 }
@@ -36,6 +40,8 @@ pub(super) trait Regs {
     const ARCH: Arch;
     /// The stack pointer.
     fn sp(&self) -> u64;
+    /// The frame pointer.
+    fn fp(&self) -> u64;
     /// The registers of the code a signal interrupted.
     fn interrupted(at: &Interrupted) -> Self;
     /// A caller's registers, from its return address, stack and frame pointer (arm64's
@@ -47,6 +53,9 @@ impl Regs for UnwindRegsX86_64 {
     const ARCH: Arch = Arch::X86_64;
     fn sp(&self) -> u64 {
         UnwindRegsX86_64::sp(self)
+    }
+    fn fp(&self) -> u64 {
+        UnwindRegsX86_64::bp(self)
     }
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsX86_64::new(at.ip, at.sp, at.fp)
@@ -60,6 +69,9 @@ impl Regs for UnwindRegsAarch64 {
     const ARCH: Arch = Arch::Aarch64;
     fn sp(&self) -> u64 {
         UnwindRegsAarch64::sp(self)
+    }
+    fn fp(&self) -> u64 {
+        UnwindRegsAarch64::fp(self)
     }
     fn interrupted(at: &Interrupted) -> Self {
         UnwindRegsAarch64::new(at.lr, at.sp, at.fp)
@@ -134,6 +146,24 @@ where
                 }
                 regs = U::UnwindRegs::caller(ra, sp, fp);
                 match FrameAddress::from_return_address(ra) {
+                    Some(next) => address = next,
+                    None => return End::Cut(Cut::NoCfi, None),
+                }
+                continue;
+            }
+            Step::FrameChain => {
+                // Past it only ip, sp and the frame pointer are known (libunwind marks
+                // every other register unsaved), so no later row can recover them.
+                since.1.push(address);
+                let caller = match frame_chain::caller(regs.sp(), regs.fp(), read) {
+                    Ok(caller) => caller,
+                    Err(Stop::Unread(at)) if at >= copy_end => {
+                        return End::Cut(Cut::StackTooShort, None)
+                    }
+                    Err(_) => return End::Cut(Cut::NoCfi, None),
+                };
+                regs = U::UnwindRegs::caller(caller.ra, caller.sp, caller.bp);
+                match FrameAddress::from_return_address(caller.ra) {
                     Some(next) => address = next,
                     None => return End::Cut(Cut::NoCfi, None),
                 }
