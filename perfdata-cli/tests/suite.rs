@@ -149,6 +149,8 @@ mod report_trace_oracle;
 mod script_anon_oracle;
 #[path = "script_oracle.rs"]
 mod script_oracle;
+#[path = "script_stat_oracle.rs"]
+mod script_stat_oracle;
 #[path = "strip_drop_tid.rs"]
 mod strip_drop_tid;
 #[path = "strip_oracle.rs"]
