@@ -58,6 +58,10 @@ pub struct ResolvedSample {
     /// (`--call-graph dwarf`) added: perf 6.1 lists the functions inlined at those
     /// frames ([`crate::inlines`]), not at recorded ones.
     pub unwound: usize,
+    /// The callchain is the one perf 6.1 builds from an LBR call stack
+    /// (`resolve_lbr_callchain_sample`): perf's `--max-stack` does not cut it (it only
+    /// bounds where PERF_CONTEXT_USER is looked for, [`crate::replay::ReplayOptions::max_stack`]).
+    pub lbr: bool,
 }
 
 /// A recording replayed: the machine as it ended. The samples went, resolved, to the

@@ -51,6 +51,9 @@ pub struct ReplayOptions {
     /// `-g caller`/`callee`), which changes the frames of samples whose callchain comes
     /// from an LBR call stack (see `replay/lbr.rs`). Callee by default, as in perf script.
     pub callchain_order: crate::callgraph::Order,
+    /// perf's `--max-stack` (None: its default, 127): an LBR call stack is used only
+    /// where PERF_CONTEXT_USER is among that many entries of the recorded callchain.
+    pub max_stack: Option<usize>,
 }
 
 /// What [`replay`] hands over, one at a time, in perf's order.
@@ -103,6 +106,7 @@ impl ReplayOptions {
             shown: Vec::new(),
             symfs,
             callchain_order: crate::callgraph::Order::Callee,
+            max_stack: None,
         }
     }
 }
@@ -115,6 +119,7 @@ impl Default for ReplayOptions {
             shown: Vec::new(),
             symfs: None,
             callchain_order: crate::callgraph::Order::Callee,
+            max_stack: None,
         }
     }
 }
@@ -206,7 +211,7 @@ fn read_steps(
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
     let (extra, shown, symfs) = (opts.extra, &opts.shown[..], opts.symfs.as_deref());
-    let mut lbr = CallStacks::new(opts.callchain_order);
+    let mut lbr = CallStacks::new(opts.callchain_order, opts.max_stack);
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
@@ -340,6 +345,7 @@ fn push_sample(
         p.chain = match lbr.words(attr, &s, bytes, item.raw.stream, endian) {
             Some((words, b)) => {
                 beyond = b;
+                p.lbr = true;
                 order.out.held.hold(words.iter().copied())
             }
             None => order.out.held.hold(c.iter()),

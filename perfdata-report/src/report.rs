@@ -190,6 +190,7 @@ impl Report {
             // The order the call graph and the Children rows walk chains in, which
             // perf resolves LBR call stacks in.
             callchain_order: self.graph.unwrap_or_default().order_for(self.children),
+            max_stack: self.graph.and_then(|g| g.max_stack),
             ..ReplayOptions::unwinding(self.unwind, self.symfs.clone())
         }
     }

@@ -67,6 +67,7 @@ mod tests {
             ip: at,
             callchain: Vec::new(),
             unwound: 0,
+            lbr: false,
         };
         let mut counters = Counters::default();
         let mut got = Vec::new();

@@ -260,7 +260,8 @@ impl Tally {
         let order = self.order();
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
-            let chain = cut_chain(&s.callchain, max_stack, order);
+            // perf's --max-stack cuts no chain made of an LBR call stack.
+            let chain = cut_chain(&s.callchain, max_stack.filter(|_| !s.lbr), order);
             let inlines = &mut self.inlines;
             let mut count = |at: &Location| match (inlines.as_mut(), m) {
                 (Some(i), Some(m)) => i.at(m, at),

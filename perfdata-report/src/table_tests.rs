@@ -38,6 +38,7 @@ fn a_sample_joins_the_earlier_entry_of_its_name_from_another_thread() {
             ip,
             callchain: Vec::new(),
             unwound: 0,
+            lbr: false,
         });
     };
     sample(&mut m, 10, 1);
@@ -91,6 +92,7 @@ fn the_command_column_is_as_wide_as_the_threads_last_names() {
             ip,
             callchain: Vec::new(),
             unwound: 0,
+            lbr: false,
         });
     };
     sample(&mut m, 1);

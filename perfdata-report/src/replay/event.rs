@@ -114,6 +114,8 @@ pub(super) struct PendingSample {
     pub(super) tid: i32,
     /// The ip is in kernel mode.
     pub(super) kernel: bool,
+    /// The chain is made of an LBR call stack ([`crate::model::ResolvedSample::lbr`]).
+    pub(super) lbr: bool,
     /// The callchain's raw entries, markers included: while the sample waits, held on
     /// the reading thread (`Spare::hold`, which names them), then in its batch's words
     /// (`super::chain_words`); 0: none.
@@ -184,6 +186,7 @@ pub(super) fn sample_event(
         kernel: misc & misc::CPUMODE_MASK == misc::KERNEL,
         // The words wait apart (super::Outbox::held).
         chain: 0,
+        lbr: false,
         rare: read.map(|read| {
             Box::new(Rare {
                 read: Some(read),

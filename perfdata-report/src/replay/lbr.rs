@@ -26,19 +26,21 @@ use crate::unwind::MAX_FRAMES;
 /// would start, which perf's callee walk reads all the same).
 ///
 /// False, `out` left empty, where perf resolves the recorded chain instead: no
-/// PERF_CONTEXT_USER among its first 127 entries (perf's default `--max-stack`), or an
+/// PERF_CONTEXT_USER among its first `max_stack` entries (perf's `--max-stack`, 127 by
+/// default; it cuts nothing else of the chain made here), or an
 /// address of the walk is a context marker perf rejects (its LBR walk gives up then).
 pub(crate) fn lbr_callchain(
     chain: &[u64],
     branches: &[(u64, u64)],
     past: u64,
     order: Order,
+    max_stack: usize,
     out: &mut Vec<u64>,
 ) -> bool {
     out.clear();
     let Some(user_at) = chain
         .iter()
-        .take(MAX_FRAMES)
+        .take(max_stack)
         .position(|&e| e == PERF_CONTEXT_USER)
     else {
         return false;
@@ -117,6 +119,8 @@ fn walk(entries: impl Iterator<Item = u64>, frames: &mut Vec<(u64, bool)>) -> bo
 /// perf walks their chains in, and the sample waiting for the bytes after it.
 pub(super) struct CallStacks {
     order: Order,
+    /// perf's `--max-stack` ([`lbr_callchain`]).
+    max_stack: usize,
     waiting: Option<Beyond>,
     words: Vec<u64>,
     branches: Vec<(u64, u64)>,
@@ -124,9 +128,10 @@ pub(super) struct CallStacks {
 
 impl CallStacks {
     /// Chains walked in `order` (perf's `callchain_param.order`).
-    pub(super) fn new(order: Order) -> Self {
+    pub(super) fn new(order: Order, max_stack: Option<usize>) -> Self {
         CallStacks {
             order,
+            max_stack: max_stack.unwrap_or(MAX_FRAMES),
             waiting: None,
             words: Vec::new(),
             branches: Vec::new(),
@@ -170,8 +175,15 @@ impl CallStacks {
             }
             None => 0,
         };
-        lbr_callchain(&chain, &self.branches, past, self.order, &mut self.words)
-            .then_some((&self.words[..], beyond))
+        lbr_callchain(
+            &chain,
+            &self.branches,
+            past,
+            self.order,
+            self.max_stack,
+            &mut self.words,
+        )
+        .then_some((&self.words[..], beyond))
     }
 
     /// Let `b` wait for the bytes of the records after its sample, whose held chain
@@ -189,7 +201,7 @@ impl CallStacks {
             self.waiting = None;
             return None;
         }
-        let words = b.feed(bytes, self.order)?;
+        let words = b.feed(bytes, self.order, self.max_stack)?;
         let held = b.held;
         self.waiting = None;
         Some((held, words))
@@ -248,21 +260,26 @@ impl Beyond {
 
     /// Take in the bytes of the next record in the file; the sample's chain words, once
     /// the word is whole (with it).
-    pub(super) fn feed(&mut self, bytes: &[u8], order: Order) -> Option<Vec<u64>> {
+    pub(super) fn feed(
+        &mut self,
+        bytes: &[u8],
+        order: Order,
+        max_stack: usize,
+    ) -> Option<Vec<u64>> {
         let pass = self.skip.min(bytes.len());
         self.skip -= pass;
         let need = 8 - self.got.len();
         let rest = &bytes[pass..];
         self.got.extend_from_slice(&rest[..need.min(rest.len())]);
         let to = self.word()?;
-        Some(self.words(to, order))
+        Some(self.words(to, order, max_stack))
     }
 
     /// The sample's chain words with `to` as `entries[0].to` (the recorded chain where
     /// perf falls back to it).
-    pub(super) fn words(&self, to: u64, order: Order) -> Vec<u64> {
+    pub(super) fn words(&self, to: u64, order: Order, max_stack: usize) -> Vec<u64> {
         let mut out = Vec::new();
-        if !lbr_callchain(&self.chain, &[], to, order, &mut out) {
+        if !lbr_callchain(&self.chain, &[], to, order, max_stack, &mut out) {
             out = self.chain.clone();
         }
         out

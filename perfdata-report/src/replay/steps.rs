@@ -118,6 +118,7 @@ pub(super) fn apply(
             sample.time = p.time();
             sample.period = p.period;
             sample.unwound = unwound;
+            sample.lbr = p.lbr;
             machine.resolve_into((p.pid, p.tid), p.ip, p.kernel, &mut sample.ip);
             resolve_chain(machine, p.pid, p.tid, chain, &mut sample.callchain);
             // A chain perf discards (a bad marker) has no frames, unwound or not.

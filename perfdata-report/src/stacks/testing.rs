@@ -32,6 +32,7 @@ pub(crate) fn sample(
         ip,
         callchain,
         unwound: 0,
+        lbr: false,
     }
 }
 

@@ -30,7 +30,7 @@ fn chain() -> Vec<u64> {
 
 fn words(branches: &[(u64, u64)], first_to: u64, order: Order) -> Option<Vec<u64>> {
     let mut out = vec![99];
-    lbr_callchain(&chain(), branches, first_to, order, &mut out).then_some(out)
+    lbr_callchain(&chain(), branches, first_to, order, MAX_FRAMES, &mut out).then_some(out)
 }
 
 /// The frames `words` resolve to: (ip, looked up in kernel mode), leaf first.
@@ -108,13 +108,41 @@ fn markers_among_the_branches_switch_the_mode_or_give_the_recorded_chain_back() 
         &BRANCHES,
         0,
         Order::Callee,
+        MAX_FRAMES,
         &mut out
     ));
     let mut long = vec![PERF_CONTEXT_KERNEL];
     long.extend(std::iter::repeat_n(K1, 126));
     long.push(PERF_CONTEXT_USER);
-    assert!(!lbr_callchain(&long, &BRANCHES, 0, Order::Callee, &mut out));
+    assert!(!lbr_callchain(
+        &long,
+        &BRANCHES,
+        0,
+        Order::Callee,
+        MAX_FRAMES,
+        &mut out
+    ));
     assert!(out.is_empty());
+    // perf's --max-stack bounds that search alone: with 2, PERF_CONTEXT_USER third is
+    // not found; with 3 it is, and the branch stack is then used whole.
+    let kernel_two = [PERF_CONTEXT_KERNEL, K1, PERF_CONTEXT_USER, 0x40_0000];
+    assert!(!lbr_callchain(
+        &kernel_two,
+        &BRANCHES,
+        0,
+        Order::Callee,
+        2,
+        &mut out
+    ));
+    assert!(lbr_callchain(
+        &kernel_two,
+        &BRANCHES,
+        0,
+        Order::Callee,
+        3,
+        &mut out
+    ));
+    assert_eq!(out.len(), 3 + 1 + BRANCHES.len());
 }
 
 #[test]
@@ -128,9 +156,12 @@ fn the_word_past_a_record_comes_from_the_records_after_it() {
     };
     // An 8-byte record (FINISHED_ROUND) first, then another: the word is the second's
     // first 8 bytes.
-    assert_eq!(b.feed(&[8, 0, 0, 0, 0, 0, 8, 0], Order::Callee), None);
+    assert_eq!(
+        b.feed(&[8, 0, 0, 0, 0, 0, 8, 0], Order::Callee, MAX_FRAMES),
+        None
+    );
     let next = 0x41_b3b0u64.to_le_bytes();
-    let w = b.feed(&next, Order::Callee).unwrap();
+    let w = b.feed(&next, Order::Callee, MAX_FRAMES).unwrap();
     assert_eq!(frames(&w), [(K1, true), (K2, true), (0x41_b3b0, false)]);
     // Where the word lies inside the record (fields after the branch stack), it is
     // read there.
@@ -144,7 +175,7 @@ fn the_word_past_a_record_comes_from_the_records_after_it() {
 
 #[test]
 fn a_waiting_sample_takes_the_next_records_bytes_of_its_stream_only() {
-    let mut c = CallStacks::new(Order::Callee);
+    let mut c = CallStacks::new(Order::Callee, None);
     let beyond = |stream| match Beyond::first_to(&[0; 8], 8, Endian::Little, &chain(), stream) {
         Err(b) => b,
         Ok(_) => unreachable!(),
