@@ -114,10 +114,16 @@ enum Command {
     /// their stack copies.
     Unwind(unwind::UnwindCmdArgs),
     /// Samples per command, DSO and symbol, as `perf report --stdio` prints them.
+    // As perf's parse-options: an option given again replaces its value.
+    #[command(args_override_self = true)]
     Report(report::ReportArgs),
     /// List the samples, with symbols and callchains, as `perf script` prints them.
+    // As perf's parse-options: an option given again replaces its value.
+    #[command(args_override_self = true)]
     Script(script::ScriptArgs),
     /// Two or more recordings' rows side by side, as `perf diff` prints them.
+    // As perf's parse-options: an option given again replaces its value.
+    #[command(args_override_self = true)]
     Diff(diff::DiffArgs),
     /// Write the samples in another profiler's format (folded, pprof, speedscope,
     /// firefox, flamegraph), or many recordings as Parquet tables.

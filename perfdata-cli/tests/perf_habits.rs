@@ -1,6 +1,8 @@
 //! perf's habits the command line keeps: `-v/--verbose` (repeatable, not with `-q`),
 //! `-f/--force` (accepted, changes nothing: perfdata has no ownership check to skip),
-//! `--compress 3` with a space, and a closed stdout ending every command with status 0.
+//! `--compress 3` with a space, a closed stdout ending every command with status 0, and
+//! an option of report, script or diff given twice taking the last value, as perf's
+//! parse-options does.
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -357,5 +359,58 @@ fn edits_to_stdout_are_streams_perf_reads_from_a_pipe() {
             String::from_utf8_lossy(&report.stderr)
         );
         assert!(text.contains("# Samples:"), "{words:?}: {text}");
+    }
+}
+
+/// `--dsos A --dsos B` is `--dsos B`, and so `--sort` and `--percent-limit`, as perf
+/// report takes them (perf's OPT_STRING keeps the last); perfdata refused the second
+/// one before. Compared with perf's own text of the same options.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn an_option_given_again_takes_the_last_value() {
+    assert!(perf_available());
+    let input = fixtures_dir().join(INPUT);
+    let cases: [(&[&str], &[&str]); 3] = [
+        (
+            &["--dsos", "libc.so.6", "--dsos", "perfdata-spin"],
+            &["--dsos", "perfdata-spin"],
+        ),
+        (&["--sort", "dso", "--sort", "sym"], &["--sort", "sym"]),
+        (
+            &["--percent-limit", "50", "--percent-limit", "5"],
+            &["--percent-limit", "5"],
+        ),
+    ];
+    for (twice, once) in cases {
+        let report = |args: &[&str]| {
+            let mut argv: Vec<&OsStr> = ["report", "-q", "--no-children", "-g", "none"]
+                .into_iter()
+                .map(OsStr::new)
+                .collect();
+            argv.extend(args.iter().map(OsStr::new));
+            argv.push(input.as_os_str());
+            let out = perfdata(&argv);
+            assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+            String::from_utf8(out.stdout).expect("UTF-8")
+        };
+        let (a, b) = (report(twice), report(once));
+        assert_eq!(a, b, "{twice:?}");
+        assert!(!a.trim().is_empty(), "{twice:?}: no rows");
+        let perf = Command::new("perf")
+            .args([
+                "report",
+                "--stdio",
+                "-q",
+                "--no-children",
+                "-g",
+                "none",
+                "-i",
+            ])
+            .arg(&input)
+            .args(twice)
+            .stderr(Stdio::null())
+            .output()
+            .expect("perf runs");
+        assert_eq!(String::from_utf8_lossy(&perf.stdout), a, "perf {twice:?}");
     }
 }
