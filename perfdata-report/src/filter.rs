@@ -158,16 +158,15 @@ impl SampleFilter {
         }
     }
 
-    /// The sort keys of `keys` perf elides ([`SampleFilter::single`]), unless one is
-    /// the only key: perf neither prints nor sorts by them.
+    /// The sort keys of `keys` perf elides ([`SampleFilter::single`]), none where that
+    /// would be every key (perf's `sort__setup_elide`): perf neither prints nor sorts
+    /// by them.
     pub(crate) fn elided(&self, keys: &[SortKey]) -> Vec<SortKey> {
-        if keys.len() < 2 {
+        let one = |k: &SortKey| self.single(*k).is_some();
+        if keys.iter().all(one) {
             return Vec::new();
         }
-        keys.iter()
-            .copied()
-            .filter(|&k| self.single(k).is_some())
-            .collect()
+        keys.iter().copied().filter(one).collect()
     }
 
     /// The `--symbols` entries that are addresses (see [`SampleFilter::symbol_names`]):

@@ -19,8 +19,8 @@ pub struct Preamble {
     /// Samples the kernel lost ("Total Lost Samples").
     pub lost_samples: u64,
     /// The one name of a `--comms` filter of one name: perf says `# comm: NAME` and
-    /// leaves the Command column out (perf's `sort__setup_elide`), unless it is the
-    /// only column.
+    /// leaves the Command column out (perf's `sort__setup_elide`), unless every column
+    /// would be left out.
     pub single_comm: Option<String>,
     /// The one name of a `--dsos` filter of one name: perf says `# dso: NAME` and leaves
     /// the Shared Object column out, as for a comm.
@@ -95,6 +95,47 @@ impl Write for Unheaded<'_> {
     }
 }
 
+/// The one name a sort key is filtered to, if one ([`Preamble`]).
+fn single_name(preamble: &Preamble, k: SortKey) -> Option<&String> {
+    match k {
+        SortKey::Comm => preamble.single_comm.as_ref(),
+        SortKey::Dso => preamble.single_dso.as_ref(),
+        SortKey::Sym => preamble.single_sym.as_ref(),
+        _ => None,
+    }
+}
+
+/// The keys perf 6.1's `sort__setup_elide` leaves out: those filtered to one name,
+/// none if that is every key ("it makes no sense to elide all of sort entries").
+fn elided_keys(keys: &[SortKey], preamble: &Preamble) -> Vec<SortKey> {
+    let one = |k: &SortKey| single_name(preamble, *k).is_some();
+    if keys.iter().all(one) {
+        return Vec::new();
+    }
+    keys.iter().copied().filter(one).collect()
+}
+
+/// perf's `__get_elide` lines: `# comm: NAME` for each sort key filtered to one name,
+/// in the keys' order (said even where every column stays, and with `-q`).
+fn write_single_names(
+    out: &mut dyn Write,
+    keys: &[SortKey],
+    preamble: &Preamble,
+) -> io::Result<()> {
+    for &k in keys {
+        let label = match k {
+            SortKey::Comm => "comm",
+            SortKey::Dso => "dso",
+            SortKey::Sym => "symbol",
+            _ => continue,
+        };
+        if let Some(v) = single_name(preamble, k) {
+            writeln!(out, "# {label}: {v}")?;
+        }
+    }
+    Ok(())
+}
+
 /// Print `tables` as perf 6.1's `perf report --stdio` does (but for the random tip it
 /// ends with): a preamble, then per event its sample count, event count, column
 /// headers, dotted rules and rows, each with its call graph if the view has one.
@@ -106,6 +147,9 @@ pub fn write_stdio(
     preamble: &Preamble,
 ) -> io::Result<()> {
     if view.quiet {
+        // perf says the filters' single names as it sets the columns up, before the
+        // text `-q` leaves its header out of.
+        write_single_names(out, keys, preamble)?;
         let mut out = Unheaded {
             out,
             at_line_start: true,
@@ -123,24 +167,11 @@ pub fn write_stdio(
         "# To display the perf.data header info, please use --header/--header-only options."
     )?;
     writeln!(out, "#")?;
-    // The columns printed: a DSO or comm filtered to one name is said once, above
-    // (perf's `sort__setup_elide`), unless it is the only column.
-    let elided = |k: SortKey| match k {
-        SortKey::Dso => preamble.single_dso.is_some(),
-        SortKey::Comm => preamble.single_comm.is_some(),
-        SortKey::Sym => preamble.single_sym.is_some(),
-        _ => false,
-    };
-    let elide = |k: SortKey| keys.len() > 1 && elided(k);
-    for (key, name, value) in [
-        (SortKey::Dso, "dso", &preamble.single_dso),
-        (SortKey::Comm, "comm", &preamble.single_comm),
-        (SortKey::Sym, "symbol", &preamble.single_sym),
-    ] {
-        if let Some(v) = value.as_ref().filter(|_| keys.contains(&key)) {
-            writeln!(out, "# {name}: {v}")?;
-        }
-    }
+    // The columns printed: a comm, DSO or symbol filtered to one name is said once,
+    // above, instead (perf's `sort__setup_elide`), unless every column would go.
+    let elided = elided_keys(keys, preamble);
+    let elide = |k: SortKey| elided.contains(&k);
+    write_single_names(out, keys, preamble)?;
     // A recording without samples has nothing more (perf stops there).
     if tables.is_empty() {
         return Ok(());
