@@ -367,7 +367,7 @@ impl Tally {
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
                 let forest = walks.forest(child_keys, &named[1], &f.frame_of, order, self.cumulate);
-                trees = forest.trees(f.keys, f.names);
+                trees = forest.trees(f.keys, f.names, &f.places);
             }
             if self.cumulate {
                 children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {

@@ -325,7 +325,8 @@ mod tests {
         f.append(0, 7, [0, 1].into_iter(), total - 1, total - 1);
         f.append(0, 7, [0, 2].into_iter(), 1, 1);
         let names = (0..keys.len()).map(|k| format!("f{k}")).collect();
-        let trees = f.trees(keys, names);
+        let places: Vec<_> = keys.iter().map(FrameKey::own_place).collect();
+        let trees = f.trees(keys, names, &places);
         let totals = Totals {
             total,
             entry: total,

@@ -4,7 +4,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::tree::{FrameKey, INLINED_DSO};
+use super::tree::{FrameKey, FramePlace, INLINED_DSO};
 use super::ChainKey;
 use crate::intern::Chunked;
 use crate::model::Replay;
@@ -36,6 +36,9 @@ pub(crate) struct FrameNamer {
     /// Each frame key's name: that of its first location, as perf's node keeps the
     /// first chain's entry.
     pub(crate) names: Vec<String>,
+    /// Each frame key's place, for perf's comparison with a frame that has no symbol:
+    /// that of its first location.
+    pub(crate) places: Vec<FramePlace>,
     index: FxHashMap<FrameKey, u32>,
     /// The names of inlined functions met, numbered (their frame keys' values).
     inlined: FxHashMap<String, u64>,
@@ -55,6 +58,7 @@ impl FrameNamer {
             locs,
             keys: Vec::new(),
             names: Vec::new(),
+            places: Vec::new(),
             index: FxHashMap::default(),
             inlined: FxHashMap::default(),
         }
@@ -171,6 +175,10 @@ impl FrameNamer {
             if id == next {
                 self.keys.push(key);
                 self.names.push(shown);
+                self.places.push(match key.dso {
+                    INLINED_DSO => (dso, l.ip),
+                    _ => key.own_place(),
+                });
             }
             self.frame_of[i as usize] = id;
         }

@@ -37,6 +37,11 @@ pub(crate) struct FrameKey {
     pub(crate) inline: u16,
 }
 
+/// A frame's DSO (+1, 0 for none) and ip, as perf's `match_chain` compares a frame with
+/// one of no symbol. A function's start orders it as its ip would (the other ip is in
+/// no symbol); an inlined function's key is placed by its first location.
+pub(crate) type FramePlace = (u32, u64);
+
 /// The DSO of an inlined function's frame key: perf's `match_chain` compares inlined
 /// functions by name, whatever their DSO.
 pub(crate) const INLINED_DSO: u32 = u32::MAX;
@@ -47,18 +52,36 @@ impl FrameKey {
     /// names, without " (inlined)"), else by DSO and address. Not one order: which
     /// applies depends on the pair, so the children's rb-tree's shape decides where
     /// they meet ([`super::rbtree`]).
-    fn perf_cmp(&self, name: &str, new: &FrameKey, new_name: &str) -> std::cmp::Ordering {
+    ///
+    /// Where either frame has no symbol perf compares both by DSO and ip (its
+    /// `CCKEY_ADDRESS` fallback), an inlined function's too: `place` and `new_place`
+    /// are the frames' [`FramePlace`]s.
+    fn perf_cmp(
+        &self,
+        (name, place): (&str, FramePlace),
+        new: &FrameKey,
+        (new_name, new_place): (&str, FramePlace),
+    ) -> std::cmp::Ordering {
         fn bare(s: &str) -> &str {
             s.strip_suffix(crate::inlines::INLINED).unwrap_or(s)
         }
+        if !(self.sym && new.sym) {
+            return (place, self.inline).cmp(&(new_place, new.inline));
+        }
         let inlined = self.dso == INLINED_DSO || new.dso == INLINED_DSO;
-        if self.sym && new.sym && inlined {
+        if inlined {
             let by_name = bare(name).cmp(bare(new_name));
             if by_name.is_ne() {
                 return by_name;
             }
         }
         (self.dso, self.value, self.inline).cmp(&(new.dso, new.value, new.inline))
+    }
+
+    /// The key's own DSO and value as its [`FramePlace`]: right for every frame but an
+    /// inlined function's (whose key holds no DSO nor address).
+    pub(crate) fn own_place(&self) -> FramePlace {
+        (self.dso, self.value)
     }
 }
 
@@ -142,7 +165,7 @@ impl CallTree {
     pub fn empty() -> CallTree {
         let mut f = Forest::default();
         f.root((0, 0));
-        f.trees(Vec::new(), Vec::new())
+        f.trees(Vec::new(), Vec::new(), &[])
             .remove(&(0, 0))
             .expect("the root made")
     }
@@ -334,11 +357,12 @@ impl Forest {
     }
 
     /// Each entry's tree, frame key `k` named `names[k]` and siblings ordered by
-    /// `keys[k]` as perf's rb-tree orders them.
+    /// `keys[k]` (at `places[k]`) as perf's rb-tree orders them.
     pub(crate) fn trees(
         self,
         keys: Vec<FrameKey>,
         names: Vec<String>,
+        places: &[FramePlace],
     ) -> FxHashMap<(u32, u32), CallTree> {
         let Forest {
             mut nodes,
@@ -381,7 +405,9 @@ impl Forest {
                 nodes[existing as usize].key as usize,
                 nodes[new as usize].key as usize,
             );
-            keys[e].perf_cmp(&names[e], &keys[n], &names[n]).is_lt()
+            keys[e]
+                .perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
+                .is_lt()
         };
         for n in 0..nodes.len() {
             let (a, b) = (first[n] as usize, first[n + 1] as usize);
@@ -436,7 +462,8 @@ mod tests {
         f.append(0, 7, [0, 3].into_iter(), 2, 1);
         f.append(0, 8, [4, 0].into_iter(), 1, 1);
         f.append(0, 9, std::iter::empty(), 1, 1);
-        let trees = f.trees(keys, names);
+        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+        let trees = f.trees(keys, names, &places);
         assert_eq!(trees.len(), 2, "an empty chain makes no tree");
         let t = &trees[&(0, 7)];
         let root = t.root();
@@ -495,7 +522,8 @@ mod tests {
         for k in 1..=3 {
             f.append(0, 1, [0, k].into_iter(), 1, 1);
         }
-        let trees = f.trees(keys, names);
+        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+        let trees = f.trees(keys, names, &places);
         let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
             panic!()
         };
@@ -510,6 +538,40 @@ mod tests {
         );
     }
 
+    /// An inlined function and a frame of no symbol are compared by DSO and ip (perf's
+    /// `match_chain` fallback): met as foo, 0x1225, qux, 0x1245, of one period, perf
+    /// prints the addresses (largest first) then qux, foo (by name).
+    #[test]
+    fn inlined_siblings_of_frames_without_a_symbol_are_placed_by_ip() {
+        let inlined = |value| FrameKey {
+            inline: 0,
+            dso: INLINED_DSO,
+            sym: true,
+            value,
+        };
+        let bare = |value| FrameKey {
+            inline: 0,
+            dso: 1,
+            sym: false,
+            value,
+        };
+        let keys = vec![key(5), inlined(0), bare(0x1225), inlined(1), bare(0x1245)];
+        let names = ["w", "foo (inlined)", "0x1225", "qux (inlined)", "0x1245"];
+        let names = names.map(String::from).to_vec();
+        let places = [(1, 5), (1, 0x1190), (1, 0x1225), (1, 0x1180), (1, 0x1245)];
+        let mut f = Forest::default();
+        for k in 1..=4 {
+            f.append(0, 1, [0, k].into_iter(), 1, 1);
+        }
+        let trees = f.trees(keys, names, &places);
+        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
+        let want = ["0x1245", "0x1225", "qux (inlined)", "foo (inlined)"];
+        assert_eq!(order, want);
+    }
+
     /// A node of many children (past the count from which they are found through the
     /// hash table) keeps each once, whatever order chains come in: each child's period
     /// summed, the children in perf's order.
@@ -521,7 +583,8 @@ mod tests {
         for k in (1..=40).chain((1..=40).rev()).chain((1..=40).step_by(3)) {
             f.append(0, 1, [0, k].into_iter(), k.into(), 1);
         }
-        let trees = f.trees(keys, names);
+        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+        let trees = f.trees(keys, names, &places);
         let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
             panic!()
         };
