@@ -24,7 +24,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use perfdata_tests::{fixture_files, name, perf_available};
+use perfdata_tests::{fixture_files, fixtures_dir, name, perf_available};
 
 use crate::report_text;
 use crate::workload;
@@ -129,6 +129,30 @@ fn report_text_equals_perfs() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     // 27 fixtures, six sorts each, and the comm filters of those with samples.
     assert!(compared >= 200, "{compared} reports compared");
+}
+
+/// Sort keys filtered to one name each (`--comms`, `--dsos`, `--symbols`): perf says
+/// them above the table in its columns' order (`sort__setup_elide` walks them), and
+/// where every key is filtered so it shows them all as columns again, sorting by them.
+/// Before, perfdata said them dso, comm, symbol whatever the sort and left every column
+/// out.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn keys_filtered_to_one_name_are_said_in_the_sorts_order() {
+    assert!(perf_available());
+    let input = fixtures_dir().join("file-callgraph-fp.data");
+    let (comm, dso) = (["--comms", "perfdata-spin"], ["--dsos", "perfdata-spin"]);
+    let runs: [&[&[&str]]; 4] = [
+        &[&["-s", "comm,dso"], &comm, &dso],
+        &[&["-s", "dso,comm,sym"], &comm, &dso],
+        &[&["-s", "sym,comm"], &comm, &["--symbols", "main"]],
+        &[&["-s", "sym,dso,comm"], &comm, &dso, &["--symbols", "main"]],
+    ];
+    let problems: Vec<String> = runs
+        .iter()
+        .filter_map(|args| differs(&input, &args.concat()))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// More than a thousand samples: perf prints the count in thousands ("30K").
