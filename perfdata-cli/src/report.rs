@@ -85,11 +85,11 @@ pub struct ReportArgs {
     /// tenth), `10%/1,10%/3`, `0%-10%`, `10%-20%,30%-40%`, `25%` (the first quarter).
     #[arg(long, value_name = "START,STOP|SLICES")]
     time: Option<String>,
-    /// Only samples in these DSOs, by short or long name (perf's --dsos).
-    #[arg(long, value_name = "DSO,...")]
+    /// Only samples in these DSOs, by short or long name (perf's -d/--dsos).
+    #[arg(long, short = 'd', value_name = "DSO,...")]
     dsos: Option<String>,
-    /// Only samples in these functions, by name (perf's --symbols).
-    #[arg(long, value_name = "SYMBOL,...")]
+    /// Only samples in these functions, by name (perf's -S/--symbols).
+    #[arg(long, short = 'S', value_name = "SYMBOL,...")]
     symbols: Option<String>,
     /// At most this many frames of each callchain (perf's --max-stack).
     #[arg(long, value_name = "N")]
