@@ -370,12 +370,14 @@ fn edits_to_stdout_are_streams_perf_reads_from_a_pipe() {
 fn an_option_given_again_takes_the_last_value() {
     assert!(perf_available());
     let input = fixtures_dir().join(INPUT);
-    let cases: [(&[&str], &[&str]); 4] = [
+    let cases: [(&[&str], &[&str]); 5] = [
         (
             &["--dsos", "libc.so.6", "--dsos", "perfdata-spin"],
             &["--dsos", "perfdata-spin"],
         ),
         (&["--sort", "dso", "--sort", "sym"], &["--sort", "sym"]),
+        // A sort key named twice is one column, as in perf.
+        (&["--sort", "sym,dso,sym"], &["--sort", "sym,dso"]),
         // perf's short forms of --dsos and --symbols.
         (
             &["-d", "perfdata-spin", "-S", "main"],

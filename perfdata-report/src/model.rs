@@ -310,9 +310,18 @@ impl SortKey {
         }
     }
 
-    /// Parse perf's comma-separated list (`comm,dso,sym`).
+    /// Parse perf's comma-separated list (`comm,dso,sym`). A key named again is
+    /// dropped, as perf's `sort_dimension__add` skips a dimension already taken
+    /// (`sym,dso,sym` is `sym,dso`).
     pub fn parse_list(s: &str) -> Result<Vec<SortKey>, String> {
-        s.split(',').map(|k| k.trim().parse()).collect()
+        let mut keys: Vec<SortKey> = Vec::new();
+        for k in s.split(',') {
+            let k: SortKey = k.trim().parse()?;
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        Ok(keys)
     }
 }
 

@@ -13,6 +13,11 @@ fn sort_keys_by_perfs_names() {
         [SortKey::Pid, SortKey::Sym]
     );
     assert!(SortKey::parse_list("comm,bogus").is_err());
+    // A key named again is dropped, as perf's sort_dimension__add skips a taken one.
+    assert_eq!(
+        SortKey::parse_list("sym,dso,symbol").unwrap(),
+        [SortKey::Sym, SortKey::Dso]
+    );
 }
 
 /// `sh -c 'hot'` filtered to the child: the child's one `sh` sample (before its exec)
