@@ -171,13 +171,11 @@ impl Layout {
         if !(inlined(x) || inlined(y)) || is_unresolved(x) || is_unresolved(y) {
             return None;
         }
-        let name = |c: &'_ str| -> String {
+        fn name(c: &str) -> &str {
             let c = c.get(4..).unwrap_or(c);
-            c.strip_suffix(crate::inlines::INLINED)
-                .unwrap_or(c)
-                .to_string()
-        };
-        Some(name(y).cmp(&name(x))).filter(|o| o.is_ne())
+            c.strip_suffix(crate::inlines::INLINED).unwrap_or(c)
+        }
+        Some(name(y).cmp(name(x))).filter(|o| o.is_ne())
     }
 
     /// `a` before `b` (Less) by field `f`, as perf's `sort` of the field.

@@ -161,7 +161,7 @@ impl SampleFilter {
     /// The sort keys of `keys` perf elides ([`SampleFilter::single`]), none where that
     /// would be every key (perf's `sort__setup_elide`): perf neither prints nor sorts
     /// by them.
-    pub(crate) fn elided(&self, keys: &[SortKey]) -> Vec<SortKey> {
+    pub fn elided(&self, keys: &[SortKey]) -> Vec<SortKey> {
         let one = |k: &SortKey| self.single(*k).is_some();
         if keys.iter().all(one) {
             return Vec::new();

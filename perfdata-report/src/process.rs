@@ -263,46 +263,42 @@ impl Machine {
         let filename = filename.as_str();
         let end = start.saturating_add(len);
         if kernel {
-            let Some(sym) = filename.strip_prefix("[kernel.kallsyms]") else {
+            let (long, short, end) = match filename.strip_prefix("[kernel.kallsyms]") {
                 // perf 6.1's machine__process_kernel_mmap_event: a path, or a `[name]`
                 // other than the kernel's, is a module.
-                if filename.starts_with('/') || filename.starts_with('[') {
+                None if filename.starts_with('/') || filename.starts_with('[') => {
                     self.add_module_map(start, end, filename, build_id);
-                } else {
-                    // Neither (an extra kernel map, perf's entry trampolines): kept as
-                    // a DSO of its own, named as a module would be.
-                    let stem = filename.split(".ko").next().unwrap_or(filename);
-                    let short = format!("[{}]", stem.replace('-', "_"));
-                    let dso = self.dso(filename, &short, true, build_id);
-                    self.kernel_maps.insert(Map {
-                        start,
-                        end,
-                        pgoff,
-                        dso,
-                        identity: true,
-                    });
+                    return;
                 }
-                return;
+                // Neither (an extra kernel map, perf's entry trampolines): kept as a DSO
+                // of its own, named as a module would be.
+                None => {
+                    let stem = filename.split(".ko").next().unwrap_or(filename);
+                    (filename, format!("[{}]", stem.replace('-', "_")), end)
+                }
+                Some(sym) => {
+                    if !sym.is_empty() {
+                        self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
+                    }
+                    // perf 6.1's __machine__create_kernel_maps: the kernel image's map
+                    // is renewed, the one before removed (modules stay). A merge of
+                    // several kernels' recordings keeps the one read last.
+                    let before: Vec<u64> = self
+                        .kernel_maps
+                        .iter()
+                        .filter(|m| self.dsos[m.dso].long_name == "[kernel.kallsyms]")
+                        .map(|m| m.start)
+                        .collect();
+                    for start in before {
+                        self.kernel_maps.remove(start);
+                    }
+                    // Some recordings give the kernel's MMAP no length: it then runs to
+                    // the end.
+                    let end = if end == start { u64::MAX } else { end };
+                    ("[kernel.kallsyms]", "[kernel.kallsyms]".to_string(), end)
+                }
             };
-            if !sym.is_empty() {
-                self.kernel_ref_reloc = Some((sym.to_string(), pgoff));
-            }
-            // perf 6.1's __machine__create_kernel_maps: the kernel image's map is
-            // renewed, the one before removed (modules stay). A merge of several
-            // kernels' recordings keeps the one read last.
-            let before: Vec<u64> = self
-                .kernel_maps
-                .iter()
-                .filter(|m| self.dsos[m.dso].long_name == "[kernel.kallsyms]")
-                .map(|m| m.start)
-                .collect();
-            for start in before {
-                self.kernel_maps.remove(start);
-            }
-            let (long, short) = ("[kernel.kallsyms]", "[kernel.kallsyms]");
-            // Some recordings give the kernel's MMAP no length: it then runs to the end.
-            let end = if end == start { u64::MAX } else { end };
-            let dso = self.dso(long, short, true, build_id);
+            let dso = self.dso(long, &short, true, build_id);
             self.kernel_maps.insert(Map {
                 start,
                 end,

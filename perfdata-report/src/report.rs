@@ -345,6 +345,7 @@ impl Counted {
             single_comm: report.filter.single(SortKey::Comm).map(str::to_string),
             single_dso: report.filter.single(SortKey::Dso).map(str::to_string),
             single_sym: report.filter.single(SortKey::Sym).map(str::to_string),
+            elided: report.filter.elided(&report.keys),
             time_slices: report.time.as_ref().map(|t| t.1.clone()),
         };
         let graph = report.graph.filter(|_| {

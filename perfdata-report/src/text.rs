@@ -28,6 +28,10 @@ pub struct Preamble {
     /// The one name of a `--symbols` filter of one name (`# symbol: NAME`, the Symbol
     /// column left out).
     pub single_sym: Option<String>,
+    /// The sort keys left out as columns (perf's `sort__setup_elide`, see
+    /// [`crate::filter::SampleFilter::elided`]): those of the names above, unless that
+    /// would be every key.
+    pub elided: Vec<SortKey>,
     /// perf's `--time` argument as given, said after each event's sample count.
     pub time_slices: Option<String>,
 }
@@ -105,16 +109,6 @@ fn single_name(preamble: &Preamble, k: SortKey) -> Option<&String> {
     }
 }
 
-/// The keys perf 6.1's `sort__setup_elide` leaves out: those filtered to one name,
-/// none if that is every key ("it makes no sense to elide all of sort entries").
-fn elided_keys(keys: &[SortKey], preamble: &Preamble) -> Vec<SortKey> {
-    let one = |k: &SortKey| single_name(preamble, *k).is_some();
-    if keys.iter().all(one) {
-        return Vec::new();
-    }
-    keys.iter().copied().filter(one).collect()
-}
-
 /// perf's `__get_elide` lines: `# comm: NAME` for each sort key filtered to one name,
 /// in the keys' order (said even where every column stays, and with `-q`).
 fn write_single_names(
@@ -169,8 +163,7 @@ pub fn write_stdio(
     writeln!(out, "#")?;
     // The columns printed: a comm, DSO or symbol filtered to one name is said once,
     // above, instead (perf's `sort__setup_elide`), unless every column would go.
-    let elided = elided_keys(keys, preamble);
-    let elide = |k: SortKey| elided.contains(&k);
+    let elide = |k: SortKey| preamble.elided.contains(&k);
     write_single_names(out, keys, preamble)?;
     // A recording without samples has nothing more (perf stops there).
     if tables.is_empty() {

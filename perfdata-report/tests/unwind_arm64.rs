@@ -17,9 +17,9 @@
 //! the code: the sampled pc, then each return address (the instruction after a `bl`)
 //! less one, as perf gives them.
 
-use perfdata_core::record::{Mmap, PaddedString};
-use perfdata_report::process::{Machine, MapProt};
-use perfdata_report::unwind::{Arch, UnwindOptions, Unwinder, UserState};
+use perfdata_report::unwind::{Arch, UserState};
+
+mod walk;
 
 /// Where the binary is mapped (one read-execute map of the whole file, at offset 0).
 const BASE: u64 = 0x5555_0000_0000;
@@ -53,31 +53,7 @@ fn stack() -> Vec<u64> {
 
 /// perfdata's user frames of `user`, and how the walk ended (whole or not).
 fn unwind(user: &UserState) -> (Vec<u64>, bool) {
-    let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/unwind/arm64/frames")
-        .canonicalize()
-        .expect("the fixture");
-    let cache = tempfile::tempdir().expect("temp dir");
-    let mut machine = Machine::new();
-    let thread = machine.findnew_thread(100, 100);
-    let map = Mmap {
-        pid: 100,
-        tid: 100,
-        addr: BASE,
-        len: 0x1000,
-        pgoff: 0,
-        filename: PaddedString::new(binary.to_str().expect("utf-8 path")),
-    };
-    machine.process_mmap(&map, MapProt::EXEC, false, None);
-    let opts = UnwindOptions {
-        symfs: None,
-        buildid_dir: Some(cache.path().to_path_buf()),
-    };
-    let mut unwinder = Unwinder::new(Some(Arch::Aarch64), &opts);
-    let frames = unwinder.unwind(&machine, thread, user);
-    let stats = unwinder.stats();
-    assert_eq!(stats.whole + stats.cut, 1, "{stats:?}");
-    (frames, stats.whole == 1)
+    walk::unwind("unwind/arm64/frames", BASE, 0x1000, Arch::Aarch64, user)
 }
 
 #[test]

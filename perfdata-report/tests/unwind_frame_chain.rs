@@ -15,9 +15,9 @@
 //! up. libunwind takes the frame record (where framehop's own rule took the word at the
 //! stack pointer), and its caller's stack pointer is the frame's plus 16, not rbp+16.
 
-use perfdata_core::record::{Mmap, PaddedString};
-use perfdata_report::process::{Machine, MapProt};
-use perfdata_report::unwind::{Arch, UnwindOptions, Unwinder, UserState};
+use perfdata_report::unwind::{Arch, UserState};
+
+mod walk;
 
 /// Where `cat` is mapped (one read-execute map of its first 0x8000 bytes, at offset 0).
 const BASE: u64 = 0x5555_0000_0000;
@@ -59,31 +59,7 @@ fn stack() -> Vec<u64> {
 
 /// perfdata's user frames of `user`.
 fn unwind(user: &UserState) -> Vec<u64> {
-    let binary = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/unwind/symfs/usr/bin/cat")
-        .canonicalize()
-        .expect("the fixture");
-    let cache = tempfile::tempdir().expect("temp dir");
-    let mut machine = Machine::new();
-    let thread = machine.findnew_thread(100, 100);
-    let map = Mmap {
-        pid: 100,
-        tid: 100,
-        addr: BASE,
-        len: 0x8000,
-        pgoff: 0,
-        filename: PaddedString::new(binary.to_str().expect("utf-8 path")),
-    };
-    machine.process_mmap(&map, MapProt::EXEC, false, None);
-    let opts = UnwindOptions {
-        symfs: None,
-        buildid_dir: Some(cache.path().to_path_buf()),
-    };
-    let mut unwinder = Unwinder::new(Some(Arch::X86_64), &opts);
-    let frames = unwinder.unwind(&machine, thread, user);
-    let stats = unwinder.stats();
-    assert_eq!(stats.whole + stats.cut, 1, "{stats:?}");
-    frames
+    walk::unwind("unwind/symfs/usr/bin/cat", BASE, 0x8000, Arch::X86_64, user).0
 }
 
 #[test]
