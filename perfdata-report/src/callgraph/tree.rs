@@ -56,7 +56,7 @@ impl FrameKey {
     /// Where either frame has no symbol perf compares both by DSO and ip (its
     /// `CCKEY_ADDRESS` fallback), an inlined function's too: `place` and `new_place`
     /// are the frames' [`FramePlace`]s.
-    fn perf_cmp(
+    pub(super) fn perf_cmp(
         &self,
         (name, place): (&str, FramePlace),
         new: &FrameKey,
@@ -68,14 +68,17 @@ impl FrameKey {
         if !(self.sym && new.sym) {
             return (place, self.inline).cmp(&(new_place, new.inline));
         }
-        let inlined = self.dso == INLINED_DSO || new.dso == INLINED_DSO;
-        if inlined {
-            let by_name = bare(name).cmp(bare(new_name));
-            if by_name.is_ne() {
-                return by_name;
-            }
+        if self.is_inlined() || new.is_inlined() {
+            // Equal names are one frame, an inlined `foo` and an out-of-line one too.
+            return bare(name).cmp(bare(new_name));
         }
         (self.dso, self.value, self.inline).cmp(&(new.dso, new.value, new.inline))
+    }
+
+    /// Whether this is an inlined function's key (under the `function` key: perf's
+    /// `match_chain` compares it by name).
+    pub(crate) fn is_inlined(&self) -> bool {
+        self.sym && self.dso == INLINED_DSO
     }
 
     /// The key's own DSO and value as its [`FramePlace`]: right for every frame but an
@@ -253,6 +256,9 @@ pub(crate) struct Forest {
     /// (parent, key) -> child, for the parents of [`MANY`] children or more.
     index: FxHashMap<(u32, u32), u32>,
     roots: FxHashMap<(u32, u32), u32>,
+    /// The nodes chains end in, each once, in the order the chains first came: the
+    /// order perf appended them in, for the trees it builds otherwise ([`super::append`]).
+    ends: Vec<u32>,
 }
 
 /// No node.
@@ -352,6 +358,9 @@ impl Forest {
             at = self.child(at, key);
         }
         let n = &mut self.nodes[at as usize];
+        if (n.hit, n.count) == (0, 0) {
+            self.ends.push(at);
+        }
         n.hit += period;
         n.count += count;
     }
@@ -367,7 +376,8 @@ impl Forest {
         let Forest {
             mut nodes,
             parents,
-            roots,
+            mut roots,
+            ends,
             ..
         } = self;
         // Children come after their parents: one pass from the end sums the periods
@@ -397,23 +407,57 @@ impl Forest {
                 next[p as usize] += 1;
             }
         }
+        // perf's match_chain of an existing frame and a new one (frame keys).
+        let cmp = |e: u32, n: u32| {
+            let (e, n) = (e as usize, n as usize);
+            keys[e].perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
+        };
+        // The entries whose trees perf builds otherwise than the trie: where an inlined
+        // function is among siblings, perf's comparison is not one order (by name with
+        // it, by address between the others).
+        let other = perf_built(&nodes, &parents, &first, &kids, &keys);
         // Each node's children, made in the order perf's chains first met them, go
         // into its rb-tree as perf's `append_chain_children` and `split_add_child` put
         // them: left of an existing child that `match_chain` finds smaller.
         let goes_left = |existing: u32, new: u32| {
-            let (e, n) = (
-                nodes[existing as usize].key as usize,
-                nodes[new as usize].key as usize,
-            );
-            keys[e]
-                .perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
-                .is_lt()
+            cmp(nodes[existing as usize].key, nodes[new as usize].key).is_lt()
         };
         for n in 0..nodes.len() {
             let (a, b) = (first[n] as usize, first[n + 1] as usize);
-            if b - a > 1 {
+            if b - a > 1 && !other.as_ref().is_some_and(|(of, _)| of[n] != NONE) {
                 let order = super::rbtree::insertion_order(&kids[a..b], goes_left);
                 kids[a..b].copy_from_slice(&order);
+            }
+        }
+        if let Some((of, mut chains)) = other {
+            // Each such entry's chains, in the order they first came, built again as
+            // perf builds them, and its root moved to the new nodes.
+            for &end in &ends {
+                if let Some(c) = chains.get_mut(&of[end as usize]) {
+                    c.push(end);
+                }
+            }
+            let mut moved = FxHashMap::default();
+            for (root, ends) in chains {
+                let mut g = super::append::Graph::new(cmp);
+                let mut chain = Vec::new();
+                for end in ends {
+                    chain.clear();
+                    let mut at = end;
+                    while at != root {
+                        chain.push(nodes[at as usize].key);
+                        at = parents[at as usize];
+                    }
+                    chain.reverse();
+                    let t = &nodes[end as usize];
+                    g.append(&chain, t.hit, t.count);
+                }
+                moved.insert(root, graft(&mut nodes, &mut first, &mut kids, &g));
+            }
+            for root in roots.values_mut() {
+                if let Some(&r) = moved.get(root) {
+                    *root = r;
+                }
             }
         }
         let trie = Arc::new(Trie {
@@ -437,164 +481,118 @@ impl Forest {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(value: u64) -> FrameKey {
-        FrameKey {
-            inline: 0,
-            dso: 1,
-            sym: true,
-            value,
+/// The trie's entries whose trees perf builds otherwise (an inlined function's frame
+/// among some node's children): per node, its entry's root (NONE for the rest), and
+/// per such root, room for its chains. None where there are none.
+#[allow(clippy::type_complexity)]
+fn perf_built(
+    nodes: &[TrieNode],
+    parents: &[u32],
+    first: &[u32],
+    kids: &[u32],
+    keys: &[FrameKey],
+) -> Option<(Vec<u32>, FxHashMap<u32, Vec<u32>>)> {
+    if !keys.iter().any(FrameKey::is_inlined) {
+        return None;
+    }
+    let mut chains: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut root_of = vec![NONE; nodes.len()];
+    // Parents come before their children.
+    for n in 0..nodes.len() {
+        let p = parents[n];
+        root_of[n] = if p == NONE {
+            n as u32
+        } else {
+            root_of[p as usize]
+        };
+        let kids = &kids[first[n] as usize..first[n + 1] as usize];
+        if kids.len() > 1
+            && kids
+                .iter()
+                .any(|&k| keys[nodes[k as usize].key as usize].is_inlined())
+        {
+            chains.entry(root_of[n]).or_default();
         }
     }
-
-    /// Chains a-b-c, a-b and a-d: perf's nodes are [a] with [b] (hit) under it and [c]
-    /// under that, and [d]; a run that neither parts nor ends is one node.
-    #[test]
-    fn runs_are_nodes_split_where_chains_part_or_end() {
-        let keys = vec![key(10), key(20), key(30), key(40), key(50)];
-        let names = (0..5).map(|k| format!("f{k}")).collect();
-        let mut f = Forest::default();
-        f.append(0, 7, [0, 1, 2].into_iter(), 5, 1);
-        f.append(0, 7, [0, 1].into_iter(), 3, 2);
-        f.append(0, 7, [0, 3].into_iter(), 2, 1);
-        f.append(0, 8, [4, 0].into_iter(), 1, 1);
-        f.append(0, 9, std::iter::empty(), 1, 1);
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        assert_eq!(trees.len(), 2, "an empty chain makes no tree");
-        let t = &trees[&(0, 7)];
-        let root = t.root();
-        assert_eq!(root.frames().count(), 0);
-        assert_eq!((root.children_hit(), root.children_count()), (10, 4));
-        let [a] = root.children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(a.frames().collect::<Vec<_>>(), ["f0"]);
-        assert_eq!((a.hit(), a.children_hit()), (0, 10));
-        // Siblings by address, largest first: d (40) before b (20).
-        let kids: Vec<_> = a.children(0).collect();
-        let names: Vec<Vec<&str>> = kids.iter().map(|c| c.frames().collect()).collect();
-        assert_eq!(names, [["f3"], ["f1"]]);
-        let b = kids[1];
-        assert_eq!(
-            (b.hit(), b.count(), b.children_hit(), b.cumul_hit()),
-            (3, 2, 5, 8)
-        );
-        let [c] = b.children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(c.frames().collect::<Vec<_>>(), ["f2"]);
-        // Children under the least period asked for are left out.
-        assert_eq!(a.children(3).count(), 1);
-        let t = &trees[&(0, 8)];
-        let [top] = t.root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(top.frames().collect::<Vec<_>>(), ["f4", "f0"]);
+    if chains.is_empty() {
+        return None;
     }
-
-    /// Siblings of inlined functions are in perf's rb-tree order, by name (largest
-    /// first), whatever order their chains came in, and a function beside them is
-    /// placed by its name too: met in the order get, dl, zzz, perf's tree holds zzz,
-    /// get, dl (from 6.1's match_chain; the old order by DSO had the inlined first, by
-    /// when they were met: dl, get, zzz).
-    #[test]
-    fn inlined_siblings_are_in_perfs_order_by_name() {
-        let inlined = |value| FrameKey {
-            inline: 0,
-            dso: INLINED_DSO,
-            sym: true,
-            value,
-        };
-        let keys = vec![key(5), inlined(0), inlined(1), key(10)];
-        let names = [
-            "top",
-            "get_extended_indices (inlined)",
-            "dl_init_cacheinfo (inlined)",
-            "zzz",
-        ]
-        .map(String::from)
-        .to_vec();
-        let mut f = Forest::default();
-        for k in 1..=3 {
-            f.append(0, 1, [0, k].into_iter(), 1, 1);
+    for r in &mut root_of {
+        if !chains.contains_key(r) {
+            *r = NONE;
         }
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
-        assert_eq!(
-            order,
-            [
-                "zzz",
-                "get_extended_indices (inlined)",
-                "dl_init_cacheinfo (inlined)"
-            ]
-        );
     }
-
-    /// An inlined function and a frame of no symbol are compared by DSO and ip (perf's
-    /// `match_chain` fallback): met as foo, 0x1225, qux, 0x1245, of one period, perf
-    /// prints the addresses (largest first) then qux, foo (by name).
-    #[test]
-    fn inlined_siblings_of_frames_without_a_symbol_are_placed_by_ip() {
-        let inlined = |value| FrameKey {
-            inline: 0,
-            dso: INLINED_DSO,
-            sym: true,
-            value,
-        };
-        let bare = |value| FrameKey {
-            inline: 0,
-            dso: 1,
-            sym: false,
-            value,
-        };
-        let keys = vec![key(5), inlined(0), bare(0x1225), inlined(1), bare(0x1245)];
-        let names = ["w", "foo (inlined)", "0x1225", "qux (inlined)", "0x1245"];
-        let names = names.map(String::from).to_vec();
-        let places = [(1, 5), (1, 0x1190), (1, 0x1225), (1, 0x1180), (1, 0x1245)];
-        let mut f = Forest::default();
-        for k in 1..=4 {
-            f.append(0, 1, [0, k].into_iter(), 1, 1);
-        }
-        let trees = f.trees(keys, names, &places);
-        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
-        let want = ["0x1245", "0x1225", "qux (inlined)", "foo (inlined)"];
-        assert_eq!(order, want);
-    }
-
-    /// A node of many children (past the count from which they are found through the
-    /// hash table) keeps each once, whatever order chains come in: each child's period
-    /// summed, the children in perf's order.
-    #[test]
-    fn many_children_are_each_one_node() {
-        let keys: Vec<FrameKey> = (0..=40).map(|k| key(10 * k)).collect();
-        let names = (0..=40).map(|k| format!("f{k}")).collect();
-        let mut f = Forest::default();
-        for k in (1..=40).chain((1..=40).rev()).chain((1..=40).step_by(3)) {
-            f.append(0, 1, [0, k].into_iter(), k.into(), 1);
-        }
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let kids: Vec<_> = a.children(0).collect();
-        assert_eq!(kids.len(), 40);
-        for (c, k) in kids.iter().zip((1..=40u64).rev()) {
-            assert_eq!(c.frames().collect::<Vec<_>>(), [format!("f{k}")]);
-            let times = if (k - 1) % 3 == 0 { 3 } else { 2 };
-            assert_eq!((c.hit(), c.count()), (k * times, times));
-        }
-        assert_eq!(a.cumul_count(), 80 + 14);
-    }
+    Some((root_of, chains))
 }
+
+/// Graph `g`'s nodes added to the trie (`nodes`, with their children at
+/// `kids[first[n]..first[n + 1]]`): each of its nodes a run of trie nodes, one a frame,
+/// the last with the node's period and children, in their order. The new root.
+fn graft<C>(
+    nodes: &mut Vec<TrieNode>,
+    first: &mut Vec<u32>,
+    kids: &mut Vec<u32>,
+    g: &super::append::Graph<C>,
+) -> u32
+where
+    C: FnMut(u32, u32) -> std::cmp::Ordering,
+{
+    let base = nodes.len();
+    // The new trie nodes and each one's children, made from the root down; then the
+    // periods summed from the end up (children come after their parents).
+    let mut made: Vec<(TrieNode, Vec<u32>, u32)> = Vec::new();
+    let blank = |key, made: &mut Vec<(TrieNode, Vec<u32>, u32)>, parent: u32| {
+        made.push((
+            TrieNode {
+                key,
+                hit: 0,
+                count: 0,
+                cumul_hit: 0,
+                cumul_count: 0,
+            },
+            Vec::new(),
+            parent,
+        ));
+        (made.len() - 1) as u32
+    };
+    blank(NO_KEY, &mut made, NONE);
+    let mut stack = vec![(g.root(), 0u32)];
+    let mut children = Vec::new();
+    while let Some((n, last)) = stack.pop() {
+        children.clear();
+        g.children(n, &mut children);
+        for &c in &children {
+            let mut at = last;
+            for &key in g.frames(c) {
+                let t = blank(key, &mut made, at);
+                made[at as usize].1.push(t);
+                at = t;
+            }
+            let (hit, count) = g.hit(c);
+            let t = &mut made[at as usize].0;
+            (t.hit, t.count) = (hit, count);
+            stack.push((c, at));
+        }
+    }
+    for i in (0..made.len()).rev() {
+        let t = &mut made[i].0;
+        t.cumul_hit += t.hit;
+        t.cumul_count += t.count;
+        let (hit, count, p) = (t.cumul_hit, t.cumul_count, made[i].2);
+        if p != NONE {
+            let up = &mut made[p as usize].0;
+            up.cumul_hit += hit;
+            up.cumul_count += count;
+        }
+    }
+    for (t, under, _) in made {
+        nodes.push(t);
+        kids.extend(under.iter().map(|&k| k + base as u32));
+        first.push(kids.len() as u32);
+    }
+    base as u32
+}
+
+#[cfg(test)]
+#[path = "tree_tests.rs"]
+mod tests;
