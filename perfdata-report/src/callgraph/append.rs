@@ -16,7 +16,10 @@
 
 use std::cmp::Ordering;
 
+use rustc_hash::FxHashMap;
+
 use super::rbtree::{Links, NIL};
+use super::tree::{FrameKey, TrieNode, NONE, NO_KEY};
 
 /// A node of perf's radix tree (`callchain_node`).
 #[derive(Debug, Clone, Copy)]
@@ -188,6 +191,115 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
     pub(crate) fn children(&self, n: u32, out: &mut Vec<u32>) {
         self.links.in_order(self.nodes[n as usize].kids, out);
     }
+}
+
+/// The trie's entries whose trees perf builds otherwise (an inlined function's frame
+/// among some node's children): per node, its entry's root (NONE for the rest), and
+/// per such root, room for its chains. None where there are none.
+#[allow(clippy::type_complexity)]
+pub(super) fn perf_built(
+    nodes: &[TrieNode],
+    parents: &[u32],
+    first: &[u32],
+    kids: &[u32],
+    keys: &[FrameKey],
+) -> Option<(Vec<u32>, FxHashMap<u32, Vec<u32>>)> {
+    if !keys.iter().any(FrameKey::is_inlined) {
+        return None;
+    }
+    let mut chains: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut root_of = vec![NONE; nodes.len()];
+    // Parents come before their children.
+    for n in 0..nodes.len() {
+        let p = parents[n];
+        root_of[n] = if p == NONE {
+            n as u32
+        } else {
+            root_of[p as usize]
+        };
+        let kids = &kids[first[n] as usize..first[n + 1] as usize];
+        if kids.len() > 1
+            && kids
+                .iter()
+                .any(|&k| keys[nodes[k as usize].key as usize].is_inlined())
+        {
+            chains.entry(root_of[n]).or_default();
+        }
+    }
+    if chains.is_empty() {
+        return None;
+    }
+    for r in &mut root_of {
+        if !chains.contains_key(r) {
+            *r = NONE;
+        }
+    }
+    Some((root_of, chains))
+}
+
+/// Graph `g`'s nodes added to the trie (`nodes`, with their children at
+/// `kids[first[n]..first[n + 1]]`): each of its nodes a run of trie nodes, one a frame,
+/// the last with the node's period and children, in their order. The new root.
+pub(super) fn graft<C>(
+    nodes: &mut Vec<TrieNode>,
+    first: &mut Vec<u32>,
+    kids: &mut Vec<u32>,
+    g: &Graph<C>,
+) -> u32
+where
+    C: FnMut(u32, u32) -> Ordering,
+{
+    let base = nodes.len();
+    // The new trie nodes are numbered breadth first, so that each one's children are
+    // made together, numbered in a row, as the trie lists them. Per new node: the
+    // graph node and which frame of its run it is, and its parent.
+    let mut of: Vec<(u32, u32, u32)> = Vec::new();
+    let add = |nodes: &mut Vec<TrieNode>, of: &mut Vec<_>, n: u32, j: u32, parent: u32| {
+        let frames = g.frames(n);
+        let last = j as usize + 1 >= frames.len();
+        let (hit, count) = if last { g.hit(n) } else { (0, 0) };
+        nodes.push(TrieNode {
+            key: frames.get(j as usize).copied().unwrap_or(NO_KEY),
+            hit,
+            count,
+            cumul_hit: 0,
+            cumul_count: 0,
+        });
+        of.push((n, j, parent));
+        (nodes.len() - 1) as u32
+    };
+    add(nodes, &mut of, g.root(), 0, NONE);
+    let mut children = Vec::new();
+    let mut i = 0;
+    while i < nodes.len() - base {
+        let t = (base + i) as u32;
+        let (n, j, _) = of[i];
+        if j as usize + 1 < g.frames(n).len() {
+            kids.push(add(nodes, &mut of, n, j + 1, t));
+        } else {
+            children.clear();
+            g.children(n, &mut children);
+            for &c in &children {
+                kids.push(add(nodes, &mut of, c, 0, t));
+            }
+        }
+        first.push(kids.len() as u32);
+        i += 1;
+    }
+    // Children come after their parents: the periods summed from the end up.
+    for i in (0..of.len()).rev() {
+        let t = &mut nodes[base + i];
+        t.cumul_hit += t.hit;
+        t.cumul_count += t.count;
+        let (hit, count) = (t.cumul_hit, t.cumul_count);
+        let parent = of[i].2;
+        if parent != NONE {
+            let p = &mut nodes[parent as usize];
+            p.cumul_hit += hit;
+            p.cumul_count += count;
+        }
+    }
+    base as u32
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@
 //! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
-//! chains came in. The trie is shared by the entries' trees, and perf's nodes are made
+//! chains came in, but where an inlined function is among a node's children: there
+//! perf's comparison is not one order, and the entry's tree is built again as perf
+//! builds it, chain by chain ([`super::append`]), its nodes added to the trie. The trie is shared by the entries' trees, and perf's nodes are made
 //! of it where they are read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
 //! nodes, each with its frames' names) took 0.1 s, a quarter of the report.
@@ -91,16 +93,16 @@ impl FrameKey {
 /// A node of the trie: one frame (`key`, NO_KEY for an entry's root), the period and
 /// samples of the chains that end in it, and of all chains through it.
 #[derive(Debug, Clone, Copy)]
-struct TrieNode {
-    key: u32,
-    hit: u64,
-    count: u64,
-    cumul_hit: u64,
-    cumul_count: u64,
+pub(super) struct TrieNode {
+    pub(super) key: u32,
+    pub(super) hit: u64,
+    pub(super) count: u64,
+    pub(super) cumul_hit: u64,
+    pub(super) cumul_count: u64,
 }
 
 /// The key of an entry's root, which has no frame.
-const NO_KEY: u32 = u32::MAX;
+pub(super) const NO_KEY: u32 = u32::MAX;
 
 /// Every entry's trie, finished: nodes' cumulative periods summed and children listed,
 /// shared by the entries' [`CallTree`]s, which make perf's nodes (runs of frames) of it
@@ -262,7 +264,7 @@ pub(crate) struct Forest {
 }
 
 /// No node.
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Children from which a node's are found through the hash table.
 const MANY: u32 = 16;
@@ -409,13 +411,16 @@ impl Forest {
         }
         // perf's match_chain of an existing frame and a new one (frame keys).
         let cmp = |e: u32, n: u32| {
+            if e == n {
+                return std::cmp::Ordering::Equal;
+            }
             let (e, n) = (e as usize, n as usize);
             keys[e].perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
         };
         // The entries whose trees perf builds otherwise than the trie: where an inlined
         // function is among siblings, perf's comparison is not one order (by name with
         // it, by address between the others).
-        let other = perf_built(&nodes, &parents, &first, &kids, &keys);
+        let other = super::append::perf_built(&nodes, &parents, &first, &kids, &keys);
         // Each node's children, made in the order perf's chains first met them, go
         // into its rb-tree as perf's `append_chain_children` and `split_add_child` put
         // them: left of an existing child that `match_chain` finds smaller.
@@ -452,7 +457,7 @@ impl Forest {
                     let t = &nodes[end as usize];
                     g.append(&chain, t.hit, t.count);
                 }
-                moved.insert(root, graft(&mut nodes, &mut first, &mut kids, &g));
+                moved.insert(root, super::append::graft(&mut nodes, &mut first, &mut kids, &g));
             }
             for root in roots.values_mut() {
                 if let Some(&r) = moved.get(root) {
@@ -479,118 +484,6 @@ impl Forest {
             })
             .collect()
     }
-}
-
-/// The trie's entries whose trees perf builds otherwise (an inlined function's frame
-/// among some node's children): per node, its entry's root (NONE for the rest), and
-/// per such root, room for its chains. None where there are none.
-#[allow(clippy::type_complexity)]
-fn perf_built(
-    nodes: &[TrieNode],
-    parents: &[u32],
-    first: &[u32],
-    kids: &[u32],
-    keys: &[FrameKey],
-) -> Option<(Vec<u32>, FxHashMap<u32, Vec<u32>>)> {
-    if !keys.iter().any(FrameKey::is_inlined) {
-        return None;
-    }
-    let mut chains: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-    let mut root_of = vec![NONE; nodes.len()];
-    // Parents come before their children.
-    for n in 0..nodes.len() {
-        let p = parents[n];
-        root_of[n] = if p == NONE {
-            n as u32
-        } else {
-            root_of[p as usize]
-        };
-        let kids = &kids[first[n] as usize..first[n + 1] as usize];
-        if kids.len() > 1
-            && kids
-                .iter()
-                .any(|&k| keys[nodes[k as usize].key as usize].is_inlined())
-        {
-            chains.entry(root_of[n]).or_default();
-        }
-    }
-    if chains.is_empty() {
-        return None;
-    }
-    for r in &mut root_of {
-        if !chains.contains_key(r) {
-            *r = NONE;
-        }
-    }
-    Some((root_of, chains))
-}
-
-/// Graph `g`'s nodes added to the trie (`nodes`, with their children at
-/// `kids[first[n]..first[n + 1]]`): each of its nodes a run of trie nodes, one a frame,
-/// the last with the node's period and children, in their order. The new root.
-fn graft<C>(
-    nodes: &mut Vec<TrieNode>,
-    first: &mut Vec<u32>,
-    kids: &mut Vec<u32>,
-    g: &super::append::Graph<C>,
-) -> u32
-where
-    C: FnMut(u32, u32) -> std::cmp::Ordering,
-{
-    let base = nodes.len();
-    // The new trie nodes and each one's children, made from the root down; then the
-    // periods summed from the end up (children come after their parents).
-    let mut made: Vec<(TrieNode, Vec<u32>, u32)> = Vec::new();
-    let blank = |key, made: &mut Vec<(TrieNode, Vec<u32>, u32)>, parent: u32| {
-        made.push((
-            TrieNode {
-                key,
-                hit: 0,
-                count: 0,
-                cumul_hit: 0,
-                cumul_count: 0,
-            },
-            Vec::new(),
-            parent,
-        ));
-        (made.len() - 1) as u32
-    };
-    blank(NO_KEY, &mut made, NONE);
-    let mut stack = vec![(g.root(), 0u32)];
-    let mut children = Vec::new();
-    while let Some((n, last)) = stack.pop() {
-        children.clear();
-        g.children(n, &mut children);
-        for &c in &children {
-            let mut at = last;
-            for &key in g.frames(c) {
-                let t = blank(key, &mut made, at);
-                made[at as usize].1.push(t);
-                at = t;
-            }
-            let (hit, count) = g.hit(c);
-            let t = &mut made[at as usize].0;
-            (t.hit, t.count) = (hit, count);
-            stack.push((c, at));
-        }
-    }
-    for i in (0..made.len()).rev() {
-        let t = &mut made[i].0;
-        t.cumul_hit += t.hit;
-        t.cumul_count += t.count;
-        let (hit, count, p) = (t.cumul_hit, t.cumul_count, made[i].2);
-        if p != NONE {
-            let up = &mut made[p as usize].0;
-            up.cumul_hit += hit;
-            up.cumul_count += count;
-        }
-    }
-    for (t, under, _) in made {
-        nodes.push(t);
-        kids.extend(under.iter().map(|&k| k + base as u32));
-        first.push(kids.len() as u32);
-    }
-    base as u32
 }
 
 #[cfg(test)]
