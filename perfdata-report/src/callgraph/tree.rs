@@ -457,7 +457,10 @@ impl Forest {
                     let t = &nodes[end as usize];
                     g.append(&chain, t.hit, t.count);
                 }
-                moved.insert(root, super::append::graft(&mut nodes, &mut first, &mut kids, &g));
+                moved.insert(
+                    root,
+                    super::append::graft(&mut nodes, &mut first, &mut kids, &g),
+                );
             }
             for root in roots.values_mut() {
                 if let Some(&r) = moved.get(root) {
