@@ -429,7 +429,7 @@ impl Forest {
         };
         for n in 0..nodes.len() {
             let (a, b) = (first[n] as usize, first[n + 1] as usize);
-            if b - a > 1 && !other.as_ref().is_some_and(|(of, _)| of[n] != NONE) {
+            if b - a > 1 && other.as_ref().is_none_or(|(of, _)| of[n] == NONE) {
                 let order = super::rbtree::insertion_order(&kids[a..b], goes_left);
                 kids[a..b].copy_from_slice(&order);
             }
