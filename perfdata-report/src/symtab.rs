@@ -8,6 +8,7 @@ mod elf;
 mod kallsyms;
 mod rbtree;
 
+pub use kallsyms::KernelSymbols;
 pub(crate) use kallsyms::KallsymsLines;
 #[cfg(test)]
 use kallsyms::{kernel_shaped, split_kallsyms_line};
