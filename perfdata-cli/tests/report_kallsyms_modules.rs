@@ -114,7 +114,10 @@ fn setup() -> tempfile::TempDir {
     recording(&dir.path().join("perf.data"));
     let notes = std::fs::read("/sys/kernel/notes").unwrap_or_default();
     let running: String = notes.iter().map(|b| format!("{b:02x}")).collect();
-    assert!(!running.contains(&hex), "the recording's kernel is running here");
+    assert!(
+        !running.contains(&hex),
+        "the recording's kernel is running here"
+    );
     dir
 }
 
@@ -130,7 +133,11 @@ fn run(perf: bool, args: &[&str], dir: &Path) -> String {
     if perf {
         cmd.arg("-i");
     }
-    let out = cmd.arg(&input).env("HOME", dir.join("home")).output().unwrap();
+    let out = cmd
+        .arg(&input)
+        .env("HOME", dir.join("home"))
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{args:?}: {stderr}");
     let text = String::from_utf8(out.stdout).unwrap();

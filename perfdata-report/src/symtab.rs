@@ -8,8 +8,8 @@ mod elf;
 mod kallsyms;
 mod rbtree;
 
-pub use kallsyms::KernelSymbols;
 pub(crate) use kallsyms::KallsymsLines;
+pub use kallsyms::KernelSymbols;
 #[cfg(test)]
 use kallsyms::{kernel_shaped, split_kallsyms_line};
 
