@@ -6,7 +6,8 @@
 //! `--dsos` and `--symbols` (one name; two and a sample's address); each run
 //! with perf live on the `-g` fixtures and on recordings
 //! of tests/callgraph/levels.c (a few call levels, recursion) made here with `-g` and
-//! `--call-graph dwarf`, and on a pipe-mode `-g` recording (a file and standard input).
+//! `--call-graph dwarf`, of tied_inlines.c and same_names.c (inlined functions among a
+//! node's children), and on a pipe-mode `-g` recording (a file and standard input).
 //!
 //! Compared byte for byte but for what cannot match, named here:
 //! - the random tip perf ends with (`#`, `# (Tip: ...)`, `#`);
@@ -428,6 +429,71 @@ fn tied_inlined_branches_are_in_perfs_order() {
     // perfdata does not model.
     let mut problems = Vec::new();
     let only = ["--dsos", "tied_inlines"];
+    compare_views(&input, &select, &only, &[], &mut problems);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// One function met inlined and out of line under one caller, in every view as perf
+/// prints it: tests/callgraph/same_names.c (recorded as the test above, a page fault
+/// one sample). perf finds a chain's frame among a node's children by walking their
+/// rb-tree with `match_chain`, which compares an inlined function with any frame by
+/// name and other functions by address: under `merge` the inlined and the out-of-line
+/// `foo` are one branch (`foo (inlined)`, the frame that made it; perfdata printed two
+/// of half the percentage), and under `miss` the out-of-line `mmm` passes the inlined
+/// one by (left at `zzz` by address, right at `aaa`) and is a second node.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn an_inlined_and_an_out_of_line_function_of_one_name_are_found_as_perf_finds_them() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = dir.path().join("same_names");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/same_names.c");
+    // In source order, the calls not made jumps (a tail call leaves `miss` out of the
+    // chain).
+    workload::run(
+        Command::new("gcc")
+            .args(["-O2", "-g", "-fno-toplevel-reorder"])
+            .args(["-fno-optimize-sibling-calls", "-o"])
+            .arg(&exe)
+            .arg(&src),
+    );
+    let nm = Command::new("nm").arg(&exe).output().expect("nm runs");
+    let nm = String::from_utf8_lossy(&nm.stdout);
+    let at = |name: &str| {
+        nm.lines()
+            .find_map(|l| {
+                let mut w = l.split_whitespace();
+                let (addr, _, sym) = (w.next()?, w.next()?, w.next()?);
+                (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
+            })
+            .unwrap_or_else(|| panic!("{name} in {nm}"))
+    };
+    // The walk the test is about needs this layout.
+    assert!(at("zzz") < at("mmm") && at("mmm") < at("aaa"), "{nm}");
+    let exe = exe.to_str().expect("utf-8 path");
+    let args = [
+        "-m",
+        "1024",
+        "-e",
+        "page-faults",
+        "-c",
+        "1",
+        "--call-graph",
+        "dwarf",
+    ];
+    let input = workload::record(dir.path(), "same.data", &args, &[exe, "40"]);
+    let only = ["--dsos", "same_names"];
+    let perf = perf_text(&input, &only).expect("perf report ran");
+    // perf's own text has both: one foo branch, two mmm ones.
+    assert!(perf.contains("%--merge\n"), "{perf}");
+    assert!(!perf.contains("%--foo\n"), "{perf}");
+    assert!(perf.contains("%--mmm\n") && perf.contains("%--mmm (inlined)\n"));
+    let select = Selection {
+        dso: "same_names",
+        symbols: ["miss", "merge"],
+    };
+    // The program's own entries, as in the test above.
+    let mut problems = Vec::new();
     compare_views(&input, &select, &only, &[], &mut problems);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

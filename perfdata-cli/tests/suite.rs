@@ -123,6 +123,8 @@ mod report_fields_oracle;
 mod report_graph_oracle;
 #[path = "report_kallsyms_cache.rs"]
 mod report_kallsyms_cache;
+#[path = "report_kallsyms_modules.rs"]
+mod report_kallsyms_modules;
 #[path = "report_oracle.rs"]
 mod report_oracle;
 #[path = "report_oracle_children.rs"]

@@ -5,6 +5,7 @@
 
 use std::str::FromStr;
 
+mod append;
 pub mod draw;
 pub(crate) mod frames;
 pub mod json;

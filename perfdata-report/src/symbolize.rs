@@ -20,14 +20,17 @@ use crate::model::{Kallsyms, PROC_KALLSYMS};
 use crate::process::{perf_map_pid, Dso, DsoId};
 use crate::srcline::symbol_file::{SymbolAnswer, SymbolFile};
 use crate::srcline::{SourceFrame, SourceLines};
-use crate::symtab::SymbolTable;
+use crate::symtab::{KernelSymbols, SymbolTable};
 
 pub mod debuglink;
 mod kallsyms;
 mod load;
 
 pub use kallsyms::kallsyms_in_background;
-use load::{addr2line_file, kallsyms_start, load_elf, load_kallsyms, load_lines, load_perf_map};
+use load::{
+    addr2line_file, kallsyms_start, load_elf, load_kallsyms, load_lines, load_perf_map,
+    split_kallsyms,
+};
 pub(crate) use load::{on_disk, read_candidates};
 
 /// Where to look for symbols.
@@ -88,7 +91,9 @@ impl std::fmt::Display for SymbolName {
 pub struct Symbolizer {
     opts: SymbolOptions,
     tables: HashMap<DsoId, Option<SymbolTable>>,
-    kernel: Option<Option<SymbolTable>>,
+    /// The kernel's and its modules' symbols from kallsyms, loaded at the first kernel
+    /// DSO asked about.
+    kernel: Option<Option<KernelSymbols>>,
     cache: HashMap<(DsoId, u64), SymbolName>,
     lines: HashMap<DsoId, Option<SourceLines>>,
     frames: HashMap<(DsoId, u64), Vec<SourceFrame>>,
@@ -126,11 +131,11 @@ impl Symbolizer {
             (Some((name, recorded)), Some(t)) => t
                 .start_of(name)
                 .or_else(|| kallsyms_start(&k.file, name))
-                .map(|at| t.moved_down(at.wrapping_sub(*recorded))),
-            (None, t) => t,
+                .map(|at| (t, at.wrapping_sub(*recorded))),
+            (None, t) => t.map(|t| (t, 0)),
             (Some(_), None) => None,
         };
-        self.kernel = Some(table);
+        self.kernel = Some(table.map(|(t, delta)| split_kallsyms(t, delta)));
         self
     }
 
@@ -182,9 +187,16 @@ impl Symbolizer {
         }
         let table = if dso.kernel {
             let kallsyms = &self.opts.kallsyms;
-            self.kernel
+            let symbols = self
+                .kernel
                 .get_or_insert_with(|| kallsyms.as_ref().and_then(load_kallsyms))
-                .as_ref()
+                .as_ref();
+            // A module's DSO has the symbols kallsyms lists under its short name; the
+            // kernel image's (and any other kernel DSO's) those listed under none.
+            match dso.module_start {
+                Some(_) => symbols.and_then(|k| k.modules.get(&dso.short_name)),
+                None => symbols.map(|k| &k.kernel),
+            }
         } else {
             let opts = &self.opts;
             self.tables

@@ -9,6 +9,7 @@ mod kallsyms;
 mod rbtree;
 
 pub(crate) use kallsyms::KallsymsLines;
+pub use kallsyms::KernelSymbols;
 #[cfg(test)]
 use kallsyms::{kernel_shaped, split_kallsyms_line};
 

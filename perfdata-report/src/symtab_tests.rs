@@ -113,14 +113,46 @@ fn kallsyms_lines_read_in_the_kernels_shape_as_split() {
         Some((0xffffffff81000000, b'T', "name", None))
     );
     // A table read from text mixing both ways: the module's symbol keeps its
-    // module, the odd lines count as the general way reads them.
+    // module after a tab (as perf's kallsyms__parse), the odd lines count as the
+    // general way reads them.
     let t = SymbolTable::from_kallsyms(
         "ffffffff81000000 T a\n ffffffff81000100  t b\r\nffffffffc0000000 t m\t[mod]\n",
     )
     .unwrap();
     assert_eq!(t.find(0xffffffff81000010).unwrap().name(), "a");
     assert_eq!(t.find(0xffffffff81000110).unwrap().name(), "b");
-    assert_eq!(t.find(0xffffffffc0000010).unwrap().name(), "m [mod]");
+    assert_eq!(t.find(0xffffffffc0000010).unwrap().name(), "m\t[mod]");
+}
+
+/// perf 6.1's `maps__split_kallsyms`: the module column cut off, each module's symbols
+/// apart, at the addresses and with the ends fixed over the whole file (the kernel's
+/// last symbol a page past its start, as the next is a module's; a module's last
+/// reaching the next module's first).
+#[test]
+fn kallsyms_modules_are_split_off() {
+    let text = "\
+ffffffff81000000 T _text
+ffffffff81000100 t k_last
+ffffffffc0000100 t foo_a\t[foo]
+ffffffffc0000400 T foo_b\t[foo]
+ffffffffc0010000 t bar_a\t[bar_drv]
+";
+    let split = SymbolTable::from_kallsyms(text).unwrap().split_modules();
+    let k = &split.kernel;
+    assert_eq!(k.len(), 2);
+    let last = k.find(0xffffffff81000200).unwrap();
+    assert_eq!((last.name(), last.end), ("k_last", 0xffffffff81002000));
+    assert!(k.find(0xffffffffc0000100).is_none());
+    let mut names: Vec<_> = split.modules.keys().cloned().collect();
+    names.sort();
+    assert_eq!(names, ["[bar_drv]", "[foo]"]);
+    let foo_b = split.modules["[foo]"].find(0xffffffffc0000500).unwrap();
+    assert_eq!(
+        (foo_b.name(), foo_b.start, foo_b.end),
+        ("foo_b", 0xffffffffc0000400, 0xffffffffc0010000)
+    );
+    let bar = &split.modules["[bar_drv]"];
+    assert_eq!(bar.find(0xffffffffc0010010).unwrap().name(), "bar_a");
 }
 
 #[test]

@@ -495,6 +495,21 @@ impl<T: SynthTarget> SynthWriter<T> {
         self.kernel_record(RecordType::Mmap, misc::KERNEL, body, (-1, 0, time, 0))
     }
 
+    /// A kernel module's MMAP, as perf record synthesizes one from /proc/modules: the
+    /// module's file `path` (`/lib/modules/.../foo.ko`) at `addr`, file offset 0, in pid
+    /// -1, kernel mode.
+    pub fn module_mmap(&mut self, addr: u64, len: u64, path: &str, time: u64) -> Result<()> {
+        let body = RecordBody::Mmap(Mmap {
+            pid: -1,
+            tid: 0,
+            addr,
+            len,
+            pgoff: 0,
+            filename: PaddedString::new(path),
+        });
+        self.kernel_record(RecordType::Mmap, misc::KERNEL, body, (-1, 0, time, 0))
+    }
+
     /// Name the kernel's build id in the BUILD_ID feature, as perf record does for the
     /// kernel it ran on (`[kernel.kallsyms]`, kernel mode, pid -1): readers then look
     /// for that kernel's symbols (perf in the build-id cache, unless it is the running

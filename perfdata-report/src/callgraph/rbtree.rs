@@ -10,22 +10,72 @@
 //! give the same shape; this is that tree.
 
 /// No node.
-const NIL: u32 = u32::MAX;
+pub(crate) const NIL: u32 = u32::MAX;
 
-/// A red-black tree of item numbers, as lib/rbtree.c balances it. `child[n]` is a
-/// node's left (0) and right (1) child: each fix-up case and its mirror image are one
-/// code path, by side.
-struct Tree {
-    root: u32,
+/// The links of red-black trees of item numbers, as lib/rbtree.c balances them: each
+/// item's parent, left (0) and right (1) child, and colour. The links of several trees
+/// can share one `Links` (perf's call graph nodes, each in its parent's tree of
+/// children); each tree's root is kept by its owner. Each fix-up case and its mirror
+/// image are one code path, by side.
+#[derive(Debug, Default)]
+pub(crate) struct Links {
     parent: Vec<u32>,
     child: Vec<[u32; 2]>,
     red: Vec<bool>,
 }
 
-impl Tree {
+impl Links {
+    /// Room for item `z` (and those before it), not yet in any tree.
+    pub(crate) fn reserve(&mut self, z: u32) {
+        let n = z as usize + 1;
+        if self.parent.len() < n {
+            self.parent.resize(n, NIL);
+            self.child.resize(n, [NIL; 2]);
+            self.red.resize(n, true);
+        }
+    }
+
+    /// Item `at`'s child on `side` (0 left, 1 right), [`NIL`] for none.
+    pub(crate) fn child(&self, at: u32, side: usize) -> u32 {
+        self.child[at as usize][side]
+    }
+
+    /// perf's `rb_link_node` and `rb_insert_color`: item `z` put on `side` of `parent`
+    /// ([`NIL`]: as the root) of the tree rooted at `root`, and the tree rebalanced.
+    pub(crate) fn insert(&mut self, root: &mut u32, z: u32, parent: u32, side: usize) {
+        self.reserve(z);
+        let zi = z as usize;
+        self.parent[zi] = parent;
+        self.child[zi] = [NIL; 2];
+        self.red[zi] = true;
+        if parent == NIL {
+            *root = z;
+        } else {
+            self.child[parent as usize][side] = z;
+        }
+        self.insert_color(root, zi);
+    }
+
+    /// The items of the tree rooted at `root` in order (perf's `rb_first`, `rb_next`),
+    /// appended to `out`.
+    pub(crate) fn in_order(&self, root: u32, out: &mut Vec<u32>) {
+        // Down the left spine, then each node's right, without recursion.
+        let mut stack = Vec::new();
+        let mut at = root;
+        while at != NIL || !stack.is_empty() {
+            while at != NIL {
+                stack.push(at);
+                at = self.child[at as usize][0];
+            }
+            let x = stack.pop().expect("a node was pushed");
+            out.push(x);
+            at = self.child[x as usize][1];
+        }
+    }
+
     /// Rotate at `x` towards side `d`: its child on the other side takes its place
     /// (d = 0: a left rotation).
-    fn rotate(&mut self, x: usize, d: usize) {
+    fn rotate(&mut self, root: &mut u32, x: usize, d: usize) {
         let y = self.child[x][1 - d] as usize;
         let inner = self.child[y][d];
         self.child[x][1 - d] = inner;
@@ -35,7 +85,7 @@ impl Tree {
         let p = self.parent[x];
         self.parent[y] = p;
         if p == NIL {
-            self.root = y as u32;
+            *root = y as u32;
         } else {
             let side = usize::from(self.child[p as usize][1] == x as u32);
             self.child[p as usize][side] = y as u32;
@@ -47,7 +97,7 @@ impl Tree {
     /// The kernel's `__rb_insert`: recolour while the uncle is red (case 1), else
     /// rotate at the parent if the node is an inner child (case 2) and at the
     /// grandparent (case 3): the textbook fix-up, which makes the same shape.
-    fn insert_color(&mut self, mut z: usize) {
+    fn insert_color(&mut self, root: &mut u32, mut z: usize) {
         while self.parent[z] != NIL && self.red[self.parent[z] as usize] {
             let p = self.parent[z] as usize;
             // A red parent is not the root: the grandparent exists.
@@ -63,16 +113,22 @@ impl Tree {
             }
             if self.child[p][1 - d] == z as u32 {
                 z = p;
-                self.rotate(z, d);
+                self.rotate(root, z, d);
             }
             let p = self.parent[z] as usize;
             self.red[p] = false;
             self.red[g] = true;
-            self.rotate(g, 1 - d);
+            self.rotate(root, g, 1 - d);
         }
-        let r = self.root as usize;
+        let r = *root as usize;
         self.red[r] = false;
     }
+}
+
+/// One red-black tree of item numbers.
+struct Tree {
+    root: u32,
+    links: Links,
 }
 
 /// `items` inserted in their order into a red-black tree, each new item going left of
@@ -80,46 +136,29 @@ impl Tree {
 /// order (perf's `rb_first`, `rb_next`).
 pub(crate) fn insertion_order<T: Copy>(items: &[T], goes_left: impl FnMut(T, T) -> bool) -> Vec<T> {
     let t = Tree::of(items, goes_left);
-    // In order, without recursion: down the left spine, then each node's right.
-    let mut out = Vec::with_capacity(items.len());
-    let mut stack = Vec::new();
-    let mut at = t.root;
-    while at != NIL || !stack.is_empty() {
-        while at != NIL {
-            stack.push(at);
-            at = t.child[at as usize][0];
-        }
-        let x = stack.pop().expect("a node was pushed");
-        out.push(items[x as usize]);
-        at = t.child[x as usize][1];
-    }
-    out
+    let mut order = Vec::with_capacity(items.len());
+    t.links.in_order(t.root, &mut order);
+    order.into_iter().map(|x| items[x as usize]).collect()
 }
 
 impl Tree {
     /// `items` inserted in their order, as [`insertion_order`] says.
     fn of<T: Copy>(items: &[T], mut goes_left: impl FnMut(T, T) -> bool) -> Tree {
-        let n = items.len();
         let mut t = Tree {
             root: NIL,
-            parent: vec![NIL; n],
-            child: vec![[NIL; 2]; n],
-            red: vec![true; n],
+            links: Links::default(),
         };
+        if let Some(last) = items.len().checked_sub(1) {
+            t.links.reserve(last as u32);
+        }
         for (z, &item) in items.iter().enumerate() {
             let (mut at, mut parent, mut side) = (t.root, NIL, 0);
             while at != NIL {
                 parent = at;
                 side = usize::from(!goes_left(items[at as usize], item));
-                at = t.child[at as usize][side];
+                at = t.links.child(at, side);
             }
-            t.parent[z] = parent;
-            if parent == NIL {
-                t.root = z as u32;
-            } else {
-                t.child[parent as usize][side] = z as u32;
-            }
-            t.insert_color(z);
+            t.links.insert(&mut t.root, z as u32, parent, side);
         }
         t
     }
@@ -146,7 +185,7 @@ mod tests {
     /// every child's parent link right.
     #[test]
     fn the_tree_stays_balanced() {
-        fn black_height(t: &Tree, n: u32) -> usize {
+        fn black_height(t: &Links, n: u32) -> usize {
             if n == NIL {
                 return 1;
             }
@@ -164,8 +203,8 @@ mod tests {
         let items: Vec<u32> = (0..500u32).map(|i| (i * 7919) % 500).collect();
         for k in 1..=items.len() {
             let t = Tree::of(&items[..k], |node, new| new < node);
-            assert!(!t.red[t.root as usize]);
-            let h = black_height(&t, t.root);
+            assert!(!t.links.red[t.root as usize]);
+            let h = black_height(&t.links, t.root);
             // A red-black tree of k nodes is at most 2 log2(k + 1) deep.
             assert!(h <= 2 + (k as f64 + 1.0).log2() as usize, "{k}: {h}");
         }

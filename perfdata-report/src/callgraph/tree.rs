@@ -8,7 +8,9 @@
 //! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
-//! chains came in. The trie is shared by the entries' trees, and perf's nodes are made
+//! chains came in, but where an inlined function is among a node's children: there
+//! perf's comparison is not one order, and the entry's tree is built again as perf
+//! builds it, chain by chain ([`super::append`]), its nodes added to the trie. The trie is shared by the entries' trees, and perf's nodes are made
 //! of it where they are read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
 //! nodes, each with its frames' names) took 0.1 s, a quarter of the report.
@@ -56,7 +58,7 @@ impl FrameKey {
     /// Where either frame has no symbol perf compares both by DSO and ip (its
     /// `CCKEY_ADDRESS` fallback), an inlined function's too: `place` and `new_place`
     /// are the frames' [`FramePlace`]s.
-    fn perf_cmp(
+    pub(super) fn perf_cmp(
         &self,
         (name, place): (&str, FramePlace),
         new: &FrameKey,
@@ -68,14 +70,17 @@ impl FrameKey {
         if !(self.sym && new.sym) {
             return (place, self.inline).cmp(&(new_place, new.inline));
         }
-        let inlined = self.dso == INLINED_DSO || new.dso == INLINED_DSO;
-        if inlined {
-            let by_name = bare(name).cmp(bare(new_name));
-            if by_name.is_ne() {
-                return by_name;
-            }
+        if self.is_inlined() || new.is_inlined() {
+            // Equal names are one frame, an inlined `foo` and an out-of-line one too.
+            return bare(name).cmp(bare(new_name));
         }
         (self.dso, self.value, self.inline).cmp(&(new.dso, new.value, new.inline))
+    }
+
+    /// Whether this is an inlined function's key (under the `function` key: perf's
+    /// `match_chain` compares it by name).
+    pub(crate) fn is_inlined(&self) -> bool {
+        self.sym && self.dso == INLINED_DSO
     }
 
     /// The key's own DSO and value as its [`FramePlace`]: right for every frame but an
@@ -88,16 +93,16 @@ impl FrameKey {
 /// A node of the trie: one frame (`key`, NO_KEY for an entry's root), the period and
 /// samples of the chains that end in it, and of all chains through it.
 #[derive(Debug, Clone, Copy)]
-struct TrieNode {
-    key: u32,
-    hit: u64,
-    count: u64,
-    cumul_hit: u64,
-    cumul_count: u64,
+pub(super) struct TrieNode {
+    pub(super) key: u32,
+    pub(super) hit: u64,
+    pub(super) count: u64,
+    pub(super) cumul_hit: u64,
+    pub(super) cumul_count: u64,
 }
 
 /// The key of an entry's root, which has no frame.
-const NO_KEY: u32 = u32::MAX;
+pub(super) const NO_KEY: u32 = u32::MAX;
 
 /// Every entry's trie, finished: nodes' cumulative periods summed and children listed,
 /// shared by the entries' [`CallTree`]s, which make perf's nodes (runs of frames) of it
@@ -253,10 +258,13 @@ pub(crate) struct Forest {
     /// (parent, key) -> child, for the parents of [`MANY`] children or more.
     index: FxHashMap<(u32, u32), u32>,
     roots: FxHashMap<(u32, u32), u32>,
+    /// The nodes chains end in, each once, in the order the chains first came: the
+    /// order perf appended them in, for the trees it builds otherwise ([`super::append`]).
+    ends: Vec<u32>,
 }
 
 /// No node.
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 /// Children from which a node's are found through the hash table.
 const MANY: u32 = 16;
@@ -352,6 +360,9 @@ impl Forest {
             at = self.child(at, key);
         }
         let n = &mut self.nodes[at as usize];
+        if (n.hit, n.count) == (0, 0) {
+            self.ends.push(at);
+        }
         n.hit += period;
         n.count += count;
     }
@@ -367,7 +378,8 @@ impl Forest {
         let Forest {
             mut nodes,
             parents,
-            roots,
+            mut roots,
+            ends,
             ..
         } = self;
         // Children come after their parents: one pass from the end sums the periods
@@ -397,23 +409,63 @@ impl Forest {
                 next[p as usize] += 1;
             }
         }
+        // perf's match_chain of an existing frame and a new one (frame keys).
+        let cmp = |e: u32, n: u32| {
+            if e == n {
+                return std::cmp::Ordering::Equal;
+            }
+            let (e, n) = (e as usize, n as usize);
+            keys[e].perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
+        };
+        // The entries whose trees perf builds otherwise than the trie: where an inlined
+        // function is among siblings, perf's comparison is not one order (by name with
+        // it, by address between the others).
+        let other = super::append::perf_built(&nodes, &parents, &first, &kids, &keys);
         // Each node's children, made in the order perf's chains first met them, go
         // into its rb-tree as perf's `append_chain_children` and `split_add_child` put
         // them: left of an existing child that `match_chain` finds smaller.
         let goes_left = |existing: u32, new: u32| {
-            let (e, n) = (
-                nodes[existing as usize].key as usize,
-                nodes[new as usize].key as usize,
-            );
-            keys[e]
-                .perf_cmp((&names[e], places[e]), &keys[n], (&names[n], places[n]))
-                .is_lt()
+            cmp(nodes[existing as usize].key, nodes[new as usize].key).is_lt()
         };
         for n in 0..nodes.len() {
             let (a, b) = (first[n] as usize, first[n + 1] as usize);
-            if b - a > 1 {
+            if b - a > 1 && other.as_ref().is_none_or(|(of, _)| of[n] == NONE) {
                 let order = super::rbtree::insertion_order(&kids[a..b], goes_left);
                 kids[a..b].copy_from_slice(&order);
+            }
+        }
+        if let Some((of, mut chains)) = other {
+            // Each such entry's chains, in the order they first came, built again as
+            // perf builds them, and its root moved to the new nodes.
+            for &end in &ends {
+                if let Some(c) = chains.get_mut(&of[end as usize]) {
+                    c.push(end);
+                }
+            }
+            let mut moved = FxHashMap::default();
+            for (root, ends) in chains {
+                let mut g = super::append::Graph::new(cmp);
+                let mut chain = Vec::new();
+                for end in ends {
+                    chain.clear();
+                    let mut at = end;
+                    while at != root {
+                        chain.push(nodes[at as usize].key);
+                        at = parents[at as usize];
+                    }
+                    chain.reverse();
+                    let t = &nodes[end as usize];
+                    g.append(&chain, t.hit, t.count);
+                }
+                moved.insert(
+                    root,
+                    super::append::graft(&mut nodes, &mut first, &mut kids, &g),
+                );
+            }
+            for root in roots.values_mut() {
+                if let Some(&r) = moved.get(root) {
+                    *root = r;
+                }
             }
         }
         let trie = Arc::new(Trie {
@@ -438,163 +490,5 @@ impl Forest {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(value: u64) -> FrameKey {
-        FrameKey {
-            inline: 0,
-            dso: 1,
-            sym: true,
-            value,
-        }
-    }
-
-    /// Chains a-b-c, a-b and a-d: perf's nodes are [a] with [b] (hit) under it and [c]
-    /// under that, and [d]; a run that neither parts nor ends is one node.
-    #[test]
-    fn runs_are_nodes_split_where_chains_part_or_end() {
-        let keys = vec![key(10), key(20), key(30), key(40), key(50)];
-        let names = (0..5).map(|k| format!("f{k}")).collect();
-        let mut f = Forest::default();
-        f.append(0, 7, [0, 1, 2].into_iter(), 5, 1);
-        f.append(0, 7, [0, 1].into_iter(), 3, 2);
-        f.append(0, 7, [0, 3].into_iter(), 2, 1);
-        f.append(0, 8, [4, 0].into_iter(), 1, 1);
-        f.append(0, 9, std::iter::empty(), 1, 1);
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        assert_eq!(trees.len(), 2, "an empty chain makes no tree");
-        let t = &trees[&(0, 7)];
-        let root = t.root();
-        assert_eq!(root.frames().count(), 0);
-        assert_eq!((root.children_hit(), root.children_count()), (10, 4));
-        let [a] = root.children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(a.frames().collect::<Vec<_>>(), ["f0"]);
-        assert_eq!((a.hit(), a.children_hit()), (0, 10));
-        // Siblings by address, largest first: d (40) before b (20).
-        let kids: Vec<_> = a.children(0).collect();
-        let names: Vec<Vec<&str>> = kids.iter().map(|c| c.frames().collect()).collect();
-        assert_eq!(names, [["f3"], ["f1"]]);
-        let b = kids[1];
-        assert_eq!(
-            (b.hit(), b.count(), b.children_hit(), b.cumul_hit()),
-            (3, 2, 5, 8)
-        );
-        let [c] = b.children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(c.frames().collect::<Vec<_>>(), ["f2"]);
-        // Children under the least period asked for are left out.
-        assert_eq!(a.children(3).count(), 1);
-        let t = &trees[&(0, 8)];
-        let [top] = t.root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        assert_eq!(top.frames().collect::<Vec<_>>(), ["f4", "f0"]);
-    }
-
-    /// Siblings of inlined functions are in perf's rb-tree order, by name (largest
-    /// first), whatever order their chains came in, and a function beside them is
-    /// placed by its name too: met in the order get, dl, zzz, perf's tree holds zzz,
-    /// get, dl (from 6.1's match_chain; the old order by DSO had the inlined first, by
-    /// when they were met: dl, get, zzz).
-    #[test]
-    fn inlined_siblings_are_in_perfs_order_by_name() {
-        let inlined = |value| FrameKey {
-            inline: 0,
-            dso: INLINED_DSO,
-            sym: true,
-            value,
-        };
-        let keys = vec![key(5), inlined(0), inlined(1), key(10)];
-        let names = [
-            "top",
-            "get_extended_indices (inlined)",
-            "dl_init_cacheinfo (inlined)",
-            "zzz",
-        ]
-        .map(String::from)
-        .to_vec();
-        let mut f = Forest::default();
-        for k in 1..=3 {
-            f.append(0, 1, [0, k].into_iter(), 1, 1);
-        }
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
-        assert_eq!(
-            order,
-            [
-                "zzz",
-                "get_extended_indices (inlined)",
-                "dl_init_cacheinfo (inlined)"
-            ]
-        );
-    }
-
-    /// An inlined function and a frame of no symbol are compared by DSO and ip (perf's
-    /// `match_chain` fallback): met as foo, 0x1225, qux, 0x1245, of one period, perf
-    /// prints the addresses (largest first) then qux, foo (by name).
-    #[test]
-    fn inlined_siblings_of_frames_without_a_symbol_are_placed_by_ip() {
-        let inlined = |value| FrameKey {
-            inline: 0,
-            dso: INLINED_DSO,
-            sym: true,
-            value,
-        };
-        let bare = |value| FrameKey {
-            inline: 0,
-            dso: 1,
-            sym: false,
-            value,
-        };
-        let keys = vec![key(5), inlined(0), bare(0x1225), inlined(1), bare(0x1245)];
-        let names = ["w", "foo (inlined)", "0x1225", "qux (inlined)", "0x1245"];
-        let names = names.map(String::from).to_vec();
-        let places = [(1, 5), (1, 0x1190), (1, 0x1225), (1, 0x1180), (1, 0x1245)];
-        let mut f = Forest::default();
-        for k in 1..=4 {
-            f.append(0, 1, [0, k].into_iter(), 1, 1);
-        }
-        let trees = f.trees(keys, names, &places);
-        let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
-        let want = ["0x1245", "0x1225", "qux (inlined)", "foo (inlined)"];
-        assert_eq!(order, want);
-    }
-
-    /// A node of many children (past the count from which they are found through the
-    /// hash table) keeps each once, whatever order chains come in: each child's period
-    /// summed, the children in perf's order.
-    #[test]
-    fn many_children_are_each_one_node() {
-        let keys: Vec<FrameKey> = (0..=40).map(|k| key(10 * k)).collect();
-        let names = (0..=40).map(|k| format!("f{k}")).collect();
-        let mut f = Forest::default();
-        for k in (1..=40).chain((1..=40).rev()).chain((1..=40).step_by(3)) {
-            f.append(0, 1, [0, k].into_iter(), k.into(), 1);
-        }
-        let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
-        let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
-            panic!()
-        };
-        let kids: Vec<_> = a.children(0).collect();
-        assert_eq!(kids.len(), 40);
-        for (c, k) in kids.iter().zip((1..=40u64).rev()) {
-            assert_eq!(c.frames().collect::<Vec<_>>(), [format!("f{k}")]);
-            let times = if (k - 1) % 3 == 0 { 3 } else { 2 };
-            assert_eq!((c.hit(), c.count()), (k * times, times));
-        }
-        assert_eq!(a.cumul_count(), 80 + 14);
-    }
-}
+#[path = "tree_tests.rs"]
+mod tests;

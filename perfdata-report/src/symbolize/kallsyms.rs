@@ -115,7 +115,7 @@ mod tests {
                 .find(0xffff_ffff_8100_0000 + 4999 * 16)
                 .unwrap()
                 .name(),
-            format!("{}4999 [m]", "f".repeat(1 + (4999 * 7) % 90))
+            format!("{}4999\t[m]", "f".repeat(1 + (4999 * 7) % 90))
         );
         // Not UTF-8: no table, as reading the text whole gives none.
         std::fs::write(file.path(), b"ffffffff81000000 T a\xff\n").unwrap();

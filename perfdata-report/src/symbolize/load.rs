@@ -9,7 +9,7 @@ use super::{debuglink, SymbolOptions};
 use crate::model::{buildid_dir, trim_build_id, Kallsyms};
 use crate::process::{perf_map_pid, Dso};
 use crate::srcline::SourceLines;
-use crate::symtab::SymbolTable;
+use crate::symtab::{KernelSymbols, SymbolTable};
 
 /// perf's `kallsyms__get_function_start`: the address of the first line of `file` naming
 /// `name` (any type), read no further than that line (`_text` is near the top).
@@ -90,11 +90,11 @@ pub(super) fn load_lines(dso: &Dso, opts: &SymbolOptions) -> Option<SourceLines>
 }
 
 /// The kernel's symbols from `k.file`, moved onto the recording's addresses.
-pub(super) fn load_kallsyms(k: &Kallsyms) -> Option<SymbolTable> {
+pub(super) fn load_kallsyms(k: &Kallsyms) -> Option<KernelSymbols> {
     let text = std::fs::read_to_string(&k.file).ok()?;
     let table = SymbolTable::from_kallsyms(&text)?;
     let Some((name, recorded)) = &k.ref_reloc else {
-        return Some(table);
+        return Some(split_kallsyms(table, 0));
     };
     // perf's kallsyms__get_function_start: the first line naming the symbol, any type.
     let at = text.lines().find_map(|line| {
@@ -102,7 +102,17 @@ pub(super) fn load_kallsyms(k: &Kallsyms) -> Option<SymbolTable> {
         let (addr, _, sym) = (parts.next()?, parts.next()?, parts.next()?);
         (sym == name).then(|| u64::from_str_radix(addr, 16).ok())?
     })?;
-    Some(table.moved_down(at.wrapping_sub(*recorded)))
+    Some(split_kallsyms(table, at.wrapping_sub(*recorded)))
+}
+
+/// A kallsyms table split into the kernel's and each module's symbols, the kernel's
+/// moved `delta` down onto the recorded kernel's addresses: perf 6.1's
+/// `maps__split_kallsyms` moves only symbols without a module by the relocation delta,
+/// a module's are placed by its map alone.
+pub(super) fn split_kallsyms(table: SymbolTable, delta: u64) -> KernelSymbols {
+    let mut split = table.split_modules();
+    split.kernel = std::mem::take(&mut split.kernel).moved_down(delta);
+    split
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1,7 +1,9 @@
 //! /proc/kallsyms text read into a [`SymbolTable`]: lines in the shape the kernel
 //! writes them are read in one pass each, any other shape the general way.
 
-use super::{Binding, Gathered, SymbolTable};
+use std::collections::HashMap;
+
+use super::{raw_name, Binding, Entry, Gathered, SymbolTable};
 
 impl SymbolTable {
     /// The kernel's functions from /proc/kallsyms text (`addr type name [module]`): text,
@@ -11,6 +13,62 @@ impl SymbolTable {
         let mut lines = KallsymsLines::default();
         lines.add(text);
         lines.table()
+    }
+}
+
+/// A kallsyms table split as perf 6.1's `maps__split_kallsyms` splits it: the kernel
+/// image's symbols, and each module's apart, by the module's short name.
+#[derive(Debug, Clone, Default)]
+pub struct KernelSymbols {
+    /// The kernel image's symbols (kallsyms' lines without a module).
+    pub kernel: SymbolTable,
+    /// Each module's symbols by its short name (`[foo]`, as kallsyms writes it), at
+    /// kallsyms' absolute addresses, their names cut at the tab. perf moves them into
+    /// the DSO of the kernel map of that short name (`maps__find_by_name`), or drops them
+    /// where there is none; a module's DSO asks here by its short name, and no other
+    /// module's symbols are ever asked for.
+    pub modules: HashMap<String, SymbolTable>,
+}
+
+impl SymbolTable {
+    /// This kallsyms table ([`SymbolTable::from_kallsyms`]) split into the kernel's and
+    /// each module's symbols. Their ends were fixed before, over all of them, as perf
+    /// fixes them before splitting (a module's last symbol may so reach into the next
+    /// module); perf moves the kernel's symbols by the relocation delta only, so
+    /// [`SymbolTable::moved_down`] is for `kernel` alone.
+    pub fn split_modules(self) -> KernelSymbols {
+        let mut kernel = Gathered {
+            entries: Vec::new(),
+            text: self.text,
+        };
+        let mut modules: HashMap<&str, Vec<Entry>> = HashMap::new();
+        for mut e in self.entries {
+            let name = raw_name(&kernel.text, &e);
+            match name.find('\t') {
+                None => kernel.entries.push(e),
+                Some(tab) => {
+                    let module = &kernel.text[e.name + tab + 1..e.name + name.len()];
+                    // The name is cut in place: the module's table copies it below.
+                    e.len = tab as u32;
+                    modules.entry(module).or_default().push(e);
+                }
+            }
+        }
+        let modules = modules
+            .into_iter()
+            .map(|(module, entries)| {
+                let mut g = Gathered::default();
+                for e in entries {
+                    let name = raw_name(&kernel.text, &e);
+                    g.push(e.start, e.end, &[name], e.mangled, e.binding);
+                }
+                (module.to_string(), SymbolTable::of(g))
+            })
+            .collect();
+        KernelSymbols {
+            kernel: SymbolTable::of(kernel),
+            modules,
+        }
     }
 }
 
@@ -53,11 +111,14 @@ impl KallsymsLines {
                 c if c.is_ascii_uppercase() => Binding::Global,
                 _ => Binding::Local,
             };
-            // The name is copied once, into the table's text.
+            // The name is copied once, into the table's text. A module's symbol keeps its
+            // module after a tab, as perf's kallsyms__parse keeps the rest of the line:
+            // the ends and duplicates are fixed up with it (the `[` tells a module's
+            // symbol; the longer name wins a tie), and `split_modules` cuts it.
             match module {
                 Some(module) => self
                     .syms
-                    .push(start, start, &[name, " ", module], false, binding),
+                    .push(start, start, &[name, "\t", module], false, binding),
                 None => self.syms.push(start, start, &[name], false, binding),
             }
         }

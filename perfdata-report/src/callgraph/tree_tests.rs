@@ -1,0 +1,160 @@
+//! The trie of frame keys and the call trees made of it.
+
+use super::*;
+
+fn key(value: u64) -> FrameKey {
+    FrameKey {
+        inline: 0,
+        dso: 1,
+        sym: true,
+        value,
+    }
+}
+
+/// Chains a-b-c, a-b and a-d: perf's nodes are [a] with [b] (hit) under it and [c]
+/// under that, and [d]; a run that neither parts nor ends is one node.
+#[test]
+fn runs_are_nodes_split_where_chains_part_or_end() {
+    let keys = vec![key(10), key(20), key(30), key(40), key(50)];
+    let names = (0..5).map(|k| format!("f{k}")).collect();
+    let mut f = Forest::default();
+    f.append(0, 7, [0, 1, 2].into_iter(), 5, 1);
+    f.append(0, 7, [0, 1].into_iter(), 3, 2);
+    f.append(0, 7, [0, 3].into_iter(), 2, 1);
+    f.append(0, 8, [4, 0].into_iter(), 1, 1);
+    f.append(0, 9, std::iter::empty(), 1, 1);
+    let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+    let trees = f.trees(keys, names, &places);
+    assert_eq!(trees.len(), 2, "an empty chain makes no tree");
+    let t = &trees[&(0, 7)];
+    let root = t.root();
+    assert_eq!(root.frames().count(), 0);
+    assert_eq!((root.children_hit(), root.children_count()), (10, 4));
+    let [a] = root.children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    assert_eq!(a.frames().collect::<Vec<_>>(), ["f0"]);
+    assert_eq!((a.hit(), a.children_hit()), (0, 10));
+    // Siblings by address, largest first: d (40) before b (20).
+    let kids: Vec<_> = a.children(0).collect();
+    let names: Vec<Vec<&str>> = kids.iter().map(|c| c.frames().collect()).collect();
+    assert_eq!(names, [["f3"], ["f1"]]);
+    let b = kids[1];
+    assert_eq!(
+        (b.hit(), b.count(), b.children_hit(), b.cumul_hit()),
+        (3, 2, 5, 8)
+    );
+    let [c] = b.children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    assert_eq!(c.frames().collect::<Vec<_>>(), ["f2"]);
+    // Children under the least period asked for are left out.
+    assert_eq!(a.children(3).count(), 1);
+    let t = &trees[&(0, 8)];
+    let [top] = t.root().children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    assert_eq!(top.frames().collect::<Vec<_>>(), ["f4", "f0"]);
+}
+
+/// Siblings of inlined functions are in perf's rb-tree order, by name (largest
+/// first), whatever order their chains came in, and a function beside them is
+/// placed by its name too: met in the order get, dl, zzz, perf's tree holds zzz,
+/// get, dl (from 6.1's match_chain; the old order by DSO had the inlined first, by
+/// when they were met: dl, get, zzz).
+#[test]
+fn inlined_siblings_are_in_perfs_order_by_name() {
+    let inlined = |value| FrameKey {
+        inline: 0,
+        dso: INLINED_DSO,
+        sym: true,
+        value,
+    };
+    let keys = vec![key(5), inlined(0), inlined(1), key(10)];
+    let names = [
+        "top",
+        "get_extended_indices (inlined)",
+        "dl_init_cacheinfo (inlined)",
+        "zzz",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut f = Forest::default();
+    for k in 1..=3 {
+        f.append(0, 1, [0, k].into_iter(), 1, 1);
+    }
+    let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+    let trees = f.trees(keys, names, &places);
+    let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
+    assert_eq!(
+        order,
+        [
+            "zzz",
+            "get_extended_indices (inlined)",
+            "dl_init_cacheinfo (inlined)"
+        ]
+    );
+}
+
+/// An inlined function and a frame of no symbol are compared by DSO and ip (perf's
+/// `match_chain` fallback): met as foo, 0x1225, qux, 0x1245, of one period, perf
+/// prints the addresses (largest first) then qux, foo (by name).
+#[test]
+fn inlined_siblings_of_frames_without_a_symbol_are_placed_by_ip() {
+    let inlined = |value| FrameKey {
+        inline: 0,
+        dso: INLINED_DSO,
+        sym: true,
+        value,
+    };
+    let bare = |value| FrameKey {
+        inline: 0,
+        dso: 1,
+        sym: false,
+        value,
+    };
+    let keys = vec![key(5), inlined(0), bare(0x1225), inlined(1), bare(0x1245)];
+    let names = ["w", "foo (inlined)", "0x1225", "qux (inlined)", "0x1245"];
+    let names = names.map(String::from).to_vec();
+    let places = [(1, 5), (1, 0x1190), (1, 0x1225), (1, 0x1180), (1, 0x1245)];
+    let mut f = Forest::default();
+    for k in 1..=4 {
+        f.append(0, 1, [0, k].into_iter(), 1, 1);
+    }
+    let trees = f.trees(keys, names, &places);
+    let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    let order: Vec<&str> = top.children(0).flat_map(|c| c.frames()).collect();
+    let want = ["0x1245", "0x1225", "qux (inlined)", "foo (inlined)"];
+    assert_eq!(order, want);
+}
+
+/// A node of many children (past the count from which they are found through the
+/// hash table) keeps each once, whatever order chains come in: each child's period
+/// summed, the children in perf's order.
+#[test]
+fn many_children_are_each_one_node() {
+    let keys: Vec<FrameKey> = (0..=40).map(|k| key(10 * k)).collect();
+    let names = (0..=40).map(|k| format!("f{k}")).collect();
+    let mut f = Forest::default();
+    for k in (1..=40).chain((1..=40).rev()).chain((1..=40).step_by(3)) {
+        f.append(0, 1, [0, k].into_iter(), k.into(), 1);
+    }
+    let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+    let trees = f.trees(keys, names, &places);
+    let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
+        panic!()
+    };
+    let kids: Vec<_> = a.children(0).collect();
+    assert_eq!(kids.len(), 40);
+    for (c, k) in kids.iter().zip((1..=40u64).rev()) {
+        assert_eq!(c.frames().collect::<Vec<_>>(), [format!("f{k}")]);
+        let times = if (k - 1) % 3 == 0 { 3 } else { 2 };
+        assert_eq!((c.hit(), c.count()), (k * times, times));
+    }
+    assert_eq!(a.cumul_count(), 80 + 14);
+}
