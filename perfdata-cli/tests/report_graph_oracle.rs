@@ -665,3 +665,54 @@ fn the_comparison_sees_percentages_and_order() {
         canonical(&inl_swapped, Ties::InlinedAsSets)
     );
 }
+
+/// `--max-stack` on `--call-graph dwarf` chains: perf's unwinding has a bound of its own
+/// and stops that many frames from the sample in either order (caller order reverses
+/// the frames it kept), the inlined functions listed at them not counted; the recorded
+/// kernel frames are cut apart. perfdata kept the N outermost frames in caller order
+/// (the Children view and `-g caller`: every line of the graph differed).
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = dir.path().join("same_names");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/same_names.c");
+    workload::run(
+        Command::new("gcc")
+            .args(["-O2", "-g", "-fno-optimize-sibling-calls", "-o"])
+            .arg(&exe)
+            .arg(&src),
+    );
+    let exe = exe.to_str().expect("utf-8 path");
+    let args = [
+        "-m",
+        "1024",
+        "-e",
+        "page-faults",
+        "-c",
+        "1",
+        "--call-graph",
+        "dwarf",
+    ];
+    let input = workload::record(dir.path(), "stack.data", &args, &[exe, "8"]);
+    let views: [&[&str]; 4] = [
+        &["--dsos", "same_names", "--max-stack", "3"],
+        &["--dsos", "same_names", "--max-stack", "1"],
+        &[
+            "--dsos",
+            "same_names",
+            "--no-children",
+            "-g",
+            "caller",
+            "--max-stack",
+            "2",
+        ],
+        &["--no-children", "--max-stack", "2"],
+    ];
+    let problems: Vec<String> = views
+        .iter()
+        .filter_map(|view| differs(&input, view, view))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
