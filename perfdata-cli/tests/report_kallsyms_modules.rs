@@ -63,8 +63,8 @@ fn samples() -> Vec<(u64, usize)> {
     ]
 }
 
-/// Write the recording to `path`.
-fn recording(path: &Path) {
+/// Write the recording of `samples` to `path`.
+fn recording(path: &Path, samples: &[(u64, usize)]) {
     let host = HostInfo {
         hostname: "modhost".into(),
         os_release: "6.1.0-synth".into(),
@@ -87,7 +87,7 @@ fn recording(path: &Path) {
     w.fork(500, 1, 500, 1, 10).unwrap();
     w.comm(500, 500, "kworker", true, 11).unwrap();
     let mut time = 100;
-    for (ip, n) in samples() {
+    for &(ip, n) in samples {
         for _ in 0..n {
             time += 1000;
             let s = SampleSpec {
@@ -106,12 +106,17 @@ fn recording(path: &Path) {
 /// A directory with the recording (`perf.data`) and a HOME (`home`) whose build-id
 /// cache holds the kernel's kallsyms.
 fn setup() -> tempfile::TempDir {
+    setup_with(&kallsyms(), &samples())
+}
+
+/// [`setup`] with another kallsyms and other samples.
+fn setup_with(kallsyms: &str, samples: &[(u64, usize)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let hex: String = KERNEL.iter().map(|b| format!("{b:02x}")).collect();
     let cache = dir.path().join("home/.debug/[kernel.kallsyms]").join(&hex);
     std::fs::create_dir_all(&cache).unwrap();
-    std::fs::write(cache.join("kallsyms"), kallsyms()).unwrap();
-    recording(&dir.path().join("perf.data"));
+    std::fs::write(cache.join("kallsyms"), kallsyms).unwrap();
+    recording(&dir.path().join("perf.data"), samples);
     let notes = std::fs::read("/sys/kernel/notes").unwrap_or_default();
     let running: String = notes.iter().map(|b| format!("{b:02x}")).collect();
     assert!(
@@ -188,5 +193,46 @@ fn module_symbols_match_perf() {
     for args in cases {
         let perf = run(true, args, dir.path());
         assert_eq!(run(false, args, dir.path()), perf, "{args:?}");
+    }
+}
+
+/// A kallsyms of a kernel relocated at boot (KASLR: `_text` 2 MiB above the recording's,
+/// as a kallsyms read after a reboot), modules where their maps are: perf moves the
+/// kernel's symbols down by the relocation delta and places a module's by its map
+/// alone. Planted: the delta applied to the modules' symbols too (no test above catches
+/// it, their delta being 0) fails this.
+#[test]
+fn only_the_kernels_symbols_are_moved_by_the_relocation() {
+    const DELTA: u64 = 0x20_0000;
+    let lines = [
+        format!("{:016x} T _text", TEXT + DELTA),
+        format!("{:016x} T k_sched", TEXT + DELTA + 0x1000),
+        format!("{:016x} t k_idle", TEXT + DELTA + 0x2000),
+        format!("{:016x} t foo_read\t[foo]", FOO + 0x100),
+        format!("{:016x} T foo_write\t[foo]", FOO + 0x400),
+        format!("{BAR:016x} t bar_probe\t[bar_drv]"),
+    ];
+    let samples = [
+        (TEXT + 0x1010, 1),
+        (TEXT + 0x2800, 1),
+        (FOO + 0x108, 2),
+        (FOO + 0x410, 1),
+        (BAR + 0x10, 1),
+    ];
+    let dir = setup_with(&(lines.join("\n") + "\n"), &samples);
+    let rows = [
+        "    33.33%             2  [foo]              [k] foo_read",
+        "    16.67%             1  [bar_drv]          [k] bar_probe",
+        "    16.67%             1  [foo]              [k] foo_write",
+        "    16.67%             1  [kernel.kallsyms]  [k] k_idle",
+        "    16.67%             1  [kernel.kallsyms]  [k] k_sched",
+    ];
+    let rows = rows.map(|l| format!("{l}\n")).concat();
+    let args = ["report", "--stdio", "-n", "--sort", "dso,sym"];
+    assert_eq!(run(false, &args, dir.path()), rows);
+    if perf_available() {
+        assert_eq!(run(true, &args, dir.path()), rows, "perf 6.1's rows");
+        let args = ["script", "-F", "ip,sym,symoff,dso"];
+        assert_eq!(run(false, &args, dir.path()), run(true, &args, dir.path()));
     }
 }
