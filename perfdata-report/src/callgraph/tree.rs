@@ -10,8 +10,9 @@
 //! branches nor ends made one node, so the two have the same nodes whatever order the
 //! chains came in, but where an inlined function is among a node's children: there
 //! perf's comparison is not one order, and the entry's tree is built again as perf
-//! builds it, chain by chain ([`super::append`]), its nodes added to the trie. The trie is shared by the entries' trees, and perf's nodes are made
-//! of it where they are read ([`CallNode`]): a drawing reads the few above its
+//! builds it, chain by chain (`callgraph::append`), its nodes added to the trie. The
+//! trie is shared by the entries' trees, and perf's nodes are made of it where they are
+//! read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
 //! nodes, each with its frames' names) took 0.1 s, a quarter of the report.
 
