@@ -291,6 +291,34 @@ fn lbr_call_stacks_equal_perfs_in_every_view() {
     assert!(callee.contains("[k] 0x00358b2300358b23"), "{callee}");
 }
 
+/// The page-fault recording with DWARF stacks the deterministic tests make: one sample a
+/// fault, and a 4 MiB buffer that holds every sample's stack copy (with perf's default
+/// 512 KiB a loaded machine lost some).
+const PAGE_FAULTS_DWARF: [&str; 8] = [
+    "-m",
+    "1024",
+    "-e",
+    "page-faults",
+    "-c",
+    "1",
+    "--call-graph",
+    "dwarf",
+];
+
+/// tests/callgraph/NAME.c compiled by gcc with `flags` into `dir`; the executable's path.
+fn compile(dir: &Path, name: &str, flags: &[&str]) -> std::path::PathBuf {
+    let exe = dir.join(name);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/callgraph/{name}.c"));
+    workload::run(
+        Command::new("gcc")
+            .args(flags)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src),
+    );
+    exe
+}
+
 /// tests/callgraph/levels.c compiled here and recorded with `-g` and with
 /// `--call-graph dwarf`.
 #[perfdata_oracle::needs(perf)]
@@ -298,13 +326,10 @@ fn lbr_call_stacks_equal_perfs_in_every_view() {
 fn call_graphs_equal_perfs_on_recordings_made_here() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = dir.path().join("levels");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/levels.c");
-    workload::run(
-        Command::new("gcc")
-            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
-            .arg(&exe)
-            .arg(&src),
+    let exe = compile(
+        dir.path(),
+        "levels",
+        &["-O1", "-g", "-fno-omit-frame-pointer"],
     );
     let exe = exe.to_str().expect("utf-8 path");
     let event = ["-e", "cpu-clock", "-c", "200000"];
@@ -364,28 +389,12 @@ fn call_graphs_equal_perfs_on_recordings_made_here() {
 fn tied_inlined_branches_are_in_perfs_order() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = dir.path().join("tied_inlines");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/tied_inlines.c");
-    workload::run(
-        Command::new("gcc")
-            .args(["-O2", "-g", "-o"])
-            .arg(&exe)
-            .arg(&src),
-    );
+    let exe = compile(dir.path(), "tied_inlines", &["-O2", "-g"]);
     let exe = exe.to_str().expect("utf-8 path");
     // A 4 MiB buffer holds every sample's stack copy: on a loaded machine perf lost
     // some with its default 512 KiB, and a lost sample breaks the tie; a recording
     // without it is made again (twice at most).
-    let args = [
-        "-m",
-        "1024",
-        "-e",
-        "page-faults",
-        "-c",
-        "1",
-        "--call-graph",
-        "dwarf",
-    ];
+    let args = PAGE_FAULTS_DWARF;
     let at = |perf: &str, name: &str| {
         perf.lines()
             .find(|l| l.ends_with(&format!("%--{name} (inlined)")))
@@ -446,16 +455,17 @@ fn tied_inlined_branches_are_in_perfs_order() {
 fn an_inlined_and_an_out_of_line_function_of_one_name_are_found_as_perf_finds_them() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = dir.path().join("same_names");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/same_names.c");
     // In source order, the calls not made jumps (a tail call leaves `miss` out of the
     // chain).
-    workload::run(
-        Command::new("gcc")
-            .args(["-O2", "-g", "-fno-toplevel-reorder"])
-            .args(["-fno-optimize-sibling-calls", "-o"])
-            .arg(&exe)
-            .arg(&src),
+    let exe = compile(
+        dir.path(),
+        "same_names",
+        &[
+            "-O2",
+            "-g",
+            "-fno-toplevel-reorder",
+            "-fno-optimize-sibling-calls",
+        ],
     );
     let nm = Command::new("nm").arg(&exe).output().expect("nm runs");
     let nm = String::from_utf8_lossy(&nm.stdout);
@@ -471,16 +481,7 @@ fn an_inlined_and_an_out_of_line_function_of_one_name_are_found_as_perf_finds_th
     // The walk the test is about needs this layout.
     assert!(at("zzz") < at("mmm") && at("mmm") < at("aaa"), "{nm}");
     let exe = exe.to_str().expect("utf-8 path");
-    let args = [
-        "-m",
-        "1024",
-        "-e",
-        "page-faults",
-        "-c",
-        "1",
-        "--call-graph",
-        "dwarf",
-    ];
+    let args = PAGE_FAULTS_DWARF;
     let input = workload::record(dir.path(), "same.data", &args, &[exe, "40"]);
     let only = ["--dsos", "same_names"];
     let perf = perf_text(&input, &only).expect("perf report ran");
@@ -676,25 +677,13 @@ fn the_comparison_sees_percentages_and_order() {
 fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = dir.path().join("same_names");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/callgraph/same_names.c");
-    workload::run(
-        Command::new("gcc")
-            .args(["-O2", "-g", "-fno-optimize-sibling-calls", "-o"])
-            .arg(&exe)
-            .arg(&src),
+    let exe = compile(
+        dir.path(),
+        "same_names",
+        &["-O2", "-g", "-fno-optimize-sibling-calls"],
     );
     let exe = exe.to_str().expect("utf-8 path");
-    let args = [
-        "-m",
-        "1024",
-        "-e",
-        "page-faults",
-        "-c",
-        "1",
-        "--call-graph",
-        "dwarf",
-    ];
+    let args = PAGE_FAULTS_DWARF;
     let input = workload::record(dir.path(), "stack.data", &args, &[exe, "8"]);
     let views: [&[&str]; 4] = [
         &["--dsos", "same_names", "--max-stack", "3"],
