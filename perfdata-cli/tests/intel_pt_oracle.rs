@@ -30,6 +30,19 @@ fn our_dumps(path: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// The first AUX buffer of a pipe-mode file as perf 6.1 reads it: 16 bytes early, the
+/// AUXTRACE record's last four words before the data, the data's last 16 bytes left out.
+fn shifted_first_buffer(path: &std::path::Path) -> Vec<u8> {
+    let reader = perfdata_core::PerfReader::open(path).expect("recording opens");
+    let first = buffers(reader).expect("AUX buffers read").remove(0);
+    let mut bytes = Vec::new();
+    for word in [first.idx, first.tid as u32, first.cpu as u32, 0] {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    bytes.extend_from_slice(&first.data[..first.data.len() - 16]);
+    bytes
+}
+
 /// perf's dump blocks: from each ". ... Intel Processor Trace data" line through the
 /// packet lines after it.
 fn perf_dumps(path: &std::path::Path) -> Vec<String> {
@@ -68,8 +81,17 @@ fn packet_dump_equals_perf_dump() {
             eprintln!("SKIP: {name} is not in PERFDATA_CORPUS");
             continue;
         };
-        let ours = our_dumps(&path);
+        let mut ours = our_dumps(&path);
         let perf = perf_dumps(&path);
+        if name.contains("piped") {
+            // perf 6.1 reads a pipe-mode *file* through its pipe path but seeks to the
+            // AUX data (session.c, PERF_RECORD_AUXTRACE: `lseek(fd, file_offset +
+            // header.size)`) with an offset that does not count the 16-byte pipe header:
+            // it takes the data 16 bytes early (the record's idx, tid, cpu, reserved
+            // first), then reads the next record header inside the data, finds size 0
+            // and stops ("bad event header size"), after the first buffer.
+            ours = vec![packet::dump(&shifted_first_buffer(&path))];
+        }
         assert_eq!(ours.len(), perf.len(), "{name}: AUX buffers dumped");
         for (i, (o, p)) in ours.iter().zip(&perf).enumerate() {
             for (n, (ol, pl)) in o.lines().zip(p.lines()).enumerate() {
@@ -117,10 +139,9 @@ fn packet_dump_has_perfs_lines() {
             ".  00000060:  06                                              TNT T (1)",
             ".  00000061:  2d 94 d7 00 00 00 00                            TIP 0xd794",
             ".  00000068:  4d a2 20 74 b9                                  TIP 0xb97420a2",
-            ".  00000069:  ee                                              TNT TTNTTT (6)",
+            ".  0000006d:  ee                                              TNT TTNTTT (6)",
             ".  0000006e:  1e 00                                           TNT TTT (3)",
         ]
-        .map(|l| l.replace("00000069", "0000006d"))
     );
     // The PSBs of cpu 3's buffer: the offsets `perf script` prints as "psb offs".
     let psbs: Vec<&str> = dumps[1]
