@@ -187,3 +187,203 @@ fn damaged_buffers_are_bad_packets() {
         }
     }
 }
+
+/// The decoder's reports for every queue of `path` with perf's walker when the binaries
+/// are missing: the events perf script synthesizes from them (PSB, CBR, the branches
+/// perf's default `--itrace` keeps: asynchronous ones and trace ends) and the errors,
+/// as text lines in perf's units.
+fn decoded(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    use perfdata_report::intel_pt::decoder::Decoder;
+    use perfdata_report::intel_pt::state::{flags, kind, DecodeError, NoCode};
+    let reader = perfdata_core::PerfReader::open(path).expect("recording opens");
+    let trace = perfdata_report::intel_pt::read_trace(reader).expect("trace read");
+    let info = trace.info.expect("an Intel PT AUXTRACE_INFO");
+    let (mut events, mut errors) = (Vec::new(), Vec::new());
+    for idx in trace.queue_indexes() {
+        let cpu = trace.buffers.iter().find(|b| b.idx == idx).unwrap().cpu;
+        let mut decoder = Decoder::new(trace.params, trace.queue(idx), NoCode);
+        for _ in 0..1_000_000 {
+            let s = decoder.decode().clone();
+            let ns = info.tc.to_perf_time(s.timestamp);
+            let us = format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000);
+            match s.err {
+                Some(DecodeError::NoData) => break,
+                Some(e) => errors.push(format!(
+                    "{}.{:09} cpu {cpu} ip {:#x} code {}: {}",
+                    ns / 1_000_000_000,
+                    ns % 1_000_000_000,
+                    s.from_ip,
+                    e.code(),
+                    e.message()
+                )),
+                None => {
+                    if s.kind & kind::PSB_EVT != 0 {
+                        events.push(format!(
+                            "{us} [{cpu:03}] psb offs: {:#x} {:x}",
+                            s.psb_offset, s.from_ip
+                        ));
+                    }
+                    if s.kind & kind::CBR_CHG != 0 {
+                        events.push(format!("{us} [{cpu:03}] cbr: {} {:x}", s.cbr, s.from_ip));
+                    }
+                    if s.kind & kind::BRANCH != 0
+                        && (s.flags & flags::ASYNC != 0 || s.kind & kind::TRACE_END != 0)
+                    {
+                        events.push(format!("{us} branches: {:x} => {:x}", s.from_ip, s.to_ip));
+                    }
+                }
+            }
+        }
+    }
+    (events, errors)
+}
+
+/// The decoder's events are perf script's synthesized events, at perf's times; its
+/// errors hold every error line perf prints, in order, at perf's nanosecond (perf drops
+/// those of a DSO whose data it already failed to read: that filter is the walker's).
+#[test]
+fn decoder_events_equal_perfs() {
+    let Some(path) = corpus_file(FILES[0]) else {
+        eprintln!("SKIP: PERFDATA_CORPUS is not set");
+        return;
+    };
+    let (events, errors) = decoded(&path);
+    // perf script's psb, cbr and branches lines (time, cpu, payload, ips), cpu 0's
+    // queue first.
+    assert_eq!(
+        events,
+        [
+            "641.257928 [000] psb offs: 0x0 ffffffffb960d300",
+            "641.257928 [000] cbr: 29 ffffffffb960d300",
+            "641.257937 branches: 7fb36d296300 => ffffffffba001340",
+            "641.256845 [003] psb offs: 0x0 ffffffffb960d300",
+            "641.256845 [003] cbr: 29 ffffffffb960d300",
+            "641.256912 branches: 7fb36d08bd60 => ffffffffba001340",
+            "641.257059 [003] psb offs: 0x4258 0",
+            "641.257183 [003] psb offs: 0x8078 0",
+            "641.257183 branches: ffffffffb960d300 => 0",
+            "641.257315 [003] psb offs: 0xc090 0",
+            "641.257482 [003] psb offs: 0x100d0 0",
+            "641.257552 [003] psb offs: 0x14090 0",
+            "641.257676 [003] psb offs: 0x18190 0",
+            "641.257740 [003] psb offs: 0x1c150 0",
+            "641.257864 branches: 5cba63221580 => ffffffffba001340",
+            "641.257866 [003] psb offs: 0x20190 0",
+            "641.257903 branches: 5cba631ef570 => ffffffffba001340",
+        ]
+    );
+    // perf's first error line of cpu 0, then some of cpu 3 (the first, last, ...).
+    let perf_lines = [
+        "641.257943456 cpu 0 ip 0x7fb36d252e68 code 5: Failed to get instruction",
+        "641.256845844 cpu 3 ip 0xffffffffb960d302 code 5: Failed to get instruction",
+        "641.256915789 cpu 3 ip 0x7fb36d08bd60 code 5: Failed to get instruction",
+        "641.257424123 cpu 3 ip 0x7fb36c944e70 code 5: Failed to get instruction",
+        "641.257791789 cpu 3 ip 0x7fb36cc6bb4f code 5: Failed to get instruction",
+        "641.257910789 cpu 3 ip 0xfffffe000008a000 code 5: Failed to get instruction",
+    ];
+    assert_subsequence(&errors, perf_lines.iter().map(|l| l.to_string()));
+    if perf_available() {
+        let out = Command::new("perf")
+            .args(["script", "-i"])
+            .arg(&path)
+            .output()
+            .expect("perf runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let perf_errors: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix(" instruction trace error type 1 time "))
+            .map(|l| {
+                // "T cpu C pid P tid T ip IP code ..." without pid and tid.
+                let f: Vec<&str> = l.splitn(10, ' ').collect();
+                format!("{} cpu {} ip {} {}", f[0], f[2], f[8], f[9])
+            })
+            .collect();
+        assert_eq!(perf_errors.len(), 114);
+        // Our errors are per queue, perf's interleaved by time: compare per cpu.
+        for cpu in ["0", "3"] {
+            let pick = |v: &[String]| -> Vec<String> {
+                v.iter()
+                    .filter(|l| l.split(' ').nth(2) == Some(cpu))
+                    .cloned()
+                    .collect()
+            };
+            assert_subsequence(&pick(&errors), pick(&perf_errors).into_iter());
+        }
+    }
+}
+
+/// Every one of `wanted` is in `have`, in order.
+fn assert_subsequence(have: &[String], wanted: impl Iterator<Item = String>) {
+    let mut at = 0;
+    for w in wanted {
+        match have[at..].iter().position(|h| *h == w) {
+            Some(i) => at += i + 1,
+            None => panic!("{w:?} is not among the decoder's errors (in order)"),
+        }
+    }
+}
+
+/// Damaged AUX data through the decoder: garbage, a PSB+ cut short, the real trace cut
+/// in the middle or with bytes overwritten. Each ends in "No more data" after a bounded
+/// number of states (a bad byte is a "Bad packet" error and one byte stepped over, as
+/// perf's `intel_pt_bad_packet`), never a panic or an endless loop.
+#[test]
+fn decoder_survives_damaged_buffers() {
+    use perfdata_report::intel_pt::decoder::Decoder;
+    use perfdata_report::intel_pt::state::{DecodeError, DecoderParams, NoCode};
+    let mut cases: Vec<Vec<u8>> = Vec::new();
+    // A PSB, then garbage from a simple generator.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut garbage = vec![
+        2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+    ];
+    for _ in 0..4000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        garbage.push(x as u8);
+    }
+    cases.push(garbage);
+    cases.push(vec![
+        2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 0x19,
+    ]);
+    cases.push(vec![0xff; 64]);
+    let mut params = DecoderParams::default();
+    params.branch_enable = true;
+    params.return_compression = true;
+    if let Some(path) = corpus_file(FILES[0]) {
+        let reader = perfdata_core::PerfReader::open(&path).expect("recording opens");
+        let trace = perfdata_report::intel_pt::read_trace(reader).expect("trace read");
+        params = trace.params;
+        let real = trace.buffers[1].data.clone();
+        cases.push(real[..real.len() / 3].to_vec());
+        let mut stamped = real.clone();
+        for i in (100..stamped.len()).step_by(997) {
+            stamped[i] = 0xd5;
+        }
+        cases.push(stamped);
+    }
+    for (n, data) in cases.iter().enumerate() {
+        let mut decoder = Decoder::new(params, vec![(&data[..], 0)], NoCode);
+        let mut states = 0usize;
+        let mut bad = 0usize;
+        loop {
+            let state = decoder.decode();
+            states += 1;
+            match state.err {
+                Some(DecodeError::NoData) => break,
+                Some(DecodeError::BadPacket) => bad += 1,
+                _ => {}
+            }
+            assert!(
+                states <= 2 * data.len() + 10,
+                "case {n}: no end after {states} states"
+            );
+        }
+        // Calling on after the end stays at the end.
+        assert_eq!(decoder.decode().err, Some(DecodeError::NoData));
+        if n == 0 {
+            assert!(bad > 0, "garbage has bad packets");
+        }
+    }
+}
