@@ -348,9 +348,11 @@ fn decoder_survives_damaged_buffers() {
         2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 0x19,
     ]);
     cases.push(vec![0xff; 64]);
-    let mut params = DecoderParams::default();
-    params.branch_enable = true;
-    params.return_compression = true;
+    let mut params = DecoderParams {
+        branch_enable: true,
+        return_compression: true,
+        ..DecoderParams::default()
+    };
     if let Some(path) = corpus_file(FILES[0]) {
         let reader = perfdata_core::PerfReader::open(&path).expect("recording opens");
         let trace = perfdata_report::intel_pt::read_trace(reader).expect("trace read");

@@ -294,13 +294,11 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
                     return fup;
                 }
                 Ptwrite | PtwriteIp | Exstop | ExstopIp | Mwait | Pwre | Pwrx | Bbp | Bip | Bep
-                | BepIp => {
-                    if after_psbend > 0 {
-                        after_psbend -= 1;
-                        if after_psbend == 0 {
-                            return fup;
-                        }
-                    } else {
+                | BepIp
+                    if after_psbend > 0 =>
+                {
+                    after_psbend -= 1;
+                    if after_psbend == 0 {
                         return fup;
                     }
                 }

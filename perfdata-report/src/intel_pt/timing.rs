@@ -70,11 +70,12 @@ impl Clock {
         if p.tsc_ctc_ratio_n == 0 {
             p.tsc_ctc_ratio_d = 0;
         }
-        let tsc_ctc_mult = if p.tsc_ctc_ratio_d != 0 && p.tsc_ctc_ratio_n % p.tsc_ctc_ratio_d == 0 {
-            p.tsc_ctc_ratio_n / p.tsc_ctc_ratio_d
-        } else {
-            0
-        };
+        let tsc_ctc_mult =
+            if p.tsc_ctc_ratio_d != 0 && p.tsc_ctc_ratio_n.is_multiple_of(p.tsc_ctc_ratio_d) {
+                p.tsc_ctc_ratio_n / p.tsc_ctc_ratio_d
+            } else {
+                0
+            };
         Clock {
             params: p,
             tsc_ctc_mult,

@@ -22,12 +22,10 @@ impl<W: InsnWalker> Decoder<'_, W> {
                 continue;
             }
             match self.packet.kind {
-                Tnt => {
-                    if self.packet.count != 0 {
-                        self.tnt = self.packet;
-                        self.pkt_state = PktState::Tnt;
-                        return self.walk_tnt();
-                    }
+                Tnt if self.packet.count != 0 => {
+                    self.tnt = self.packet;
+                    self.pkt_state = PktState::Tnt;
+                    return self.walk_tnt();
                 }
                 TipPgd => {
                     if self.packet.count != 0 {
