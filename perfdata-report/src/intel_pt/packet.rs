@@ -509,3 +509,7 @@ pub fn dump(buf: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "packet_tests.rs"]
+mod tests;
