@@ -71,16 +71,11 @@ fn perf_dumps(path: &std::path::Path) -> Vec<String> {
     blocks
 }
 
+#[perfdata_oracle::needs(perf, corpus)]
 #[test]
 fn packet_dump_equals_perf_dump() {
-    if !perf_available() {
-        return;
-    }
     for name in FILES {
-        let Some(path) = corpus_file(name) else {
-            eprintln!("SKIP: {name} is not in PERFDATA_CORPUS");
-            continue;
-        };
+        let path = corpus_file(name).expect("the corpus holds the Intel PT recordings");
         let mut ours = our_dumps(&path);
         let perf = perf_dumps(&path);
         if name.contains("piped") {
@@ -102,12 +97,10 @@ fn packet_dump_equals_perf_dump() {
     }
 }
 
+#[perfdata_oracle::needs(corpus)]
 #[test]
 fn packet_dump_has_perfs_lines() {
-    let Some(path) = corpus_file(FILES[0]) else {
-        eprintln!("SKIP: PERFDATA_CORPUS is not set");
-        return;
-    };
+    let path = corpus_file(FILES[0]).expect("the corpus holds the Intel PT recording");
     let dumps = our_dumps(&path);
     // Buffer 0 (cpu 0) and buffer 1 (cpu 3), as perf script -D prints them.
     let cpu0: Vec<&str> = dumps[0].lines().take(16).collect();
@@ -241,12 +234,10 @@ fn decoded(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
 /// The decoder's events are perf script's synthesized events, at perf's times; its
 /// errors hold every error line perf prints, in order, at perf's nanosecond (perf drops
 /// those of a DSO whose data it already failed to read: that filter is the walker's).
+#[perfdata_oracle::needs(corpus)]
 #[test]
 fn decoder_events_equal_perfs() {
-    let Some(path) = corpus_file(FILES[0]) else {
-        eprintln!("SKIP: PERFDATA_CORPUS is not set");
-        return;
-    };
+    let path = corpus_file(FILES[0]).expect("the corpus holds the Intel PT recording");
     let (events, errors) = decoded(&path);
     // perf script's psb, cbr and branches lines (time, cpu, payload, ips), cpu 0's
     // queue first.
