@@ -4,6 +4,7 @@
 //! AUXTRACE_INFO ([`info`]) and the AUX buffers a recording holds ([`read_trace`]).
 
 pub mod decoder;
+pub mod dso_data;
 pub mod info;
 pub mod packet;
 pub mod state;
