@@ -15,7 +15,9 @@
 //! once. A copy of the corpus recording with the `[vdso]` MMAP2 renamed shows it: perf
 //! then reports ld-2.23.so and coreutils twice.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::state::{InsnWalker, WalkError};
 
@@ -59,21 +61,22 @@ impl DsoData {
 }
 
 /// A walker that cannot read any code, with perf's reporting rule: `dso_of` names the
-/// DSO an ip is mapped to (`None`: no map).
-pub struct UnreadableDsos<'a, F: FnMut(u64) -> Option<String>> {
+/// DSO an ip is mapped to (`None`: no map). The status is shared: perf keeps one per
+/// DSO for every queue and every other reader.
+pub struct UnreadableDsos<F: FnMut(u64) -> Option<String>> {
     /// The DSOs' status, shared with the other readers.
-    pub data: &'a mut DsoData,
+    pub data: Rc<RefCell<DsoData>>,
     /// The map lookup.
     pub dso_of: F,
 }
 
-impl<F: FnMut(u64) -> Option<String>> InsnWalker for UnreadableDsos<'_, F> {
+impl<F: FnMut(u64) -> Option<String>> InsnWalker for UnreadableDsos<F> {
     fn walk(&mut self, ip: u64, to_ip: u64, _nr: bool) -> Result<(), WalkError> {
         if to_ip != 0 && ip == to_ip {
             return Ok(());
         }
         let dso = (self.dso_of)(ip);
-        Err(self.data.walk(dso.as_deref()))
+        Err(self.data.borrow_mut().walk(dso.as_deref()))
     }
 }
 
