@@ -95,7 +95,7 @@ pub trait InsnWalker {
     fn walk(&mut self, ip: u64, to_ip: u64, nr: bool) -> Result<(), WalkError>;
 }
 
-/// One result of [`Decoder::decode`]: perf's `struct intel_pt_state`, the fields used.
+/// One result of [`Decoder::decode`](super::decoder::Decoder::decode): perf's `struct intel_pt_state`, the fields used.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
     /// [`kind`] bits.
