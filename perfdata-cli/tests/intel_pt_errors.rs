@@ -18,7 +18,8 @@ use std::rc::Rc;
 use perfdata_core::record::RecordBody;
 use perfdata_report::intel_pt::decoder::Decoder;
 use perfdata_report::intel_pt::dso_data::{DsoData, UnreadableDsos};
-use perfdata_report::intel_pt::state::{flags, kind, DecodeError, State};
+use perfdata_report::intel_pt::queues::{Output, Queues};
+use perfdata_report::intel_pt::state::{flags, kind, State};
 use perfdata_tests::{corpus_dir, perf_available};
 
 /// A record that matters here, at its perf time.
@@ -47,7 +48,14 @@ fn printed_ip(s: &State) -> Option<u64> {
     (shown && s.from_ip != 0).then_some(s.from_ip)
 }
 
-fn simulate(path: &std::path::Path) -> Vec<String> {
+/// perf script's time column: seconds and microseconds, cut.
+fn micros(ns: u64) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000)
+}
+
+/// The error lines (time, cpu, ip, code) and the order of everything perf script prints
+/// (recorded samples, synthesized samples, errors), as keys.
+fn simulate(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
     let reader = perfdata_core::PerfReader::open(path).expect("recording opens");
     let trace = perfdata_report::intel_pt::read_trace(reader).expect("trace read");
     let info = trace.info.expect("Intel PT info");
@@ -83,6 +91,7 @@ fn simulate(path: &std::path::Path) -> Vec<String> {
     let maps: Rc<RefCell<Maps>> = Rc::default();
     let data: Rc<RefCell<DsoData>> = Rc::default();
     let mut lines = Vec::new();
+    let mut order = Vec::new();
     let dso_of = move |maps: &Maps, ip: u64| {
         if ip >= kernel_start {
             lookup(maps, -1, ip)
@@ -90,77 +99,76 @@ fn simulate(path: &std::path::Path) -> Vec<String> {
             lookup(maps, traced_pid, ip)
         }
     };
-    // Each queue's decoder, its pending state and time (perf's ptq->timestamp).
-    let queues: Vec<u32> = trace.queue_indexes();
-    let mut decoders: Vec<_> = queues
-        .iter()
-        .map(|&q| {
-            let (maps, data) = (maps.clone(), data.clone());
-            let walker = UnreadableDsos {
-                data,
-                dso_of: move |ip| dso_of(&maps.borrow(), ip),
+    let queue_cpu: BTreeMap<u32, i32> = trace.buffers.iter().map(|b| (b.idx, b.cpu)).collect();
+    let mut queues = Queues::new(
+        trace
+            .queue_indexes()
+            .into_iter()
+            .map(|q| {
+                let (maps, data) = (maps.clone(), data.clone());
+                let walker = UnreadableDsos {
+                    data,
+                    dso_of: move |ip| dso_of(&maps.borrow(), ip),
+                };
+                (q, Decoder::new(trace.params, trace.queue(q), walker))
+            })
+            .collect(),
+    );
+    let end = (u64::MAX, Event::Sample(0));
+    for (time, event) in events.iter().chain(std::iter::once(&end)) {
+        // perf decodes before the events that have a time.
+        if *time != 0 {
+            let tsc = if *time == u64::MAX {
+                u64::MAX
+            } else {
+                info.tc.to_tsc(*time)
             };
-            (
-                Decoder::new(trace.params, trace.queue(q), walker),
-                None::<State>,
-                0u64,
-                false,
-            )
-        })
-        .collect();
-    let cpus: Vec<i32> = queues
-        .iter()
-        .map(|&q| trace.buffers.iter().find(|b| b.idx == q).unwrap().cpu)
-        .collect();
-    for (time, event) in events
-        .iter()
-        .chain(std::iter::once(&(u64::MAX, Event::Sample(0))))
-    {
-        let tsc = if *time == u64::MAX {
-            u64::MAX
-        } else {
-            info.tc.to_tsc(*time)
-        };
-        for (i, (decoder, pending, ts, done)) in decoders.iter_mut().enumerate() {
-            if *done || (*ts >= tsc && pending.is_some()) || *time == 0 {
-                continue;
-            }
-            loop {
-                if let Some(s) = pending.take() {
-                    if let Some(ip) = printed_ip(&s) {
-                        if let Some(d) = dso_of(&maps.borrow(), ip) {
-                            data.borrow_mut().failed_read(&d);
-                        }
+            queues.process(tsc, &mut |o| match o {
+                Output::Sample { state, time, .. } => {
+                    let us = micros(info.tc.to_perf_time(time));
+                    if state.kind & kind::PSB_EVT != 0 {
+                        // C's %#llx: "0" for zero.
+                        let offs = match state.psb_offset {
+                            0 => "0".to_string(),
+                            o => format!("{o:#x}"),
+                        };
+                        order.push(format!("{us} psb {offs}"));
                     }
-                }
-                let s = decoder.decode().clone();
-                match s.err {
-                    Some(DecodeError::NoData) => {
-                        *done = true;
-                        break;
+                    if state.kind & kind::CBR_CHG != 0 {
+                        order.push(format!("{us} cbr {}", state.cbr));
                     }
-                    Some(e) => {
-                        *ts = s.timestamp;
-                        let ns = info.tc.to_perf_time(s.timestamp);
-                        lines.push(format!(
-                            "{}.{:09} cpu {} ip {:#x} code {}: {}",
-                            ns / 1_000_000_000,
-                            ns % 1_000_000_000,
-                            cpus[i],
-                            s.from_ip,
-                            e.code(),
-                            e.message()
+                    if state.kind & kind::BRANCH != 0
+                        && (state.flags & flags::ASYNC != 0 || state.kind & kind::TRACE_END != 0)
+                    {
+                        order.push(format!(
+                            "{us} branches {:x} => {:x}",
+                            state.from_ip, state.to_ip
                         ));
                     }
-                    None => {
-                        *ts = (*ts).max(s.timestamp);
-                        *pending = Some(s);
-                        if *ts >= tsc {
-                            break;
-                        }
+                    if let Some(d) = printed_ip(&state).and_then(|ip| dso_of(&maps.borrow(), ip)) {
+                        data.borrow_mut().failed_read(&d);
                     }
                 }
-            }
+                Output::Error { queue, state, time } => {
+                    let ns = info.tc.to_perf_time(time);
+                    let e = state.err.expect("an error");
+                    order.push(format!(
+                        "error {}.{:09} {:#x}",
+                        ns / 1_000_000_000,
+                        ns % 1_000_000_000,
+                        state.from_ip
+                    ));
+                    lines.push(format!(
+                        "{}.{:09} cpu {} ip {:#x} code {}: {}",
+                        ns / 1_000_000_000,
+                        ns % 1_000_000_000,
+                        queue_cpu[&queue],
+                        state.from_ip,
+                        e.code(),
+                        e.message()
+                    ));
+                }
+            });
         }
         match event {
             Event::Map(pid, start, len, dso) => {
@@ -185,13 +193,16 @@ fn simulate(path: &std::path::Path) -> Vec<String> {
                     .insert(*start, (start + len, dso.clone()));
             }
             Event::Sample(ip) => {
+                if *time != u64::MAX {
+                    order.push(format!("{} cycles {ip:x}", micros(*time)));
+                }
                 if let Some(d) = dso_of(&maps.borrow(), *ip) {
                     data.borrow_mut().failed_read(&d);
                 }
             }
         }
     }
-    lines
+    (lines, order)
 }
 
 #[perfdata_oracle::needs(corpus)]
@@ -200,7 +211,7 @@ fn error_lines_are_perfs() {
     let path = corpus_dir()
         .expect("corpus")
         .join("google-perf.data.intel_pt-4.14");
-    let ours = simulate(&path);
+    let (ours, order) = simulate(&path);
     assert_eq!(
         ours.len(),
         114,
@@ -230,5 +241,36 @@ fn error_lines_are_perfs() {
             })
             .collect();
         assert_eq!(ours, perf);
+        // Everything perf prints, in its order: the decoding interleaved with the
+        // recorded samples as perf runs it.
+        let perf_order: Vec<String> = text
+            .lines()
+            .filter_map(|l| {
+                if let Some(e) = l.strip_prefix(" instruction trace error type 1 time ") {
+                    let f: Vec<&str> = e.split(' ').collect();
+                    return Some(format!("error {} {}", f[0], f[8]));
+                }
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let at = |name: &str| f.iter().position(|w| *w == name);
+                let time = f
+                    .iter()
+                    .find(|w| w.ends_with(':') && w.contains('.'))?
+                    .trim_end_matches(':');
+                if let Some(i) = at("cycles:") {
+                    Some(format!("{time} cycles {}", f[i + 1]))
+                } else if let Some(i) = at("psb:") {
+                    Some(format!("{time} psb {}", f[i + 3]))
+                } else if let Some(i) = at("cbr:") {
+                    Some(format!("{time} cbr {}", f[i + 2]))
+                } else {
+                    at("branches:").map(|i| {
+                        let to = f.iter().position(|w| *w == "=>").unwrap();
+                        format!("{time} branches {} => {}", f[i + 1], f[to + 1])
+                    })
+                }
+            })
+            .collect();
+        assert_eq!(order.len(), 146, "perf script prints 146 lines");
+        assert_eq!(order, perf_order);
     }
 }

@@ -7,6 +7,7 @@ pub mod decoder;
 pub mod dso_data;
 pub mod info;
 pub mod packet;
+pub mod queues;
 pub mod state;
 mod sync;
 pub mod timing;
