@@ -67,6 +67,9 @@ impl Clock {
     /// A clock with `params` (perf's `intel_pt_decoder_new`).
     pub fn new(params: TimingParams) -> Clock {
         let mut p = params;
+        // The config's MTC period field is 4 bits; a damaged one must not overflow the
+        // shifts (perf's C would shift by it regardless).
+        p.mtc_shift = p.mtc_shift.min(15);
         if p.tsc_ctc_ratio_n == 0 {
             p.tsc_ctc_ratio_d = 0;
         }
@@ -79,7 +82,7 @@ impl Clock {
         Clock {
             params: p,
             tsc_ctc_mult,
-            ctc_rem_mask: (1u32 << p.mtc_shift.min(31)) - 1,
+            ctc_rem_mask: (1u32 << p.mtc_shift) - 1,
             // perf: "A TSC packet can slip past MTC packets ... accept slippage an order
             // of magnitude more to be on the safe side."
             tsc_slip: 0x10000,
@@ -224,7 +227,8 @@ impl Clock {
     pub fn estimate(&self, sample_timestamp: u64, sample_insn_cnt: u64) -> u64 {
         let mut est = sample_insn_cnt << 1;
         if self.cbr != 0 && self.params.max_non_turbo_ratio != 0 {
-            est = est * u64::from(self.params.max_non_turbo_ratio) / u64::from(self.cbr);
+            est =
+                est.wrapping_mul(u64::from(self.params.max_non_turbo_ratio)) / u64::from(self.cbr);
         }
         sample_timestamp.wrapping_add(est)
     }
@@ -300,5 +304,50 @@ impl TscConversion {
         let quot = t / mult;
         let rem = t % mult;
         (quot << shift).wrapping_add((rem << shift) / mult)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn damaged_parameters_do_not_overflow() {
+        let mut clock = Clock::new(TimingParams {
+            mtc_shift: u32::MAX,
+            tsc_ctc_ratio_n: u32::MAX,
+            tsc_ctc_ratio_d: 1,
+            max_non_turbo_ratio: u32::MAX,
+        });
+        clock.reposition(u64::MAX);
+        clock.tsc(u64::MAX >> 8, false);
+        clock.tma(0xffff, 0x1ff);
+        clock.mtc(0xff, true);
+        clock.cbr(1);
+        clock.cyc(u64::MAX);
+        let _ = clock.estimate(u64::MAX, u64::MAX);
+        let tc = TscConversion {
+            time_shift: u16::MAX,
+            time_mult: u32::MAX,
+            time_zero: u64::MAX,
+            ..TscConversion::default()
+        };
+        let _ = tc.to_perf_time(u64::MAX);
+        let _ = tc.to_tsc(0);
+    }
+
+    #[test]
+    fn tsc_to_perf_time_as_perf() {
+        // The corpus recording's TIME_CONV; its first PSB's TSC and perf's time of it.
+        let tc = TscConversion {
+            time_shift: 31,
+            time_mult: 1_789_569_706,
+            time_zero: 18_446_744_041_015_200_657,
+            ..TscConversion::default()
+        };
+        let ns = tc.to_perf_time(0xbc4c_d2cf_e8);
+        assert_eq!(ns / 1000, 641_257_928);
+        // perf_time_to_tsc rounds down: back within a tick.
+        assert!(tc.to_tsc(ns).abs_diff(0xbc4c_d2cf_e8) <= 1);
     }
 }
