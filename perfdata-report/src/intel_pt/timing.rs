@@ -345,9 +345,9 @@ mod tests {
             time_zero: 18_446_744_041_015_200_657,
             ..TscConversion::default()
         };
-        let ns = tc.to_perf_time(0xbc4c_d2cf_e8);
+        let ns = tc.to_perf_time(0x00bc_4cd2_cfe8);
         assert_eq!(ns / 1000, 641_257_928);
         // perf_time_to_tsc rounds down: back within a tick.
-        assert!(tc.to_tsc(ns).abs_diff(0xbc4c_d2cf_e8) <= 1);
+        assert!(tc.to_tsc(ns).abs_diff(0x00bc_4cd2_cfe8) <= 1);
     }
 }
