@@ -10,6 +10,7 @@ pub mod packet;
 pub mod queues;
 pub mod state;
 mod sync;
+pub mod synth;
 pub mod timing;
 mod walk;
 
