@@ -64,10 +64,9 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "*",
         "perf script decodes the Intel PT trace into synthesized samples (psb, cbr, \
          branches and 114 instruction trace errors); perfdata lists the recorded samples \
-         only. perfdata_report::intel_pt decodes the trace as perf does (intel_pt_oracle: \
-         the packets, the events and the errors' times), but neither drops the errors \
-         perf drops for a DSO whose data it already failed to read nor is wired into \
-         script",
+         only. perfdata_report::intel_pt decodes the trace as perf does (intel_pt_oracle, \
+         intel_pt_errors: the packets, the events, the errors and their order), but is \
+         not wired into script (docs/intel-pt.md says what is left)",
     ),
 ];
 
