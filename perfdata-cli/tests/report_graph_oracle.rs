@@ -705,3 +705,40 @@ fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A chain met again after perf's tree of a node's children has rotated can end at
+/// another node in perf, and it is not rare: in callgraph/rotation.c ten functions are
+/// each met inlined, out of line and beside an out-of-line neighbour under one caller,
+/// and with one round of calls perf merges `th`, `qa`, `ae` with their inlined copies
+/// and not `zc`; with six it has `zc` and `kd (inlined)` twice under parent. perf
+/// appends each sample's chain as it comes; building each distinct chain once, with
+/// the period of all its samples, differed in the default (Children) view with one
+/// round and with six. Both orders, with and without children, and the other print
+/// types.
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn chains_met_again_after_a_rotation_land_as_in_perf() {
+    assert!(perf_available());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let flags = ["-O2", "-g", "-fno-toplevel-reorder", "-fno-optimize-sibling-calls"];
+    let exe = compile(dir.path(), "rotation", &flags);
+    let exe = exe.to_str().expect("utf-8 path");
+    let args = PAGE_FAULTS_DWARF;
+    let views: [&[&str]; 6] = [
+        &["--dsos", "rotation"],
+        &["--dsos", "rotation", "-g", "callee"],
+        &["--dsos", "rotation", "--no-children"],
+        &["--dsos", "rotation", "--no-children", "-g", "caller"],
+        &["--dsos", "rotation", "-g", "fractal,0.5,callee,address"],
+        &["--dsos", "rotation", "--no-children", "-g", "flat"],
+    ];
+    let mut problems = Vec::new();
+    for rounds in ["1", "6"] {
+        let file = format!("rotation{rounds}.data");
+        let input = workload::record(dir.path(), &file, &args, &[exe, rounds]);
+        for view in views {
+            problems.extend(differs(&input, view, view).map(|p| format!("{rounds}: {p}")));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
