@@ -720,7 +720,12 @@ fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
 fn chains_met_again_after_a_rotation_land_as_in_perf() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let flags = ["-O2", "-g", "-fno-toplevel-reorder", "-fno-optimize-sibling-calls"];
+    let flags = [
+        "-O2",
+        "-g",
+        "-fno-toplevel-reorder",
+        "-fno-optimize-sibling-calls",
+    ];
     let exe = compile(dir.path(), "rotation", &flags);
     let exe = exe.to_str().expect("utf-8 path");
     let args = PAGE_FAULTS_DWARF;

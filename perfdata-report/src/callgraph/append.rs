@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 use super::rbtree::{Links, NIL};
 use super::tree::{FrameKey, TrieNode, NONE, NO_KEY};
@@ -44,6 +44,9 @@ pub(crate) struct Graph<C> {
     /// perf's `match_chain` of a node's frame (the first key) and the chain's (the
     /// second): `Less` where the node's is smaller, and the chain goes left.
     cmp: C,
+    /// How many times a node was made or split: while it stays the same, a chain
+    /// appended again walks the same way to the same node.
+    shape: u64,
 }
 
 /// The root.
@@ -63,15 +66,29 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
             links: Links::default(),
             frames: Vec::new(),
             cmp,
+            shape: 0,
         }
+    }
+
+    /// The graph's shape's number: while it is the same, [`Graph::append`] of a chain
+    /// ends in the node it ended in before, which [`Graph::add_hit`] can count into.
+    pub(crate) fn shape(&self) -> u64 {
+        self.shape
+    }
+
+    /// The period and samples of a chain that ends in node `n`, counted in it.
+    pub(crate) fn add_hit(&mut self, n: u32, period: u64, count: u64) {
+        let node = &mut self.nodes[n as usize];
+        node.hit += period;
+        node.count += count;
     }
 
     /// perf's `callchain_append`: `chain`'s frames (the root's child first) of period
     /// `period` and `count` samples added, as perf adds the same chain sample by sample
-    /// (an empty chain adds nothing).
-    pub(crate) fn append(&mut self, chain: &[u32], period: u64, count: u64) {
+    /// (an empty chain adds nothing: the root). The node it ends in.
+    pub(crate) fn append(&mut self, chain: &[u32], period: u64, count: u64) -> u32 {
         if chain.is_empty() {
-            return;
+            return ROOT;
         }
         // perf's append_chain_children at `at` with the chain from `pos` on; a child
         // whose frames the chain has all, and more, is looked into the same way
@@ -103,22 +120,19 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
                 }
                 pos += matches;
                 if matches < len as usize {
-                    self.split_add_child(p, matches as u32, &chain[pos..], period, count);
+                    return self.split_add_child(p, matches as u32, &chain[pos..], period, count);
                 } else if pos == chain.len() {
-                    let n = &mut self.nodes[p as usize];
-                    n.hit += period;
-                    n.count += count;
-                } else {
-                    at = p;
-                    continue 'children;
+                    self.add_hit(p, period, count);
+                    return p;
                 }
-                return;
+                at = p;
+                continue 'children;
             }
             // Met no child: a new one where the walk ended.
             let c = self.add_child(&chain[pos..], period, count);
             let root = &mut self.nodes[at as usize].kids;
             self.links.insert(root, c, parent, side);
-            return;
+            return c;
         }
     }
 
@@ -136,6 +150,7 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
     }
 
     fn push(&mut self, n: Node) -> u32 {
+        self.shape += 1;
         let c = self.nodes.len() as u32;
         self.nodes.push(n);
         self.links.reserve(c);
@@ -145,8 +160,16 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
     /// perf's `split_add_child`: node `at`, whose first `keep` frames the chain has,
     /// keeps them; the rest of its frames become its one child, which takes its
     /// period and children; the chain's remaining frames `rest` (if any) become a
-    /// second child beside it, placed by comparing their first frames.
-    fn split_add_child(&mut self, at: u32, keep: u32, rest: &[u32], period: u64, count: u64) {
+    /// second child beside it, placed by comparing their first frames. The node the
+    /// chain ends in.
+    fn split_add_child(
+        &mut self,
+        at: u32,
+        keep: u32,
+        rest: &[u32],
+        period: u64,
+        count: u64,
+    ) -> u32 {
         let old = self.nodes[at as usize];
         let tail = self.push(Node {
             start: old.start + keep,
@@ -161,13 +184,14 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
         let Some(&first) = rest.first() else {
             // The chain ends here.
             (n.hit, n.count) = (period, count);
-            return;
+            return at;
         };
         (n.hit, n.count) = (0, 0);
         let side = usize::from((self.cmp)(self.frames[(old.start + keep) as usize], first).is_ge());
         let c = self.add_child(rest, period, count);
         let root = &mut self.nodes[at as usize].kids;
         self.links.insert(root, c, tail, side);
+        c
     }
 
     /// The root's number.
@@ -195,19 +219,18 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
 
 /// The trie's entries whose trees perf builds otherwise (an inlined function's frame
 /// among some node's children): per node, its entry's root (NONE for the rest), and
-/// per such root, room for its chains. None where there are none.
-#[allow(clippy::type_complexity)]
+/// those roots. None where there are none.
 pub(super) fn perf_built(
     nodes: &[TrieNode],
     parents: &[u32],
     first: &[u32],
     kids: &[u32],
     keys: &[FrameKey],
-) -> Option<(Vec<u32>, FxHashMap<u32, Vec<u32>>)> {
+) -> Option<(Vec<u32>, FxHashSet<u32>)> {
     if !keys.iter().any(FrameKey::is_inlined) {
         return None;
     }
-    let mut chains: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut built: FxHashSet<u32> = FxHashSet::default();
     let mut root_of = vec![NONE; nodes.len()];
     // Parents come before their children.
     for n in 0..nodes.len() {
@@ -223,18 +246,18 @@ pub(super) fn perf_built(
                 .iter()
                 .any(|&k| keys[nodes[k as usize].key as usize].is_inlined())
         {
-            chains.entry(root_of[n]).or_default();
+            built.insert(root_of[n]);
         }
     }
-    if chains.is_empty() {
+    if built.is_empty() {
         return None;
     }
     for r in &mut root_of {
-        if !chains.contains_key(r) {
+        if !built.contains(r) {
             *r = NONE;
         }
     }
-    Some((root_of, chains))
+    Some((root_of, built))
 }
 
 /// Graph `g`'s nodes added to the trie (`nodes`, with their children at

@@ -1,0 +1,247 @@
+//! The order perf appended the samples' chains in, kept on disk for the call graphs
+//! perf builds otherwise than the trie ([`super::append`]).
+//!
+//! perf appends each sample's chain to its entry's graph as the sample comes
+//! (`hist_entry__append_callchain`), and where its `match_chain` is not one order (an
+//! inlined function among siblings) a chain met again after the children's rb-tree
+//! rotated can end in another node than the first time: the graph depends on the order
+//! of every sample, not on the distinct chains alone. The report cannot build those
+//! graphs as the samples come (frames are named, inlined functions found and entries
+//! made of keys only at the end, one DSO at a time), so each sample's walk (its number
+//! among the distinct walks [`crate::children::Children`] counts) and period go to a
+//! spool: in memory up to its first few MiB, then to an anonymous temporary file, so
+//! memory stays bounded whatever the number of samples. Consecutive samples of one walk
+//! and one period are one run. At the end the graphs are built by reading the runs back
+//! in order ([`super::tree::Forest::trees`]), each walk skipped where it met no such
+//! graph.
+
+use std::cmp::Ordering;
+use std::io;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::append::Graph;
+use crate::spool::{Records, Spool};
+
+/// Runs gathered before they go to the spool as one record.
+const BATCH: usize = 4096;
+
+/// The bytes of one run: walk (u32), samples (u32), period (u64), little-endian.
+const RUN: usize = 16;
+
+/// The samples' walks and periods as they came, spooled (see the module's doc).
+pub(crate) struct Appends {
+    spool: Spool,
+    /// The run being counted: walk, period, samples.
+    run: Option<(u32, u64, u32)>,
+    /// Runs not yet in the spool.
+    batch: Vec<u8>,
+    /// The spool's first error: the order is then not known (see [`Appends::finish`]).
+    failed: Option<io::Error>,
+}
+
+impl std::fmt::Debug for Appends {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Appends")
+            .field("run", &self.run)
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Appends {
+    fn default() -> Self {
+        Appends::new()
+    }
+}
+
+impl Appends {
+    /// No samples yet.
+    pub(crate) fn new() -> Appends {
+        let (spool, failed) = match Spool::new() {
+            Ok(s) => (s, None),
+            // Spool::new makes no file; should it fail, the order is not known.
+            Err(e) => (Spool::with_memory(0), Some(e)),
+        };
+        Appends {
+            spool,
+            run: None,
+            batch: Vec::with_capacity(BATCH * RUN),
+            failed,
+        }
+    }
+
+    /// One sample of walk `walk` and period `period`, after those counted before.
+    pub(crate) fn push(&mut self, walk: u32, period: u64) {
+        if let Some((w, p, n)) = &mut self.run {
+            if *w == walk && *p == period && *n < u32::MAX {
+                *n += 1;
+                return;
+            }
+        }
+        self.flush_run();
+        self.run = Some((walk, period, 1));
+    }
+
+    fn flush_run(&mut self) {
+        let Some((walk, period, n)) = self.run.take() else {
+            return;
+        };
+        self.batch.extend_from_slice(&walk.to_le_bytes());
+        self.batch.extend_from_slice(&n.to_le_bytes());
+        self.batch.extend_from_slice(&period.to_le_bytes());
+        if self.batch.len() >= BATCH * RUN {
+            self.flush_batch();
+        }
+    }
+
+    fn flush_batch(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        if self.failed.is_none() {
+            if let Err(e) = self.spool.push(&self.batch) {
+                self.failed = Some(e);
+            }
+        }
+        self.batch.clear();
+    }
+
+    /// The runs, to be read back in order; the spool's error where writing them
+    /// failed (a full disk, no writable `TMPDIR`): the graphs are then built from the
+    /// distinct chains in the order they first came.
+    pub(crate) fn finish(mut self) -> io::Result<Order> {
+        self.flush_run();
+        self.flush_batch();
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        Ok(Order {
+            records: self.spool.finish()?,
+        })
+    }
+}
+
+/// The runs of [`Appends`], finished.
+#[derive(Debug)]
+pub(crate) struct Order {
+    records: Records,
+}
+
+impl Order {
+    /// Call `f` with each run (walk, period of one sample, samples), in the order the
+    /// samples came.
+    pub(crate) fn each(&self, mut f: impl FnMut(u32, u64, u32)) -> io::Result<()> {
+        let mut reader = self.records.read_all();
+        while let Some(batch) = reader.next_record()? {
+            for run in batch.chunks_exact(RUN) {
+                let walk = u32::from_le_bytes(run[..4].try_into().expect("4 bytes"));
+                let n = u32::from_le_bytes(run[4..8].try_into().expect("4 bytes"));
+                let period = u64::from_le_bytes(run[8..].try_into().expect("8 bytes"));
+                f(walk, period, n);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The samples' order, and per walk `w` the trie nodes its chains end in:
+/// `ends[first[w]..first[w + 1]]`, one per entry it was appended to.
+#[derive(Debug)]
+pub(crate) struct Replay {
+    pub(super) order: Order,
+    pub(super) first: Vec<u32>,
+    pub(super) ends: Vec<u32>,
+}
+
+impl Replay {
+    /// The graphs of the entries whose trie roots are `built`, each sample's chains
+    /// appended as perf appends them, in the order they came: `root_of[n]` is trie node
+    /// `n`'s entry's root (NONE where not built), and `path(end, chain)` makes `chain`
+    /// the frames from the root to trie node `end`. Frames compared by `cmp`.
+    ///
+    /// A chain met again while its graph's shape (its nodes and their runs) is what it
+    /// was when the chain last came ends where it ended then (perf's walk would take
+    /// the same way; one that made a node finds it again, as rotations keep a node's
+    /// ancestors among those the walk passed): its period is counted there without a
+    /// walk. So a run of samples walks until its graph stops changing.
+    pub(super) fn graphs<C>(
+        self,
+        root_of: &[u32],
+        built: &FxHashSet<u32>,
+        cmp: C,
+        mut path: impl FnMut(u32, &mut Vec<u32>),
+    ) -> io::Result<FxHashMap<u32, Graph<C>>>
+    where
+        C: FnMut(u32, u32) -> Ordering + Copy,
+    {
+        let Replay { order, first, ends } = self;
+        let mut roots: Vec<u32> = built.iter().copied().collect();
+        roots.sort_unstable();
+        let slot: FxHashMap<u32, u32> = (0..).zip(&roots).map(|(i, &r)| (r, i)).collect();
+        let mut graphs: Vec<Graph<C>> = roots.iter().map(|_| Graph::new(cmp)).collect();
+        // Per walk, its chains that go to those graphs: `steps[at[w]..at[w + 1]]`, each
+        // (graph, cache); per cache (one per chain's end): the graph's shape when the
+        // chain last came (none yet: u64::MAX), the node it ended in, and its end.
+        let mut at: Vec<u32> = Vec::with_capacity(first.len());
+        let mut steps: Vec<(u32, u32)> = Vec::new();
+        let mut cached: Vec<(u64, u32, u32)> = Vec::new();
+        let mut cache_of: FxHashMap<u32, u32> = FxHashMap::default();
+        at.push(0);
+        for w in first.windows(2) {
+            for &end in &ends[w[0] as usize..w[1] as usize] {
+                let Some(&g) = slot.get(&root_of[end as usize]) else {
+                    continue;
+                };
+                let c = *cache_of.entry(end).or_insert_with(|| {
+                    cached.push((u64::MAX, 0, end));
+                    (cached.len() - 1) as u32
+                });
+                steps.push((g, c));
+            }
+            at.push(steps.len() as u32);
+        }
+        drop((first, ends, cache_of));
+        let mut chain = Vec::new();
+        order.each(|walk, period, n| {
+            let w = walk as usize;
+            let Some(&[from, to]) = at.get(w..w + 2) else {
+                return;
+            };
+            for &(g, c) in &steps[from as usize..to as usize] {
+                let graph = &mut graphs[g as usize];
+                let cache = &mut cached[c as usize];
+                let mut left = u64::from(n);
+                while left > 0 {
+                    if cache.0 == graph.shape() {
+                        graph.add_hit(cache.1, period.saturating_mul(left), left);
+                        break;
+                    }
+                    path(cache.2, &mut chain);
+                    let node = graph.append(&chain, period, 1);
+                    (cache.0, cache.1) = (graph.shape(), node);
+                    left -= 1;
+                }
+            }
+        })?;
+        Ok(roots.into_iter().zip(graphs).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs merge consecutive samples of one walk and period, and come back in order.
+    #[test]
+    fn runs_come_back_in_order() {
+        let mut a = Appends::new();
+        for (w, p) in [(1, 5), (1, 5), (2, 5), (1, 5), (1, 6), (1, 6), (1, 6)] {
+            a.push(w, p);
+        }
+        let order = a.finish().expect("in memory");
+        let mut got = Vec::new();
+        order.each(|w, p, n| got.push((w, p, n))).expect("read");
+        assert_eq!(got, [(1, 5, 2), (2, 5, 1), (1, 5, 1), (1, 6, 3)]);
+    }
+}
