@@ -709,12 +709,13 @@ fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
 /// A chain met again after perf's tree of a node's children has rotated can end at
 /// another node in perf, and it is not rare: in callgraph/rotation.c ten functions are
 /// each met inlined, out of line and beside an out-of-line neighbour under one caller,
-/// and with one round of calls perf merges `th`, `qa`, `ae` with their inlined copies
-/// and not `zc`; with six it has `zc` and `kd (inlined)` twice under parent. perf
-/// appends each sample's chain as it comes; building each distinct chain once, with
-/// the period of all its samples, differed in the default (Children) view with one
-/// round and with six. Both orders, with and without children, and the other print
-/// types.
+/// and with six rounds of calls perf has `zc` and `kd (inlined)` twice under parent.
+/// perf appends each sample's chain as it comes; building each distinct chain once,
+/// with the period of all its samples, differed in every view here that has parent's
+/// callees as siblings (caller order, function key): the Children view, and the
+/// graph under the DSO's entry with `--no-children --sort dso` in each print type
+/// (the other views have no such siblings: they pass either way). Recorded from 0.1 s
+/// on (`-D 100`): see rotation.c.
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn chains_met_again_after_a_rotation_land_as_in_perf() {
@@ -728,17 +729,21 @@ fn chains_met_again_after_a_rotation_land_as_in_perf() {
     ];
     let exe = compile(dir.path(), "rotation", &flags);
     let exe = exe.to_str().expect("utf-8 path");
-    let args = PAGE_FAULTS_DWARF;
-    let views: [&[&str]; 6] = [
+    let mut args = PAGE_FAULTS_DWARF.to_vec();
+    args.extend(["-D", "100"]);
+    let by_dso = ["--dsos", "rotation", "--no-children", "--sort", "dso", "-g"];
+    let views: [&[&str]; 8] = [
         &["--dsos", "rotation"],
         &["--dsos", "rotation", "-g", "callee"],
-        &["--dsos", "rotation", "--no-children"],
-        &["--dsos", "rotation", "--no-children", "-g", "caller"],
-        &["--dsos", "rotation", "-g", "fractal,0.5,callee,address"],
-        &["--dsos", "rotation", "--no-children", "-g", "flat"],
+        &["--dsos", "rotation", "-g", "fractal,0.5,caller,address"],
+        &["--dsos", "rotation", "--sort", "dso"],
+        &[&by_dso[..], &["caller"]].concat(),
+        &[&by_dso[..], &["flat,0,caller"]].concat(),
+        &[&by_dso[..], &["folded,0,caller"]].concat(),
+        &[&by_dso[..], &["fractal,0.5,caller,function,count"]].concat(),
     ];
     let mut problems = Vec::new();
-    for rounds in ["1", "6"] {
+    for rounds in ["6", "12"] {
         let file = format!("rotation{rounds}.data");
         let input = workload::record(dir.path(), &file, &args, &[exe, rounds]);
         for view in views {

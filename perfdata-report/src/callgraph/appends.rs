@@ -58,11 +58,14 @@ impl Default for Appends {
 impl Appends {
     /// No samples yet.
     pub(crate) fn new() -> Appends {
-        let (spool, failed) = match Spool::new() {
-            Ok(s) => (s, None),
+        match Spool::new() {
+            Ok(s) => Appends::with_spool(s, None),
             // Spool::new makes no file; should it fail, the order is not known.
-            Err(e) => (Spool::with_memory(0), Some(e)),
-        };
+            Err(e) => Appends::with_spool(Spool::with_memory(0), Some(e)),
+        }
+    }
+
+    fn with_spool(spool: Spool, failed: Option<io::Error>) -> Appends {
         Appends {
             spool,
             run: None,
@@ -243,5 +246,20 @@ mod tests {
         let mut got = Vec::new();
         order.each(|w, p, n| got.push((w, p, n))).expect("read");
         assert_eq!(got, [(1, 5, 2), (2, 5, 1), (1, 5, 1), (1, 6, 3)]);
+    }
+
+    /// Past its memory the spool is a temporary file: 10,000 runs in three records
+    /// (of [`BATCH`] runs), read back in order.
+    #[test]
+    fn runs_come_back_from_the_temporary_file() {
+        let mut a = Appends::with_spool(Spool::with_memory(0), None);
+        for i in 0..10_000u32 {
+            a.push(i % 7, u64::from(i));
+        }
+        let order = a.finish().expect("a temporary file");
+        let mut got = Vec::new();
+        order.each(|w, p, n| got.push((w, p, n))).expect("read");
+        let want: Vec<(u32, u64, u32)> = (0..10_000u32).map(|i| (i % 7, u64::from(i), 1)).collect();
+        assert_eq!(got, want);
     }
 }
