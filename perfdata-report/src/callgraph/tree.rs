@@ -4,13 +4,15 @@
 //! (`hit`, `count`) and below it (`children_hit`, `children_count`).
 //!
 //! perf appends every sample's chain to its entry's tree (`callchain_append`); here the
-//! trees are built once, from the distinct stacks the report counted with their
+//! trees are built at the end, from the distinct stacks the report counted with their
 //! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
 //! chains came in, but where an inlined function is among a node's children: there
 //! perf's comparison is not one order, and the entry's tree is built again as perf
-//! builds it, chain by chain (`callgraph::append`), its nodes added to the trie. The
+//! builds it, sample by sample in the order they came where that order was kept
+//! (`callgraph::appends`), else chain by chain (`callgraph::append`), its nodes added
+//! to the trie. The
 //! trie is shared by the entries' trees, and perf's nodes are made of it where they are
 //! read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
