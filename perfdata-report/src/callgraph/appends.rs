@@ -218,9 +218,14 @@ impl Replay {
                 let cache = &mut cached[c as usize];
                 let mut left = u64::from(n);
                 while left > 0 {
+                    if cache.0 == graph.shape() {
+                        graph.add_hit(cache.1, period.saturating_mul(left), left);
+                        break;
+                    }
+                    path(cache.2, &mut chain);
                     let from = match cache.0 {
                         u64::MAX => (graph.root(), 0),
-                        since => match graph.parts(cache.1, since) {
+                        since => match graph.parts(cache.1, since, &chain) {
                             None => {
                                 graph.add_hit(cache.1, period.saturating_mul(left), left);
                                 break;
@@ -228,7 +233,6 @@ impl Replay {
                             Some(from) => from,
                         },
                     };
-                    path(cache.2, &mut chain);
                     let node = graph.append_from(from, &chain, period, 1);
                     (cache.0, cache.1) = (graph.shape(), node);
                     left -= 1;
