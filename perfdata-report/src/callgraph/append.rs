@@ -87,6 +87,23 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
         self.shape
     }
 
+    /// Whether a node on the way from the root to node `n` changed (its tree of
+    /// children or its run) after the shape was `since`: if not, a chain that ended in
+    /// `n` then ends there again ([`Graph::parts`] says where else).
+    pub(crate) fn way_changed(&self, mut n: u32, since: u64) -> bool {
+        if since == self.shape {
+            return false;
+        }
+        while n != NIL {
+            let node = &self.nodes[n as usize];
+            if node.changed > since || node.split > since {
+                return true;
+            }
+            n = node.up;
+        }
+        false
+    }
+
     /// Where perf's walk of `chain`, which ended in node `n` when the shape was
     /// `since`, would part from its way then: None where it would end in `n` again,
     /// which [`Graph::add_hit`] can count into; else the node to walk on from and how

@@ -218,7 +218,7 @@ impl Replay {
                 let cache = &mut cached[c as usize];
                 let mut left = u64::from(n);
                 while left > 0 {
-                    if cache.0 == graph.shape() {
+                    if cache.0 != u64::MAX && !graph.way_changed(cache.1, cache.0) {
                         graph.add_hit(cache.1, period.saturating_mul(left), left);
                         break;
                     }
