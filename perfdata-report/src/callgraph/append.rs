@@ -40,6 +40,10 @@ struct Node {
     /// was at least these, takes the same way there again ([`Graph::parts`]).
     changed: u64,
     split: u64,
+    /// The latest of `changed` and `split` of it and the nodes above it, as it was
+    /// when the shape was `way_at` ([`Graph::way_changed`]).
+    way: u64,
+    way_at: u64,
 }
 
 /// One entry's call graph as perf builds it: node 0 its root, which has no frames.
@@ -73,6 +77,8 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
                 up: NIL,
                 changed: 0,
                 split: 0,
+                way: 0,
+                way_at: 0,
             }],
             links: Links::default(),
             frames: Vec::new(),
@@ -90,18 +96,32 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
     /// Whether a node on the way from the root to node `n` changed (its tree of
     /// children or its run) after the shape was `since`: if not, a chain that ended in
     /// `n` then ends there again ([`Graph::parts`] says where else).
-    pub(crate) fn way_changed(&self, mut n: u32, since: u64) -> bool {
+    pub(crate) fn way_changed(&mut self, n: u32, since: u64) -> bool {
         if since == self.shape {
             return false;
         }
-        while n != NIL {
-            let node = &self.nodes[n as usize];
-            if node.changed > since || node.split > since {
-                return true;
-            }
-            n = node.up;
+        // Each node's latest change on its way, found once per shape: the nodes up to
+        // one known in this shape, then down again.
+        let shape = self.shape;
+        let mut way = std::mem::take(&mut self.way);
+        way.clear();
+        let mut at = n;
+        while at != NIL && self.nodes[at as usize].way_at != shape {
+            way.push(at);
+            at = self.nodes[at as usize].up;
         }
-        false
+        let mut latest = if at == NIL {
+            0
+        } else {
+            self.nodes[at as usize].way
+        };
+        for &a in way.iter().rev() {
+            let node = &mut self.nodes[a as usize];
+            latest = latest.max(node.changed).max(node.split);
+            (node.way, node.way_at) = (latest, shape);
+        }
+        self.way = way;
+        self.nodes[n as usize].way > since
     }
 
     /// Where perf's walk of `chain`, which ended in node `n` when the shape was
@@ -248,6 +268,8 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
             up,
             changed: 0,
             split: 0,
+            way: 0,
+            way_at: u64::MAX,
         })
     }
 
