@@ -35,15 +35,9 @@ struct Node {
     kids: u32,
     /// Its parent (NIL for the root).
     up: u32,
-    /// The graph's shape when its tree of children last changed, and when its run
-    /// was last cut short (or it was made): a chain that passed by it, when the shape
-    /// was at least these, takes the same way there again ([`Graph::parts`]).
+    /// The graph's shape when its run or its tree of children last changed: a chain
+    /// that ended below it before, when the shape was at least this, walks there again.
     changed: u64,
-    split: u64,
-    /// The latest of `changed` and `split` of it and the nodes above it, as it was
-    /// when the shape was `way_at` ([`Graph::way_changed`]).
-    way: u64,
-    way_at: u64,
 }
 
 /// One entry's call graph as perf builds it: node 0 its root, which has no frames.
@@ -57,8 +51,6 @@ pub(crate) struct Graph<C> {
     cmp: C,
     /// How many nodes were made: the graph's shape's number.
     shape: u64,
-    /// Room for a chain's way from the root ([`Graph::parts`]).
-    way: Vec<u32>,
 }
 
 /// The root.
@@ -76,15 +68,11 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
                 kids: NIL,
                 up: NIL,
                 changed: 0,
-                split: 0,
-                way: 0,
-                way_at: 0,
             }],
             links: Links::default(),
             frames: Vec::new(),
             cmp,
             shape: 0,
-            way: Vec::new(),
         }
     }
 
@@ -93,92 +81,42 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
         self.shape
     }
 
-    /// Whether a node on the way from the root to node `n` changed (its tree of
-    /// children or its run) after the shape was `since`: if not, a chain that ended in
-    /// `n` then ends there again ([`Graph::parts`] says where else).
-    pub(crate) fn way_changed(&mut self, n: u32, since: u64) -> bool {
-        if since == self.shape {
-            return false;
-        }
-        // Each node's latest change on its way, found once per shape: the nodes up to
-        // one known in this shape, then down again.
-        let shape = self.shape;
-        let mut way = std::mem::take(&mut self.way);
-        way.clear();
-        let mut at = n;
-        while at != NIL && self.nodes[at as usize].way_at != shape {
-            way.push(at);
-            at = self.nodes[at as usize].up;
-        }
-        let mut latest = if at == NIL {
-            0
-        } else {
-            self.nodes[at as usize].way
-        };
-        for &a in way.iter().rev() {
-            let node = &mut self.nodes[a as usize];
-            latest = latest.max(node.changed).max(node.split);
-            (node.way, node.way_at) = (latest, shape);
-        }
-        self.way = way;
-        self.nodes[n as usize].way > since
-    }
-
-    /// Where perf's walk of `chain`, which ended in node `n` when the shape was
-    /// `since`, would part from its way then: None where it would end in `n` again,
-    /// which [`Graph::add_hit`] can count into; else the node to walk on from and how
-    /// many of the chain's frames lead to it ([`Graph::append_from`]). The walk looks
-    /// into the trees of children of the nodes from the root to `n`, comparing the
-    /// chain with the first frames of the children it meets (which never change), and
-    /// compares the chain with the runs of those nodes: it takes the same way through a
-    /// node whose run was not cut short since, down a tree of children that did not
-    /// change or that leads to the same child again.
-    pub(crate) fn parts(&mut self, n: u32, since: u64, chain: &[u32]) -> Option<(u32, usize)> {
+    /// Where perf's walk of a chain that ended in node `n` when the shape was `since`
+    /// would part from its way then: None where it would end in `n` again, which
+    /// [`Graph::add_hit`] can count into; else the node to walk on from and how many of
+    /// the chain's frames lead to it ([`Graph::append_from`]). The walk looks into the
+    /// trees of children of the nodes from the root to `n` and compares the chain with
+    /// their runs (with the other children it meets only their first frames, which never
+    /// change), so it takes the same way down to the first of them that changed.
+    pub(crate) fn parts(&self, n: u32, since: u64) -> Option<(u32, usize)> {
         if since == self.shape {
             return None;
         }
-        let mut way = std::mem::take(&mut self.way);
-        way.clear();
-        let mut at = n;
+        // The changed node nearest the root.
+        let (mut at, mut first) = (n, NIL);
         while at != NIL {
-            way.push(at);
-            at = self.nodes[at as usize].up;
-        }
-        way.reverse();
-        let mut pos = 0usize;
-        let mut parts = None;
-        for (i, &a) in way.iter().enumerate() {
-            let node = self.nodes[a as usize];
-            if node.split > since && a != ROOT {
-                parts = Some((way[i - 1], pos));
-                break;
-            }
-            pos += node.len as usize;
-            let Some(&next) = way.get(i + 1) else {
-                break;
-            };
+            let node = &self.nodes[at as usize];
             if node.changed > since {
-                // The chain's frame at `pos` down the tree of children, as the walk.
-                let mut p = node.kids;
-                while p != NIL {
-                    let Some(&f) = chain.get(pos) else {
-                        break;
-                    };
-                    let start = self.nodes[p as usize].start;
-                    let ord = (self.cmp)(self.frames[start as usize], f);
-                    if ord.is_eq() {
-                        break;
-                    }
-                    p = self.links.child(p, usize::from(ord.is_ge()));
-                }
-                if p != next {
-                    parts = Some((a, pos));
-                    break;
-                }
+                first = at;
             }
+            at = node.up;
         }
-        self.way = way;
-        parts
+        if first == NIL {
+            return None;
+        }
+        // The walk met the changed node's run, or its children, from its parent on.
+        let from = if first == ROOT {
+            ROOT
+        } else {
+            self.nodes[first as usize].up
+        };
+        let (mut pos, mut at) = (0usize, from);
+        while at != NIL {
+            let node = &self.nodes[at as usize];
+            pos += node.len as usize;
+            at = node.up;
+        }
+        Some((from, pos))
     }
 
     /// The period and samples of a chain that ends in node `n`, counted in it.
@@ -267,16 +205,13 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
             kids: NIL,
             up,
             changed: 0,
-            split: 0,
-            way: 0,
-            way_at: u64::MAX,
         })
     }
 
     /// A new node, made in a new shape.
     fn push(&mut self, mut n: Node) -> u32 {
         self.shape += 1;
-        (n.changed, n.split) = (self.shape, self.shape);
+        n.changed = self.shape;
         let c = self.nodes.len() as u32;
         self.nodes.push(n);
         self.links.reserve(c);
@@ -315,7 +250,7 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
         let n = &mut self.nodes[at as usize];
         n.len = keep;
         n.kids = kids;
-        (n.changed, n.split) = (shape, shape);
+        n.changed = shape;
         let Some(&first) = rest.first() else {
             // The chain ends here.
             (n.hit, n.count) = (period, count);

@@ -218,14 +218,9 @@ impl Replay {
                 let cache = &mut cached[c as usize];
                 let mut left = u64::from(n);
                 while left > 0 {
-                    if cache.0 != u64::MAX && !graph.way_changed(cache.1, cache.0) {
-                        graph.add_hit(cache.1, period.saturating_mul(left), left);
-                        break;
-                    }
-                    path(cache.2, &mut chain);
                     let from = match cache.0 {
                         u64::MAX => (graph.root(), 0),
-                        since => match graph.parts(cache.1, since, &chain) {
+                        since => match graph.parts(cache.1, since) {
                             None => {
                                 graph.add_hit(cache.1, period.saturating_mul(left), left);
                                 break;
@@ -233,6 +228,7 @@ impl Replay {
                             Some(from) => from,
                         },
                     };
+                    path(cache.2, &mut chain);
                     let node = graph.append_from(from, &chain, period, 1);
                     (cache.0, cache.1) = (graph.shape(), node);
                     left -= 1;
