@@ -6,6 +6,7 @@
 use std::str::FromStr;
 
 mod append;
+pub(crate) mod appends;
 pub mod draw;
 pub(crate) mod frames;
 pub mod json;

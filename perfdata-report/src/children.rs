@@ -157,7 +157,8 @@ pub(crate) struct Children {
 impl Children {
     /// Count sample number `first` (of thread `thread`) whose walk is this; a
     /// `filtered` sample counts as any other (perf adds its period to the entries it
-    /// meets) but hides the entries it makes.
+    /// meets) but hides the entries it makes. The walk's number among the distinct
+    /// walks, in the order they first came.
     pub(crate) fn add(
         &mut self,
         walk: Vec<(RawKey, ChainLoc)>,
@@ -165,7 +166,7 @@ impl Children {
         thread: usize,
         first: u64,
         filtered: bool,
-    ) {
+    ) -> u32 {
         let mut at = ROOT;
         for (k, loc) in walk {
             let (key, _) = self.keys.intern(k);
@@ -183,6 +184,7 @@ impl Children {
         let c = self.counts.get_mut(end as usize);
         c.0 += period;
         c.1 += 1;
+        end
     }
 
     /// The keys, to be named ([`crate::keys::name_keys`]), the frames' locations, and
@@ -394,6 +396,8 @@ impl Named {
     /// to the entry of each frame (once per row and sample, as [`Named::rows`]) the
     /// chain from that frame on, filtered samples too (perf appends every sample's
     /// chain to the entries it meets). `frame_of[loc]` is a location's frame key.
+    /// `appended`: the order the samples' walks came in, where known
+    /// ([`crate::callgraph::appends`]).
     pub(crate) fn forest(
         &self,
         keys: &Chunked<RawKey>,
@@ -401,63 +405,70 @@ impl Named {
         frame_of: &[u32],
         order: Order,
         children: bool,
+        appended: Option<crate::callgraph::appends::Order>,
     ) -> Forest {
         let mut forest = Forest::default();
         let mut seen: Vec<u32> = Vec::new();
+        // Per walk, the nodes its chains end in, one per entry: `ends[first[w]..]`.
+        let (mut first, mut ends) = (vec![0u32], Vec::new());
+        let keep = appended.is_some();
         self.each(|w| {
-            let Some(&(own, _)) = w.frames.first() else {
-                return;
-            };
-            let event = keys.get(own as usize).event() as u32;
-            let chain = &w.frames[1..];
-            let frame = |&(_, loc): &(u32, u32)| frame_of[loc as usize];
-            let own_row = rows[own as usize];
-            match order {
-                Order::Caller => {
-                    forest.append(event, own_row, chain.iter().map(frame), w.period, w.samples)
-                }
-                Order::Callee => forest.append(
-                    event,
-                    own_row,
-                    chain.iter().rev().map(frame),
-                    w.period,
-                    w.samples,
-                ),
-            }
-            if !children {
-                return;
-            }
-            seen.clear();
-            seen.push(own_row);
-            let n = chain.len();
-            for step in 0..n {
-                let i = match order {
-                    Order::Caller => step,
-                    Order::Callee => n - 1 - step,
+            if let Some(&(own, _)) = w.frames.first() {
+                let event = keys.get(own as usize).event() as u32;
+                let chain = &w.frames[1..];
+                let frame = |&(_, loc): &(u32, u32)| frame_of[loc as usize];
+                let own_row = rows[own as usize];
+                let (period, count) = (w.period, w.samples);
+                let end = match order {
+                    Order::Caller => {
+                        forest.append(event, own_row, chain.iter().map(frame), period, count)
+                    }
+                    Order::Callee => {
+                        forest.append(event, own_row, chain.iter().rev().map(frame), period, count)
+                    }
                 };
-                let row = rows[chain[i].0 as usize];
-                if seen.contains(&row) {
-                    continue;
+                ends.extend(end.filter(|_| keep));
+                if children {
+                    seen.clear();
+                    seen.push(own_row);
+                    let n = chain.len();
+                    for step in 0..n {
+                        let i = match order {
+                            Order::Caller => step,
+                            Order::Callee => n - 1 - step,
+                        };
+                        let row = rows[chain[i].0 as usize];
+                        if seen.contains(&row) {
+                            continue;
+                        }
+                        seen.push(row);
+                        let from = match order {
+                            Order::Caller => forest.append(
+                                event,
+                                row,
+                                chain[i..].iter().map(frame),
+                                period,
+                                count,
+                            ),
+                            Order::Callee => forest.append(
+                                event,
+                                row,
+                                chain[..=i].iter().rev().map(frame),
+                                period,
+                                count,
+                            ),
+                        };
+                        ends.extend(from.filter(|_| keep));
+                    }
                 }
-                seen.push(row);
-                match order {
-                    Order::Caller => forest.append(
-                        event,
-                        row,
-                        chain[i..].iter().map(frame),
-                        w.period,
-                        w.samples,
-                    ),
-                    Order::Callee => forest.append(
-                        event,
-                        row,
-                        chain[..=i].iter().rev().map(frame),
-                        w.period,
-                        w.samples,
-                    ),
-                }
+            }
+            if keep {
+                first.push(ends.len() as u32);
             }
         });
+        if let Some(a) = appended {
+            forest.appended_in(a, first, ends);
+        }
         forest
     }
 }

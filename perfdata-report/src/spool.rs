@@ -94,7 +94,7 @@ impl Spool {
     }
 
     /// An empty spool that holds `memory` bytes before its temporary file.
-    fn with_memory(memory: usize) -> Spool {
+    pub(crate) fn with_memory(memory: usize) -> Spool {
         Spool {
             out: Store::Memory(Vec::new()),
             len: 0,

@@ -81,6 +81,10 @@ pub struct Tally {
     /// Whether the tables keep the entries a filter hides (see
     /// [`EventTable::filtered`]).
     keep_filtered: bool,
+    /// The order the samples' walks came in, where a call graph may hold an inlined
+    /// function among siblings (inlined functions counted): perf's graphs there
+    /// depend on it ([`crate::callgraph::appends`]).
+    appends: Option<crate::callgraph::appends::Appends>,
 }
 
 impl Tally {
@@ -110,6 +114,7 @@ impl Tally {
             inlines: None,
             traces: None,
             keep_filtered: false,
+            appends: None,
         }
     }
 
@@ -269,7 +274,12 @@ impl Tally {
             };
             let walk =
                 crate::children::chain_keys(&self.keys, s, &chain, k, comm, order, &mut count);
-            children.add(walk, s.period, ip.thread, self.seen, filtered);
+            let w = children.add(walk, s.period, ip.thread, self.seen, filtered);
+            if self.graph.is_some() && self.inlines.is_some() {
+                self.appends
+                    .get_or_insert_with(Default::default)
+                    .push(w, s.period);
+            }
         }
         let first = self.seen;
         self.seen += 1;
@@ -366,7 +376,17 @@ impl Tally {
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
-                let forest = walks.forest(child_keys, &named[1], &f.frame_of, order, self.cumulate);
+                // Should the spool have failed, the graphs are built from the distinct
+                // chains in the order they first came (see `Appends::finish`).
+                let appended = self.appends.take().and_then(|a| a.finish().ok());
+                let forest = walks.forest(
+                    child_keys,
+                    &named[1],
+                    &f.frame_of,
+                    order,
+                    self.cumulate,
+                    appended,
+                );
                 trees = forest.trees(f.keys, f.names, &f.places);
             }
             if self.cumulate {

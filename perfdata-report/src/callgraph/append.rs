@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 use super::rbtree::{Links, NIL};
 use super::tree::{FrameKey, TrieNode, NONE, NO_KEY};
@@ -33,6 +33,11 @@ struct Node {
     count: u64,
     /// The root of its children's rb-tree (perf's `rb_root_in`).
     kids: u32,
+    /// Its parent (NIL for the root).
+    up: u32,
+    /// The graph's shape when its run or its tree of children last changed: a chain
+    /// that ended below it before, when the shape was at least this, walks there again.
+    changed: u64,
 }
 
 /// One entry's call graph as perf builds it: node 0 its root, which has no frames.
@@ -44,6 +49,8 @@ pub(crate) struct Graph<C> {
     /// perf's `match_chain` of a node's frame (the first key) and the chain's (the
     /// second): `Less` where the node's is smaller, and the chain goes left.
     cmp: C,
+    /// How many nodes were made: the graph's shape's number.
+    shape: u64,
 }
 
 /// The root.
@@ -59,24 +66,89 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
                 hit: 0,
                 count: 0,
                 kids: NIL,
+                up: NIL,
+                changed: 0,
             }],
             links: Links::default(),
             frames: Vec::new(),
             cmp,
+            shape: 0,
         }
+    }
+
+    /// The graph's shape's number, which grows as nodes are made or split.
+    pub(crate) fn shape(&self) -> u64 {
+        self.shape
+    }
+
+    /// Where perf's walk of a chain that ended in node `n` when the shape was `since`
+    /// would part from its way then: None where it would end in `n` again, which
+    /// [`Graph::add_hit`] can count into; else the node to walk on from and how many of
+    /// the chain's frames lead to it ([`Graph::append_from`]). The walk looks into the
+    /// trees of children of the nodes from the root to `n` and compares the chain with
+    /// their runs (with the other children it meets only their first frames, which never
+    /// change), so it takes the same way down to the first of them that changed.
+    pub(crate) fn parts(&self, n: u32, since: u64) -> Option<(u32, usize)> {
+        if since == self.shape {
+            return None;
+        }
+        // The changed node nearest the root.
+        let (mut at, mut first) = (n, NIL);
+        while at != NIL {
+            let node = &self.nodes[at as usize];
+            if node.changed > since {
+                first = at;
+            }
+            at = node.up;
+        }
+        if first == NIL {
+            return None;
+        }
+        // The walk met the changed node's run, or its children, from its parent on.
+        let from = if first == ROOT {
+            ROOT
+        } else {
+            self.nodes[first as usize].up
+        };
+        let (mut pos, mut at) = (0usize, from);
+        while at != NIL {
+            let node = &self.nodes[at as usize];
+            pos += node.len as usize;
+            at = node.up;
+        }
+        Some((from, pos))
+    }
+
+    /// The period and samples of a chain that ends in node `n`, counted in it.
+    pub(crate) fn add_hit(&mut self, n: u32, period: u64, count: u64) {
+        let node = &mut self.nodes[n as usize];
+        node.hit += period;
+        node.count += count;
     }
 
     /// perf's `callchain_append`: `chain`'s frames (the root's child first) of period
     /// `period` and `count` samples added, as perf adds the same chain sample by sample
-    /// (an empty chain adds nothing).
-    pub(crate) fn append(&mut self, chain: &[u32], period: u64, count: u64) {
+    /// (an empty chain adds nothing: the root). The node it ends in.
+    pub(crate) fn append(&mut self, chain: &[u32], period: u64, count: u64) -> u32 {
+        self.append_from((ROOT, 0), chain, period, count)
+    }
+
+    /// [`Graph::append`] where the walk is known to reach node `at` with the chain's
+    /// first `pos` frames (perf's walk from the root, which a chain met again takes
+    /// the same way down to where [`Graph::parts`] says).
+    pub(crate) fn append_from(
+        &mut self,
+        (mut at, mut pos): (u32, usize),
+        chain: &[u32],
+        period: u64,
+        count: u64,
+    ) -> u32 {
         if chain.is_empty() {
-            return;
+            return ROOT;
         }
         // perf's append_chain_children at `at` with the chain from `pos` on; a child
         // whose frames the chain has all, and more, is looked into the same way
         // (perf recurses; here a loop, as chains can be thousands of frames deep).
-        let (mut at, mut pos) = (ROOT, 0usize);
         'children: loop {
             let (mut p, mut parent, mut side) = (self.nodes[at as usize].kids, NIL, 0);
             while p != NIL {
@@ -103,27 +175,26 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
                 }
                 pos += matches;
                 if matches < len as usize {
-                    self.split_add_child(p, matches as u32, &chain[pos..], period, count);
+                    return self.split_add_child(p, matches as u32, &chain[pos..], period, count);
                 } else if pos == chain.len() {
-                    let n = &mut self.nodes[p as usize];
-                    n.hit += period;
-                    n.count += count;
-                } else {
-                    at = p;
-                    continue 'children;
+                    self.add_hit(p, period, count);
+                    return p;
                 }
-                return;
+                at = p;
+                continue 'children;
             }
             // Met no child: a new one where the walk ended.
-            let c = self.add_child(&chain[pos..], period, count);
-            let root = &mut self.nodes[at as usize].kids;
-            self.links.insert(root, c, parent, side);
-            return;
+            let c = self.add_child(at, &chain[pos..], period, count);
+            let shape = self.shape;
+            let node = &mut self.nodes[at as usize];
+            node.changed = shape;
+            self.links.insert(&mut node.kids, c, parent, side);
+            return c;
         }
     }
 
-    /// perf's `add_child`: a node of the frames `rest`, ending one chain.
-    fn add_child(&mut self, rest: &[u32], period: u64, count: u64) -> u32 {
+    /// perf's `add_child`: a node of the frames `rest` under `up`, ending one chain.
+    fn add_child(&mut self, up: u32, rest: &[u32], period: u64, count: u64) -> u32 {
         let start = self.frames.len() as u32;
         self.frames.extend_from_slice(rest);
         self.push(Node {
@@ -132,10 +203,15 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
             hit: period,
             count,
             kids: NIL,
+            up,
+            changed: 0,
         })
     }
 
-    fn push(&mut self, n: Node) -> u32 {
+    /// A new node, made in a new shape.
+    fn push(&mut self, mut n: Node) -> u32 {
+        self.shape += 1;
+        n.changed = self.shape;
         let c = self.nodes.len() as u32;
         self.nodes.push(n);
         self.links.reserve(c);
@@ -145,29 +221,49 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
     /// perf's `split_add_child`: node `at`, whose first `keep` frames the chain has,
     /// keeps them; the rest of its frames become its one child, which takes its
     /// period and children; the chain's remaining frames `rest` (if any) become a
-    /// second child beside it, placed by comparing their first frames.
-    fn split_add_child(&mut self, at: u32, keep: u32, rest: &[u32], period: u64, count: u64) {
+    /// second child beside it, placed by comparing their first frames. The node the
+    /// chain ends in.
+    fn split_add_child(
+        &mut self,
+        at: u32,
+        keep: u32,
+        rest: &[u32],
+        period: u64,
+        count: u64,
+    ) -> u32 {
         let old = self.nodes[at as usize];
         let tail = self.push(Node {
             start: old.start + keep,
             len: old.len - keep,
+            up: at,
             ..old
         });
+        // The children move under the tail.
+        let mut moved = Vec::new();
+        self.links.in_order(old.kids, &mut moved);
+        for k in moved {
+            self.nodes[k as usize].up = tail;
+        }
         let mut kids = NIL;
         self.links.insert(&mut kids, tail, NIL, 0);
+        let shape = self.shape;
         let n = &mut self.nodes[at as usize];
         n.len = keep;
         n.kids = kids;
+        n.changed = shape;
         let Some(&first) = rest.first() else {
             // The chain ends here.
             (n.hit, n.count) = (period, count);
-            return;
+            return at;
         };
         (n.hit, n.count) = (0, 0);
         let side = usize::from((self.cmp)(self.frames[(old.start + keep) as usize], first).is_ge());
-        let c = self.add_child(rest, period, count);
-        let root = &mut self.nodes[at as usize].kids;
-        self.links.insert(root, c, tail, side);
+        let c = self.add_child(at, rest, period, count);
+        let shape = self.shape;
+        let n = &mut self.nodes[at as usize];
+        n.changed = shape;
+        self.links.insert(&mut n.kids, c, tail, side);
+        c
     }
 
     /// The root's number.
@@ -195,19 +291,18 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
 
 /// The trie's entries whose trees perf builds otherwise (an inlined function's frame
 /// among some node's children): per node, its entry's root (NONE for the rest), and
-/// per such root, room for its chains. None where there are none.
-#[allow(clippy::type_complexity)]
+/// those roots. None where there are none.
 pub(super) fn perf_built(
     nodes: &[TrieNode],
     parents: &[u32],
     first: &[u32],
     kids: &[u32],
     keys: &[FrameKey],
-) -> Option<(Vec<u32>, FxHashMap<u32, Vec<u32>>)> {
+) -> Option<(Vec<u32>, FxHashSet<u32>)> {
     if !keys.iter().any(FrameKey::is_inlined) {
         return None;
     }
-    let mut chains: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+    let mut built: FxHashSet<u32> = FxHashSet::default();
     let mut root_of = vec![NONE; nodes.len()];
     // Parents come before their children.
     for n in 0..nodes.len() {
@@ -223,18 +318,18 @@ pub(super) fn perf_built(
                 .iter()
                 .any(|&k| keys[nodes[k as usize].key as usize].is_inlined())
         {
-            chains.entry(root_of[n]).or_default();
+            built.insert(root_of[n]);
         }
     }
-    if chains.is_empty() {
+    if built.is_empty() {
         return None;
     }
     for r in &mut root_of {
-        if !chains.contains_key(r) {
+        if !built.contains(r) {
             *r = NONE;
         }
     }
-    Some((root_of, chains))
+    Some((root_of, built))
 }
 
 /// Graph `g`'s nodes added to the trie (`nodes`, with their children at

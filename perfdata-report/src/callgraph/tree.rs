@@ -4,13 +4,15 @@
 //! (`hit`, `count`) and below it (`children_hit`, `children_count`).
 //!
 //! perf appends every sample's chain to its entry's tree (`callchain_append`); here the
-//! trees are built once, from the distinct stacks the report counted with their
+//! trees are built at the end, from the distinct stacks the report counted with their
 //! periods, into a trie of frame keys (`Forest`), which becomes each entry's
 //! [`CallTree`]: perf's radix tree is this trie with each run of frames that neither
 //! branches nor ends made one node, so the two have the same nodes whatever order the
 //! chains came in, but where an inlined function is among a node's children: there
 //! perf's comparison is not one order, and the entry's tree is built again as perf
-//! builds it, chain by chain (`callgraph::append`), its nodes added to the trie. The
+//! builds it, sample by sample in the order they came where that order was kept
+//! (`callgraph::appends`), else chain by chain (`callgraph::append`), its nodes added
+//! to the trie. The
 //! trie is shared by the entries' trees, and perf's nodes are made of it where they are
 //! read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
@@ -260,8 +262,11 @@ pub(crate) struct Forest {
     index: FxHashMap<(u32, u32), u32>,
     roots: FxHashMap<(u32, u32), u32>,
     /// The nodes chains end in, each once, in the order the chains first came: the
-    /// order perf appended them in, for the trees it builds otherwise ([`super::append`]).
+    /// order perf appended them in, for the trees it builds otherwise ([`super::append`]),
+    /// where the samples' own order is not known.
     ends: Vec<u32>,
+    /// The samples' order ([`Forest::appended_in`]), where known.
+    order: Option<super::appends::Replay>,
 }
 
 /// No node.
@@ -343,7 +348,8 @@ impl Forest {
 
     /// Append a chain of period `period` and `count` samples to the tree of entry
     /// (`event`, `row`); frames are frame-key numbers, in the order the chain is walked.
-    /// An empty chain adds nothing (perf's `callchain_append` with an empty cursor).
+    /// The node it ends in; an empty chain adds nothing (perf's `callchain_append` with
+    /// an empty cursor).
     pub(crate) fn append(
         &mut self,
         event: u32,
@@ -351,11 +357,9 @@ impl Forest {
         frames: impl Iterator<Item = u32>,
         period: u64,
         count: u64,
-    ) {
+    ) -> Option<u32> {
         let mut frames = frames.peekable();
-        if frames.peek().is_none() {
-            return;
-        }
+        frames.peek()?;
         let mut at = self.root((event, row));
         for key in frames {
             at = self.child(at, key);
@@ -366,6 +370,20 @@ impl Forest {
         }
         n.hit += period;
         n.count += count;
+        Some(at)
+    }
+
+    /// The order the samples came in: `order`'s runs are of walks, and walk `w`'s
+    /// chains end in the nodes `ends[first[w]..first[w + 1]]` (as [`Forest::append`]
+    /// returned them, one per entry). The trees perf builds otherwise are then built
+    /// sample by sample, as perf appends them ([`super::appends`]).
+    pub(crate) fn appended_in(
+        &mut self,
+        order: super::appends::Order,
+        first: Vec<u32>,
+        ends: Vec<u32>,
+    ) {
+        self.order = Some(super::appends::Replay { order, first, ends });
     }
 
     /// Each entry's tree, frame key `k` named `names[k]` and siblings ordered by
@@ -381,6 +399,7 @@ impl Forest {
             parents,
             mut roots,
             ends,
+            order,
             ..
         } = self;
         // Children come after their parents: one pass from the end sums the periods
@@ -435,29 +454,37 @@ impl Forest {
                 kids[a..b].copy_from_slice(&order);
             }
         }
-        if let Some((of, mut chains)) = other {
-            // Each such entry's chains, in the order they first came, built again as
-            // perf builds them, and its root moved to the new nodes.
-            for &end in &ends {
-                if let Some(c) = chains.get_mut(&of[end as usize]) {
-                    c.push(end);
+        if let Some((of, built)) = other {
+            // Those entries' chains appended as perf appends them, sample by sample
+            // where the order is known, else each distinct chain once as it first came;
+            // their roots moved to the new nodes.
+            let path = |end: u32, chain: &mut Vec<u32>| {
+                chain.clear();
+                let (root, mut at) = (of[end as usize], end);
+                while at != root {
+                    chain.push(nodes[at as usize].key);
+                    at = parents[at as usize];
                 }
-            }
-            let mut moved = FxHashMap::default();
-            for (root, ends) in chains {
-                let mut g = super::append::Graph::new(cmp);
+                chain.reverse();
+            };
+            let by_sample = order.and_then(|r| r.graphs(&of, &built, cmp, path).ok());
+            let graphs = by_sample.unwrap_or_else(|| {
+                let mut graphs: FxHashMap<u32, _> = built
+                    .iter()
+                    .map(|&r| (r, super::append::Graph::new(cmp)))
+                    .collect();
                 let mut chain = Vec::new();
-                for end in ends {
-                    chain.clear();
-                    let mut at = end;
-                    while at != root {
-                        chain.push(nodes[at as usize].key);
-                        at = parents[at as usize];
+                for &end in &ends {
+                    if let Some(g) = graphs.get_mut(&of[end as usize]) {
+                        path(end, &mut chain);
+                        let t = &nodes[end as usize];
+                        g.append(&chain, t.hit, t.count);
                     }
-                    chain.reverse();
-                    let t = &nodes[end as usize];
-                    g.append(&chain, t.hit, t.count);
                 }
+                graphs
+            });
+            let mut moved = FxHashMap::default();
+            for (root, g) in graphs {
                 moved.insert(
                     root,
                     super::append::graft(&mut nodes, &mut first, &mut kids, &g),

@@ -158,3 +158,80 @@ fn many_children_are_each_one_node() {
     }
     assert_eq!(a.cumul_count(), 80 + 14);
 }
+
+/// A chain met again after the children's rb-tree rotated can land elsewhere than the
+/// first time, as perf appends it sample by sample: under `main`, zzz, mmm inlined,
+/// then aaa to fff (out of line, addresses above zzz's) and mmm again. mmm goes right
+/// of zzz (by name); six functions on zzz's left (by address) rotate the root to bbb,
+/// and the second mmm, compared by name, goes left all the way: a second node, first
+/// in order (tests/callgraph/same_names.c's shape, as perf 6.1 prints it). The samples
+/// come one by one, but for a run of three of the second mmm (the first walks and
+/// makes the node, the two others count into it). Each chain once with its whole
+/// period, as it first came, is one node.
+#[test]
+fn a_chain_met_again_after_a_rotation_is_a_second_node() {
+    use crate::callgraph::appends::Appends;
+    let inlined = FrameKey {
+        inline: 0,
+        dso: INLINED_DSO,
+        sym: true,
+        value: 0,
+    };
+    let mut keys = vec![key(0x10), key(0x50), inlined];
+    keys.extend((0..6).map(|i| key(0x100 + 0x10 * i)));
+    let names = [
+        "main",
+        "zzz",
+        "mmm (inlined)",
+        "aaa",
+        "bbb",
+        "ccc",
+        "ddd",
+        "eee",
+        "fff",
+    ];
+    let names: Vec<String> = names.map(String::from).to_vec();
+    let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+    // Frame key k is walk k - 1: the samples' walks, in order.
+    let order = [1, 2, 3, 4, 5, 6, 7, 8, 2, 2, 2];
+    let shown = |by_sample: bool| {
+        let mut f = Forest::default();
+        // Each distinct chain once, with its samples and period, as the report counts.
+        let mut ends = Vec::new();
+        for k in 1..=8u32 {
+            let times = order.iter().filter(|&&o| o == k).count() as u64;
+            ends.extend(f.append(0, 0, [0, k].into_iter(), times, times));
+        }
+        if by_sample {
+            let mut a = Appends::new();
+            for &k in &order {
+                a.push(k - 1, 1);
+            }
+            f.appended_in(a.finish().expect("in memory"), (0..=8).collect(), ends);
+        }
+        let trees = f.trees(keys.clone(), names.clone(), &places);
+        let [main] = trees[&(0, 0)].root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        main.children(0)
+            .map(|c| (c.frames().collect::<Vec<_>>().join(";"), c.hit()))
+            .collect::<Vec<_>>()
+    };
+    let by_sample = shown(true);
+    let want = [
+        ("mmm (inlined)", 3),
+        ("fff", 1),
+        ("eee", 1),
+        ("ddd", 1),
+        ("ccc", 1),
+        ("bbb", 1),
+        ("aaa", 1),
+        ("zzz", 1),
+        ("mmm (inlined)", 1),
+    ];
+    let want: Vec<(String, u64)> = want.iter().map(|&(n, h)| (n.to_string(), h)).collect();
+    assert_eq!(by_sample, want);
+    let once = shown(false);
+    assert_eq!(once.len(), 8, "{once:?}");
+    assert_eq!(once.last(), Some(&("mmm (inlined)".to_string(), 4)));
+}
