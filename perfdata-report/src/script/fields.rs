@@ -311,8 +311,8 @@ impl FieldSpec {
 }
 
 impl FieldSpec {
-    /// perf's `process_attr` for an event a trace decoder added (see
-    /// [`super::auxtrace`]): checked as the first event of its output type, against what
+    /// perf's `process_attr` for an event a trace decoder added (the
+    /// script's `auxtrace` module): checked as the first event of its output type, against what
     /// `-F` asked, where `settled` holds what [`FieldSpec::settle`] left. The caller
     /// passes only events whose attr type no event before had (perf checks no other).
     pub fn check_synthesized(
