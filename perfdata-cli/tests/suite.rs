@@ -125,6 +125,8 @@ mod report_graph_oracle;
 mod report_kallsyms_cache;
 #[path = "report_kallsyms_modules.rs"]
 mod report_kallsyms_modules;
+#[path = "report_max_stack_oracle.rs"]
+mod report_max_stack_oracle;
 #[path = "report_oracle.rs"]
 mod report_oracle;
 #[path = "report_oracle_children.rs"]

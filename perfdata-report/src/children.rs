@@ -41,13 +41,16 @@ const OWN: u32 = u32::MAX;
 /// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it;
 /// each with the frame's location. `chain` is the sample's callchain (leaf first, cut to
 /// `--max-stack`), walked in `order` (the root first for `caller`); the keys come root
-/// first whatever the order. Each frame unwound from the sample's stack copy (its
-/// chain's last [`ResolvedSample::unwound`], as many as the cut left) for which `inlines`
-/// says perf lists `n` entries ([`crate::inlines`]) is `n` keys, the outermost first.
+/// first whatever the order. Each frame unwound from the sample's stack copy (`chain`'s
+/// last `unwound`: as many of [`ResolvedSample::unwound`] as the cut left, see
+/// `table::cut_chain`) for which `inlines` says perf lists `n` entries
+/// ([`crate::inlines`]) is `n` keys, the outermost first.
+#[allow(clippy::too_many_arguments)] // the sample, its cut chain and the walk's state
 pub(crate) fn chain_keys(
     keys: &[SortKey],
     s: &ResolvedSample,
     chain: &[Location],
+    unwound: usize,
     own: RawKey,
     comm: usize,
     order: Order,
@@ -66,14 +69,7 @@ pub(crate) fn chain_keys(
         },
     ));
     // The level carries over in the order perf's cursor walks the chain.
-    // `--max-stack` keeps the root end (caller) or the leaf end (callee) of the chain.
-    let unwound = match order {
-        Order::Caller => s.unwound.min(chain.len()),
-        Order::Callee => chain
-            .len()
-            .saturating_sub(s.callchain.len() - s.unwound.min(s.callchain.len())),
-    };
-    let from = chain.len() - unwound;
+    let from = chain.len() - unwound.min(chain.len());
     let walk: Box<dyn Iterator<Item = (usize, &Location)>> = match order {
         Order::Caller => Box::new(chain.iter().enumerate().rev()),
         Order::Callee => Box::new(chain.iter().enumerate()),
