@@ -151,6 +151,8 @@ mod report_ties_oracle;
 mod report_trace_oracle;
 #[path = "script_anon_oracle.rs"]
 mod script_anon_oracle;
+#[path = "script_max_stack_oracle.rs"]
+mod script_max_stack_oracle;
 #[path = "script_oracle.rs"]
 mod script_oracle;
 #[path = "script_stat_oracle.rs"]

@@ -32,6 +32,7 @@ mod intern;
 pub mod jitdump;
 mod keys;
 mod libiberty;
+mod max_stack;
 pub mod model;
 pub mod pprof;
 pub mod process;

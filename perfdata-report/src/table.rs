@@ -261,8 +261,12 @@ impl Tally {
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
             // perf's --max-stack cuts no chain made of an LBR call stack.
-            let (chain, unwound) =
-                cut_chain(&s.callchain, max_stack.filter(|_| !s.lbr), order, s.unwound);
+            let (chain, unwound) = crate::max_stack::cut_chain(
+                &s.callchain,
+                max_stack.filter(|_| !s.lbr),
+                order,
+                s.unwound,
+            );
             let inlines = &mut self.inlines;
             let mut count = |at: &Location| match (inlines.as_mut(), m) {
                 (Some(i), Some(m)) => i.at(m, at),
@@ -437,56 +441,6 @@ fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
         let st = e.attr.sample_type;
         st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
     })
-}
-
-/// The callchain of a sample (leaf first) cut to `--max-stack` frames, counted from
-/// where perf's cursor starts: the root in caller order, the sample in callee order;
-/// with the number of its last frames that are unwound ones. The `unwound` last frames
-/// (`--call-graph dwarf`) are perf's unwinding's, which has a bound of its own and
-/// always stops that many frames from the sample (in caller order too, the frames then
-/// reversed); the recorded (kernel) frames before them are cut as a recorded chain is.
-/// The count kept says which frames perf lists inlined functions at: counted from the
-/// uncut chain's recorded part, a cut recorded part made it too small, and a kept
-/// unwound frame was taken for a recorded one (`read` where perf lists
-/// `__GI___libc_read (inlined)`).
-fn cut_chain(
-    chain: &[Location],
-    max: Option<usize>,
-    order: Order,
-    unwound: usize,
-) -> (std::borrow::Cow<'_, [Location]>, usize) {
-    let unwound = unwound.min(chain.len());
-    if unwound == 0 || max.is_none_or(|n| n >= chain.len()) {
-        return (
-            std::borrow::Cow::Borrowed(cut_recorded(chain, max, order)),
-            unwound,
-        );
-    }
-    let (recorded, user) = chain.split_at(chain.len() - unwound);
-    let n = max.unwrap_or(usize::MAX);
-    if recorded.len() <= n && user.len() <= n {
-        return (std::borrow::Cow::Borrowed(chain), unwound);
-    }
-    let user = &user[..user.len().min(n)];
-    let recorded = cut_recorded(recorded, max, order);
-    if recorded.is_empty() {
-        return (std::borrow::Cow::Borrowed(user), user.len());
-    }
-    (
-        std::borrow::Cow::Owned([recorded, user].concat()),
-        user.len(),
-    )
-}
-
-/// A recorded callchain cut to `--max-stack` frames (see [`cut_chain`]).
-fn cut_recorded(chain: &[Location], max: Option<usize>, order: Order) -> &[Location] {
-    match max {
-        Some(n) if n < chain.len() => match order {
-            Order::Caller => &chain[chain.len() - n..],
-            Order::Callee => &chain[..n],
-        },
-        _ => chain,
-    }
 }
 
 /// The rows of each event's groups, their cells printed, sorted as perf sorts them;
