@@ -180,6 +180,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         .call_graph(graph)
         .group(group)
         .symfs(a.symfs.clone())
+        .verbose(crate::verbose::level() > 0)
         .unwind(a.unwind.on())
         .inline(a.inline.on());
     if let Some((window, given)) = time {

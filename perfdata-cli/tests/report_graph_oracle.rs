@@ -71,7 +71,7 @@ fn our_text(input: &Path, args: &[&str]) -> String {
 /// Recordings of several threads whose entries of equal overhead are compared as sets
 /// (see the module's documentation): anon-secret.data has sh, its children and two
 /// worker programs, with runs of one-sample entries of many threads.
-const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
+pub(crate) const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
 /// Compare one report; a description of the first difference.
 pub(crate) fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {

@@ -149,6 +149,8 @@ mod report_text_oracle;
 mod report_ties_oracle;
 #[path = "report_trace_oracle.rs"]
 mod report_trace_oracle;
+#[path = "report_verbose_oracle.rs"]
+mod report_verbose_oracle;
 #[path = "script_anon_oracle.rs"]
 mod script_anon_oracle;
 #[path = "script_max_stack_oracle.rs"]

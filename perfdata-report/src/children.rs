@@ -331,7 +331,8 @@ impl Named {
         filtered: &dyn Fn(u32) -> bool,
     ) -> ChildrenTables {
         let mut out = vec![FxHashMap::default(); events];
-        let mut seen: Vec<(u32, bool, u32)> = Vec::new();
+        // Per row: its level, its place in the walk, its entry's ip and DSO.
+        let mut seen: Vec<(u32, bool, u32, u64, u32)> = Vec::new();
         self.each(|w| {
             let Some(&(own, _)) = w.frames.first() else {
                 return;
@@ -342,8 +343,10 @@ impl Named {
             seen.clear();
             for (pos, k) in cursor(w.frames, order).map(|(k, _)| k).enumerate() {
                 let row = rows[k as usize];
-                if !seen.iter().any(|(r, _, _)| *r == row) {
-                    seen.push((row, keys.get(k as usize).kernel(), pos as u32));
+                if !seen.iter().any(|s| s.0 == row) {
+                    let key = keys.get(k as usize);
+                    let ip = key.entry_ip(pos == 0);
+                    seen.push((row, key.kernel(), pos as u32, ip, key.dso_plus_one()));
                 }
             }
             let Some(table) = out.get_mut(event) else {
@@ -352,12 +355,14 @@ impl Named {
             // perf's cursor holds the chain (frames[1..]); the own entry gets it whole,
             // the entry of the cursor's i-th frame the chain from it on.
             let chain = w.frames.len().saturating_sub(1) as u32;
-            for &(row, kernel, pos) in &seen {
+            for &(row, kernel, pos, ip, dso) in &seen {
                 let creator = Creator {
                     first: w.first,
                     thread: w.thread,
                     pos,
                     kernel,
+                    ip,
+                    dso,
                 };
                 let depth = i64::from(chain - pos.saturating_sub(1));
                 let rank = match order {

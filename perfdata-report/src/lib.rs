@@ -53,5 +53,6 @@ pub mod table;
 pub mod text;
 mod trace_keys;
 pub mod unwind;
+mod verbose;
 
 pub use report::Report;

@@ -81,6 +81,8 @@ pub struct Tally {
     /// Whether the tables keep the entries a filter hides (see
     /// [`EventTable::filtered`]).
     keep_filtered: bool,
+    /// Whether rows carry what `perf report -v` prints ([`crate::verbose`]).
+    verbose: bool,
 }
 
 impl Tally {
@@ -88,6 +90,12 @@ impl Tally {
     /// them).
     pub fn keep_filtered(mut self, on: bool) -> Tally {
         self.keep_filtered = on;
+        self
+    }
+
+    /// Give each row the cells `perf report -v` prints ([`crate::model::Row::verbose`]).
+    pub fn verbose(mut self, on: bool) -> Tally {
+        self.verbose = on;
         self
     }
 
@@ -110,6 +118,7 @@ impl Tally {
             inlines: None,
             traces: None,
             keep_filtered: false,
+            verbose: false,
         }
     }
 
@@ -298,6 +307,8 @@ impl Tally {
                 thread: ip.thread,
                 pos: 0,
                 kernel: k.kernel(),
+                ip: k.entry_ip(true),
+                dso: k.dso_plus_one(),
             },
             filtered,
         };
@@ -420,7 +431,19 @@ impl Tally {
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
         let keep = self.keep_filtered;
-        let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
+        let origins = self
+            .verbose
+            .then(|| crate::verbose::origins(replay, symbols));
+        let mut tables = named_tables(
+            replay,
+            &rows,
+            groups,
+            children,
+            trees,
+            totals,
+            relative,
+            origins.as_deref(),
+        );
         let elided = self.filter.elided(&self.keys);
         for t in &mut tables {
             if !keep {
@@ -446,8 +469,10 @@ fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
 /// The rows of each event's groups, their cells printed, sorted as perf sorts them;
 /// percentages of `totals(event)` (samples, period before filtering) when it gives one
 /// and the percentages are not `relative`, else of the rows'.
+/// With `origins` (each DSO's symtab origin letter), rows carry their `-v` cells.
 /// With `children` (per event: key values -> children period and a thread), rows also
 /// have children periods, and rows of children alone are added.
+#[allow(clippy::too_many_arguments)] // the tally's parts, taken apart as it ends
 fn named_tables(
     replay: &Replay,
     names: &Rows,
@@ -456,6 +481,7 @@ fn named_tables(
     mut trees: FxHashMap<(u32, u32), CallTree>,
     totals: impl Fn(usize) -> Option<(u64, u64)>,
     relative: bool,
+    origins: Option<&[char]>,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
     let graphed = !trees.is_empty();
@@ -518,7 +544,12 @@ fn named_tables(
                     cells: names
                         .get(row)
                         .iter()
-                        .map(|v| cell(replay, v, &c.creator))
+                        .map(|v| match (v, origins) {
+                            (crate::keys::Value::Dso(d), Some(_)) => {
+                                crate::verbose::dso_cell(replay, *d)
+                            }
+                            _ => cell(replay, v, &c.creator),
+                        })
                         .collect(),
                     samples: c.samples,
                     period: c.period,
@@ -531,6 +562,7 @@ fn named_tables(
                     }),
                     callchain,
                     created: (c.creator.first, c.creator.pos),
+                    verbose: origins.map(|o| Box::new(crate::verbose::cells(&c.creator, o))),
                     members: Vec::new(),
                     comm_len: replay
                         .machine

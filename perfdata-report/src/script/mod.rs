@@ -153,7 +153,7 @@ impl Script {
     /// At most `n` frames of each callchain (perf script's `--max-stack`; None: perf's
     /// default, 127): the first `n` of a recorded chain, and of a `--call-graph dwarf`
     /// chain the first `n` kernel frames and the first `n` unwound ones, the inlined
-    /// functions perf lists at those not counted ([`crate::max_stack`]). A chain made of
+    /// functions perf lists at those not counted (see `max_stack.rs`). A chain made of
     /// an LBR call stack is not cut (perf's `--max-stack` only bounds where it looks for
     /// PERF_CONTEXT_USER in it, [`ReplayOptions::max_stack`]).
     pub fn max_stack(mut self, n: Option<usize>) -> Self {
