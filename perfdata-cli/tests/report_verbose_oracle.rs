@@ -14,7 +14,8 @@
 //! every run as a set on the recording of several threads it names ([`TIES_AS_SETS`]),
 //! every other run in order. Left out, as report_text_oracle leaves them out:
 //! strip-system-wide.data (perf leaves a sample unresolved that perfdata names).
-//! `--sort dso,sym` with `--children` on the dwarf recording is left out: an inlined
+//! A kernel module's letter (`K`) is compared on the corpus's recording of one. `--sort
+//! dso,sym` with `--children` on the dwarf recording is left out: an inlined
 //! function perf's rb-tree finds twice (`_dl_start_final (inlined)` at 30.88% and 20.59%)
 //! is one row in perfdata, with or without `-v`.
 
@@ -113,4 +114,20 @@ fn verbose_reports_equal_perfs() {
     assert_ne!(text, verbose);
     assert!(verbose.contains(" k [k] read_zero\n"), "{verbose}");
     assert!(verbose.contains(&format!("  {exe}  ")), "{verbose}");
+}
+
+/// A kernel module's DSO is `K` under `-v` (perf's `dso__set_module_info`, its file
+/// found or not), the kernel's `!` where no kallsyms fits it: the corpus's recording
+/// of a module's samples, with and without the call graph.
+#[perfdata_oracle::needs(perf, corpus)]
+#[test]
+fn a_kernel_modules_origin_is_perfs() {
+    assert!(perf_available());
+    let corpus = perfdata_tests::corpus_dir().expect("PERFDATA_CORPUS is set");
+    let input = corpus.join("jbeich-generated_by_linux_perf.data");
+    let problems: Vec<String> = [&["--no-children", "-g", "none"][..], &["--no-children"]]
+        .iter()
+        .filter_map(|view| differs(&input, view))
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -97,7 +97,8 @@ impl Report {
 
     /// Print the text as `perf report -v` does: DSOs by their long names (paths), each
     /// symbol after its entry's address and the letter of the kind of file its DSO's
-    /// symbols came from (see `verbose.rs`). The JSON is the same either way.
+    /// symbols came from (see `verbose.rs`). The DSO cells are the long names in the
+    /// JSON too; the command leaves this off for `--json`.
     pub fn verbose(mut self, on: bool) -> Self {
         self.verbose = on;
         self

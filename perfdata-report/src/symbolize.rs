@@ -241,9 +241,15 @@ impl Symbolizer {
     /// its symbols came from (`d` the binary itself, `B`/`D` the build-id cache's
     /// binary/debug file, `l` the debuglink's file, `f`/`b` /usr/lib/debug's by path/by
     /// build id, `j` a JIT's map, `k` kallsyms for the kernel), `!` where none was found
-    /// or none was asked for. A kernel module's is `k` where kallsyms named its
-    /// symbols (not checked against perf: no recording here samples a module).
+    /// or none was asked for. A kernel module's is `K` (`m` compressed), what perf's
+    /// `dso__set_module_info` makes it, its file found or not (perf reads no kallsyms
+    /// for it then).
     pub fn symtab_origin(&self, id: DsoId, dso: &Dso) -> char {
+        let name = dso.long_name.as_str();
+        if dso.kernel && crate::process::is_kmod(name) {
+            let compressed = name.ends_with(".gz") || name.ends_with(".xz");
+            return if compressed { 'm' } else { 'K' };
+        }
         if dso.kernel {
             let loaded = matches!(&self.kernel, Some(Some(_)));
             return if loaded { 'k' } else { '!' };
