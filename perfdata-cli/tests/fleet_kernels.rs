@@ -15,7 +15,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use perfdata_synth::{EventSpec, HostInfo, Mapping, SampleSpec, SynthWriter, TraceSpec};
+use perfdata_synth::{Mapping, SampleSpec, SynthWriter};
+
+use crate::common::kernel::{
+    assert_not_running, hex, kernel_recording, plant_kallsyms, SynthKernel,
+};
 use perfdata_tests::{fixtures_dir, perf_available};
 
 /// The fixture: its kernel, `_text` and the MMAP's length.
@@ -32,10 +36,6 @@ const SYNTH_KERNEL: [u8; 20] = [
 const SYNTH_TEXT: u64 = 0xffff_ffff_a000_0000;
 const SYNTH_TEXT_LEN: u64 = 0x40_0000;
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// A kallsyms text of a kernel whose `_text` is at `text` (loaded `shift` higher than
 /// recorded): a function `PREFIX<recorded address>` every 64 KiB.
 fn kallsyms(prefix: &str, text: u64, len: u64, shift: u64) -> String {
@@ -46,33 +46,19 @@ fn kallsyms(prefix: &str, text: u64, len: u64, shift: u64) -> String {
     s
 }
 
-/// Put `text` in `home`'s build-id cache as kernel `build_id`'s kallsyms.
-fn cache(home: &Path, build_id: &str, text: &str) {
-    let dir = home.join(".debug/[kernel.kallsyms]").join(build_id);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("kallsyms"), text).unwrap();
-}
-
 /// The synthetic recording of host `host-b`: one process, 10 kernel samples at each of
 /// 0x10000 * (1..=k) past `_text` plus 0x40 (k samples there: 1+2+3+4 in all) and 5 in
 /// user space.
 fn synth_recording(path: &Path, hostname: &str) {
-    let host = HostInfo {
-        hostname: hostname.into(),
-        os_release: "6.1.0-hostb".into(),
-        ..HostInfo::default()
+    let kernel = SynthKernel {
+        hostname,
+        os_release: "6.1.0-hostb",
+        build_id: &SYNTH_KERNEL,
+        text: SYNTH_TEXT,
+        len: SYNTH_TEXT_LEN,
+        comm: "kworker-b",
     };
-    let trace = TraceSpec {
-        events: vec![EventSpec::cpu_clock(1000)],
-        host,
-        opts: Default::default(),
-    };
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = SynthWriter::file(std::io::BufWriter::new(file), trace).unwrap();
-    w.kernel_build_id(&SYNTH_KERNEL);
-    w.kernel_mmap(SYNTH_TEXT, SYNTH_TEXT_LEN, 1).unwrap();
-    w.fork(500, 1, 500, 1, 10).unwrap();
-    w.comm(500, 500, "kworker-b", true, 11).unwrap();
+    let mut w = kernel_recording(path, &kernel);
     let lib = Mapping {
         pid: 500,
         tid: 500,
@@ -180,14 +166,6 @@ fn perfdata(args: &[&str], home: &Path) -> String {
     stderr
 }
 
-/// The running kernel must be neither recording's, or /proc/kallsyms would be right.
-fn assert_not_running_kernel() {
-    let notes = hex(&std::fs::read("/sys/kernel/notes").unwrap_or_default());
-    for k in [FIXTURE_KERNEL.to_string(), hex(&SYNTH_KERNEL)] {
-        assert!(!notes.contains(&k), "kernel {k} is running here");
-    }
-}
-
 struct Fleet {
     _dir: tempfile::TempDir,
     home: PathBuf,
@@ -200,20 +178,20 @@ struct Fleet {
 /// The two recordings and a HOME whose cache has both kernels' kallsyms (the fixture's
 /// loaded 2 MiB higher than recorded, the synthetic one's 16 MiB lower).
 fn fleet() -> Fleet {
-    assert_not_running_kernel();
+    assert_not_running(&[FIXTURE_KERNEL, &hex(&SYNTH_KERNEL)]);
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
     let home = root.join("home");
     let empty_home = root.join("empty-home");
     std::fs::create_dir_all(&empty_home).unwrap();
-    cache(
+    plant_kallsyms(
         &home,
-        FIXTURE_KERNEL,
+        &format!("{FIXTURE_KERNEL}/kallsyms"),
         &kallsyms("k_", FIXTURE_TEXT, FIXTURE_TEXT_LEN, 0x20_0000),
     );
-    cache(
+    plant_kallsyms(
         &home,
-        &hex(&SYNTH_KERNEL),
+        &format!("{}/kallsyms", hex(&SYNTH_KERNEL)),
         &kallsyms(
             "b_",
             SYNTH_TEXT,

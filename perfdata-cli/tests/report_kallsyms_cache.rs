@@ -11,6 +11,8 @@ use std::process::Command;
 
 use perfdata_tests::{fixtures_dir, perf_available};
 
+use crate::common::kernel::{assert_not_running, plant_kallsyms};
+
 /// The fixture's kernel (recorded elsewhere: not this machine's) and its MMAP of
 /// `[kernel.kallsyms]_text` at 0xffffffff81000000, 0x1208d88 long.
 const FIXTURE: &str = "file-system-wide.data";
@@ -34,9 +36,7 @@ fn kallsyms(shift: u64, text_line: bool) -> String {
 /// A HOME whose build-id cache holds `text` at `relative` under `.debug/[kernel.kallsyms]/`.
 fn home_with(relative: &str, text: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
-    let path = home.path().join(".debug/[kernel.kallsyms]").join(relative);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, text).unwrap();
+    plant_kallsyms(home.path(), relative, text);
     home
 }
 
@@ -67,16 +67,6 @@ fn rows(perf: bool, home: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The running kernel must not be the fixture's, or /proc/kallsyms would be used.
-fn assert_not_running_kernel() {
-    let notes = std::fs::read("/sys/kernel/notes").unwrap_or_default();
-    let hex: String = notes.iter().map(|b| format!("{b:02x}")).collect();
-    assert!(
-        !hex.contains(BUILD_ID),
-        "the fixture's kernel is running here"
-    );
-}
-
 /// The cases: the cache entry (relative path, text) and perf 6.1's rows for it (51
 /// cpu-clock samples: 50 at 0xffffffff821f206b, 1 at 0xffffffff81b02207).
 fn cases() -> Vec<(String, String, [&'static str; 2])> {
@@ -102,7 +92,7 @@ fn cases() -> Vec<(String, String, [&'static str; 2])> {
 
 #[test]
 fn kernel_symbols_come_from_the_build_id_cache() {
-    assert_not_running_kernel();
+    assert_not_running(&[BUILD_ID]);
     for (relative, text, want) in cases() {
         let home = home_with(&relative, &text);
         assert_eq!(rows(false, home.path()), want, "{relative}");
@@ -116,7 +106,7 @@ fn kernel_symbols_come_from_the_build_id_cache() {
 #[test]
 fn kernel_symbols_from_the_cache_match_perf_report() {
     assert!(perf_available());
-    assert_not_running_kernel();
+    assert_not_running(&[BUILD_ID]);
     for (relative, text, want) in cases() {
         let home = home_with(&relative, &text);
         let perf = rows(true, home.path());

@@ -14,7 +14,11 @@
 use std::path::Path;
 use std::process::Command;
 
-use perfdata_synth::{EventSpec, HostInfo, SampleSpec, SynthWriter, TraceSpec};
+use perfdata_synth::SampleSpec;
+
+use crate::common::kernel::{
+    assert_not_running, hex, kernel_recording, plant_kallsyms, SynthKernel,
+};
 use perfdata_tests::perf_available;
 
 /// The recording's kernel: build id (not the running kernel's) and `_text`.
@@ -65,27 +69,20 @@ fn samples() -> Vec<(u64, usize)> {
 
 /// Write the recording of `samples` to `path`.
 fn recording(path: &Path, samples: &[(u64, usize)]) {
-    let host = HostInfo {
-        hostname: "modhost".into(),
-        os_release: "6.1.0-synth".into(),
-        ..HostInfo::default()
+    let kernel = SynthKernel {
+        hostname: "modhost",
+        os_release: "6.1.0-synth",
+        build_id: &KERNEL,
+        text: TEXT,
+        len: FOO - TEXT,
+        comm: "kworker",
     };
-    let trace = TraceSpec {
-        events: vec![EventSpec::cpu_clock(1000)],
-        host,
-        opts: Default::default(),
-    };
-    let file = std::fs::File::create(path).unwrap();
-    let mut w = SynthWriter::file(std::io::BufWriter::new(file), trace).unwrap();
-    w.kernel_build_id(&KERNEL);
-    w.kernel_mmap(TEXT, FOO - TEXT, 1).unwrap();
+    let mut w = kernel_recording(path, &kernel);
     let modules = "/lib/modules/6.1.0-synth/kernel";
     w.module_mmap(FOO, 0x5000, &format!("{modules}/fs/foo/foo.ko"), 1)
         .unwrap();
     w.module_mmap(BAR, 0x4000, &format!("{modules}/drivers/bar-drv.ko"), 1)
         .unwrap();
-    w.fork(500, 1, 500, 1, 10).unwrap();
-    w.comm(500, 500, "kworker", true, 11).unwrap();
     let mut time = 100;
     for &(ip, n) in samples {
         for _ in 0..n {
@@ -112,17 +109,11 @@ fn setup() -> tempfile::TempDir {
 /// [`setup`] with another kallsyms and other samples.
 fn setup_with(kallsyms: &str, samples: &[(u64, usize)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let hex: String = KERNEL.iter().map(|b| format!("{b:02x}")).collect();
-    let cache = dir.path().join("home/.debug/[kernel.kallsyms]").join(&hex);
-    std::fs::create_dir_all(&cache).unwrap();
-    std::fs::write(cache.join("kallsyms"), kallsyms).unwrap();
+    let build_id = hex(&KERNEL);
+    assert_not_running(&[&build_id]);
+    let home = dir.path().join("home");
+    plant_kallsyms(&home, &format!("{build_id}/kallsyms"), kallsyms);
     recording(&dir.path().join("perf.data"), samples);
-    let notes = std::fs::read("/sys/kernel/notes").unwrap_or_default();
-    let running: String = notes.iter().map(|b| format!("{b:02x}")).collect();
-    assert!(
-        !running.contains(&hex),
-        "the recording's kernel is running here"
-    );
     dir
 }
 

@@ -75,6 +75,10 @@ mod info_oracle;
 mod inline_oracle;
 #[path = "input_names.rs"]
 mod input_names;
+#[path = "intel_pt_errors.rs"]
+mod intel_pt_errors;
+#[path = "intel_pt_oracle.rs"]
+mod intel_pt_oracle;
 #[path = "interrupt.rs"]
 mod interrupt;
 #[path = "json_help.rs"]

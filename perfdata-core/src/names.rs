@@ -81,7 +81,8 @@ pub fn attr_name(attr: &PerfEventAttr, meta: &Metadata) -> String {
         3 => hw_cache_name(attr.config),
         4 => format!("raw {:#x}", attr.config),
         5 => format!("mem:{:#x}", attr.config1),
-        t => format!("unknown attr type: {t}"),
+        // perf's evsel__name: a type it has no name for gets no modifiers either.
+        t => return format!("unknown attr type: {t}"),
     };
     let modifiers = modifiers(attr);
     if modifiers.is_empty() {

@@ -28,6 +28,7 @@ pub mod flamegraph;
 pub mod folded;
 pub mod group;
 pub mod inlines;
+pub mod intel_pt;
 mod intern;
 pub mod jitdump;
 mod keys;

@@ -3,6 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
+pub mod kernel;
 pub mod strip;
 
 /// What perf printed and whether it was clean.

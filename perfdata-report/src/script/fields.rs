@@ -3,7 +3,7 @@
 //! check of the fields against what the samples carry (tools/perf/builtin-script.c:
 //! `output[]`, `parse_output_fields`, `evsel__check_attr`).
 
-use perfdata_core::attr::SampleType;
+use perfdata_core::attr::{PerfEventAttr, SampleType};
 use perfdata_core::{Error, Metadata, Result};
 
 /// One field of perf script's output, a bit of [`Fields`].
@@ -250,6 +250,7 @@ impl FieldSpec {
         let stat = meta
             .feature(perfdata_core::feature::FeatureId::Stat)
             .is_some();
+        let aux = allows_user_set(meta);
         for (j, t) in types.iter_mut().enumerate() {
             let Some((i, first)) = attrs
                 .iter()
@@ -258,9 +259,7 @@ impl FieldSpec {
                 // event 9, which carry side-band records, never samples): a type checked
                 // against a dummy would lose fields its side-band lines print.
                 .find(|(_, a)| {
-                    a.attr.type_ < 6
-                        && !(a.attr.type_ == 1 && a.attr.config == 9)
-                        && output_type(a.attr.type_) == j
+                    !(a.attr.type_ == 1 && a.attr.config == 9) && output_type(a.attr.type_) == j
                 })
             else {
                 continue;
@@ -271,7 +270,7 @@ impl FieldSpec {
             if t.fields.0 == 0 || stat || unchecked {
                 continue;
             }
-            check(t, &first.attr.sample_type, &meta.event_name(i))?;
+            check(t, &first.attr.sample_type, &meta.event_name(i), aux)?;
         }
         // An event that came in an ATTR record (a pipe, or a file perf inject wrote from
         // one) goes through perf's process_attr: with callchains shown, its type then
@@ -311,6 +310,30 @@ impl FieldSpec {
     }
 }
 
+impl FieldSpec {
+    /// perf's `process_attr` for an event a trace decoder added (see
+    /// [`super::auxtrace`]): checked as the first event of its output type, against what
+    /// `-F` asked, where `settled` holds what [`FieldSpec::settle`] left. The caller
+    /// passes only events whose attr type no event before had (perf checks no other).
+    pub fn check_synthesized(
+        &self,
+        settled: &mut [Fields; OUTPUT_TYPES],
+        attr: &PerfEventAttr,
+        name: &str,
+        meta: &Metadata,
+    ) -> Result<()> {
+        if attr.sample_type.is_empty() {
+            return Ok(());
+        }
+        let j = output_type(attr.type_);
+        let mut t = self.types[j];
+        t.fields = settled[j];
+        check(&mut t, &attr.sample_type, name, allows_user_set(meta))?;
+        settled[j] = t.fields;
+        Ok(())
+    }
+}
+
 /// perf's `event_type()`: how a warning names an output type.
 fn type_label(i: usize) -> &'static str {
     match i {
@@ -323,39 +346,55 @@ fn type_label(i: usize) -> &'static str {
     }
 }
 
-/// perf's `evsel__check_attr` for the first event of a type.
-fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
+/// perf's `allow_user_set`: in a recording with an AUX area trace (the AUXTRACE
+/// feature) the fields its decoders may fill (ADDR, DATA_SRC, WEIGHT, CPU) are printed
+/// where `-F` asks, carried by the samples or not.
+fn allows_user_set(meta: &Metadata) -> bool {
+    meta.feature(perfdata_core::feature::FeatureId::AuxTrace)
+        .is_some()
+}
+
+/// perf's `evsel__check_attr` for the first event of a type; `aux`: [`allows_user_set`].
+fn check(t: &mut TypeFields, st: &SampleType, name: &str, aux: bool) -> Result<()> {
     use Field::*;
-    let need = |t: &mut TypeFields, bit: SampleType, msg: &str, fields: &[Field]| {
-        if st.intersects(bit) {
-            return Ok(());
-        }
-        for &f in fields {
-            if t.user_set.has(f) {
-                return Err(usage(format!(
-                    "Samples for '{name}' event do not have {msg} attribute set. \
-                     Cannot print '{}' field.",
-                    NAMES.iter().find(|(_, g)| *g == f).map_or("", |n| n.0)
-                )));
+    // perf's evsel__do_check_stype: `allow` keeps a field the user asked for.
+    let check_stype =
+        |t: &mut TypeFields, bit: SampleType, msg: &str, fields: &[Field], allow: bool| {
+            if st.intersects(bit) {
+                return Ok(());
             }
-        }
-        for &f in fields {
-            t.fields = t.fields.without(f);
-        }
-        Ok(())
+            if allow && fields.iter().any(|&f| t.user_set.has(f)) {
+                return Ok(());
+            }
+            for &f in fields {
+                if t.user_set.has(f) {
+                    return Err(usage(format!(
+                        "Samples for '{name}' event do not have {msg} attribute set. \
+                     Cannot print '{}' field.",
+                        NAMES.iter().find(|(_, g)| *g == f).map_or("", |n| n.0)
+                    )));
+                }
+            }
+            for &f in fields {
+                t.fields = t.fields.without(f);
+            }
+            Ok(())
+        };
+    let need = |t: &mut TypeFields, bit, msg: &str, fields: &[Field]| {
+        check_stype(t, bit, msg, fields, false)
     };
     if t.fields.has(Ip) {
         need(t, SampleType::IP, "IP", &[Ip])?;
     }
     if t.fields.has(Addr) {
-        need(t, SampleType::ADDR, "ADDR", &[Addr])?;
+        check_stype(t, SampleType::ADDR, "ADDR", &[Addr], aux)?;
     }
     if t.fields.has(DataSrc) {
-        need(t, SampleType::DATA_SRC, "DATA_SRC", &[DataSrc])?;
+        check_stype(t, SampleType::DATA_SRC, "DATA_SRC", &[DataSrc], aux)?;
     }
     if t.fields.has(Weight) {
         let weights = SampleType::WEIGHT | SampleType::WEIGHT_STRUCT;
-        need(t, weights, "WEIGHT", &[Weight])?;
+        check_stype(t, weights, "WEIGHT", &[Weight], aux)?;
     }
     let addresses = st.intersects(SampleType::IP | SampleType::ADDR);
     if t.fields.has(Sym) && !addresses {
@@ -385,7 +424,7 @@ fn check(t: &mut TypeFields, st: &SampleType, name: &str) -> Result<()> {
         need(t, SampleType::TIME, "TIME", &[Time])?;
     }
     if t.fields.has(Cpu) {
-        need(t, SampleType::CPU, "CPU", &[Cpu])?;
+        check_stype(t, SampleType::CPU, "CPU", &[Cpu], aux)?;
     }
     if t.fields.has(InsLat) {
         need(t, SampleType::WEIGHT_STRUCT, "WEIGHT_STRUCT", &[InsLat])?;

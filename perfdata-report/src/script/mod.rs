@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use perfdata_core::attr::SampleType;
 use perfdata_core::feature::{Feature, FeatureId};
-use perfdata_core::record::RecordType;
+use perfdata_core::record::{AuxtraceInfo, RecordBody, RecordType};
 use perfdata_core::select::{in_ranges, resolve_time, TimeRange, TimeSpec};
 use perfdata_core::{Error, Metadata, PerfReader, Result};
 use perfdata_view::tracing::TraceEvents;
@@ -37,6 +37,7 @@ use crate::srcline::symbol_file::SymbolAnswer;
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
+mod auxtrace;
 pub mod fields;
 mod inlined;
 mod line;
@@ -177,6 +178,8 @@ impl Script {
         opts.max_stack = self.max_stack;
         // perf script prints a `perf stat record` recording's counts whatever the view.
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
+        // An AUX area trace's decoder adds events, whose fields perf checks then.
+        opts.shown.push(RecordType::AuxtraceInfo);
         let mut printer = Printer::new(self, out);
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
@@ -218,6 +221,10 @@ struct Printer<'o> {
     out: &'o mut (dyn Write + Send),
     meta: Option<Arc<Metadata>>,
     events: Vec<EventOut>,
+    /// Each output type's fields as last settled.
+    types: [Fields; OUTPUT_TYPES],
+    /// The attr types of the events trace decoders added.
+    synthesized: Vec<u32>,
     name_width: usize,
     ranges: Vec<TimeRange>,
     traces: Option<TraceEvents>,
@@ -243,6 +250,8 @@ impl<'o> Printer<'o> {
             out,
             meta: None,
             events: Vec::new(),
+            types: [Fields::default(); OUTPUT_TYPES],
+            synthesized: Vec::new(),
             name_width: 0,
             ranges: Vec::new(),
             traces: None,
@@ -284,6 +293,7 @@ impl<'o> Printer<'o> {
     /// metadata grew).
     fn settle(&mut self, meta: &Arc<Metadata>) -> Result<()> {
         let types = self.script.fields.settle(meta, self.script.callchains)?;
+        self.types = types;
         if !self.script.filter.cpus.is_empty()
             && meta
                 .attrs()
@@ -489,10 +499,35 @@ impl<'o> Printer<'o> {
         );
     }
 
+    /// perf's `process_attr` for the events the decoder of the trace `info` describes
+    /// adds: each checked against `-F` where no event of its attr type came before.
+    fn synthesize(&mut self, info: &AuxtraceInfo) -> Result<()> {
+        let Some(meta) = self.meta.clone() else {
+            return Ok(());
+        };
+        for attr in auxtrace::synthesized_events(info, meta.attrs()) {
+            let seen = meta.attrs().iter().any(|a| a.attr.type_ == attr.type_)
+                || self.synthesized.contains(&attr.type_);
+            self.synthesized.push(attr.type_);
+            if seen {
+                continue;
+            }
+            let name = perfdata_core::names::attr_name(&attr, &meta);
+            (self.script.fields).check_synthesized(&mut self.types, &attr, &name, &meta)?;
+        }
+        Ok(())
+    }
+
     /// A side-band record's line: the sample's start (comm, pid/tid, CPU, time, as the
     /// fields of its event ask) and the record's text.
     fn record(&mut self, m: &Machine, r: &ShownRecord) {
         if !self.follow(&r.meta) {
+            return;
+        }
+        if let RecordBody::AuxtraceInfo(info) = &r.record.body {
+            if let Err(e) = self.synthesize(info) {
+                self.error = Some(e);
+            }
             return;
         }
         if stat::STAT_RECORDS.contains(&r.record.record_type()) {
