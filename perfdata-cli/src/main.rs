@@ -55,7 +55,8 @@ struct Cli {
     #[arg(short, long, global = true)]
     quiet: bool,
     /// Say more on stderr: the input's kind and the policy resolved (-v), each section
-    /// and feature with its size (-vv). Not with -q.
+    /// and feature with its size (-vv); report: also the text of perf report -v (DSO
+    /// paths, each symbol's address and symtab origin). Not with -q.
     #[arg(short, long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
     verbose: u8,
     /// Accepted as perf takes it: perf refuses files not owned by the user unless -f;

@@ -180,6 +180,8 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         .call_graph(graph)
         .group(group)
         .symfs(a.symfs.clone())
+        // perf report -v's text; the JSON's cells stay the plain ones.
+        .verbose(crate::verbose::level() > 0 && !a.json)
         .unwind(a.unwind.on())
         .inline(a.inline.on());
     if let Some((window, given)) = time {

@@ -32,6 +32,10 @@ pub struct ScriptArgs {
     /// Do not print callchains (perf's -G).
     #[arg(short = 'G', long = "hide-call-graph")]
     hide_call_graph: bool,
+    /// At most this many frames of each callchain (perf's --max-stack, 127 by default;
+    /// of a `--call-graph dwarf` chain, this many kernel and this many unwound frames).
+    #[arg(long, value_name = "N")]
+    max_stack: Option<usize>,
     /// Look for binaries and debug files under this directory (perf's --symfs).
     #[arg(long)]
     symfs: Option<PathBuf>,
@@ -108,6 +112,7 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         .fields(spec)
         .nanoseconds(a.ns)
         .callchains(!a.hide_call_graph)
+        .max_stack(a.max_stack)
         .filter(filter)
         .time(time)
         .symfs(a.symfs.clone())

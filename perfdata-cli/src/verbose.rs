@@ -2,6 +2,9 @@
 //! perf's `-v` says more. Once (`-v`) gives the input's kind and the policy a command
 //! resolved; twice (`-vv`) adds each section and feature with its offset and size.
 //!
+//! `report` also prints its text as `perf report -v` does (DSOs by path, each symbol after
+//! its entry's address and symtab origin), stderr saying what it said before.
+//!
 //! `-q` and `-v` exclude each other (clap refuses both): perf has no meaning for both.
 
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -14,6 +17,11 @@ static LEVEL: AtomicU8 = AtomicU8::new(0);
 /// Record the `-v` count of the command line.
 pub fn set_level(level: u8) {
     LEVEL.store(level, Ordering::Relaxed);
+}
+
+/// How many times `-v` was given.
+pub fn level() -> u8 {
+    LEVEL.load(Ordering::Relaxed)
 }
 
 /// Print `msg` on stderr when `-v` was given at least `level` times.

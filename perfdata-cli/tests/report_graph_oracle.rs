@@ -71,10 +71,10 @@ fn our_text(input: &Path, args: &[&str]) -> String {
 /// Recordings of several threads whose entries of equal overhead are compared as sets
 /// (see the module's documentation): anon-secret.data has sh, its children and two
 /// worker programs, with runs of one-sample entries of many threads.
-const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
+pub(crate) const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
 /// Compare one report; a description of the first difference.
-fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
+pub(crate) fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
     let ties = if TIES_AS_SETS.contains(&name(input).as_str()) {
         Ties::AsSets
     } else {
@@ -294,7 +294,7 @@ fn lbr_call_stacks_equal_perfs_in_every_view() {
 /// The page-fault recording with DWARF stacks the deterministic tests make: one sample a
 /// fault, and a 4 MiB buffer that holds every sample's stack copy (with perf's default
 /// 512 KiB a loaded machine lost some).
-const PAGE_FAULTS_DWARF: [&str; 8] = [
+pub(crate) const PAGE_FAULTS_DWARF: [&str; 8] = [
     "-m",
     "1024",
     "-e",
@@ -306,7 +306,7 @@ const PAGE_FAULTS_DWARF: [&str; 8] = [
 ];
 
 /// tests/callgraph/NAME.c compiled by gcc with `flags` into `dir`; the executable's path.
-fn compile(dir: &Path, name: &str, flags: &[&str]) -> std::path::PathBuf {
+pub(crate) fn compile(dir: &Path, name: &str, flags: &[&str]) -> std::path::PathBuf {
     let exe = dir.join(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/callgraph/{name}.c"));
     workload::run(
@@ -665,90 +665,4 @@ fn the_comparison_sees_percentages_and_order() {
         canonical(&inl, Ties::InlinedAsSets),
         canonical(&inl_swapped, Ties::InlinedAsSets)
     );
-}
-
-/// `--max-stack` on `--call-graph dwarf` chains: perf's unwinding has a bound of its own
-/// and stops that many frames from the sample in either order (caller order reverses
-/// the frames it kept), the inlined functions listed at them not counted; the recorded
-/// kernel frames are cut apart. perfdata kept the N outermost frames in caller order
-/// (the Children view and `-g caller`: every line of the graph differed).
-#[perfdata_oracle::needs(perf)]
-#[test]
-fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
-    assert!(perf_available());
-    let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile(
-        dir.path(),
-        "same_names",
-        &["-O2", "-g", "-fno-optimize-sibling-calls"],
-    );
-    let exe = exe.to_str().expect("utf-8 path");
-    let args = PAGE_FAULTS_DWARF;
-    let input = workload::record(dir.path(), "stack.data", &args, &[exe, "8"]);
-    let views: [&[&str]; 4] = [
-        &["--dsos", "same_names", "--max-stack", "3"],
-        &["--dsos", "same_names", "--max-stack", "1"],
-        &[
-            "--dsos",
-            "same_names",
-            "--no-children",
-            "-g",
-            "caller",
-            "--max-stack",
-            "2",
-        ],
-        &["--no-children", "--max-stack", "2"],
-    ];
-    let problems: Vec<String> = views
-        .iter()
-        .filter_map(|view| differs(&input, view, view))
-        .collect();
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
-}
-
-/// A chain met again after perf's tree of a node's children has rotated can end at
-/// another node in perf, and it is not rare: in callgraph/rotation.c ten functions are
-/// each met inlined, out of line and beside an out-of-line neighbour under one caller,
-/// and with six rounds of calls perf has `zc` and `kd (inlined)` twice under parent.
-/// perf appends each sample's chain as it comes; building each distinct chain once,
-/// with the period of all its samples, differed in every view here that has parent's
-/// callees as siblings (caller order, function key): the Children view, and the
-/// graph under the DSO's entry with `--no-children --sort dso` in each print type
-/// (the other views have no such siblings: they pass either way). Recorded from 0.1 s
-/// on (`-D 100`): see rotation.c.
-#[perfdata_oracle::needs(perf)]
-#[test]
-fn chains_met_again_after_a_rotation_land_as_in_perf() {
-    assert!(perf_available());
-    let dir = tempfile::tempdir().expect("temp dir");
-    let flags = [
-        "-O2",
-        "-g",
-        "-fno-toplevel-reorder",
-        "-fno-optimize-sibling-calls",
-    ];
-    let exe = compile(dir.path(), "rotation", &flags);
-    let exe = exe.to_str().expect("utf-8 path");
-    let mut args = PAGE_FAULTS_DWARF.to_vec();
-    args.extend(["-D", "100"]);
-    let by_dso = ["--dsos", "rotation", "--no-children", "--sort", "dso", "-g"];
-    let views: [&[&str]; 8] = [
-        &["--dsos", "rotation"],
-        &["--dsos", "rotation", "-g", "callee"],
-        &["--dsos", "rotation", "-g", "fractal,0.5,caller,address"],
-        &["--dsos", "rotation", "--sort", "dso"],
-        &[&by_dso[..], &["caller"]].concat(),
-        &[&by_dso[..], &["flat,0,caller"]].concat(),
-        &[&by_dso[..], &["folded,0,caller"]].concat(),
-        &[&by_dso[..], &["fractal,0.5,caller,function,count"]].concat(),
-    ];
-    let mut problems = Vec::new();
-    for rounds in ["6", "12"] {
-        let file = format!("rotation{rounds}.data");
-        let input = workload::record(dir.path(), &file, &args, &[exe, rounds]);
-        for view in views {
-            problems.extend(differs(&input, view, view).map(|p| format!("{rounds}: {p}")));
-        }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

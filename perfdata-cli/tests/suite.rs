@@ -129,6 +129,8 @@ mod report_graph_oracle;
 mod report_kallsyms_cache;
 #[path = "report_kallsyms_modules.rs"]
 mod report_kallsyms_modules;
+#[path = "report_max_stack_oracle.rs"]
+mod report_max_stack_oracle;
 #[path = "report_oracle.rs"]
 mod report_oracle;
 #[path = "report_oracle_children.rs"]
@@ -145,14 +147,20 @@ mod report_oracle_ksymbol;
 mod report_oracle_srcline;
 #[path = "report_quiet_oracle.rs"]
 mod report_quiet_oracle;
+#[path = "report_rotation_oracle.rs"]
+mod report_rotation_oracle;
 #[path = "report_text_oracle.rs"]
 mod report_text_oracle;
 #[path = "report_ties_oracle.rs"]
 mod report_ties_oracle;
 #[path = "report_trace_oracle.rs"]
 mod report_trace_oracle;
+#[path = "report_verbose_oracle.rs"]
+mod report_verbose_oracle;
 #[path = "script_anon_oracle.rs"]
 mod script_anon_oracle;
+#[path = "script_max_stack_oracle.rs"]
+mod script_max_stack_oracle;
 #[path = "script_oracle.rs"]
 mod script_oracle;
 #[path = "script_stat_oracle.rs"]

@@ -41,13 +41,16 @@ const OWN: u32 = u32::MAX;
 /// frame outside every map keeps the level (`[k]`/`[.]`) of the frame walked before it;
 /// each with the frame's location. `chain` is the sample's callchain (leaf first, cut to
 /// `--max-stack`), walked in `order` (the root first for `caller`); the keys come root
-/// first whatever the order. Each frame unwound from the sample's stack copy (its
-/// chain's last [`ResolvedSample::unwound`], as many as the cut left) for which `inlines`
-/// says perf lists `n` entries ([`crate::inlines`]) is `n` keys, the outermost first.
+/// first whatever the order. Each frame unwound from the sample's stack copy (`chain`'s
+/// last `unwound`: as many of [`ResolvedSample::unwound`] as the cut left, see
+/// `table::cut_chain`) for which `inlines` says perf lists `n` entries
+/// ([`crate::inlines`]) is `n` keys, the outermost first.
+#[allow(clippy::too_many_arguments)] // the sample, its cut chain and the walk's state
 pub(crate) fn chain_keys(
     keys: &[SortKey],
     s: &ResolvedSample,
     chain: &[Location],
+    unwound: usize,
     own: RawKey,
     comm: usize,
     order: Order,
@@ -66,14 +69,7 @@ pub(crate) fn chain_keys(
         },
     ));
     // The level carries over in the order perf's cursor walks the chain.
-    // `--max-stack` keeps the root end (caller) or the leaf end (callee) of the chain.
-    let unwound = match order {
-        Order::Caller => s.unwound.min(chain.len()),
-        Order::Callee => chain
-            .len()
-            .saturating_sub(s.callchain.len() - s.unwound.min(s.callchain.len())),
-    };
-    let from = chain.len() - unwound;
+    let from = chain.len() - unwound.min(chain.len());
     let walk: Box<dyn Iterator<Item = (usize, &Location)>> = match order {
         Order::Caller => Box::new(chain.iter().enumerate().rev()),
         Order::Callee => Box::new(chain.iter().enumerate()),
@@ -337,7 +333,8 @@ impl Named {
         filtered: &dyn Fn(u32) -> bool,
     ) -> ChildrenTables {
         let mut out = vec![FxHashMap::default(); events];
-        let mut seen: Vec<(u32, bool, u32)> = Vec::new();
+        // Per row: its level, its place in the walk, its entry's ip and DSO.
+        let mut seen: Vec<(u32, bool, u32, u64, u32)> = Vec::new();
         self.each(|w| {
             let Some(&(own, _)) = w.frames.first() else {
                 return;
@@ -348,8 +345,10 @@ impl Named {
             seen.clear();
             for (pos, k) in cursor(w.frames, order).map(|(k, _)| k).enumerate() {
                 let row = rows[k as usize];
-                if !seen.iter().any(|(r, _, _)| *r == row) {
-                    seen.push((row, keys.get(k as usize).kernel(), pos as u32));
+                if !seen.iter().any(|s| s.0 == row) {
+                    let key = keys.get(k as usize);
+                    let ip = key.entry_ip(pos == 0);
+                    seen.push((row, key.kernel(), pos as u32, ip, key.dso_plus_one()));
                 }
             }
             let Some(table) = out.get_mut(event) else {
@@ -358,12 +357,14 @@ impl Named {
             // perf's cursor holds the chain (frames[1..]); the own entry gets it whole,
             // the entry of the cursor's i-th frame the chain from it on.
             let chain = w.frames.len().saturating_sub(1) as u32;
-            for &(row, kernel, pos) in &seen {
+            for &(row, kernel, pos, ip, dso) in &seen {
                 let creator = Creator {
                     first: w.first,
                     thread: w.thread,
                     pos,
                     kernel,
+                    ip,
+                    dso,
                 };
                 let depth = i64::from(chain - pos.saturating_sub(1));
                 let rank = match order {

@@ -228,6 +228,8 @@ fn number(cell: &str) -> i64 {
 
 /// Whether a Symbol cell is an address (perf's unresolved symbol).
 pub(crate) fn is_unresolved(cell: &str) -> bool {
+    // A `-v` cell is one still: its width is an unresolved cell's.
+    let cell = crate::verbose::plain_sym(cell);
     let addr = cell.get(4..).unwrap_or_default();
     (cell.starts_with("[.] ") || cell.starts_with("[k] "))
         && (addr.starts_with("0x") || addr == "0000000000000000")
@@ -271,6 +273,7 @@ mod tests {
             callchain: None,
             members: Vec::new(),
             comm_len: 0,
+            verbose: None,
             created: (first, 0),
             depth: None,
         }

@@ -128,6 +128,7 @@ fn fold(
                     callchain: None,
                     members: vec![zero(with_children); members.len()],
                     comm_len: r.comm_len,
+                    verbose: r.verbose.clone(),
                     created: r.created,
                     depth: r.depth,
                 });
@@ -187,6 +188,7 @@ mod tests {
             callchain: None,
             members: Vec::new(),
             comm_len: 0,
+            verbose: None,
             created: (0, 0),
             depth: None,
         }

@@ -118,6 +118,22 @@ impl RawKey {
         self.inline = j;
     }
 
+    /// perf's `he->ip` of an entry this key makes: the sample's `al->addr` (the
+    /// DSO-relative address, or the ip outside every map) for the sample's `own` entry,
+    /// a callchain frame's ip as sampled for the others (`fill_callchain_info` takes the
+    /// node's ip).
+    pub(crate) fn entry_ip(&self, own: bool) -> u64 {
+        match self.chain_ip() {
+            Some(ip) if !own => ip,
+            _ => self.addr,
+        }
+    }
+
+    /// The DSO plus one, 0 for none, as [`Creator::dso`] holds it.
+    pub(crate) fn dso_plus_one(&self) -> u32 {
+        self.dso
+    }
+
     fn chain_ip(&self) -> Option<u64> {
         (self.flags & CHAIN_IP != 0).then_some(self.chain_ip)
     }
@@ -147,9 +163,20 @@ pub(crate) struct Creator {
     pub(crate) pos: u32,
     /// Its level at the entry's frame: kernel (`[k]`) or not (`[.]`).
     pub(crate) kernel: bool,
+    /// perf's `he->ip` of the entry, which `perf report -v` prints before its symbol
+    /// (see [`RawKey::entry_ip`]); 0 unless symbols are a sort key.
+    pub(crate) ip: u64,
+    /// The DSO of the entry's frame plus one, 0 for none (whose symtab origin `-v`
+    /// prints); 0 unless symbols or DSOs are a sort key.
+    pub(crate) dso: u32,
 }
 
 impl Creator {
+    /// The entry's DSO, if its frame was in one.
+    pub(crate) fn dso(&self) -> Option<DsoId> {
+        self.dso.checked_sub(1).map(|d| d as usize)
+    }
+
     /// The earlier of two; `self` on a tie (the entry seen first in a sample's walk).
     pub(crate) fn earlier(self, other: Creator) -> Creator {
         if (other.first, other.pos) < (self.first, self.pos) {

@@ -33,6 +33,7 @@ mod intern;
 pub mod jitdump;
 mod keys;
 mod libiberty;
+mod max_stack;
 pub mod model;
 pub mod pprof;
 pub mod process;
@@ -53,5 +54,6 @@ pub mod table;
 pub mod text;
 mod trace_keys;
 pub mod unwind;
+mod verbose;
 
 pub use report::Report;

@@ -397,6 +397,22 @@ pub struct Row {
     /// entries of equal Children by. Not part of the JSON.
     #[serde(skip)]
     pub depth: Option<ChainDepth>,
+    /// What `perf report -v` prints before the entry's Symbol cell, when asked for
+    /// ([`crate::report::Report::verbose`]). Not part of the JSON.
+    #[serde(skip)]
+    pub verbose: Option<Box<VerboseCells>>,
+}
+
+/// What `perf report -v` prints of an entry beyond its cells (sort.c's
+/// `_hist_entry__sym_snprintf` under `verbose`; its DSO cell is the DSO's long name,
+/// which the rows are sorted by, see `verbose.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerboseCells {
+    /// The entry's address (perf's `he->ip`: the sample's DSO-relative address, a
+    /// callchain frame's ip as sampled) and the letter of the kind of file its DSO's
+    /// symbols came from, as `%-#18llx %c `
+    /// ([`crate::symbolize::Symbolizer::symtab_origin`]).
+    pub sym_prefix: String,
 }
 
 /// A group member's count of a row.

@@ -43,6 +43,13 @@ pub struct Dso {
 
 mod jit;
 mod kmod;
+
+/// Whether a kernel DSO named `name` is a kernel module's, as perf's
+/// `kmod_path__parse_name` tells (`[name]` other than the kernel's and the vDSO's, or a
+/// path whose extension starts with `.ko`).
+pub(crate) fn is_kmod(name: &str) -> bool {
+    kmod::parse_kmod_path(name).kmod
+}
 mod mapname;
 mod maps;
 pub use mapname::MapProt;

@@ -57,6 +57,8 @@ pub struct Report {
     fields: Option<Vec<Field>>,
     /// Whether the tables keep the entries a filter hides ([`Report::keep_filtered`]).
     keep_filtered: bool,
+    /// Whether the text is `perf report -v`'s ([`Report::verbose`]).
+    verbose: bool,
 }
 
 impl Default for Report {
@@ -82,6 +84,7 @@ impl Report {
             sorted: false,
             fields: None,
             keep_filtered: false,
+            verbose: false,
         }
     }
 
@@ -89,6 +92,15 @@ impl Report {
     /// them with the other recordings' entries, though it prints none of them).
     pub fn keep_filtered(mut self, on: bool) -> Self {
         self.keep_filtered = on;
+        self
+    }
+
+    /// Print the text as `perf report -v` does: DSOs by their long names (paths), each
+    /// symbol after its entry's address and the letter of the kind of file its DSO's
+    /// symbols came from (see `verbose.rs`). The DSO cells are the long names in the
+    /// JSON too; the command leaves this off for `--json`.
+    pub fn verbose(mut self, on: bool) -> Self {
+        self.verbose = on;
         self
     }
 
@@ -208,7 +220,8 @@ impl Report {
         let kallsyms = kallsyms_in_background();
         let tally = Tally::with_filter(&self.keys, self.filter.clone())
             .with_traces_of(reader.meta())
-            .keep_filtered(self.keep_filtered);
+            .keep_filtered(self.keep_filtered)
+            .verbose(self.verbose);
         let mut tally = tally.with_callchains_of(reader.meta(), self.children, self.graph);
         if self.inline && self.unwind {
             tally = tally.with_inlines(SymbolOptions {
@@ -412,6 +425,8 @@ impl Tables {
                 l.sort_rows(&mut t.rows);
             }
         }
+        // Last: rows are grouped and sorted by their plain cells.
+        crate::verbose::apply(&mut tables, &self.keys);
         let view = text::View {
             samples,
             graph: self.graph.as_ref(),

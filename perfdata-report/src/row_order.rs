@@ -106,6 +106,7 @@ mod tests {
             callchain: Some(crate::callgraph::CallTree::empty()),
             members: Vec::new(),
             comm_len: 0,
+            verbose: None,
             created,
             depth: None,
         }

@@ -101,6 +101,9 @@ pub struct Symbolizer {
     /// does not cover ([`SymbolFile`]).
     symbol_files: HashMap<DsoId, Option<SymbolFile>>,
     inlined: InlineEntries,
+    /// The kind of file each user DSO's symbols came from, as perf's
+    /// `dso__symtab_origin` letters it (see [`Symbolizer::symtab_origin`]).
+    origins: HashMap<DsoId, char>,
 }
 
 /// The entries perf lists at frames ([`crate::inlines`]), per (DSO, address).
@@ -199,11 +202,21 @@ impl Symbolizer {
             }
         } else {
             let opts = &self.opts;
+            let origins = &mut self.origins;
             self.tables
                 .entry(id)
-                .or_insert_with(|| match perf_map_pid(&dso.long_name) {
-                    Some(_) => load_perf_map(dso, opts),
-                    None => load_elf(dso, opts),
+                .or_insert_with(|| {
+                    let (table, origin) = match perf_map_pid(&dso.long_name) {
+                        Some(_) => (load_perf_map(dso, opts), 'j'),
+                        None => match load_elf(dso, opts) {
+                            Some((t, origin)) => (Some(t), origin),
+                            None => (None, '!'),
+                        },
+                    };
+                    if table.is_some() {
+                        origins.insert(id, origin);
+                    }
+                    table
                 })
                 .as_ref()
         };
@@ -221,6 +234,27 @@ impl Symbolizer {
             }
             None => (None, 0..u64::MAX),
         }
+    }
+
+    /// The letter perf's `dso__symtab_origin` gives `dso`, whose symbols were asked for
+    /// before (`perf report -v` prints it before each entry's symbol): the kind of file
+    /// its symbols came from (`d` the binary itself, `B`/`D` the build-id cache's
+    /// binary/debug file, `l` the debuglink's file, `f`/`b` /usr/lib/debug's by path/by
+    /// build id, `j` a JIT's map, `k` kallsyms for the kernel), `!` where none was found
+    /// or none was asked for. A kernel module's is `K` (`m` compressed), what perf's
+    /// `dso__set_module_info` makes it, its file found or not (perf reads no kallsyms
+    /// for it then).
+    pub fn symtab_origin(&self, id: DsoId, dso: &Dso) -> char {
+        let name = dso.long_name.as_str();
+        if dso.kernel && crate::process::is_kmod(name) {
+            let compressed = name.ends_with(".gz") || name.ends_with(".xz");
+            return if compressed { 'm' } else { 'K' };
+        }
+        if dso.kernel {
+            let loaded = matches!(&self.kernel, Some(Some(_)));
+            return if loaded { 'k' } else { '!' };
+        }
+        self.origins.get(&id).copied().unwrap_or('!')
     }
 
     /// Let go of what was loaded for DSO `id` (its symbols, its DWARF and the frames

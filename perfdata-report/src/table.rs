@@ -85,6 +85,8 @@ pub struct Tally {
     /// function among siblings (inlined functions counted): perf's graphs there
     /// depend on it ([`crate::callgraph::appends`]).
     appends: Option<crate::callgraph::appends::Appends>,
+    /// Whether rows carry what `perf report -v` prints ([`crate::verbose`]).
+    verbose: bool,
 }
 
 impl Tally {
@@ -92,6 +94,12 @@ impl Tally {
     /// them).
     pub fn keep_filtered(mut self, on: bool) -> Tally {
         self.keep_filtered = on;
+        self
+    }
+
+    /// Give each row the cells `perf report -v` prints ([`crate::model::Row::verbose`]).
+    pub fn verbose(mut self, on: bool) -> Tally {
+        self.verbose = on;
         self
     }
 
@@ -115,6 +123,7 @@ impl Tally {
             traces: None,
             keep_filtered: false,
             appends: None,
+            verbose: false,
         }
     }
 
@@ -266,14 +275,20 @@ impl Tally {
         let max_stack = self.graph.and_then(|g| g.max_stack);
         if let Some(children) = &mut self.children {
             // perf's --max-stack cuts no chain made of an LBR call stack.
-            let chain = cut_chain(&s.callchain, max_stack.filter(|_| !s.lbr), order, s.unwound);
+            let (chain, unwound) = crate::max_stack::cut_chain(
+                &s.callchain,
+                max_stack.filter(|_| !s.lbr),
+                order,
+                s.unwound,
+            );
             let inlines = &mut self.inlines;
             let mut count = |at: &Location| match (inlines.as_mut(), m) {
                 (Some(i), Some(m)) => i.at(m, at),
                 _ => 0,
             };
-            let walk =
-                crate::children::chain_keys(&self.keys, s, &chain, k, comm, order, &mut count);
+            let walk = crate::children::chain_keys(
+                &self.keys, s, &chain, unwound, k, comm, order, &mut count,
+            );
             let w = children.add(walk, s.period, ip.thread, self.seen, filtered);
             if self.graph.is_some() && self.inlines.is_some() {
                 self.appends
@@ -302,6 +317,8 @@ impl Tally {
                 thread: ip.thread,
                 pos: 0,
                 kernel: k.kernel(),
+                ip: k.entry_ip(true),
+                dso: k.dso_plus_one(),
             },
             filtered,
         };
@@ -434,7 +451,19 @@ impl Tally {
         let relative = self.filter.percentage == Percentage::Relative;
         let totals = |e: usize| self.totals.get(e).copied();
         let keep = self.keep_filtered;
-        let mut tables = named_tables(replay, &rows, groups, children, trees, totals, relative);
+        let origins = self
+            .verbose
+            .then(|| crate::verbose::origins(replay, symbols));
+        let mut tables = named_tables(
+            replay,
+            &rows,
+            groups,
+            children,
+            trees,
+            totals,
+            relative,
+            origins.as_deref(),
+        );
         let elided = self.filter.elided(&self.keys);
         for t in &mut tables {
             if !keep {
@@ -457,51 +486,13 @@ fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
     })
 }
 
-/// The callchain of a sample (leaf first) cut to `--max-stack` frames, counted from
-/// where perf's cursor starts: the root in caller order, the sample in callee order.
-/// The `unwound` last frames (`--call-graph dwarf`) are perf's unwinding's, which has a
-/// bound of its own and always stops that many frames from the sample (in caller order
-/// too, the frames then reversed); the recorded (kernel) frames before them are cut
-/// as a recorded chain is.
-fn cut_chain(
-    chain: &[Location],
-    max: Option<usize>,
-    order: Order,
-    unwound: usize,
-) -> std::borrow::Cow<'_, [Location]> {
-    let unwound = unwound.min(chain.len());
-    if unwound == 0 || max.is_none_or(|n| n >= chain.len()) {
-        return std::borrow::Cow::Borrowed(cut_recorded(chain, max, order));
-    }
-    let (recorded, user) = chain.split_at(chain.len() - unwound);
-    let n = max.unwrap_or(usize::MAX);
-    if recorded.len() <= n && user.len() <= n {
-        return std::borrow::Cow::Borrowed(chain);
-    }
-    let user = &user[..user.len().min(n)];
-    let recorded = cut_recorded(recorded, max, order);
-    if recorded.is_empty() {
-        return std::borrow::Cow::Borrowed(user);
-    }
-    std::borrow::Cow::Owned([recorded, user].concat())
-}
-
-/// A recorded callchain cut to `--max-stack` frames (see [`cut_chain`]).
-fn cut_recorded(chain: &[Location], max: Option<usize>, order: Order) -> &[Location] {
-    match max {
-        Some(n) if n < chain.len() => match order {
-            Order::Caller => &chain[chain.len() - n..],
-            Order::Callee => &chain[..n],
-        },
-        _ => chain,
-    }
-}
-
 /// The rows of each event's groups, their cells printed, sorted as perf sorts them;
 /// percentages of `totals(event)` (samples, period before filtering) when it gives one
 /// and the percentages are not `relative`, else of the rows'.
+/// With `origins` (each DSO's symtab origin letter), rows carry their `-v` cells.
 /// With `children` (per event: key values -> children period and a thread), rows also
 /// have children periods, and rows of children alone are added.
+#[allow(clippy::too_many_arguments)] // the tally's parts, taken apart as it ends
 fn named_tables(
     replay: &Replay,
     names: &Rows,
@@ -510,6 +501,7 @@ fn named_tables(
     mut trees: FxHashMap<(u32, u32), CallTree>,
     totals: impl Fn(usize) -> Option<(u64, u64)>,
     relative: bool,
+    origins: Option<&[char]>,
 ) -> Vec<EventTable> {
     let with_children = children.is_some();
     let graphed = !trees.is_empty();
@@ -572,7 +564,12 @@ fn named_tables(
                     cells: names
                         .get(row)
                         .iter()
-                        .map(|v| cell(replay, v, &c.creator))
+                        .map(|v| match (v, origins) {
+                            (crate::keys::Value::Dso(d), Some(_)) => {
+                                crate::verbose::dso_cell(replay, *d)
+                            }
+                            _ => cell(replay, v, &c.creator),
+                        })
                         .collect(),
                     samples: c.samples,
                     period: c.period,
@@ -585,6 +582,7 @@ fn named_tables(
                     }),
                     callchain,
                     created: (c.creator.first, c.creator.pos),
+                    verbose: origins.map(|o| Box::new(crate::verbose::cells(&c.creator, o))),
                     members: Vec::new(),
                     comm_len: replay
                         .machine

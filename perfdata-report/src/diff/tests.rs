@@ -19,6 +19,7 @@ fn table(period: u64, rows: &[(&str, u64)]) -> EventTable {
                 children: None,
                 members: Vec::new(),
                 comm_len: 0,
+                verbose: None,
                 callchain: None,
                 created: (0, 0),
                 depth: None,

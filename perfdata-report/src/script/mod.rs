@@ -15,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -26,7 +27,9 @@ use perfdata_core::select::{in_ranges, resolve_time, TimeRange, TimeSpec};
 use perfdata_core::{Error, Metadata, PerfReader, Result};
 use perfdata_view::tracing::TraceEvents;
 
+use crate::callgraph::Order;
 use crate::filter::SampleFilter;
+use crate::max_stack::cut_chain;
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{Location, Machine};
 use crate::replay::{replay, Delivered, ReplayOptions, SampleExtra, ShownRecord};
@@ -45,7 +48,8 @@ pub mod stat;
 
 use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
 
-/// perf's PERF_MAX_STACK_DEPTH: perf script prints at most this many frames.
+/// perf's PERF_MAX_STACK_DEPTH: perf script prints at most this many frames of a
+/// recorded chain, and as many unwound ones (its default `--max-stack`).
 const MAX_STACK: usize = 127;
 
 /// What `perf script` prints and of which samples.
@@ -59,6 +63,7 @@ pub struct Script {
     symfs: Option<PathBuf>,
     unwind: bool,
     inline: bool,
+    max_stack: Option<usize>,
     shown: Vec<RecordType>,
 }
 
@@ -73,6 +78,7 @@ impl Default for Script {
             symfs: None,
             unwind: true,
             inline: true,
+            max_stack: None,
             shown: Vec::new(),
         }
     }
@@ -145,6 +151,17 @@ impl Script {
         self
     }
 
+    /// At most `n` frames of each callchain (perf script's `--max-stack`; None: perf's
+    /// default, 127): the first `n` of a recorded chain, and of a `--call-graph dwarf`
+    /// chain the first `n` kernel frames and the first `n` unwound ones, the inlined
+    /// functions perf lists at those not counted (see `max_stack.rs`). A chain made of
+    /// an LBR call stack is not cut (perf's `--max-stack` only bounds where it looks for
+    /// PERF_CONTEXT_USER in it, [`ReplayOptions::max_stack`]).
+    pub fn max_stack(mut self, n: Option<usize>) -> Self {
+        self.max_stack = n;
+        self
+    }
+
     /// Print the side-band records of these types among the samples, as perf's
     /// `--show-task-events` and the like do ([`sideband::TASK_EVENTS`], ...).
     pub fn show(mut self, types: &[RecordType]) -> Self {
@@ -158,6 +175,7 @@ impl Script {
         let mut opts = ReplayOptions::unwinding(self.unwind, self.symfs.clone());
         opts.extra = true;
         opts.shown = self.shown.clone();
+        opts.max_stack = self.max_stack;
         // perf script prints a `perf stat record` recording's counts whatever the view.
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
         // An AUX area trace's decoder adds events, whose fields perf checks then.
@@ -436,8 +454,21 @@ impl<'o> Printer<'o> {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
                 self.buf.push(b'\n');
-                let unwound = s.callchain.len() - s.unwound;
-                for (i, at) in s.callchain.iter().take(MAX_STACK).enumerate() {
+                // perf script's cursor walks the chain from the sample (callee order);
+                // the frames from `unwound` on are unwound ones.
+                let (frames, unwound) = if s.lbr {
+                    let n = s.callchain.len();
+                    (
+                        Cow::Borrowed(&s.callchain[..n.min(MAX_STACK)]),
+                        n - s.unwound.min(n),
+                    )
+                } else {
+                    let n = Some(self.script.max_stack.unwrap_or(MAX_STACK));
+                    let (frames, kept) = cut_chain(&s.callchain, n, Order::Callee, s.unwound);
+                    let first = frames.len() - kept;
+                    (frames, first)
+                };
+                for (i, at) in frames.iter().enumerate() {
                     self.buf.push(b'\t');
                     line::hex(&mut self.buf, m.chain_ip(at), 16);
                     if !(self.script.inline && i >= unwound && self.inlined(m, at, f)) {

@@ -119,8 +119,11 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The files that may hold `dso`'s symbols, in perf's order.
-fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
+/// The files that may hold `dso`'s symbols, in perf's order, each with the letter perf's
+/// `dso__symtab_origin` gives its kind (`DSO_BINARY_TYPE__*`): `l` DEBUGLINK, `B`
+/// BUILD_ID_CACHE, `D` BUILD_ID_CACHE_DEBUGINFO, `f` FEDORA_DEBUGINFO (by path under
+/// /usr/lib/debug), `b` BUILDID_DEBUGINFO, `d` SYSTEM_PATH_DSO (the file itself).
+fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<(PathBuf, char)> {
     let under = |p: &Path| match &opts.symfs {
         Some(root) => root.join(p.strip_prefix("/").unwrap_or(p)),
         None => p.to_path_buf(),
@@ -130,7 +133,7 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
     // DEBUGLINK comes first in perf 6.1's list, before the build-id cache: a binary that
     // names its debug file gets that file's symbols even when the cache has the binary.
     if path.is_absolute() {
-        out.extend(debuglink::find(&under(path)));
+        out.extend(debuglink::find(&under(path)).map(|p| (p, 'l')));
     }
     if let Some(id) = dso.build_id.as_deref().filter(|b| b.len() > 1) {
         let h = hex(trim_build_id(id));
@@ -145,25 +148,24 @@ fn candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<PathBuf> {
             // BUILD_ID_CACHE (`elf`) before BUILD_ID_CACHE_DEBUGINFO (`debug`), as in
             // perf 6.1's list: with both in the cache, perf 6.1 takes the elf's symbols.
             // perf's build_id_cache__basename: the vDSO perf record saved is `vdso`.
-            out.push(dir.join(if dso.long_name == "[vdso]" {
+            let base = if dso.long_name == "[vdso]" {
                 "vdso"
             } else {
                 "elf"
-            }));
-            out.push(dir.join("debug"));
+            };
+            out.push((dir.join(base), 'B'));
+            out.push((dir.join("debug"), 'D'));
         }
         let debug = format!("/usr/lib/debug{}.debug", path.display());
-        out.push(under(Path::new(&debug)));
+        out.push((under(Path::new(&debug)), 'f'));
         let by_id = format!("/usr/lib/debug/.build-id/{}/{}.debug", &h[..2], &h[2..]);
-        out.push(under(Path::new(&by_id)));
+        out.push((under(Path::new(&by_id)), 'b'));
     } else if path.is_absolute() {
-        out.push(under(Path::new(&format!(
-            "/usr/lib/debug{}.debug",
-            path.display()
-        ))));
+        let debug = format!("/usr/lib/debug{}.debug", path.display());
+        out.push((under(Path::new(&debug)), 'f'));
     }
     if path.is_absolute() {
-        out.push(under(path));
+        out.push((under(path), 'd'));
     }
     out
 }
@@ -196,6 +198,14 @@ pub(crate) fn on_disk(dso: &Dso, opts: &SymbolOptions) -> Option<PathBuf> {
 /// The candidate files of `dso` that exist and have its build id, mapped once each
 /// (symbols and unwind tables are looked for in the same files).
 pub(crate) fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<memmap2::Mmap> {
+    read_candidates_of_origin(dso, opts)
+        .into_iter()
+        .map(|(data, _)| data)
+        .collect()
+}
+
+/// [`read_candidates`], each with its kind's letter (see [`candidates`]).
+fn read_candidates_of_origin(dso: &Dso, opts: &SymbolOptions) -> Vec<(memmap2::Mmap, char)> {
     // Without a build id from the recording, perf takes the one of the file on disk, so
     // that its debug files are found by build id too.
     let from_disk;
@@ -215,8 +225,8 @@ pub(crate) fn read_candidates(dso: &Dso, opts: &SymbolOptions) -> Vec<memmap2::M
     };
     candidates(dso, opts)
         .iter()
-        .filter_map(|p| map_file(p))
-        .filter(|data| {
+        .filter_map(|(p, origin)| Some((map_file(p)?, *origin)))
+        .filter(|(data, _)| {
             object::File::parse(&**data).is_ok_and(|f| {
                 match (dso.build_id.as_deref(), f.build_id()) {
                     (Some(want), Ok(Some(have))) => trim_build_id(want) == trim_build_id(have),
@@ -253,14 +263,26 @@ fn parse_all(files: &[memmap2::Mmap]) -> Vec<object::File<'_>> {
         .collect()
 }
 
-pub(super) fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<SymbolTable> {
-    let files = read_candidates(dso, opts);
-    let parsed = parse_all(&files);
+/// `dso`'s symbols, with the letter of the kind of file they came from (perf's
+/// `dso__symtab_origin` of the DSO, see [`candidates`]): the first candidate with a
+/// .symtab, else the runtime image.
+pub(super) fn load_elf(dso: &Dso, opts: &SymbolOptions) -> Option<(SymbolTable, char)> {
+    let files = read_candidates_of_origin(dso, opts);
+    let (parsed, origins): (Vec<object::File<'_>>, Vec<char>) = files
+        .iter()
+        .filter_map(|(d, o)| Some((object::File::parse(&**d).ok()?, *o)))
+        .unzip();
     let runtime = runtime_image(&parsed)?;
+    let origin_of = |f: &object::File<'_>| {
+        parsed
+            .iter()
+            .position(|p| std::ptr::eq(p, f))
+            .map_or('!', |i| origins[i])
+    };
     let with_symtab = parsed.iter().find(|f| has_symtab(f));
     with_symtab
-        .and_then(|f| SymbolTable::from_elf(f, runtime))
-        .or_else(|| SymbolTable::from_elf(runtime, runtime))
+        .and_then(|f| Some((SymbolTable::from_elf(f, runtime)?, origin_of(f))))
+        .or_else(|| Some((SymbolTable::from_elf(runtime, runtime)?, origin_of(runtime))))
 }
 
 #[cfg(test)]
@@ -287,17 +309,17 @@ mod tests {
         };
         let got: Vec<String> = candidates(&dso, &opts)
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|(p, o)| format!("{o} {}", p.display()))
             .collect();
         let id = "abcdef0102030405060708090a0b0c0d0e0f1011";
         assert_eq!(
             got,
             [
-                format!("/cache/.build-id/ab/{}/elf", &id[2..]),
-                format!("/cache/.build-id/ab/{}/debug", &id[2..]),
-                "/sysroot/usr/lib/debug/usr/lib/libx.so.debug".to_string(),
-                format!("/sysroot/usr/lib/debug/.build-id/ab/{}.debug", &id[2..]),
-                "/sysroot/usr/lib/libx.so".to_string(),
+                format!("B /cache/.build-id/ab/{}/elf", &id[2..]),
+                format!("D /cache/.build-id/ab/{}/debug", &id[2..]),
+                "f /sysroot/usr/lib/debug/usr/lib/libx.so.debug".to_string(),
+                format!("b /sysroot/usr/lib/debug/.build-id/ab/{}.debug", &id[2..]),
+                "d /sysroot/usr/lib/libx.so".to_string(),
             ]
         );
     }
