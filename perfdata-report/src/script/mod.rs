@@ -474,14 +474,18 @@ impl<'o> Printer<'o> {
         let Some(meta) = self.meta.clone() else {
             return Ok(());
         };
-        for attr in auxtrace::synthesized_events(info, meta.attrs()) {
+        for event in auxtrace::synthesized_events(info, meta.attrs()) {
+            let attr = event.attr;
             let seen = meta.attrs().iter().any(|a| a.attr.type_ == attr.type_)
                 || self.synthesized.contains(&attr.type_);
             self.synthesized.push(attr.type_);
             if seen {
                 continue;
             }
-            let name = perfdata_core::names::attr_name(&attr, &meta);
+            let name = match event.name {
+                Some(n) => n.to_string(),
+                None => perfdata_core::names::attr_name(&attr, &meta),
+            };
             (self.script.fields).check_synthesized(&mut self.types, &attr, &name, &meta)?;
         }
         Ok(())
