@@ -37,6 +37,7 @@ use crate::symtab::SymbolTable;
 mod auxtrace;
 pub mod fields;
 mod inlined;
+mod intel_pt;
 mod line;
 pub mod meminfo;
 mod names;
@@ -162,21 +163,59 @@ impl Script {
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
         // An AUX area trace's decoder adds events, whose fields perf checks then.
         opts.shown.push(RecordType::AuxtraceInfo);
+        // An Intel PT trace is decoded among the events: its buffers are read first
+        // (perf queues them from the file's AUXTRACE records before it begins).
+        let trace = intel_pt_trace(&reader)?;
+        let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
+        if pt.is_some() {
+            opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
+        }
         let mut printer = Printer::new(self, out);
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
         if !reader.meta().attrs().is_empty() {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
-        let replay = replay(reader, &opts, |m, d| match d {
-            Delivered::Sample(s, x) => printer.sample(m, s, x),
-            Delivered::Record(r) => printer.record(m, r),
+        let replay = replay(reader, &opts, |m, d| match (d, pt.as_mut()) {
+            (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
+            (Delivered::Record(r), None) => printer.record(m, r),
+            (Delivered::Due(_), None) => {}
+            (Delivered::Sample(s, x), Some(pt)) => {
+                pt.run_to(m, s.time.unwrap_or(0), &mut |m, l| printer.pt_line(m, l));
+                let before = printer.printed;
+                printer.sample(m, s, x);
+                if let (true, Some(d)) = (printer.printed > before, s.ip.dso) {
+                    pt.read_failed(d);
+                }
+            }
+            (Delivered::Due(r), Some(pt)) => {
+                if r.time != u64::MAX {
+                    pt.run_to(m, r.time, &mut |m, l| printer.pt_line(m, l));
+                }
+            }
+            (Delivered::Record(r), Some(pt)) => {
+                pt.record(r);
+                if let (RecordBody::Mmap2(mm), Some(t)) = (&r.record.body, r.thread) {
+                    if mm.filename.as_str_lossy() == "[vdso]" {
+                        pt.vdso_mapped(m, t);
+                    }
+                }
+                printer.record(m, r);
+            }
         })?;
+        let mut warnings = replay.warnings;
+        if let Some(pt) = pt.as_mut() {
+            // perf decodes what is left at the end (`intel_pt_flush`).
+            pt.run_to(&replay.machine, u64::MAX, &mut |m, l| printer.pt_line(m, l));
+            if pt.errors != 0 {
+                warnings.push(format!("{} instruction trace errors", pt.errors));
+            }
+        }
         let samples = printer.finish()?;
         Ok(Listed {
             samples,
             unwind: replay.unwind,
-            warnings: replay.warnings,
+            warnings,
         })
     }
 }
@@ -195,6 +234,10 @@ struct EventOut {
     /// Its weight is WEIGHT_STRUCT's (a 32-bit weight, then the instruction latency),
     /// not WEIGHT's u64.
     weight_struct: bool,
+    /// A trace decoder's event (see [`auxtrace`]), not a recorded one.
+    synthesized: bool,
+    /// A BTS-style branch event (perf's `is_bts_event`): printed `ip => addr`.
+    bts: bool,
 }
 
 /// The listing's state between samples.
@@ -207,6 +250,13 @@ struct Printer<'o> {
     types: [Fields; OUTPUT_TYPES],
     /// The attr types of the events trace decoders added.
     synthesized: Vec<u32>,
+    /// How the events trace decoders added are printed (after the recorded ones in
+    /// `events`).
+    synth_outs: Vec<EventOut>,
+    /// The synth field of the synthesized sample being printed.
+    synth_text: Option<String>,
+    /// The target of the synthesized branch being printed.
+    branch_to: Option<Location>,
     name_width: usize,
     ranges: Vec<TimeRange>,
     traces: Option<TraceEvents>,
@@ -234,6 +284,9 @@ impl<'o> Printer<'o> {
             events: Vec::new(),
             types: [Fields::default(); OUTPUT_TYPES],
             synthesized: Vec::new(),
+            synth_outs: Vec::new(),
+            synth_text: None,
+            branch_to: None,
             name_width: 0,
             ranges: Vec::new(),
             traces: None,
@@ -297,8 +350,11 @@ impl<'o> Printer<'o> {
                 tracepoint: (a.attr.type_ == 2).then_some(a.attr.config),
                 addr_is_code: a.attr.type_ == 1 && matches!(a.attr.config, 2 | 5 | 6),
                 weight_struct: !a.attr.sample_type.contains(SampleType::WEIGHT),
+                synthesized: false,
+                bts: false,
             })
             .collect();
+        self.events.extend(self.synth_outs.iter().cloned());
         if let Some(spec) = &self.script.time {
             self.ranges = resolve_time(spec, meta)?;
         }
@@ -405,9 +461,13 @@ impl<'o> Printer<'o> {
             self.memos.period.uint(buf, s.period, 10);
             buf.push(b' ');
         }
+        let bts = ev.bts;
         if f.has(Field::Event) {
             line::right(buf, ev.name.as_bytes(), self.name_width);
             buf.extend_from_slice(b": ");
+        }
+        if let Some(text) = self.synth_text.take() {
+            buf.extend_from_slice(text.as_bytes());
         }
         if f.has(Field::Trace) {
             if let (Some(id), Some(raw), Some(traces)) = (tracepoint, &x.raw, &self.traces) {
@@ -416,7 +476,7 @@ impl<'o> Printer<'o> {
                 }
             }
         }
-        if f.has(Field::Addr) {
+        if f.has(Field::Addr) && !bts {
             let addr = x.addr.unwrap_or(0);
             line::hex(&mut self.buf, addr, 16);
             if addr_is_code {
@@ -451,6 +511,12 @@ impl<'o> Printer<'o> {
                 self.frame_names(m, &s.ip, f);
             }
         }
+        // perf_sample__fprintf_bts: the branch's target after its source.
+        if let (true, Some(to)) = (bts, self.branch_to.take()) {
+            self.buf.extend_from_slice(b" => ");
+            line::hex(&mut self.buf, to.ip, 16);
+            self.frame_names(m, &to, f);
+        }
         self.buf.push(b'\n');
     }
 
@@ -468,14 +534,69 @@ impl<'o> Printer<'o> {
         );
     }
 
+    /// A line of the Intel PT decoding: a synthesized sample printed as its event's
+    /// (returning the DSO of its ip, whose code perf script then reads), or an error.
+    fn pt_line(&mut self, m: &Machine, line: intel_pt::Line<'_>) -> Option<crate::process::DsoId> {
+        if self.error.is_some() {
+            return None;
+        }
+        let (event, mut sample, addr, synth) = match line {
+            intel_pt::Line::Error(text) => {
+                self.buf.extend_from_slice(text.as_bytes());
+                return None;
+            }
+            intel_pt::Line::Sample {
+                event,
+                sample,
+                addr,
+                synth,
+            } => (event, sample, addr, synth),
+        };
+        let i = self
+            .events
+            .iter()
+            .position(|e| e.synthesized && e.name == event)?;
+        if !in_ranges(&self.ranges, sample.time.unwrap_or(0))
+            || !self.script.filter.keeps_cpu(&sample)
+            || self.events[i].fields.0 == 0
+        {
+            return None;
+        }
+        if self.events[i].fields.has(Field::Event) && self.name_width == 0 {
+            self.name_width = self.events.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        }
+        sample.event = i;
+        self.synth_text = synth;
+        let thread = (sample.ip.thread != usize::MAX).then_some(sample.ip.thread);
+        let kernel_start = if sample.ip.kernel { 0 } else { u64::MAX };
+        self.branch_to = addr.map(|a| {
+            // The target's mode: the source's, else the other (perf's thread__find_map_fb).
+            let at = intel_pt::locate(m, thread, a, kernel_start);
+            if at.dso.is_some() {
+                at
+            } else {
+                intel_pt::locate(m, thread, a, u64::MAX - kernel_start)
+            }
+        });
+        self.print(m, &sample, &SampleExtra::default(), i);
+        self.synth_text = None;
+        self.branch_to = None;
+        self.printed += 1;
+        if self.buf.len() >= 1 << 16 {
+            self.flush();
+        }
+        sample.ip.dso
+    }
+
     /// perf's `process_attr` for the events the decoder of the trace `info` describes
     /// adds: each checked against `-F` where no event of its attr type came before.
     fn synthesize(&mut self, info: &AuxtraceInfo) -> Result<()> {
         let Some(meta) = self.meta.clone() else {
             return Ok(());
         };
-        for event in auxtrace::synthesized_events(info, meta.attrs()) {
-            let attr = event.attr;
+        let events = auxtrace::synthesized_events(info, meta.attrs());
+        for event in &events {
+            let attr = &event.attr;
             let seen = meta.attrs().iter().any(|a| a.attr.type_ == attr.type_)
                 || self.synthesized.contains(&attr.type_);
             self.synthesized.push(attr.type_);
@@ -484,9 +605,27 @@ impl<'o> Printer<'o> {
             }
             let name = match event.name {
                 Some(n) => n.to_string(),
-                None => perfdata_core::names::attr_name(&attr, &meta),
+                None => perfdata_core::names::attr_name(attr, &meta),
             };
-            (self.script.fields).check_synthesized(&mut self.types, &attr, &name, &meta)?;
+            (self.script.fields).check_synthesized(&mut self.types, attr, &name, &meta)?;
+        }
+        for event in events {
+            let attr = &event.attr;
+            let out = EventOut {
+                fields: self.types[output_type(attr.type_)],
+                name: match event.name {
+                    Some(n) => n.to_string(),
+                    None => perfdata_core::names::attr_name(attr, &meta),
+                },
+                callchain: false,
+                tracepoint: None,
+                addr_is_code: false,
+                weight_struct: false,
+                synthesized: true,
+                bts: attr.type_ == 0 && attr.config & 4 != 0 && attr.sample_period == 1,
+            };
+            self.events.push(out.clone());
+            self.synth_outs.push(out);
         }
         Ok(())
     }
@@ -512,7 +651,10 @@ impl<'o> Printer<'o> {
             }
             return;
         }
-        if !self.script.filter.keeps_record_cpu(r.cpu) {
+        // Records the trace decoder wanted are not printed unless asked for.
+        if !self.script.shown.contains(&r.record.record_type())
+            || !self.script.filter.keeps_record_cpu(r.cpu)
+        {
             return;
         }
         let Some(ev) = self.events.get(r.event) else {
@@ -541,6 +683,21 @@ impl<'o> Printer<'o> {
             self.flush();
         }
     }
+}
+
+/// The Intel PT trace of the recording `reader` reads, when it has one (read again from
+/// its file: perf queues every AUX buffer before it begins); None for a pipe.
+fn intel_pt_trace(reader: &PerfReader) -> Result<Option<crate::intel_pt::Trace>> {
+    let meta = reader.meta();
+    let has_pt = meta
+        .feature(FeatureId::AuxTrace)
+        .is_some();
+    let path = reader.path();
+    if !has_pt || !path.is_file() {
+        return Ok(None);
+    }
+    let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
+    Ok(trace.info.is_some().then_some(trace))
 }
 
 /// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; where
