@@ -43,10 +43,13 @@ pub enum Field {
     Weight = 1 << 15,
     /// WEIGHT_STRUCT's instruction latency.
     InsLat = 1 << 16,
+    /// A synthesized event's payload (psb offset, cbr frequency), printed for
+    /// PERF_TYPE_SYNTH events only.
+    Synth = 1 << 17,
 }
 
 /// perf's names of the fields, in its `all_output_options` order.
-const NAMES: [(&str, Field); 17] = [
+const NAMES: [(&str, Field); 18] = [
     ("comm", Field::Comm),
     ("tid", Field::Tid),
     ("pid", Field::Pid),
@@ -64,6 +67,7 @@ const NAMES: [(&str, Field); 17] = [
     ("data_src", Field::DataSrc),
     ("weight", Field::Weight),
     ("ins_lat", Field::InsLat),
+    ("synth", Field::Synth),
 ];
 
 /// A set of [`Field`]s.
@@ -140,9 +144,7 @@ impl Default for FieldSpec {
         let raw = hw.with(Addr).with(DataSrc).with(Weight).with(InsLat);
         let trace = Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]);
         let no_trace = Fields::of(&[Trace]);
-        // perf prints a synthesized event's payload (its `synth` field) for these
-        // always; perfdata's printer does so for the Intel PT events it makes.
-        let synth = Fields::of(&[Comm, Tid, Cpu, Time, Event, Ip, Sym, Dso]);
+        let synth = Fields::of(&[Comm, Tid, Cpu, Time, Event, Ip, Sym, Dso, Synth]);
         let entry = |fields, invalid| TypeFields {
             fields,
             invalid,

@@ -238,6 +238,9 @@ struct EventOut {
     synthesized: bool,
     /// A BTS-style branch event (perf's `is_bts_event`): printed `ip => addr`.
     bts: bool,
+    /// Its output type's fields were not set by `-F` (perf's `!output[type].user_set`):
+    /// a BTS event's target is printed without `addr` asked for.
+    default_fields: bool,
 }
 
 /// The listing's state between samples.
@@ -352,6 +355,7 @@ impl<'o> Printer<'o> {
                 weight_struct: !a.attr.sample_type.contains(SampleType::WEIGHT),
                 synthesized: false,
                 bts: false,
+                default_fields: false,
             })
             .collect();
         self.events.extend(self.synth_outs.iter().cloned());
@@ -462,11 +466,13 @@ impl<'o> Printer<'o> {
             buf.push(b' ');
         }
         let bts = ev.bts;
+        let bts_addr = bts
+            && (f.has(Field::Addr) || ev.default_fields);
         if f.has(Field::Event) {
             line::right(buf, ev.name.as_bytes(), self.name_width);
             buf.extend_from_slice(b": ");
         }
-        if let Some(text) = self.synth_text.take() {
+        if let (true, Some(text)) = (f.has(Field::Synth), self.synth_text.take()) {
             buf.extend_from_slice(text.as_bytes());
         }
         if f.has(Field::Trace) {
@@ -512,7 +518,7 @@ impl<'o> Printer<'o> {
             }
         }
         // perf_sample__fprintf_bts: the branch's target after its source.
-        if let (true, Some(to)) = (bts, self.branch_to.take()) {
+        if let (true, Some(to)) = (bts_addr, self.branch_to.take()) {
             self.buf.extend_from_slice(b" => ");
             line::hex(&mut self.buf, to.ip, 16);
             self.frame_names(m, &to, f);
@@ -623,6 +629,7 @@ impl<'o> Printer<'o> {
                 weight_struct: false,
                 synthesized: true,
                 bts: attr.type_ == 0 && attr.config & 4 != 0 && attr.sample_period == 1,
+                default_fields: !self.script.fields.types[output_type(attr.type_)].user,
             };
             self.events.push(out.clone());
             self.synth_outs.push(out);
