@@ -447,7 +447,9 @@ impl<'o> Printer<'o> {
         let (tracepoint, addr_is_code, weight_struct) =
             (ev.tracepoint, ev.addr_is_code, ev.weight_struct);
         let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
-        let cpu = s.cpu.unwrap_or(0);
+        // perf's sample CPU is -1 where the sample has none (printed where an AUX
+        // trace allows -F cpu on such events).
+        let cpu = s.cpu.unwrap_or(u32::MAX);
         line::start(
             &mut self.buf,
             &mut self.memos,
@@ -563,6 +565,7 @@ impl<'o> Printer<'o> {
             .iter()
             .position(|e| e.synthesized && e.name == event)?;
         if !in_ranges(&self.ranges, sample.time.unwrap_or(0))
+            || !self.script.filter.keeps_thread(m, &sample)
             || !self.script.filter.keeps_cpu(&sample)
             || self.events[i].fields.0 == 0
         {
