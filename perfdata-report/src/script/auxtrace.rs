@@ -105,14 +105,15 @@ fn intel_pt_events(info: &AuxtraceInfo, events: &[EventAttr]) -> Vec<SynthEvent>
     // intel_pt_timeless_decoding: no time conversion, or an intel_pt event without TIME
     // or without TSC packets.
     let timeless = pt.tc.time_mult == 0
-        || events.iter().filter(|a| a.attr.type_ == pt.pmu_type).any(|a| {
-            !a.attr.sample_type.contains(SampleType::TIME)
-                || (pt.tsc_bit != 0 && a.attr.config & pt.tsc_bit == 0)
-        });
-    let mut sample_type = (evsel.sample_type & sample_mask())
-        | SampleType::IP
-        | SampleType::TID
-        | SampleType::PERIOD;
+        || events
+            .iter()
+            .filter(|a| a.attr.type_ == pt.pmu_type)
+            .any(|a| {
+                !a.attr.sample_type.contains(SampleType::TIME)
+                    || (pt.tsc_bit != 0 && a.attr.config & pt.tsc_bit == 0)
+            });
+    let mut sample_type =
+        (evsel.sample_type & sample_mask()) | SampleType::IP | SampleType::TID | SampleType::PERIOD;
     if timeless {
         sample_type.remove(SampleType::TIME);
     } else {
@@ -290,10 +291,7 @@ mod tests {
         };
         let events = synthesized_events(&info, &[event(&pt)]);
         let names: Vec<_> = events.iter().map(|e| e.name.unwrap()).collect();
-        assert_eq!(
-            names,
-            ["branches", "transactions", "ptwrite", "cbr", "psb"]
-        );
+        assert_eq!(names, ["branches", "transactions", "ptwrite", "cbr", "psb"]);
         let common = SampleType::IP
             | SampleType::TID
             | SampleType::TIME
@@ -301,7 +299,10 @@ mod tests {
             | SampleType::IDENTIFIER;
         let b = &events[0].attr;
         assert_eq!((b.type_, b.config, b.sample_period), (0, 4, 1));
-        assert_eq!(b.sample_type, common | SampleType::PERIOD | SampleType::ADDR);
+        assert_eq!(
+            b.sample_type,
+            common | SampleType::PERIOD | SampleType::ADDR
+        );
         assert_eq!(b.flags, AttrFlags::SAMPLE_ID_ALL);
         assert_eq!(events[1].attr.sample_type, common);
         let psb = &events[4].attr;

@@ -350,7 +350,12 @@ fn resolved(
 
 /// `ip` in thread `thread`'s maps, or the kernel's above `kernel_start` (perf's
 /// cpumode of a synthesized sample, and its `thread__find_map`).
-pub(super) fn locate(m: &Machine, thread: Option<ThreadId>, ip: u64, kernel_start: u64) -> Location {
+pub(super) fn locate(
+    m: &Machine,
+    thread: Option<ThreadId>,
+    ip: u64,
+    kernel_start: u64,
+) -> Location {
     let kernel = ip >= kernel_start;
     let map = if kernel {
         m.kernel_maps().find(ip).copied()

@@ -468,8 +468,7 @@ impl<'o> Printer<'o> {
             buf.push(b' ');
         }
         let bts = ev.bts;
-        let bts_addr = bts
-            && (f.has(Field::Addr) || ev.default_fields);
+        let bts_addr = bts && (f.has(Field::Addr) || ev.default_fields);
         if f.has(Field::Event) {
             line::right(buf, ev.name.as_bytes(), self.name_width);
             buf.extend_from_slice(b": ");
@@ -699,9 +698,7 @@ impl<'o> Printer<'o> {
 /// its file: perf queues every AUX buffer before it begins); None for a pipe.
 fn intel_pt_trace(reader: &PerfReader) -> Result<Option<crate::intel_pt::Trace>> {
     let meta = reader.meta();
-    let has_pt = meta
-        .feature(FeatureId::AuxTrace)
-        .is_some();
+    let has_pt = meta.feature(FeatureId::AuxTrace).is_some();
     let path = reader.path();
     if !has_pt || !path.is_file() {
         return Ok(None);
