@@ -262,11 +262,9 @@ impl<'t> PtListing<'t> {
             RecordBody::SwitchCpuWide(s) if out => {
                 self.current.insert(cpu, (s.next_prev_pid, s.next_prev_tid));
             }
-            _ if switch && !out => {
-                // intel_pt_context_switch_in: the thread switched in, if not already.
-                if self.current.get(&cpu).map(|c| c.1) != Some(r.tid) {
-                    self.current.insert(cpu, (r.pid, r.tid));
-                }
+            // intel_pt_context_switch_in: the thread switched in, if not already.
+            _ if switch && !out && self.current.get(&cpu).map(|c| c.1) != Some(r.tid) => {
+                self.current.insert(cpu, (r.pid, r.tid));
             }
             RecordBody::ItraceStart(s) if self.info.per_cpu_mmaps => {
                 self.current.insert(cpu, (s.pid, s.tid));
