@@ -23,7 +23,12 @@ use crate::intel_pt::state::{InsnWalker, State, WalkError};
 use crate::intel_pt::synth::{self, Synth};
 use crate::intel_pt::Trace;
 use crate::process::{DsoId, Location, Machine, Maps, ThreadId};
-use crate::replay::ShownRecord;
+use crate::replay::{Delivered, SampleExtra, ShownRecord};
+use perfdata_core::feature::FeatureId;
+use perfdata_core::{PerfReader, Result};
+
+use super::fields::Field;
+use super::{in_ranges, Printer};
 
 /// The record types perf hands to the decoder whose time or effect matters to it,
 /// beyond those the listing shows: each is a point the queues are decoded up to.
@@ -288,6 +293,114 @@ impl<'t> PtListing<'t> {
                 c.data.failed_read(&key(map.dso));
             }
         }
+    }
+}
+
+/// Hand `d` to the decoding and the printer in perf's order: the queues decoded up to
+/// the event first, then the event (printed, and its effect on the decoding).
+pub(super) fn deliver(
+    printer: &mut Printer<'_>,
+    pt: &mut PtListing<'_>,
+    m: &Machine,
+    d: Delivered<'_>,
+) {
+    match d {
+        Delivered::Sample(s, x) => {
+            pt.run_to(m, s.time.unwrap_or(0), &mut |m, l| printer.pt_line(m, l));
+            let before = printer.printed;
+            printer.sample(m, s, x);
+            if let (true, Some(d)) = (printer.printed > before, s.ip.dso) {
+                pt.read_failed(d);
+            }
+        }
+        Delivered::Due(r) => {
+            if r.time != u64::MAX {
+                pt.run_to(m, r.time, &mut |m, l| printer.pt_line(m, l));
+            }
+        }
+        Delivered::Record(r) => {
+            pt.record(r);
+            if let (RecordBody::Mmap2(mm), Some(t)) = (&r.record.body, r.thread) {
+                if mm.filename.as_str_lossy() == "[vdso]" {
+                    pt.vdso_mapped(m, t);
+                }
+            }
+            printer.record(m, r);
+        }
+    }
+}
+
+/// The Intel PT trace of the recording `reader` reads, when it has one (read again from
+/// its file: perf queues every AUX buffer before it begins); None for a pipe.
+pub(super) fn trace_of(reader: &PerfReader) -> Result<Option<crate::intel_pt::Trace>> {
+    let meta = reader.meta();
+    let has_pt = meta.feature(FeatureId::AuxTrace).is_some();
+    let path = reader.path();
+    if !has_pt || !path.is_file() {
+        return Ok(None);
+    }
+    let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
+    Ok(trace.info.is_some().then_some(trace))
+}
+
+impl Printer<'_> {
+    /// A line of the Intel PT decoding: a synthesized sample printed as its event's
+    /// (returning the DSO of its ip, whose code perf script then reads), or an error.
+    pub(super) fn pt_line(
+        &mut self,
+        m: &Machine,
+        line: Line<'_>,
+    ) -> Option<crate::process::DsoId> {
+        if self.error.is_some() {
+            return None;
+        }
+        let (event, mut sample, addr, synth) = match line {
+            Line::Error(text) => {
+                self.buf.extend_from_slice(text.as_bytes());
+                return None;
+            }
+            Line::Sample {
+                event,
+                sample,
+                addr,
+                synth,
+            } => (event, sample, addr, synth),
+        };
+        let i = self
+            .events
+            .iter()
+            .position(|e| e.synthesized && e.name == event)?;
+        if !in_ranges(&self.ranges, sample.time.unwrap_or(0))
+            || !self.script.filter.keeps_thread(m, &sample)
+            || !self.script.filter.keeps_cpu(&sample)
+            || self.events[i].fields.0 == 0
+        {
+            return None;
+        }
+        if self.events[i].fields.has(Field::Event) && self.name_width == 0 {
+            self.name_width = self.events.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        }
+        sample.event = i;
+        self.synth_text = synth;
+        let thread = (sample.ip.thread != usize::MAX).then_some(sample.ip.thread);
+        let kernel_start = if sample.ip.kernel { 0 } else { u64::MAX };
+        self.branch_to = addr.map(|a| {
+            // The target's mode: the source's, else the other (perf's thread__find_map_fb).
+            let at = locate(m, thread, a, kernel_start);
+            if at.dso.is_some() {
+                at
+            } else {
+                locate(m, thread, a, u64::MAX - kernel_start)
+            }
+        });
+        self.print(m, &sample, &SampleExtra::default(), i);
+        self.synth_text = None;
+        self.branch_to = None;
+        self.printed += 1;
+        if self.buf.len() >= 1 << 16 {
+            self.flush();
+        }
+        sample.ip.dso
     }
 }
 

@@ -165,7 +165,7 @@ impl Script {
         opts.shown.push(RecordType::AuxtraceInfo);
         // An Intel PT trace is decoded among the events: its buffers are read first
         // (perf queues them from the file's AUXTRACE records before it begins).
-        let trace = intel_pt_trace(&reader)?;
+        let trace = intel_pt::trace_of(&reader)?;
         let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
         if pt.is_some() {
             opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
@@ -180,28 +180,7 @@ impl Script {
             (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
             (Delivered::Record(r), None) => printer.record(m, r),
             (Delivered::Due(_), None) => {}
-            (Delivered::Sample(s, x), Some(pt)) => {
-                pt.run_to(m, s.time.unwrap_or(0), &mut |m, l| printer.pt_line(m, l));
-                let before = printer.printed;
-                printer.sample(m, s, x);
-                if let (true, Some(d)) = (printer.printed > before, s.ip.dso) {
-                    pt.read_failed(d);
-                }
-            }
-            (Delivered::Due(r), Some(pt)) => {
-                if r.time != u64::MAX {
-                    pt.run_to(m, r.time, &mut |m, l| printer.pt_line(m, l));
-                }
-            }
-            (Delivered::Record(r), Some(pt)) => {
-                pt.record(r);
-                if let (RecordBody::Mmap2(mm), Some(t)) = (&r.record.body, r.thread) {
-                    if mm.filename.as_str_lossy() == "[vdso]" {
-                        pt.vdso_mapped(m, t);
-                    }
-                }
-                printer.record(m, r);
-            }
+            (d, Some(pt)) => intel_pt::deliver(&mut printer, pt, m, d),
         })?;
         let mut warnings = replay.warnings;
         if let Some(pt) = pt.as_mut() {
@@ -541,61 +520,6 @@ impl<'o> Printer<'o> {
         );
     }
 
-    /// A line of the Intel PT decoding: a synthesized sample printed as its event's
-    /// (returning the DSO of its ip, whose code perf script then reads), or an error.
-    fn pt_line(&mut self, m: &Machine, line: intel_pt::Line<'_>) -> Option<crate::process::DsoId> {
-        if self.error.is_some() {
-            return None;
-        }
-        let (event, mut sample, addr, synth) = match line {
-            intel_pt::Line::Error(text) => {
-                self.buf.extend_from_slice(text.as_bytes());
-                return None;
-            }
-            intel_pt::Line::Sample {
-                event,
-                sample,
-                addr,
-                synth,
-            } => (event, sample, addr, synth),
-        };
-        let i = self
-            .events
-            .iter()
-            .position(|e| e.synthesized && e.name == event)?;
-        if !in_ranges(&self.ranges, sample.time.unwrap_or(0))
-            || !self.script.filter.keeps_thread(m, &sample)
-            || !self.script.filter.keeps_cpu(&sample)
-            || self.events[i].fields.0 == 0
-        {
-            return None;
-        }
-        if self.events[i].fields.has(Field::Event) && self.name_width == 0 {
-            self.name_width = self.events.iter().map(|e| e.name.len()).max().unwrap_or(0);
-        }
-        sample.event = i;
-        self.synth_text = synth;
-        let thread = (sample.ip.thread != usize::MAX).then_some(sample.ip.thread);
-        let kernel_start = if sample.ip.kernel { 0 } else { u64::MAX };
-        self.branch_to = addr.map(|a| {
-            // The target's mode: the source's, else the other (perf's thread__find_map_fb).
-            let at = intel_pt::locate(m, thread, a, kernel_start);
-            if at.dso.is_some() {
-                at
-            } else {
-                intel_pt::locate(m, thread, a, u64::MAX - kernel_start)
-            }
-        });
-        self.print(m, &sample, &SampleExtra::default(), i);
-        self.synth_text = None;
-        self.branch_to = None;
-        self.printed += 1;
-        if self.buf.len() >= 1 << 16 {
-            self.flush();
-        }
-        sample.ip.dso
-    }
-
     /// perf's `process_attr` for the events the decoder of the trace `info` describes
     /// adds: each checked against `-F` where no event of its attr type came before.
     fn synthesize(&mut self, info: &AuxtraceInfo) -> Result<()> {
@@ -692,19 +616,6 @@ impl<'o> Printer<'o> {
             self.flush();
         }
     }
-}
-
-/// The Intel PT trace of the recording `reader` reads, when it has one (read again from
-/// its file: perf queues every AUX buffer before it begins); None for a pipe.
-fn intel_pt_trace(reader: &PerfReader) -> Result<Option<crate::intel_pt::Trace>> {
-    let meta = reader.meta();
-    let has_pt = meta.feature(FeatureId::AuxTrace).is_some();
-    let path = reader.path();
-    if !has_pt || !path.is_file() {
-        return Ok(None);
-    }
-    let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
-    Ok(trace.info.is_some().then_some(trace))
 }
 
 /// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; where
