@@ -332,25 +332,33 @@ pub(super) fn deliver(
 
 /// The Intel PT trace of the recording `reader` reads, when it has one (read again from
 /// its file: perf queues every AUX buffer before it begins); None for a pipe.
-pub(super) fn trace_of(reader: &PerfReader) -> Result<Option<crate::intel_pt::Trace>> {
+/// With a warning where the trace is too large to decode
+/// ([`crate::intel_pt::MAX_TRACE_BYTES`]).
+pub(super) fn trace_of(
+    reader: &PerfReader,
+) -> Result<(Option<crate::intel_pt::Trace>, Option<String>)> {
     let meta = reader.meta();
     let has_pt = meta.feature(FeatureId::AuxTrace).is_some();
     let path = reader.path();
     if !has_pt || !path.is_file() {
-        return Ok(None);
+        return Ok((None, None));
     }
     let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
-    Ok(trace.info.is_some().then_some(trace))
+    let warning = (trace.too_large > 0).then(|| {
+        format!(
+            "the Intel PT trace ({} bytes) is larger than perfdata decodes ({} bytes): \
+             only the recorded samples are listed",
+            trace.too_large,
+            crate::intel_pt::MAX_TRACE_BYTES
+        )
+    });
+    Ok((trace.info.is_some().then_some(trace), warning))
 }
 
 impl Printer<'_> {
     /// A line of the Intel PT decoding: a synthesized sample printed as its event's
     /// (returning the DSO of its ip, whose code perf script then reads), or an error.
-    pub(super) fn pt_line(
-        &mut self,
-        m: &Machine,
-        line: Line<'_>,
-    ) -> Option<crate::process::DsoId> {
+    pub(super) fn pt_line(&mut self, m: &Machine, line: Line<'_>) -> Option<crate::process::DsoId> {
         if self.error.is_some() {
             return None;
         }

@@ -165,7 +165,7 @@ impl Script {
         opts.shown.push(RecordType::AuxtraceInfo);
         // An Intel PT trace is decoded among the events: its buffers are read first
         // (perf queues them from the file's AUXTRACE records before it begins).
-        let trace = intel_pt::trace_of(&reader)?;
+        let (trace, too_large) = intel_pt::trace_of(&reader)?;
         let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
         if pt.is_some() {
             opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
@@ -183,6 +183,7 @@ impl Script {
             (d, Some(pt)) => intel_pt::deliver(&mut printer, pt, m, d),
         })?;
         let mut warnings = replay.warnings;
+        warnings.extend(too_large);
         if let Some(pt) = pt.as_mut() {
             // perf decodes what is left at the end (`intel_pt_flush`).
             pt.run_to(&replay.machine, u64::MAX, &mut |m, l| printer.pt_line(m, l));
