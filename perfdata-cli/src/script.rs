@@ -15,7 +15,7 @@ pub struct ScriptArgs {
     #[command(flatten)]
     file: crate::input::Input,
     /// Fields to print, as perf's -F: comm, tid, pid, time, cpu, event, trace, ip, sym,
-    /// symoff, dso, addr, period, srcline, data_src, weight, ins_lat; `+field`/`-field`
+    /// symoff, dso, addr, period, srcline, data_src, weight, ins_lat, synth; `+field`/`-field`
     /// change the defaults,
     /// `TYPE:list` (hw, sw, trace, raw, break) one kind of event. Printed in perf's
     /// order, not the order given. Repeatable.

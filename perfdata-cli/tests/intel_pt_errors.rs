@@ -205,6 +205,67 @@ fn simulate(path: &std::path::Path) -> (Vec<String>, Vec<String>) {
     (lines, order)
 }
 
+/// The order keys of a `perf script` listing (recorded samples, synthesized samples,
+/// errors), as [`simulate`] makes them.
+fn keys(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            if let Some(e) = l.strip_prefix(" instruction trace error type 1 time ") {
+                let f: Vec<&str> = e.split(' ').collect();
+                return Some(format!("error {} {}", f[0], f[8]));
+            }
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = |name: &str| f.iter().position(|w| *w == name);
+            let time = f
+                .iter()
+                .find(|w| w.ends_with(':') && w.contains('.'))?
+                .trim_end_matches(':');
+            if let Some(i) = at("cycles:") {
+                Some(format!("{time} cycles {}", f[i + 1]))
+            } else if let Some(i) = at("psb:") {
+                Some(format!("{time} psb {}", f[i + 3]))
+            } else if let Some(i) = at("cbr:") {
+                Some(format!("{time} cbr {}", f[i + 2]))
+            } else {
+                at("branches:").map(|i| {
+                    let to = f.iter().position(|w| *w == "=>").unwrap();
+                    format!("{time} branches {} => {}", f[i + 1], f[to + 1])
+                })
+            }
+        })
+        .collect()
+}
+
+/// `perfdata script` prints the decoding in the model's order, every line of it (146),
+/// and says on stderr how many errors it printed, as perf does.
+#[perfdata_oracle::needs(corpus)]
+#[test]
+fn script_prints_the_decoding() {
+    let path = corpus_dir()
+        .expect("corpus")
+        .join("google-perf.data.intel_pt-4.14");
+    let (_, order) = simulate(&path);
+    let out = perfdata_tests::run_perfdata(
+        env!("CARGO_BIN_EXE_perfdata"),
+        &["script".as_ref(), "-i".as_ref(), path.as_os_str()],
+        None,
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 146);
+    assert_eq!(keys(&text), order);
+    // perf pads every event name to the widest of the events, synthesized ones
+    // included (`transactions`).
+    assert_eq!(
+        text.lines().next(),
+        Some(
+            "            perf  3174   641.256820:          1       cycles:  \
+             ffffffffb96071f4 [unknown] ([kernel.kallsyms])"
+        )
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("114 instruction trace errors"));
+}
+
 #[perfdata_oracle::needs(corpus)]
 #[test]
 fn error_lines_are_perfs() {
@@ -243,33 +304,7 @@ fn error_lines_are_perfs() {
         assert_eq!(ours, perf);
         // Everything perf prints, in its order: the decoding interleaved with the
         // recorded samples as perf runs it.
-        let perf_order: Vec<String> = text
-            .lines()
-            .filter_map(|l| {
-                if let Some(e) = l.strip_prefix(" instruction trace error type 1 time ") {
-                    let f: Vec<&str> = e.split(' ').collect();
-                    return Some(format!("error {} {}", f[0], f[8]));
-                }
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let at = |name: &str| f.iter().position(|w| *w == name);
-                let time = f
-                    .iter()
-                    .find(|w| w.ends_with(':') && w.contains('.'))?
-                    .trim_end_matches(':');
-                if let Some(i) = at("cycles:") {
-                    Some(format!("{time} cycles {}", f[i + 1]))
-                } else if let Some(i) = at("psb:") {
-                    Some(format!("{time} psb {}", f[i + 3]))
-                } else if let Some(i) = at("cbr:") {
-                    Some(format!("{time} cbr {}", f[i + 2]))
-                } else {
-                    at("branches:").map(|i| {
-                        let to = f.iter().position(|w| *w == "=>").unwrap();
-                        format!("{time} branches {} => {}", f[i + 1], f[to + 1])
-                    })
-                }
-            })
-            .collect();
+        let perf_order = keys(&text);
         assert_eq!(order.len(), 146, "perf script prints 146 lines");
         assert_eq!(order, perf_order);
     }

@@ -380,3 +380,22 @@ fn decoder_survives_damaged_buffers() {
         }
     }
 }
+
+/// A trace larger than the decoder holds is left whole (no buffer kept, not decoded, its
+/// size said), and only an Intel PT trace's buffers are kept.
+#[perfdata_oracle::needs(corpus)]
+#[test]
+fn a_trace_beyond_the_limit_is_not_held() {
+    use perfdata_report::intel_pt::{read_trace, read_trace_within};
+    let path = corpus_file("google-perf.data.intel_pt-4.14").expect("corpus");
+    let whole = read_trace(perfdata_core::PerfReader::open(&path).unwrap()).unwrap();
+    let bytes: u64 = whole.buffers.iter().map(|b| b.data.len() as u64).sum();
+    assert!(whole.info.is_some() && bytes > 100_000 && whole.too_large == 0);
+    let cut = read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), 1000).unwrap();
+    assert!(cut.info.is_none() && cut.buffers.is_empty());
+    assert_eq!(cut.too_large, bytes);
+    // An ETM recording has AUX buffers too: none kept.
+    let etm = corpus_file("jbeich-etm-perf_etm.data").expect("corpus");
+    let etm = read_trace(perfdata_core::PerfReader::open(&etm).unwrap()).unwrap();
+    assert!(etm.info.is_none() && etm.buffers.is_empty());
+}

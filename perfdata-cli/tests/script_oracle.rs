@@ -61,12 +61,21 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
     ),
     (
         "google-perf.data.intel_pt-4.14",
-        "*",
-        "perf script decodes the Intel PT trace into synthesized samples (psb, cbr, \
-         branches and 114 instruction trace errors); perfdata lists the recorded samples \
-         only. perfdata_report::intel_pt decodes the trace as perf does (intel_pt_oracle, \
-         intel_pt_errors: the packets, the events, the errors and their order), but is \
-         not wired into script (docs/intel-pt.md says what is left)",
+        "-F addr",
+        "perf prints the addr of a sample that carries none (recorded cycles, psb, cbr) \
+         as what its sample struct held before (the target of an earlier branch)",
+    ),
+    (
+        "google-perf.data.intel_pt-4.14",
+        "-F +addr",
+        "perf prints the addr of a sample that carries none (recorded cycles, psb, cbr) \
+         as what its sample struct held before (the target of an earlier branch)",
+    ),
+    (
+        "google-perf.data.intel_pt-4.14",
+        "-F +data_src",
+        "perf prints a recorded sample's missing data_src as PERF_MEM_DATA_SRC_NONE \
+         (5080021) and pads a synthesized sample's data_src column two wider",
     ),
 ];
 

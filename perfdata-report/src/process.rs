@@ -147,6 +147,11 @@ impl Machine {
         m
     }
 
+    /// The thread now holding `tid`, if known (perf's `machine__find_thread` by tid).
+    pub fn thread_of(&self, tid: i32) -> Option<ThreadId> {
+        self.by_tid.get(&tid).copied()
+    }
+
     /// The thread with `tid`, created if unknown (perf's `machine__findnew_thread`): a
     /// non-leader thread shares its leader's maps; a new thread is named `:tid`.
     pub fn findnew_thread(&mut self, pid: i32, tid: i32) -> ThreadId {

@@ -65,6 +65,10 @@ pub enum Delivered<'a> {
     /// A side-band record of a type [`ReplayOptions::shown`] lists, as its turn comes
     /// (after it changed the machine, or before for an EXIT, as perf script prints).
     Record(&'a ShownRecord),
+    /// A side-band record of a type [`ReplayOptions::shown`] lists, before it changes
+    /// the machine (and before its [`Delivered::Record`]): where perf hands each event
+    /// to an AUX area trace's decoder first (`perf_session__deliver_event`).
+    Due(&'a ShownRecord),
 }
 
 impl Delivered<'_> {
@@ -72,7 +76,7 @@ impl Delivered<'_> {
     pub fn sample(&self) -> Option<&ResolvedSample> {
         match self {
             Delivered::Sample(s, _) => Some(s),
-            Delivered::Record(_) => None,
+            Delivered::Record(_) | Delivered::Due(_) => None,
         }
     }
 }

@@ -71,7 +71,16 @@ pub struct Trace {
     pub params: DecoderParams,
     /// The AUX buffers.
     pub buffers: Vec<AuxBuffer>,
+    /// The bytes of Intel PT trace the recording holds where they are more than
+    /// [`MAX_TRACE_BYTES`] (then no buffer is kept and `info` is None); 0 otherwise.
+    pub too_large: u64,
 }
+
+/// The most bytes of Intel PT trace [`read_trace`] keeps. perf queues every AUX buffer
+/// before it decodes; perfdata holds them in memory to do the same, so a larger trace is
+/// left undecoded (its recorded samples are still listed) rather than memory growing
+/// with the file.
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
 
 impl Trace {
     /// The buffers of the queue `idx` (perf queues the buffers by mmap index), each
@@ -94,12 +103,28 @@ impl Trace {
 }
 
 /// Read a recording's Intel PT trace (see [`Trace`]).
-pub fn read_trace(mut reader: PerfReader) -> Result<Trace> {
+pub fn read_trace(reader: PerfReader) -> Result<Trace> {
+    read_trace_within(reader, MAX_TRACE_BYTES)
+}
+
+/// [`read_trace`] keeping at most `limit` bytes of trace (see [`Trace::too_large`]).
+pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
     use perfdata_core::record::RecordType;
     let mut trace = Trace::default();
+    let mut held = 0u64;
     while let Some(item) = reader.next_record()? {
         match item.raw.record_type() {
-            RecordType::Auxtrace => {
+            // Only an Intel PT trace's buffers (its AUXTRACE_INFO comes first, as perf
+            // needs it to queue them), and at most MAX_TRACE_BYTES of them.
+            RecordType::Auxtrace if trace.info.is_some() => {
+                let len = item.raw.payload.len() as u64;
+                if trace.too_large > 0 || held + len > limit {
+                    trace.too_large = held + len + trace.too_large;
+                    held = 0;
+                    trace.buffers = Vec::new();
+                    continue;
+                }
+                held += len;
                 let offset = item.raw.offset;
                 if let Some(b) = AuxBuffer::from_record(&item.decode()?, offset) {
                     trace.buffers.push(b);
@@ -115,6 +140,9 @@ pub fn read_trace(mut reader: PerfReader) -> Result<Trace> {
             }
             _ => {}
         }
+    }
+    if trace.too_large > 0 {
+        trace.info = None;
     }
     if let Some(i) = &trace.info {
         if let Some(config) = i.config(reader.meta().attrs()) {

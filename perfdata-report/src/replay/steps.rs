@@ -79,6 +79,7 @@ pub(super) fn apply(
         Event::Shown(shown) => {
             let (mut record, effect) = *shown;
             record.meta = plain.meta.clone();
+            on_sample(machine, Delivered::Due(&record));
             let first = record.printed_first();
             if first {
                 record.find_thread(machine);

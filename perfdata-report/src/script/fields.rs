@@ -43,10 +43,13 @@ pub enum Field {
     Weight = 1 << 15,
     /// WEIGHT_STRUCT's instruction latency.
     InsLat = 1 << 16,
+    /// A synthesized event's payload (psb offset, cbr frequency), printed for
+    /// PERF_TYPE_SYNTH events only.
+    Synth = 1 << 17,
 }
 
 /// perf's names of the fields, in its `all_output_options` order.
-const NAMES: [(&str, Field); 17] = [
+const NAMES: [(&str, Field); 18] = [
     ("comm", Field::Comm),
     ("tid", Field::Tid),
     ("pid", Field::Pid),
@@ -64,6 +67,7 @@ const NAMES: [(&str, Field); 17] = [
     ("data_src", Field::DataSrc),
     ("weight", Field::Weight),
     ("ins_lat", Field::InsLat),
+    ("synth", Field::Synth),
 ];
 
 /// A set of [`Field`]s.
@@ -87,18 +91,26 @@ impl Fields {
 }
 
 /// perf's output types: the attr types below PERF_TYPE_MAX, then every other type.
-pub const OUTPUT_TYPES: usize = 7;
+pub const OUTPUT_TYPES: usize = 8;
 /// perf's names of the output types in `-F TYPE:...` (`event_type()`'s inverse).
-const TYPE_NAMES: [(&str, usize); 5] =
-    [("hw", 0), ("sw", 1), ("trace", 2), ("raw", 4), ("break", 5)];
+const TYPE_NAMES: [(&str, usize); 6] = [
+    ("hw", 0),
+    ("sw", 1),
+    ("trace", 2),
+    ("raw", 4),
+    ("break", 5),
+    ("synth", SYNTH),
+];
+/// perf's OUTPUT_TYPE_SYNTH: the events a trace decoder synthesizes (psb, cbr, ...).
+pub const SYNTH: usize = 6;
 const TRACEPOINT: usize = 2;
 
 /// The output type of an attr type (perf's `output_type`).
 pub fn output_type(attr_type: u32) -> usize {
-    if attr_type < 6 {
-        attr_type as usize
-    } else {
-        OUTPUT_TYPES - 1
+    match attr_type {
+        0..=5 => attr_type as usize,
+        6 => SYNTH,
+        _ => OUTPUT_TYPES - 1,
     }
 }
 
@@ -132,6 +144,7 @@ impl Default for FieldSpec {
         let raw = hw.with(Addr).with(DataSrc).with(Weight).with(InsLat);
         let trace = Fields::of(&[Comm, Tid, Cpu, Time, Event, Trace]);
         let no_trace = Fields::of(&[Trace]);
+        let synth = Fields::of(&[Comm, Tid, Cpu, Time, Event, Ip, Sym, Dso, Synth]);
         let entry = |fields, invalid| TypeFields {
             fields,
             invalid,
@@ -145,6 +158,7 @@ impl Default for FieldSpec {
                 entry(hw, no_trace),
                 entry(raw, no_trace),
                 entry(hw, no_trace),
+                entry(synth, no_trace),
                 entry(hw, no_trace),
             ],
         }
@@ -342,6 +356,7 @@ fn type_label(i: usize) -> &'static str {
         2 => "tracepoint",
         4 => "raw",
         5 => "breakpoint",
+        SYNTH => "synth",
         _ => "unknown",
     }
 }

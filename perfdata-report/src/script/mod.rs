@@ -40,6 +40,7 @@ use crate::symtab::SymbolTable;
 mod auxtrace;
 pub mod fields;
 mod inlined;
+mod intel_pt;
 mod line;
 pub mod meminfo;
 mod names;
@@ -180,21 +181,39 @@ impl Script {
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
         // An AUX area trace's decoder adds events, whose fields perf checks then.
         opts.shown.push(RecordType::AuxtraceInfo);
+        // An Intel PT trace is decoded among the events: its buffers are read first
+        // (perf queues them from the file's AUXTRACE records before it begins).
+        let (trace, too_large) = intel_pt::trace_of(&reader)?;
+        let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
+        if pt.is_some() {
+            opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
+        }
         let mut printer = Printer::new(self, out);
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
         if !reader.meta().attrs().is_empty() {
             printer.settle(&Arc::new(reader.meta().clone()))?;
         }
-        let replay = replay(reader, &opts, |m, d| match d {
-            Delivered::Sample(s, x) => printer.sample(m, s, x),
-            Delivered::Record(r) => printer.record(m, r),
+        let replay = replay(reader, &opts, |m, d| match (d, pt.as_mut()) {
+            (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
+            (Delivered::Record(r), None) => printer.record(m, r),
+            (Delivered::Due(_), None) => {}
+            (d, Some(pt)) => intel_pt::deliver(&mut printer, pt, m, d),
         })?;
+        let mut warnings = replay.warnings;
+        warnings.extend(too_large);
+        if let Some(pt) = pt.as_mut() {
+            // perf decodes what is left at the end (`intel_pt_flush`).
+            pt.run_to(&replay.machine, u64::MAX, &mut |m, l| printer.pt_line(m, l));
+            if pt.errors != 0 {
+                warnings.push(format!("{} instruction trace errors", pt.errors));
+            }
+        }
         let samples = printer.finish()?;
         Ok(Listed {
             samples,
             unwind: replay.unwind,
-            warnings: replay.warnings,
+            warnings,
         })
     }
 }
@@ -213,6 +232,13 @@ struct EventOut {
     /// Its weight is WEIGHT_STRUCT's (a 32-bit weight, then the instruction latency),
     /// not WEIGHT's u64.
     weight_struct: bool,
+    /// A trace decoder's event (see [`auxtrace`]), not a recorded one.
+    synthesized: bool,
+    /// A BTS-style branch event (perf's `is_bts_event`): printed `ip => addr`.
+    bts: bool,
+    /// Its output type's fields were not set by `-F` (perf's `!output[type].user_set`):
+    /// a BTS event's target is printed without `addr` asked for.
+    default_fields: bool,
 }
 
 /// The listing's state between samples.
@@ -225,6 +251,13 @@ struct Printer<'o> {
     types: [Fields; OUTPUT_TYPES],
     /// The attr types of the events trace decoders added.
     synthesized: Vec<u32>,
+    /// How the events trace decoders added are printed (after the recorded ones in
+    /// `events`).
+    synth_outs: Vec<EventOut>,
+    /// The synth field of the synthesized sample being printed.
+    synth_text: Option<String>,
+    /// The target of the synthesized branch being printed.
+    branch_to: Option<Location>,
     name_width: usize,
     ranges: Vec<TimeRange>,
     traces: Option<TraceEvents>,
@@ -252,6 +285,9 @@ impl<'o> Printer<'o> {
             events: Vec::new(),
             types: [Fields::default(); OUTPUT_TYPES],
             synthesized: Vec::new(),
+            synth_outs: Vec::new(),
+            synth_text: None,
+            branch_to: None,
             name_width: 0,
             ranges: Vec::new(),
             traces: None,
@@ -315,8 +351,12 @@ impl<'o> Printer<'o> {
                 tracepoint: (a.attr.type_ == 2).then_some(a.attr.config),
                 addr_is_code: a.attr.type_ == 1 && matches!(a.attr.config, 2 | 5 | 6),
                 weight_struct: !a.attr.sample_type.contains(SampleType::WEIGHT),
+                synthesized: false,
+                bts: false,
+                default_fields: false,
             })
             .collect();
+        self.events.extend(self.synth_outs.iter().cloned());
         if let Some(spec) = &self.script.time {
             self.ranges = resolve_time(spec, meta)?;
         }
@@ -405,7 +445,9 @@ impl<'o> Printer<'o> {
         let (tracepoint, addr_is_code, weight_struct) =
             (ev.tracepoint, ev.addr_is_code, ev.weight_struct);
         let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
-        let cpu = s.cpu.unwrap_or(0);
+        // perf's sample CPU is -1 where the sample has none (printed where an AUX
+        // trace allows -F cpu on such events).
+        let cpu = s.cpu.unwrap_or(u32::MAX);
         line::start(
             &mut self.buf,
             &mut self.memos,
@@ -423,9 +465,14 @@ impl<'o> Printer<'o> {
             self.memos.period.uint(buf, s.period, 10);
             buf.push(b' ');
         }
+        let bts = ev.bts;
+        let bts_addr = bts && (f.has(Field::Addr) || ev.default_fields);
         if f.has(Field::Event) {
             line::right(buf, ev.name.as_bytes(), self.name_width);
             buf.extend_from_slice(b": ");
+        }
+        if let (true, Some(text)) = (f.has(Field::Synth), self.synth_text.take()) {
+            buf.extend_from_slice(text.as_bytes());
         }
         if f.has(Field::Trace) {
             if let (Some(id), Some(raw), Some(traces)) = (tracepoint, &x.raw, &self.traces) {
@@ -434,7 +481,7 @@ impl<'o> Printer<'o> {
                 }
             }
         }
-        if f.has(Field::Addr) {
+        if f.has(Field::Addr) && !bts {
             let addr = x.addr.unwrap_or(0);
             line::hex(&mut self.buf, addr, 16);
             if addr_is_code {
@@ -482,6 +529,12 @@ impl<'o> Printer<'o> {
                 self.frame_names(m, &s.ip, f);
             }
         }
+        // perf_sample__fprintf_bts: the branch's target after its source.
+        if let (true, Some(to)) = (bts_addr, self.branch_to.take()) {
+            self.buf.extend_from_slice(b" => ");
+            line::hex(&mut self.buf, to.ip, 16);
+            self.frame_names(m, &to, f);
+        }
         self.buf.push(b'\n');
     }
 
@@ -505,15 +558,39 @@ impl<'o> Printer<'o> {
         let Some(meta) = self.meta.clone() else {
             return Ok(());
         };
-        for attr in auxtrace::synthesized_events(info, meta.attrs()) {
+        let events = auxtrace::synthesized_events(info, meta.attrs());
+        for event in &events {
+            let attr = &event.attr;
             let seen = meta.attrs().iter().any(|a| a.attr.type_ == attr.type_)
                 || self.synthesized.contains(&attr.type_);
             self.synthesized.push(attr.type_);
             if seen {
                 continue;
             }
-            let name = perfdata_core::names::attr_name(&attr, &meta);
-            (self.script.fields).check_synthesized(&mut self.types, &attr, &name, &meta)?;
+            let name = match event.name {
+                Some(n) => n.to_string(),
+                None => perfdata_core::names::attr_name(attr, &meta),
+            };
+            (self.script.fields).check_synthesized(&mut self.types, attr, &name, &meta)?;
+        }
+        for event in events {
+            let attr = &event.attr;
+            let out = EventOut {
+                fields: self.types[output_type(attr.type_)],
+                name: match event.name {
+                    Some(n) => n.to_string(),
+                    None => perfdata_core::names::attr_name(attr, &meta),
+                },
+                callchain: false,
+                tracepoint: None,
+                addr_is_code: false,
+                weight_struct: false,
+                synthesized: true,
+                bts: attr.type_ == 0 && attr.config & 4 != 0 && attr.sample_period == 1,
+                default_fields: !self.script.fields.types[output_type(attr.type_)].user,
+            };
+            self.events.push(out.clone());
+            self.synth_outs.push(out);
         }
         Ok(())
     }
@@ -539,7 +616,10 @@ impl<'o> Printer<'o> {
             }
             return;
         }
-        if !self.script.filter.keeps_record_cpu(r.cpu) {
+        // Records the trace decoder wanted are not printed unless asked for.
+        if !self.script.shown.contains(&r.record.record_type())
+            || !self.script.filter.keeps_record_cpu(r.cpu)
+        {
             return;
         }
         let Some(ev) = self.events.get(r.event) else {
