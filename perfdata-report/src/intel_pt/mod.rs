@@ -119,7 +119,7 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
             RecordType::Auxtrace if trace.info.is_some() => {
                 let len = item.raw.payload.len() as u64;
                 if trace.too_large > 0 || held + len > limit {
-                    trace.too_large = held + len + trace.too_large;
+                    trace.too_large += held + len;
                     held = 0;
                     trace.buffers = Vec::new();
                     continue;
