@@ -177,6 +177,18 @@ impl FieldSpec {
             None => (None, arg),
         };
         let changes = list.starts_with('+') || list.starts_with('-');
+        // perf's parse_output_fields warns when an -F replaces an earlier one's
+        // fields: a named type's even for a list of changes, all types' only for a set.
+        match ty {
+            Some(ty) if self.types[ty].user => warnings.push(format!(
+                "Overriding previous field request for {} events.",
+                type_label(ty)
+            )),
+            None if !changes && self.types.iter().any(|t| t.user) => {
+                warnings.push("Overriding previous field request for all events.".into())
+            }
+            _ => {}
+        }
         if !changes {
             // A new set replaces the fields of the types it names.
             for (i, t) in self.types.iter_mut().enumerate() {
@@ -523,7 +535,16 @@ mod tests {
         let mut spec = FieldSpec::default();
         spec.parse("sw:").unwrap();
         assert!(spec.types[1].user && !spec.types[1].wildcard);
-        spec.parse("sw:time").unwrap();
+        let warnings = spec.parse("sw:time").unwrap();
         assert!(spec.types[1].wildcard);
+        assert_eq!(
+            warnings,
+            ["Overriding previous field request for software events."]
+        );
+        let warnings = spec.parse("time").unwrap();
+        assert_eq!(
+            warnings,
+            ["Overriding previous field request for all events."]
+        );
     }
 }
