@@ -93,7 +93,8 @@ pub fn synth_field(s: &Synth, khz_per_cbr: u64, max_non_turbo: u32) -> Option<St
     match s {
         Synth::Psb { offset, .. } => Some(pad(format!(" psb offs: {}", alt_hex(*offset)))),
         Synth::Cbr { cbr, .. } => {
-            let freq_mhz = u64::from(*cbr) * khz_per_cbr / 1000;
+            // perf's u64 arithmetic wraps: a damaged TSC frequency must not panic.
+            let freq_mhz = u64::from(*cbr).wrapping_mul(khz_per_cbr) / 1000;
             let mut text = format!(" cbr: {cbr:2} freq: {freq_mhz:4} MHz ");
             if max_non_turbo != 0 {
                 let percent = (5 + (1000 * u64::from(*cbr)) / u64::from(max_non_turbo)) / 10;
@@ -159,5 +160,15 @@ mod tests {
         );
         s.err = Some(super::super::state::DecodeError::NoInstruction);
         assert_eq!(samples(&s), []);
+    }
+
+    /// A damaged TSC frequency (AUXTRACE_INFO is the file's) gives a wrapped figure,
+    /// never a panic in a debug build.
+    #[test]
+    fn a_huge_frequency_wraps() {
+        let s = Synth::Cbr { cbr: 255, ip: 0 };
+        let text = synth_field(&s, u64::MAX / 100, 1).unwrap();
+        let wrapped = 255u64.wrapping_mul(u64::MAX / 100) / 1000;
+        assert!(text.contains(&format!("freq: {wrapped:4} MHz")), "{text}");
     }
 }

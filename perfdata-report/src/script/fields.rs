@@ -125,6 +125,9 @@ pub struct TypeFields {
     pub user_unset: Fields,
     /// Whether `-F` named this type (or all).
     pub user: bool,
+    /// perf's `wildcard_set`: `-F` gave this type fields (by name or for all types);
+    /// a type named with no fields (`hw:`) must have events.
+    wildcard: bool,
     invalid: Fields,
 }
 
@@ -188,6 +191,18 @@ impl FieldSpec {
             None => (None, arg),
         };
         let changes = list.starts_with('+') || list.starts_with('-');
+        // perf's parse_output_fields warns when an -F replaces an earlier one's
+        // fields: a named type's even for a list of changes, all types' only for a set.
+        match ty {
+            Some(ty) if self.types[ty].user => warnings.push(format!(
+                "Overriding previous field request for {} events.",
+                type_label(ty)
+            )),
+            None if !changes && self.types.iter().any(|t| t.user) => {
+                warnings.push("Overriding previous field request for all events.".into())
+            }
+            _ => {}
+        }
         if !changes {
             // A new set replaces the fields of the types it names.
             for (i, t) in self.types.iter_mut().enumerate() {
@@ -195,6 +210,9 @@ impl FieldSpec {
                     t.fields = Fields(0);
                     t.user_set = Fields(0);
                     t.user = true;
+                    // perf's parse_output_fields: a list for all types counts as
+                    // fields given; `TYPE:` alone does not until a field follows.
+                    t.wildcard = ty.is_none();
                 }
             }
         }
@@ -231,11 +249,32 @@ impl FieldSpec {
                 if ty.is_some_and(|ty| ty != i) {
                     continue;
                 }
-                if ty.is_none() && t.invalid.has(field) {
+                if t.invalid.has(field) {
+                    // perf warns for a list of all types, refuses for a named one.
+                    if ty.is_some() {
+                        return Err(usage(format!(
+                            "'{name}' not valid for {} events.",
+                            type_label(i)
+                        )));
+                    }
                     warnings.push(format!(
                         "'{name}' not valid for {} events. Ignoring.",
                         type_label(i)
                     ));
+                    continue;
+                }
+                t.user = true;
+                t.wildcard = true;
+                if ty.is_some() {
+                    // perf 6.1 records the fields the user set or unset (which make a
+                    // field the samples lack an error, and keep a removed ip or symbol
+                    // off) only for a list of all types: a named type's field the
+                    // samples lack is dropped silently.
+                    t.fields = if change == Change::Remove {
+                        t.fields.without(field)
+                    } else {
+                        t.fields.with(field)
+                    };
                     continue;
                 }
                 if change == Change::Remove {
@@ -247,7 +286,6 @@ impl FieldSpec {
                     t.user_set = t.user_set.with(field);
                     t.user_unset = t.user_unset.without(field);
                 }
-                t.user = true;
             }
         }
         Ok(warnings)
@@ -276,6 +314,14 @@ impl FieldSpec {
                     !(a.attr.type_ == 1 && a.attr.config == 9) && output_type(a.attr.type_) == j
                 })
             else {
+                // perf's perf_session__check_output_opt: a type named with no fields
+                // and no event of it is an error.
+                if t.user && !t.wildcard {
+                    return Err(usage(format!(
+                        "{} events do not exist. Remove corresponding -F option to proceed.",
+                        type_label(j)
+                    )));
+                }
                 continue;
             };
             // perf's process_attr checks an event that came in an ATTR record (a pipe's)
@@ -475,5 +521,45 @@ mod tests {
         spec.parse("sw:comm,tid").unwrap();
         assert_eq!(spec.types[1].fields, Fields::of(&[Field::Comm, Field::Tid]));
         assert_eq!(spec.types[0].fields, FieldSpec::default().types[0].fields);
+    }
+
+    /// perf 6.1 (`perf script -i google-perf.data.hybrid_topology -F hw:cpu,time`
+    /// prints the times alone and exits 0; `-F hw:trace` is refused with "'trace' not
+    /// valid for hardware events."; `-F sw:` there says "software events do not exist.
+    /// Remove corresponding -F option to proceed.").
+    #[test]
+    fn a_named_types_fields_are_dropped_where_missing_not_refused() {
+        let mut spec = FieldSpec::default();
+        spec.parse("hw:cpu,time").unwrap();
+        let hw = spec.types[0];
+        assert_eq!(hw.fields, Fields::of(&[Field::Cpu, Field::Time]));
+        assert_eq!(hw.user_set, Fields(0));
+        let mut t = hw;
+        check(&mut t, &SampleType::TIME, "cycles", false).unwrap();
+        assert_eq!(t.fields, Fields::of(&[Field::Time]));
+        // The same list for all types refuses.
+        let mut spec = FieldSpec::default();
+        spec.parse("cpu,time").unwrap();
+        let mut t = spec.types[0];
+        let err = check(&mut t, &SampleType::TIME, "cycles", false).unwrap_err();
+        assert!(err.to_string().contains("do not have CPU attribute set"));
+        let err = FieldSpec::default().parse("hw:trace").unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("'trace' not valid for hardware events."));
+        let mut spec = FieldSpec::default();
+        spec.parse("sw:").unwrap();
+        assert!(spec.types[1].user && !spec.types[1].wildcard);
+        let warnings = spec.parse("sw:time").unwrap();
+        assert!(spec.types[1].wildcard);
+        assert_eq!(
+            warnings,
+            ["Overriding previous field request for software events."]
+        );
+        let warnings = spec.parse("time").unwrap();
+        assert_eq!(
+            warnings,
+            ["Overriding previous field request for all events."]
+        );
     }
 }
