@@ -12,7 +12,6 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::rc::Rc;
 
 use perfdata_core::record::RecordBody;
@@ -21,6 +20,8 @@ use perfdata_report::intel_pt::dso_data::{DsoData, UnreadableDsos};
 use perfdata_report::intel_pt::queues::{Output, Queues};
 use perfdata_report::intel_pt::state::{flags, kind, State};
 use perfdata_tests::{corpus_dir, perf_available};
+
+use crate::intel_pt_oracle::{error_lines, perf_script_text};
 
 /// A record that matters here, at its perf time.
 enum Event {
@@ -287,21 +288,8 @@ fn error_lines_are_perfs() {
         ]
     );
     if perf_available() {
-        let out = Command::new("perf")
-            .args(["script", "-i"])
-            .arg(&path)
-            .output()
-            .expect("perf runs");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let perf: Vec<String> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix(" instruction trace error type 1 time "))
-            .map(|l| {
-                let f: Vec<&str> = l.splitn(10, ' ').collect();
-                format!("{} cpu {} ip {} {}", f[0], f[2], f[8], f[9])
-            })
-            .collect();
-        assert_eq!(ours, perf);
+        let text = perf_script_text(&path);
+        assert_eq!(ours, error_lines(&text));
         // Everything perf prints, in its order: the decoding interleaved with the
         // recorded samples as perf runs it.
         let perf_order = keys(&text);

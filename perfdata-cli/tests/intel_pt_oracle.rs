@@ -274,21 +274,7 @@ fn decoder_events_equal_perfs() {
     ];
     assert_subsequence(&errors, perf_lines.iter().map(|l| l.to_string()));
     if perf_available() {
-        let out = Command::new("perf")
-            .args(["script", "-i"])
-            .arg(&path)
-            .output()
-            .expect("perf runs");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let perf_errors: Vec<String> = text
-            .lines()
-            .filter_map(|l| l.strip_prefix(" instruction trace error type 1 time "))
-            .map(|l| {
-                // "T cpu C pid P tid T ip IP code ..." without pid and tid.
-                let f: Vec<&str> = l.splitn(10, ' ').collect();
-                format!("{} cpu {} ip {} {}", f[0], f[2], f[8], f[9])
-            })
-            .collect();
+        let perf_errors = error_lines(&perf_script_text(&path));
         assert_eq!(perf_errors.len(), 114);
         // Our errors are per queue, perf's interleaved by time: compare per cpu.
         for cpu in ["0", "3"] {
@@ -398,4 +384,27 @@ fn a_trace_beyond_the_limit_is_not_held() {
     let etm = corpus_file("jbeich-etm-perf_etm.data").expect("corpus");
     let etm = read_trace(perfdata_core::PerfReader::open(&etm).unwrap()).unwrap();
     assert!(etm.info.is_none() && etm.buffers.is_empty());
+}
+
+/// What `perf script -i path` prints on stdout.
+pub(crate) fn perf_script_text(path: &std::path::Path) -> String {
+    let out = Command::new("perf")
+        .args(["script", "-i"])
+        .arg(path)
+        .output()
+        .expect("perf runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// perf script's instruction trace error lines as `T cpu C ip IP code ...` (pid and tid
+/// left out: the decoder's queues do not know them).
+pub(crate) fn error_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(" instruction trace error type 1 time "))
+        .map(|l| {
+            // "T cpu C pid P tid T ip IP code ..."
+            let f: Vec<&str> = l.splitn(10, ' ').collect();
+            format!("{} cpu {} ip {} {}", f[0], f[2], f[8], f[9])
+        })
+        .collect()
 }

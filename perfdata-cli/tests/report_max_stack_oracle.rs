@@ -59,13 +59,7 @@ fn dwarf_chains_under_max_stack_are_cut_from_the_sample_as_perf_cuts_them() {
 fn unwound_frames_after_cut_kernel_frames_keep_their_inlined_functions() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile(
-        dir.path(),
-        "kernel_faults",
-        &["-O2", "-g", "-fno-optimize-sibling-calls"],
-    );
-    let exe = exe.to_str().expect("utf-8 path");
-    let input = workload::record(dir.path(), "kernel.data", &PAGE_FAULTS_DWARF, &[exe, "16"]);
+    let input = kernel_faults(dir.path());
     // The case this test is for is in the recording: `fill (inlined)` under the kernel.
     let full = crate::report_text::perfdata_report(&input, &["--no-children"]);
     assert!(full.contains("fill (inlined)"), "{full}");
@@ -80,4 +74,13 @@ fn unwound_frames_after_cut_kernel_frames_keep_their_inlined_functions() {
         .filter_map(|view| differs(&input, view, view))
         .collect();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// tests/callgraph/kernel_faults.c compiled into `dir` and its page faults recorded
+/// one by one with dwarf stacks (16 rounds): the recording's path.
+pub(crate) fn kernel_faults(dir: &std::path::Path) -> std::path::PathBuf {
+    let flags = ["-O2", "-g", "-fno-optimize-sibling-calls"];
+    let exe = compile(dir, "kernel_faults", &flags);
+    let exe = exe.to_str().expect("utf-8 path");
+    workload::record(dir, "kernel.data", &PAGE_FAULTS_DWARF, &[exe, "16"])
 }

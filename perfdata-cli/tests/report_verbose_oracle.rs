@@ -23,9 +23,8 @@ use std::path::Path;
 
 use perfdata_tests::{fixture_files, name, par_map, perf_available};
 
-use crate::report_graph_oracle::{compile, PAGE_FAULTS_DWARF, TIES_AS_SETS};
+use crate::report_graph_oracle::TIES_AS_SETS;
 use crate::report_text;
-use crate::workload;
 
 use report_text::{canonical, Ties};
 
@@ -79,13 +78,7 @@ const VIEWS: &[&[&str]] = &[
 fn verbose_reports_equal_perfs() {
     assert!(perf_available());
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile(
-        dir.path(),
-        "kernel_faults",
-        &["-O2", "-g", "-fno-optimize-sibling-calls"],
-    );
-    let exe = exe.to_str().expect("utf-8 path");
-    let dwarf = workload::record(dir.path(), "kernel.data", &PAGE_FAULTS_DWARF, &[exe, "16"]);
+    let dwarf = crate::report_max_stack_oracle::kernel_faults(dir.path());
     let mut inputs: Vec<_> = fixture_files()
         .into_iter()
         .filter(|f| !name(f).contains("strip-system-wide"))
@@ -113,7 +106,11 @@ fn verbose_reports_equal_perfs() {
     let verbose = String::from_utf8_lossy(&verbose.stdout);
     assert_ne!(text, verbose);
     assert!(verbose.contains(" k [k] read_zero\n"), "{verbose}");
-    assert!(verbose.contains(&format!("  {exe}  ")), "{verbose}");
+    let exe = dir.path().join("kernel_faults");
+    assert!(
+        verbose.contains(&format!("  {}  ", exe.display())),
+        "{verbose}"
+    );
 }
 
 /// A kernel module's DSO is `K` under `-v` (perf's `dso__set_module_info`, its file

@@ -17,9 +17,6 @@ use std::path::Path;
 
 use perfdata_tests::{fixtures_dir, perf_available, perf_output, run_perfdata};
 
-use crate::report_graph_oracle::{compile, PAGE_FAULTS_DWARF};
-use crate::workload;
-
 /// `perf script` and `perfdata script` of `input` with `args`; a description of the
 /// first difference, if any, and perfdata's listing.
 fn differs(input: &Path, args: &[&str]) -> (Option<String>, String) {
@@ -82,13 +79,7 @@ fn max_stack_cuts_recorded_and_unwound_chains_as_perf_script_does() {
     let fp = fixtures.join("file-callgraph-fp.data");
     let dwarf = fixtures.join("file-callgraph-dwarf.data");
     let dir = tempfile::tempdir().expect("temp dir");
-    let exe = compile(
-        dir.path(),
-        "kernel_faults",
-        &["-O2", "-g", "-fno-optimize-sibling-calls"],
-    );
-    let exe = exe.to_str().expect("utf-8 path");
-    let faults = workload::record(dir.path(), "kernel.data", &PAGE_FAULTS_DWARF, &[exe, "16"]);
+    let faults = crate::report_max_stack_oracle::kernel_faults(dir.path());
     let mut problems = Vec::new();
     problems.extend(compare(&fp, &[], &["-F", "ip,sym"], &["1", "3", "0"]));
     problems.extend(compare(&fp, &[], &[], &["2"]));
