@@ -117,14 +117,11 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
             // Only an Intel PT trace's buffers (its AUXTRACE_INFO comes first, as perf
             // needs it to queue them), and at most MAX_TRACE_BYTES of them.
             RecordType::Auxtrace if trace.info.is_some() => {
-                let len = item.raw.payload.len() as u64;
-                if trace.too_large > 0 || held + len > limit {
-                    trace.too_large += held + len;
-                    held = 0;
+                held += item.raw.payload.len() as u64;
+                if held > limit {
                     trace.buffers = Vec::new();
                     continue;
                 }
-                held += len;
                 let offset = item.raw.offset;
                 if let Some(b) = AuxBuffer::from_record(&item.decode()?, offset) {
                     trace.buffers.push(b);
@@ -133,15 +130,18 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
             RecordType::AuxtraceInfo => {
                 let record = item.decode()?;
                 if let RecordBody::AuxtraceInfo(i) = &record.body {
-                    if i.type_ == info::AUXTRACE_TYPE {
-                        trace.info = info::IntelPtInfo::from_priv(&i.priv_);
+                    if i.type_ != info::AUXTRACE_TYPE {
+                        // Another kind of trace (an ETM's): nothing to read on.
+                        return Ok(trace);
                     }
+                    trace.info = info::IntelPtInfo::from_priv(&i.priv_);
                 }
             }
             _ => {}
         }
     }
-    if trace.too_large > 0 {
+    if held > limit {
+        trace.too_large = held;
         trace.info = None;
     }
     if let Some(i) = &trace.info {
