@@ -6,9 +6,10 @@
 //! (`intel_pt_context_switch`), which the CPU's queue decodes as next time it runs
 //! (`intel_pt_set_pid_tid_cpu`).
 //!
-//! Nothing decoded is kept: each state is printed when its queue hands it out. The AUX
-//! buffers themselves are held (read before the listing, as perf queues them from the
-//! file's AUXTRACE records up front).
+//! Nothing decoded is kept: each state is printed when its queue hands it out. Where
+//! the AUX buffers are is read before the listing (as perf queues them from the file's
+//! AUXTRACE records up front); each buffer's bytes are read when its queue's decoder
+//! reaches it and dropped at its end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -330,10 +331,10 @@ pub(super) fn deliver(
     }
 }
 
-/// The Intel PT trace of the recording `reader` reads, when it has one (read again from
-/// its file: perf queues every AUX buffer before it begins); None for a pipe.
-/// With a warning where the trace is too large to decode
-/// ([`crate::intel_pt::MAX_TRACE_BYTES`]).
+/// The Intel PT trace of the recording `reader` reads, when it has one (where its
+/// buffers are, read again from its file: perf queues every AUX buffer before it
+/// begins); None for a pipe. With a warning where a buffer is too large to decode
+/// ([`crate::intel_pt::MAX_BUFFER_BYTES`]).
 pub(super) fn trace_of(
     reader: &PerfReader,
 ) -> Result<(Option<crate::intel_pt::Trace>, Option<String>)> {
@@ -346,10 +347,10 @@ pub(super) fn trace_of(
     let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
     let warning = (trace.too_large > 0).then(|| {
         format!(
-            "the Intel PT trace ({} bytes) is larger than perfdata decodes ({} bytes): \
+            "an Intel PT AUX buffer ({} bytes) is larger than perfdata decodes ({} bytes): \
              only the recorded samples are listed",
             trace.too_large,
-            crate::intel_pt::MAX_TRACE_BYTES
+            crate::intel_pt::MAX_BUFFER_BYTES
         )
     });
     Ok((trace.info.is_some().then_some(trace), warning))

@@ -181,8 +181,9 @@ impl Script {
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
         // An AUX area trace's decoder adds events, whose fields perf checks then.
         opts.shown.push(RecordType::AuxtraceInfo);
-        // An Intel PT trace is decoded among the events: its buffers are read first
-        // (perf queues them from the file's AUXTRACE records before it begins).
+        // An Intel PT trace is decoded among the events: where its buffers are is read
+        // first (perf queues them from the file's AUXTRACE records before it begins),
+        // their bytes as the decoder reaches them.
         let (trace, too_large) = intel_pt::trace_of(&reader)?;
         let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
         if pt.is_some() {
@@ -208,6 +209,10 @@ impl Script {
             if pt.errors != 0 {
                 warnings.push(format!("{} instruction trace errors", pt.errors));
             }
+        }
+        // A buffer read as the decoder reached it and failed ended its queue there.
+        if let Some(failed) = trace.as_ref().and_then(|t| t.store.failure()) {
+            warnings.push(format!("the Intel PT trace was decoded up to an error: {failed}"));
         }
         let samples = printer.finish()?;
         Ok(Listed {
