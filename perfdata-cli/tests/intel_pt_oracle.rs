@@ -419,3 +419,40 @@ pub(crate) fn error_lines(text: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// A recording read from memory (no file to read the buffers from again) has its AUX
+/// data copied to a temporary file as it is read: the same buffers, the same bytes, and
+/// the decoder's states the same as from the file.
+#[perfdata_oracle::needs(corpus)]
+#[test]
+fn buffers_of_an_input_not_read_again_are_copied() {
+    use perfdata_core::{PerfReader, ReadOptions};
+    use perfdata_report::intel_pt::decoder::Decoder;
+    use perfdata_report::intel_pt::state::NoCode;
+    let path = corpus_file("google-perf.data.intel_pt-4.14").expect("corpus");
+    let file = read_trace(PerfReader::open(&path).unwrap()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let copied = read_trace(PerfReader::from_vec(bytes, ReadOptions::default()).unwrap()).unwrap();
+    assert_eq!(copied.buffers.len(), file.buffers.len());
+    for (a, b) in file.buffers.iter().zip(&copied.buffers) {
+        assert_eq!((a.file_offset, a.idx, a.size), (b.file_offset, b.idx, b.size));
+        let same = file.data(a).unwrap() == copied.data(b).unwrap();
+        assert!(same, "buffer at {:#x}: its copy differs", a.file_offset);
+    }
+    for idx in file.queue_indexes() {
+        let states = |t: &perfdata_report::intel_pt::Trace| {
+            let mut d = Decoder::new(t.params, t.queue(idx), NoCode);
+            let mut out = Vec::new();
+            loop {
+                let s = d.decode().clone();
+                if s.err == Some(perfdata_report::intel_pt::state::DecodeError::NoData) {
+                    return out;
+                }
+                out.push((s.timestamp, s.from_ip, s.to_ip, s.kind));
+            }
+        };
+        let ours = states(&file);
+        assert!(ours.len() > 20, "queue {idx}: {} states", ours.len());
+        assert_eq!(ours, states(&copied), "queue {idx}");
+    }
+}
