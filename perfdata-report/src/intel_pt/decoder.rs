@@ -10,6 +10,7 @@
 //! traced binaries are not on the machine, and the states it reports are then the same.
 //! Not ported either: hop/leap modes, VM time correlation, period sampling.
 
+use super::fast_forward::Buffers;
 use super::packet::{get_packet, Decoded, Packet, PacketContext, PacketType};
 use super::state::{kind, DecoderParams, InsnWalker, State, WalkError};
 use super::timing::Clock;
@@ -61,7 +62,9 @@ pub(super) enum Err {
 pub struct Decoder<'a, W: InsnWalker> {
     pub(super) walker: W,
     /// The queue's buffers, each read when the decoder reaches it.
-    pub(super) buffers: Box<dyn Iterator<Item = (Vec<u8>, u64)> + Send + 'a>,
+    pub(super) buffers: Box<dyn Buffers + 'a>,
+    /// The next buffer's index.
+    pub(super) next_buffer: usize,
     pub(super) params: DecoderParams,
     pub(super) clock: Clock,
     pub(super) state: State,
@@ -102,12 +105,13 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
     /// reaches it and dropped at its end), walking with `walker`.
     pub fn new(
         params: DecoderParams,
-        buffers: impl IntoIterator<Item = (Vec<u8>, u64), IntoIter: Send + 'a>,
+        buffers: impl Buffers + 'a,
         walker: W,
     ) -> Self {
         Decoder {
             walker,
-            buffers: Box::new(buffers.into_iter()),
+            buffers: Box::new(buffers),
+            next_buffer: 0,
             params,
             clock: Clock::new(params.timing),
             state: State::default(),
@@ -213,7 +217,11 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
     pub(super) fn get_data(&mut self) -> Result<(), Err> {
         self.pkt_step = 0;
         // The buffer before is dropped here: one is held at a time.
-        let Some((buf, reference)) = self.buffers.next() else {
+        let next = (self.next_buffer < self.buffers.count())
+            .then(|| self.buffers.get(self.next_buffer))
+            .flatten();
+        self.next_buffer += 1;
+        let Some((buf, reference)) = next else {
             self.data = Vec::new();
             self.at = 0;
             return Err(Err::NoData);

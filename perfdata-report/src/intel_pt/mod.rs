@@ -6,6 +6,7 @@
 
 mod aux_data;
 pub mod decoder;
+pub mod fast_forward;
 pub mod dso_data;
 pub mod info;
 pub mod packet;
@@ -45,14 +46,13 @@ pub struct Trace {
 
 impl Trace {
     /// The buffers of the queue `idx` (perf queues the buffers by mmap index), each
-    /// with its reference TSC, read one at a time as [`decoder::Decoder::new`] takes
-    /// them. A buffer that cannot be read ends the queue ([`AuxStore::failure`] says
-    /// why).
-    pub fn queue(&self, idx: u32) -> impl Iterator<Item = (Vec<u8>, u64)> + 'static {
-        let store = Arc::clone(&self.store);
-        let mine: Vec<AuxBuffer> = self.buffers.iter().filter(|b| b.idx == idx).cloned().collect();
-        mine.into_iter()
-            .map_while(move |b| store.read_for_decoder(&b).map(|data| (data, b.reference)))
+    /// with its reference TSC, read as [`decoder::Decoder::new`] reaches them. A buffer
+    /// that cannot be read ends the queue ([`AuxStore::failure`] says why).
+    pub fn queue(&self, idx: u32) -> QueueBuffers {
+        QueueBuffers {
+            store: Arc::clone(&self.store),
+            buffers: self.buffers.iter().filter(|b| b.idx == idx).cloned().collect(),
+        }
     }
 
     /// The bytes of buffer `b`.
@@ -66,6 +66,24 @@ impl Trace {
         idx.sort_unstable();
         idx.dedup();
         idx
+    }
+}
+
+/// One queue's buffers, read from the trace's [`AuxStore`] when the decoder asks.
+pub struct QueueBuffers {
+    store: Arc<AuxStore>,
+    buffers: Vec<AuxBuffer>,
+}
+
+impl fast_forward::Buffers for QueueBuffers {
+    fn count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    fn get(&self, i: usize) -> Option<(Vec<u8>, u64)> {
+        let b = self.buffers.get(i)?;
+        let data = self.store.read_for_decoder(b)?;
+        Some((data, b.reference))
     }
 }
 

@@ -19,7 +19,8 @@ use perfdata_core::record::{RecordBody, RecordType};
 use crate::intel_pt::decoder::Decoder;
 use crate::intel_pt::dso_data::DsoData;
 use crate::intel_pt::info::IntelPtInfo;
-use crate::intel_pt::queues::{Output, Queues};
+use crate::intel_pt::queues::{Output, Queues, TscRange};
+use perfdata_core::select::TimeRange;
 use crate::intel_pt::state::{InsnWalker, State, WalkError};
 use crate::intel_pt::synth::{self, Synth};
 use crate::intel_pt::Trace;
@@ -135,12 +136,20 @@ pub(super) struct PtListing<'t> {
 }
 
 impl<'t> PtListing<'t> {
-    /// The decoding of `trace`; None without Intel PT's AUXTRACE_INFO.
-    pub(super) fn new(trace: &'t Trace) -> Option<PtListing<'t>> {
+    /// The decoding of `trace` within the time `ranges` (perf time, none: all); None
+    /// without Intel PT's AUXTRACE_INFO.
+    pub(super) fn new(trace: &'t Trace, ranges: &[TimeRange]) -> Option<PtListing<'t>> {
         let info = trace.info?;
         let ctx: Arc<Mutex<WalkContext>> = Arc::default();
         let queue_cpu = trace.buffers.iter().map(|b| (b.idx, b.cpu)).collect();
-        let queues = Queues::new(
+        let ranges = ranges
+            .iter()
+            .map(|r| TscRange {
+                start: if r.start != 0 { tsc_start(&info, r.start) } else { 0 },
+                end: if r.end != 0 { tsc_end(&info, r.end) } else { 0 },
+            })
+            .collect();
+        let queues = Queues::with_ranges(
             trace
                 .queue_indexes()
                 .into_iter()
@@ -152,6 +161,7 @@ impl<'t> PtListing<'t> {
                     (q, Decoder::new(trace.params, trace.queue(q), walker))
                 })
                 .collect(),
+            ranges,
         );
         // perf: TSC frequency over the maximum non-turbo ratio, in kHz.
         let tsc_freq = ns_to_ticks(&info, 1_000_000_000);
@@ -417,6 +427,32 @@ impl Printer<'_> {
 fn ns_to_ticks(info: &IntelPtInfo, ns: u64) -> u64 {
     let (mult, shift) = (u64::from(info.tc.time_mult.max(1)), info.tc.time_shift);
     ((ns / mult) << shift) + (((ns % mult) << shift) / mult)
+}
+
+/// perf's `intel_pt_tsc_start`: the least TSC whose perf time is `ns` or later.
+fn tsc_start(info: &IntelPtInfo, ns: u64) -> u64 {
+    let tc = &info.tc;
+    let mut tsc = tc.to_tsc(ns);
+    while tsc > 0 && tc.to_perf_time(tsc) >= ns {
+        tsc -= 1;
+    }
+    while tc.to_perf_time(tsc) < ns {
+        tsc += 1;
+    }
+    tsc
+}
+
+/// perf's `intel_pt_tsc_end`: the greatest TSC whose perf time is `ns` or earlier.
+fn tsc_end(info: &IntelPtInfo, ns: u64) -> u64 {
+    let tc = &info.tc;
+    let mut tsc = tc.to_tsc(ns);
+    while tsc < u64::MAX && tc.to_perf_time(tsc) <= ns {
+        tsc += 1;
+    }
+    while tsc > 0 && tc.to_perf_time(tsc) > ns {
+        tsc -= 1;
+    }
+    tsc
 }
 
 /// perf's `machine__kernel_start`: where the kernel's image is mapped (2^63 unknown).

@@ -185,7 +185,12 @@ impl Script {
         // first (perf queues them from the file's AUXTRACE records before it begins),
         // their bytes as the decoder reaches them.
         let (trace, too_large) = intel_pt::trace_of(&reader)?;
-        let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
+        // perf's --time bounds the decoding too (intel_pt_setup_time_ranges).
+        let ranges = match &self.time {
+            Some(spec) if trace.is_some() => resolve_time(spec, reader.meta())?,
+            _ => Vec::new(),
+        };
+        let mut pt = trace.as_ref().and_then(|t| intel_pt::PtListing::new(t, &ranges));
         if pt.is_some() {
             opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
         }
