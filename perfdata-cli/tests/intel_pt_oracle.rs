@@ -385,8 +385,8 @@ fn a_buffer_beyond_the_limit_is_not_held() {
     for b in &whole.buffers {
         assert_eq!(whole.data(b).unwrap().len() as u64, b.size);
     }
-    let cut = read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), largest - 1)
-        .unwrap();
+    let cut =
+        read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), largest - 1).unwrap();
     assert!(cut.info.is_none() && cut.buffers.is_empty());
     assert_eq!(cut.too_large, largest);
     let kept = read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), largest).unwrap();
@@ -435,7 +435,10 @@ fn buffers_of_an_input_not_read_again_are_copied() {
     let copied = read_trace(PerfReader::from_vec(bytes, ReadOptions::default()).unwrap()).unwrap();
     assert_eq!(copied.buffers.len(), file.buffers.len());
     for (a, b) in file.buffers.iter().zip(&copied.buffers) {
-        assert_eq!((a.file_offset, a.idx, a.size), (b.file_offset, b.idx, b.size));
+        assert_eq!(
+            (a.file_offset, a.idx, a.size),
+            (b.file_offset, b.idx, b.size)
+        );
         let same = file.data(a).unwrap() == copied.data(b).unwrap();
         assert!(same, "buffer at {:#x}: its copy differs", a.file_offset);
     }

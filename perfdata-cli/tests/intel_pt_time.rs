@@ -59,7 +59,10 @@ fn time_windows_bound_the_decoding_as_perfs() {
                 .output()
                 .expect("perf runs");
             let perf = String::from_utf8_lossy(&perf.stdout);
-            assert!(ours == perf, "--time {window}: perfdata's listing is not perf's");
+            assert!(
+                ours == perf,
+                "--time {window}: perfdata's listing is not perf's"
+            );
         }
     }
 }
@@ -74,8 +77,10 @@ fn a_window_begins_with_a_cbr_sample() {
     let cbr: Vec<&str> = ours.lines().filter(|l| l.contains(" cbr: ")).collect();
     assert_eq!(
         cbr,
-        ["            echo  3174 [003]   641.257000:          cbr:  cbr: 29 freq: 2900 MHz \
-          (242%)                    0 [unknown] ([unknown])"]
+        [
+            "            echo  3174 [003]   641.257000:          cbr:  cbr: 29 freq: 2900 MHz \
+          (242%)                    0 [unknown] ([unknown])"
+        ]
     );
     // A window after the first PSB: the decoding restarts at the last PSB before it
     // (0xc090, at 641.257315), so no error before that is printed.

@@ -68,7 +68,8 @@ impl AuxStore {
         };
         let context = || format!("cannot read the AUX buffer at offset {:#x}", b.file_offset);
         let file = file.ok_or_else(|| Error::io(context(), io::ErrorKind::NotFound.into()))?;
-        let len = usize::try_from(b.size).map_err(|_| Error::io(context(), io::ErrorKind::OutOfMemory.into()))?;
+        let len = usize::try_from(b.size)
+            .map_err(|_| Error::io(context(), io::ErrorKind::OutOfMemory.into()))?;
         let mut data = vec![0; len];
         file.read_exact_at(&mut data, b.at)
             .map_err(|e| Error::io(context(), e))?;
@@ -90,7 +91,10 @@ impl AuxStore {
 
     /// The first read that failed while decoding, if one did.
     pub fn failure(&self) -> Option<String> {
-        self.failed.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -180,7 +184,10 @@ impl Collector {
     pub(super) fn finish(self) -> Result<(Vec<AuxBuffer>, AuxStore)> {
         let copied = match self.copy {
             Some(out) => Some(out.into_inner().map_err(|e| {
-                Error::io("cannot copy the AUX data to a temporary file", e.into_error())
+                Error::io(
+                    "cannot copy the AUX data to a temporary file",
+                    e.into_error(),
+                )
             })?),
             None => None,
         };

@@ -103,11 +103,7 @@ pub(super) const ABORT_TX: u64 = 2;
 impl<'a, W: InsnWalker> Decoder<'a, W> {
     /// A decoder of `buffers` (each with its reference TSC, taken when the decoder
     /// reaches it and dropped at its end), walking with `walker`.
-    pub fn new(
-        params: DecoderParams,
-        buffers: impl Buffers + 'a,
-        walker: W,
-    ) -> Self {
+    pub fn new(params: DecoderParams, buffers: impl Buffers + 'a, walker: W) -> Self {
         Decoder {
             walker,
             buffers: Box::new(buffers),

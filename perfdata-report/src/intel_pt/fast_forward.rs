@@ -31,8 +31,7 @@ impl Buffers for Vec<(Vec<u8>, u64)> {
 
 /// The PSB packet's 16 bytes.
 const PSB: [u8; 16] = [
-    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02,
-    0x82,
+    0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 ];
 
 /// `intel_pt_next_psb`: where the first PSB at or after `from` is.
@@ -101,10 +100,7 @@ impl<W: InsnWalker> Decoder<'_, W> {
         let Some(mut psb) = next_psb(&self.data, self.at) else {
             return;
         };
-        loop {
-            let Some(tsc) = next_tsc(&self.data[psb..]) else {
-                break;
-            };
+        while let Some(tsc) = next_tsc(&self.data[psb..]) {
             if eight_byte_tsc(tsc, self.clock.buf_timestamp) >= timestamp {
                 break;
             }

@@ -6,8 +6,8 @@
 
 mod aux_data;
 pub mod decoder;
-pub mod fast_forward;
 pub mod dso_data;
+pub mod fast_forward;
 pub mod info;
 pub mod packet;
 pub mod queues;
@@ -51,7 +51,12 @@ impl Trace {
     pub fn queue(&self, idx: u32) -> QueueBuffers {
         QueueBuffers {
             store: Arc::clone(&self.store),
-            buffers: self.buffers.iter().filter(|b| b.idx == idx).cloned().collect(),
+            buffers: self
+                .buffers
+                .iter()
+                .filter(|b| b.idx == idx)
+                .cloned()
+                .collect(),
         }
     }
 
@@ -103,11 +108,8 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
             // Only an Intel PT trace's buffers (its AUXTRACE_INFO comes first, as perf
             // needs it to queue them).
             RecordType::Auxtrace if trace.info.is_some() => {
-                if collector.add(item)? {
-                    while let Some(chunk) = reader.payload_chunk()? {
-                        collector.copy_bytes(chunk)?;
-                    }
-                }
+                let rest = collector.add(item)?;
+                copy_rest(rest, &mut reader, &mut collector)?;
             }
             RecordType::AuxtraceInfo => {
                 let record = item.decode()?;
@@ -136,4 +138,19 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
         }
     }
     Ok(trace)
+}
+
+/// The rest of an AUXTRACE record's data (beyond what the reader held), copied when
+/// `rest` says it is to be.
+fn copy_rest(
+    rest: bool,
+    reader: &mut PerfReader,
+    collector: &mut aux_data::Collector,
+) -> Result<()> {
+    if rest {
+        while let Some(chunk) = reader.payload_chunk()? {
+            collector.copy_bytes(chunk)?;
+        }
+    }
+    Ok(())
 }

@@ -136,7 +136,8 @@ impl<'a, W: InsnWalker> Queues<'a, W> {
                 Some(_) => continue,
                 None if s.timestamp != 0 => {
                     q.timestamp = s.timestamp;
-                    let before = q.sel_start && q.sel_timestamp != 0 && q.timestamp < q.sel_timestamp;
+                    let before =
+                        q.sel_start && q.sel_timestamp != 0 && q.timestamp < q.sel_timestamp;
                     q.pending = (!before).then(|| s.clone());
                     return;
                 }

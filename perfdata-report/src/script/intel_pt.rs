@@ -20,13 +20,13 @@ use crate::intel_pt::decoder::Decoder;
 use crate::intel_pt::dso_data::DsoData;
 use crate::intel_pt::info::IntelPtInfo;
 use crate::intel_pt::queues::{Output, Queues, TscRange};
-use perfdata_core::select::TimeRange;
 use crate::intel_pt::state::{InsnWalker, State, WalkError};
 use crate::intel_pt::synth::{self, Synth};
 use crate::intel_pt::Trace;
 use crate::process::{DsoId, Location, Machine, Maps, ThreadId};
 use crate::replay::{Delivered, SampleExtra, ShownRecord};
 use perfdata_core::feature::FeatureId;
+use perfdata_core::select::TimeRange;
 use perfdata_core::{PerfReader, Result};
 
 use super::fields::Field;
@@ -145,7 +145,11 @@ impl<'t> PtListing<'t> {
         let ranges = ranges
             .iter()
             .map(|r| TscRange {
-                start: if r.start != 0 { tsc_start(&info, r.start) } else { 0 },
+                start: if r.start != 0 {
+                    tsc_start(&info, r.start)
+                } else {
+                    0
+                },
                 end: if r.end != 0 { tsc_end(&info, r.end) } else { 0 },
             })
             .collect();

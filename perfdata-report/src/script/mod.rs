@@ -190,7 +190,9 @@ impl Script {
             Some(spec) if trace.is_some() => resolve_time(spec, reader.meta())?,
             _ => Vec::new(),
         };
-        let mut pt = trace.as_ref().and_then(|t| intel_pt::PtListing::new(t, &ranges));
+        let mut pt = trace
+            .as_ref()
+            .and_then(|t| intel_pt::PtListing::new(t, &ranges));
         if pt.is_some() {
             opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
         }
@@ -217,7 +219,9 @@ impl Script {
         }
         // A buffer read as the decoder reached it and failed ended its queue there.
         if let Some(failed) = trace.as_ref().and_then(|t| t.store.failure()) {
-            warnings.push(format!("the Intel PT trace was decoded up to an error: {failed}"));
+            warnings.push(format!(
+                "the Intel PT trace was decoded up to an error: {failed}"
+            ));
         }
         let samples = printer.finish()?;
         Ok(Listed {
