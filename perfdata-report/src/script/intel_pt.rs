@@ -113,6 +113,10 @@ pub(super) enum Line<'a> {
         sample: crate::model::ResolvedSample,
         /// A branch's target.
         addr: Option<u64>,
+        /// The sample's addr (perf's `sample->addr = state->to_ip`, what `-F addr`
+        /// prints, for every synthesized sample: a `psb` after a resync has its FUP's
+        /// ip there).
+        to_ip: u64,
         /// The synth field.
         synth: Option<String>,
     },
@@ -249,6 +253,7 @@ impl<'t> PtListing<'t> {
                         event,
                         sample,
                         addr,
+                        to_ip: state.to_ip,
                         synth: field,
                     };
                     if let Some(d) = print(m, line) {
@@ -377,7 +382,7 @@ impl Printer<'_> {
         if self.error.is_some() {
             return None;
         }
-        let (event, mut sample, addr, synth) = match line {
+        let (event, mut sample, addr, to_ip, synth) = match line {
             Line::Error(text) => {
                 self.buf.extend_from_slice(text.as_bytes());
                 return None;
@@ -386,8 +391,9 @@ impl Printer<'_> {
                 event,
                 sample,
                 addr,
+                to_ip,
                 synth,
-            } => (event, sample, addr, synth),
+            } => (event, sample, addr, to_ip, synth),
         };
         let i = self
             .events
@@ -416,7 +422,14 @@ impl Printer<'_> {
                 locate(m, thread, a, u64::MAX - kernel_start)
             }
         });
-        self.print(m, &sample, &SampleExtra::default(), i);
+        // perf's synthesized sample starts zeroed (`{ .ip = 0, }`): data_src 0, where a
+        // recorded one without it has PERF_MEM_DATA_SRC_NONE.
+        let extra = SampleExtra {
+            addr: Some(to_ip),
+            data_src: Some(0),
+            ..SampleExtra::default()
+        };
+        self.print(m, &sample, &extra, i);
         self.synth_text = None;
         self.branch_to = None;
         self.printed += 1;

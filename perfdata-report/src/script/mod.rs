@@ -510,7 +510,11 @@ impl<'o> Printer<'o> {
                 self.frame_names(m, &at, f);
             }
         }
-        self.memory_columns(x, f, weight_struct);
+        // perf prints a BTS event's line (perf_sample__fprintf_bts) and returns before
+        // the memory columns.
+        if !bts {
+            self.memory_columns(x, f, weight_struct);
+        }
         if f.has(Field::Ip) {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
