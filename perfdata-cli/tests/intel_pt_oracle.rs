@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use perfdata_report::intel_pt::{buffers, packet};
+use perfdata_report::intel_pt::{packet, read_trace};
 use perfdata_tests::{corpus_dir, perf_available};
 
 /// The corpus's Intel PT recordings (file and pipe mode).
@@ -23,10 +23,11 @@ fn corpus_file(name: &str) -> Option<PathBuf> {
 
 fn our_dumps(path: &std::path::Path) -> Vec<String> {
     let reader = perfdata_core::PerfReader::open(path).expect("recording opens");
-    buffers(reader)
-        .expect("AUX buffers read")
+    let trace = read_trace(reader).expect("AUX buffers read");
+    trace
+        .buffers
         .iter()
-        .map(|b| packet::dump(&b.data))
+        .map(|b| packet::dump(&trace.data(b).expect("AUX data read")))
         .collect()
 }
 
@@ -34,12 +35,14 @@ fn our_dumps(path: &std::path::Path) -> Vec<String> {
 /// AUXTRACE record's last four words before the data, the data's last 16 bytes left out.
 fn shifted_first_buffer(path: &std::path::Path) -> Vec<u8> {
     let reader = perfdata_core::PerfReader::open(path).expect("recording opens");
-    let first = buffers(reader).expect("AUX buffers read").remove(0);
+    let trace = read_trace(reader).expect("AUX buffers read");
+    let first = &trace.buffers[0];
+    let data = trace.data(first).expect("AUX data read");
     let mut bytes = Vec::new();
     for word in [first.idx, first.tid as u32, first.cpu as u32, 0] {
         bytes.extend_from_slice(&word.to_le_bytes());
     }
-    bytes.extend_from_slice(&first.data[..first.data.len() - 16]);
+    bytes.extend_from_slice(&data[..data.len() - 16]);
     bytes
 }
 
@@ -334,7 +337,7 @@ fn decoder_survives_damaged_buffers() {
         let reader = perfdata_core::PerfReader::open(&path).expect("recording opens");
         let trace = perfdata_report::intel_pt::read_trace(reader).expect("trace read");
         params = trace.params;
-        let real = trace.buffers[1].data.clone();
+        let real = trace.data(&trace.buffers[1]).expect("AUX data read");
         cases.push(real[..real.len() / 3].to_vec());
         let mut stamped = real.clone();
         for i in (100..stamped.len()).step_by(997) {
@@ -343,7 +346,7 @@ fn decoder_survives_damaged_buffers() {
         cases.push(stamped);
     }
     for (n, data) in cases.iter().enumerate() {
-        let mut decoder = Decoder::new(params, vec![(&data[..], 0)], NoCode);
+        let mut decoder = Decoder::new(params, vec![(data.clone(), 0)], NoCode);
         let mut states = 0usize;
         let mut bad = 0usize;
         loop {
@@ -367,19 +370,27 @@ fn decoder_survives_damaged_buffers() {
     }
 }
 
-/// A trace larger than the decoder holds is left whole (no buffer kept, not decoded, its
-/// size said), and only an Intel PT trace's buffers are kept.
+/// A trace whose largest buffer is more than the decoder holds is left whole (no
+/// buffer kept, not decoded, that buffer's size said), and only an Intel PT trace's
+/// buffers are kept. The buffers' bytes are not held: each is read from the file.
 #[perfdata_oracle::needs(corpus)]
 #[test]
-fn a_trace_beyond_the_limit_is_not_held() {
-    use perfdata_report::intel_pt::{read_trace, read_trace_within};
+fn a_buffer_beyond_the_limit_is_not_held() {
+    use perfdata_report::intel_pt::read_trace_within;
     let path = corpus_file("google-perf.data.intel_pt-4.14").expect("corpus");
     let whole = read_trace(perfdata_core::PerfReader::open(&path).unwrap()).unwrap();
-    let bytes: u64 = whole.buffers.iter().map(|b| b.data.len() as u64).sum();
-    assert!(whole.info.is_some() && bytes > 100_000 && whole.too_large == 0);
-    let cut = read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), 1000).unwrap();
+    let largest = whole.buffers.iter().map(|b| b.size).max().unwrap();
+    assert!(whole.info.is_some() && largest > 10_000 && whole.too_large == 0);
+    // Each buffer's bytes are where the AUXTRACE record says, its size long.
+    for b in &whole.buffers {
+        assert_eq!(whole.data(b).unwrap().len() as u64, b.size);
+    }
+    let cut =
+        read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), largest - 1).unwrap();
     assert!(cut.info.is_none() && cut.buffers.is_empty());
-    assert_eq!(cut.too_large, bytes);
+    assert_eq!(cut.too_large, largest);
+    let kept = read_trace_within(perfdata_core::PerfReader::open(&path).unwrap(), largest).unwrap();
+    assert!(kept.info.is_some() && kept.too_large == 0);
     // An ETM recording has AUX buffers too: none kept.
     let etm = corpus_file("jbeich-etm-perf_etm.data").expect("corpus");
     let etm = read_trace(perfdata_core::PerfReader::open(&etm).unwrap()).unwrap();
@@ -407,4 +418,44 @@ pub(crate) fn error_lines(text: &str) -> Vec<String> {
             format!("{} cpu {} ip {} {}", f[0], f[2], f[8], f[9])
         })
         .collect()
+}
+
+/// A recording read from memory (no file to read the buffers from again) has its AUX
+/// data copied to a temporary file as it is read: the same buffers, the same bytes, and
+/// the decoder's states the same as from the file.
+#[perfdata_oracle::needs(corpus)]
+#[test]
+fn buffers_of_an_input_not_read_again_are_copied() {
+    use perfdata_core::{PerfReader, ReadOptions};
+    use perfdata_report::intel_pt::decoder::Decoder;
+    use perfdata_report::intel_pt::state::NoCode;
+    let path = corpus_file("google-perf.data.intel_pt-4.14").expect("corpus");
+    let file = read_trace(PerfReader::open(&path).unwrap()).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let copied = read_trace(PerfReader::from_vec(bytes, ReadOptions::default()).unwrap()).unwrap();
+    assert_eq!(copied.buffers.len(), file.buffers.len());
+    for (a, b) in file.buffers.iter().zip(&copied.buffers) {
+        assert_eq!(
+            (a.file_offset, a.idx, a.size),
+            (b.file_offset, b.idx, b.size)
+        );
+        let same = file.data(a).unwrap() == copied.data(b).unwrap();
+        assert!(same, "buffer at {:#x}: its copy differs", a.file_offset);
+    }
+    for idx in file.queue_indexes() {
+        let states = |t: &perfdata_report::intel_pt::Trace| {
+            let mut d = Decoder::new(t.params, t.queue(idx), NoCode);
+            let mut out = Vec::new();
+            loop {
+                let s = d.decode().clone();
+                if s.err == Some(perfdata_report::intel_pt::state::DecodeError::NoData) {
+                    return out;
+                }
+                out.push((s.timestamp, s.from_ip, s.to_ip, s.kind));
+            }
+        };
+        let ours = states(&file);
+        assert!(ours.len() > 20, "queue {idx}: {} states", ours.len());
+        assert_eq!(ours, states(&copied), "queue {idx}");
+    }
 }

@@ -59,24 +59,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "/tmp/perfdata-spin on a test machine is another build of the workload: perf \
          unwinds through it, perfdata stops there (its build id differs)",
     ),
-    (
-        "google-perf.data.intel_pt-4.14",
-        "-F addr",
-        "perf prints the addr of a sample that carries none (recorded cycles, psb, cbr) \
-         as what its sample struct held before (the target of an earlier branch)",
-    ),
-    (
-        "google-perf.data.intel_pt-4.14",
-        "-F +addr",
-        "perf prints the addr of a sample that carries none (recorded cycles, psb, cbr) \
-         as what its sample struct held before (the target of an earlier branch)",
-    ),
-    (
-        "google-perf.data.intel_pt-4.14",
-        "-F +data_src",
-        "perf prints a recorded sample's missing data_src as PERF_MEM_DATA_SRC_NONE \
-         (5080021) and pads a synthesized sample's data_src column two wider",
-    ),
 ];
 
 /// `perf script -i FILE ARGS`: its status (None: perf was killed, as its `addr2line`

@@ -79,6 +79,8 @@ mod input_names;
 mod intel_pt_errors;
 #[path = "intel_pt_oracle.rs"]
 mod intel_pt_oracle;
+#[path = "intel_pt_time.rs"]
+mod intel_pt_time;
 #[path = "interrupt.rs"]
 mod interrupt;
 #[path = "json_help.rs"]

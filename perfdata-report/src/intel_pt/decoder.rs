@@ -10,6 +10,7 @@
 //! traced binaries are not on the machine, and the states it reports are then the same.
 //! Not ported either: hop/leap modes, VM time correlation, period sampling.
 
+use super::fast_forward::Buffers;
 use super::packet::{get_packet, Decoded, Packet, PacketContext, PacketType};
 use super::state::{kind, DecoderParams, InsnWalker, State, WalkError};
 use super::timing::Clock;
@@ -60,11 +61,16 @@ pub(super) enum Err {
 /// The decoder over one queue's trace buffers, in order.
 pub struct Decoder<'a, W: InsnWalker> {
     pub(super) walker: W,
-    pub(super) buffers: std::vec::IntoIter<(&'a [u8], u64)>,
+    /// The queue's buffers, each read when the decoder reaches it.
+    pub(super) buffers: Box<dyn Buffers + 'a>,
+    /// The next buffer's index.
+    pub(super) next_buffer: usize,
     pub(super) params: DecoderParams,
     pub(super) clock: Clock,
     pub(super) state: State,
-    pub(super) buf: &'a [u8],
+    /// The buffer being decoded, and how far (`buf()` is what is left of it).
+    pub(super) data: Vec<u8>,
+    pub(super) at: usize,
     pub(super) pos: u64,
     pub(super) pkt_step: usize,
     pub(super) packet: Packet,
@@ -95,15 +101,18 @@ pub(super) const IN_TX: u64 = 1;
 pub(super) const ABORT_TX: u64 = 2;
 
 impl<'a, W: InsnWalker> Decoder<'a, W> {
-    /// A decoder of `buffers` (each with its reference TSC), walking with `walker`.
-    pub fn new(params: DecoderParams, buffers: Vec<(&'a [u8], u64)>, walker: W) -> Self {
+    /// A decoder of `buffers` (each with its reference TSC, taken when the decoder
+    /// reaches it and dropped at its end), walking with `walker`.
+    pub fn new(params: DecoderParams, buffers: impl Buffers + 'a, walker: W) -> Self {
         Decoder {
             walker,
-            buffers: buffers.into_iter(),
+            buffers: Box::new(buffers),
+            next_buffer: 0,
             params,
             clock: Clock::new(params.timing),
             state: State::default(),
-            buf: &[],
+            data: Vec::new(),
+            at: 0,
             pos: 0,
             pkt_step: 0,
             packet: Packet::default(),
@@ -129,6 +138,16 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
             sample_insn_cnt: 0,
             no_more_data: false,
         }
+    }
+
+    /// What is left of the buffer being decoded.
+    pub(super) fn buf(&self) -> &[u8] {
+        &self.data[self.at.min(self.data.len())..]
+    }
+
+    /// Step `n` bytes on in the buffer being decoded.
+    pub(super) fn advance(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.data.len());
     }
 
     /// The walker (to read what it recorded).
@@ -193,12 +212,19 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
     /// here are never consecutive (no overlap detection), so each repositions.
     pub(super) fn get_data(&mut self) -> Result<(), Err> {
         self.pkt_step = 0;
-        let Some((buf, reference)) = self.buffers.next() else {
-            self.buf = &[];
+        // The buffer before is dropped here: one is held at a time.
+        let next = (self.next_buffer < self.buffers.count())
+            .then(|| self.buffers.get(self.next_buffer))
+            .flatten();
+        self.next_buffer += 1;
+        let Some((buf, reference)) = next else {
+            self.data = Vec::new();
+            self.at = 0;
             return Err(Err::NoData);
         };
-        self.buf = buf;
-        if buf.is_empty() {
+        self.data = buf;
+        self.at = 0;
+        if self.data.is_empty() {
             return Err(Err::NoData);
         }
         self.clock.buf_timestamp = reference;
@@ -223,11 +249,12 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
         self.last_packet_type = self.packet.kind;
         loop {
             self.pos += self.pkt_step as u64;
-            self.buf = &self.buf[self.pkt_step.min(self.buf.len())..];
-            if self.buf.is_empty() {
+            self.advance(self.pkt_step);
+            if self.buf().is_empty() {
                 self.get_data()?;
             }
-            match get_packet(self.buf, &mut self.pkt_ctx) {
+            let at = self.at.min(self.data.len());
+            match get_packet(&self.data[at..], &mut self.pkt_ctx) {
                 Decoded::Packet(p, len) => {
                     self.packet = p;
                     self.pkt_step = len;
@@ -248,7 +275,7 @@ impl<'a, W: InsnWalker> Decoder<'a, W> {
     fn psb_lookahead_fup(&self) -> Option<Packet> {
         use PacketType::*;
         let mut ctx = self.pkt_ctx;
-        let mut buf = self.buf;
+        let mut buf = self.buf();
         let mut step = self.pkt_step;
         let mut fup: Option<Packet> = None;
         let mut after_psbend = 0;

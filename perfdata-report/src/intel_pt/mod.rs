@@ -1,10 +1,13 @@
 //! Intel Processor Trace, decoded as perf 6.1 decodes it: the packets of the AUX area
 //! trace ([`packet`], perf's intel-pt-pkt-decoder.c), the decoder's state machine
 //! ([`decoder`], intel-pt-decoder.c) with its clock ([`timing`]), the parameters from
-//! AUXTRACE_INFO ([`info`]) and the AUX buffers a recording holds ([`read_trace`]).
+//! AUXTRACE_INFO ([`info`]) and where the AUX buffers a recording holds are
+//! ([`read_trace`]).
 
+mod aux_data;
 pub mod decoder;
 pub mod dso_data;
+pub mod fast_forward;
 pub mod info;
 pub mod packet;
 pub mod queues;
@@ -14,55 +17,18 @@ pub mod synth;
 pub mod timing;
 mod walk;
 
-use perfdata_core::record::{Record, RecordBody};
+use std::sync::Arc;
+
+use perfdata_core::record::RecordBody;
 
 use perfdata_core::{PerfReader, Result};
 use state::DecoderParams;
 
-/// One AUXTRACE record's data: perf's `struct auxtrace_buffer`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuxBuffer {
-    /// Offset of the AUXTRACE record in the file (or stream).
-    pub file_offset: u64,
-    /// Offset of the data in the AUX area (perf's `buffer->offset`).
-    pub offset: u64,
-    /// perf's `reference`: for Intel PT, the TSC when the data was copied.
-    pub reference: u64,
-    /// Index of the mmap it came from.
-    pub idx: u32,
-    /// Thread of the data (-1 for CPU-wide).
-    pub tid: i32,
-    /// CPU of the data (-1 for per-thread).
-    pub cpu: i32,
-    /// The trace bytes.
-    pub data: Vec<u8>,
-}
-
-impl AuxBuffer {
-    /// The buffer of an AUXTRACE record, `None` for other records.
-    pub fn from_record(record: &Record, file_offset: u64) -> Option<AuxBuffer> {
-        let RecordBody::Auxtrace(a) = &record.body else {
-            return None;
-        };
-        Some(AuxBuffer {
-            file_offset,
-            offset: a.offset,
-            reference: a.reference,
-            idx: a.idx,
-            tid: a.tid,
-            cpu: a.cpu as i32,
-            data: record.payload.clone(),
-        })
-    }
-}
-
-/// The AUX buffers of a recording, in file order.
-pub fn buffers(reader: PerfReader) -> Result<Vec<AuxBuffer>> {
-    Ok(read_trace(reader)?.buffers)
-}
+pub use aux_data::{AuxBuffer, AuxStore, MAX_BUFFER_BYTES};
 
 /// A recording's Intel PT trace: its AUXTRACE_INFO (if of Intel PT), the decoder's
-/// parameters for its intel_pt event, and its AUX buffers in file order.
+/// parameters for its intel_pt event, and where its AUX buffers are, in file order
+/// (their bytes are read as the decoder reaches them: [`Trace::queue`]).
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     /// The AUXTRACE_INFO words, when the recording has an Intel PT one.
@@ -71,26 +37,32 @@ pub struct Trace {
     pub params: DecoderParams,
     /// The AUX buffers.
     pub buffers: Vec<AuxBuffer>,
-    /// The bytes of Intel PT trace the recording holds where they are more than
-    /// [`MAX_TRACE_BYTES`] (then no buffer is kept and `info` is None); 0 otherwise.
+    /// Where their bytes are read from.
+    pub store: Arc<AuxStore>,
+    /// The size of the largest buffer where it is more than [`MAX_BUFFER_BYTES`] (then
+    /// no buffer is kept and `info` is None); 0 otherwise.
     pub too_large: u64,
 }
 
-/// The most bytes of Intel PT trace [`read_trace`] keeps. perf queues every AUX buffer
-/// before it decodes; perfdata holds them in memory to do the same, so a larger trace is
-/// left undecoded (its recorded samples are still listed) rather than memory growing
-/// with the file.
-pub const MAX_TRACE_BYTES: u64 = 256 << 20;
-
 impl Trace {
     /// The buffers of the queue `idx` (perf queues the buffers by mmap index), each
-    /// with its reference TSC, for [`decoder::Decoder::new`].
-    pub fn queue(&self, idx: u32) -> Vec<(&[u8], u64)> {
-        self.buffers
-            .iter()
-            .filter(|b| b.idx == idx)
-            .map(|b| (&b.data[..], b.reference))
-            .collect()
+    /// with its reference TSC, read as [`decoder::Decoder::new`] reaches them. A buffer
+    /// that cannot be read ends the queue ([`AuxStore::failure`] says why).
+    pub fn queue(&self, idx: u32) -> QueueBuffers {
+        QueueBuffers {
+            store: Arc::clone(&self.store),
+            buffers: self
+                .buffers
+                .iter()
+                .filter(|b| b.idx == idx)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The bytes of buffer `b`.
+    pub fn data(&self, b: &AuxBuffer) -> Result<Vec<u8>> {
+        self.store.read(b)
     }
 
     /// The queues' indexes, ascending.
@@ -102,30 +74,42 @@ impl Trace {
     }
 }
 
-/// Read a recording's Intel PT trace (see [`Trace`]).
-pub fn read_trace(reader: PerfReader) -> Result<Trace> {
-    read_trace_within(reader, MAX_TRACE_BYTES)
+/// One queue's buffers, read from the trace's [`AuxStore`] when the decoder asks.
+pub struct QueueBuffers {
+    store: Arc<AuxStore>,
+    buffers: Vec<AuxBuffer>,
 }
 
-/// [`read_trace`] keeping at most `limit` bytes of trace (see [`Trace::too_large`]).
+impl fast_forward::Buffers for QueueBuffers {
+    fn count(&self) -> usize {
+        self.buffers.len()
+    }
+
+    fn get(&self, i: usize) -> Option<(Vec<u8>, u64)> {
+        let b = self.buffers.get(i)?;
+        let data = self.store.read_for_decoder(b)?;
+        Some((data, b.reference))
+    }
+}
+
+/// Read where a recording's Intel PT trace is (see [`Trace`]).
+pub fn read_trace(reader: PerfReader) -> Result<Trace> {
+    read_trace_within(reader, MAX_BUFFER_BYTES)
+}
+
+/// [`read_trace`] decoding no buffer larger than `limit` bytes (see
+/// [`Trace::too_large`]).
 pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
     use perfdata_core::record::RecordType;
     let mut trace = Trace::default();
-    let mut held = 0u64;
+    let mut collector = aux_data::Collector::new(&reader)?;
     while let Some(item) = reader.next_record()? {
         match item.raw.record_type() {
             // Only an Intel PT trace's buffers (its AUXTRACE_INFO comes first, as perf
-            // needs it to queue them), and at most MAX_TRACE_BYTES of them.
+            // needs it to queue them).
             RecordType::Auxtrace if trace.info.is_some() => {
-                held += item.raw.payload.len() as u64;
-                if held > limit {
-                    trace.buffers = Vec::new();
-                    continue;
-                }
-                let offset = item.raw.offset;
-                if let Some(b) = AuxBuffer::from_record(&item.decode()?, offset) {
-                    trace.buffers.push(b);
-                }
+                let rest = collector.add(item)?;
+                copy_rest(rest, &mut reader, &mut collector)?;
             }
             RecordType::AuxtraceInfo => {
                 let record = item.decode()?;
@@ -140,14 +124,33 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
             _ => {}
         }
     }
-    if held > limit {
-        trace.too_large = held;
+    if collector.largest > limit {
+        trace.too_large = collector.largest;
         trace.info = None;
+        return Ok(trace);
     }
+    let (buffers, store) = collector.finish()?;
+    trace.buffers = buffers;
+    trace.store = Arc::new(store);
     if let Some(i) = &trace.info {
         if let Some(config) = i.config(reader.meta().attrs()) {
             trace.params = i.decoder_params(config);
         }
     }
     Ok(trace)
+}
+
+/// The rest of an AUXTRACE record's data (beyond what the reader held), copied when
+/// `rest` says it is to be.
+fn copy_rest(
+    rest: bool,
+    reader: &mut PerfReader,
+    collector: &mut aux_data::Collector,
+) -> Result<()> {
+    if rest {
+        while let Some(chunk) = reader.payload_chunk()? {
+            collector.copy_bytes(chunk)?;
+        }
+    }
+    Ok(())
 }

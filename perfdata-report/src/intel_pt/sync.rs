@@ -24,17 +24,17 @@ impl<W: InsnWalker> Decoder<'_, W> {
     /// these never are.
     fn scan_for_psb(&mut self) -> Result<(), Err> {
         loop {
-            if self.buf.is_empty() {
+            if self.buf().is_empty() {
                 self.get_data()?;
             }
-            match self.buf.windows(PSB.len()).position(|w| w == PSB) {
+            match self.buf().windows(PSB.len()).position(|w| w == PSB) {
                 Some(at) => {
                     self.pkt_step = at;
                     return self.get_next_packet();
                 }
                 None => {
-                    self.pos += self.buf.len() as u64;
-                    self.buf = &[];
+                    self.pos += self.buf().len() as u64;
+                    self.at = self.data.len();
                     self.pkt_step = 0;
                 }
             }

@@ -236,7 +236,7 @@ impl Clock {
 
 /// `intel_pt_8b_tsc`: a 7-byte TSC completed with the 8th byte of `ref_timestamp`,
 /// nearest to it.
-fn eight_byte_tsc(timestamp: u64, ref_timestamp: u64) -> u64 {
+pub(super) fn eight_byte_tsc(timestamp: u64, ref_timestamp: u64) -> u64 {
     let mut t = timestamp | (ref_timestamp & (0xff << 56));
     if t < ref_timestamp {
         if ref_timestamp - t > (1 << 55) {

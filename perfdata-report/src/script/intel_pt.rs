@@ -6,9 +6,10 @@
 //! (`intel_pt_context_switch`), which the CPU's queue decodes as next time it runs
 //! (`intel_pt_set_pid_tid_cpu`).
 //!
-//! Nothing decoded is kept: each state is printed when its queue hands it out. The AUX
-//! buffers themselves are held (read before the listing, as perf queues them from the
-//! file's AUXTRACE records up front).
+//! Nothing decoded is kept: each state is printed when its queue hands it out. Where
+//! the AUX buffers are is read before the listing (as perf queues them from the file's
+//! AUXTRACE records up front); each buffer's bytes are read when its queue's decoder
+//! reaches it and dropped at its end.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -18,13 +19,14 @@ use perfdata_core::record::{RecordBody, RecordType};
 use crate::intel_pt::decoder::Decoder;
 use crate::intel_pt::dso_data::DsoData;
 use crate::intel_pt::info::IntelPtInfo;
-use crate::intel_pt::queues::{Output, Queues};
+use crate::intel_pt::queues::{Output, Queues, TscRange};
 use crate::intel_pt::state::{InsnWalker, State, WalkError};
 use crate::intel_pt::synth::{self, Synth};
 use crate::intel_pt::Trace;
 use crate::process::{DsoId, Location, Machine, Maps, ThreadId};
 use crate::replay::{Delivered, SampleExtra, ShownRecord};
 use perfdata_core::feature::FeatureId;
+use perfdata_core::select::TimeRange;
 use perfdata_core::{PerfReader, Result};
 
 use super::fields::Field;
@@ -111,6 +113,10 @@ pub(super) enum Line<'a> {
         sample: crate::model::ResolvedSample,
         /// A branch's target.
         addr: Option<u64>,
+        /// The sample's addr (perf's `sample->addr = state->to_ip`, what `-F addr`
+        /// prints, for every synthesized sample: a `psb` after a resync has its FUP's
+        /// ip there).
+        to_ip: u64,
         /// The synth field.
         synth: Option<String>,
     },
@@ -134,12 +140,24 @@ pub(super) struct PtListing<'t> {
 }
 
 impl<'t> PtListing<'t> {
-    /// The decoding of `trace`; None without Intel PT's AUXTRACE_INFO.
-    pub(super) fn new(trace: &'t Trace) -> Option<PtListing<'t>> {
+    /// The decoding of `trace` within the time `ranges` (perf time, none: all); None
+    /// without Intel PT's AUXTRACE_INFO.
+    pub(super) fn new(trace: &'t Trace, ranges: &[TimeRange]) -> Option<PtListing<'t>> {
         let info = trace.info?;
         let ctx: Arc<Mutex<WalkContext>> = Arc::default();
         let queue_cpu = trace.buffers.iter().map(|b| (b.idx, b.cpu)).collect();
-        let queues = Queues::new(
+        let ranges = ranges
+            .iter()
+            .map(|r| TscRange {
+                start: if r.start != 0 {
+                    tsc_start(&info, r.start)
+                } else {
+                    0
+                },
+                end: if r.end != 0 { tsc_end(&info, r.end) } else { 0 },
+            })
+            .collect();
+        let queues = Queues::with_ranges(
             trace
                 .queue_indexes()
                 .into_iter()
@@ -151,6 +169,7 @@ impl<'t> PtListing<'t> {
                     (q, Decoder::new(trace.params, trace.queue(q), walker))
                 })
                 .collect(),
+            ranges,
         );
         // perf: TSC frequency over the maximum non-turbo ratio, in kHz.
         let tsc_freq = ns_to_ticks(&info, 1_000_000_000);
@@ -234,6 +253,7 @@ impl<'t> PtListing<'t> {
                         event,
                         sample,
                         addr,
+                        to_ip: state.to_ip,
                         synth: field,
                     };
                     if let Some(d) = print(m, line) {
@@ -330,10 +350,10 @@ pub(super) fn deliver(
     }
 }
 
-/// The Intel PT trace of the recording `reader` reads, when it has one (read again from
-/// its file: perf queues every AUX buffer before it begins); None for a pipe.
-/// With a warning where the trace is too large to decode
-/// ([`crate::intel_pt::MAX_TRACE_BYTES`]).
+/// The Intel PT trace of the recording `reader` reads, when it has one (where its
+/// buffers are, read again from its file: perf queues every AUX buffer before it
+/// begins); None for a pipe. With a warning where a buffer is too large to decode
+/// ([`crate::intel_pt::MAX_BUFFER_BYTES`]).
 pub(super) fn trace_of(
     reader: &PerfReader,
 ) -> Result<(Option<crate::intel_pt::Trace>, Option<String>)> {
@@ -346,10 +366,10 @@ pub(super) fn trace_of(
     let trace = crate::intel_pt::read_trace(PerfReader::open(path)?)?;
     let warning = (trace.too_large > 0).then(|| {
         format!(
-            "the Intel PT trace ({} bytes) is larger than perfdata decodes ({} bytes): \
+            "an Intel PT AUX buffer ({} bytes) is larger than perfdata decodes ({} bytes): \
              only the recorded samples are listed",
             trace.too_large,
-            crate::intel_pt::MAX_TRACE_BYTES
+            crate::intel_pt::MAX_BUFFER_BYTES
         )
     });
     Ok((trace.info.is_some().then_some(trace), warning))
@@ -362,7 +382,7 @@ impl Printer<'_> {
         if self.error.is_some() {
             return None;
         }
-        let (event, mut sample, addr, synth) = match line {
+        let (event, mut sample, addr, to_ip, synth) = match line {
             Line::Error(text) => {
                 self.buf.extend_from_slice(text.as_bytes());
                 return None;
@@ -371,8 +391,9 @@ impl Printer<'_> {
                 event,
                 sample,
                 addr,
+                to_ip,
                 synth,
-            } => (event, sample, addr, synth),
+            } => (event, sample, addr, to_ip, synth),
         };
         let i = self
             .events
@@ -401,7 +422,14 @@ impl Printer<'_> {
                 locate(m, thread, a, u64::MAX - kernel_start)
             }
         });
-        self.print(m, &sample, &SampleExtra::default(), i);
+        // perf's synthesized sample starts zeroed (`{ .ip = 0, }`): data_src 0, where a
+        // recorded one without it has PERF_MEM_DATA_SRC_NONE.
+        let extra = SampleExtra {
+            addr: Some(to_ip),
+            data_src: Some(0),
+            ..SampleExtra::default()
+        };
+        self.print(m, &sample, &extra, i);
         self.synth_text = None;
         self.branch_to = None;
         self.printed += 1;
@@ -416,6 +444,32 @@ impl Printer<'_> {
 fn ns_to_ticks(info: &IntelPtInfo, ns: u64) -> u64 {
     let (mult, shift) = (u64::from(info.tc.time_mult.max(1)), info.tc.time_shift);
     ((ns / mult) << shift) + (((ns % mult) << shift) / mult)
+}
+
+/// perf's `intel_pt_tsc_start`: the least TSC whose perf time is `ns` or later.
+fn tsc_start(info: &IntelPtInfo, ns: u64) -> u64 {
+    let tc = &info.tc;
+    let mut tsc = tc.to_tsc(ns);
+    while tsc > 0 && tc.to_perf_time(tsc) >= ns {
+        tsc -= 1;
+    }
+    while tc.to_perf_time(tsc) < ns {
+        tsc += 1;
+    }
+    tsc
+}
+
+/// perf's `intel_pt_tsc_end`: the greatest TSC whose perf time is `ns` or earlier.
+fn tsc_end(info: &IntelPtInfo, ns: u64) -> u64 {
+    let tc = &info.tc;
+    let mut tsc = tc.to_tsc(ns);
+    while tsc < u64::MAX && tc.to_perf_time(tsc) <= ns {
+        tsc += 1;
+    }
+    while tsc > 0 && tc.to_perf_time(tsc) > ns {
+        tsc -= 1;
+    }
+    tsc
 }
 
 /// perf's `machine__kernel_start`: where the kernel's image is mapped (2^63 unknown).

@@ -261,7 +261,10 @@ pub fn columns(
 ) {
     use std::io::Write;
     if show[0] {
-        data_src_column(buf, data_src.unwrap_or(0), widest);
+        // perf's evsel__parse_sample sets data_src to PERF_MEM_DATA_SRC_NONE before it
+        // reads a sample: what it prints for a sample without one (where it prints the
+        // field at all: a recording with an AUX area trace).
+        data_src_column(buf, data_src.unwrap_or(PERF_MEM_DATA_SRC_NONE), widest);
     }
     let w = weight.unwrap_or(0);
     // perf's union perf_sample_weight: WEIGHT_STRUCT's var1_dw and var2_w.
@@ -276,6 +279,9 @@ pub fn columns(
         let _ = write!(buf, "{ins_lat:16}");
     }
 }
+
+/// perf's PERF_MEM_DATA_SRC_NONE: every field N/A.
+const PERF_MEM_DATA_SRC_NONE: u64 = 0x5080021;
 
 /// `%16lx %s` of `data_src` and its decoding, cut as perf's 100-byte buffer cuts it.
 fn column_text(data_src: u64) -> String {

@@ -181,10 +181,18 @@ impl Script {
         opts.shown.extend_from_slice(stat::STAT_RECORDS);
         // An AUX area trace's decoder adds events, whose fields perf checks then.
         opts.shown.push(RecordType::AuxtraceInfo);
-        // An Intel PT trace is decoded among the events: its buffers are read first
-        // (perf queues them from the file's AUXTRACE records before it begins).
+        // An Intel PT trace is decoded among the events: where its buffers are is read
+        // first (perf queues them from the file's AUXTRACE records before it begins),
+        // their bytes as the decoder reaches them.
         let (trace, too_large) = intel_pt::trace_of(&reader)?;
-        let mut pt = trace.as_ref().and_then(intel_pt::PtListing::new);
+        // perf's --time bounds the decoding too (intel_pt_setup_time_ranges).
+        let ranges = match &self.time {
+            Some(spec) if trace.is_some() => resolve_time(spec, reader.meta())?,
+            _ => Vec::new(),
+        };
+        let mut pt = trace
+            .as_ref()
+            .and_then(|t| intel_pt::PtListing::new(t, &ranges));
         if pt.is_some() {
             opts.shown.extend_from_slice(intel_pt::DECODER_RECORDS);
         }
@@ -208,6 +216,12 @@ impl Script {
             if pt.errors != 0 {
                 warnings.push(format!("{} instruction trace errors", pt.errors));
             }
+        }
+        // A buffer read as the decoder reached it and failed ended its queue there.
+        if let Some(failed) = trace.as_ref().and_then(|t| t.store.failure()) {
+            warnings.push(format!(
+                "the Intel PT trace was decoded up to an error: {failed}"
+            ));
         }
         let samples = printer.finish()?;
         Ok(Listed {
@@ -496,7 +510,11 @@ impl<'o> Printer<'o> {
                 self.frame_names(m, &at, f);
             }
         }
-        self.memory_columns(x, f, weight_struct);
+        // perf prints a BTS event's line (perf_sample__fprintf_bts) and returns before
+        // the memory columns.
+        if !bts {
+            self.memory_columns(x, f, weight_struct);
+        }
         if f.has(Field::Ip) {
             // A sample of an event with callchains lists its frames, none or many.
             if chain {
