@@ -68,7 +68,7 @@ impl Data {
 /// An anonymous file in the system's temporary directory (`TMPDIR`, else `/tmp`); the
 /// error names that directory, not the output (an export to a writable place fails
 /// where `TMPDIR` is read-only).
-fn temp_file() -> io::Result<File> {
+pub(crate) fn temp_file() -> io::Result<File> {
     tempfile::tempfile().map_err(|e| {
         let dir = std::env::temp_dir();
         let whence = match std::env::var_os("TMPDIR") {
