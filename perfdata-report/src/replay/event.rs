@@ -396,9 +396,93 @@ pub(super) fn sample_event(
     }
 }
 
+/// A sample of event 0 at `time` (0: none) whose ip is `ip`, with nothing more: for
+/// tests that follow samples through the queue.
+#[cfg(test)]
+pub(super) fn test_sample(ip: u64, time: u64) -> PendingSample {
+    PendingSample {
+        ip,
+        period: 1,
+        time,
+        cpu: 0,
+        has: (time != 0, false),
+        event: 0,
+        pid: 1,
+        tid: 1,
+        kernel: false,
+        lbr: false,
+        chain: 0,
+        rare: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_comes_back_from_its_bytes_whole() {
+        let mut p = test_sample(0x1234, 99);
+        (p.cpu, p.has.1, p.kernel, p.lbr, p.pid, p.tid) = (3, true, true, true, -1, 7);
+        p.chain = 5;
+        p.rare().read = Some(vec![(Some(2), 11, 12), (None, 13, 14)]);
+        p.rare().user = Some(Box::new(UserState {
+            abi: 2,
+            mask: 0xff,
+            regs: vec![1, 2, 3],
+            stack: vec![9; 100],
+            stack_size: 8192,
+        }));
+        p.rare().extra = Some(SampleExtra {
+            raw: Some(vec![1, 2]),
+            addr: Some(0xdead),
+            data_src: None,
+            weight: Some(0),
+            meta: None,
+        });
+        let mut bytes = Vec::new();
+        assert!(p.encode(&[7, 8, 9], &mut bytes));
+        let mut words = vec![1];
+        // A user state to reuse, its old contents gone.
+        let reuse = Box::new(UserState {
+            regs: vec![5; 10],
+            stack: vec![5; 10],
+            ..UserState::default()
+        });
+        let q = PendingSample::decode(&bytes, &mut words, Some(reuse)).expect("decodes");
+        assert_eq!(words, [7, 8, 9]);
+        assert_eq!(
+            (q.ip, q.period, q.time(), q.cpu(), q.event, q.pid, q.tid),
+            (0x1234, 1, Some(99), Some(3), 0, -1, 7)
+        );
+        assert_eq!((q.kernel, q.lbr, q.chain), (true, true, 1));
+        let (r, want) = (
+            q.rare.as_deref().expect("rare"),
+            p.rare.as_deref().expect("rare"),
+        );
+        assert_eq!(r.read, want.read);
+        assert_eq!(r.user, want.user);
+        let (e, w) = (
+            r.extra.as_ref().expect("extra"),
+            want.extra.as_ref().expect("extra"),
+        );
+        assert_eq!(
+            (&e.raw, e.addr, e.data_src, e.weight),
+            (&w.raw, w.addr, w.data_src, w.weight)
+        );
+        // Cut anywhere, the bytes are refused, not misread.
+        for n in 0..bytes.len() {
+            assert!(
+                PendingSample::decode(&bytes[..n], &mut words, None).is_none(),
+                "{n}"
+            );
+        }
+        // A plain sample: no chain, nothing rare.
+        bytes.clear();
+        assert!(test_sample(1, 0).encode(&[], &mut bytes));
+        let q = PendingSample::decode(&bytes, &mut words, None).expect("decodes");
+        assert!(words.is_empty() && q.chain == 0 && q.rare.is_none() && q.time().is_none());
+    }
 
     #[test]
     fn a_queued_record_moves_inline() {

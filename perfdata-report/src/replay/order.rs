@@ -309,3 +309,6 @@ const BATCH: usize = 4096;
 /// 1 MiB they were still 11 MB of a report's peak while inlined frames' DWARF is
 /// loaded; 256 KiB (32 samples' copies) is as fast.
 const BATCH_STACK_BYTES: usize = 1 << 18;
+
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,7 @@
 //! few; the file is written afresh when most of it has been let out.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 
 use super::chain::Spare;
@@ -37,7 +37,6 @@ const SAMPLE: u8 = 0;
 const HELD: u8 = 1;
 
 /// The queued records on disk: runs, each in time order.
-#[derive(Default)]
 pub(super) struct Spilled {
     file: Option<BufWriter<File>>,
     /// Bytes written to the file.
@@ -54,6 +53,24 @@ pub(super) struct Spilled {
     free: Vec<u32>,
     /// A record's bytes, reused.
     scratch: Vec<u8>,
+    /// Bytes let out before the file is written afresh ([`DEAD_BYTES`]).
+    rewrite_at: u64,
+}
+
+impl Default for Spilled {
+    fn default() -> Self {
+        Spilled {
+            file: None,
+            end: 0,
+            dead: 0,
+            runs: Vec::new(),
+            waiting: 0,
+            held: Vec::new(),
+            free: Vec::new(),
+            scratch: Vec::new(),
+            rewrite_at: DEAD_BYTES,
+        }
+    }
 }
 
 /// Records in the file from `pos` to `end`, in time order; `buf[at..]` read ahead.
@@ -124,6 +141,17 @@ impl Spilled {
     /// Whether no record waits on disk.
     pub(super) fn is_empty(&self) -> bool {
         self.waiting == 0
+    }
+
+    /// Write the file afresh once `bytes` of it have been let out (and most of it).
+    #[cfg(test)]
+    pub(super) fn rewrite_at(&mut self, bytes: u64) {
+        self.rewrite_at = bytes;
+    }
+
+    /// How many records wait on disk.
+    pub(super) fn len(&self) -> usize {
+        self.waiting
     }
 
     /// Write `items` (time order, as the memory queue lets them out) as a new run; a
@@ -302,12 +330,16 @@ impl Spilled {
         }
         self.runs = kept;
         if self.runs.is_empty() {
-            // Nothing waits: the file starts again from its beginning.
+            // Nothing waits: the file starts again from its beginning (written at its
+            // cursor, not at `end`).
             file.set_len(0)?;
+            if let Some(out) = &mut self.file {
+                out.seek(SeekFrom::Start(0))?;
+            }
             (self.end, self.dead) = (0, 0);
             return Ok(());
         }
-        if self.dead >= DEAD_BYTES && self.dead * 2 >= self.end {
+        if self.dead >= self.rewrite_at && self.dead * 2 >= self.end {
             // What waits, read through the old file, merged into one run of the new.
             self.file = Some(BufWriter::with_capacity(
                 READ_BUF,
