@@ -150,6 +150,7 @@ impl Spilled {
     }
 
     /// How many records wait on disk.
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.waiting
     }

@@ -50,7 +50,7 @@ fn ops(rng: &mut Rng, n: u64) -> Vec<Op> {
 /// The record `id` is: a COMM for every fifth, else a sample, with a chain, a user
 /// stack copy or READ values by `id`.
 fn event(id: u64, time: u64, held: &mut Spare) -> Event {
-    if id % 5 == 0 {
+    if id.is_multiple_of(5) {
         return Event::Comm {
             pid: id as i32,
             tid: id as i32,
@@ -59,10 +59,10 @@ fn event(id: u64, time: u64, held: &mut Spare) -> Event {
         };
     }
     let mut p = test_sample(id, time);
-    if id % 2 == 0 {
-        p.chain = held.hold([id, id + 1, u64::MAX - id].into_iter());
+    if id.is_multiple_of(2) {
+        p.chain = held.hold([id, id + 1, u64::MAX - id]);
     }
-    if id % 3 == 0 {
+    if id.is_multiple_of(3) {
         p.rare().user = Some(Box::new(UserState {
             abi: 2,
             mask: 3,
@@ -71,7 +71,7 @@ fn event(id: u64, time: u64, held: &mut Spare) -> Event {
             stack_size: 8192,
         }));
     }
-    if id % 7 == 0 {
+    if id.is_multiple_of(7) {
         p.rare().read = Some(vec![(Some(0), id, id * 2)]);
     }
     Event::Sample(p)
@@ -123,7 +123,7 @@ fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64) -> Ve
                 Event::Sample(p) => {
                     let id = p.ip;
                     let chain = chain_words(&batch.chains, p.chain);
-                    let want: &[u64] = if id % 2 == 0 {
+                    let want: &[u64] = if id.is_multiple_of(2) {
                         &[id, id + 1, u64::MAX - id]
                     } else {
                         &[]
@@ -133,12 +133,12 @@ fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64) -> Ve
                     let user = rare.and_then(|r| r.0.as_ref());
                     assert_eq!(
                         user.map(|u| (u.stack.len(), &u.regs)),
-                        (id % 3 == 0).then_some(((id % 300) as usize, &vec![id, id])),
+                        (id.is_multiple_of(3)).then_some(((id % 300) as usize, &vec![id, id])),
                         "{id}"
                     );
                     assert_eq!(
                         rare.and_then(|r| r.1.clone()),
-                        (id % 7 == 0).then(|| vec![(Some(0), id, id * 2)]),
+                        (id.is_multiple_of(7)).then(|| vec![(Some(0), id, id * 2)]),
                         "{id}"
                     );
                     id
@@ -181,7 +181,7 @@ fn a_round_lets_out_no_record_on_disk_past_its_bound() {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(16);
     let (_back, spare) = std::sync::mpsc::channel::<Batch>();
     let mut order = Ordering::new(&tx, &spare, true, 0);
-    let mut push = |order: &mut Ordering<'_>, id: u64, t: u64| {
+    let push = |order: &mut Ordering<'_>, id: u64, t: u64| {
         order
             .step(Step::Queued(t, Event::Sample(test_sample(id, t))))
             .expect("steps");
