@@ -2,9 +2,10 @@
 //! in time order as perf's ordered events put them and replayed, each sample resolved as
 //! it comes, against the maps and names of that moment. Records are queued by time (equal
 //! times keep file order); a FINISHED_ROUND record lets out the queued records no later
-//! than the latest time seen before the previous one, as perf 6.1 does, so only about
-//! two rounds of records are held at once; records without a time (or of time 0) go
-//! through at once.
+//! than the latest time seen before the previous one, as perf 6.1 does; records without a
+//! time (or of time 0) go through at once. perf holds the queued records (about two
+//! rounds) in memory whatever their size; here past [`ReplayOptions::queue_bytes`] they
+//! wait on disk and come back merged in the same order (`replay/spill.rs`).
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::LostSamplesView;
