@@ -182,3 +182,25 @@ fn the_queue_on_disk_lists_as_perf_does() {
         "differs from perf script"
     );
 }
+
+/// Without a temporary file (TMPDIR missing) the queue stays in memory, as perf holds
+/// it: the same listing, and a warning that says why.
+#[test]
+fn without_a_temporary_file_the_queue_stays_in_memory() {
+    let input = fixture("file-system-wide.data");
+    let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["script", "-i"])
+        .arg(&input)
+        .env("PERFDATA_QUEUE_BYTES", "0")
+        .env("TMPDIR", "/nonexistent/perfdata-queue")
+        .output()
+        .expect("perfdata runs");
+    assert!(out.status.success());
+    let memory = perfdata(&["script"], &input, false, "18446744073709551615");
+    assert!(String::from_utf8(out.stdout).expect("utf-8") == memory);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stayed in memory") && stderr.contains("/nonexistent/perfdata-queue"),
+        "{stderr}"
+    );
+}

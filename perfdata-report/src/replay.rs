@@ -331,7 +331,12 @@ fn read_steps(
             order.push(c.time, Event::JitCode(Box::new(c)));
         }
     }
-    order.finish().map_err(spill_error)?;
+    if let Some(why) = order.finish().map_err(spill_error)? {
+        warnings.push(format!(
+            "the time-order queue passed {} bytes and stayed in memory: no temporary file ({why})",
+            opts.queue_bytes
+        ));
+    }
     Ok(lost)
 }
 

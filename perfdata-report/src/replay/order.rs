@@ -82,6 +82,9 @@ pub(super) struct Ordering<'a> {
     pub(super) out: Outbox<'a>,
     /// A spilled sample's chain words, reused.
     words: Vec<u64>,
+    /// Why the queue stayed in memory past its budget: its temporary file could not be
+    /// made.
+    pub(super) in_memory: Option<String>,
 }
 
 /// Where records in perf's order go: the batch being filled, and the channel.
@@ -125,6 +128,7 @@ impl<'a> Ordering<'a> {
                 gone: false,
             },
             words: Vec::new(),
+            in_memory: None,
         }
     }
 
@@ -169,6 +173,13 @@ impl<'a> Ordering<'a> {
     #[cold]
     #[inline(never)]
     fn spill(&mut self) -> io::Result<()> {
+        if let Err(e) = self.spilled.open() {
+            // No temporary file (TMPDIR read-only or full): the queue stays in memory,
+            // as perf holds it, and the replay says so.
+            self.budget = usize::MAX;
+            self.in_memory = Some(e.to_string());
+            return Ok(());
+        }
         self.spilled
             .write_run(self.queue.until(u64::MAX), &mut self.out.held)?;
         self.bytes = 0;
@@ -227,14 +238,15 @@ impl<'a> Ordering<'a> {
         self.spilled.tidy()
     }
 
-    /// The end of the records: everything still queued, then the last batch.
-    pub(super) fn finish(mut self) -> io::Result<()> {
+    /// The end of the records: everything still queued, then the last batch; why the
+    /// queue stayed in memory past its budget, if it did.
+    pub(super) fn finish(mut self) -> io::Result<Option<String>> {
         self.let_out(u64::MAX)?;
         if !self.out.gone {
             // The receiver is gone only if the replay thread panicked, which join reports.
             let _ = self.out.tx.send(self.out.batch);
         }
-        Ok(())
+        Ok(self.in_memory)
     }
 }
 

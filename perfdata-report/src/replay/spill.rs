@@ -162,12 +162,7 @@ impl Spilled {
         items: impl Iterator<Item = (u64, Event)>,
         held: &mut Spare,
     ) -> io::Result<()> {
-        if self.file.is_none() {
-            self.file = Some(BufWriter::with_capacity(
-                READ_BUF,
-                crate::spool::temp_file()?,
-            ));
-        }
+        self.open()?;
         let start = self.end;
         let mut record = std::mem::take(&mut self.scratch);
         for (time, ev) in items {
@@ -211,6 +206,17 @@ impl Spilled {
             });
         }
         self.merge_piled()
+    }
+
+    /// Make the temporary file, if not yet made.
+    pub(super) fn open(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(BufWriter::with_capacity(
+                READ_BUF,
+                crate::spool::temp_file()?,
+            ));
+        }
+        Ok(())
     }
 
     /// Keep `ev` in memory; its place.

@@ -110,7 +110,7 @@ fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64) -> Ve
         };
         order.step(step).expect("steps");
     }
-    order.finish().expect("finishes");
+    assert_eq!(order.finish().expect("finishes"), None);
     drop(tx);
     let mut ids = Vec::new();
     for batch in rx {
