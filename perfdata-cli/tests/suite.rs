@@ -121,6 +121,8 @@ mod perf_oracle;
 mod pipe_mutants;
 #[path = "progress.rs"]
 mod progress;
+#[path = "queue_disk.rs"]
+mod queue_disk;
 #[path = "quiet.rs"]
 mod quiet;
 #[path = "report_fields_oracle.rs"]

@@ -2,9 +2,10 @@
 //! in time order as perf's ordered events put them and replayed, each sample resolved as
 //! it comes, against the maps and names of that moment. Records are queued by time (equal
 //! times keep file order); a FINISHED_ROUND record lets out the queued records no later
-//! than the latest time seen before the previous one, as perf 6.1 does, so only about
-//! two rounds of records are held at once; records without a time (or of time 0) go
-//! through at once.
+//! than the latest time seen before the previous one, as perf 6.1 does; records without a
+//! time (or of time 0) go through at once. perf holds the queued records (about two
+//! rounds) in memory whatever their size; here past [`ReplayOptions::queue_bytes`] they
+//! wait on disk and come back merged in the same order (`replay/spill.rs`).
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::LostSamplesView;
@@ -22,6 +23,7 @@ mod event;
 mod lbr;
 mod order;
 mod shown;
+mod spill;
 mod steps;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
@@ -54,6 +56,22 @@ pub struct ReplayOptions {
     /// perf's `--max-stack` (None: its default, 127): an LBR call stack is used only
     /// where PERF_CONTEXT_USER is among that many entries of the recorded callchain.
     pub max_stack: Option<usize>,
+    /// Bytes the time-order queue holds in memory before it goes to disk (perf holds a
+    /// whole round, whatever its size): [`QUEUE_BYTES`] by default, or the
+    /// `PERFDATA_QUEUE_BYTES` environment variable's number (for tests and the
+    /// curious; the order is the same at any budget).
+    pub queue_bytes: usize,
+}
+
+/// Bytes the time-order queue holds in memory by default ([`ReplayOptions::queue_bytes`]).
+pub const QUEUE_BYTES: usize = 32 << 20;
+
+/// [`ReplayOptions::queue_bytes`]'s default: `PERFDATA_QUEUE_BYTES`, else [`QUEUE_BYTES`].
+fn default_queue_bytes() -> usize {
+    std::env::var("PERFDATA_QUEUE_BYTES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(QUEUE_BYTES)
 }
 
 /// What [`replay`] hands over, one at a time, in perf's order.
@@ -111,6 +129,7 @@ impl ReplayOptions {
             symfs,
             callchain_order: crate::callgraph::Order::Callee,
             max_stack: None,
+            queue_bytes: default_queue_bytes(),
         }
     }
 }
@@ -124,6 +143,7 @@ impl Default for ReplayOptions {
             symfs: None,
             callchain_order: crate::callgraph::Order::Callee,
             max_stack: None,
+            queue_bytes: default_queue_bytes(),
         }
     }
 }
@@ -161,7 +181,7 @@ pub fn replay(
             let worker = scope.spawn(move || replay_steps(machine, unwinder, rx, back, on_sample));
             let read = read_steps(
                 &mut reader,
-                Ordering::new(&tx, &spare, rounds),
+                Ordering::new(&tx, &spare, rounds, opts.queue_bytes),
                 unwind,
                 opts,
                 &mut warnings,
@@ -237,6 +257,9 @@ fn read_steps(
         if let Some((held, words)) = lbr.feed(item.raw.bytes, item.raw.stream) {
             order.out.held.replace(held, words);
         }
+        if !lbr.is_waiting() {
+            order.spill_if_full().map_err(spill_error)?;
+        }
         if kind == RecordType::FinishedRound {
             lbr.round();
         }
@@ -303,13 +326,23 @@ fn read_steps(
             },
             Step::Round => Vec::new(),
         };
-        order.step(step);
+        order.step(step).map_err(spill_error)?;
         for c in jit {
-            order.step(Step::Queued(c.time, Event::JitCode(Box::new(c))));
+            order.push(c.time, Event::JitCode(Box::new(c)));
         }
     }
-    order.finish();
+    if let Some(why) = order.finish().map_err(spill_error)? {
+        warnings.push(format!(
+            "the time-order queue passed {} bytes and stayed in memory: no temporary file ({why})",
+            opts.queue_bytes
+        ));
+    }
     Ok(lost)
+}
+
+/// An error of the time-order queue's temporary file.
+fn spill_error(e: std::io::Error) -> perfdata_core::Error {
+    perfdata_core::Error::io("keeping the queued records in a temporary file", e)
 }
 
 /// Queue (or hand over) SAMPLE `item` in `order`, its fields read through the borrowed
@@ -390,7 +423,7 @@ fn push_sample(
             if let Some(b) = beyond {
                 lbr.wait(b, p.chain);
             }
-            order.queue.push(t, Event::Sample(p))
+            order.push(t, Event::Sample(p))
         }
         None => order.out.emit(Event::Sample(p)),
     }

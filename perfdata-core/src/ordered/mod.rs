@@ -153,6 +153,13 @@ impl<T> OrderedQueue<T> {
         if !self.waiting.is_empty() {
             self.next_flush = self.max_time;
         }
+        self.take_until(limit).map(|(_, item)| item)
+    }
+
+    /// The items up to `limit` with their times, in time order (equal times in push
+    /// order), the rest staying queued: for a caller that keeps perf's round bounds
+    /// itself (the replay, whose queue goes partly to disk), not [`OrderedQueue::round`]'s.
+    pub fn until(&mut self, limit: u64) -> impl Iterator<Item = (u64, T)> + '_ {
         self.take_until(limit)
     }
 
@@ -168,16 +175,16 @@ impl<T> OrderedQueue<T> {
         } else {
             self.next_flush
         };
-        self.take_until(limit)
+        self.take_until(limit).map(|(_, item)| item)
     }
 
     /// perf's OE_FLUSH__FINAL, at the end: everything, in time order.
     pub fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
-        self.take_until(u64::MAX)
+        self.take_until(u64::MAX).map(|(_, item)| item)
     }
 }
 
-/// The items a flush lets out, each taken from its slot as it is asked for; those not
+/// The items a flush lets out, with their times, each taken from its slot as it is asked for; those not
 /// asked for are dropped with the iterator, as a drained Vec's are.
 struct LetOut<'q, T> {
     keys: std::vec::Drain<'q, (u64, u32)>,
@@ -186,12 +193,12 @@ struct LetOut<'q, T> {
 }
 
 impl<T> Iterator for LetOut<'_, T> {
-    type Item = T;
+    type Item = (u64, T);
 
-    fn next(&mut self) -> Option<T> {
-        let (_, slot) = self.keys.next()?;
+    fn next(&mut self) -> Option<(u64, T)> {
+        let (time, slot) = self.keys.next()?;
         self.free.push(slot);
-        self.slots[slot as usize].take()
+        Some((time, self.slots[slot as usize].take()?))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -143,6 +143,19 @@ impl Spare {
         }
     }
 
+    /// The words `id` names ([`Spare::hold`]), still held; none for 0.
+    pub(super) fn waiting(&self, id: u32) -> &[u64] {
+        id.checked_sub(1)
+            .and_then(|at| self.waiting.get(at as usize))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// How many words `id` names ([`Spare::waiting`]).
+    #[inline]
+    pub(super) fn len_of(&self, id: u32) -> usize {
+        self.waiting(id).len()
+    }
+
     /// The vector `id` names ([`Spare::hold`]), let go of here; empty for 0.
     pub(super) fn release(&mut self, id: u32) -> Vec<u64> {
         let Some(at) = id.checked_sub(1) else {

@@ -154,6 +154,206 @@ impl PendingSample {
     }
 }
 
+impl PendingSample {
+    /// Write the sample, with its chain's `words`, into `out` for the queue's part on
+    /// disk ([`super::spill`]); false (nothing written) for what cannot go there (the
+    /// recording's metadata, which a queued sample never carries, is shared, not bytes).
+    pub(super) fn encode(&self, words: &[u64], out: &mut Vec<u8>) -> bool {
+        let rare = self.rare.as_deref();
+        if rare
+            .and_then(|r| r.extra.as_ref())
+            .is_some_and(|e| e.meta.is_some())
+        {
+            return false;
+        }
+        let flags = u8::from(self.has.0)
+            | u8::from(self.has.1) << 1
+            | u8::from(self.kernel) << 2
+            | u8::from(self.lbr) << 3
+            | u8::from(self.chain != 0) << 4;
+        out.push(flags);
+        for v in [self.ip, self.period, self.time] {
+            put(out, v);
+        }
+        for v in [self.cpu, self.event, self.pid as u32, self.tid as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        if self.chain != 0 {
+            put_words(out, words);
+        }
+        let Some(r) = rare else {
+            out.push(0);
+            return true;
+        };
+        out.push(
+            1 | u8::from(r.read.is_some()) << 1
+                | u8::from(r.user.is_some()) << 2
+                | u8::from(r.extra.is_some()) << 3,
+        );
+        if let Some(read) = &r.read {
+            put(out, read.len() as u64);
+            for &(event, id, value) in read {
+                put(out, event.map_or(u64::MAX, |e| e as u64));
+                put(out, id);
+                put(out, value);
+            }
+        }
+        if let Some(u) = &r.user {
+            for v in [u.abi, u.mask, u.stack_size] {
+                put(out, v);
+            }
+            put_words(out, &u.regs);
+            put_bytes(out, Some(&u.stack));
+        }
+        if let Some(e) = &r.extra {
+            put_bytes(out, e.raw.as_deref());
+            for v in [e.addr, e.data_src, e.weight] {
+                out.push(u8::from(v.is_some()));
+                put(out, v.unwrap_or(0));
+            }
+        }
+        true
+    }
+
+    /// The sample [`PendingSample::encode`] wrote at the start of `bytes`, its chain's
+    /// words into `words` (emptied first), its user state in `reuse` if given; None
+    /// where the bytes are not what it writes.
+    pub(super) fn decode(
+        bytes: &[u8],
+        words: &mut Vec<u64>,
+        reuse: Option<Box<UserState>>,
+    ) -> Option<PendingSample> {
+        let mut r = Bytes(bytes);
+        let flags = r.u8()?;
+        let (ip, period, time) = (r.u64()?, r.u64()?, r.u64()?);
+        let (cpu, event, pid, tid) = (r.u32()?, r.u32()?, r.u32()? as i32, r.u32()? as i32);
+        words.clear();
+        if flags & 16 != 0 {
+            let n = usize::try_from(r.u64()?).ok()?;
+            for _ in 0..n {
+                words.push(r.u64()?);
+            }
+        }
+        let rare_flags = r.u8()?;
+        let rare = if rare_flags & 1 == 0 {
+            None
+        } else {
+            let mut rare = Rare::default();
+            if rare_flags & 2 != 0 {
+                let n = usize::try_from(r.u64()?).ok()?;
+                let mut read = Vec::with_capacity(n.min(1 << 16));
+                for _ in 0..n {
+                    let event = r.u64()?;
+                    let event = (event != u64::MAX)
+                        .then(|| usize::try_from(event).ok())
+                        .flatten();
+                    read.push((event, r.u64()?, r.u64()?));
+                }
+                rare.read = Some(read);
+            }
+            if rare_flags & 4 != 0 {
+                let mut u = reuse.unwrap_or_default();
+                (u.abi, u.mask, u.stack_size) = (r.u64()?, r.u64()?, r.u64()?);
+                u.regs.clear();
+                let n = usize::try_from(r.u64()?).ok()?;
+                for _ in 0..n {
+                    u.regs.push(r.u64()?);
+                }
+                let stack = r.bytes()?;
+                u.stack.clear();
+                u.stack.extend_from_slice(stack);
+                rare.user = Some(u);
+            }
+            if rare_flags & 8 != 0 {
+                let raw = r.bytes_opt()?.map(<[u8]>::to_vec);
+                let mut opt = || -> Option<Option<u64>> {
+                    let some = r.u8()? != 0;
+                    let v = r.u64()?;
+                    Some(some.then_some(v))
+                };
+                let (addr, data_src, weight) = (opt()?, opt()?, opt()?);
+                rare.extra = Some(SampleExtra {
+                    raw,
+                    addr,
+                    data_src,
+                    weight,
+                    meta: None,
+                });
+            }
+            Some(Box::new(rare))
+        };
+        Some(PendingSample {
+            ip,
+            period,
+            time,
+            cpu,
+            has: (flags & 1 != 0, flags & 2 != 0),
+            event,
+            pid,
+            tid,
+            kernel: flags & 4 != 0,
+            lbr: flags & 8 != 0,
+            // 1 where it had a chain: the caller holds the words again and names them.
+            chain: u32::from(flags & 16 != 0),
+            rare,
+        })
+    }
+}
+
+/// Append `v`, little-endian.
+fn put(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Append `words` after their count.
+fn put_words(out: &mut Vec<u8>, words: &[u64]) {
+    put(out, words.len() as u64);
+    for &w in words {
+        put(out, w);
+    }
+}
+
+/// Append `bytes` after their length plus one (0: none).
+fn put_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    put(out, bytes.map_or(0, |b| b.len() as u64 + 1));
+    out.extend_from_slice(bytes.unwrap_or_default());
+}
+
+/// Bytes [`PendingSample::encode`] wrote, read from the front.
+struct Bytes<'a>(&'a [u8]);
+
+impl<'a> Bytes<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn bytes_opt(&mut self) -> Option<Option<&'a [u8]>> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        match n.checked_sub(1) {
+            None => Some(None),
+            Some(len) => Some(Some(self.take(len)?)),
+        }
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        self.bytes_opt()?
+    }
+}
+
 /// A sample of event `event` as the replay keeps it, its locations still to find; `period` is the attr's, for samples
 /// that do not carry one; `events` finds the events of its READ values' ids.
 pub(super) fn sample_event(
@@ -196,9 +396,93 @@ pub(super) fn sample_event(
     }
 }
 
+/// A sample of event 0 at `time` (0: none) whose ip is `ip`, with nothing more: for
+/// tests that follow samples through the queue.
+#[cfg(test)]
+pub(super) fn test_sample(ip: u64, time: u64) -> PendingSample {
+    PendingSample {
+        ip,
+        period: 1,
+        time,
+        cpu: 0,
+        has: (time != 0, false),
+        event: 0,
+        pid: 1,
+        tid: 1,
+        kernel: false,
+        lbr: false,
+        chain: 0,
+        rare: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_comes_back_from_its_bytes_whole() {
+        let mut p = test_sample(0x1234, 99);
+        (p.cpu, p.has.1, p.kernel, p.lbr, p.pid, p.tid) = (3, true, true, true, -1, 7);
+        p.chain = 5;
+        p.rare().read = Some(vec![(Some(2), 11, 12), (None, 13, 14)]);
+        p.rare().user = Some(Box::new(UserState {
+            abi: 2,
+            mask: 0xff,
+            regs: vec![1, 2, 3],
+            stack: vec![9; 100],
+            stack_size: 8192,
+        }));
+        p.rare().extra = Some(SampleExtra {
+            raw: Some(vec![1, 2]),
+            addr: Some(0xdead),
+            data_src: None,
+            weight: Some(0),
+            meta: None,
+        });
+        let mut bytes = Vec::new();
+        assert!(p.encode(&[7, 8, 9], &mut bytes));
+        let mut words = vec![1];
+        // A user state to reuse, its old contents gone.
+        let reuse = Box::new(UserState {
+            regs: vec![5; 10],
+            stack: vec![5; 10],
+            ..UserState::default()
+        });
+        let q = PendingSample::decode(&bytes, &mut words, Some(reuse)).expect("decodes");
+        assert_eq!(words, [7, 8, 9]);
+        assert_eq!(
+            (q.ip, q.period, q.time(), q.cpu(), q.event, q.pid, q.tid),
+            (0x1234, 1, Some(99), Some(3), 0, -1, 7)
+        );
+        assert_eq!((q.kernel, q.lbr, q.chain), (true, true, 1));
+        let (r, want) = (
+            q.rare.as_deref().expect("rare"),
+            p.rare.as_deref().expect("rare"),
+        );
+        assert_eq!(r.read, want.read);
+        assert_eq!(r.user, want.user);
+        let (e, w) = (
+            r.extra.as_ref().expect("extra"),
+            want.extra.as_ref().expect("extra"),
+        );
+        assert_eq!(
+            (&e.raw, e.addr, e.data_src, e.weight),
+            (&w.raw, w.addr, w.data_src, w.weight)
+        );
+        // Cut anywhere, the bytes are refused, not misread.
+        for n in 0..bytes.len() {
+            assert!(
+                PendingSample::decode(&bytes[..n], &mut words, None).is_none(),
+                "{n}"
+            );
+        }
+        // A plain sample: no chain, nothing rare.
+        bytes.clear();
+        assert!(test_sample(1, 0).encode(&[], &mut bytes));
+        let q = PendingSample::decode(&bytes, &mut words, None).expect("decodes");
+        assert!(words.is_empty() && q.chain == 0 && q.rare.is_none() && q.time().is_none());
+    }
 
     #[test]
     fn a_queued_record_moves_inline() {

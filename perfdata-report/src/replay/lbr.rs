@@ -207,6 +207,11 @@ impl CallStacks {
         Some((held, words))
     }
 
+    /// Whether a queued sample's chain waits for the bytes of the records after it.
+    pub(super) fn is_waiting(&self) -> bool {
+        self.waiting.is_some()
+    }
+
     /// A round lets queued samples out: the waiting one may be gone, its word stays 0
     /// (perf reads on into the record after the round's, which has not been read).
     pub(super) fn round(&mut self) {

@@ -1,12 +1,14 @@
 //! The reading thread's half of perf's order ([`super::replay`]): records queued by
 //! time and let out by rounds, handed to the replaying thread in batches.
 
+use std::io;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use perfdata_core::ordered::OrderedQueue;
 
 use super::chain::Spare;
 use super::event::Event;
+use super::spill::Spilled;
 
 /// A record as the reading loop sorts it out, in file order.
 pub(super) enum Step {
@@ -59,11 +61,30 @@ pub(super) fn chain_words(chains: &[u64], id: u32) -> &[u64] {
 /// events) and let out by rounds into batches for the replaying thread. The queue is
 /// here, not on the replaying thread, which names and prints the samples and is the
 /// slower of the two: its pushes and sorts were an eighth of that thread's cycles.
+///
+/// perf holds a whole round (its queue's size is unlimited by default); here, past
+/// `budget` bytes the queued records go to disk ([`Spilled`]) and come back, merged,
+/// as rounds let them out: the order is perf's, the memory bounded.
 pub(super) struct Ordering<'a> {
-    pub(super) queue: OrderedQueue<Event>,
+    queue: OrderedQueue<Event>,
+    /// Records queued before those of `queue`, on disk.
+    spilled: Spilled,
+    /// Bytes of what `queue` holds, about ([`weight`]).
+    bytes: usize,
+    /// Past this many bytes the queue goes to disk.
+    budget: usize,
+    /// Records up to this time go out at the next round (perf's `next_flush`).
+    next_flush: u64,
+    /// The latest time queued since the queue was last empty (perf's `max_timestamp`).
+    max_time: u64,
     /// Whether FINISHED_ROUND records let records out (not in a directory's data).
     rounds: bool,
     pub(super) out: Outbox<'a>,
+    /// A spilled sample's chain words, reused.
+    words: Vec<u64>,
+    /// Why the queue stayed in memory past its budget: its temporary file could not be
+    /// made.
+    pub(super) in_memory: Option<String>,
 }
 
 /// Where records in perf's order go: the batch being filled, and the channel.
@@ -82,9 +103,21 @@ pub(super) struct Outbox<'a> {
 }
 
 impl<'a> Ordering<'a> {
-    pub(super) fn new(tx: &'a SyncSender<Batch>, spare: &'a Receiver<Batch>, rounds: bool) -> Self {
+    /// Records in perf's order handed over through `tx` (emptied batches come back
+    /// through `spare`), let out by rounds if `rounds`, on disk past `budget` bytes.
+    pub(super) fn new(
+        tx: &'a SyncSender<Batch>,
+        spare: &'a Receiver<Batch>,
+        rounds: bool,
+        budget: usize,
+    ) -> Self {
         Ordering {
             queue: OrderedQueue::new(),
+            spilled: Spilled::default(),
+            bytes: 0,
+            budget,
+            next_flush: 0,
+            max_time: 0,
             rounds,
             out: Outbox {
                 tx,
@@ -94,36 +127,150 @@ impl<'a> Ordering<'a> {
                 held: Spare::default(),
                 gone: false,
             },
+            words: Vec::new(),
+            in_memory: None,
         }
+    }
+
+    /// Whether nothing is queued, in memory or on disk.
+    fn is_empty(&self) -> bool {
+        self.queue.is_empty() && self.spilled.is_empty()
     }
 
     /// Take `step` as perf's ordered events do: at once, queued, or a round let out.
-    pub(super) fn step(&mut self, step: Step) {
+    pub(super) fn step(&mut self, step: Step) -> io::Result<()> {
         match step {
-            Step::Round => self.round(),
+            Step::Round => return self.round(),
             Step::Now(ev) => self.out.emit(ev),
-            Step::Queued(t, ev) => self.queue.push(t, ev),
+            Step::Queued(t, ev) => self.push(t, ev),
         }
+        Ok(())
     }
 
-    /// A FINISHED_ROUND record: the queue lets out what the previous round bounded.
-    fn round(&mut self) {
-        if self.rounds {
-            for ev in self.queue.round() {
+    /// Queue `ev` at `time`.
+    #[inline]
+    pub(super) fn push(&mut self, time: u64, ev: Event) {
+        self.max_time = if self.is_empty() {
+            time
+        } else {
+            self.max_time.max(time)
+        };
+        self.bytes += weight(&ev, &self.out.held);
+        self.queue.push(time, ev);
+    }
+
+    /// Move what the queue holds in memory to disk if it passed the budget. Not while
+    /// a queued sample's chain waits for the records after it (`lbr::CallStacks`):
+    /// its held words are named by the reading loop until then.
+    #[inline]
+    pub(super) fn spill_if_full(&mut self) -> io::Result<()> {
+        if self.bytes <= self.budget {
+            return Ok(());
+        }
+        self.spill()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self) -> io::Result<()> {
+        if let Err(e) = self.spilled.open() {
+            // No temporary file (TMPDIR read-only or full): the queue stays in memory,
+            // as perf holds it, and the replay says so.
+            self.budget = usize::MAX;
+            self.in_memory = Some(e.to_string());
+            return Ok(());
+        }
+        self.spilled
+            .write_run(self.queue.until(u64::MAX), &mut self.out.held)?;
+        self.bytes = 0;
+        Ok(())
+    }
+
+    /// A FINISHED_ROUND record: the queue lets out what the previous round bounded
+    /// (perf's OE_FLUSH__ROUND: up to the latest time queued before the previous round;
+    /// an empty queue leaves the bound as it was).
+    fn round(&mut self) -> io::Result<()> {
+        if !self.rounds {
+            return Ok(());
+        }
+        let limit = self.next_flush;
+        if !self.is_empty() {
+            self.next_flush = self.max_time;
+        }
+        self.let_out(limit)
+    }
+
+    /// The queued records up to `limit` go out, in time order (equal times in the
+    /// order they were queued: those on disk first, the oldest run first).
+    fn let_out(&mut self, limit: u64) -> io::Result<()> {
+        if self.spilled.is_empty() {
+            for (_, ev) in self.queue.until(limit) {
+                self.bytes -= weight(&ev, &self.out.held);
+                self.out.emit(ev);
+            }
+            return Ok(());
+        }
+        let mut memory = self.queue.until(limit).peekable();
+        loop {
+            let disk = self.spilled.next_time(limit)?;
+            let from_disk = match (disk, memory.peek()) {
+                (None, None) => break,
+                (Some((_, t)), Some((m, _))) => t <= *m,
+                (d, _) => d.is_some(),
+            };
+            if let (true, Some((run, _))) = (from_disk, disk) {
+                let reuse = self.out.batch.users.pop();
+                let mut ev = self.spilled.take(run, &mut self.words, reuse)?;
+                if let Event::Sample(p) = &mut ev {
+                    // Made again with chain 1 where it had one: held again, to be
+                    // handed over as a queued sample's is.
+                    if p.chain != 0 {
+                        p.chain = self.out.held.hold(self.words.iter().copied());
+                    }
+                }
+                self.out.emit(ev);
+            } else if let Some((_, ev)) = memory.next() {
+                self.bytes -= weight(&ev, &self.out.held);
                 self.out.emit(ev);
             }
         }
+        drop(memory);
+        self.spilled.tidy()
     }
 
-    /// The end of the records: everything still queued, then the last batch.
-    pub(super) fn finish(mut self) {
-        for ev in self.queue.drain() {
-            self.out.emit(ev);
-        }
+    /// The end of the records: everything still queued, then the last batch; why the
+    /// queue stayed in memory past its budget, if it did.
+    pub(super) fn finish(mut self) -> io::Result<Option<String>> {
+        self.let_out(u64::MAX)?;
         if !self.out.gone {
             // The receiver is gone only if the replay thread panicked, which join reports.
             let _ = self.out.tx.send(self.out.batch);
         }
+        Ok(self.in_memory)
+    }
+}
+
+/// About the bytes `ev` takes while it waits in the queue, its held chain words (in
+/// `held`) and user stack copy included: what [`Ordering`]'s budget counts.
+#[inline]
+fn weight(ev: &Event, held: &Spare) -> usize {
+    const ITEM: usize = std::mem::size_of::<Event>() + 16;
+    match ev {
+        Event::Sample(p) => {
+            let chain = held.len_of(p.chain) * 8;
+            let rare = p.rare.as_ref().map_or(0, |r| {
+                std::mem::size_of::<super::event::Rare>()
+                    + r.user
+                        .as_ref()
+                        .map_or(0, |u| 64 + u.stack.capacity() + 8 * u.regs.capacity())
+                    + r.read.as_ref().map_or(0, |v| 24 * v.capacity())
+                    + r.extra
+                        .as_ref()
+                        .map_or(0, |e| 64 + e.raw.as_ref().map_or(0, Vec::capacity))
+            });
+            ITEM + chain + rare
+        }
+        _ => ITEM + 64,
     }
 }
 
@@ -174,3 +321,6 @@ const BATCH: usize = 4096;
 /// 1 MiB they were still 11 MB of a report's peak while inlined frames' DWARF is
 /// loaded; 256 KiB (32 samples' copies) is as fast.
 const BATCH_STACK_BYTES: usize = 1 << 18;
+
+#[cfg(test)]
+mod tests;
