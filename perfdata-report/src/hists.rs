@@ -1,0 +1,277 @@
+//! perf's trees of hist entries: `hists->entries_in`, where `hists__findnew_entry`
+//! looks each sample's entries up and inserts those it misses, and
+//! `entries_collapsed`, where `hists__collapse_resort` moves them, merging equals.
+//!
+//! Both walk a red-black tree with `hist_entry__cmp` (each sort key's `se_cmp`), and
+//! for the `sym` key that comparison is not one order: sort.c's `_sort__sym_cmp`
+//! compares a symbol with an inlined one by name (the new entry's name against the
+//! node's, the other way round from addresses) and two others by start address. So
+//! where inlined and out-of-line functions of one DSO meet, a walk can pass an entry
+//! that holds an equal key by and insert a second one: perf prints such a function on
+//! two rows. The same insertions into the same tree give the same shape; this is that
+//! tree, balanced as lib/rbtree.c ([`crate::callgraph::rbtree`]).
+
+use std::cmp::Ordering;
+
+use crate::callgraph::rbtree::{Links, NIL};
+use crate::inlines::INLINED;
+use crate::keys::Value;
+use crate::model::{Replay, SortKey};
+use crate::symbolize::SymbolName;
+
+/// One event's tree of entries: each entry is the row its first key was named
+/// ([`crate::keys::Rows`]), which perf's comparison reads.
+#[derive(Debug, Default)]
+pub(crate) struct Entries {
+    links: Links,
+    root: u32,
+    rows: Vec<u32>,
+}
+
+impl Entries {
+    /// No entries.
+    pub(crate) fn new() -> Entries {
+        Entries {
+            root: NIL,
+            ..Entries::default()
+        }
+    }
+
+    /// How many entries the tree holds (each insertion changes its shape).
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The row entry `e` was made for.
+    pub(crate) fn row(&self, e: u32) -> u32 {
+        self.rows[e as usize]
+    }
+
+    /// perf's `hists__findnew_entry`: the entry the walk from the root finds equal to
+    /// `row` (`cmp(node's row, row)`, less going left), else a new one where the walk
+    /// ended; whether it is new.
+    pub(crate) fn findnew(&mut self, row: u32, cmp: impl Fn(u32, u32) -> Ordering) -> (u32, bool) {
+        let (mut at, mut parent, mut side) = (self.root, NIL, 0);
+        while at != NIL {
+            side = match cmp(self.rows[at as usize], row) {
+                Ordering::Equal => return (at, false),
+                Ordering::Less => 0,
+                Ordering::Greater => 1,
+            };
+            parent = at;
+            at = self.links.child(at, side);
+        }
+        let z = self.rows.len() as u32;
+        self.rows.push(row);
+        self.links.insert(&mut self.root, z, parent, side);
+        (z, true)
+    }
+
+    /// perf's `hists__collapse_resort`: every entry, in the tree's order, inserted into
+    /// a new tree by the same walk, an entry found equal there merged into the one it
+    /// finds. Each entry's entry in the collapsed tree.
+    pub(crate) fn collapse(&self, cmp: impl Fn(u32, u32) -> Ordering) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.rows.len());
+        self.links.in_order(self.root, &mut order);
+        let mut collapsed = Entries::new();
+        let mut into = vec![0; self.rows.len()];
+        for e in order {
+            into[e as usize] = collapsed.findnew(self.rows[e as usize], &cmp).0;
+        }
+        into
+    }
+}
+
+/// Whether perf's comparison of entries is modelled for the sort keys `keys` (others
+/// keep exact keys), and whether it merges entries in a collapse pass (a key with its
+/// own `se_collapse`: comm).
+pub(crate) fn modelled(keys: &[SortKey]) -> Option<bool> {
+    let known = keys
+        .iter()
+        .all(|k| matches!(k, SortKey::Comm | SortKey::Pid | SortKey::Dso | SortKey::Sym));
+    (known && keys.contains(&SortKey::Sym)).then(|| keys.contains(&SortKey::Comm))
+}
+
+/// Whether a row's symbol is an inlined function's (perf's `sym->inlined`).
+pub(crate) fn inlined(values: &[Value]) -> bool {
+    values.iter().any(|v| {
+        matches!(v, Value::Sym(_, SymbolName::Function { name, .. }) if name.ends_with(INLINED))
+    })
+}
+
+/// The sign of an `int64_t` perf computes as a difference of two `u64`s.
+fn wrapped(left: u64, right: u64) -> Ordering {
+    (right.wrapping_sub(left) as i64).cmp(&0)
+}
+
+/// perf's `cmp_null`: none before some.
+fn cmp_null<T>(l: &Option<T>, r: &Option<T>) -> Ordering {
+    match (l, r) {
+        (None, None) => Ordering::Equal,
+        (None, _) => Ordering::Less,
+        _ => Ordering::Greater,
+    }
+}
+
+/// perf's `hist_entry__cmp(left, right)` of two rows' values, key by key (`keys` are
+/// those [`modelled`] accepts): the first key that differs decides.
+pub(crate) fn cmp(replay: &Replay, left: &[Value], right: &[Value]) -> Ordering {
+    left.iter()
+        .zip(right)
+        .map(|(l, r)| key_cmp(replay, l, r))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+/// One sort key's `se_cmp`.
+fn key_cmp(replay: &Replay, l: &Value, r: &Value) -> Ordering {
+    let m = &replay.machine;
+    // sort__dso_cmp: `_sort__dso_cmp(right's map, left's map)`, names compared as
+    // `strcmp(right, left)`, no DSO first.
+    let dso = |l: &Option<usize>, r: &Option<usize>| match (l, r) {
+        (Some(l), Some(r)) => m.dsos[*r].short_name.cmp(&m.dsos[*l].short_name),
+        _ => cmp_null(l, r),
+    };
+    match (l, r) {
+        // sort__comm_cmp: strcmp(right, left).
+        (Value::Comm(l), Value::Comm(r)) => m.comms[*r].cmp(&m.comms[*l]),
+        // sort__thread_cmp: right's tid - left's.
+        (Value::Thread(l), Value::Thread(r)) => r.cmp(l),
+        (Value::Dso(l), Value::Dso(r)) => dso(l, r),
+        (Value::Sym(ld, ls), Value::Sym(rd, rs)) => sym_cmp(ld, ls, rd, rs, dso),
+        _ => Ordering::Equal,
+    }
+}
+
+/// sort.c's `sort__sym_cmp`: two entries without a symbol by address, others by DSO
+/// then `_sort__sym_cmp`.
+fn sym_cmp(
+    ld: &Option<usize>,
+    ls: &SymbolName,
+    rd: &Option<usize>,
+    rs: &SymbolName,
+    dso: impl Fn(&Option<usize>, &Option<usize>) -> Ordering,
+) -> Ordering {
+    let function = |s: &SymbolName| match s {
+        SymbolName::Function { start, name } => Some((*start, name.clone())),
+        SymbolName::Address(_) => None,
+    };
+    let (l, r) = (function(ls), function(rs));
+    if let (SymbolName::Address(li), SymbolName::Address(ri)) = (ls, rs) {
+        return wrapped(*li, *ri);
+    }
+    let by_dso = dso(ld, rd);
+    if by_dso.is_ne() {
+        return by_dso;
+    }
+    let (Some((lstart, lname)), Some((rstart, rname))) = (&l, &r) else {
+        return cmp_null(&l, &r);
+    };
+    let (lbare, rbare) = (lname.strip_suffix(INLINED), rname.strip_suffix(INLINED));
+    if lbare.is_some() || rbare.is_some() {
+        // By name (strcmp(left, right)); one name over ranges that overlap (an inlined
+        // function's range is its frame function's: one start) is one symbol.
+        let by_name = lbare
+            .unwrap_or(lname)
+            .as_bytes()
+            .cmp(rbare.unwrap_or(rname).as_bytes());
+        if by_name.is_ne() || lstart == rstart {
+            return by_name;
+        }
+    }
+    wrapped(*lstart, *rstart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows as (start, name): perf's `_sort__sym_cmp` of one DSO.
+    fn sym(start: u64, name: &str) -> Vec<Value> {
+        vec![Value::Sym(
+            None,
+            SymbolName::Function {
+                start,
+                name: name.to_string(),
+            },
+        )]
+    }
+
+    fn cmp_of(rows: &[Vec<Value>]) -> impl Fn(u32, u32) -> Ordering + '_ {
+        |a, b| {
+            if a == b {
+                return Ordering::Equal;
+            }
+            let none = |_: &Option<usize>, _: &Option<usize>| Ordering::Equal;
+            match (&rows[a as usize][0], &rows[b as usize][0]) {
+                (Value::Sym(ld, ls), Value::Sym(rd, rs)) => sym_cmp(ld, ls, rd, rs, none),
+                _ => unreachable!(),
+            }
+        }
+    }
+
+    #[test]
+    fn names_go_the_other_way_from_addresses() {
+        let rows = [
+            sym(0x100, "b_outer"),
+            sym(0x200, "a_inner (inlined)"),
+            sym(0x300, "z_other"),
+        ];
+        let c = cmp_of(&rows);
+        // By address 0x100 < 0x300: the new entry goes right of the node.
+        assert_eq!(c(0, 2), Ordering::Greater);
+        // By name: left's "b_outer" > right's "a_inner": greater, right.
+        assert_eq!(c(0, 1), Ordering::Greater);
+        // An inlined function and one of another start but the same name differ.
+        let same = [sym(0x100, "f (inlined)"), sym(0x500, "f")];
+        assert_eq!(cmp_of(&same)(0, 1), Ordering::Greater);
+        let one = [sym(0x100, "f (inlined)"), sym(0x100, "f (inlined)")];
+        assert_eq!(cmp_of(&one)(0, 1), Ordering::Equal);
+    }
+
+    /// Three entries whose comparison is not one order: the third lookup of an entry
+    /// the tree holds misses it and makes a second.
+    #[test]
+    fn a_walk_can_miss_an_equal_entry_and_make_a_second() {
+        // x (0x500) < y (0x900) by address; i is inlined: "m..." sorts between by
+        // name as strcmp(node, new) sees it.
+        let rows = [
+            sym(0x900, "y"),
+            sym(0x500, "x"),
+            sym(0x700, "m (inlined)"),
+            sym(0x700, "m (inlined)"),
+        ];
+        let c = cmp_of(&rows);
+        let mut t = Entries::new();
+        let (y, _) = t.findnew(0, &c);
+        let (x, _) = t.findnew(1, &c);
+        assert_ne!(x, y);
+        // "y" > "m": the walk goes left from y to x; "x" > "m": left of x.
+        let (m, new) = t.findnew(2, &c);
+        assert!(new);
+        // The tree rotated: x is the root, y right, m left. The same key is found.
+        let (again, new) = t.findnew(3, &c);
+        assert_eq!((again, new), (m, false));
+        // Collapsing walks the entries in order (m, x, y) into a new tree.
+        let into = t.collapse(&c);
+        assert_eq!(into.len(), 3);
+    }
+
+    #[test]
+    fn a_total_order_never_splits() {
+        let rows: Vec<Vec<Value>> = (0..50).map(|i| sym((i * 37 % 50) as u64, "f")).collect();
+        let c = cmp_of(&rows);
+        let mut t = Entries::new();
+        for i in 0..50 {
+            t.findnew(i, &c);
+        }
+        for i in 0..50 {
+            assert_eq!(t.findnew(i, &c), (i, false));
+        }
+        let into = t.collapse(&c);
+        let mut seen = into.clone();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 50);
+    }
+}
