@@ -33,6 +33,11 @@ pub(crate) struct Refined {
     /// Per (event, row) of a function perf made two or more entries of: the samples
     /// and period of its own entry, and its first sample.
     pub(crate) own: FxHashMap<(usize, u32), (u64, u64, u64)>,
+    /// Per (event, row) of an entry the collapse pass merged two or more into: the
+    /// depth of its callchains ([`crate::children::ChildEntry::rank`], unsigned),
+    /// the first entry's alone: perf's `callchain_merge` leaves the `max_depth` of the
+    /// entry merged into as it was.
+    pub(crate) depth: FxHashMap<(usize, u32), u32>,
 }
 
 /// The frames of a walk (own key first, then the chain root first) in the order
@@ -129,17 +134,37 @@ pub(crate) fn refine(
         .ok()?;
     // Each entry's entry after the collapse, and its row: a row's first entry met keeps
     // the row, any other gets a copy.
-    let into: Vec<Vec<u32>> = trees
+    let (into, first): (Vec<Vec<u32>>, Vec<Vec<u32>>) = trees
         .iter()
         .map(|t| {
             if collapse {
                 t.collapse(cmp)
             } else {
-                (0..t.len() as u32).collect()
+                let all: Vec<u32> = (0..t.len() as u32).collect();
+                (all.clone(), all)
             }
         })
-        .collect();
+        .unzip();
     let found = found.into_keys();
+    // Each entry's deepest chain: a frame's entry gets the chain from the frame on,
+    // in the cursor's order (the own entry the whole chain), where the sample met it
+    // first.
+    let mut deepest: Vec<Vec<u32>> = trees.iter().map(|t| vec![0; t.len()]).collect();
+    for (walk, got) in found.iter() {
+        let frames = &all[*walk as usize].0;
+        let event = keys.get(frames[0].0 as usize).event();
+        let chain = frames.len().saturating_sub(1);
+        let mut met: Vec<u32> = Vec::new();
+        for (i, pos) in cursor(frames.len(), order).enumerate() {
+            let e = got[pos];
+            if met.contains(&e) {
+                continue;
+            }
+            met.push(e);
+            let d = &mut deepest[event][e as usize];
+            *d = (*d).max((chain - i.saturating_sub(1)) as u32);
+        }
+    }
     let mut row_of_entry: FxHashMap<(usize, u32), u32> = FxHashMap::default();
     let mut taken: FxHashMap<u32, ()> = FxHashMap::default();
     let mut split = false;
@@ -161,7 +186,22 @@ pub(crate) fn refine(
             row_of_entry.insert((event, f), r);
         }
     }
-    if !split {
+    let mut merged: FxHashMap<(usize, u32), u32> = FxHashMap::default();
+    for (event, into) in into.iter().enumerate() {
+        for &f in into {
+            *merged.entry((event, f)).or_default() += 1;
+        }
+    }
+    let depth: FxHashMap<(usize, u32), u32> = merged
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .filter_map(|((event, f), _)| {
+            let row = *row_of_entry.get(&(event, f))?;
+            Some(((event, row), deepest[event][first[event][f as usize] as usize]))
+        })
+        .collect();
+    // Where perf merged two entries into one, its depth may be the other's.
+    if !split && depth.is_empty() {
         return None;
     }
     // The walks rewritten: a frame counted to a copied row is keyed by a copy of its
@@ -229,5 +269,6 @@ pub(crate) fn refine(
         walks: Named::from_walks(&list),
         order: appends.finish().ok(),
         own,
+        depth,
     })
 }

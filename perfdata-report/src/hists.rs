@@ -69,16 +69,21 @@ impl Entries {
 
     /// perf's `hists__collapse_resort`: every entry, in the tree's order, inserted into
     /// a new tree by the same walk, an entry found equal there merged into the one it
-    /// finds. Each entry's entry in the collapsed tree.
-    pub(crate) fn collapse(&self, cmp: impl Fn(u32, u32) -> Ordering) -> Vec<u32> {
+    /// finds. Each entry's entry in the collapsed tree, and each collapsed entry's
+    /// first entry (the one the others were merged into).
+    pub(crate) fn collapse(&self, cmp: impl Fn(u32, u32) -> Ordering) -> (Vec<u32>, Vec<u32>) {
         let mut order = Vec::with_capacity(self.rows.len());
         self.links.in_order(self.root, &mut order);
         let mut collapsed = Entries::new();
-        let mut into = vec![0; self.rows.len()];
+        let (mut into, mut first) = (vec![0; self.rows.len()], Vec::new());
         for e in order {
-            into[e as usize] = collapsed.findnew(self.rows[e as usize], &cmp).0;
+            let (c, new) = collapsed.findnew(self.rows[e as usize], &cmp);
+            if new {
+                first.push(e);
+            }
+            into[e as usize] = c;
         }
-        into
+        (into, first)
     }
 }
 
@@ -253,8 +258,8 @@ mod tests {
         let (again, new) = t.findnew(3, &c);
         assert_eq!((again, new), (m, false));
         // Collapsing walks the entries in order (m, x, y) into a new tree.
-        let into = t.collapse(&c);
-        assert_eq!(into.len(), 3);
+        let (into, first) = t.collapse(&c);
+        assert_eq!((into.len(), first.len()), (3, 3));
     }
 
     #[test]
@@ -268,7 +273,7 @@ mod tests {
         for i in 0..50 {
             assert_eq!(t.findnew(i, &c), (i, false));
         }
-        let into = t.collapse(&c);
+        let (into, _) = t.collapse(&c);
         let mut seen = into.clone();
         seen.sort();
         seen.dedup();

@@ -396,7 +396,7 @@ impl Tally {
         let mut appended = self.appends.take().and_then(|a| a.finish().ok());
         // perf's entries where its comparison is not one order: a function it makes
         // two entries of is two rows, its walks' frames counted to each as in perf.
-        let mut own_split = FxHashMap::default();
+        let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
         if let (true, Some(ck), Some(w), Some(a)) = (
             self.cumulate,
             child_keys.as_mut(),
@@ -413,7 +413,8 @@ impl Tally {
                 a,
                 order,
             ) {
-                (walks, appended, own_split) = (Some(r.walks), r.order, r.own);
+                (walks, appended) = (Some(r.walks), r.order);
+                (own_split, depth_split) = (r.own, r.depth);
             }
         }
         let mut trees = FxHashMap::default();
@@ -431,9 +432,18 @@ impl Tally {
                 trees = forest.trees(f.keys, f.names, &f.places);
             }
             if self.cumulate {
-                children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {
+                let mut tables = walks.rows(events, child_keys, &named[1], order, &|own| {
                     unlisted(1, own)
-                }));
+                });
+                for (&(event, row), &depth) in &depth_split {
+                    if let Some(e) = tables.get_mut(event).and_then(|t| t.get_mut(&row)) {
+                        e.rank = match order {
+                            Order::Caller => i64::from(depth),
+                            Order::Callee => -i64::from(depth),
+                        };
+                    }
+                }
+                children = Some(tables);
             }
         }
         drop((child_keys, walks));
