@@ -85,11 +85,10 @@ pub(crate) fn refine(
     // Per sample's entries (by frame), numbered: the walk and the entries.
     let mut found: Interner<(u32, Vec<u32>)> = Interner::default();
     let mut runs: Vec<(u32, u64, u32)> = Vec::new();
-    let push = |runs: &mut Vec<(u32, u64, u32)>, id: u32, period: u64, n: u32| {
-        match runs.last_mut() {
-            Some(r) if r.0 == id && r.1 == period && r.2.checked_add(n).is_some() => r.2 += n,
-            _ => runs.push((id, period, n)),
-        }
+    let push = |runs: &mut Vec<(u32, u64, u32)>, id: u32, period: u64, n: u32| match runs.last_mut()
+    {
+        Some(r) if r.0 == id && r.1 == period && r.2.checked_add(n).is_some() => r.2 += n,
+        _ => runs.push((id, period, n)),
     };
     appended
         .each(|walk, period, n| {
@@ -197,7 +196,10 @@ pub(crate) fn refine(
         .filter(|&(_, n)| n > 1)
         .filter_map(|((event, f), _)| {
             let row = *row_of_entry.get(&(event, f))?;
-            Some(((event, row), deepest[event][first[event][f as usize] as usize]))
+            Some((
+                (event, row),
+                deepest[event][first[event][f as usize] as usize],
+            ))
         })
         .collect();
     // Where perf merged two entries into one, its depth may be the other's.
@@ -236,7 +238,10 @@ pub(crate) fn refine(
     }
     // Counted again, sample by sample, in order; each own entry's counts kept where its
     // function is split.
-    let split_rows: FxHashMap<u32, ()> = copies.keys().map(|&(k, _)| (row_of[k as usize], ())).collect();
+    let split_rows: FxHashMap<u32, ()> = copies
+        .keys()
+        .map(|&(k, _)| (row_of[k as usize], ()))
+        .collect();
     let mut own: FxHashMap<(usize, u32), (u64, u64, u64)> = FxHashMap::default();
     let mut appends = Appends::new();
     let mut sample = 0u64;

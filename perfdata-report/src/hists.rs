@@ -91,9 +91,12 @@ impl Entries {
 /// keep exact keys), and whether it merges entries in a collapse pass (a key with its
 /// own `se_collapse`: comm).
 pub(crate) fn modelled(keys: &[SortKey]) -> Option<bool> {
-    let known = keys
-        .iter()
-        .all(|k| matches!(k, SortKey::Comm | SortKey::Pid | SortKey::Dso | SortKey::Sym));
+    let known = keys.iter().all(|k| {
+        matches!(
+            k,
+            SortKey::Comm | SortKey::Pid | SortKey::Dso | SortKey::Sym
+        )
+    });
     (known && keys.contains(&SortKey::Sym)).then(|| keys.contains(&SortKey::Comm))
 }
 
