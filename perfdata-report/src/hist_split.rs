@@ -71,13 +71,8 @@ pub(crate) fn refine(
         return None;
     }
     let all = walks.walks();
-    let cmp = |a: u32, b: u32| {
-        if a == b {
-            std::cmp::Ordering::Equal
-        } else {
-            hists::cmp(replay, rows.get(a), rows.get(b))
-        }
-    };
+    let parts = hists::Parts::new(replay, (0..rows.len() as u32).map(|r| rows.get(r)));
+    let cmp = |a: u32, b: u32| parts.cmp(a, b);
     let mut trees: Vec<Entries> = Vec::new();
     // Per walk: its entries and the tree's size when a sample of it inserted nothing
     // (the tree unchanged since, the walk finds the same).

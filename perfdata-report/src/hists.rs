@@ -121,68 +121,128 @@ fn cmp_null<T>(l: &Option<T>, r: &Option<T>) -> Ordering {
     }
 }
 
-/// perf's `hist_entry__cmp(left, right)` of two rows' values, key by key (`keys` are
-/// those [`modelled`] accepts): the first key that differs decides.
-pub(crate) fn cmp(replay: &Replay, left: &[Value], right: &[Value]) -> Ordering {
-    left.iter()
-        .zip(right)
-        .map(|(l, r)| key_cmp(replay, l, r))
-        .find(|o| o.is_ne())
-        .unwrap_or(Ordering::Equal)
+/// One sort key's value as perf's comparison reads it, its strings as their ranks
+/// in byte order (`strcmp`'s), so that comparing is comparing numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    Comm(u32),
+    Thread(i32),
+    Dso(Option<u32>),
+    /// The DSO, and the function (start, name without ` (inlined)`, whether inlined)
+    /// or else the address.
+    Sym(Option<u32>, Result<(u64, u32, bool), u64>),
+    Other,
+}
+
+/// Every row's [`Part`]s, numbered as the rows.
+pub(crate) struct Parts(Vec<Vec<Part>>);
+
+impl Parts {
+    /// The parts of each of `rows` (their values, by row number).
+    pub(crate) fn new<'a>(replay: &Replay, rows: impl Iterator<Item = &'a [Value]>) -> Parts {
+        let m = &replay.machine;
+        let rows: Vec<&[Value]> = rows.collect();
+        let bare = |n: &'a str| n.strip_suffix(INLINED).unwrap_or(n);
+        let (mut comms, mut dsos, mut names) = (Vec::new(), Vec::new(), Vec::new());
+        for v in rows.iter().flat_map(|r| r.iter()) {
+            match v {
+                Value::Comm(c) => comms.push(m.comms[*c].as_str()),
+                Value::Dso(Some(d)) => dsos.push(m.dsos[*d].short_name.as_str()),
+                Value::Sym(d, name) => {
+                    dsos.extend(d.map(|d| m.dsos[d].short_name.as_str()));
+                    if let SymbolName::Function { name, .. } = name {
+                        names.push(bare(name));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for list in [&mut comms, &mut dsos, &mut names] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        let rank = |list: &[&str], s: &str| list.binary_search(&s).unwrap_or(0) as u32;
+        let dso = |d: &Option<usize>| d.map(|d| rank(&dsos, &m.dsos[d].short_name));
+        let parts = rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| match v {
+                        Value::Comm(c) => Part::Comm(rank(&comms, &m.comms[*c])),
+                        Value::Thread(t) => Part::Thread(*t),
+                        Value::Dso(d) => Part::Dso(dso(d)),
+                        Value::Sym(d, SymbolName::Function { start, name }) => Part::Sym(
+                            dso(d),
+                            Ok((*start, rank(&names, bare(name)), name.ends_with(INLINED))),
+                        ),
+                        Value::Sym(d, SymbolName::Address(a)) => Part::Sym(dso(d), Err(*a)),
+                        _ => Part::Other,
+                    })
+                    .collect()
+            })
+            .collect();
+        Parts(parts)
+    }
+
+    /// perf's `hist_entry__cmp(left, right)` of rows `left` and `right`, key by key
+    /// (`keys` are those [`modelled`] accepts): the first key that differs decides.
+    pub(crate) fn cmp(&self, left: u32, right: u32) -> Ordering {
+        if left == right {
+            return Ordering::Equal;
+        }
+        let (l, r) = (&self.0[left as usize], &self.0[right as usize]);
+        l.iter()
+            .zip(r)
+            .map(|(l, r)| key_cmp(l, r))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    }
 }
 
 /// One sort key's `se_cmp`.
-fn key_cmp(replay: &Replay, l: &Value, r: &Value) -> Ordering {
-    let m = &replay.machine;
-    // sort__dso_cmp: `_sort__dso_cmp(right's map, left's map)`, names compared as
-    // `strcmp(right, left)`, no DSO first.
-    let dso = |l: &Option<usize>, r: &Option<usize>| match (l, r) {
-        (Some(l), Some(r)) => m.dsos[*r].short_name.cmp(&m.dsos[*l].short_name),
-        _ => cmp_null(l, r),
-    };
+fn key_cmp(l: &Part, r: &Part) -> Ordering {
     match (l, r) {
         // sort__comm_cmp: strcmp(right, left).
-        (Value::Comm(l), Value::Comm(r)) => m.comms[*r].cmp(&m.comms[*l]),
+        (Part::Comm(l), Part::Comm(r)) => r.cmp(l),
         // sort__thread_cmp: right's tid - left's.
-        (Value::Thread(l), Value::Thread(r)) => r.cmp(l),
-        (Value::Dso(l), Value::Dso(r)) => dso(l, r),
-        (Value::Sym(ld, ls), Value::Sym(rd, rs)) => sym_cmp(ld, ls, rd, rs, dso),
+        (Part::Thread(l), Part::Thread(r)) => r.cmp(l),
+        (Part::Dso(l), Part::Dso(r)) => dso_cmp(l, r),
+        (Part::Sym(ld, ls), Part::Sym(rd, rs)) => sym_cmp(ld, ls, rd, rs),
         _ => Ordering::Equal,
+    }
+}
+
+/// sort__dso_cmp: `_sort__dso_cmp(right's map, left's map)`, names compared as
+/// `strcmp(right, left)`, no DSO first.
+fn dso_cmp(l: &Option<u32>, r: &Option<u32>) -> Ordering {
+    match (l, r) {
+        (Some(l), Some(r)) => r.cmp(l),
+        _ => cmp_null(l, r),
     }
 }
 
 /// sort.c's `sort__sym_cmp`: two entries without a symbol by address, others by DSO
 /// then `_sort__sym_cmp`.
 fn sym_cmp(
-    ld: &Option<usize>,
-    ls: &SymbolName,
-    rd: &Option<usize>,
-    rs: &SymbolName,
-    dso: impl Fn(&Option<usize>, &Option<usize>) -> Ordering,
+    ld: &Option<u32>,
+    ls: &Result<(u64, u32, bool), u64>,
+    rd: &Option<u32>,
+    rs: &Result<(u64, u32, bool), u64>,
 ) -> Ordering {
-    let function = |s: &SymbolName| match s {
-        SymbolName::Function { start, name } => Some((*start, name.clone())),
-        SymbolName::Address(_) => None,
-    };
-    let (l, r) = (function(ls), function(rs));
-    if let (SymbolName::Address(li), SymbolName::Address(ri)) = (ls, rs) {
+    if let (Err(li), Err(ri)) = (ls, rs) {
         return wrapped(*li, *ri);
     }
-    let by_dso = dso(ld, rd);
+    let by_dso = dso_cmp(ld, rd);
     if by_dso.is_ne() {
         return by_dso;
     }
-    let (Some((lstart, lname)), Some((rstart, rname))) = (&l, &r) else {
-        return cmp_null(&l, &r);
+    let (Ok((lstart, lname, linl)), Ok((rstart, rname, rinl))) = (ls, rs) else {
+        return cmp_null(&ls.ok(), &rs.ok());
     };
-    let (lbare, rbare) = (lname.strip_suffix(INLINED), rname.strip_suffix(INLINED));
-    if lbare.is_some() || rbare.is_some() {
+    if *linl || *rinl {
         // By name (strcmp(left, right)); one name over ranges that overlap (an inlined
         // function's range is its frame function's: one start) is one symbol.
-        let by_name = lbare
-            .unwrap_or(lname)
-            .as_bytes()
-            .cmp(rbare.unwrap_or(rname).as_bytes());
+        let by_name = lname.cmp(rname);
         if by_name.is_ne() || lstart == rstart {
             return by_name;
         }
@@ -206,16 +266,30 @@ mod tests {
     }
 
     fn cmp_of(rows: &[Vec<Value>]) -> impl Fn(u32, u32) -> Ordering + '_ {
-        |a, b| {
-            if a == b {
-                return Ordering::Equal;
-            }
-            let none = |_: &Option<usize>, _: &Option<usize>| Ordering::Equal;
-            match (&rows[a as usize][0], &rows[b as usize][0]) {
-                (Value::Sym(ld, ls), Value::Sym(rd, rs)) => sym_cmp(ld, ls, rd, rs, none),
+        let mut names: Vec<&str> = rows
+            .iter()
+            .map(|r| match &r[0] {
+                Value::Sym(_, SymbolName::Function { name, .. }) => {
+                    name.strip_suffix(INLINED).unwrap_or(name)
+                }
                 _ => unreachable!(),
-            }
-        }
+            })
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let parts: Vec<Part> = rows
+            .iter()
+            .map(|r| match &r[0] {
+                Value::Sym(_, SymbolName::Function { start, name }) => {
+                    let bare = name.strip_suffix(INLINED).unwrap_or(name);
+                    let rank = names.binary_search(&bare).expect("named") as u32;
+                    Part::Sym(None, Ok((*start, rank, name.ends_with(INLINED))))
+                }
+                _ => unreachable!(),
+            })
+            .collect();
+        let parts = Parts(parts.into_iter().map(|p| vec![p]).collect());
+        move |a, b| parts.cmp(a, b)
     }
 
     #[test]

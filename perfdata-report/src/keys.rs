@@ -338,6 +338,11 @@ impl Rows {
         }
     }
 
+    /// How many rows there are.
+    pub(crate) fn len(&self) -> usize {
+        self.values.len() + self.copies.len()
+    }
+
     /// The row `id` is a copy of (`id` itself if none).
     pub(crate) fn original(&self, id: u32) -> u32 {
         let n = self.values.len() as u32;
