@@ -129,6 +129,8 @@ mod quiet;
 mod report_fields_oracle;
 #[path = "report_graph_oracle.rs"]
 mod report_graph_oracle;
+#[path = "report_hist_split_oracle.rs"]
+mod report_hist_split_oracle;
 #[path = "report_kallsyms_cache.rs"]
 mod report_kallsyms_cache;
 #[path = "report_kallsyms_modules.rs"]

@@ -10,7 +10,7 @@ pub(crate) mod appends;
 pub mod draw;
 pub(crate) mod frames;
 pub mod json;
-mod rbtree;
+pub(crate) mod rbtree;
 pub mod tree;
 
 pub use tree::{CallNode, CallTree};

@@ -269,6 +269,10 @@ impl Children {
     }
 }
 
+/// A walk's (key, location) pairs and (period, samples, first sample, thread,
+/// filtered), as [`Named::walks`] gives them.
+pub(crate) type WalkCounts = (Vec<(u32, u32)>, (u64, u64, u64, usize, bool));
+
 /// The walks of [`Children`], waiting for their keys' rows.
 #[derive(Debug)]
 pub(crate) struct Named {
@@ -293,6 +297,54 @@ struct Walk<'a> {
 }
 
 impl Named {
+    /// Every distinct walk, by number: its (key, location) pairs, own key first, and
+    /// its (period, samples, first sample, thread, whether that sample was filtered).
+    pub(crate) fn walks(&self) -> Vec<WalkCounts> {
+        let mut out = Vec::with_capacity(self.ends.len());
+        self.each(|w| {
+            out.push((
+                w.frames.to_vec(),
+                (w.period, w.samples, w.first, w.thread, w.filtered),
+            ))
+        });
+        out
+    }
+
+    /// The walks of `walks`, numbered in their order, as [`Named`] keeps them.
+    pub(crate) fn from_walks(walks: &[WalkCounts]) -> Named {
+        let mut nodes: Interner<(u32, u32, u32)> = Interner::default();
+        let (mut pairs, mut spans) = (Vec::new(), vec![0]);
+        let mut ends: Interner<u32> = Interner::default();
+        let mut counts = Chunked::default();
+        for (frames, c) in walks {
+            let mut at = ROOT;
+            for &(key, loc) in frames {
+                let (n, new) = nodes.intern((at, key, loc));
+                if new {
+                    pairs.push((key, loc));
+                    spans.push(pairs.len() as u32);
+                }
+                at = n;
+            }
+            if ends.intern(at).1 {
+                counts.push(*c);
+            } else {
+                // Two walks of one path: one walk.
+                let (end, _) = ends.intern(at);
+                let e = counts.get_mut(end as usize);
+                e.0 += c.0;
+                e.1 += c.1;
+            }
+        }
+        Named {
+            walks: nodes.into_keys(),
+            pairs,
+            spans,
+            ends: ends.into_keys(),
+            counts,
+        }
+    }
+
     /// Call `f` with every distinct walk.
     fn each(&self, mut f: impl FnMut(&Walk)) {
         let mut frames: Vec<(u32, u32)> = Vec::new();

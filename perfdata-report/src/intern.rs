@@ -97,6 +97,11 @@ impl<K: Eq + Hash> Interner<K> {
         }
     }
 
+    /// How many keys there are.
+    pub(crate) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
     /// Key number `id`.
     pub(crate) fn get(&self, id: u32) -> &K {
         self.keys.get(id as usize)

@@ -318,6 +318,9 @@ impl Traces {
 pub(crate) struct Rows {
     values: Interner<Vec<Value>>,
     traces: Traces,
+    /// Rows numbered after the distinct values, each a copy of another's: a second
+    /// entry perf made of equal values ([`crate::hist_split`]).
+    copies: Vec<u32>,
 }
 
 impl Rows {
@@ -328,7 +331,31 @@ impl Rows {
 
     /// The values of row `id`.
     pub(crate) fn get(&self, id: u32) -> &[Value] {
-        self.values.get(id)
+        let n = self.values.len() as u32;
+        match id.checked_sub(n) {
+            Some(i) => self.values.get(self.copies[i as usize]),
+            None => self.values.get(id),
+        }
+    }
+
+    /// How many rows there are.
+    pub(crate) fn len(&self) -> usize {
+        self.values.len() + self.copies.len()
+    }
+
+    /// The row `id` is a copy of (`id` itself if none).
+    pub(crate) fn original(&self, id: u32) -> u32 {
+        let n = self.values.len() as u32;
+        id.checked_sub(n).map_or(id, |i| self.copies[i as usize])
+    }
+
+    /// A new row of row `id`'s values, named as every row is: all rows are named
+    /// before any is copied.
+    pub(crate) fn copy(&mut self, id: u32) -> u32 {
+        let n = self.values.len() as u32;
+        let of = id.checked_sub(n).map_or(id, |i| self.copies[i as usize]);
+        self.copies.push(of);
+        n + self.copies.len() as u32 - 1
     }
 
     /// Rows whose raw keys number the texts of `traces`.

@@ -27,6 +27,8 @@ pub mod firefox;
 pub mod flamegraph;
 pub mod folded;
 pub mod group;
+mod hist_split;
+mod hists;
 pub mod inlines;
 pub mod intel_pt;
 mod intern;

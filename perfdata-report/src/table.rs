@@ -290,7 +290,8 @@ impl Tally {
                 &self.keys, s, &chain, unwound, k, comm, order, &mut count,
             );
             let w = children.add(walk, s.period, ip.thread, self.seen, filtered);
-            if self.graph.is_some() && self.inlines.is_some() {
+            // The order also tells where perf splits an entry ([`crate::hist_split`]).
+            if (self.graph.is_some() || self.cumulate) && self.inlines.is_some() {
                 self.appends
                     .get_or_insert_with(Default::default)
                     .push(w, s.period);
@@ -389,13 +390,37 @@ impl Tally {
         // filtered, as a thread filter does.
         let unlisted =
             |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
+        let (mut named, mut child_keys, mut walks) = (named, child_keys, walks);
+        // Should the spool have failed, the graphs are built from the distinct chains
+        // in the order they first came (see `Appends::finish`).
+        let mut appended = self.appends.take().and_then(|a| a.finish().ok());
+        // perf's entries where its comparison is not one order: a function it makes
+        // two entries of is two rows, its walks' frames counted to each as in perf.
+        let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
+        if let (true, Some(ck), Some(w), Some(a)) = (
+            self.cumulate,
+            child_keys.as_mut(),
+            walks.as_ref(),
+            appended.as_ref(),
+        ) {
+            if let Some(r) = crate::hist_split::refine(
+                &self.keys,
+                replay,
+                &mut rows,
+                ck,
+                &mut named[1],
+                w,
+                a,
+                order,
+            ) {
+                (walks, appended) = (Some(r.walks), r.order);
+                (own_split, depth_split) = (r.own, r.depth);
+            }
+        }
         let mut trees = FxHashMap::default();
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
-                // Should the spool have failed, the graphs are built from the distinct
-                // chains in the order they first came (see `Appends::finish`).
-                let appended = self.appends.take().and_then(|a| a.finish().ok());
                 let forest = walks.forest(
                     child_keys,
                     &named[1],
@@ -407,9 +432,18 @@ impl Tally {
                 trees = forest.trees(f.keys, f.names, &f.places);
             }
             if self.cumulate {
-                children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {
+                let mut tables = walks.rows(events, child_keys, &named[1], order, &|own| {
                     unlisted(1, own)
-                }));
+                });
+                for (&(event, row), &depth) in &depth_split {
+                    if let Some(e) = tables.get_mut(event).and_then(|t| t.get_mut(&row)) {
+                        e.rank = match order {
+                            Order::Caller => i64::from(depth),
+                            Order::Callee => -i64::from(depth),
+                        };
+                    }
+                }
+                children = Some(tables);
             }
         }
         drop((child_keys, walks));
@@ -446,6 +480,7 @@ impl Tally {
                 (e.creator, e.filtered) = (c.creator, c.filtered);
             }
         }
+        split_own(&mut groups, &own_split, &rows);
         drop(keys);
         drop(std::mem::take(&mut self.values));
         let relative = self.filter.percentage == Percentage::Relative;
@@ -474,6 +509,35 @@ impl Tally {
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
+    }
+}
+
+/// The Self counts of the functions perf made two entries of (`own`: per (event,
+/// row), samples, period and first sample, see [`crate::hist_split::Refined::own`]),
+/// in place of their exact keys' counts.
+fn split_own(
+    groups: &mut [FxHashMap<u32, Count>],
+    own: &FxHashMap<(usize, u32), (u64, u64, u64)>,
+    rows: &Rows,
+) {
+    let mut of: FxHashMap<(usize, u32), Count> = FxHashMap::default();
+    for &(event, row) in own.keys() {
+        let original = rows.original(row);
+        if let Some(c) = groups.get_mut(event).and_then(|g| g.remove(&original)) {
+            of.insert((event, original), c);
+        }
+    }
+    for (&(event, row), &(samples, period, first)) in own {
+        let Some(c) = of.get(&(event, rows.original(row))) else {
+            continue;
+        };
+        if samples == 0 {
+            continue;
+        }
+        let mut c = *c;
+        (c.samples, c.period) = (samples, period);
+        (c.creator.first, c.creator.pos) = (first, 0);
+        groups[event].insert(row, c);
     }
 }
 
