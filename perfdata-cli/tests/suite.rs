@@ -123,6 +123,8 @@ mod progress;
 mod quiet;
 #[path = "report_fields_oracle.rs"]
 mod report_fields_oracle;
+#[path = "report_graph_inlined_oracle.rs"]
+mod report_graph_inlined_oracle;
 #[path = "report_graph_oracle.rs"]
 mod report_graph_oracle;
 #[path = "report_kallsyms_cache.rs"]
