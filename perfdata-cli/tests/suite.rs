@@ -167,6 +167,8 @@ mod script_max_stack_oracle;
 mod script_oracle;
 #[path = "script_stat_oracle.rs"]
 mod script_stat_oracle;
+#[path = "script_status_oracle.rs"]
+mod script_status_oracle;
 #[path = "strip_drop_tid.rs"]
 mod strip_drop_tid;
 #[path = "strip_oracle.rs"]

@@ -40,11 +40,13 @@ mod intel_pt;
 mod line;
 pub mod meminfo;
 mod names;
+mod refusal;
 mod sample;
 pub mod sideband;
 pub mod stat;
 
 use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
+pub use refusal::Refusal;
 
 /// perf's PERF_MAX_STACK_DEPTH: perf script prints at most this many frames of a
 /// recorded chain, and as many unwound ones (its default `--max-stack`).
@@ -92,6 +94,9 @@ pub struct Listed {
     /// What the reading found odd (a recording cut short) and what the replay could not
     /// use (a jitdump), to be said once each.
     pub warnings: Vec<String>,
+    /// The view perf refuses for this recording, where it does: the listing stopped
+    /// there (before its first line for a [`Refusal::Setup`]).
+    pub refused: Option<Refusal>,
 }
 
 impl Script {
@@ -189,7 +194,12 @@ impl Script {
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
         if !reader.meta().attrs().is_empty() {
-            printer.settle(&Arc::new(reader.meta().clone()))?;
+            if let Err(r) = printer.settle(&Arc::new(reader.meta().clone()), true) {
+                return Ok(Listed {
+                    refused: Some(r),
+                    ..Listed::default()
+                });
+            }
         }
         let replay = replay(reader, &opts, |m, d| match (d, pt.as_mut()) {
             (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
@@ -206,11 +216,13 @@ impl Script {
                 warnings.push(format!("{} instruction trace errors", pt.errors));
             }
         }
+        let refused = printer.refused.take();
         let samples = printer.finish()?;
         Ok(Listed {
             samples,
             unwind: replay.unwind,
             warnings,
+            refused,
         })
     }
 }
@@ -271,6 +283,8 @@ struct Printer<'o> {
     /// The counts of a `perf stat record` recording.
     stat: stat::StatListing,
     error: Option<Error>,
+    /// The view perf refuses, met on the way: the listing stops there.
+    refused: Option<Refusal>,
 }
 
 impl<'o> Printer<'o> {
@@ -297,6 +311,7 @@ impl<'o> Printer<'o> {
             data_src_width: 0,
             stat: stat::StatListing::new(),
             error: None,
+            refused: None,
         }
     }
 
@@ -323,9 +338,14 @@ impl<'o> Printer<'o> {
     }
 
     /// Settle the fields and names of the events of `meta` (again when a pipe's
-    /// metadata grew).
-    fn settle(&mut self, meta: &Arc<Metadata>) -> Result<()> {
-        let types = self.script.fields.settle(meta, self.script.callchains)?;
+    /// metadata grew); `setup`: before the first record (a file's events), where perf
+    /// refuses a field the events lack otherwise than during the processing.
+    fn settle(&mut self, meta: &Arc<Metadata>, setup: bool) -> std::result::Result<(), Refusal> {
+        let types = match self.script.fields.settle(meta, self.script.callchains) {
+            Ok(t) => t,
+            Err(e) if setup => return Err(Refusal::Setup(e.to_string())),
+            Err(e) => return Err(Refusal::Processing(e.to_string())),
+        };
         self.types = types;
         if !self.script.filter.cpus.is_empty()
             && meta
@@ -333,7 +353,7 @@ impl<'o> Printer<'o> {
                 .iter()
                 .any(|a| !a.attr.sample_type.contains(SampleType::CPU))
         {
-            return Err(Error::Select(
+            return Err(Refusal::Setup(
                 "File does not contain CPU events. Remove -C option to proceed.".into(),
             ));
         }
@@ -355,7 +375,8 @@ impl<'o> Printer<'o> {
             .collect();
         self.events.extend(self.synth_outs.iter().cloned());
         if let Some(spec) = &self.script.time {
-            self.ranges = resolve_time(spec, meta)?;
+            self.ranges =
+                resolve_time(spec, meta).map_err(|e| Refusal::Processing(e.to_string()))?;
         }
         if self.traces.is_none() && self.events.iter().any(|e| e.tracepoint.is_some()) {
             self.traces = perfdata_core::tracing::tracing_blob(meta).and_then(TraceEvents::parse);
@@ -391,15 +412,15 @@ impl<'o> Printer<'o> {
         self.symbols.as_mut().expect("made above")
     }
 
-    /// Settle the events again if `meta` is new; false once an error stopped the listing.
+    /// Settle the events again if `meta` is new; false once an error or a refusal stopped the listing.
     fn follow(&mut self, meta: &Option<Arc<Metadata>>) -> bool {
-        if self.error.is_some() {
+        if self.error.is_some() || self.refused.is_some() {
             return false;
         }
         if let Some(meta) = meta {
             if !self.meta.as_ref().is_some_and(|old| Arc::ptr_eq(old, meta)) {
-                if let Err(e) = self.settle(meta) {
-                    self.error = Some(e);
+                if let Err(r) = self.settle(meta, false) {
+                    self.refused = Some(r);
                     return false;
                 }
             }
@@ -485,7 +506,7 @@ impl<'o> Printer<'o> {
         }
         if let RecordBody::AuxtraceInfo(info) = &r.record.body {
             if let Err(e) = self.synthesize(info) {
-                self.error = Some(e);
+                self.refused = Some(Refusal::Processing(e.to_string()));
             }
             return;
         }
