@@ -210,6 +210,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
     crate::unwinding::tell(counted.unwind());
     counted.warnings().iter().for_each(crate::warn);
     let tables = counted.tables().quiet(crate::quiet());
+    tables.warnings().iter().for_each(crate::warn);
     let mut out = std::io::stdout().lock();
     if a.json {
         tables.write_json(&mut out)?;

@@ -45,7 +45,8 @@ struct Count {
 /// let r = replay::replay(reader, &Default::default(), |machine, d| {
 ///     d.sample().inspect(|s| tally.count(machine, s));
 /// })?;
-/// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()));
+/// let mut warnings = Vec::new();
+/// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()), &mut warnings);
 /// assert_eq!(tables[0].samples, 279);
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -342,8 +343,15 @@ impl Tally {
         }
     }
 
-    /// The tables: one per event that has samples.
-    pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
+    /// The tables: one per event that has samples; `warnings` gets what they could not
+    /// show as perf does (a call graph built without the samples' order, its spool
+    /// failed), to be said once each.
+    pub fn tables(
+        mut self,
+        replay: &Replay,
+        symbols: &mut Symbolizer,
+        warnings: &mut Vec<String>,
+    ) -> Vec<EventTable> {
         self.flush_last();
         // The counting's symbols and DWARF go before the naming loads its own; the
         // inlined entries it found are the naming's, which so reads no DWARF again.
@@ -396,9 +404,14 @@ impl Tally {
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
                 // Should the spool have failed, the graphs are built from the distinct
-                // chains in the order they first came (see `Appends::finish`).
-                let appended = self.appends.take().and_then(|a| a.finish().ok());
-                let forest = walks.forest(
+                // chains in the order they first came (see `Appends::finish`), and the
+                // forest says so where a graph depends on the order.
+                let (appended, lost) = match self.appends.take().map(|a| a.finish()) {
+                    Some(Ok(order)) => (Some(order), None),
+                    Some(Err(e)) => (None, Some(e)),
+                    None => (None, None),
+                };
+                let mut forest = walks.forest(
                     child_keys,
                     &named[1],
                     &f.frame_of,
@@ -406,7 +419,10 @@ impl Tally {
                     self.cumulate,
                     appended,
                 );
-                trees = forest.trees(f.keys, f.names, &f.places);
+                if let Some(e) = lost {
+                    forest.order_lost(e);
+                }
+                trees = forest.trees(f.keys, f.names, &f.places, warnings);
             }
             if self.cumulate {
                 children = Some(walks.rows(events, child_keys, &named[1], order, &|own| {
