@@ -51,6 +51,8 @@ mod docs;
 mod dump_filters;
 #[path = "error_offsets.rs"]
 mod error_offsets;
+#[path = "exit_status_oracle.rs"]
+mod exit_status_oracle;
 #[path = "export_clock_oracle.rs"]
 mod export_clock_oracle;
 #[path = "export_escaping.rs"]
@@ -167,8 +169,6 @@ mod script_max_stack_oracle;
 mod script_oracle;
 #[path = "script_stat_oracle.rs"]
 mod script_stat_oracle;
-#[path = "script_status_oracle.rs"]
-mod script_status_oracle;
 #[path = "strip_drop_tid.rs"]
 mod strip_drop_tid;
 #[path = "strip_oracle.rs"]

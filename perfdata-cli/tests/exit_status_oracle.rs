@@ -1,10 +1,16 @@
-//! `perfdata script` refuses what perf 6.1's `perf script` refuses with perf's exit
-//! status, run live: 129 where perf's option parser refuses a `-F` list
+//! perfdata's exit statuses where perf 6.1 refuses the arguments, against perf live.
+//!
+//! `perfdata script` refuses what `perf script` refuses with perf's exit status: 129 where perf's option parser refuses a `-F` list
 //! (`parse_output_fields`), 255 where `cmd_script` returns -1 before the listing (a field
 //! a file's events do not sample, `-C` on a file without CPUs), 234 where it returns
 //! -EINVAL (a `--time` that does not parse or cannot be placed; a field a pipe's events
 //! or a trace decoder's lack, refused while the records are processed). Where perfdata
 //! says perf's own words (the field refusals), its stderr holds perf's first line.
+//!
+//! `perfdata report` exits as `perf report` does where perf refuses an option with a
+//! status of its own (129 for `-g`, 234 for `--time`); where perf prints an error and
+//! exits 0, or where clap (status 2) refuses a value before perfdata sees it, the
+//! difference is kept and listed ([`REPORT_CASES`]).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -12,8 +18,8 @@ use std::process::{Command, Stdio};
 
 use perfdata_tests::{corpus_dir, fixtures_dir, perf_available, run_perfdata};
 
-/// One refusal (or not): the input, the arguments, perf's status, and whether our
-/// message is perf's.
+/// One `perf script` refusal (or not): the input, the arguments, perf's status, and
+/// whether our message is perf's.
 struct Case {
     input: PathBuf,
     args: &'static [&'static str],
@@ -62,11 +68,16 @@ fn cases() -> Vec<Case> {
 /// perf's exit status and the first line of its stderr that is not a notice of its own
 /// (missing kallsyms, an unwinder or decoder it lacks).
 fn perf(c: &Case) -> (i32, String) {
+    perf_run("script", &c.input, c.args)
+}
+
+/// `perf COMMAND -i input ARGS`: [`perf`]'s exit status and first line.
+fn perf_run(command: &str, input: &Path, args: &[&str]) -> (i32, String) {
     let out = Command::new("perf")
-        .arg("script")
+        .arg(command)
         .arg("-i")
-        .arg(&c.input)
-        .args(c.args)
+        .arg(input)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .output()
@@ -88,7 +99,7 @@ fn perf(c: &Case) -> (i32, String) {
 
 #[perfdata_oracle::needs(perf)]
 #[test]
-fn refusals_exit_with_perfs_status() {
+fn script_refusals_exit_with_perfs_status() {
     assert!(perf_available());
     let mut problems = Vec::new();
     for c in cases() {
@@ -115,6 +126,51 @@ fn refusals_exit_with_perfs_status() {
         }
         if status != 0 && !out.stdout.is_empty() {
             problems.push(format!("{what}: refused, yet printed a listing"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `perf report` refusals on the `-g` fixture: (arguments, perf's status, perfdata's).
+/// Where they differ: perf 6.1 prints `Error:` and the reason (an unknown sort or
+/// field key, a pid list, `-C` without CPUs) and exits 0, which perfdata does not copy;
+/// clap refuses a value that is no number with its usage status, 2 (perf takes
+/// `--percent-limit x` as 0 and refuses `--max-stack x` with 129).
+const REPORT_CASES: &[(&[&str], i32, i32)] = &[
+    (&["-g", "bogus"], 129, 129),
+    (&["-g", "caller,x"], 129, 129),
+    (&["--time", "abc"], 234, 234),
+    (&["--sort", "bogus"], 0, 1),
+    (&["-F", "bogus"], 0, 1),
+    (&["--pid", "x"], 0, 1),
+    (&["-C", "1"], 0, 1),
+    (&["--percent-limit", "x"], 0, 2),
+    (&["--max-stack", "x"], 129, 2),
+];
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn report_refusals_exit_with_perfs_status_or_a_listed_one() {
+    assert!(perf_available());
+    let input = fixtures_dir().join("file-callgraph-fp.data");
+    let mut problems = Vec::new();
+    for &(args, perf_status, our_status) in REPORT_CASES {
+        let mut with_stdio = vec!["--stdio"];
+        with_stdio.extend(args);
+        let (status, _) = perf_run("report", &input, &with_stdio);
+        let mut argv: Vec<&OsStr> = vec![OsStr::new("report"), input.as_os_str()];
+        argv.extend(args.iter().map(OsStr::new));
+        let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &argv, None);
+        let ours = out.status.code().expect("perfdata exits");
+        if (status, ours) != (perf_status, our_status) {
+            problems.push(format!(
+                "{args:?}: perf exits {status} (listed {perf_status}), perfdata {ours} \
+                 (listed {our_status}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        if ours != 0 && !out.stdout.is_empty() {
+            problems.push(format!("{args:?}: refused, yet printed a report"));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
