@@ -154,7 +154,9 @@ pub fn run(args: &DiffArgs) -> Result<(), CliError> {
         crate::unwinding::tell(counted.unwind());
         counted.warnings().iter().for_each(crate::warn);
         let (events, names) = (counted.event_ids().to_vec(), counted.event_names().to_vec());
-        Ok((counted.tables(), events, names))
+        let tables = counted.tables();
+        tables.warnings().iter().for_each(crate::warn);
+        Ok((tables, events, names))
     };
     let tables = paths
         .iter()

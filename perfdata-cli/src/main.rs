@@ -227,8 +227,8 @@ fn main() -> ExitCode {
         Command::Buildid(c) => (Some(c.input()), done(|| buildid::run(c))),
         Command::Anonymize(a) => (Some(a.input()), done(|| anonymize::run(a))),
         Command::Unwind(a) => (Some(a.input()), done(|| unwind::run(a))),
-        Command::Report(a) => (Some(report::input_of(a)), done(|| report::run(a))),
-        Command::Script(a) => (Some(script::input_of(a)), done(|| script::run(a))),
+        Command::Report(a) => (Some(report::input_of(a)), Box::new(|| report::run(a))),
+        Command::Script(a) => (Some(script::input_of(a)), Box::new(|| script::run(a))),
         Command::Diff(a) => (None, done(|| diff::run(a))),
         Command::Export(a) => (Some(export::input_of(a)), done(|| export::run(a))),
         Command::Flamegraph(a) => (

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use perfdata_core::select::{parse_time_ranges, TimeSpec};
 use perfdata_report::callgraph::{CallGraph, Order};
@@ -121,7 +122,17 @@ pub fn input_of(a: &ReportArgs) -> &std::path::Path {
     a.file.path()
 }
 
-pub fn run(a: &ReportArgs) -> Result<(), CliError> {
+/// perf 6.1's exit status where its option parser refuses an option's value
+/// (`usage_with_options`): a `-g` it cannot parse.
+const USAGE_STATUS: u8 = 129;
+/// perf's where `cmd_report` returns -EINVAL: a `--time` that does not parse.
+const INVALID_STATUS: u8 = 234;
+
+/// Run the report; perf's exit status where perf refuses an option with one of its own
+/// (`-g`, `--time`), the error said on stderr. Where perf 6.1 prints an error and
+/// exits 0 (an unknown `--sort` or `-F` key, a `--pid` list that does not parse, `-C` on
+/// a recording without CPUs) perfdata exits 1: a script must see the failure.
+pub fn run(a: &ReportArgs) -> Result<ExitCode, CliError> {
     // A table file that is the input would replace it: refused before any work.
     for t in a
         .csv
@@ -154,7 +165,10 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         filter.symbols = d.split(',').map(str::to_string).collect();
     }
     let time: Option<(TimeSpec, &str)> = match &a.time {
-        Some(t) => Some((parse_time_ranges(t)?, t.as_str())),
+        Some(t) => match parse_time_ranges(t) {
+            Ok(spec) => Some((spec, t.as_str())),
+            Err(e) => return Ok(crate::fail(e.into(), ExitCode::from(INVALID_STATUS))),
+        },
         None => None,
     };
     let group = match (a.group, a.no_group) {
@@ -163,9 +177,15 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         (false, false) => GroupView::AsRecorded,
     };
     let mut graph = match &a.call_graph {
-        Some(g) => CallGraph::default()
-            .parse_onto(g)
-            .map_err(CliError::Usage)?,
+        Some(g) => match CallGraph::default().parse_onto(g) {
+            Ok(graph) => graph,
+            Err(e) => {
+                return Ok(crate::fail(
+                    CliError::Usage(e),
+                    ExitCode::from(USAGE_STATUS),
+                ))
+            }
+        },
         None => Some(CallGraph::default()),
     };
     if let Some(g) = &mut graph {
@@ -203,13 +223,14 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         let (tables, unwind) = report.readperf(reader, a.file.path())?;
         drop(progress);
         crate::unwinding::tell(&unwind);
-        return write_csv(&tables, dir);
+        return write_csv(&tables, dir).map(|()| ExitCode::SUCCESS);
     }
     let counted = report.read(reader)?;
     drop(progress);
     crate::unwinding::tell(counted.unwind());
     counted.warnings().iter().for_each(crate::warn);
     let tables = counted.tables().quiet(crate::quiet());
+    tables.warnings().iter().for_each(crate::warn);
     let mut out = std::io::stdout().lock();
     if a.json {
         tables.write_json(&mut out)?;
@@ -217,7 +238,7 @@ pub fn run(a: &ReportArgs) -> Result<(), CliError> {
         tables.write_stdio(&mut out, a.samples)?;
     }
     out.flush()?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// readperf's four tables into `dir`, each file written whole or not at all.

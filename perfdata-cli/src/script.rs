@@ -3,10 +3,11 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use perfdata_report::filter::SampleFilter;
 use perfdata_report::script::fields::FieldSpec;
-use perfdata_report::script::{sideband, Script};
+use perfdata_report::script::{sideband, Refusal, Script};
 
 use crate::CliError;
 
@@ -81,11 +82,23 @@ pub fn input_of(a: &ScriptArgs) -> &std::path::Path {
     a.file.path()
 }
 
-pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
+/// perf 6.1's exit status where its option parser refuses an option's value
+/// (`usage_with_options`): a `-F` list it cannot parse.
+const USAGE_STATUS: u8 = 129;
+/// perf's where `cmd_script` returns -1: a view refused before the listing.
+const SETUP_STATUS: u8 = 255;
+/// perf's where `cmd_script` returns -EINVAL: a `--time` that does not parse, a view
+/// refused while the records are processed.
+const INVALID_STATUS: u8 = 234;
+
+/// Run the listing; perf's exit status where perf refuses the view (see
+/// [`Refusal`]), the error said on stderr.
+pub fn run(a: &ScriptArgs) -> Result<ExitCode, CliError> {
     let mut spec = FieldSpec::default();
     for f in &a.fields {
-        for w in spec.parse(f)? {
-            crate::warn(w);
+        match spec.parse(f) {
+            Ok(warnings) => warnings.iter().for_each(crate::warn),
+            Err(e) => return Ok(crate::fail(e.into(), ExitCode::from(USAGE_STATUS))),
         }
     }
     let filter = SampleFilter::parse(
@@ -96,11 +109,14 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         &[],
         "absolute",
     )?;
-    let time = a
+    let time = match a
         .time
         .as_deref()
         .map(perfdata_core::select::parse_time_ranges)
-        .transpose()?;
+    {
+        Some(Err(e)) => return Ok(crate::fail(e.into(), ExitCode::from(INVALID_STATUS))),
+        t => t.transpose()?,
+    };
     let shown = [
         (a.show_task_events, sideband::TASK_EVENTS),
         (a.show_mmap_events, sideband::MMAP_EVENTS),
@@ -131,15 +147,26 @@ pub fn run(a: &ScriptArgs) -> Result<(), CliError> {
         Ok(listed) => {
             crate::unwinding::tell(&listed.unwind);
             listed.warnings.iter().for_each(crate::warn);
+            if let Some(r) = listed.refused {
+                out.flush()?;
+                let status = match r {
+                    Refusal::Setup(_) => SETUP_STATUS,
+                    Refusal::Processing(_) => INVALID_STATUS,
+                };
+                return Ok(crate::fail(
+                    CliError::Usage(r.to_string()),
+                    ExitCode::from(status),
+                ));
+            }
         }
         // The reader of the listing went away (`| head`): not a failure.
         Err(perfdata_core::Error::Io { source, .. })
             if source.kind() == std::io::ErrorKind::BrokenPipe =>
         {
-            return Ok(())
+            return Ok(ExitCode::SUCCESS)
         }
         Err(e) => return Err(e.into()),
     }
     out.flush()?;
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

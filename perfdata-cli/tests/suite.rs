@@ -51,6 +51,8 @@ mod docs;
 mod dump_filters;
 #[path = "error_offsets.rs"]
 mod error_offsets;
+#[path = "exit_status_oracle.rs"]
+mod exit_status_oracle;
 #[path = "export_clock_oracle.rs"]
 mod export_clock_oracle;
 #[path = "export_escaping.rs"]
@@ -127,6 +129,8 @@ mod queue_disk;
 mod quiet;
 #[path = "report_fields_oracle.rs"]
 mod report_fields_oracle;
+#[path = "report_graph_inlined_oracle.rs"]
+mod report_graph_inlined_oracle;
 #[path = "report_graph_oracle.rs"]
 mod report_graph_oracle;
 #[path = "report_hist_split_oracle.rs"]

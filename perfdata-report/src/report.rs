@@ -344,7 +344,8 @@ impl Counted {
             kallsyms,
         } = self;
         let mut symbols = report.symbolizer(&replay, kallsyms);
-        let mut tables = tally.tables(&replay, &mut symbols);
+        let mut warnings = Vec::new();
+        let mut tables = tally.tables(&replay, &mut symbols, &mut warnings);
         if let Some(l) = &layout {
             for t in &mut tables {
                 l.sort_rows(&mut t.rows);
@@ -378,6 +379,7 @@ impl Counted {
             preamble,
             unwind: replay.unwind,
             quiet: false,
+            warnings,
         }
     }
 }
@@ -400,12 +402,20 @@ pub struct Tables {
     unwind: UnwindStats,
     /// Whether the text leaves out its header lines (perf's `-q`).
     quiet: bool,
+    /// What the tables could not show as perf does ([`Tables::warnings`]).
+    warnings: Vec<String>,
 }
 
 impl Tables {
     /// The tables, one per event with samples (groups not folded).
     pub fn per_event(&self) -> &[EventTable] {
         &self.tables
+    }
+
+    /// What the tables could not show as perf does, to be said once each (a call graph
+    /// built without the samples' order: its temporary file could not be written).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// Leave the header lines (those starting with `#`) out of the text, as perf

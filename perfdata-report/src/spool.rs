@@ -69,8 +69,12 @@ impl Data {
 /// error names that directory, not the output (an export to a writable place fails
 /// where `TMPDIR` is read-only).
 pub(crate) fn temp_file() -> io::Result<File> {
-    tempfile::tempfile().map_err(|e| {
-        let dir = std::env::temp_dir();
+    let dir = std::env::temp_dir();
+    #[cfg(test)]
+    let dir = testing::TEMP_DIR
+        .with(|d| d.borrow().clone())
+        .unwrap_or(dir);
+    tempfile::tempfile_in(&dir).map_err(|e| {
         let whence = match std::env::var_os("TMPDIR") {
             Some(_) => "TMPDIR",
             None => "TMPDIR is not set",
@@ -84,6 +88,20 @@ pub(crate) fn temp_file() -> io::Result<File> {
             format!("cannot create it in {} ({whence}): {cause}", dir.display()),
         )
     })
+}
+
+/// What tests change of the spools they make.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::cell::RefCell;
+    use std::path::PathBuf;
+
+    thread_local! {
+        /// The directory this thread's spools make their files in instead of `TMPDIR`'s,
+        /// where set: a test of a failing `TMPDIR` changes no other test's (the
+        /// environment is the process's).
+        pub(crate) static TEMP_DIR: RefCell<Option<PathBuf>> = const { RefCell::new(None) };
+    }
 }
 
 impl Spool {

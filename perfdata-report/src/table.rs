@@ -4,16 +4,18 @@
 use rustc_hash::FxHashMap;
 
 use crate::callgraph::frames::FrameNamer;
-use crate::callgraph::{CallGraph, CallTree, Order};
-use crate::children::{Children, ChildrenTables};
+use crate::callgraph::{CallGraph, Order};
+use crate::children::Children;
 use crate::filter::{Percentage, SampleFilter};
-use crate::group::group_sizes;
 use crate::intern::{Chunked, Interner};
-use crate::keys::{cell, name_keys, raw_key, Creator, RawKey, Rows};
-use crate::model::{ChainDepth, EventTable, Replay, ResolvedSample, Row, SortKey};
+use crate::keys::{name_keys, raw_key, Creator, RawKey, Rows};
+use crate::model::{EventTable, Replay, ResolvedSample, SortKey};
 use crate::process::{Location, Machine};
 use crate::same_names::SettledComms;
 use crate::symbolize::Symbolizer;
+
+mod rows;
+use rows::named_tables;
 
 /// A raw key's count: samples, period, the first sample, and whether the filters drop
 /// it.
@@ -43,7 +45,8 @@ struct Count {
 /// let r = replay::replay(reader, &Default::default(), |machine, d| {
 ///     d.sample().inspect(|s| tally.count(machine, s));
 /// })?;
-/// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()));
+/// let mut warnings = Vec::new();
+/// let tables = tally.tables(&r, &mut Symbolizer::new(SymbolOptions::default()), &mut warnings);
 /// assert_eq!(tables[0].samples, 279);
 /// assert_eq!(tables[0].rows[0].cells, ["perfdata-spin"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -341,8 +344,15 @@ impl Tally {
         }
     }
 
-    /// The tables: one per event that has samples.
-    pub fn tables(mut self, replay: &Replay, symbols: &mut Symbolizer) -> Vec<EventTable> {
+    /// The tables: one per event that has samples; `warnings` gets what they could not
+    /// show as perf does (a call graph built without the samples' order, its spool
+    /// failed), to be said once each.
+    pub fn tables(
+        mut self,
+        replay: &Replay,
+        symbols: &mut Symbolizer,
+        warnings: &mut Vec<String>,
+    ) -> Vec<EventTable> {
         self.flush_last();
         // The counting's symbols and DWARF go before the naming loads its own; the
         // inlined entries it found are the naming's, which so reads no DWARF again.
@@ -392,8 +402,20 @@ impl Tally {
             |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
         let (mut named, mut child_keys, mut walks) = (named, child_keys, walks);
         // Should the spool have failed, the graphs are built from the distinct chains
-        // in the order they first came (see `Appends::finish`).
-        let mut appended = self.appends.take().and_then(|a| a.finish().ok());
+        // in the order they first came (see `Appends::finish`), and the forest says so
+        // where a graph depends on the order; perf's entries are not split either.
+        let (mut appended, mut lost) = match self.appends.take().map(|a| a.finish()) {
+            Some(Ok(order)) => (Some(order), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
+        if let (Some(e), None) = (&lost, &frames) {
+            warnings.push(format!(
+                "the order of the samples' call chains could not be kept in a temporary \
+                 file ({e}): an inlined function perf makes two entries of is one row here"
+            ));
+            lost = None;
+        }
         // perf's entries where its comparison is not one order: a function it makes
         // two entries of is two rows, its walks' frames counted to each as in perf.
         let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
@@ -421,7 +443,7 @@ impl Tally {
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
             if let Some(f) = frames {
-                let forest = walks.forest(
+                let mut forest = walks.forest(
                     child_keys,
                     &named[1],
                     &f.frame_of,
@@ -429,7 +451,10 @@ impl Tally {
                     self.cumulate,
                     appended,
                 );
-                trees = forest.trees(f.keys, f.names, &f.places);
+                if let Some(e) = lost {
+                    forest.order_lost(e);
+                }
+                trees = forest.trees(f.keys, f.names, &f.places, warnings);
             }
             if self.cumulate {
                 let mut tables = walks.rows(events, child_keys, &named[1], order, &|own| {
@@ -548,138 +573,6 @@ fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
         let st = e.attr.sample_type;
         st.contains(perfdata_core::attr::SampleType::CALLCHAIN)
     })
-}
-
-/// The rows of each event's groups, their cells printed, sorted as perf sorts them;
-/// percentages of `totals(event)` (samples, period before filtering) when it gives one
-/// and the percentages are not `relative`, else of the rows'.
-/// With `origins` (each DSO's symtab origin letter), rows carry their `-v` cells.
-/// With `children` (per event: key values -> children period and a thread), rows also
-/// have children periods, and rows of children alone are added.
-#[allow(clippy::too_many_arguments)] // the tally's parts, taken apart as it ends
-fn named_tables(
-    replay: &Replay,
-    names: &Rows,
-    groups: Vec<FxHashMap<u32, Count>>,
-    children: Option<ChildrenTables>,
-    mut trees: FxHashMap<(u32, u32), CallTree>,
-    totals: impl Fn(usize) -> Option<(u64, u64)>,
-    relative: bool,
-    origins: Option<&[char]>,
-) -> Vec<EventTable> {
-    let with_children = children.is_some();
-    let graphed = !trees.is_empty();
-    let mut children = children.unwrap_or_default();
-    // Groups are perf's hist entries (names compared as perf does, see `SameNames`),
-    // each marked filtered by its creator; any that still print the same cells are one
-    // row here.
-    let mut tables = Vec::new();
-    let sizes = group_sizes(&replay.groups, replay.event_names.len());
-    for (event, g) in groups.into_iter().enumerate() {
-        // perf prints every event that has samples, rows or not (filtered away; with
-        // relative percentages its counts are then zero).
-        if g.is_empty() && totals(event).is_none_or(|(samples, _)| samples == 0) {
-            continue;
-        }
-        let base = totals(event).filter(|_| !relative);
-        let (samples, period) = base.unwrap_or_else(|| {
-            (
-                g.values().filter(|v| !v.filtered).map(|v| v.samples).sum(),
-                g.values().filter(|v| !v.filtered).map(|v| v.period).sum(),
-            )
-        });
-        // perf's hist entries: self and children counts of the same values are one
-        // entry, printed as its earliest sample (self or in a callchain) made it.
-        let mut entries = g;
-        let mut children_of: FxHashMap<u32, (u64, i64)> = FxHashMap::default();
-        if let Some(ch) = children.get_mut(event) {
-            for (row, c) in ch.drain() {
-                let e = entries.entry(row).or_insert(Count {
-                    samples: 0,
-                    period: 0,
-                    kept: 0,
-                    creator: c.creator,
-                    filtered: c.hidden,
-                });
-                if e.creator.earlier(c.creator) != e.creator {
-                    (e.creator, e.filtered) = (c.creator, c.hidden);
-                }
-                children_of.insert(row, (c.period, c.rank));
-            }
-        }
-        // An entry its first sample made filtered is not shown (perf's filters); it is
-        // kept aside, for perf diff's pairing.
-        let pct = |p: u64| {
-            if period == 0 {
-                0.0
-            } else {
-                100.0 * p as f64 / period as f64
-            }
-        };
-        // One row per entry, even where two print alike: perf's `sort__sym_cmp` tells
-        // functions apart by their start, so two kernel functions of one name (kallsyms
-        // has eleven `p4d_offset`) are two rows, as in perf.
-        let all: Vec<(Row, bool)> = entries
-            .into_iter()
-            .map(|(row, c)| {
-                let (ch, rank) = children_of.get(&row).copied().unwrap_or((0, 0));
-                let callchain = trees.remove(&(event as u32, row));
-                let row = Row {
-                    cells: names
-                        .get(row)
-                        .iter()
-                        .map(|v| match (v, origins) {
-                            (crate::keys::Value::Dso(d), Some(_)) => {
-                                crate::verbose::dso_cell(replay, *d)
-                            }
-                            _ => cell(replay, v, &c.creator),
-                        })
-                        .collect(),
-                    samples: c.samples,
-                    period: c.period,
-                    percent: pct(c.period),
-                    children: with_children.then(|| (ch, pct(ch))),
-                    // perf's __hpp__sort_acc asks the depth where it draws graphs.
-                    depth: (with_children && graphed).then_some(ChainDepth {
-                        thread: c.creator.thread,
-                        rank,
-                    }),
-                    callchain,
-                    created: (c.creator.first, c.creator.pos),
-                    verbose: origins.map(|o| Box::new(crate::verbose::cells(&c.creator, o))),
-                    members: Vec::new(),
-                    comm_len: replay
-                        .machine
-                        .threads
-                        .get(c.creator.thread)
-                        .and_then(|t| replay.machine.comms.get(t.comm))
-                        .map_or(0, String::len),
-                };
-                (row, c.filtered)
-            })
-            .collect();
-        let (mut rows, mut filtered) = (Vec::new(), Vec::new());
-        for (row, hidden) in all {
-            if hidden {
-                filtered.push(row);
-            } else {
-                rows.push(row);
-            }
-        }
-        tables.push(EventTable {
-            event: replay.event_names[event].clone(),
-            index: event,
-            group_size: sizes[event],
-            members: Vec::new(),
-            samples,
-            period,
-            rows,
-            filtered,
-            unfiltered_period: period,
-            children: with_children,
-        });
-    }
-    tables
 }
 
 #[cfg(test)]

@@ -68,7 +68,11 @@ fn a_sample_joins_the_earlier_entry_of_its_name_from_another_thread() {
         tally.count(&m, s);
     }
     let replay = crate::stacks::testing::replay(m, "task-clock");
-    let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
+    let tables = tally.tables(
+        &replay,
+        &mut Symbolizer::new(SymbolOptions::default()),
+        &mut Vec::new(),
+    );
     let rows: Vec<_> = tables[0].rows.iter().map(|r| &r.cells[0]).collect();
     assert_eq!(rows, ["hot"]);
     assert_eq!((tables[0].samples, tables[0].period), (1, 100));
@@ -108,7 +112,11 @@ fn the_command_column_is_as_wide_as_the_threads_last_names() {
         tally.count(&m, s);
     }
     let replay = crate::stacks::testing::replay(m, "task-clock");
-    let tables = tally.tables(&replay, &mut Symbolizer::new(SymbolOptions::default()));
+    let tables = tally.tables(
+        &replay,
+        &mut Symbolizer::new(SymbolOptions::default()),
+        &mut Vec::new(),
+    );
     let rows: Vec<_> = tables[0]
         .rows
         .iter()

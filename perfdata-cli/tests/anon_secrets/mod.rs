@@ -128,6 +128,15 @@ fn recording_bytes(input: &Path) -> Vec<u8> {
 /// or a PMU's name are left out: those names are kept on purpose; so are the kernel's
 /// text (see [`KernelText`]) and words inside the kept paths of MMAPs.
 pub fn secrets(input: &Path) -> Vec<(&'static str, String)> {
+    secrets_counted(input, &comm_counts(input))
+}
+
+/// [`secrets`] of `input`, whose [`comm_counts`] are `counts` (the anonymize oracle
+/// needs them too: two perf runs each, not made twice).
+pub fn secrets_counted(
+    input: &Path,
+    counts: &BTreeMap<String, u64>,
+) -> Vec<(&'static str, String)> {
     let mut words = Vec::new();
     let header = perf_listing(&["report", "--header-only", "-I"], input);
     // Event names (evlist's, and the header's for pipes whose attrs have no ids) and
@@ -178,7 +187,7 @@ pub fn secrets(input: &Path) -> Vec<(&'static str, String)> {
             words.extend(path.split('/').map(|w| ("cgroup", w.to_string())));
         }
     }
-    for comm in comm_counts(input).keys() {
+    for comm in counts.keys() {
         if !comm.starts_with(':') && comm != "swapper" {
             words.push(("comm", comm.clone()));
         }

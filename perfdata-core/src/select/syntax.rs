@@ -273,7 +273,11 @@ impl TimeSpec {
 pub fn resolve_time(spec: &TimeSpec, meta: &crate::Metadata) -> Result<Vec<TimeRange>> {
     use crate::feature::{Feature, FeatureId};
     match meta.feature(FeatureId::SampleTime) {
-        Some(Feature::SampleTime(t)) => Ok(spec.resolve(t.first, t.last)),
+        // perf's perf_time__parse_for_ranges takes first and last times of 0 (a pipe's
+        // SAMPLE_TIME record, written before any sample) as none.
+        Some(Feature::SampleTime(t)) if !(spec.is_percent() && t.first == 0 && t.last == 0) => {
+            Ok(spec.resolve(t.first, t.last))
+        }
         _ if spec.is_percent() => Err(Error::Select(
             "a percent time range needs the SAMPLE_TIME feature (first and last sample time), \
              which this recording lacks"

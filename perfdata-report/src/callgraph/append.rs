@@ -533,7 +533,7 @@ mod tests {
                 f.append(0, 0, c.iter().copied(), *period, 1);
                 g.append(c, *period, 1);
             }
-            let trees = f.trees(keys, names.clone(), &places);
+            let trees = f.trees(keys, names.clone(), &places, &mut Vec::new());
             let mut want = Vec::new();
             lines(trees[&(0, 0)].root(), 0, &mut want);
             let mut got = Vec::new();

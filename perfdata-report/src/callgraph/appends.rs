@@ -65,6 +65,12 @@ impl Appends {
         }
     }
 
+    /// No samples yet, `memory` bytes of runs held before the temporary file.
+    #[cfg(test)]
+    pub(crate) fn with_memory(memory: usize) -> Appends {
+        Appends::with_spool(Spool::with_memory(memory), None)
+    }
+
     fn with_spool(spool: Spool, failed: Option<io::Error>) -> Appends {
         Appends {
             spool,
@@ -123,6 +129,17 @@ impl Appends {
             records: self.spool.finish()?,
         })
     }
+}
+
+/// The warning owed where the samples' order was lost to the spool's error `e` (writing
+/// or reading it back) and a graph that depends on it is built without it.
+pub(crate) fn order_lost(e: &io::Error) -> String {
+    format!(
+        "the order of the samples' call chains could not be kept in a temporary file \
+         ({e}): the call graphs where an inlined function is among a node's children are \
+         built from each distinct chain once, in the order it first came, and may differ \
+         from perf's"
+    )
 }
 
 /// The runs of [`Appends`], finished.

@@ -326,7 +326,7 @@ mod tests {
         f.append(0, 7, [0, 2].into_iter(), 1, 1);
         let names = (0..keys.len()).map(|k| format!("f{k}")).collect();
         let places: Vec<_> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, names, &places);
+        let trees = f.trees(keys, names, &places, &mut Vec::new());
         let totals = Totals {
             total,
             entry: total,

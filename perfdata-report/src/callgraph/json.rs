@@ -56,7 +56,12 @@ mod tests {
         f.append(0, 0, [0, 2].into_iter(), 2, 1);
         f.append(0, 0, [0, 1].into_iter(), 6, 3);
         let places: Vec<_> = keys.iter().map(FrameKey::own_place).collect();
-        let trees = f.trees(keys, ["a", "b", "c"].map(String::from).to_vec(), &places);
+        let trees = f.trees(
+            keys,
+            ["a", "b", "c"].map(String::from).to_vec(),
+            &places,
+            &mut Vec::new(),
+        );
         let v = tree(&trees[&(0, 0)], 10);
         assert_eq!(v[0]["frames"], json!(["a"]));
         assert_eq!(

@@ -173,7 +173,7 @@ impl CallTree {
     pub fn empty() -> CallTree {
         let mut f = Forest::default();
         f.root((0, 0));
-        f.trees(Vec::new(), Vec::new(), &[])
+        f.trees(Vec::new(), Vec::new(), &[], &mut Vec::new())
             .remove(&(0, 0))
             .expect("the root made")
     }
@@ -267,6 +267,9 @@ pub(crate) struct Forest {
     ends: Vec<u32>,
     /// The samples' order ([`Forest::appended_in`]), where known.
     order: Option<super::appends::Replay>,
+    /// Why the samples' order is not known, where it was kept and lost
+    /// ([`Forest::order_lost`]).
+    lost: Option<std::io::Error>,
 }
 
 /// No node.
@@ -386,13 +389,21 @@ impl Forest {
         self.order = Some(super::appends::Replay { order, first, ends });
     }
 
+    /// The samples' order was kept and lost to the spool's error `e`: the trees that
+    /// depend on it are built without it, and [`Forest::trees`] says so.
+    pub(crate) fn order_lost(&mut self, e: std::io::Error) {
+        self.lost = Some(e);
+    }
+
     /// Each entry's tree, frame key `k` named `names[k]` and siblings ordered by
-    /// `keys[k]` (at `places[k]`) as perf's rb-tree orders them.
+    /// `keys[k]` (at `places[k]`) as perf's rb-tree orders them; `warnings` gets what
+    /// they could not be built as perf builds them.
     pub(crate) fn trees(
         self,
         keys: Vec<FrameKey>,
         names: Vec<String>,
         places: &[FramePlace],
+        warnings: &mut Vec<String>,
     ) -> FxHashMap<(u32, u32), CallTree> {
         let Forest {
             mut nodes,
@@ -400,6 +411,7 @@ impl Forest {
             mut roots,
             ends,
             order,
+            mut lost,
             ..
         } = self;
         // Children come after their parents: one pass from the end sums the periods
@@ -467,7 +479,15 @@ impl Forest {
                 }
                 chain.reverse();
             };
-            let by_sample = order.and_then(|r| r.graphs(&of, &built, cmp, path).ok());
+            let by_sample = order.and_then(|r| {
+                r.graphs(&of, &built, cmp, path)
+                    .map_err(|e| lost = Some(e))
+                    .ok()
+            });
+            // Only here does the order matter: said where a graph is built without it.
+            if let (None, Some(e)) = (&by_sample, &lost) {
+                warnings.push(super::appends::order_lost(e));
+            }
             let graphs = by_sample.unwrap_or_else(|| {
                 let mut graphs: FxHashMap<u32, _> = built
                     .iter()

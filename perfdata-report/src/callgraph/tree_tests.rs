@@ -24,7 +24,7 @@ fn runs_are_nodes_split_where_chains_part_or_end() {
     f.append(0, 8, [4, 0].into_iter(), 1, 1);
     f.append(0, 9, std::iter::empty(), 1, 1);
     let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-    let trees = f.trees(keys, names, &places);
+    let trees = f.trees(keys, names, &places, &mut Vec::new());
     assert_eq!(trees.len(), 2, "an empty chain makes no tree");
     let t = &trees[&(0, 7)];
     let root = t.root();
@@ -84,7 +84,7 @@ fn inlined_siblings_are_in_perfs_order_by_name() {
         f.append(0, 1, [0, k].into_iter(), 1, 1);
     }
     let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-    let trees = f.trees(keys, names, &places);
+    let trees = f.trees(keys, names, &places, &mut Vec::new());
     let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
         panic!()
     };
@@ -124,7 +124,7 @@ fn inlined_siblings_of_frames_without_a_symbol_are_placed_by_ip() {
     for k in 1..=4 {
         f.append(0, 1, [0, k].into_iter(), 1, 1);
     }
-    let trees = f.trees(keys, names, &places);
+    let trees = f.trees(keys, names, &places, &mut Vec::new());
     let [top] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
         panic!()
     };
@@ -145,7 +145,7 @@ fn many_children_are_each_one_node() {
         f.append(0, 1, [0, k].into_iter(), k.into(), 1);
     }
     let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
-    let trees = f.trees(keys, names, &places);
+    let trees = f.trees(keys, names, &places, &mut Vec::new());
     let [a] = trees[&(0, 1)].root().children(0).collect::<Vec<_>>()[..] else {
         panic!()
     };
@@ -194,7 +194,15 @@ fn a_chain_met_again_after_a_rotation_is_a_second_node() {
     let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
     // Frame key k is walk k - 1: the samples' walks, in order.
     let order = [1, 2, 3, 4, 5, 6, 7, 8, 2, 2, 2];
-    let shown = |by_sample: bool| {
+    // By sample; each chain once; by sample, but the spool lost the order.
+    #[derive(PartialEq)]
+    enum Kept {
+        BySample,
+        Once,
+        Lost,
+    }
+    let mut warnings = Vec::new();
+    let mut shown = |kept: Kept| {
         let mut f = Forest::default();
         // Each distinct chain once, with its samples and period, as the report counts.
         let mut ends = Vec::new();
@@ -202,14 +210,26 @@ fn a_chain_met_again_after_a_rotation_is_a_second_node() {
             let times = order.iter().filter(|&&o| o == k).count() as u64;
             ends.extend(f.append(0, 0, [0, k].into_iter(), times, times));
         }
-        if by_sample {
-            let mut a = Appends::new();
+        if kept != Kept::Once {
+            // Lost: no byte in memory, and a TMPDIR where no file can be made.
+            let nowhere = std::env::temp_dir().join("perfdata-no-such-dir/below");
+            let mut a = match kept {
+                Kept::Lost => Appends::with_memory(0),
+                _ => Appends::new(),
+            };
+            crate::spool::testing::TEMP_DIR.with(|d| *d.borrow_mut() = Some(nowhere));
             for &k in &order {
                 a.push(k - 1, 1);
             }
-            f.appended_in(a.finish().expect("in memory"), (0..=8).collect(), ends);
+            let finished = a.finish();
+            crate::spool::testing::TEMP_DIR.with(|d| *d.borrow_mut() = None);
+            match (kept, finished) {
+                (Kept::Lost, Err(e)) => f.order_lost(e),
+                (Kept::BySample, Ok(o)) => f.appended_in(o, (0..=8).collect(), ends),
+                (_, r) => panic!("the spool: {r:?}"),
+            }
         }
-        let trees = f.trees(keys.clone(), names.clone(), &places);
+        let trees = f.trees(keys.clone(), names.clone(), &places, &mut warnings);
         let [main] = trees[&(0, 0)].root().children(0).collect::<Vec<_>>()[..] else {
             panic!()
         };
@@ -217,7 +237,7 @@ fn a_chain_met_again_after_a_rotation_is_a_second_node() {
             .map(|c| (c.frames().collect::<Vec<_>>().join(";"), c.hit()))
             .collect::<Vec<_>>()
     };
-    let by_sample = shown(true);
+    let by_sample = shown(Kept::BySample);
     let want = [
         ("mmm (inlined)", 3),
         ("fff", 1),
@@ -231,7 +251,18 @@ fn a_chain_met_again_after_a_rotation_is_a_second_node() {
     ];
     let want: Vec<(String, u64)> = want.iter().map(|&(n, h)| (n.to_string(), h)).collect();
     assert_eq!(by_sample, want);
-    let once = shown(false);
+    let once = shown(Kept::Once);
     assert_eq!(once.len(), 8, "{once:?}");
     assert_eq!(once.last(), Some(&("mmm (inlined)".to_string(), 4)));
+    // Without the order the graph is the distinct chains', said once, with why.
+    let lost = shown(Kept::Lost);
+    assert_eq!(lost, once);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("could not be kept")
+            && warnings[0].contains("No such file or directory")
+            && warnings[0].contains("may differ from perf's"),
+        "{}",
+        warnings[0]
+    );
 }

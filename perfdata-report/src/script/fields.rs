@@ -190,6 +190,10 @@ impl FieldSpec {
             }
             None => (None, arg),
         };
+        if ty.is_none() && list.is_empty() {
+            // perf's words: a type's list may be empty (`sw:`), all types' may not.
+            return Err(usage("Cannot set fields to 'none' for all event types."));
+        }
         let changes = list.starts_with('+') || list.starts_with('-');
         // perf's parse_output_fields warns when an -F replaces an earlier one's
         // fields: a named type's even for a list of changes, all types' only for a set.

@@ -15,7 +15,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,13 +26,10 @@ use perfdata_core::select::{in_ranges, resolve_time, TimeRange, TimeSpec};
 use perfdata_core::{Error, Metadata, PerfReader, Result};
 use perfdata_view::tracing::TraceEvents;
 
-use crate::callgraph::Order;
 use crate::filter::SampleFilter;
-use crate::max_stack::cut_chain;
 use crate::model::{Replay, ResolvedSample};
 use crate::process::{Location, Machine};
 use crate::replay::{replay, Delivered, ReplayOptions, SampleExtra, ShownRecord};
-use crate::srcline::symbol_file::SymbolAnswer;
 use crate::symbolize::{kallsyms_in_background, SymbolOptions, Symbolizer};
 use crate::symtab::SymbolTable;
 
@@ -44,10 +40,13 @@ mod intel_pt;
 mod line;
 pub mod meminfo;
 mod names;
+mod refusal;
+mod sample;
 pub mod sideband;
 pub mod stat;
 
 use fields::{output_type, Field, FieldSpec, Fields, OUTPUT_TYPES};
+pub use refusal::Refusal;
 
 /// perf's PERF_MAX_STACK_DEPTH: perf script prints at most this many frames of a
 /// recorded chain, and as many unwound ones (its default `--max-stack`).
@@ -95,6 +94,9 @@ pub struct Listed {
     /// What the reading found odd (a recording cut short) and what the replay could not
     /// use (a jitdump), to be said once each.
     pub warnings: Vec<String>,
+    /// The view perf refuses for this recording, where it does: the listing stopped
+    /// there (before its first line for a [`Refusal::Setup`]).
+    pub refused: Option<Refusal>,
 }
 
 impl Script {
@@ -200,7 +202,12 @@ impl Script {
         // A file's events are known before its first record: perf checks the fields
         // against them then, samples or not (a pipe's, at its first sample).
         if !reader.meta().attrs().is_empty() {
-            printer.settle(&Arc::new(reader.meta().clone()))?;
+            if let Err(r) = printer.settle(&Arc::new(reader.meta().clone()), true) {
+                return Ok(Listed {
+                    refused: Some(r),
+                    ..Listed::default()
+                });
+            }
         }
         let replay = replay(reader, &opts, |m, d| match (d, pt.as_mut()) {
             (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
@@ -223,11 +230,13 @@ impl Script {
                 "the Intel PT trace was decoded up to an error: {failed}"
             ));
         }
+        let refused = printer.refused.take();
         let samples = printer.finish()?;
         Ok(Listed {
             samples,
             unwind: replay.unwind,
             warnings,
+            refused,
         })
     }
 }
@@ -288,6 +297,8 @@ struct Printer<'o> {
     /// The counts of a `perf stat record` recording.
     stat: stat::StatListing,
     error: Option<Error>,
+    /// The view perf refuses, met on the way: the listing stops there.
+    refused: Option<Refusal>,
 }
 
 impl<'o> Printer<'o> {
@@ -314,6 +325,7 @@ impl<'o> Printer<'o> {
             data_src_width: 0,
             stat: stat::StatListing::new(),
             error: None,
+            refused: None,
         }
     }
 
@@ -340,9 +352,14 @@ impl<'o> Printer<'o> {
     }
 
     /// Settle the fields and names of the events of `meta` (again when a pipe's
-    /// metadata grew).
-    fn settle(&mut self, meta: &Arc<Metadata>) -> Result<()> {
-        let types = self.script.fields.settle(meta, self.script.callchains)?;
+    /// metadata grew); `setup`: before the first record (a file's events), where perf
+    /// refuses a field the events lack otherwise than during the processing.
+    fn settle(&mut self, meta: &Arc<Metadata>, setup: bool) -> std::result::Result<(), Refusal> {
+        let types = match self.script.fields.settle(meta, self.script.callchains) {
+            Ok(t) => t,
+            Err(e) if setup => return Err(Refusal::Setup(e.to_string())),
+            Err(e) => return Err(Refusal::Processing(e.to_string())),
+        };
         self.types = types;
         if !self.script.filter.cpus.is_empty()
             && meta
@@ -350,7 +367,7 @@ impl<'o> Printer<'o> {
                 .iter()
                 .any(|a| !a.attr.sample_type.contains(SampleType::CPU))
         {
-            return Err(Error::Select(
+            return Err(Refusal::Setup(
                 "File does not contain CPU events. Remove -C option to proceed.".into(),
             ));
         }
@@ -372,7 +389,8 @@ impl<'o> Printer<'o> {
             .collect();
         self.events.extend(self.synth_outs.iter().cloned());
         if let Some(spec) = &self.script.time {
-            self.ranges = resolve_time(spec, meta)?;
+            self.ranges =
+                resolve_time(spec, meta).map_err(|e| Refusal::Processing(e.to_string()))?;
         }
         if self.traces.is_none() && self.events.iter().any(|e| e.tracepoint.is_some()) {
             self.traces = perfdata_core::tracing::tracing_blob(meta).and_then(TraceEvents::parse);
@@ -408,15 +426,15 @@ impl<'o> Printer<'o> {
         self.symbols.as_mut().expect("made above")
     }
 
-    /// Settle the events again if `meta` is new; false once an error stopped the listing.
+    /// Settle the events again if `meta` is new; false once an error or a refusal stopped the listing.
     fn follow(&mut self, meta: &Option<Arc<Metadata>>) -> bool {
-        if self.error.is_some() {
+        if self.error.is_some() || self.refused.is_some() {
             return false;
         }
         if let Some(meta) = meta {
             if !self.meta.as_ref().is_some_and(|old| Arc::ptr_eq(old, meta)) {
-                if let Err(e) = self.settle(meta) {
-                    self.error = Some(e);
+                if let Err(r) = self.settle(meta, false) {
+                    self.refused = Some(r);
                     return false;
                 }
             }
@@ -449,125 +467,6 @@ impl<'o> Printer<'o> {
         if self.buf.len() >= 1 << 16 {
             self.flush();
         }
-    }
-
-    fn print(&mut self, m: &Machine, s: &ResolvedSample, x: &SampleExtra, event: usize) {
-        // Fields borrowed apart: the event's name is written into the buffer as is.
-        let ev = &self.events[event];
-        let f = ev.fields;
-        let chain = self.script.callchains && ev.callchain;
-        let (tracepoint, addr_is_code, weight_struct) =
-            (ev.tracepoint, ev.addr_is_code, ev.weight_struct);
-        let comm = m.comms.get(s.ip.comm).map_or(":-1", String::as_str);
-        // perf's sample CPU is -1 where the sample has none (printed where an AUX
-        // trace allows -F cpu on such events).
-        let cpu = s.cpu.unwrap_or(u32::MAX);
-        line::start(
-            &mut self.buf,
-            &mut self.memos,
-            f,
-            chain,
-            self.script.ns,
-            comm,
-            s.pid,
-            s.tid,
-            cpu,
-            s.time.unwrap_or(0),
-        );
-        let buf = &mut self.buf;
-        if f.has(Field::Period) {
-            self.memos.period.uint(buf, s.period, 10);
-            buf.push(b' ');
-        }
-        let bts = ev.bts;
-        let bts_addr = bts && (f.has(Field::Addr) || ev.default_fields);
-        if f.has(Field::Event) {
-            line::right(buf, ev.name.as_bytes(), self.name_width);
-            buf.extend_from_slice(b": ");
-        }
-        if let (true, Some(text)) = (f.has(Field::Synth), self.synth_text.take()) {
-            buf.extend_from_slice(text.as_bytes());
-        }
-        if f.has(Field::Trace) {
-            if let (Some(id), Some(raw), Some(traces)) = (tracepoint, &x.raw, &self.traces) {
-                if let Some(text) = traces.text(id, raw) {
-                    buf.extend_from_slice(text.as_bytes());
-                }
-            }
-        }
-        if f.has(Field::Addr) && !bts {
-            let addr = x.addr.unwrap_or(0);
-            line::hex(&mut self.buf, addr, 16);
-            if addr_is_code {
-                let t = s.ip.thread;
-                let map = m.maps_of(t).find(addr).copied();
-                let at = Location {
-                    dso: map.map(|m| m.dso),
-                    addr: map.map_or(addr, |m| m.map_ip(addr)),
-                    ip: addr,
-                    ..s.ip
-                };
-                self.frame_names(m, &at, f);
-            }
-        }
-        // perf prints a BTS event's line (perf_sample__fprintf_bts) and returns before
-        // the memory columns.
-        if !bts {
-            self.memory_columns(x, f, weight_struct);
-        }
-        if f.has(Field::Ip) {
-            // A sample of an event with callchains lists its frames, none or many.
-            if chain {
-                self.buf.push(b'\n');
-                // perf script's cursor walks the chain from the sample (callee order);
-                // the frames from `unwound` on are unwound ones.
-                let (frames, unwound) = if s.lbr {
-                    let n = s.callchain.len();
-                    (
-                        Cow::Borrowed(&s.callchain[..n.min(MAX_STACK)]),
-                        n - s.unwound.min(n),
-                    )
-                } else {
-                    let n = Some(self.script.max_stack.unwrap_or(MAX_STACK));
-                    let (frames, kept) = cut_chain(&s.callchain, n, Order::Callee, s.unwound);
-                    let first = frames.len() - kept;
-                    (frames, first)
-                };
-                for (i, at) in frames.iter().enumerate() {
-                    self.buf.push(b'\t');
-                    line::hex(&mut self.buf, m.chain_ip(at), 16);
-                    if !(self.script.inline && i >= unwound && self.inlined(m, at, f)) {
-                        self.frame_names(m, at, f);
-                    }
-                    self.buf.push(b'\n');
-                }
-            } else {
-                self.buf.push(b' ');
-                line::hex(&mut self.buf, s.ip.ip, 16);
-                self.frame_names(m, &s.ip, f);
-            }
-        }
-        // perf_sample__fprintf_bts: the branch's target after its source.
-        if let (true, Some(to)) = (bts_addr, self.branch_to.take()) {
-            self.buf.extend_from_slice(b" => ");
-            line::hex(&mut self.buf, to.ip, 16);
-            self.frame_names(m, &to, f);
-        }
-        self.buf.push(b'\n');
-    }
-
-    /// perf's data_src, weight and ins_lat columns, as `f` asks.
-    fn memory_columns(&mut self, x: &SampleExtra, f: Fields, weight_struct: bool) {
-        let show = [Field::DataSrc, Field::Weight, Field::InsLat].map(|g| f.has(g));
-        let widest = &mut self.data_src_width;
-        meminfo::columns(
-            &mut self.buf,
-            x.data_src,
-            x.weight,
-            weight_struct,
-            show,
-            widest,
-        );
     }
 
     /// perf's `process_attr` for the events the decoder of the trace `info` describes
@@ -621,7 +520,7 @@ impl<'o> Printer<'o> {
         }
         if let RecordBody::AuxtraceInfo(info) = &r.record.body {
             if let Err(e) = self.synthesize(info) {
-                self.error = Some(e);
+                self.refused = Some(Refusal::Processing(e.to_string()));
             }
             return;
         }
@@ -665,37 +564,5 @@ impl<'o> Printer<'o> {
         if self.buf.len() >= 1 << 16 {
             self.flush();
         }
-    }
-}
-
-/// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; where
-/// DWARF has no frame, binutils' symbol-table answer: `file:0` for a symbol with a file,
-/// None (nothing printed: perf reads addr2line's `??:?` as its SRCLINE_UNKNOWN) for a
-/// symbol without one or a DWARF frame without a line; else (addr2line knew nothing,
-/// or perf runs none: the kernel's) `dso[addr]`.
-fn srcline(
-    symbols: &mut Symbolizer,
-    d: crate::process::DsoId,
-    dso: &crate::process::Dso,
-    addr: u64,
-) -> Option<String> {
-    let frames = symbols.source_frames(d, dso, addr);
-    let (line, found) = (
-        frames
-            .first()
-            .and_then(crate::srcline::SourceFrame::srcline),
-        !frames.is_empty(),
-    );
-    match line {
-        Some(l) => Some(l),
-        None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
-        None if found => None,
-        None => match symbols.symbol_answer(d, dso, addr) {
-            SymbolAnswer::Symbol(Some(file)) => Some(crate::srcline::file_line(&file, 0)),
-            SymbolAnswer::Symbol(None) => None,
-            SymbolAnswer::Unknown => {
-                Some(symbols.unknown_srcline(d, dso, addr, crate::symbolize::Unknown::Address))
-            }
-        },
     }
 }

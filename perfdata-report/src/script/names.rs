@@ -11,7 +11,9 @@
 use crate::process::{DsoId, Location, Machine};
 
 use super::fields::{Field, Fields};
-use super::{line, srcline, Printer};
+use super::{line, Printer};
+use crate::srcline::symbol_file::SymbolAnswer;
+use crate::symbolize::Symbolizer;
 
 /// Slots in the table (a power of two).
 const SLOTS: usize = 1 << 14;
@@ -230,6 +232,38 @@ impl Printer<'_> {
             self.buf.push(b')');
         }
         text
+    }
+}
+
+/// perf script's srcline (`map__srcline`, no symbol given): `file:line` from DWARF; where
+/// DWARF has no frame, binutils' symbol-table answer: `file:0` for a symbol with a file,
+/// None (nothing printed: perf reads addr2line's `??:?` as its SRCLINE_UNKNOWN) for a
+/// symbol without one or a DWARF frame without a line; else (addr2line knew nothing,
+/// or perf runs none: the kernel's) `dso[addr]`.
+fn srcline(
+    symbols: &mut Symbolizer,
+    d: crate::process::DsoId,
+    dso: &crate::process::Dso,
+    addr: u64,
+) -> Option<String> {
+    let frames = symbols.source_frames(d, dso, addr);
+    let (line, found) = (
+        frames
+            .first()
+            .and_then(crate::srcline::SourceFrame::srcline),
+        !frames.is_empty(),
+    );
+    match line {
+        Some(l) => Some(l),
+        None if dso.kernel => Some(format!("{}[{addr:x}]", dso.short_name)),
+        None if found => None,
+        None => match symbols.symbol_answer(d, dso, addr) {
+            SymbolAnswer::Symbol(Some(file)) => Some(crate::srcline::file_line(&file, 0)),
+            SymbolAnswer::Symbol(None) => None,
+            SymbolAnswer::Unknown => {
+                Some(symbols.unknown_srcline(d, dso, addr, crate::symbolize::Unknown::Address))
+            }
+        },
     }
 }
 
