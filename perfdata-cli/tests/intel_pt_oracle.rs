@@ -382,7 +382,7 @@ fn a_buffer_beyond_the_limit_is_not_held() {
     let largest = whole.buffers.iter().map(|b| b.size).max().unwrap();
     assert!(whole.info.is_some() && largest > 10_000 && whole.too_large == 0);
     // Each buffer's bytes are where the AUXTRACE record says, its size long.
-    for b in &whole.buffers {
+    for b in whole.buffers.iter() {
         assert_eq!(whole.data(b).unwrap().len() as u64, b.size);
     }
     let cut =
@@ -434,7 +434,7 @@ fn buffers_of_an_input_not_read_again_are_copied() {
     let bytes = std::fs::read(&path).unwrap();
     let copied = read_trace(PerfReader::from_vec(bytes, ReadOptions::default()).unwrap()).unwrap();
     assert_eq!(copied.buffers.len(), file.buffers.len());
-    for (a, b) in file.buffers.iter().zip(&copied.buffers) {
+    for (a, b) in file.buffers.iter().zip(copied.buffers.iter()) {
         assert_eq!(
             (a.file_offset, a.idx, a.size),
             (b.file_offset, b.idx, b.size)
