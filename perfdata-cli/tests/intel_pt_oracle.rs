@@ -459,3 +459,37 @@ fn buffers_of_an_input_not_read_again_are_copied() {
         assert_eq!(ours, states(&copied), "queue {idx}");
     }
 }
+
+/// A pipe-mode recording's trace is not decoded (docs/intel-pt.md, what is left): the
+/// listing says so, from stdin and from the file, and lists the recorded samples; a
+/// file-mode recording's decoding says nothing of it.
+#[perfdata_oracle::needs(corpus)]
+#[test]
+fn an_undecoded_trace_is_said() {
+    let piped = corpus_file("google-perf.data.piped.intel_pt-4.14").expect("corpus");
+    let run = |path: &std::path::Path, stdin: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_perfdata"));
+        cmd.arg("script");
+        if stdin {
+            cmd.args(["-i", "-"])
+                .stdin(std::fs::File::open(path).expect("opens"));
+        } else {
+            cmd.arg("-i").arg(path);
+        }
+        let out = cmd.output().expect("perfdata runs");
+        assert!(out.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).lines().count(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let said = "the Intel PT trace is not decoded";
+    for stdin in [false, true] {
+        let (lines, stderr) = run(&piped, stdin);
+        assert_eq!(lines, 11, "the recorded samples");
+        assert!(stderr.contains(said), "{stderr}");
+    }
+    let file = corpus_file(FILES[0]).expect("corpus");
+    let (_, stderr) = run(&file, false);
+    assert!(!stderr.contains(said), "{stderr}");
+}
