@@ -204,3 +204,33 @@ fn without_a_temporary_file_the_queue_stays_in_memory() {
         "{stderr}"
     );
 }
+
+/// A temporary file that cannot grow (a full `TMPDIR`: here a file size limit, the
+/// shell's `ulimit -f`, with its signal ignored so the write fails with EFBIG) is a
+/// clear error naming the directory, not a panic and not a listing cut short without
+/// a word.
+#[test]
+fn a_temporary_file_that_cannot_grow_is_a_clear_error() {
+    let input = fixture("file-callgraph-dwarf.data");
+    let tmp = std::env::temp_dir();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 8 && exec '{}' script -i '{}'",
+        env!("CARGO_BIN_EXE_perfdata"),
+        input.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("PERFDATA_QUEUE_BYTES", "0")
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("sh runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("perfdata: error: keeping the queued records in a temporary file in")
+            && stderr.contains(&format!("{} (TMPDIR)", tmp.display()))
+            && stderr.contains("PERFDATA_QUEUE_BYTES"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

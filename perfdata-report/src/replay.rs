@@ -340,9 +340,19 @@ fn read_steps(
     Ok(lost)
 }
 
-/// An error of the time-order queue's temporary file.
+/// An error of the time-order queue's temporary file. Its making failing leaves the
+/// queue in memory (`Ordering::spill_if_full`); this is a write or read failing later
+/// (a `TMPDIR` that fills), where the records written cannot be had again: the error
+/// names the directory, and the variable that keeps more of the queue in memory.
 fn spill_error(e: std::io::Error) -> perfdata_core::Error {
-    perfdata_core::Error::io("keeping the queued records in a temporary file", e)
+    perfdata_core::Error::io(
+        format!(
+            "keeping the queued records in a temporary file in {} \
+             (PERFDATA_QUEUE_BYTES sets the bytes held in memory before it)",
+            crate::spool::temp_dir_named()
+        ),
+        e,
+    )
 }
 
 /// Queue (or hand over) SAMPLE `item` in `order`, its fields read through the borrowed

@@ -75,19 +75,26 @@ pub(crate) fn temp_file() -> io::Result<File> {
         .with(|d| d.borrow().clone())
         .unwrap_or(dir);
     tempfile::tempfile_in(&dir).map_err(|e| {
-        let whence = match std::env::var_os("TMPDIR") {
-            Some(_) => "TMPDIR",
-            None => "TMPDIR is not set",
-        };
         // tempfile names its file in the error: the system's error alone.
         let cause = e.raw_os_error().map_or(e.to_string(), |code| {
             io::Error::from_raw_os_error(code).to_string()
         });
         io::Error::new(
             e.kind(),
-            format!("cannot create it in {} ({whence}): {cause}", dir.display()),
+            format!("cannot create it in {}: {cause}", temp_dir_named()),
         )
     })
+}
+
+/// The directory [`temp_file`] makes its files in, and where that came from: for an
+/// error of a temporary file (a full `TMPDIR` fails at a write, not at the file's
+/// making), the place the user can change.
+pub(crate) fn temp_dir_named() -> String {
+    let whence = match std::env::var_os("TMPDIR") {
+        Some(_) => "TMPDIR",
+        None => "TMPDIR is not set",
+    };
+    format!("{} ({whence})", std::env::temp_dir().display())
 }
 
 /// What tests change of the spools they make.

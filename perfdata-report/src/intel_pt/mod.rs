@@ -35,8 +35,9 @@ pub struct Trace {
     pub info: Option<info::IntelPtInfo>,
     /// The decoder's parameters (defaults without an intel_pt event).
     pub params: DecoderParams,
-    /// The AUX buffers.
-    pub buffers: Vec<AuxBuffer>,
+    /// The AUX buffers, shared with the queues ([`Trace::queue`]): a recording of
+    /// millions of small buffers holds each once.
+    pub buffers: Arc<Vec<AuxBuffer>>,
     /// Where their bytes are read from.
     pub store: Arc<AuxStore>,
     /// The size of the largest buffer where it is more than [`MAX_BUFFER_BYTES`] (then
@@ -51,11 +52,9 @@ impl Trace {
     pub fn queue(&self, idx: u32) -> QueueBuffers {
         QueueBuffers {
             store: Arc::clone(&self.store),
-            buffers: self
-                .buffers
-                .iter()
-                .filter(|b| b.idx == idx)
-                .cloned()
+            all: Arc::clone(&self.buffers),
+            picks: (0..self.buffers.len())
+                .filter(|&i| self.buffers[i].idx == idx)
                 .collect(),
         }
     }
@@ -77,16 +76,19 @@ impl Trace {
 /// One queue's buffers, read from the trace's [`AuxStore`] when the decoder asks.
 pub struct QueueBuffers {
     store: Arc<AuxStore>,
-    buffers: Vec<AuxBuffer>,
+    /// Every buffer of the trace (a copy per queue was 56 bytes a buffer more).
+    all: Arc<Vec<AuxBuffer>>,
+    /// The queue's buffers: their places in `all`, in order.
+    picks: Vec<usize>,
 }
 
 impl fast_forward::Buffers for QueueBuffers {
     fn count(&self) -> usize {
-        self.buffers.len()
+        self.picks.len()
     }
 
     fn get(&self, i: usize) -> Option<(Vec<u8>, u64)> {
-        let b = self.buffers.get(i)?;
+        let b = self.all.get(*self.picks.get(i)?)?;
         let data = self.store.read_for_decoder(b)?;
         Some((data, b.reference))
     }
@@ -130,7 +132,7 @@ pub fn read_trace_within(mut reader: PerfReader, limit: u64) -> Result<Trace> {
         return Ok(trace);
     }
     let (buffers, store) = collector.finish()?;
-    trace.buffers = buffers;
+    trace.buffers = Arc::new(buffers);
     trace.store = Arc::new(store);
     if let Some(i) = &trace.info {
         if let Some(config) = i.config(reader.meta().attrs()) {

@@ -174,7 +174,7 @@ impl<'a> Ordering<'a> {
     #[inline(never)]
     fn spill(&mut self) -> io::Result<()> {
         if let Err(e) = self.spilled.open() {
-            // No temporary file (TMPDIR read-only or full): the queue stays in memory,
+            // No temporary file (TMPDIR missing or read-only; a full one fails later, at a write): the queue stays in memory,
             // as perf holds it, and the replay says so.
             self.budget = usize::MAX;
             self.in_memory = Some(e.to_string());

@@ -582,3 +582,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod time_tests;

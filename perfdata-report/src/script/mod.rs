@@ -209,13 +209,28 @@ impl Script {
                 });
             }
         }
+        // An Intel PT trace not decoded (a pipe's: read once, its buffers not queued)
+        // is said, not left out without a word.
+        let mut undecoded_pt = false;
         let replay = replay(reader, &opts, |m, d| match (d, pt.as_mut()) {
             (Delivered::Sample(s, x), None) => printer.sample(m, s, x),
-            (Delivered::Record(r), None) => printer.record(m, r),
+            (Delivered::Record(r), None) => {
+                if let RecordBody::AuxtraceInfo(i) = &r.record.body {
+                    undecoded_pt |= i.type_ == crate::intel_pt::info::AUXTRACE_TYPE;
+                }
+                printer.record(m, r)
+            }
             (Delivered::Due(_), None) => {}
             (d, Some(pt)) => intel_pt::deliver(&mut printer, pt, m, d),
         })?;
         let mut warnings = replay.warnings;
+        if undecoded_pt && trace.is_none() && too_large.is_none() {
+            warnings.push(
+                "the Intel PT trace is not decoded (a pipe-mode recording, or a file \
+                 without the AUXTRACE feature): only the recorded samples are listed"
+                    .to_string(),
+            );
+        }
         warnings.extend(too_large);
         if let Some(pt) = pt.as_mut() {
             // perf decodes what is left at the end (`intel_pt_flush`).
