@@ -55,6 +55,8 @@ fn cursor(len: usize, order: Order) -> impl Iterator<Item = usize> {
 /// The walks of `walks` rewritten where perf splits an entry (see the module's doc);
 /// `None` where it splits none (or the order of the samples cannot be read). `keys`
 /// and `row_of` (each key's row) gain a key for each frame counted to a second entry.
+/// `verbose`: the report is `perf report -v`'s, whose comparison of DSOs differs
+/// ([`hists::Parts::new`]).
 #[allow(clippy::too_many_arguments)] // the report's parts, as its tables are made
 pub(crate) fn refine(
     sort: &[SortKey],
@@ -65,13 +67,14 @@ pub(crate) fn refine(
     walks: &Named,
     appended: &Appended,
     order: Order,
+    verbose: bool,
 ) -> Option<Refined> {
     let collapse = hists::modelled(sort)?;
     if !row_of.iter().any(|&r| hists::inlined(rows.get(r))) {
         return None;
     }
     let all = walks.walks();
-    let parts = hists::Parts::new(replay, (0..rows.len() as u32).map(|r| rows.get(r)));
+    let parts = hists::Parts::new(replay, (0..rows.len() as u32).map(|r| rows.get(r)), verbose);
     let cmp = |a: u32, b: u32| parts.cmp(a, b);
     let mut trees: Vec<Entries> = Vec::new();
     // Per walk: its entries and the tree's size when a sample of it inserted nothing

@@ -412,6 +412,7 @@ impl Tally {
                 w,
                 a,
                 order,
+                self.verbose,
             ) {
                 (walks, appended) = (Some(r.walks), r.order);
                 (own_split, depth_split) = (r.own, r.depth);
