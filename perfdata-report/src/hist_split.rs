@@ -21,7 +21,7 @@ use crate::callgraph::Order;
 use crate::children::{Named, WalkCounts};
 use crate::hists::{self, Entries};
 use crate::intern::{Chunked, Interner};
-use crate::keys::{RawKey, Rows};
+use crate::keys::{Creator, RawKey, Rows};
 use crate::model::{Replay, SortKey};
 
 /// The walks rewritten to perf's entries.
@@ -38,6 +38,11 @@ pub(crate) struct Refined {
     /// the first entry's alone: perf's `callchain_merge` leaves the `max_depth` of the
     /// entry merged into as it was.
     pub(crate) depth: FxHashMap<(usize, u32), u32>,
+    /// Per (event, row) of an entry the collapse pass merged two or more into: the
+    /// sample that made the entry kept (the first in the tree's order, which
+    /// `hists__collapse_insert_entry` keeps, deleting the others), whose `ip` perf
+    /// prints under `-v`; not always the earliest of them.
+    pub(crate) kept: FxHashMap<(usize, u32), Creator>,
 }
 
 /// The frames of a walk (own key first, then the chain root first) in the order
@@ -55,6 +60,8 @@ fn cursor(len: usize, order: Order) -> impl Iterator<Item = usize> {
 /// The walks of `walks` rewritten where perf splits an entry (see the module's doc);
 /// `None` where it splits none (or the order of the samples cannot be read). `keys`
 /// and `row_of` (each key's row) gain a key for each frame counted to a second entry.
+/// `verbose`: the report is `perf report -v`'s, whose comparison of DSOs differs
+/// ([`hists::Parts::new`]).
 #[allow(clippy::too_many_arguments)] // the report's parts, as its tables are made
 pub(crate) fn refine(
     sort: &[SortKey],
@@ -65,13 +72,14 @@ pub(crate) fn refine(
     walks: &Named,
     appended: &Appended,
     order: Order,
+    verbose: bool,
 ) -> Option<Refined> {
     let collapse = hists::modelled(sort)?;
     if !row_of.iter().any(|&r| hists::inlined(rows.get(r))) {
         return None;
     }
     let all = walks.walks();
-    let parts = hists::Parts::new(replay, (0..rows.len() as u32).map(|r| rows.get(r)));
+    let parts = hists::Parts::new(replay, (0..rows.len() as u32).map(|r| rows.get(r)), verbose);
     let cmp = |a: u32, b: u32| parts.cmp(a, b);
     let mut trees: Vec<Entries> = Vec::new();
     // Per walk: its entries and the tree's size when a sample of it inserted nothing
@@ -140,6 +148,32 @@ pub(crate) fn refine(
         })
         .unzip();
     let found = found.into_keys();
+    // The sample (and frame) that made each entry: the first to meet it.
+    let mut made: Vec<Vec<Option<Creator>>> = trees.iter().map(|t| vec![None; t.len()]).collect();
+    let mut met_id = vec![false; found.len()];
+    let mut sample = 0u64;
+    for &(id, _, n) in &runs {
+        if !std::mem::replace(&mut met_id[id as usize], true) {
+            let (walk, got) = found.get(id as usize);
+            let (frames, counts) = &all[*walk as usize];
+            let event = keys.get(frames[0].0 as usize).event();
+            for (i, pos) in cursor(frames.len(), order).enumerate() {
+                let slot = &mut made[event][got[pos] as usize];
+                if slot.is_none() {
+                    let key = keys.get(frames[pos].0 as usize);
+                    *slot = Some(Creator {
+                        first: sample,
+                        thread: counts.3,
+                        pos: i as u32,
+                        kernel: key.kernel(),
+                        ip: key.entry_ip(pos == 0),
+                        dso: key.dso_plus_one(),
+                    });
+                }
+            }
+        }
+        sample += u64::from(n);
+    }
     // Each entry's deepest chain: a frame's entry gets the chain from the frame on,
     // in the cursor's order (the own entry the whole chain), where the sample met it
     // first.
@@ -195,6 +229,17 @@ pub(crate) fn refine(
                 (event, row),
                 deepest[event][first[event][f as usize] as usize],
             ))
+        })
+        .collect();
+    let kept: FxHashMap<(usize, u32), Creator> = depth
+        .keys()
+        .filter_map(|&(event, row)| {
+            let f = row_of_entry
+                .iter()
+                .find(|&(&(e, _), &r)| e == event && r == row)
+                .map(|(&(_, f), _)| f)?;
+            let c = made[event][first[event][f as usize] as usize]?;
+            Some(((event, row), c))
         })
         .collect();
     // Where perf merged two entries into one, its depth may be the other's.
@@ -270,5 +315,6 @@ pub(crate) fn refine(
         order: appends.finish().ok(),
         own,
         depth,
+        kept,
     })
 }

@@ -138,18 +138,31 @@ pub(crate) enum Part {
 pub(crate) struct Parts(Vec<Vec<Part>>);
 
 impl Parts {
-    /// The parts of each of `rows` (their values, by row number).
-    pub(crate) fn new<'a>(replay: &Replay, rows: impl Iterator<Item = &'a [Value]>) -> Parts {
+    /// The parts of each of `rows` (their values, by row number). `verbose`: perf's
+    /// `_sort__dso_cmp` compares DSOs by their long names (paths) under `-v`, by their
+    /// short names otherwise, so the trees, and where they split a function, differ.
+    pub(crate) fn new<'a>(
+        replay: &Replay,
+        rows: impl Iterator<Item = &'a [Value]>,
+        verbose: bool,
+    ) -> Parts {
         let m = &replay.machine;
+        let dso_name = |d: usize| -> &str {
+            if verbose {
+                m.dsos[d].long_name.as_str()
+            } else {
+                m.dsos[d].short_name.as_str()
+            }
+        };
         let rows: Vec<&[Value]> = rows.collect();
         let bare = |n: &'a str| n.strip_suffix(INLINED).unwrap_or(n);
         let (mut comms, mut dsos, mut names) = (Vec::new(), Vec::new(), Vec::new());
         for v in rows.iter().flat_map(|r| r.iter()) {
             match v {
                 Value::Comm(c) => comms.push(m.comms[*c].as_str()),
-                Value::Dso(Some(d)) => dsos.push(m.dsos[*d].short_name.as_str()),
+                Value::Dso(Some(d)) => dsos.push(dso_name(*d)),
                 Value::Sym(d, name) => {
-                    dsos.extend(d.map(|d| m.dsos[d].short_name.as_str()));
+                    dsos.extend(d.map(dso_name));
                     if let SymbolName::Function { name, .. } = name {
                         names.push(bare(name));
                     }
@@ -162,7 +175,7 @@ impl Parts {
             list.dedup();
         }
         let rank = |list: &[&str], s: &str| list.binary_search(&s).unwrap_or(0) as u32;
-        let dso = |d: &Option<usize>| d.map(|d| rank(&dsos, &m.dsos[d].short_name));
+        let dso = |d: &Option<usize>| d.map(|d| rank(&dsos, dso_name(d)));
         let parts = rows
             .iter()
             .map(|r| {

@@ -419,6 +419,7 @@ impl Tally {
         // perf's entries where its comparison is not one order: a function it makes
         // two entries of is two rows, its walks' frames counted to each as in perf.
         let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
+        let mut kept_split: FxHashMap<(usize, u32), Creator> = FxHashMap::default();
         if let (true, Some(ck), Some(w), Some(a)) = (
             self.cumulate,
             child_keys.as_mut(),
@@ -434,9 +435,10 @@ impl Tally {
                 w,
                 a,
                 order,
+                self.verbose,
             ) {
                 (walks, appended) = (Some(r.walks), r.order);
-                (own_split, depth_split) = (r.own, r.depth);
+                (own_split, depth_split, kept_split) = (r.own, r.depth, r.kept);
             }
         }
         let mut trees = FxHashMap::default();
@@ -460,6 +462,12 @@ impl Tally {
                 let mut tables = walks.rows(events, child_keys, &named[1], order, &|own| {
                     unlisted(1, own)
                 });
+                // The entry the collapse pass kept is printed as its sample made it.
+                for (&(event, row), &c) in &kept_split {
+                    if let Some(e) = tables.get_mut(event).and_then(|t| t.get_mut(&row)) {
+                        e.creator = c;
+                    }
+                }
                 for (&(event, row), &depth) in &depth_split {
                     if let Some(e) = tables.get_mut(event).and_then(|t| t.get_mut(&row)) {
                         e.rank = match order {
@@ -506,6 +514,11 @@ impl Tally {
             }
         }
         split_own(&mut groups, &own_split, &rows);
+        for (&(event, row), &c) in &kept_split {
+            if let Some(e) = groups.get_mut(event).and_then(|g| g.get_mut(&row)) {
+                e.creator = c;
+            }
+        }
         drop(keys);
         drop(std::mem::take(&mut self.values));
         let relative = self.filter.percentage == Percentage::Relative;
