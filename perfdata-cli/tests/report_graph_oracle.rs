@@ -72,10 +72,19 @@ fn our_text(input: &Path, args: &[&str]) -> String {
 /// worker programs, with runs of one-sample entries of many threads.
 pub(crate) const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
+/// Live recordings whose call graphs' lines are compared as a set per entry
+/// ([`Ties::GraphLinesAsSets`]): the pipe recording made here has ld.so's start-up
+/// frames, whose siblings of equal percentage perf orders by a merge perfdata does not
+/// model (seen in CI: `elf_load` and `_start` at 50.00% swapped under
+/// `--no-children -g fractal,0.5,callee`).
+pub(crate) const GRAPH_TIES_AS_SETS: &[&str] = &["pipe-g.data"];
+
 /// Compare one report; a description of the first difference.
 pub(crate) fn differs(input: &Path, ours: &[&str], perfs: &[&str]) -> Option<String> {
     let ties = if TIES_AS_SETS.contains(&name(input).as_str()) {
         Ties::AsSets
+    } else if GRAPH_TIES_AS_SETS.contains(&name(input).as_str()) {
+        Ties::GraphLinesAsSets
     } else {
         Ties::InOrder
     };
@@ -434,7 +443,8 @@ fn call_graphs_of_a_pipe_recording_equal_perfs() {
                 .args(["report", "-"])
                 .args(view),
         );
-        if canonical(&perf, Ties::InOrder) != canonical(&ours, Ties::InOrder) {
+        let ties = Ties::GraphLinesAsSets;
+        if canonical(&perf, ties) != canonical(&ours, ties) {
             problems.push(format!("stdin {view:?}:\nperf:\n{perf}\nours:\n{ours}"));
         }
     }
@@ -509,7 +519,12 @@ fn time_percent_slices_equal_perfs() {
 #[test]
 fn the_comparison_sees_percentages_and_order() {
     let perf = "# x\n    10.00%  a\n            |\n            ---f\n               |--6.00%--g\n                --4.00%--h\n\n";
-    for ties in [Ties::InOrder, Ties::AsSets, Ties::InlinedAsSets] {
+    for ties in [
+        Ties::InOrder,
+        Ties::AsSets,
+        Ties::InlinedAsSets,
+        Ties::GraphLinesAsSets,
+    ] {
         let canonical = |t: &str| canonical(t, ties);
         assert_eq!(canonical(perf), canonical(perf));
         let pct = perf.replace("6.00%", "6.01%");
@@ -530,6 +545,10 @@ fn the_comparison_sees_percentages_and_order() {
     assert_ne!(
         canonical(two, Ties::InOrder),
         canonical(swapped, Ties::InOrder)
+    );
+    assert_ne!(
+        canonical(two, Ties::GraphLinesAsSets),
+        canonical(swapped, Ties::GraphLinesAsSets)
     );
     // As sets only where an inlined entry ties.
     assert_ne!(
