@@ -211,10 +211,7 @@ impl Spilled {
     /// Make the temporary file, if not yet made.
     pub(super) fn open(&mut self) -> io::Result<()> {
         if self.file.is_none() {
-            self.file = Some(BufWriter::with_capacity(
-                READ_BUF,
-                crate::spool::temp_file()?,
-            ));
+            self.file = Some(new_file()?);
         }
         Ok(())
     }
@@ -348,16 +345,21 @@ impl Spilled {
         }
         if self.dead >= self.rewrite_at && self.dead * 2 >= self.end {
             // What waits, read through the old file, merged into one run of the new.
-            self.file = Some(BufWriter::with_capacity(
-                READ_BUF,
-                crate::spool::temp_file()?,
-            ));
+            self.file = Some(new_file()?);
             (self.end, self.dead) = (0, 0);
             let merged = self.copy_merged(&file, 0, 0)?;
             self.runs = vec![merged];
         }
         Ok(())
     }
+}
+
+/// A new temporary file for the runs, written through a buffer of [`READ_BUF`].
+fn new_file() -> io::Result<BufWriter<File>> {
+    Ok(BufWriter::with_capacity(
+        READ_BUF,
+        crate::spool::temp_file()?,
+    ))
 }
 
 /// Which of `runs` has the earliest record up to `limit` (equal times: the oldest run).
