@@ -61,7 +61,7 @@ fn cursor(len: usize, order: Order) -> impl Iterator<Item = usize> {
 /// `None` where it splits none (or the order of the samples cannot be read). `keys`
 /// and `row_of` (each key's row) gain a key for each frame counted to a second entry.
 /// `verbose`: the report is `perf report -v`'s, whose comparison of DSOs differs
-/// ([`hists::Parts::new`]).
+/// ([`hists::Parts::new`]); `warnings` gets a failure to read the samples' order back.
 #[allow(clippy::too_many_arguments)] // the report's parts, as its tables are made
 pub(crate) fn refine(
     sort: &[SortKey],
@@ -73,6 +73,7 @@ pub(crate) fn refine(
     appended: &Appended,
     order: Order,
     verbose: bool,
+    warnings: &mut Vec<String>,
 ) -> Option<Refined> {
     let collapse = hists::modelled(sort)?;
     if !row_of.iter().any(|&r| hists::inlined(rows.get(r))) {
@@ -88,52 +89,61 @@ pub(crate) fn refine(
     // Per sample's entries (by frame), numbered: the walk and the entries.
     let mut found: Interner<(u32, Vec<u32>)> = Interner::default();
     let mut runs: Vec<(u32, u64, u32)> = Vec::new();
+    // The entries a sample met so far (perf's he_cache), kept from sample to sample.
+    let mut cache: Vec<u32> = Vec::new();
     let push = |runs: &mut Vec<(u32, u64, u32)>, id: u32, period: u64, n: u32| match runs.last_mut()
     {
         Some(r) if r.0 == id && r.1 == period && r.2.checked_add(n).is_some() => r.2 += n,
         _ => runs.push((id, period, n)),
     };
-    appended
-        .each(|walk, period, n| {
-            let Some((frames, _)) = all.get(walk as usize) else {
-                return;
-            };
-            let Some(&(own, _)) = frames.first() else {
-                return;
-            };
-            let event = keys.get(own as usize).event();
-            if trees.len() <= event {
-                trees.resize_with(event + 1, Entries::new);
-            }
-            let tree = &mut trees[event];
-            let mut left = n;
-            while left > 0 {
-                if let Some((len, id)) = memo[walk as usize] {
-                    if len == tree.len() {
-                        push(&mut runs, id, period, left);
-                        return;
-                    }
+    let read = appended.each(|walk, period, n| {
+        let Some((frames, _)) = all.get(walk as usize) else {
+            return;
+        };
+        let Some(&(own, _)) = frames.first() else {
+            return;
+        };
+        let event = keys.get(own as usize).event();
+        if trees.len() <= event {
+            trees.resize_with(event + 1, Entries::new);
+        }
+        let tree = &mut trees[event];
+        let mut left = n;
+        while left > 0 {
+            if let Some((len, id)) = memo[walk as usize] {
+                if len == tree.len() {
+                    push(&mut runs, id, period, left);
+                    return;
                 }
-                let before = tree.len();
-                let mut got = vec![0u32; frames.len()];
-                let mut cache: Vec<u32> = Vec::new();
-                for pos in cursor(frames.len(), order) {
-                    let row = row_of[frames[pos].0 as usize];
-                    if let Some(&e) = cache.iter().find(|&&e| cmp(tree.row(e), row).is_eq()) {
-                        got[pos] = e;
-                        continue;
-                    }
-                    let (e, _) = tree.findnew(row, cmp);
-                    cache.push(e);
+            }
+            let before = tree.len();
+            let mut got = vec![0u32; frames.len()];
+            cache.clear();
+            for pos in cursor(frames.len(), order) {
+                let row = row_of[frames[pos].0 as usize];
+                if let Some(&e) = cache.iter().find(|&&e| cmp(tree.row(e), row).is_eq()) {
                     got[pos] = e;
+                    continue;
                 }
-                let (id, _) = found.intern((walk, got));
-                memo[walk as usize] = (tree.len() == before).then_some((before, id));
-                push(&mut runs, id, period, 1);
-                left -= 1;
+                let (e, _) = tree.findnew(row, cmp);
+                cache.push(e);
+                got[pos] = e;
             }
-        })
-        .ok()?;
+            let (id, _) = found.intern((walk, got));
+            memo[walk as usize] = (tree.len() == before).then_some((before, id));
+            push(&mut runs, id, period, 1);
+            left -= 1;
+        }
+    });
+    if let Err(e) = read {
+        // Not dropped silently: the rows are then perfdata's one entry per function.
+        warnings.push(format!(
+            "the order of the samples' call chains could not be read back from a \
+             temporary file ({e}): an inlined function perf makes two entries of is one \
+             row here"
+        ));
+        return None;
+    }
     // Each entry's entry after the collapse, and its row: a row's first entry met keeps
     // the row, any other gets a copy.
     let (into, first): (Vec<Vec<u32>>, Vec<Vec<u32>>) = trees

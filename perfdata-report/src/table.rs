@@ -436,6 +436,7 @@ impl Tally {
                 a,
                 order,
                 self.verbose,
+                warnings,
             ) {
                 (walks, appended) = (Some(r.walks), r.order);
                 (own_split, depth_split, kept_split) = (r.own, r.depth, r.kept);
