@@ -192,6 +192,14 @@ fn main() -> ExitCode {
     };
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     verbose::set_level(cli.verbose);
+    // The queue's budget is read where each replay starts, which cannot refuse it: a
+    // value that is not a size would be the default unsaid.
+    if let Err(v) = perfdata_report::replay::queue_bytes_env() {
+        let e = CliError::Usage(format!(
+            "PERFDATA_QUEUE_BYTES={v:?} is not a number of bytes (such as 1048576, 512K, 64M, 1G)"
+        ));
+        return fail(e, ExitCode::from(2));
+    }
     // One command: its input (a stream's first SIGINT ends the stream rather than the
     // command; either way an interrupted convert leaves no temp file), and its run.
     let (input, run): (Option<&Path>, Run) = match &cli.command {

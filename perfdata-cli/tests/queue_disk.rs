@@ -234,3 +234,33 @@ fn a_temporary_file_that_cannot_grow_is_a_clear_error() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// A budget that is not a size (`PERFDATA_QUEUE_BYTES=lots`, `1.5M`) is refused with
+/// the variable named, before any work: it was the default without a word, as `1M` was
+/// before sizes could carry a unit.
+#[test]
+fn a_budget_that_is_not_a_size_is_refused() {
+    let input = fixture("file-system-wide.data");
+    for bad in ["lots", "1.5M", "-1"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+            .args(["script", "-i"])
+            .arg(&input)
+            .env("PERFDATA_QUEUE_BYTES", bad)
+            .output()
+            .expect("perfdata runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(out.stdout.is_empty(), "{bad}");
+        assert!(
+            stderr.contains(&format!(
+                "PERFDATA_QUEUE_BYTES=\"{bad}\" is not a number of bytes"
+            )),
+            "{bad}: {stderr}"
+        );
+    }
+    // With a unit it is a size: the same listing as the default's.
+    assert!(
+        perfdata(&["script"], &input, false, "1M")
+            == perfdata(&["script"], &input, false, "33554432")
+    );
+}

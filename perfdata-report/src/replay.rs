@@ -22,6 +22,7 @@ mod chain;
 mod event;
 mod lbr;
 mod order;
+mod queue_bytes;
 mod shown;
 mod spill;
 mod steps;
@@ -66,12 +67,13 @@ pub struct ReplayOptions {
 /// Bytes the time-order queue holds in memory by default ([`ReplayOptions::queue_bytes`]).
 pub const QUEUE_BYTES: usize = 32 << 20;
 
-/// [`ReplayOptions::queue_bytes`]'s default: `PERFDATA_QUEUE_BYTES`, else [`QUEUE_BYTES`].
+pub use queue_bytes::queue_bytes_env;
+
+/// [`ReplayOptions::queue_bytes`]'s default: `PERFDATA_QUEUE_BYTES`, else [`QUEUE_BYTES`]
+/// (also where the variable is not a number: [`queue_bytes_env`] tells a caller that can
+/// refuse it).
 fn default_queue_bytes() -> usize {
-    std::env::var("PERFDATA_QUEUE_BYTES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(QUEUE_BYTES)
+    queue_bytes_env().ok().flatten().unwrap_or(QUEUE_BYTES)
 }
 
 /// What [`replay`] hands over, one at a time, in perf's order.
