@@ -420,6 +420,7 @@ impl Tally {
         // two entries of is two rows, its walks' frames counted to each as in perf.
         let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
         let mut kept_split: FxHashMap<(usize, u32), Creator> = FxHashMap::default();
+        let mut parts = FxHashMap::default();
         if let (true, Some(ck), Some(w), Some(a)) = (
             self.cumulate,
             child_keys.as_mut(),
@@ -440,6 +441,7 @@ impl Tally {
             ) {
                 (walks, appended) = (Some(r.walks), r.order);
                 (own_split, depth_split, kept_split) = (r.own, r.depth, r.kept);
+                parts = r.parts;
             }
         }
         let mut trees = FxHashMap::default();
@@ -453,6 +455,7 @@ impl Tally {
                     order,
                     self.cumulate,
                     appended,
+                    &parts,
                 );
                 if let Some(e) = lost {
                     forest.order_lost(e);
