@@ -390,9 +390,13 @@ mod tests {
         let into = &collapsed.into;
         assert_eq!(into[d as usize], into[second as usize]);
         assert_eq!(collapsed.first.len(), 8);
-        // The first in the tree's order is the one the other is merged into.
-        let parts = [collapsed.part[d as usize], collapsed.part[second as usize]];
-        assert!(parts == [0, 1] || parts == [1, 0], "{parts:?}");
+        // The first in the tree's order is the one the other is merged into (part 0),
+        // the other part 1.
+        let kept = collapsed.first[into[d as usize] as usize];
+        let other = if kept == d { second } else { d };
+        assert!(kept == d || kept == second);
+        let parts = [collapsed.part[kept as usize], collapsed.part[other as usize]];
+        assert_eq!(parts, [0, 1]);
     }
 
     #[test]

@@ -96,14 +96,15 @@ mod tests {
 
     /// Frames as (name, address, inlined): perf's match_chain of two, an inlined
     /// function compared by name, others by address. `m` (inlined) is before `z` by
-    /// name and after `a`; `z` (0x100) is after `a` (0x300) by address (perf puts the
-    /// higher address first): not one order.
-    const FRAMES: [(&str, u64, bool); 5] = [
+    /// name and after `a` and `y`; `z` (0x100) is after `y` (0x200) and `a` (0x300)
+    /// by address (perf puts the higher address first): not one order.
+    const FRAMES: [(&str, u64, bool); 6] = [
         ("root", 0x10, false),
         ("m", 0, true),
         ("z", 0x100, false),
         ("a", 0x300, false),
         ("leaf", 0x500, false),
+        ("y", 0x200, false),
     ];
 
     fn cmp(a: u32, b: u32) -> Ordering {
@@ -138,24 +139,27 @@ mod tests {
         kids.iter().map(|&k| g.frames(k)[0]).collect()
     }
 
-    /// `m` in the first entry's graph, `z` then `a` in the second's, whose rb-tree
-    /// has `a` left of `z`: merged, `a` goes right of `m` and `z` left of it (z, m, a);
-    /// the same chains appended to one graph as the samples came (`z`, `a`, then `m`,
-    /// the first entry's sample last) put `m` right of `z` (a, z, m).
+    /// `m` in the first entry's graph; `z`, `a` and `y` in the second's, whose rb-tree
+    /// has them in the order of their addresses (a, y, z). Merged in that order: `a`
+    /// right of `m` (by name), `y` left of it, `z` left of `m` and right of `y` (by
+    /// address): y, z, m, a. Merged from the last child (z, y, a) or appended to one
+    /// graph as the samples came (z, a, y, then the first entry's m): a, y, z, m.
     #[test]
     fn the_merged_graphs_siblings_follow_the_merge() {
         let mut first = Graph::new(cmp);
         first.append(&[0, 1], 2, 2);
         let mut second = Graph::new(cmp);
-        second.append(&[0, 2], 2, 2);
-        second.append(&[0, 3], 2, 2);
+        for k in [2, 3, 5] {
+            second.append(&[0, k], 2, 2);
+        }
+        assert_eq!(siblings(&second), [3, 5, 2]);
         first.merge(&second);
-        assert_eq!(siblings(&first), [2, 1, 3]);
+        assert_eq!(siblings(&first), [5, 2, 1, 3]);
         let mut one = Graph::new(cmp);
-        one.append(&[0, 2], 2, 2);
-        one.append(&[0, 3], 2, 2);
-        one.append(&[0, 1], 2, 2);
-        assert_eq!(siblings(&one), [3, 2, 1]);
+        for k in [2, 3, 5, 1] {
+            one.append(&[0, k], 2, 2);
+        }
+        assert_eq!(siblings(&one), [3, 5, 2, 1]);
     }
 
     /// A merged node counts one sample whatever its own (perf's `count++`), its
