@@ -395,7 +395,10 @@ mod tests {
         let kept = collapsed.first[into[d as usize] as usize];
         let other = if kept == d { second } else { d };
         assert!(kept == d || kept == second);
-        let parts = [collapsed.part[kept as usize], collapsed.part[other as usize]];
+        let parts = [
+            collapsed.part[kept as usize],
+            collapsed.part[other as usize],
+        ];
         assert_eq!(parts, [0, 1]);
     }
 
