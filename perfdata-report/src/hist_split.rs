@@ -49,6 +49,8 @@ pub(crate) struct Refined {
     /// the first's, in the collapse's order, which orders siblings of equal period
     /// otherwise than appending every chain to one graph ([`crate::callgraph::tree`]).
     pub(crate) parts: FxHashMap<u32, u32>,
+    /// The key each key added (at the end of the keys, in order) is a copy of.
+    pub(crate) copied_from: Vec<u32>,
 }
 
 /// The frames of a walk (own key first, then the chain root first) in the order
@@ -269,6 +271,7 @@ pub(crate) fn refine(
     // call graph, merged into the first's as perf merges them ([`Refined::parts`]).
     let mut copies: FxHashMap<(u32, u32, u32), u32> = FxHashMap::default();
     let mut parts: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut copied_from: Vec<u32> = Vec::new();
     let mut refined: Interner<Vec<(u32, u32)>> = Interner::default();
     let mut counts: Vec<(u64, u64, u64, usize, bool)> = Vec::new();
     let mut refined_of: Vec<u32> = Vec::with_capacity(found.len());
@@ -284,6 +287,7 @@ pub(crate) fn refine(
             } else {
                 *copies.entry((k, r, part)).or_insert_with(|| {
                     keys.push(*keys.get(k as usize));
+                    copied_from.push(k);
                     row_of.push(r);
                     let copy = (keys.len() - 1) as u32;
                     if part > 0 {
@@ -343,5 +347,6 @@ pub(crate) fn refine(
         depth,
         kept,
         parts,
+        copied_from,
     })
 }

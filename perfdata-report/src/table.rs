@@ -396,10 +396,6 @@ impl Tally {
             frames.as_mut(),
             listed,
         );
-        // perf's --symbols: a sample outside the functions listed marks its entries
-        // filtered, as a thread filter does.
-        let unlisted =
-            |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
         let (mut named, mut child_keys, mut walks) = (named, child_keys, walks);
         // Should the spool have failed, the graphs are built from the distinct chains
         // in the order they first came (see `Appends::finish`), and the forest says so
@@ -442,8 +438,19 @@ impl Tally {
                 (walks, appended) = (Some(r.walks), r.order);
                 (own_split, depth_split, kept_split) = (r.own, r.depth, r.kept);
                 parts = r.parts;
+                // A key's copy is listed as the key is (the same function).
+                if let Some(listed) = kept.get_mut(1) {
+                    for &k in &r.copied_from {
+                        let was = listed[k as usize];
+                        listed.push(was);
+                    }
+                }
             }
         }
+        // perf's --symbols: a sample outside the functions listed marks its entries
+        // filtered, as a thread filter does.
+        let unlisted =
+            |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
         let mut trees = FxHashMap::default();
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
