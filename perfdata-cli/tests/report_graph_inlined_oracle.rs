@@ -66,13 +66,10 @@ fn tied_inlined_branches_are_in_perfs_order() {
         dso: "tied_inlines",
         symbols: ["work", "main"],
     };
-    // Only the program's own entries. ld.so's `_dl_start_final (inlined)` is now and
-    // then two entries in perf, and in perfdata (report_hist_split_oracle), but where
-    // the default sort's collapse pass merges the two again, perf merges their call
-    // graphs (`callchain_merge`, the second's tree walked into the first's) where
-    // perfdata appends every sample's chain in order, and ties among an inlined
-    // function's siblings can then differ (seen under `--time`); and perf's source
-    // lines of ld.so's inlined frames under `-g address` are not always perfdata's.
+    // Only the program's own entries: perf's source lines of ld.so's inlined frames
+    // under `-g address` are not always perfdata's. (ld.so's `_dl_start_final
+    // (inlined)`, now and then two entries that the collapse pass merges again, their
+    // call graphs merged with `callchain_merge`, is report_hist_split_oracle's.)
     let mut problems = Vec::new();
     let only = ["--dsos", "tied_inlines"];
     compare_views(&input, &select, &only, &[], &mut problems);

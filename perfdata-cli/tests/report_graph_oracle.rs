@@ -73,10 +73,15 @@ fn our_text(input: &Path, args: &[&str]) -> String {
 pub(crate) const TIES_AS_SETS: &[&str] = &["anon-secret.data"];
 
 /// Live recordings whose call graphs' lines are compared as a set per entry
-/// ([`Ties::GraphLinesAsSets`]): the pipe recording made here has ld.so's start-up
-/// frames, whose siblings of equal percentage perf orders by a merge perfdata does not
-/// model (seen in CI: `elf_load` and `_start` at 50.00% swapped under
-/// `--no-children -g fractal,0.5,callee`).
+/// ([`Ties::GraphLinesAsSets`]): the pipe recording made here (seen in CI: `elf_load`
+/// and `_start` at 50.00% swapped under `--no-children -g fractal,0.5,callee`). Not
+/// perf's `callchain_merge`, which perfdata models (report_hist_split_oracle compares
+/// its graphs in order): that recording has no inlined function, so perf's tree of
+/// entries is one order and its collapse pass merges nothing. Not reproduced here (30
+/// recordings equal perf's in every view, none with both frames under one entry); the
+/// likely cause is that the two are frames of two DSOs (the kernel's and a user one)
+/// under one node, which perf's `match_chain` orders by the addresses of their `struct
+/// dso` (malloc's), taken here as the order the DSOs were made.
 pub(crate) const GRAPH_TIES_AS_SETS: &[&str] = &["pipe-g.data"];
 
 /// Compare one report; a description of the first difference.

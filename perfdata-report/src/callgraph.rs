@@ -10,6 +10,7 @@ pub(crate) mod appends;
 pub mod draw;
 pub(crate) mod frames;
 pub mod json;
+mod merge;
 pub(crate) mod rbtree;
 pub mod tree;
 

@@ -450,7 +450,10 @@ impl Named {
     /// chain from that frame on, filtered samples too (perf appends every sample's
     /// chain to the entries it meets). `frame_of[loc]` is a location's frame key.
     /// `appended`: the order the samples' walks came in, where known
-    /// ([`crate::callgraph::appends`]).
+    /// ([`crate::callgraph::appends`]). `parts`: the keys counted to an entry perf's
+    /// collapse pass merges into another, and its place among them
+    /// ([`crate::hist_split::Refined::parts`]); their chains go to a graph of its own.
+    #[allow(clippy::too_many_arguments)] // the report's parts, as its tables are made
     pub(crate) fn forest(
         &self,
         keys: &Chunked<RawKey>,
@@ -459,7 +462,9 @@ impl Named {
         order: Order,
         children: bool,
         appended: Option<crate::callgraph::appends::Order>,
+        parts: &FxHashMap<u32, u32>,
     ) -> Forest {
+        let part = |k: u32| parts.get(&k).copied().unwrap_or(0);
         let mut forest = Forest::default();
         let mut seen: Vec<u32> = Vec::new();
         // Per walk, the nodes its chains end in, one per entry: `ends[first[w]..]`.
@@ -472,12 +477,13 @@ impl Named {
                 let frame = |&(_, loc): &(u32, u32)| frame_of[loc as usize];
                 let own_row = rows[own as usize];
                 let (period, count) = (w.period, w.samples);
+                let own_entry = (event, own_row, part(own));
                 let end = match order {
                     Order::Caller => {
-                        forest.append(event, own_row, chain.iter().map(frame), period, count)
+                        forest.append_to(own_entry, chain.iter().map(frame), period, count)
                     }
                     Order::Callee => {
-                        forest.append(event, own_row, chain.iter().rev().map(frame), period, count)
+                        forest.append_to(own_entry, chain.iter().rev().map(frame), period, count)
                     }
                 };
                 ends.extend(end.filter(|_| keep));
@@ -495,17 +501,13 @@ impl Named {
                             continue;
                         }
                         seen.push(row);
+                        let entry = (event, row, part(chain[i].0));
                         let from = match order {
-                            Order::Caller => forest.append(
-                                event,
-                                row,
-                                chain[i..].iter().map(frame),
-                                period,
-                                count,
-                            ),
-                            Order::Callee => forest.append(
-                                event,
-                                row,
+                            Order::Caller => {
+                                forest.append_to(entry, chain[i..].iter().map(frame), period, count)
+                            }
+                            Order::Callee => forest.append_to(
+                                entry,
                                 chain[..=i].iter().rev().map(frame),
                                 period,
                                 count,

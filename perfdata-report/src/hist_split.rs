@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use crate::callgraph::appends::{Appends, Order as Appended};
 use crate::callgraph::Order;
 use crate::children::{Named, WalkCounts};
-use crate::hists::{self, Entries};
+use crate::hists::{self, Collapsed, Entries};
 use crate::intern::{Chunked, Interner};
 use crate::keys::{Creator, RawKey, Rows};
 use crate::model::{Replay, SortKey};
@@ -43,6 +43,14 @@ pub(crate) struct Refined {
     /// `hists__collapse_insert_entry` keeps, deleting the others), whose `ip` perf
     /// prints under `-v`; not always the earliest of them.
     pub(crate) kept: FxHashMap<(usize, u32), Creator>,
+    /// The keys of frames counted to an entry the collapse pass merged into another,
+    /// and that entry's place among those merged (1 on; a key not here is 0): perf
+    /// builds each entry's call graph on its own and `callchain_merge`s the others into
+    /// the first's, in the collapse's order, which orders siblings of equal period
+    /// otherwise than appending every chain to one graph ([`crate::callgraph::tree`]).
+    pub(crate) parts: FxHashMap<u32, u32>,
+    /// The key each key added (at the end of the keys, in order) is a copy of.
+    pub(crate) copied_from: Vec<u32>,
 }
 
 /// The frames of a walk (own key first, then the chain root first) in the order
@@ -146,17 +154,18 @@ pub(crate) fn refine(
     }
     // Each entry's entry after the collapse, and its row: a row's first entry met keeps
     // the row, any other gets a copy.
-    let (into, first): (Vec<Vec<u32>>, Vec<Vec<u32>>) = trees
+    let collapsed: Vec<Collapsed> = trees
         .iter()
         .map(|t| {
             if collapse {
                 t.collapse(cmp)
             } else {
-                let all: Vec<u32> = (0..t.len() as u32).collect();
-                (all.clone(), all)
+                t.uncollapsed()
             }
         })
-        .unzip();
+        .collect();
+    let into: Vec<&[u32]> = collapsed.iter().map(|c| &c.into[..]).collect();
+    let first: Vec<&[u32]> = collapsed.iter().map(|c| &c.first[..]).collect();
     let found = found.into_keys();
     // The sample (and frame) that made each entry: the first to meet it.
     let mut made: Vec<Vec<Option<Creator>>> = trees.iter().map(|t| vec![None; t.len()]).collect();
@@ -226,7 +235,7 @@ pub(crate) fn refine(
     }
     let mut merged: FxHashMap<(usize, u32), u32> = FxHashMap::default();
     for (event, into) in into.iter().enumerate() {
-        for &f in into {
+        for &f in *into {
             *merged.entry((event, f)).or_default() += 1;
         }
     }
@@ -257,8 +266,12 @@ pub(crate) fn refine(
         return None;
     }
     // The walks rewritten: a frame counted to a copied row is keyed by a copy of its
-    // key whose row is the copy.
-    let mut copies: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+    // key whose row is the copy; one counted to an entry merged into another (part 1
+    // on) by a copy of its key of the same row, whose chains go to that entry's own
+    // call graph, merged into the first's as perf merges them ([`Refined::parts`]).
+    let mut copies: FxHashMap<(u32, u32, u32), u32> = FxHashMap::default();
+    let mut parts: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut copied_from: Vec<u32> = Vec::new();
     let mut refined: Interner<Vec<(u32, u32)>> = Interner::default();
     let mut counts: Vec<(u64, u64, u64, usize, bool)> = Vec::new();
     let mut refined_of: Vec<u32> = Vec::with_capacity(found.len());
@@ -268,13 +281,19 @@ pub(crate) fn refine(
         let mut out = Vec::with_capacity(frames.len());
         for (&(k, loc), &e) in frames.iter().zip(got) {
             let r = row_of_entry[&(event, into[event][e as usize])];
-            let k = if r == row_of[k as usize] {
+            let part = collapsed[event].part[e as usize];
+            let k = if r == row_of[k as usize] && part == 0 {
                 k
             } else {
-                *copies.entry((k, r)).or_insert_with(|| {
+                *copies.entry((k, r, part)).or_insert_with(|| {
                     keys.push(*keys.get(k as usize));
+                    copied_from.push(k);
                     row_of.push(r);
-                    (keys.len() - 1) as u32
+                    let copy = (keys.len() - 1) as u32;
+                    if part > 0 {
+                        parts.insert(copy, part);
+                    }
+                    copy
                 })
             };
             out.push((k, loc));
@@ -290,7 +309,8 @@ pub(crate) fn refine(
     // function is split.
     let split_rows: FxHashMap<u32, ()> = copies
         .keys()
-        .map(|&(k, _)| (row_of[k as usize], ()))
+        .filter(|&&(k, r, _)| row_of[k as usize] != r)
+        .map(|&(k, _, _)| (row_of[k as usize], ()))
         .collect();
     let mut own: FxHashMap<(usize, u32), (u64, u64, u64)> = FxHashMap::default();
     let mut appends = Appends::new();
@@ -326,5 +346,7 @@ pub(crate) fn refine(
         own,
         depth,
         kept,
+        parts,
+        copied_from,
     })
 }

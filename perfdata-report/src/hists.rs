@@ -69,22 +69,52 @@ impl Entries {
 
     /// perf's `hists__collapse_resort`: every entry, in the tree's order, inserted into
     /// a new tree by the same walk, an entry found equal there merged into the one it
-    /// finds. Each entry's entry in the collapsed tree, and each collapsed entry's
-    /// first entry (the one the others were merged into).
-    pub(crate) fn collapse(&self, cmp: impl Fn(u32, u32) -> Ordering) -> (Vec<u32>, Vec<u32>) {
+    /// finds.
+    pub(crate) fn collapse(&self, cmp: impl Fn(u32, u32) -> Ordering) -> Collapsed {
         let mut order = Vec::with_capacity(self.rows.len());
         self.links.in_order(self.root, &mut order);
         let mut collapsed = Entries::new();
-        let (mut into, mut first) = (vec![0; self.rows.len()], Vec::new());
+        let mut out = Collapsed {
+            into: vec![0; self.rows.len()],
+            first: Vec::new(),
+            part: vec![0; self.rows.len()],
+        };
+        let mut merged: Vec<u32> = Vec::new();
         for e in order {
             let (c, new) = collapsed.findnew(self.rows[e as usize], &cmp);
             if new {
-                first.push(e);
+                out.first.push(e);
+                merged.push(0);
             }
-            into[e as usize] = c;
+            out.into[e as usize] = c;
+            out.part[e as usize] = merged[c as usize];
+            merged[c as usize] += 1;
         }
-        (into, first)
+        out
     }
+
+    /// The collapse of a tree that has no collapse pass: each entry its own.
+    pub(crate) fn uncollapsed(&self) -> Collapsed {
+        let all: Vec<u32> = (0..self.rows.len() as u32).collect();
+        Collapsed {
+            into: all.clone(),
+            first: all,
+            part: vec![0; self.rows.len()],
+        }
+    }
+}
+
+/// Where [`Entries::collapse`] put each entry.
+#[derive(Debug, Clone)]
+pub(crate) struct Collapsed {
+    /// Each entry's entry in the collapsed tree.
+    pub(crate) into: Vec<u32>,
+    /// Each collapsed entry's first entry (the one the others were merged into).
+    pub(crate) first: Vec<u32>,
+    /// Each entry's place among those merged into its collapsed entry, in the order
+    /// they were (0: the first; perf's `callchain_merge` then merges each other's call
+    /// graph into the first's, in this order).
+    pub(crate) part: Vec<u32>,
 }
 
 /// Whether perf's comparison of entries is modelled for the sort keys `keys` (others
@@ -356,9 +386,20 @@ mod tests {
         // Both hold `d`; the collapse pass inserts them in the tree's order into a
         // new tree, where here the second finds the first: one entry again, as perf's
         // default sort (comm has a collapse) often has it.
-        let (into, first) = t.collapse(&c);
+        let collapsed = t.collapse(&c);
+        let into = &collapsed.into;
         assert_eq!(into[d as usize], into[second as usize]);
-        assert_eq!(first.len(), 8);
+        assert_eq!(collapsed.first.len(), 8);
+        // The first in the tree's order is the one the other is merged into (part 0),
+        // the other part 1.
+        let kept = collapsed.first[into[d as usize] as usize];
+        let other = if kept == d { second } else { d };
+        assert!(kept == d || kept == second);
+        let parts = [
+            collapsed.part[kept as usize],
+            collapsed.part[other as usize],
+        ];
+        assert_eq!(parts, [0, 1]);
     }
 
     #[test]
@@ -372,8 +413,9 @@ mod tests {
         for i in 0..50 {
             assert_eq!(t.findnew(i, &c), (i, false));
         }
-        let (into, _) = t.collapse(&c);
-        let mut seen = into.clone();
+        let collapsed = t.collapse(&c);
+        assert!(collapsed.part.iter().all(|&p| p == 0));
+        let mut seen = collapsed.into.clone();
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 50);

@@ -396,10 +396,6 @@ impl Tally {
             frames.as_mut(),
             listed,
         );
-        // perf's --symbols: a sample outside the functions listed marks its entries
-        // filtered, as a thread filter does.
-        let unlisted =
-            |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
         let (mut named, mut child_keys, mut walks) = (named, child_keys, walks);
         // Should the spool have failed, the graphs are built from the distinct chains
         // in the order they first came (see `Appends::finish`), and the forest says so
@@ -420,6 +416,7 @@ impl Tally {
         // two entries of is two rows, its walks' frames counted to each as in perf.
         let (mut own_split, mut depth_split) = (FxHashMap::default(), FxHashMap::default());
         let mut kept_split: FxHashMap<(usize, u32), Creator> = FxHashMap::default();
+        let mut parts = FxHashMap::default();
         if let (true, Some(ck), Some(w), Some(a)) = (
             self.cumulate,
             child_keys.as_mut(),
@@ -440,8 +437,20 @@ impl Tally {
             ) {
                 (walks, appended) = (Some(r.walks), r.order);
                 (own_split, depth_split, kept_split) = (r.own, r.depth, r.kept);
+                parts = r.parts;
+                // A key's copy is listed as the key is (the same function).
+                if let Some(listed) = kept.get_mut(1) {
+                    for &k in &r.copied_from {
+                        let was = listed[k as usize];
+                        listed.push(was);
+                    }
+                }
             }
         }
+        // perf's --symbols: a sample outside the functions listed marks its entries
+        // filtered, as a thread filter does.
+        let unlisted =
+            |set: usize, k: u32| kept.get(set).is_some_and(|v: &Vec<bool>| !v[k as usize]);
         let mut trees = FxHashMap::default();
         let mut children = None;
         if let (Some(child_keys), Some(walks)) = (&child_keys, &walks) {
@@ -453,6 +462,7 @@ impl Tally {
                     order,
                     self.cumulate,
                     appended,
+                    &parts,
                 );
                 if let Some(e) = lost {
                     forest.order_lost(e);

@@ -87,11 +87,10 @@ pub enum Ties {
     /// `_dl_start_final (inlined)` in recordings of one program, two of six).
     InlinedAsSets,
     /// Entries in the order printed, but the lines of each entry's call graph as a set
-    /// (sorted): for live recordings whose graphs have siblings of equal percentage
-    /// under an entry perf's collapse pass merged (perf merges the second entry's graph
-    /// into the first's with `callchain_merge`, perfdata appends each sample's chain in
-    /// order; not modelled, docs/report.md), whose order then follows perf's tree.
-    /// Names, percentages and the entries' order are still compared.
+    /// (sorted): for the live pipe recording of report_graph_oracle, whose graphs once
+    /// had siblings of equal percentage in another order than perfdata's in CI
+    /// (`elf_load` and `_start` at 50.00%: see `GRAPH_TIES_AS_SETS` there). Names,
+    /// percentages and the entries' order are still compared.
     GraphLinesAsSets,
 }
 

@@ -16,7 +16,7 @@
 
 use std::cmp::Ordering;
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::rbtree::{Links, NIL};
 use super::tree::{FrameKey, TrieNode, NONE, NO_KEY};
@@ -290,19 +290,24 @@ impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
 }
 
 /// The trie's entries whose trees perf builds otherwise (an inlined function's frame
-/// among some node's children): per node, its entry's root (NONE for the rest), and
-/// those roots. None where there are none.
+/// among some node's children, or an entry the collapse pass merges others into or
+/// merges into another: the roots of `merges`): per node, its entry's root (NONE for
+/// the rest), and those roots. None where there are none.
 pub(super) fn perf_built(
     nodes: &[TrieNode],
     parents: &[u32],
     first: &[u32],
     kids: &[u32],
     keys: &[FrameKey],
+    merges: &FxHashMap<u32, Vec<u32>>,
 ) -> Option<(Vec<u32>, FxHashSet<u32>)> {
-    if !keys.iter().any(FrameKey::is_inlined) {
+    if !keys.iter().any(FrameKey::is_inlined) && merges.is_empty() {
         return None;
     }
-    let mut built: FxHashSet<u32> = FxHashSet::default();
+    let mut built: FxHashSet<u32> = merges
+        .iter()
+        .flat_map(|(&r, parts)| std::iter::once(r).chain(parts.iter().copied()))
+        .collect();
     let mut root_of = vec![NONE; nodes.len()];
     // Parents come before their children.
     for n in 0..nodes.len() {

@@ -12,7 +12,8 @@
 //! perf's comparison is not one order, and the entry's tree is built again as perf
 //! builds it, sample by sample in the order they came where that order was kept
 //! (`callgraph::appends`), else chain by chain (`callgraph::append`), its nodes added
-//! to the trie. The
+//! to the trie; so too the graphs of entries perf's collapse pass merges, each built
+//! on its own and merged into the first's as perf merges them ([`super::merge`]). The
 //! trie is shared by the entries' trees, and perf's nodes are made of it where they are
 //! read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
@@ -261,6 +262,10 @@ pub(crate) struct Forest {
     /// (parent, key) -> child, for the parents of [`MANY`] children or more.
     index: FxHashMap<(u32, u32), u32>,
     roots: FxHashMap<(u32, u32), u32>,
+    /// The roots of the entries perf's collapse pass merges into another (event, row,
+    /// place among them from 1; the first's is in `roots`): their graphs are built on
+    /// their own and merged into the first's ([`super::merge`]).
+    parts: FxHashMap<(u32, u32, u32), u32>,
     /// The nodes chains end in, each once, in the order the chains first came: the
     /// order perf appended them in, for the trees it builds otherwise ([`super::append`]),
     /// where the samples' own order is not known.
@@ -353,6 +358,7 @@ impl Forest {
     /// (`event`, `row`); frames are frame-key numbers, in the order the chain is walked.
     /// The node it ends in; an empty chain adds nothing (perf's `callchain_append` with
     /// an empty cursor).
+    #[cfg(test)]
     pub(crate) fn append(
         &mut self,
         event: u32,
@@ -361,9 +367,34 @@ impl Forest {
         period: u64,
         count: u64,
     ) -> Option<u32> {
+        self.append_to((event, row, 0), frames, period, count)
+    }
+
+    /// [`Forest::append`] to the entry (`event`, `row`, `part`): `part` 0 the entry
+    /// itself, else the `part`th entry perf's collapse pass merges into it, whose
+    /// chains perf appends to a graph of their own (see [`super::merge`]).
+    pub(crate) fn append_to(
+        &mut self,
+        (event, row, part): (u32, u32, u32),
+        frames: impl Iterator<Item = u32>,
+        period: u64,
+        count: u64,
+    ) -> Option<u32> {
         let mut frames = frames.peekable();
         frames.peek()?;
-        let mut at = self.root((event, row));
+        // The first entry's graph is there to merge into, chains of its own or not.
+        let first = self.root((event, row));
+        let mut at = match part {
+            0 => first,
+            _ => match self.parts.get(&(event, row, part)) {
+                Some(&r) => r,
+                None => {
+                    let r = self.push(NONE, NO_KEY);
+                    self.parts.insert((event, row, part), r);
+                    r
+                }
+            },
+        };
         for key in frames {
             at = self.child(at, key);
         }
@@ -409,11 +440,15 @@ impl Forest {
             mut nodes,
             parents,
             mut roots,
+            parts,
             ends,
             order,
             mut lost,
             ..
         } = self;
+        // The roots of the entries merged into another, by the first's root, in the
+        // order they are merged.
+        let merges = super::merge::merges(&roots, &parts);
         // Children come after their parents: one pass from the end sums the periods
         // below each node, and counts its children.
         let mut first = vec![0u32; nodes.len() + 1];
@@ -452,7 +487,7 @@ impl Forest {
         // The entries whose trees perf builds otherwise than the trie: where an inlined
         // function is among siblings, perf's comparison is not one order (by name with
         // it, by address between the others).
-        let other = super::append::perf_built(&nodes, &parents, &first, &kids, &keys);
+        let other = super::append::perf_built(&nodes, &parents, &first, &kids, &keys, &merges);
         // Each node's children, made in the order perf's chains first met them, go
         // into its rb-tree as perf's `append_chain_children` and `split_add_child` put
         // them: left of an existing child that `match_chain` finds smaller.
@@ -503,6 +538,7 @@ impl Forest {
                 }
                 graphs
             });
+            let graphs = super::merge::merge_parts(graphs, &merges);
             let mut moved = FxHashMap::default();
             for (root, g) in graphs {
                 moved.insert(

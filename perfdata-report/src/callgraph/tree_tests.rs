@@ -266,3 +266,42 @@ fn a_chain_met_again_after_a_rotation_is_a_second_node() {
         warnings[0]
     );
 }
+
+/// An entry the collapse pass merged into another (`part` 1) has a graph of its own,
+/// merged into the first's as perf's `callchain_merge` merges it: with `m` inlined
+/// (before `z` by name, after `a`) and `z` (0x100) after `a` (0x300) by address, the
+/// second entry's `z` and `a` met before the first's `m` go in after it (z, m, a),
+/// where appending every chain to one graph in that order gives a, z, m.
+#[test]
+fn a_merged_entrys_graph_is_merged_into_the_firsts() {
+    let inlined = FrameKey {
+        inline: 0,
+        dso: INLINED_DSO,
+        sym: true,
+        value: 0,
+    };
+    let keys = vec![key(0x10), inlined, key(0x100), key(0x300)];
+    let names: Vec<String> = ["main", "m (inlined)", "z", "a"].map(String::from).to_vec();
+    let places: Vec<FramePlace> = keys.iter().map(FrameKey::own_place).collect();
+    let kids = |parts: [u32; 3]| {
+        let mut f = Forest::default();
+        for (k, part) in [2u32, 3, 1].into_iter().zip(parts) {
+            f.append_to((0, 4, part), [0, k].into_iter(), u64::from(k), 1);
+        }
+        let trees = f.trees(keys.clone(), names.clone(), &places, &mut Vec::new());
+        assert_eq!(trees.len(), 1, "the merged entry's graph is the first's");
+        let [main] = trees[&(0, 4)].root().children(0).collect::<Vec<_>>()[..] else {
+            panic!()
+        };
+        main.children(0)
+            .map(|c| (c.frames().collect::<Vec<_>>().join(";"), c.hit()))
+            .collect::<Vec<_>>()
+    };
+    let merged = kids([1, 1, 0]);
+    let want = [("z", 2), ("m (inlined)", 1), ("a", 3)];
+    let want: Vec<(String, u64)> = want.iter().map(|&(n, h)| (n.to_string(), h)).collect();
+    assert_eq!(merged, want);
+    let one = kids([0, 0, 0]);
+    let names: Vec<&str> = one.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "z", "m (inlined)"]);
+}
