@@ -127,6 +127,8 @@ mod progress;
 mod queue_disk;
 #[path = "quiet.rs"]
 mod quiet;
+#[path = "report_dsos_oracle.rs"]
+mod report_dsos_oracle;
 #[path = "report_fields_oracle.rs"]
 mod report_fields_oracle;
 #[path = "report_graph_inlined_oracle.rs"]

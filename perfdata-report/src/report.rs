@@ -361,6 +361,7 @@ impl Counted {
             single_sym: report.filter.single(SortKey::Sym).map(str::to_string),
             elided: report.filter.elided(&report.keys),
             time_slices: report.time.as_ref().map(|t| t.1.clone()),
+            dso_filter: !report.filter.dsos.is_empty(),
         };
         let graph = report.graph.filter(|_| {
             tables

@@ -230,5 +230,5 @@ pub fn write_stdio(
 /// the DSO column at least an address wide (`hists__set_unres_dso_col_len`).
 fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
     let shown: Vec<&DiffRow> = d.rows.iter().filter(|r| !r.filtered).collect();
-    key_widths(keys, &shown, |r| (&r.cells, r.comm_len))
+    key_widths(keys, &shown, false, |r| (&r.cells, r.comm_len))
 }
