@@ -157,6 +157,8 @@ mod report_oracle_jit;
 mod report_oracle_ksymbol;
 #[path = "report_oracle_srcline.rs"]
 mod report_oracle_srcline;
+#[path = "report_plt_oracle.rs"]
+mod report_plt_oracle;
 #[path = "report_quiet_oracle.rs"]
 mod report_quiet_oracle;
 #[path = "report_rotation_oracle.rs"]
