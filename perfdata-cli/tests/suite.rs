@@ -141,6 +141,8 @@ mod report_hist_split_oracle;
 mod report_kallsyms_cache;
 #[path = "report_kallsyms_modules.rs"]
 mod report_kallsyms_modules;
+#[path = "report_long_names_oracle.rs"]
+mod report_long_names_oracle;
 #[path = "report_max_stack_oracle.rs"]
 mod report_max_stack_oracle;
 #[path = "report_oracle.rs"]

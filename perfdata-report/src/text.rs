@@ -220,7 +220,7 @@ pub fn write_stdio(
                 Col::Overhead(name) => (format!("{name:>pct_w$}"), pct_w),
                 Col::Samples => (format!("{:>n_w$}", "Samples"), n_w),
                 Col::Period => (format!("{:>n_w$}", "Period"), n_w),
-                Col::Key(j) => (format!("{:<1$}", keys[j].header(), widths[j]), widths[j]),
+                Col::Key(j) => (key_header(keys[j], widths[j]), widths[j]),
             };
             header.push(text);
             rule.push(".".repeat(w));
@@ -399,6 +399,17 @@ pub(crate) fn key_widths<'a, R>(
             }
         })
         .collect()
+}
+
+/// perf's header of a key column `width` wide: its name padded to the width, but
+/// formatted into perf's 1024-byte buffer (`hists__fprintf_headers`' `bf`), so at most
+/// 1023 characters where a symbol is longer (a C++ name of thousands); the dotted rule
+/// under it is not cut.
+pub(crate) fn key_header(key: SortKey, width: usize) -> String {
+    const PERF_HEADER_BUF: usize = 1024;
+    let mut text = format!("{:<width$}", key.header());
+    text.truncate(PERF_HEADER_BUF - 1);
+    text
 }
 
 /// perf's width of key `key`'s column over its `cells` (`hists__calc_col_len`), at least

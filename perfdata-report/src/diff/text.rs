@@ -204,7 +204,7 @@ pub fn write_stdio(
                 .collect();
             let mut rule: Vec<String> = columns.iter().map(|c| ".".repeat(c.width)).collect();
             for &i in &shown {
-                header.push(format!("{:<w$}", keys[i].header(), w = widths[i]));
+                header.push(crate::text::key_header(keys[i], widths[i]));
                 rule.push(".".repeat(widths[i]));
             }
             writeln!(out, "# {}", header.join("  "))?;
