@@ -198,6 +198,7 @@ pub fn run(a: &ReportArgs) -> Result<ExitCode, CliError> {
         .filter(filter)
         .children(!a.no_children)
         .call_graph(graph)
+        .call_graph_asked(a.call_graph.is_some())
         .group(group)
         .symfs(a.symfs.clone())
         // perf report -v's text; the JSON's cells stay the plain ones.

@@ -148,16 +148,31 @@ const REPORT_CASES: &[(&[&str], i32, i32)] = &[
     (&["--max-stack", "x"], 129, 2),
 ];
 
-#[perfdata_oracle::needs(perf)]
-#[test]
-fn report_refusals_exit_with_perfs_status_or_a_listed_one() {
-    assert!(perf_available());
-    let input = fixtures_dir().join("file-callgraph-fp.data");
-    let mut problems = Vec::new();
-    for &(args, perf_status, our_status) in REPORT_CASES {
+/// `perf report` on a recording without callchains (file-cpu-clock.data): `-g` given
+/// (but `-g none`) is refused as perf 6.1 refuses it ("Selected -g or
+/// --branch-history. But no callchain or branch data.", then exit 0 and no report:
+/// perfdata exits 1 with perf's words); `-G` and `-g none` print the flat report.
+/// Seen on new recordings made without `-g`: perfdata printed the flat report for `-g
+/// caller`.
+const FLAT_REPORT_CASES: &[(&[&str], i32, i32)] = &[
+    (&["-g", "caller"], 0, 1),
+    (&["-g", "fractal,0.5,callee"], 0, 1),
+    (&["-g", "none"], 0, 0),
+    (&["-G"], 0, 0),
+];
+
+/// Each of `cases` on `input`, perf's status and ours as listed; where we refuse and
+/// `words` are given, perf must have said `Error:` and ours must say the words.
+fn report_cases(
+    input: &Path,
+    cases: &[(&[&str], i32, i32)],
+    words: Option<&str>,
+    problems: &mut Vec<String>,
+) {
+    for &(args, perf_status, our_status) in cases {
         let mut with_stdio = vec!["--stdio"];
         with_stdio.extend(args);
-        let (status, _) = perf_run("report", &input, &with_stdio);
+        let (status, perf_err) = perf_run("report", input, &with_stdio);
         let mut argv: Vec<&OsStr> = vec![OsStr::new("report"), input.as_os_str()];
         argv.extend(args.iter().map(OsStr::new));
         let out = run_perfdata(env!("CARGO_BIN_EXE_perfdata"), &argv, None);
@@ -169,9 +184,30 @@ fn report_refusals_exit_with_perfs_status_or_a_listed_one() {
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
+        // perf's first line is `Error:`; the reason follows it.
+        let ours_err = String::from_utf8_lossy(&out.stderr);
+        if let Some(words) = words.filter(|_| our_status != 0) {
+            if !perf_err.starts_with("Error:") || !ours_err.contains(words) {
+                problems.push(format!(
+                    "{args:?}: perf says {perf_err:?}, perfdata {ours_err:?}"
+                ));
+            }
+        }
         if ours != 0 && !out.stdout.is_empty() {
             problems.push(format!("{args:?}: refused, yet printed a report"));
         }
     }
+}
+
+#[perfdata_oracle::needs(perf)]
+#[test]
+fn report_refusals_exit_with_perfs_status_or_a_listed_one() {
+    assert!(perf_available());
+    let mut problems = Vec::new();
+    let graph = fixtures_dir().join("file-callgraph-fp.data");
+    report_cases(&graph, REPORT_CASES, None, &mut problems);
+    let flat = fixtures_dir().join("file-cpu-clock.data");
+    let words = Some(perfdata_report::report::NO_CALLCHAINS);
+    report_cases(&flat, FLAT_REPORT_CASES, words, &mut problems);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -127,6 +127,8 @@ mod progress;
 mod queue_disk;
 #[path = "quiet.rs"]
 mod quiet;
+#[path = "report_dsos_oracle.rs"]
+mod report_dsos_oracle;
 #[path = "report_fields_oracle.rs"]
 mod report_fields_oracle;
 #[path = "report_graph_inlined_oracle.rs"]
@@ -139,6 +141,8 @@ mod report_hist_split_oracle;
 mod report_kallsyms_cache;
 #[path = "report_kallsyms_modules.rs"]
 mod report_kallsyms_modules;
+#[path = "report_long_names_oracle.rs"]
+mod report_long_names_oracle;
 #[path = "report_max_stack_oracle.rs"]
 mod report_max_stack_oracle;
 #[path = "report_oracle.rs"]
@@ -155,6 +159,8 @@ mod report_oracle_jit;
 mod report_oracle_ksymbol;
 #[path = "report_oracle_srcline.rs"]
 mod report_oracle_srcline;
+#[path = "report_plt_oracle.rs"]
+mod report_plt_oracle;
 #[path = "report_quiet_oracle.rs"]
 mod report_quiet_oracle;
 #[path = "report_rotation_oracle.rs"]

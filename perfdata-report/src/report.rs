@@ -37,6 +37,9 @@ use crate::table::Tally;
 use crate::text::{self, Preamble};
 use crate::unwind::UnwindStats;
 
+/// perf 6.1's words where `-g` is given for a recording without callchains.
+pub const NO_CALLCHAINS: &str = "Selected -g or --branch-history.\nBut no callchain or branch data.\nDid you call 'perf record' without -g or -b?";
+
 /// What a report shows: perf's defaults (`--sort comm,dso,sym`, or `trace` where every
 /// event is a tracepoint; no filter, children where callchains are, the recording's
 /// groups) until a method says otherwise.
@@ -50,6 +53,9 @@ pub struct Report {
     unwind: bool,
     inline: bool,
     graph: Option<CallGraph>,
+    /// Whether the call graph was asked for (perf's `-g` given), see
+    /// [`Report::call_graph_asked`].
+    graph_asked: bool,
     time: Option<(TimeSpec, String)>,
     percent_limit: f64,
     /// Whether `sort` set the keys (else they are perf's default).
@@ -79,6 +85,7 @@ impl Report {
             unwind: true,
             inline: true,
             graph: Some(CallGraph::default()),
+            graph_asked: false,
             time: None,
             percent_limit: 0.0,
             sorted: false,
@@ -143,6 +150,15 @@ impl Report {
     /// None for `-g none`). Only for recordings with callchains.
     pub fn call_graph(mut self, graph: Option<CallGraph>) -> Self {
         self.graph = graph;
+        self
+    }
+
+    /// The call graph was asked for (perf's `-g` given, not `-g none`): a recording file
+    /// whose events sample no callchains is then refused, as perf 6.1's
+    /// `report__setup_sample_type` refuses it (perf says so and exits 0 with an empty
+    /// report; a pipe is not checked). Without it, such a recording's report is flat.
+    pub fn call_graph_asked(mut self, asked: bool) -> Self {
+        self.graph_asked = asked;
         self
     }
 
@@ -211,6 +227,14 @@ impl Report {
     /// filters against it: a `--cpu` filter on samples without a CPU and an event the
     /// recording does not have are errors ([`Error::Select`]).
     pub fn read(mut self, reader: PerfReader) -> Result<Counted> {
+        let meta = reader.meta();
+        if self.graph_asked
+            && self.graph.is_some()
+            && meta.container != perfdata_core::ContainerKind::Pipe
+            && !crate::table::has_callchains(meta)
+        {
+            return Err(Error::Select(NO_CALLCHAINS.into()));
+        }
         let layout = self.layout();
         if let Some(l) = &layout {
             self.keys = l.keys.clone();
@@ -361,6 +385,7 @@ impl Counted {
             single_sym: report.filter.single(SortKey::Sym).map(str::to_string),
             elided: report.filter.elided(&report.keys),
             time_slices: report.time.as_ref().map(|t| t.1.clone()),
+            dso_filter: !report.filter.dsos.is_empty(),
         };
         let graph = report.graph.filter(|_| {
             tables

@@ -592,7 +592,7 @@ fn split_own(
 
 /// Whether the events of a recording whose metadata before its first record is `meta`
 /// sample callchains.
-fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
+pub(crate) fn has_callchains(meta: &perfdata_core::Metadata) -> bool {
     meta.attrs().iter().any(|e| {
         let st = e.attr.sample_type;
         st.contains(perfdata_core::attr::SampleType::CALLCHAIN)

@@ -34,6 +34,10 @@ pub struct Preamble {
     pub elided: Vec<SortKey>,
     /// perf's `--time` argument as given, said after each event's sample count.
     pub time_slices: Option<String>,
+    /// Whether a `--dsos` filter was given: perf then leaves the Shared Object column as
+    /// wide as its names even beside unresolved symbols (`hists__set_unres_dso_col_len`
+    /// is skipped when `symbol_conf.dso_list` is set).
+    pub dso_filter: bool,
 }
 
 /// perf's `convert_unit` for the sample count: thousands as K, millions as M, billions
@@ -191,16 +195,18 @@ pub fn write_stdio(
         }
         writeln!(out, "# Event count (approx.): {}", t.period)?;
         writeln!(out, "#")?;
-        let widths: Vec<usize> = key_widths(all_keys, &t.rows, |r| (&r.cells, r.comm_len))
-            .into_iter()
-            .zip(all_keys)
-            .enumerate()
-            .filter(|(i, _)| shown.contains(i))
-            .map(|(_, (w, k))| match k {
-                SortKey::Trace => trace_width(all_keys, t),
-                _ => w,
-            })
-            .collect();
+        let widths: Vec<usize> = key_widths(all_keys, &t.rows, preamble.dso_filter, |r| {
+            (&r.cells, r.comm_len)
+        })
+        .into_iter()
+        .zip(all_keys)
+        .enumerate()
+        .filter(|(i, _)| shown.contains(i))
+        .map(|(_, (w, k))| match k {
+            SortKey::Trace => trace_width(all_keys, t),
+            _ => w,
+        })
+        .collect();
         // perf's --children: Children then Self where Overhead was. In a group's table
         // each is a column per member (perf's hpp__width_fn: members times the width).
         let members = 1 + t.members.len();
@@ -214,7 +220,7 @@ pub fn write_stdio(
                 Col::Overhead(name) => (format!("{name:>pct_w$}"), pct_w),
                 Col::Samples => (format!("{:>n_w$}", "Samples"), n_w),
                 Col::Period => (format!("{:>n_w$}", "Period"), n_w),
-                Col::Key(j) => (format!("{:<1$}", keys[j].header(), widths[j]), widths[j]),
+                Col::Key(j) => (key_header(keys[j], widths[j]), widths[j]),
             };
             header.push(text);
             rule.push(".".repeat(w));
@@ -363,16 +369,19 @@ fn columns(children: bool, samples: bool, keys: &[SortKey], fields: Option<&[Fie
 /// The key columns' widths over `rows` (each's cells and `Row::comm_len`), as perf's
 /// `hists__calc_col_len` makes them: the widest cell, at least the header's; the
 /// Command column by its rows' threads' last names; with an unresolved symbol, the DSO
-/// column at least an address wide (`hists__set_unres_dso_col_len`).
+/// column at least an address wide (`hists__set_unres_dso_col_len`), unless `dso_filter`
+/// (a `--dsos` list was given, which perf 6.1 checks there).
 pub(crate) fn key_widths<'a, R>(
     keys: &[SortKey],
     rows: &'a [R],
+    dso_filter: bool,
     of: impl Fn(&'a R) -> (&'a Vec<String>, usize),
 ) -> Vec<usize> {
-    let unresolved = keys
-        .iter()
-        .position(|k| *k == SortKey::Sym)
-        .is_some_and(|s| rows.iter().any(|r| is_unresolved(&of(r).0[s])));
+    let unresolved = !dso_filter
+        && keys
+            .iter()
+            .position(|k| *k == SortKey::Sym)
+            .is_some_and(|s| rows.iter().any(|r| is_unresolved(&of(r).0[s])));
     keys.iter()
         .enumerate()
         .map(|(i, &k)| match k {
@@ -390,6 +399,17 @@ pub(crate) fn key_widths<'a, R>(
             }
         })
         .collect()
+}
+
+/// perf's header of a key column `width` wide: its name padded to the width, but
+/// formatted into perf's 1024-byte buffer (`hists__fprintf_headers`' `bf`), so at most
+/// 1023 characters where a symbol is longer (a C++ name of thousands); the dotted rule
+/// under it is not cut.
+pub(crate) fn key_header(key: SortKey, width: usize) -> String {
+    const PERF_HEADER_BUF: usize = 1024;
+    let mut text = format!("{:<width$}", key.header());
+    text.truncate(PERF_HEADER_BUF - 1);
+    text
 }
 
 /// perf's width of key `key`'s column over its `cells` (`hists__calc_col_len`), at least

@@ -204,7 +204,7 @@ pub fn write_stdio(
                 .collect();
             let mut rule: Vec<String> = columns.iter().map(|c| ".".repeat(c.width)).collect();
             for &i in &shown {
-                header.push(format!("{:<w$}", keys[i].header(), w = widths[i]));
+                header.push(crate::text::key_header(keys[i], widths[i]));
                 rule.push(".".repeat(widths[i]));
             }
             writeln!(out, "# {}", header.join("  "))?;
@@ -230,5 +230,5 @@ pub fn write_stdio(
 /// the DSO column at least an address wide (`hists__set_unres_dso_col_len`).
 fn widths(d: &EventDiff, keys: &[SortKey]) -> Vec<usize> {
     let shown: Vec<&DiffRow> = d.rows.iter().filter(|r| !r.filtered).collect();
-    key_widths(keys, &shown, |r| (&r.cells, r.comm_len))
+    key_widths(keys, &shown, false, |r| (&r.cells, r.comm_len))
 }

@@ -166,9 +166,14 @@ impl SymbolTable {
 
 /// perf's synthesized `name@plt` symbols (`dso__synthesize_plt_symbols`): one PLT entry
 /// per `.rela.plt` relocation, in order, named after the relocation's dynamic symbol (none
-/// for IRELATIVE slots); in
-/// `.plt.sec` when there is one, else in `.plt` after its header entry: start, end
-/// and name of each. 64-bit ELF only.
+/// for IRELATIVE slots), in `.plt` after its header entry: start, end and name of each.
+/// 64-bit ELF only.
+///
+/// perf 6.1 takes the header's and each entry's size on x86 from `.plt`'s `sh_entsize`
+/// and knows no `.plt.sec` (both came with perf 6.3's `get_plt_sizes`, measured on
+/// perf 6.1 live): so an lld-linked binary, whose `.plt` says `sh_entsize` 0, gets
+/// empty entries at `.plt`'s start, and an IBT binary's calls through `.plt.sec`
+/// stay unresolved; the entries sit in `.plt` all the same.
 fn plt_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     use object::SymbolIndex;
     let (Some(rela), Some(plt), Some(dynsym)) = (
@@ -181,17 +186,15 @@ fn plt_symbols(file: &object::File<'_>) -> Vec<(u64, u64, String)> {
     let (Ok(relocs), true) = (rela.data(), file.is_64()) else {
         return Vec::new();
     };
-    let entry = |sec: &object::Section<'_, '_>| match sec.flags() {
-        SectionFlags::Elf { .. } => sec.align().max(16),
-        _ => 16,
+    let size = match file {
+        object::File::Elf64(elf) => elf
+            .section_by_name(".plt")
+            .map_or(0, |s| s.elf_section_header().sh_entsize.get(elf.endian())),
+        _ => 0,
     };
-    let (first, size) = match file.section_by_name(".plt.sec") {
-        Some(sec) => (sec.file_range().map_or(0, |r| r.0), entry(&sec)),
-        None => {
-            let size = entry(&plt);
-            (plt.file_range().map_or(0, |r| r.0) + size, size)
-        }
-    };
+    // Entries of size 0 (lld's) all start at `.plt`'s offset: in perf's tree, they name
+    // that one address and turn lookups past them away from the symbols before.
+    let first = plt.file_range().map_or(0, |r| r.0) + size;
     let read_u64 = |b: &[u8]| -> u64 {
         let bytes: [u8; 8] = b.try_into().unwrap_or_default();
         if file.is_little_endian() {
