@@ -16,6 +16,8 @@ mod window;
 
 pub use window::{Window, WINDOW_LIMIT};
 
+use std::collections::VecDeque;
+
 use crate::record::RecordType;
 use crate::RecordRef;
 
@@ -53,24 +55,38 @@ impl Delivery {
 ///
 /// Equal times keep the order they were pushed in. The queue holds items, not records:
 /// the caller keeps what it needs of a record until its turn comes. An item is moved
-/// twice, in and out: the times are sorted with the index of the slot each item waits
-/// in, not the items (a replay's queued sample is over 100 bytes, and moving whole items
-/// through the sort was 17% of `perfdata script`'s cycles).
+/// twice, in and out: the times are sorted with each item's place in push order, not
+/// the items (a replay's queued sample is 64 bytes, and moving whole items through the
+/// sort was 17% of `perfdata script`'s cycles). The items wait in push order, so that
+/// a round's let-out reads them as a merge of a few forward runs (one per CPU): slots
+/// filled again in the order a free list gave them were read and written at random,
+/// and those cache misses were most of the queue's cost (a sixth of `perfdata
+/// script`'s cycles).
 #[derive(Debug, Clone)]
 pub struct OrderedQueue<T> {
-    /// (time, slot), in push order after the sorted rest of earlier rounds.
-    waiting: Vec<(u64, u32)>,
-    /// The items, each in the slot its key names; None once let out.
-    slots: Vec<Option<T>>,
-    /// Slots let out, to be filled again (so the slots never outnumber the items that
-    /// waited at once).
-    free: Vec<u32>,
+    /// The items' keys, in push order after the sorted rest of earlier rounds.
+    waiting: Vec<Key>,
+    /// The items in push order, the first at place `first`; None once let out (the
+    /// front is trimmed of those as rounds go out).
+    items: VecDeque<Option<T>>,
+    /// The place of `items`' front (places wrap: only their differences are used).
+    first: u32,
+    /// The weight of the items waiting ([`OrderedQueue::push_weighed`]).
+    weight: u64,
     /// Items up to this time go out at the next round (perf's `next_flush`).
     next_flush: u64,
     /// The latest time pushed since the queue was last empty (perf's `max_timestamp`).
     max_time: u64,
     /// The time of the item pushed last, while it waits (perf's `last`).
     last_time: Option<u64>,
+}
+
+/// An item's time, its place in push order and its weight: 16 bytes, sorted by time.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    time: u64,
+    place: u32,
+    weight: u32,
 }
 
 impl<T> Default for OrderedQueue<T> {
@@ -84,8 +100,9 @@ impl<T> OrderedQueue<T> {
     pub fn new() -> Self {
         OrderedQueue {
             waiting: Vec::new(),
-            slots: Vec::new(),
-            free: Vec::new(),
+            items: VecDeque::new(),
+            first: 0,
+            weight: 0,
             next_flush: 0,
             max_time: 0,
             last_time: None,
@@ -102,25 +119,59 @@ impl<T> OrderedQueue<T> {
         self.waiting.is_empty()
     }
 
+    /// The sum of the weights of the items waiting ([`OrderedQueue::push_weighed`]).
+    pub fn weight(&self) -> u64 {
+        self.weight
+    }
+
     /// Queue `item` at `time`.
+    #[inline]
     pub fn push(&mut self, time: u64, item: T) {
+        self.push_weighed(time, item, 0);
+    }
+
+    /// Queue `item` at `time`, counting `weight` in [`OrderedQueue::weight`] while it
+    /// waits: kept with the item's key, so the caller (whose memory budget counts the
+    /// bytes an item holds) does not work it out again as the item goes out.
+    #[inline]
+    pub fn push_weighed(&mut self, time: u64, item: T, weight: u32) {
         self.max_time = if self.waiting.is_empty() {
             time
         } else {
             self.max_time.max(time)
         };
         self.last_time = Some(time);
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(item);
-                slot
-            }
-            None => {
-                self.slots.push(Some(item));
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 items wait")
-            }
-        };
-        self.waiting.push((time, slot));
+        if self.items.len() >= self.waiting.len().max(COMPACT_FROM) * 4 {
+            self.compact();
+        }
+        let place = self.first.wrapping_add(self.items.len() as u32);
+        self.items.push_back(Some(item));
+        self.weight += u64::from(weight);
+        self.waiting.push(Key {
+            time,
+            place,
+            weight,
+        });
+    }
+
+    /// Drop the let-out items' places between those still waiting: an item waiting
+    /// long (a time far ahead of the others') would otherwise hold the places of all
+    /// those pushed after it. The waiting items keep their push order.
+    #[cold]
+    #[inline(never)]
+    fn compact(&mut self) {
+        // The new place of each old one: the number of items still waiting before it.
+        let mut new_place = Vec::with_capacity(self.items.len());
+        let mut n = 0u32;
+        for item in &self.items {
+            new_place.push(n);
+            n += u32::from(item.is_some());
+        }
+        for key in &mut self.waiting {
+            key.place = new_place[key.place.wrapping_sub(self.first) as usize];
+        }
+        self.items.retain(Option::is_some);
+        self.first = 0;
     }
 
     /// The items up to `limit`, in time order (equal times in push order); the rest
@@ -129,19 +180,20 @@ impl<T> OrderedQueue<T> {
         // Stable, by time: the queue is in push order but for what is left of earlier
         // rounds, itself sorted and earlier, and the merge sort is quick on the few
         // sorted runs (one per CPU) a round holds.
-        self.waiting.sort_by_key(|(t, _)| *t);
-        let n = self.waiting.partition_point(|(t, _)| *t <= limit);
+        self.waiting.sort_by_key(|k| k.time);
+        let n = self.waiting.partition_point(|k| k.time <= limit);
         // perf's `last`: forgotten when the queue empties, the latest queued when the
         // item pushed last goes out.
         self.last_time = match self.waiting.get(n..).and_then(<[_]>::last) {
             None => None,
-            Some(&(latest, _)) if self.last_time.is_none_or(|t| t <= limit) => Some(latest),
+            Some(k) if self.last_time.is_none_or(|t| t <= limit) => Some(k.time),
             Some(_) => self.last_time,
         };
         LetOut {
             keys: self.waiting.drain(..n),
-            slots: &mut self.slots,
-            free: &mut self.free,
+            items: &mut self.items,
+            first: &mut self.first,
+            weight: &mut self.weight,
         }
     }
 
@@ -166,7 +218,7 @@ impl<T> OrderedQueue<T> {
     /// perf's OE_FLUSH__HALF, when its queue reaches its size limit: the items up to the
     /// middle of the time span from the earliest queued to the one pushed last go out.
     pub fn half(&mut self) -> impl Iterator<Item = T> + '_ {
-        let first = self.waiting.iter().map(|(t, _)| *t).min();
+        let first = self.waiting.iter().map(|k| k.time).min();
         if let (Some(first), Some(last)) = (first, self.last_time) {
             self.next_flush = first + last.saturating_sub(first) / 2;
         }
@@ -184,21 +236,38 @@ impl<T> OrderedQueue<T> {
     }
 }
 
-/// The items a flush lets out, with their times, each taken from its slot as it is asked for; those not
-/// asked for are dropped with the iterator, as a drained Vec's are.
+/// The let-out places between the items waiting are dropped when all places number four
+/// times the items waiting, or four times this many if fewer wait
+/// ([`OrderedQueue::compact`]): at most about three let-out places an item, amortized.
+const COMPACT_FROM: usize = 4096;
+
+/// The items a flush lets out, with their times, each taken from its place as it is
+/// asked for; those not asked for are dropped with the iterator, as a drained Vec's
+/// are. The let-out places at the front go with it.
 struct LetOut<'q, T> {
-    keys: std::vec::Drain<'q, (u64, u32)>,
-    slots: &'q mut Vec<Option<T>>,
-    free: &'q mut Vec<u32>,
+    keys: std::vec::Drain<'q, Key>,
+    items: &'q mut VecDeque<Option<T>>,
+    first: &'q mut u32,
+    weight: &'q mut u64,
+}
+
+impl<T> LetOut<'_, T> {
+    /// The item of `key`, taken from its place.
+    #[inline]
+    fn take(&mut self, key: Key) -> Option<T> {
+        *self.weight -= u64::from(key.weight);
+        let at = key.place.wrapping_sub(*self.first) as usize;
+        self.items.get_mut(at)?.take()
+    }
 }
 
 impl<T> Iterator for LetOut<'_, T> {
     type Item = (u64, T);
 
+    #[inline]
     fn next(&mut self) -> Option<(u64, T)> {
-        let (time, slot) = self.keys.next()?;
-        self.free.push(slot);
-        Some((time, self.slots[slot as usize].take()?))
+        let key = self.keys.next()?;
+        Some((key.time, self.take(key)?))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -208,9 +277,12 @@ impl<T> Iterator for LetOut<'_, T> {
 
 impl<T> Drop for LetOut<'_, T> {
     fn drop(&mut self) {
-        for (_, slot) in self.keys.by_ref() {
-            self.free.push(slot);
-            self.slots[slot as usize] = None;
+        while let Some(key) = self.keys.next() {
+            self.take(key);
+        }
+        while let Some(None) = self.items.front() {
+            self.items.pop_front();
+            *self.first = self.first.wrapping_add(1);
         }
     }
 }
@@ -271,6 +343,30 @@ mod tests {
     }
 
     #[test]
+    fn an_item_waiting_long_keeps_few_places_and_its_order() {
+        let mut q = OrderedQueue::new();
+        // Two items far ahead, the same time: they wait while many rounds go out.
+        q.push_weighed(u64::MAX - 1, 1, 7);
+        q.push_weighed(u64::MAX - 1, 2, 7);
+        let mut out = Vec::new();
+        for round in 0..20_000u64 {
+            q.push_weighed(10 + round, round + 10, 1);
+            // The one before it goes out.
+            out.extend(q.until(9 + round).map(|(_, item)| item));
+            assert!(
+                q.items.len() <= 4 * COMPACT_FROM + 1,
+                "{} places",
+                q.items.len()
+            );
+        }
+        assert_eq!(out.len(), 19_999);
+        assert!(out.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(q.weight(), 14 + 1);
+        assert_eq!(q.drain().collect::<Vec<_>>(), [20_009, 1, 2]);
+        assert_eq!(q.weight(), 0);
+    }
+
+    #[test]
     fn slots_are_filled_again_and_items_not_taken_are_dropped() {
         let item = std::rc::Rc::new(());
         let mut q = OrderedQueue::new();
@@ -281,7 +377,7 @@ mod tests {
             // One taken, the rest of what the round lets out dropped with the iterator.
             let _ = q.round().next();
         }
-        assert!(q.slots.len() <= 8, "{} slots", q.slots.len());
+        assert!(q.items.len() <= 8, "{} places", q.items.len());
         assert_eq!(q.len(), 4);
         drop(q.drain());
         assert!(q.is_empty());

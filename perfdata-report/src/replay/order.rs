@@ -69,8 +69,6 @@ pub(super) struct Ordering<'a> {
     queue: OrderedQueue<Event>,
     /// Records queued before those of `queue`, on disk.
     spilled: Spilled,
-    /// Bytes of what `queue` holds, about ([`weight`]).
-    bytes: usize,
     /// Past this many bytes the queue goes to disk.
     budget: usize,
     /// Records up to this time go out at the next round (perf's `next_flush`).
@@ -114,7 +112,6 @@ impl<'a> Ordering<'a> {
         Ordering {
             queue: OrderedQueue::new(),
             spilled: Spilled::default(),
-            bytes: 0,
             budget,
             next_flush: 0,
             max_time: 0,
@@ -155,8 +152,9 @@ impl<'a> Ordering<'a> {
         } else {
             self.max_time.max(time)
         };
-        self.bytes += weight(&ev, &self.out.held);
-        self.queue.push(time, ev);
+        // Worked out once: the queue keeps it with the record's key.
+        let weight = weight(&ev, &self.out.held);
+        self.queue.push_weighed(time, ev, weight);
     }
 
     /// Move what the queue holds in memory to disk if it passed the budget. Not while
@@ -164,7 +162,7 @@ impl<'a> Ordering<'a> {
     /// its held words are named by the reading loop until then.
     #[inline]
     pub(super) fn spill_if_full(&mut self) -> io::Result<()> {
-        if self.bytes <= self.budget {
+        if self.queue.weight() <= self.budget as u64 {
             return Ok(());
         }
         self.spill()
@@ -182,7 +180,6 @@ impl<'a> Ordering<'a> {
         }
         self.spilled
             .write_run(self.queue.until(u64::MAX), &mut self.out.held)?;
-        self.bytes = 0;
         Ok(())
     }
 
@@ -205,7 +202,6 @@ impl<'a> Ordering<'a> {
     fn let_out(&mut self, limit: u64) -> io::Result<()> {
         if self.spilled.is_empty() {
             for (_, ev) in self.queue.until(limit) {
-                self.bytes -= weight(&ev, &self.out.held);
                 self.out.emit(ev);
             }
             return Ok(());
@@ -230,7 +226,6 @@ impl<'a> Ordering<'a> {
                 }
                 self.out.emit(ev);
             } else if let Some((_, ev)) = memory.next() {
-                self.bytes -= weight(&ev, &self.out.held);
                 self.out.emit(ev);
             }
         }
@@ -251,9 +246,10 @@ impl<'a> Ordering<'a> {
 }
 
 /// About the bytes `ev` takes while it waits in the queue, its held chain words (in
-/// `held`) and user stack copy included: what [`Ordering`]'s budget counts.
+/// `held`) and user stack copy included: what [`Ordering`]'s budget counts (at most
+/// 4 GiB, as the queue keeps it).
 #[inline]
-fn weight(ev: &Event, held: &Spare) -> usize {
+fn weight(ev: &Event, held: &Spare) -> u32 {
     const ITEM: usize = std::mem::size_of::<Event>() + 16;
     match ev {
         Event::Sample(p) => {
@@ -268,9 +264,9 @@ fn weight(ev: &Event, held: &Spare) -> usize {
                         .as_ref()
                         .map_or(0, |e| 64 + e.raw.as_ref().map_or(0, Vec::capacity))
             });
-            ITEM + chain + rare
+            u32::try_from(ITEM + chain + rare).unwrap_or(u32::MAX)
         }
-        _ => ITEM + 64,
+        _ => (ITEM + 64) as u32,
     }
 }
 
