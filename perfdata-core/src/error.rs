@@ -103,6 +103,15 @@ impl fmt::Display for Problem {
                 "not a perf.data file: magic {:?} is neither PERFILE2, 2ELIFREP nor PERFFILE",
                 String::from_utf8_lossy(m)
             ),
+            // A count whose bytes overflow (a flipped `nr`) is said as such, not as the
+            // 20-digit number standing in for it.
+            Problem::Truncated {
+                needed: u64::MAX,
+                available,
+            } => write!(
+                f,
+                "truncated: a count needs 2^64 bytes or more but only {available} remain"
+            ),
             Problem::Truncated { needed, available } => write!(
                 f,
                 "truncated: needs {needed} bytes but only {available} remain"
@@ -224,5 +233,28 @@ mod tests {
             "at byte offset 49104 (0xbfd0), record header: record size 0 is smaller than the 8 bytes its type needs"
         );
         assert_eq!(e.offset(), Some(49104));
+    }
+
+    #[test]
+    fn an_overflowing_count_is_said_as_one() {
+        let short = |needed| {
+            Error::format(
+                2768,
+                "record SAMPLE",
+                Problem::Truncated {
+                    needed,
+                    available: 24,
+                },
+            )
+            .to_string()
+        };
+        assert_eq!(
+            short(u64::MAX),
+            "at byte offset 2768 (0xad0), record SAMPLE: truncated: a count needs 2^64 bytes or more but only 24 remain"
+        );
+        assert_eq!(
+            short(4096),
+            "at byte offset 2768 (0xad0), record SAMPLE: truncated: needs 4096 bytes but only 24 remain"
+        );
     }
 }
