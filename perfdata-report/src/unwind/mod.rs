@@ -24,6 +24,7 @@ use crate::symbolize::SymbolOptions;
 
 mod edit;
 mod frame_chain;
+mod memory;
 mod module;
 mod regs;
 mod row;
@@ -32,6 +33,7 @@ pub(crate) mod stats;
 mod walk;
 
 pub use edit::UnwindEdit;
+use memory::{Files, Memory};
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 use regs::AllRegs;
 pub use regs::{Arch, UserState};
@@ -70,6 +72,8 @@ pub struct Unwinder {
     x86_cache: CacheX86_64,
     arm_cache: CacheAarch64,
     stats: UnwindStats,
+    /// The files of DSOs a walk read words of beyond a stack copy ([`memory`]).
+    files: Files,
 }
 
 impl std::fmt::Debug for Unwinder {
@@ -96,6 +100,7 @@ impl Unwinder {
             x86_cache: CacheX86_64::new(),
             arm_cache: CacheAarch64::new(),
             stats: UnwindStats::default(),
+            files: Files::new(),
         }
     }
 
@@ -157,8 +162,10 @@ impl Unwinder {
             }
             return Vec::new();
         }
-        let mut read = |addr: u64| user.read(sp, addr).ok_or(());
-        let copy_end = sp.saturating_add(user.stack.len() as u64);
+        let memory = Memory::new(sp, &user.stack, maps, &machine.dsos, &self.opts);
+        let files = &mut self.files;
+        let mut read = |addr: u64| memory.read(addr, files);
+        let past_end = || memory.reads_past_end();
         let mut frames = Vec::new();
         let mut frame = |address: FrameAddress| -> Step {
             let at = address.address_for_lookup();
@@ -219,14 +226,14 @@ impl Unwinder {
                 let regs = UnwindRegsX86_64::new(ip, sp, fp);
                 let cache = &mut self.x86_cache;
                 walk::walk(
-                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, &past_end,
                 )
             }
             Space::Arm(u) => {
                 let regs = UnwindRegsAarch64::new(lr, sp, fp);
                 let cache = &mut self.arm_cache;
                 walk::walk(
-                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, &past_end,
                 )
             }
         };
@@ -237,8 +244,22 @@ impl Unwinder {
             End::Cut(Cut::NoCfi, None) if self.at_entry_code(maps, frames.last()) => End::Whole,
             end => end,
         };
+        // perf's frame for a return address of 0: 0 less one, as its other return
+        // addresses (its callchain holds it; it is no context marker there).
+        let end = match end {
+            End::ZeroReturn => {
+                if frames.len() < MAX_FRAMES {
+                    frames.push(u64::MAX);
+                }
+                match memory.reads_past_end() {
+                    0 => End::Whole,
+                    _ => End::Cut(Cut::StackTooShort, None),
+                }
+            }
+            end => end,
+        };
         match end {
-            End::Whole => self.stats.whole += 1,
+            End::ZeroReturn | End::Whole => self.stats.whole += 1,
             End::Cut(why, dso) => {
                 self.stats.cut += 1;
                 *self.stats.cut_by.entry(why).or_default() += 1;
