@@ -29,9 +29,6 @@
 //!      its FORK, COMM exec and MMAP records, hold a map of the frame's DSO below the
 //!      lowest map of it since the exec) and differ after it. The same code unwinds in
 //!      perf as in perfdata where the child's ld.so lies lower than its parent's.
-//!   (perf's last word of the copy, once a cause here, is not one: perf's `access_mem`
-//!   takes the copy's last 8 bytes as outside it and reads the return address there as
-//!   0, printing `ffffffffffffffff`, and perfdata's walk now reads as perf's does.)
 //!   2. perf's registers below the stack pointer: at an epilogue whose CFI row still
 //!      keeps the callee-saved registers at the slots its pops left (ld.so's
 //!      `_dl_lookup_symbol_x` at its `ret`, 0x9b20: CFA rsp+8, rbx at CFA-56), libunwind
@@ -39,6 +36,10 @@
 //!      later; framehop needs only the return address. Allowed where perf's stack is a
 //!      prefix of ours and the leaf's row (readelf's `frames-interp`) has a slot deeper
 //!      than its CFA offset.
+//!
+//!   (perf's last word of the copy, once a cause here, is not one: perf's `access_mem`
+//!   takes the copy's last 8 bytes as outside it and reads the return address there as
+//!   0, printing `ffffffffffffffff`, and perfdata's walk now reads as perf's does.)
 //!
 //!   A leaf without CFI (crtstuff's `__do_global_dtors_aux`, a binary's `.fini`) is no
 //!   cause: perfdata guesses there as libunwind does, by the frame pointer
