@@ -482,6 +482,14 @@ fn fork_heavy_stacks_differ_from_perfs_only_where_perf_is_known_wrong() {
             t.problems.len()
         );
         assert!(total > 300, "{}: {total} samples", name(input));
+        // perf's stale maps are perfdata's too now (each DSO placed by its lowest map):
+        // the causes explain a few samples a run (7 of 8,359 in a run here), where
+        // they explained up to 1,862 a recording before.
+        assert!(
+            explained * 50 <= total,
+            "{}: {explained} of {total} samples differ by a named cause",
+            name(input)
+        );
         // Nothing is cut for want of a register: not at `__vfork` nor `_dl_runtime_resolve`
         // (4,000 samples a run were, before), nor at `_dl_runtime_resolve` sampled below
         // in an ld.so epilogue after `pop %rbx` (rbx's slot below the stack pointer,
