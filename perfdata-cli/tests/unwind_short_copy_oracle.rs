@@ -13,9 +13,9 @@
 //!   at every depth; and with the default 8 KiB copy, whose deepest stacks are cut at
 //!   perf's 127 frames.
 //! - python3 (the interpreter's own binary, `sys.executable`: pyenv's `python3` is a
-//!   shell script that execs through `env` and bash, and perf 6.1 unwinds the exec'd
-//!   image with the maps of the one before, stale, which perfdata does not reproduce:
-//!   see docs/report.md, "Fork-heavy workloads") running a recursion, with
+//!   shell script that execs through `env` and bash, whose forks and execs leave a few
+//!   samples of a recording that perf unwinds otherwise, not understood: see
+//!   docs/report.md, "Short stack copies") running a recursion, with
 //!   `--call-graph dwarf,4096`; skipped where there is no python3.
 //!
 //! Each recording takes well under a second; perf script on them about as much.
