@@ -207,6 +207,8 @@ mod unwind_jit_oracle;
 mod unwind_kept;
 #[path = "unwind_oracle.rs"]
 mod unwind_oracle;
+#[path = "unwind_short_copy_oracle.rs"]
+mod unwind_short_copy_oracle;
 #[path = "unwind_write_oracle.rs"]
 mod unwind_write_oracle;
 

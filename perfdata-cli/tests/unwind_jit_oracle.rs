@@ -42,14 +42,10 @@ impl Sample {
         self.frames[i].1.contains("(/tmp/perf-")
     }
 
-    /// The frame addresses; perf's last frame of address 0 less one (a return address
-    /// it could not read, see unwind_compare) left out.
+    /// The frame addresses (perf's last frame of address 0 less one, a return address
+    /// read beyond the stack copy, among them: perfdata gives it too).
     fn addresses(&self) -> Vec<&str> {
-        let mut a: Vec<&str> = self.frames.iter().map(|f| f.0.as_str()).collect();
-        if a.len() > 1 && a.last() == Some(&"ffffffffffffffff") {
-            a.pop();
-        }
-        a
+        self.frames.iter().map(|f| f.0.as_str()).collect()
     }
 }
 

@@ -64,13 +64,9 @@ pub fn compare_children(path: &Path, inline: bool) -> (Vec<String>, usize) {
 }
 
 /// `perf script --no-inline -F comm,ip,sym` folded as `comm;outer;...;leaf` (each frame
-/// its symbol, `[unknown]` as perf prints it) with counts.
-///
-/// One exception, by design: where the walk needs a return address beyond the stack
-/// copy, perf's libunwind reads it as 0 (perf's `access_mem` sets the value to 0 and
-/// fails) and yet gives it as an outermost frame, which perf prints as
-/// `ffffffffffffffff [unknown]` (0 less its 1). perfdata ends the stack at the frame
-/// before and counts it cut (stack copy too short); that frame of perf's is left out.
+/// its symbol, `[unknown]` as perf prints it) with counts. Where the walk needs a return
+/// address beyond the stack copy, perf reads it as 0 and gives an outermost frame
+/// `ffffffffffffffff [unknown]` (0 less its 1), and so does perfdata: it is compared.
 pub fn perf_script_folded(input: &Path) -> BTreeMap<String, u64> {
     let out = perf_output(&["script", "--no-inline", "-F", "comm,ip,sym"], input);
     assert!(
@@ -87,9 +83,6 @@ pub fn perf_script_folded(input: &Path) -> BTreeMap<String, u64> {
         while let Some(l) = lines.next_if(|l| l.starts_with('\t')) {
             let (ip, sym) = l.trim().split_once(' ').unwrap_or_default();
             frames.push((ip.to_string(), sym.trim().to_string()));
-        }
-        if frames.len() > 1 && frames.last().is_some_and(|f| f.0 == "ffffffffffffffff") {
-            frames.pop();
         }
         let mut frames: Vec<String> = frames.into_iter().map(|f| f.1).collect();
         frames.push(comm);

@@ -35,21 +35,26 @@ pub(super) const PERF_CONTEXT_HV: u64 = -32i64 as u64;
 /// start in user mode, a PERF_CONTEXT_KERNEL marker switches to kernel mode, USER and HV
 /// to user mode; markers are not frames. Any other marker (a guest's, or -1 where the
 /// kernel's walk went wrong) makes perf discard the whole chain ("invalid callchain
-/// context"), and so it is discarded here: the sample has no frames.
+/// context"), and so it is discarded here: the sample has no frames. The last `unwound`
+/// entries are user frames an unwinding gave ([`with_user_frames`]), taken as they are:
+/// perf appends those to its cursor without looking for markers, and one of them may be
+/// perf's `0xffffffffffffffff`, the frame of a return address read as 0.
 /// The frames go into `frames`, emptied first.
 pub(super) fn resolve_chain(
     machine: &mut Machine,
     pid: i32,
     tid: i32,
     chain: &[u64],
+    unwound: usize,
     frames: &mut Vec<Location>,
 ) {
     frames.clear();
     let mut kernel = false;
     // The thread, found at the first frame (not once a frame).
     let mut thread = None;
-    for &ip in chain {
-        if ip >= PERF_CONTEXT_MAX {
+    let marked = chain.len().saturating_sub(unwound);
+    for (i, &ip) in chain.iter().enumerate() {
+        if ip >= PERF_CONTEXT_MAX && i < marked {
             match ip {
                 PERF_CONTEXT_KERNEL => kernel = true,
                 PERF_CONTEXT_USER | PERF_CONTEXT_HV => kernel = false,
@@ -211,7 +216,7 @@ mod tests {
         // 6.1 prints the sample with no frames.
         let bad = [PERF_CONTEXT_USER, 0x7f94_81aa_3dd0, u64::MAX, 0];
         let mut frames = Vec::new();
-        resolve_chain(&mut m, 1, 1, &bad, &mut frames);
+        resolve_chain(&mut m, 1, 1, &bad, 0, &mut frames);
         assert!(frames.is_empty());
         let good = [
             PERF_CONTEXT_KERNEL,
@@ -219,10 +224,21 @@ mod tests {
             PERF_CONTEXT_USER,
             0x1000,
         ];
-        resolve_chain(&mut m, 1, 1, &good, &mut frames);
+        resolve_chain(&mut m, 1, 1, &good, 0, &mut frames);
         assert_eq!(
             frames.iter().map(|f| (f.ip, f.kernel)).collect::<Vec<_>>(),
             [(0xffff_ffff_8100_0000, true), (0x1000, false)]
+        );
+        // Unwound frames are frames, perf's -1 among them.
+        let unwound = with_user_frames(&good[..2], &[0x1000, u64::MAX]);
+        resolve_chain(&mut m, 1, 1, &unwound, 2, &mut frames);
+        assert_eq!(
+            frames.iter().map(|f| (f.ip, f.kernel)).collect::<Vec<_>>(),
+            [
+                (0xffff_ffff_8100_0000, true),
+                (0x1000, false),
+                (u64::MAX, false)
+            ]
         );
     }
 }

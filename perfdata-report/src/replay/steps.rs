@@ -121,7 +121,7 @@ pub(super) fn apply(
             sample.unwound = unwound;
             sample.lbr = p.lbr;
             machine.resolve_into((p.pid, p.tid), p.ip, p.kernel, &mut sample.ip);
-            resolve_chain(machine, p.pid, p.tid, chain, &mut sample.callchain);
+            resolve_chain(machine, p.pid, p.tid, chain, unwound, &mut sample.callchain);
             // A chain perf discards (a bad marker) has no frames, unwound or not.
             if sample.callchain.len() < unwound {
                 sample.unwound = 0;

@@ -83,7 +83,11 @@ impl UnwindEdit {
             (Some(user), Some(unwinder)) => {
                 let (pid, tid) = s.tid.map_or((-1, -1), |t| (t.pid, t.tid));
                 let thread = self.machine.findnew_thread(pid, tid);
-                let frames = unwinder.unwind(&self.machine, thread, &user);
+                let mut frames = unwinder.unwind(&self.machine, thread, &user);
+                // perf's frame of a return address read as 0 (0 less one) cannot be
+                // written: in a recorded callchain it is a context marker, and perf
+                // would discard the sample's whole chain for it.
+                frames.retain(|&at| at != u64::MAX);
                 replay::with_user_frames(&recorded, &frames)
             }
             _ => recorded,

@@ -24,6 +24,7 @@ use crate::symbolize::SymbolOptions;
 
 mod edit;
 mod frame_chain;
+mod memory;
 mod module;
 mod regs;
 mod row;
@@ -32,6 +33,7 @@ pub(crate) mod stats;
 mod walk;
 
 pub use edit::UnwindEdit;
+use memory::{Files, Memory};
 use module::{Bytes, DsoUnwind, Missing, SectionInfo};
 use regs::AllRegs;
 pub use regs::{Arch, UserState};
@@ -54,6 +56,16 @@ pub struct UnwindOptions {
     pub buildid_dir: Option<std::path::PathBuf>,
 }
 
+/// Where each DSO of a process is taken to be loaded (its base avma), by DSO.
+///
+/// perf 6.1 places a DSO's `.eh_frame_hdr` by the lowest map of that DSO among the
+/// thread's maps (`read_unwind_spec_eh_frame` in util/unwind-libunwind-local.c), and a
+/// process keeps across exec the maps it had: where the image before an exec had the
+/// DSO mapped lower (ld.so, libc), perf looks the new image's FDEs up at the old base
+/// (perf's stale maps). Each DSO is placed here by its lowest map too, so its frames are
+/// walked as perf walks them (a right base wherever no stale map lies lower).
+type Bases = HashMap<DsoId, u64>;
+
 /// One process's address space as framehop sees it.
 enum Space {
     X86(UnwinderX86_64<Bytes>),
@@ -66,10 +78,12 @@ pub struct Unwinder {
     opts: SymbolOptions,
     dsos: HashMap<DsoId, Result<Arc<DsoUnwind>, Missing>>,
     /// Per map group: the maps' generation it was built from, and the space.
-    spaces: HashMap<usize, (u64, Space, bool)>,
+    spaces: HashMap<usize, (u64, Space, bool, Bases)>,
     x86_cache: CacheX86_64,
     arm_cache: CacheAarch64,
     stats: UnwindStats,
+    /// The files of DSOs a walk read words of beyond a stack copy ([`memory`]).
+    files: Files,
 }
 
 impl std::fmt::Debug for Unwinder {
@@ -96,6 +110,7 @@ impl Unwinder {
             x86_cache: CacheX86_64::new(),
             arm_cache: CacheAarch64::new(),
             stats: UnwindStats::default(),
+            files: Files::new(),
         }
     }
 
@@ -139,7 +154,7 @@ impl Unwinder {
         let group = machine.threads[thread].maps;
         let maps = machine.maps_of(thread);
         self.ensure_space(machine, group, maps, arch);
-        let (_, space, known) = &self.spaces[&group];
+        let (_, space, known, bases) = &self.spaces[&group];
         // perf 6.1 sets a process up for unwinding when a map of a binary it can open
         // joins its maps (`unwind__prepare_access`: the binary's type decides the
         // unwinder); a process of missing binaries alone is not unwound at all.
@@ -157,8 +172,10 @@ impl Unwinder {
             }
             return Vec::new();
         }
-        let mut read = |addr: u64| user.read(sp, addr).ok_or(());
-        let copy_end = sp.saturating_add(user.stack.len() as u64);
+        let memory = Memory::new(sp, &user.stack, maps, &machine.dsos, &self.opts);
+        let files = &mut self.files;
+        let mut read = |addr: u64| memory.read(addr, files);
+        let past_end = || memory.reads_past_end();
         let mut frames = Vec::new();
         let mut frame = |address: FrameAddress| -> Step {
             let at = address.address_for_lookup();
@@ -181,7 +198,7 @@ impl Unwinder {
                     // The trampoline is looked for at the return address itself (the
                     // frame is named by it less one, as perf names it).
                     let sampled = !address.is_return_address();
-                    let base = dso.base_avma(map);
+                    let base = bases.get(&map.dso).copied().unwrap_or(dso.base_avma(map));
                     let svma = address.address().wrapping_sub(base);
                     if dso.in_trampoline(svma, sampled, arch) {
                         return Step::Signal;
@@ -210,7 +227,7 @@ impl Unwinder {
         let dsos = &self.dsos;
         let mut full_row = |address: FrameAddress| {
             let at = address.address_for_lookup();
-            let (dso, svma) = tables_at(dsos, maps, at)?;
+            let (dso, svma) = tables_at(dsos, bases, maps, at)?;
             dso.full_row(svma)
         };
         let rows = &mut full_row;
@@ -219,14 +236,14 @@ impl Unwinder {
                 let regs = UnwindRegsX86_64::new(ip, sp, fp);
                 let cache = &mut self.x86_cache;
                 walk::walk(
-                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, &past_end,
                 )
             }
             Space::Arm(u) => {
                 let regs = UnwindRegsAarch64::new(lr, sp, fp);
                 let cache = &mut self.arm_cache;
                 walk::walk(
-                    u, ip, regs, all, cache, &mut read, &mut frame, rows, copy_end,
+                    u, ip, regs, all, cache, &mut read, &mut frame, rows, &past_end,
                 )
             }
         };
@@ -234,11 +251,27 @@ impl Unwinder {
         // may not mark its return address undefined) reached the process's first frame:
         // whole, as perf's walk is (the frames are the same either way).
         let end = match end {
-            End::Cut(Cut::NoCfi, None) if self.at_entry_code(maps, frames.last()) => End::Whole,
+            End::Cut(Cut::NoCfi, None) if self.at_entry_code(bases, maps, frames.last()) => {
+                End::Whole
+            }
+            end => end,
+        };
+        // perf's frame for a return address of 0: 0 less one, as its other return
+        // addresses (its callchain holds it; it is no context marker there).
+        let end = match end {
+            End::ZeroReturn => {
+                if frames.len() < MAX_FRAMES {
+                    frames.push(u64::MAX);
+                }
+                match memory.reads_past_end() {
+                    0 => End::Whole,
+                    _ => End::Cut(Cut::StackTooShort, None),
+                }
+            }
             end => end,
         };
         match end {
-            End::Whole => self.stats.whole += 1,
+            End::ZeroReturn | End::Whole => self.stats.whole += 1,
             End::Cut(why, dso) => {
                 self.stats.cut += 1;
                 *self.stats.cut_by.entry(why).or_default() += 1;
@@ -261,8 +294,8 @@ impl Unwinder {
     }
 
     /// Whether the frame at `at` (a lookup address) is in its binary's entry code.
-    fn at_entry_code(&self, maps: &Maps, at: Option<&u64>) -> bool {
-        at.and_then(|&at| tables_at(&self.dsos, maps, at))
+    fn at_entry_code(&self, bases: &Bases, maps: &Maps, at: Option<&u64>) -> bool {
+        at.and_then(|&at| tables_at(&self.dsos, bases, maps, at))
             .is_some_and(|(dso, svma)| dso.is_entry_code(svma))
     }
 
@@ -271,7 +304,7 @@ impl Unwinder {
         if self
             .spaces
             .get(&group)
-            .is_some_and(|(g, _, _)| *g == maps.generation())
+            .is_some_and(|(g, _, _, _)| *g == maps.generation())
         {
             return;
         }
@@ -283,6 +316,7 @@ impl Unwinder {
             Arch::Aarch64 => Space::Arm(UnwinderAarch64::new()),
         };
         let mut known = false;
+        let mut bases = Bases::new();
         for map in maps.iter().filter(|m| !m.identity) {
             let opts = &self.opts;
             let data = self
@@ -295,10 +329,12 @@ impl Unwinder {
             known |= !matches!(data, Err(Missing::Binary))
                 || (dso.long_name == "[vdso]" && dso.build_id.is_none());
             let Ok(data) = data else { continue };
+            // Maps come lowest first: the first of a DSO places it.
+            let base = *bases.entry(map.dso).or_insert_with(|| data.base_avma(map));
             let module = Module::new(
                 machine.dsos[map.dso].long_name.clone(),
                 map.start..map.end,
-                data.base_avma(map),
+                base,
                 SectionInfo(data.clone()),
             );
             match &mut space {
@@ -306,7 +342,8 @@ impl Unwinder {
                 Space::Arm(u) => u.add_module(module),
             }
         }
-        self.spaces.insert(group, (maps.generation(), space, known));
+        self.spaces
+            .insert(group, (maps.generation(), space, known, bases));
     }
 }
 
@@ -314,10 +351,12 @@ impl Unwinder {
 /// address (svma), where its tables were loaded.
 fn tables_at<'a>(
     dsos: &'a HashMap<DsoId, Result<Arc<DsoUnwind>, Missing>>,
+    bases: &Bases,
     maps: &Maps,
     at: u64,
 ) -> Option<(&'a DsoUnwind, u64)> {
     let map = maps.find(at).filter(|m| !m.identity)?;
     let dso = dsos.get(&map.dso)?.as_ref().ok()?;
-    Some((dso, at.wrapping_sub(dso.base_avma(map))))
+    let base = bases.get(&map.dso).copied().unwrap_or(dso.base_avma(map));
+    Some((dso, at.wrapping_sub(base)))
 }

@@ -4,7 +4,7 @@
 
 use framehop::aarch64::UnwindRegsAarch64;
 use framehop::x86_64::UnwindRegsX86_64;
-use framehop::{Error as WalkError, FrameAddress};
+use framehop::FrameAddress;
 
 use super::frame_chain::{self, Stop};
 use super::regs::{AllRegs, Arch};
@@ -15,6 +15,10 @@ use super::Cut;
 /// The end of a walk.
 pub(super) enum End {
     Whole,
+    /// A return address read as 0 (in the copy, or as perf reads a word beyond it): perf's
+    /// libunwind steps to it, perf gives it as a frame of address 0 less one, and its
+    /// next step finds no map there and ends the stack.
+    ZeroReturn,
     /// Cut, and the DSO of the frame it was cut at (when a binary is to blame).
     Cut(Cut, Option<crate::process::DsoId>),
 }
@@ -82,9 +86,9 @@ impl Regs for UnwindRegsAarch64 {
 }
 
 /// Walk from `ip` and `regs` (`all`: the sampled frame's whole register set), handing
-/// each frame to `frame`, which says how to go on; `copy_end` is the address just past
-/// the stack copy (a read at or past it is the copy being too short, not the CFI being
-/// wrong). `full_row` gives a frame's whole CFI row: where a row needs a register
+/// each frame to `frame`, which says how to go on; `past_end` counts the words read at or
+/// past the copy's end (a walk ending after one ends for the copy being too short, not
+/// for the CFI being wrong). `full_row` gives a frame's whole CFI row: where a row needs a register
 /// framehop let go of (glibc's `_dl_runtime_resolve`, its CFA in rbx, mid-stack), the
 /// frames since the last whole register set are walked again with every register.
 #[allow(clippy::too_many_arguments)] // the walk's state, each a different thing
@@ -97,7 +101,7 @@ pub(super) fn walk<U>(
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
     frame: &mut impl FnMut(FrameAddress) -> Step,
     full_row: &mut impl FnMut(FrameAddress) -> Option<FullRow>,
-    copy_end: u64,
+    past_end: &dyn Fn() -> u32,
 ) -> End
 where
     U: framehop::Unwinder,
@@ -111,7 +115,11 @@ where
             Step::End(end) => return end,
             Step::Signal => {
                 let arch = <U::UnwindRegs as Regs>::ARCH;
-                let Some(at) = signal::interrupted(arch, regs.sp(), read) else {
+                let before = past_end();
+                let at = signal::interrupted(arch, regs.sp(), read);
+                // Registers read beyond the copy are perf's zeros, not the signal
+                // frame's: counted as the frame outside the copy, as before.
+                let Some(at) = at.filter(|_| past_end() == before) else {
                     return End::Cut(Cut::SignalFrameOutsideCopy, None);
                 };
                 // The interrupted instruction is exact (perf gives it as is, not less
@@ -135,7 +143,7 @@ where
                     Ok(Outcome::Caller { ra, sp, fp }) => (ra, sp, fp),
                     Ok(Outcome::Outermost) => return End::Whole,
                     Err(Fail::Untracked) => return End::Cut(Cut::UntrackedRegister, None),
-                    Err(Fail::Read(at)) if at >= copy_end => {
+                    Err(Fail::Read(_)) if past_end() > 0 => {
                         return End::Cut(Cut::StackTooShort, None)
                     }
                     Err(Fail::Read(_)) => return End::Cut(Cut::NoCfi, None),
@@ -143,6 +151,9 @@ where
                 // Neither the address nor the stack moved: a loop, as framehop says.
                 if Some(ra) == known.ip() && Some(sp) == known.get(known.sp_reg()) {
                     return End::Cut(Cut::NoCfi, None);
+                }
+                if ra == 0 {
+                    return End::ZeroReturn;
                 }
                 regs = U::UnwindRegs::caller(ra, sp, fp);
                 match FrameAddress::from_return_address(ra) {
@@ -157,11 +168,14 @@ where
                 since.1.push(address);
                 let caller = match frame_chain::caller(regs.sp(), regs.fp(), read) {
                     Ok(caller) => caller,
-                    Err(Stop::Unread(at)) if at >= copy_end => {
+                    Err(Stop::Unread(_)) if past_end() > 0 => {
                         return End::Cut(Cut::StackTooShort, None)
                     }
                     Err(_) => return End::Cut(Cut::NoCfi, None),
                 };
+                if caller.ra == 0 {
+                    return End::ZeroReturn;
+                }
                 regs = U::UnwindRegs::caller(caller.ra, caller.sp, caller.bp);
                 match FrameAddress::from_return_address(caller.ra) {
                     Some(next) => address = next,
@@ -173,15 +187,24 @@ where
         }
         // Past this frame only ip, sp and the frame pointer are known.
         since.1.push(address);
-        match unwinder.unwind_frame(address, &mut regs, cache, read) {
+        // framehop ends the stack at a return address of 0 as at one the CFI leaves
+        // undefined; its last read of a step is the return address, so a step that read
+        // a 0 last and ended read a return address of 0.
+        let mut last = None;
+        let mut reading = |addr| {
+            let word = read(addr);
+            last = Some(word);
+            word
+        };
+        match unwinder.unwind_frame(address, &mut regs, cache, &mut reading) {
+            Ok(Some(0)) => return End::ZeroReturn,
             Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
                 Some(next) => address = next,
                 None => return End::Cut(Cut::NoCfi, None),
             },
+            Ok(None) if last == Some(Ok(0)) => return End::ZeroReturn,
             Ok(None) => return End::Whole,
-            Err(WalkError::CouldNotReadStack(addr)) if addr >= copy_end => {
-                return End::Cut(Cut::StackTooShort, None)
-            }
+            Err(_) if past_end() > 0 => return End::Cut(Cut::StackTooShort, None),
             Err(_) => return End::Cut(Cut::NoCfi, None),
         }
     }

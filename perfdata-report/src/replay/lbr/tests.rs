@@ -37,7 +37,7 @@ fn words(branches: &[(u64, u64)], first_to: u64, order: Order) -> Option<Vec<u64
 fn frames(words: &[u64]) -> Vec<(u64, bool)> {
     let mut m = Machine::new();
     let mut f = Vec::new();
-    resolve_chain(&mut m, 1, 1, words, &mut f);
+    resolve_chain(&mut m, 1, 1, words, 0, &mut f);
     f.iter().map(|l| (l.ip, l.kernel)).collect()
 }
 
