@@ -480,3 +480,50 @@ fn assert_kernel_warning(said: &str, words: &[&str]) {
         assert!(warning.contains(word), "{word:?} not in {warning:?}");
     }
 }
+
+/// Another host's recording that names no kernel (no kernel sample, so perf wrote no
+/// kernel build id): the warning names both hosts, and no kernel id, since nothing says
+/// the kernels differ. Before, the fixture's id was said beside it as if it did, which
+/// made merge_oracle's two-host test fail on recordings that happened to miss the
+/// kernel.
+#[test]
+fn a_host_that_names_no_kernel_is_said_without_kernel_ids() {
+    use perfdata_synth::{EventSpec, HostInfo, TraceSpec};
+    let f = fleet();
+    let other = f.root.join("nokernel.data");
+    let trace = TraceSpec {
+        events: vec![EventSpec::cpu_clock(1000)],
+        host: HostInfo {
+            hostname: "host-c".into(),
+            ..HostInfo::default()
+        },
+        opts: Default::default(),
+    };
+    let file = std::fs::File::create(&other).unwrap();
+    let mut w = SynthWriter::file(std::io::BufWriter::new(file), trace).unwrap();
+    w.fork(600, 1, 600, 1, 10).unwrap();
+    w.comm(600, 600, "userland", true, 11).unwrap();
+    w.sample(&SampleSpec {
+        pid: 600,
+        tid: 600,
+        time: 1000,
+        ip: 0x40_0100,
+        ..Default::default()
+    })
+    .unwrap();
+    w.finish().unwrap();
+    let out = f.root.join("merged.data");
+    let (fixture, other) = (f.fixture.to_str().unwrap(), other.to_str().unwrap());
+    let said = perfdata(
+        &["merge", fixture, other, "-o", out.to_str().unwrap()],
+        &f.home,
+    );
+    assert_kernel_warning(
+        &said,
+        &[
+            &format!("host vm ({fixture})"),
+            &format!("host host-c ({other})"),
+        ],
+    );
+    assert!(!said.contains("kernel 7bdad2f33eb8"), "{said}");
+}

@@ -478,7 +478,14 @@ fn kernels_apart(feeds: &[Feed], inputs: &[MergedInput]) -> Option<String> {
     if groups.len() < 2 {
         return None;
     }
-    let kernels_differ = groups.iter().any(|((_, k), _)| *k != groups[0].0 .1);
+    // Kernels are said only where two named ones differ: a recording that names none
+    // (no kernel sample, so perf wrote no kernel build id) is not another kernel, and
+    // saying the other's id then read as if it were (and varied with whether the
+    // recording happened to sample the kernel).
+    let mut named: Vec<&String> = groups.iter().filter_map(|((_, k), _)| k.as_ref()).collect();
+    named.sort();
+    named.dedup();
+    let kernels_differ = named.len() > 1;
     let said: Vec<String> = groups
         .iter()
         .map(|((host, kernel), names)| {
