@@ -125,6 +125,13 @@ fn results_csv_gives_each_functions_source_as_addr2line_does() {
         let expected = String::from_utf8_lossy(&a2l.stdout).trim().to_string();
         // addr2line may add " (discriminator N)".
         let expected = expected.split(" (").next().unwrap_or_default().to_string();
+        // A function without line information (crt1.o's `_start`, sampled now and then)
+        // is `??:?` or `??:0` to addr2line and empty in results.csv (docs/report.md).
+        let expected = if expected.starts_with("??:") {
+            String::new()
+        } else {
+            expected
+        };
         assert_eq!(cells[source], expected, "{function}: {line}");
         checked.push(function.to_string());
     }
