@@ -524,7 +524,7 @@ impl Tally {
                 (e.creator, e.filtered) = (c.creator, c.filtered);
             }
         }
-        split_own(&mut groups, &own_split, &rows);
+        rows::split_own(&mut groups, &own_split, &rows);
         for (&(event, row), &c) in &kept_split {
             if let Some(e) = groups.get_mut(event).and_then(|g| g.get_mut(&row)) {
                 e.creator = c;
@@ -558,35 +558,6 @@ impl Tally {
         }
         tables.retain(|t| self.filter.keeps_event(&t.event));
         tables
-    }
-}
-
-/// The Self counts of the functions perf made two entries of (`own`: per (event,
-/// row), samples, period and first sample, see [`crate::hist_split::Refined::own`]),
-/// in place of their exact keys' counts.
-fn split_own(
-    groups: &mut [FxHashMap<u32, Count>],
-    own: &FxHashMap<(usize, u32), (u64, u64, u64)>,
-    rows: &Rows,
-) {
-    let mut of: FxHashMap<(usize, u32), Count> = FxHashMap::default();
-    for &(event, row) in own.keys() {
-        let original = rows.original(row);
-        if let Some(c) = groups.get_mut(event).and_then(|g| g.remove(&original)) {
-            of.insert((event, original), c);
-        }
-    }
-    for (&(event, row), &(samples, period, first)) in own {
-        let Some(c) = of.get(&(event, rows.original(row))) else {
-            continue;
-        };
-        if samples == 0 {
-            continue;
-        }
-        let mut c = *c;
-        (c.samples, c.period) = (samples, period);
-        (c.creator.first, c.creator.pos) = (first, 0);
-        groups[event].insert(row, c);
     }
 }
 

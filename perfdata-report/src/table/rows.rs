@@ -143,3 +143,32 @@ pub(super) fn named_tables(
     }
     tables
 }
+
+/// The Self counts of the functions perf made two entries of (`own`: per (event,
+/// row), samples, period and first sample, see [`crate::hist_split::Refined::own`]),
+/// in place of their exact keys' counts.
+pub(super) fn split_own(
+    groups: &mut [FxHashMap<u32, Count>],
+    own: &FxHashMap<(usize, u32), (u64, u64, u64)>,
+    rows: &Rows,
+) {
+    let mut of: FxHashMap<(usize, u32), Count> = FxHashMap::default();
+    for &(event, row) in own.keys() {
+        let original = rows.original(row);
+        if let Some(c) = groups.get_mut(event).and_then(|g| g.remove(&original)) {
+            of.insert((event, original), c);
+        }
+    }
+    for (&(event, row), &(samples, period, first)) in own {
+        let Some(c) = of.get(&(event, rows.original(row))) else {
+            continue;
+        };
+        if samples == 0 {
+            continue;
+        }
+        let mut c = *c;
+        (c.samples, c.period) = (samples, period);
+        (c.creator.first, c.creator.pos) = (first, 0);
+        groups[event].insert(row, c);
+    }
+}
