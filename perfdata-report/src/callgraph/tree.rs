@@ -13,7 +13,7 @@
 //! builds it, sample by sample in the order they came where that order was kept
 //! (`callgraph::appends`), else chain by chain (`callgraph::append`), its nodes added
 //! to the trie; so too the graphs of entries perf's collapse pass merges, each built
-//! on its own and merged into the first's as perf merges them ([`super::merge`]). The
+//! on its own and merged into the first's as perf merges them (`callgraph::merge`). The
 //! trie is shared by the entries' trees, and perf's nodes are made of it where they are
 //! read ([`CallNode`]): a drawing reads the few above its
 //! threshold, and making every node of a 104 MiB python recording's 3,655 trees (67,397
