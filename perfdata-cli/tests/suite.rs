@@ -73,6 +73,8 @@ mod fleet_kernels;
 mod hostile_binaries;
 #[path = "info_oracle.rs"]
 mod info_oracle;
+#[path = "inline_first_name_oracle.rs"]
+mod inline_first_name_oracle;
 #[path = "inline_oracle.rs"]
 mod inline_oracle;
 #[path = "input_names.rs"]

@@ -114,6 +114,7 @@ pub(crate) fn file_line(file: &str, line: u32) -> String {
 }
 
 mod first_file;
+mod first_name;
 pub mod symbol_file;
 mod units;
 
@@ -125,6 +126,9 @@ pub struct SourceLines {
     /// Each unit's rows binutils names by another file, found on the unit's first
     /// lookup; keyed by the context's address and the unit's offset in it.
     first_files: RefCell<HashMap<(usize, usize), first_file::FirstFile>>,
+    /// The functions binutils' addr2line has named by their ELF symbol (see
+    /// [`SourceLines::inline_frames`]).
+    first_names: first_name::FirstNames,
 }
 
 impl std::fmt::Debug for SourceLines {
@@ -164,6 +168,7 @@ impl SourceLines {
             lookups,
             loads,
             first_files: RefCell::default(),
+            first_names: first_name::FirstNames::default(),
         })
     }
 
@@ -177,14 +182,31 @@ impl SourceLines {
     /// it is at (for outer frames: the line of the inlined call). Empty when DWARF has
     /// nothing for the address.
     pub fn frames(&self, offset: u64) -> Vec<SourceFrame> {
+        self.found(offset).0
+    }
+
+    /// [`SourceLines::frames`] named as perf's addr2line process (one per DSO for the
+    /// session) answers them when asked now, the addresses asked before it having been
+    /// asked in order: the innermost function, where DWARF gives it no linkage name,
+    /// is named by `elf` (the name, demangled, and start, an ELF virtual address, of
+    /// the symbol binutils finds covering the address) the first time an address in it
+    /// is asked (see `first_name.rs`).
+    pub fn inline_frames(&self, offset: u64, elf: Option<(&str, u64)>) -> Vec<SourceFrame> {
+        let (mut frames, dies, innermost) = self.found(offset);
+        self.first_names.answer(&mut frames, &dies, innermost, elf);
+        frames
+    }
+
+    /// The frames at `offset`, their DIEs, and what bfd knows of the innermost.
+    fn found(&self, offset: u64) -> Found {
         let probe = self.vaddr(offset);
         self.lookups
             .candidates(probe)
             .map(|ctx| (ctx, frames_in(ctx, probe)))
-            .find(|(_, f)| !f.is_empty())
-            .map(|(ctx, mut frames)| {
-                frames[0].perf_file = self.perf_file(ctx, probe);
-                frames
+            .find(|(_, f)| !f.0.is_empty())
+            .map(|(ctx, mut found)| {
+                found.0[0].perf_file = self.perf_file(ctx, probe);
+                found
             })
             .unwrap_or_default()
     }
@@ -205,14 +227,39 @@ impl SourceLines {
     }
 }
 
-/// What [`SourceLines::frames`] gives from the units of `ctx`.
-fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
+/// Frames at an address, each one's DIE, and what bfd knows of the innermost function.
+type Found = (
+    Vec<SourceFrame>,
+    Vec<Option<first_name::DieKey>>,
+    Option<first_name::Innermost>,
+);
+
+/// What [`SourceLines::frames`] gives from the units of `ctx`, with the DIEs.
+fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Found {
     let mut out = Vec::new();
+    let mut dies = Vec::new();
+    let mut innermost = None;
     let Ok(mut frames) = ctx.find_frames(probe).skip_all_loads() else {
-        return out;
+        return (out, dies, innermost);
     };
     let unit = ctx.find_dwarf_and_unit(probe).skip_all_loads();
+    let ctx_key = std::ptr::from_ref(ctx) as usize;
     while let Ok(Some(f)) = frames.next() {
+        let die = match (unit, f.dw_die_offset) {
+            (Some(u), Some(at)) => {
+                let unit_offset = match u.header.offset() {
+                    gimli::UnitSectionOffset::DebugInfoOffset(o) => o.0,
+                    gimli::UnitSectionOffset::DebugTypesOffset(o) => o.0,
+                };
+                let key = (ctx_key, unit_offset + at.0);
+                if out.is_empty() {
+                    innermost = Some(first_name::innermost(u, at, key));
+                }
+                Some(key)
+            }
+            _ => None,
+        };
+        dies.push(die);
         let start_line = match (unit, f.dw_die_offset) {
             (Some(u), Some(at)) => decl_line(u, at),
             _ => 0,
@@ -234,6 +281,7 @@ fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
         });
     }
     if out.is_empty() {
+        dies.clear();
         // No DW_TAG_subprogram covers it, but the line table may.
         if let Ok(Some(l)) = ctx.find_location(probe) {
             out.push(SourceFrame {
@@ -243,9 +291,10 @@ fn frames_in(ctx: &addr2line::Context<Reader>, probe: u64) -> Vec<SourceFrame> {
                 start_line: 0,
                 perf_file: None,
             });
+            dies.push(None);
         }
     }
-    out
+    (out, dies, innermost)
 }
 
 /// The ELF virtual address of a file offset in the segments `loads` (perf's

@@ -286,11 +286,20 @@ impl Symbolizer {
     ) -> &[InlineEntry] {
         if !self.inlined.contains_key(&(id, addr)) {
             let entries = if crate::inlines::asks_addr2line(self, id, dso) {
+                // binutils names some functions by the symbol covering the address the
+                // first time it is asked (see SourceLines::inline_frames): this is perf's
+                // first ask of the address, in the order perf asks.
+                let elf = self.symbol_file(id, dso).and_then(|f| {
+                    let (name, start) = f.function(addr)?;
+                    Some((crate::symtab::demangle(name), start))
+                });
                 let frames = self
                     .lines
                     .get(&id)
                     .and_then(Option::as_ref)
-                    .map_or_else(Vec::new, |l| l.frames(addr));
+                    .map_or_else(Vec::new, |l| {
+                        l.inline_frames(addr, elf.as_ref().map(|(n, s)| (n.as_str(), *s)))
+                    });
                 // Where DWARF has no frame, binutils answers from the symbol table.
                 let file = match frames.is_empty() {
                     true => match self.symbol_answer(id, dso, addr) {
@@ -354,21 +363,24 @@ impl Symbolizer {
     /// DWARF has nothing: the symbol-table fallback ([`SymbolFile`]); Unknown where perf
     /// runs no addr2line (the kernel's, `[...]` DSOs, JIT maps) or the file is missing.
     pub fn symbol_answer(&mut self, id: DsoId, dso: &Dso, addr: u64) -> SymbolAnswer {
+        match self.symbol_file(id, dso) {
+            Some(file) => file.answer(addr),
+            None => SymbolAnswer::Unknown,
+        }
+    }
+
+    /// The file binutils' addr2line would be run on for `dso`, its symbols loaded once.
+    fn symbol_file(&mut self, id: DsoId, dso: &Dso) -> Option<&SymbolFile> {
         if dso.kernel || dso.long_name.starts_with('[') || perf_map_pid(&dso.long_name).is_some() {
-            return SymbolAnswer::Unknown;
+            return None;
         }
         let opts = &self.opts;
-        let Some(file) = self
-            .symbol_files
+        self.symbol_files
             .entry(id)
             .or_insert_with(|| {
                 addr2line_file(dso, opts).map(|(m, loads)| SymbolFile::new(m.into(), loads))
             })
             .as_ref()
-        else {
-            return SymbolAnswer::Unknown;
-        };
-        file.answer(addr)
     }
 
     /// perf report's `srcline` cell of `addr` in `dso` (perf's `__get_srcline` without

@@ -54,6 +54,17 @@ pub fn build_nested(dir: &Path) -> PathBuf {
     exe
 }
 
+/// Compile tests/srcline/first_name.cpp (templates in an anonymous namespace, inlined
+/// without linkage names) with `g++ -g -O2` into `dir/first_name`; None without g++.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_first_name(dir: &Path) -> Option<PathBuf> {
+    Command::new("g++").arg("--version").output().ok()?;
+    let exe = dir.join("first_name");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/srcline/first_name.cpp");
+    compile("g++", &src, "-O2", &exe);
+    Some(exe)
+}
+
 /// Compile tests/workload/labels.c (x86-64: sized functions with labels inside them)
 /// with `-O1` into `dir/labels`.
 #[allow(dead_code)] // not every test that shares this module uses it

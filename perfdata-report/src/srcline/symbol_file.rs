@@ -59,6 +59,8 @@ struct Sym {
     notype: bool,
     /// The file name binutils gives it, an index into `Index::files`.
     file: Option<usize>,
+    /// Its name as the table has it (mangled).
+    name: Box<str>,
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +92,19 @@ impl SymbolFile {
                 .unwrap_or_default()
         });
         index.answer(vaddr)
+    }
+
+    /// The symbol binutils' `_bfd_elf_find_function` names `offset` (a DSO-relative
+    /// address) by, as the table has it, and its start (an ELF virtual address); None
+    /// where it knows no symbol for it.
+    pub fn function(&self, offset: u64) -> Option<(&str, u64)> {
+        let vaddr = super::vaddr_of(&self.loads, offset);
+        let index = self.index.get_or_init(|| {
+            object::File::parse(&**self.map)
+                .map(|f| Index::of(&f))
+                .unwrap_or_default()
+        });
+        index.best(vaddr).map(|s| (&*s.name, s.value))
     }
 }
 
@@ -171,27 +186,31 @@ impl Index {
                 function: kind == elf::STT_FUNC || kind == elf::STT_GNU_IFUNC,
                 notype: kind == elf::STT_NOTYPE,
                 file: file.filter(|_| local || state != State::FileAfterSymbol),
+                name: sym.name().unwrap_or("").into(),
             });
         }
     }
 
     fn answer(&self, vaddr: u64) -> SymbolAnswer {
+        match self.best(vaddr) {
+            Some(best) => SymbolAnswer::Symbol(best.file.map(|f| self.files[f].clone())),
+            None => SymbolAnswer::Unknown,
+        }
+    }
+
+    /// The symbol `_bfd_elf_find_function` picks for `vaddr`, if any.
+    fn best(&self, vaddr: u64) -> Option<&Sym> {
         // addr2line's find_address_in_section: the first allocated section holding it.
-        let Some(&(_, _, section)) = self
+        let &(_, _, section) = self
             .sections
             .iter()
-            .find(|&&(at, size, _)| vaddr >= at && vaddr - at < size)
-        else {
-            return SymbolAnswer::Unknown;
-        };
+            .find(|&&(at, size, _)| vaddr >= at && vaddr - at < size)?;
         let end = self
             .syms
             .partition_point(|s| (s.section, s.value) <= (section, vaddr));
-        let Some(last) = end.checked_sub(1).map(|i| &self.syms[i]) else {
-            return SymbolAnswer::Unknown;
-        };
+        let last = end.checked_sub(1).map(|i| &self.syms[i])?;
         if last.section != section {
-            return SymbolAnswer::Unknown;
+            return None;
         }
         // Those starting where the last one does, in table order: binutils' better_fit
         // chooses among them (any that starts before loses to them).
@@ -203,7 +222,7 @@ impl Index {
                 best = sym;
             }
         }
-        SymbolAnswer::Symbol(best.file.map(|f| self.files[f].clone()))
+        Some(best)
     }
 }
 
@@ -236,6 +255,7 @@ mod tests {
             function,
             notype: !function,
             file,
+            name: "f".into(),
         }
     }
 
