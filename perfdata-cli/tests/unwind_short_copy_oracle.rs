@@ -115,6 +115,14 @@ fn record(dir: &Path, file: &str, size: u32, command: &[&str]) -> PathBuf {
     )
 }
 
+/// How many of `samples` end with perf's frame of a 0 read beyond the copy.
+fn ending_at_zero(samples: &[Sample]) -> usize {
+    samples
+        .iter()
+        .filter(|s| s.1.last().is_some_and(|f| f == ZERO_RETURN))
+        .count()
+}
+
 #[perfdata_oracle::needs(perf)]
 #[test]
 fn short_stack_copies_end_as_perf_ends_them() {
@@ -126,10 +134,7 @@ fn short_stack_copies_end_as_perf_ends_them() {
     let input = record(dir.path(), "short.data", 1024, &[exe, "2000"]);
     let perf = assert_same_stacks(&input);
     // The case is there: most stacks end at perf's frame of a 0 read beyond the copy.
-    let ended = perf
-        .iter()
-        .filter(|s| s.1.last().is_some_and(|f| f == ZERO_RETURN))
-        .count();
+    let ended = ending_at_zero(&perf);
     assert!(
         ended * 2 > perf.len(),
         "{ended} of {} samples end with {ZERO_RETURN}",
@@ -180,10 +185,7 @@ fn python_stacks_with_short_copies_are_perf_s() {
                   while time.time() - t < 0.3:\n    f(25)\n";
     let input = record(dir.path(), "py.data", 4096, &[&python, "-c", script]);
     let perf = assert_same_stacks(&input);
-    let ended = perf
-        .iter()
-        .filter(|s| s.1.last().is_some_and(|f| f == ZERO_RETURN))
-        .count();
+    let ended = ending_at_zero(&perf);
     assert!(
         ended > 0,
         "no sample of {} ends with {ZERO_RETURN}",

@@ -324,26 +324,37 @@ pub fn load_segments(runtime: &object::File<'_>) -> Vec<(u64, u64, u64)> {
 /// The `DW_AT_decl_line` of the function whose DIE (a subprogram, or an inlined
 /// subroutine) is at `at`, following `DW_AT_abstract_origin` and `DW_AT_specification`
 /// within the unit (an inlined or out-of-line instance names its line there); 0 if none.
-fn decl_line(unit: gimli::UnitRef<'_, Reader>, mut at: gimli::UnitOffset<usize>) -> u32 {
-    // A chain is an instance, its abstract origin, that one's declaration: a few hops.
-    for _ in 0..4 {
-        let Ok(entry) = unit.entry(at) else { return 0 };
-        if let Ok(Some(v)) = entry.attr_value(gimli::DW_AT_decl_line) {
-            return v
-                .udata_value()
+fn decl_line(unit: gimli::UnitRef<'_, Reader>, at: gimli::UnitOffset<usize>) -> u32 {
+    along_origins(unit, at, |entry| {
+        let v = entry.attr_value(gimli::DW_AT_decl_line).ok()??;
+        Some(
+            v.udata_value()
                 .and_then(|l| u32::try_from(l).ok())
-                .unwrap_or(0);
+                .unwrap_or(0),
+        )
+    })
+    .unwrap_or(0)
+}
+
+/// The first answer `f` gives for the DIE at `at` or, following `DW_AT_abstract_origin`
+/// and `DW_AT_specification` within the unit, its origins (an instance, its abstract
+/// origin, that one's declaration: a few hops).
+pub(super) fn along_origins<T>(
+    unit: gimli::UnitRef<'_, Reader>,
+    mut at: gimli::UnitOffset<usize>,
+    mut f: impl FnMut(&gimli::DebuggingInformationEntry<'_, '_, Reader>) -> Option<T>,
+) -> Option<T> {
+    for _ in 0..4 {
+        let entry = unit.entry(at).ok()?;
+        if let Some(answer) = f(&entry) {
+            return Some(answer);
         }
-        let origin = [gimli::DW_AT_abstract_origin, gimli::DW_AT_specification]
+        at = [gimli::DW_AT_abstract_origin, gimli::DW_AT_specification]
             .into_iter()
             .find_map(|a| match entry.attr_value(a) {
                 Ok(Some(gimli::AttributeValue::UnitRef(o))) => Some(o),
                 _ => None,
-            });
-        match origin {
-            Some(o) => at = o,
-            None => return 0,
-        }
+            })?;
     }
-    0
+    None
 }

@@ -57,6 +57,22 @@ pub(crate) struct Graph<C> {
 const ROOT: u32 = 0;
 
 impl<C: FnMut(u32, u32) -> Ordering> Graph<C> {
+    /// The graph as (depth, frames, period, samples) lines, children in order: what
+    /// the tests compare.
+    #[cfg(test)]
+    pub(super) fn lines(&self) -> Vec<(usize, Vec<u32>, u64, u64)> {
+        let mut out = Vec::new();
+        let mut stack = vec![(self.root(), 0)];
+        while let Some((n, depth)) = stack.pop() {
+            let (hit, count) = self.hit(n);
+            out.push((depth, self.frames(n).to_vec(), hit, count));
+            let mut kids = Vec::new();
+            self.children(n, &mut kids);
+            stack.extend(kids.into_iter().rev().map(|k| (k, depth + 1)));
+        }
+        out
+    }
+
     /// A graph of no chains, frames compared by `cmp` (perf's `match_chain`).
     pub(crate) fn new(cmp: C) -> Graph<C> {
         Graph {

@@ -116,20 +116,6 @@ mod tests {
         }
     }
 
-    /// The graph as (depth, frames, period, samples) lines, children in order.
-    fn dump<C: FnMut(u32, u32) -> Ordering>(g: &Graph<C>) -> Vec<(usize, Vec<u32>, u64, u64)> {
-        let mut out = Vec::new();
-        let mut stack = vec![(g.root(), 0)];
-        while let Some((n, depth)) = stack.pop() {
-            let (hit, count) = g.hit(n);
-            out.push((depth, g.frames(n).to_vec(), hit, count));
-            let mut kids = Vec::new();
-            g.children(n, &mut kids);
-            stack.extend(kids.into_iter().rev().map(|k| (k, depth + 1)));
-        }
-        out
-    }
-
     /// The children of the root's child, in their rb-tree's order.
     fn siblings<C: FnMut(u32, u32) -> Ordering>(g: &Graph<C>) -> Vec<u32> {
         let mut top = Vec::new();
@@ -174,7 +160,7 @@ mod tests {
         second.append(&[0, 3, 4], 1, 1);
         first.merge(&second);
         assert_eq!(
-            dump(&first),
+            first.lines(),
             [
                 (0, vec![], 0, 0),
                 (1, vec![0], 0, 0),

@@ -137,28 +137,12 @@ pub(super) fn innermost(
 
 /// Whether the DIE at `at`, or its abstract origin or specification, has a
 /// DW_AT_linkage_name (or DW_AT_MIPS_linkage_name): bfd's `is_linkage` from DWARF.
-fn has_linkage_name(unit: gimli::UnitRef<'_, Reader>, mut at: gimli::UnitOffset<usize>) -> bool {
-    // An instance, its abstract origin, that one's declaration: a few hops.
-    for _ in 0..4 {
-        let Ok(entry) = unit.entry(at) else {
-            return false;
-        };
-        let linkage = [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name]
+fn has_linkage_name(unit: gimli::UnitRef<'_, Reader>, at: gimli::UnitOffset<usize>) -> bool {
+    super::along_origins(unit, at, |entry| {
+        [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name]
             .into_iter()
-            .any(|a| matches!(entry.attr_value(a), Ok(Some(_))));
-        if linkage {
-            return true;
-        }
-        let origin = [gimli::DW_AT_abstract_origin, gimli::DW_AT_specification]
-            .into_iter()
-            .find_map(|a| match entry.attr_value(a) {
-                Ok(Some(gimli::AttributeValue::UnitRef(o))) => Some(o),
-                _ => None,
-            });
-        match origin {
-            Some(o) => at = o,
-            None => return false,
-        }
-    }
-    false
+            .any(|a| matches!(entry.attr_value(a), Ok(Some(_))))
+            .then_some(())
+    })
+    .is_some()
 }
