@@ -6602,6 +6602,11 @@ pub enum UnresolvedName {
 
     /// `::A::x` or `::N::y` or `::A<T>::z`
     GlobalNested2(Vec<UnresolvedQualifierLevel>, BaseUnresolvedName),
+
+    /// `std::is_enum<T>::value`: GCC's `sr <type> <base-unresolved-name>`, a full type
+    /// after `sr` (`srSt7is_enumIT_E5value`), which libiberty's `d_unresolved_name`
+    /// reads with `cplus_demangle_type` (vendored patch, PATCHES.md; upstream #308).
+    Type(TypeHandle, BaseUnresolvedName),
 }
 
 impl Parse for UnresolvedName {
@@ -6630,6 +6635,57 @@ impl Parse for UnresolvedName {
 
         let tail = consume(b"sr", input)?;
 
+        // Vendored patch (PATCHES.md; upstream #308): libiberty's `d_unresolved_name`
+        // reads what follows `sr` as a full type with `cplus_demangle_type`: first for
+        // `St` and `N` (`srSt6__and_IJ...EE5value`, GCC's `std::__and_<...>::value`;
+        // `srNS_10int_traitsIS5_EE14precision_type`), and as its retry with the old
+        // mangling (`sr1A1x`, `sr15poly_int_traitsIS3_E7is_poly`) when the grammar's
+        // forms fail. The type's substitutions are recorded as libiberty records them,
+        // so that later `S7_`-style back-references find them.
+        let type_first = tail.peek() == Some(b'N')
+            || (tail.peek() == Some(b'S') && tail.peek_second() == Some(b't'));
+        let before = subs.len();
+        let first = if type_first {
+            try_recurse!(UnresolvedName::parse_type(ctx, subs, tail))
+        } else {
+            try_recurse!(UnresolvedName::parse_unresolved_type(ctx, subs, tail))
+        };
+        match first {
+            Err(error::Error::TooMuchRecursion) => Err(error::Error::TooMuchRecursion),
+            Ok(parsed) => Ok(parsed),
+            Err(error) => {
+                while subs.len() > before {
+                    subs.pop();
+                }
+                let retry = if type_first {
+                    UnresolvedName::parse_unresolved_type(ctx, subs, tail)
+                } else {
+                    UnresolvedName::parse_type(ctx, subs, tail)
+                };
+                retry.map_err(|_| error)
+            }
+        }
+    }
+}
+
+impl UnresolvedName {
+    /// `sr <type> <base-unresolved-name>`, after the `sr` (vendored patch).
+    fn parse_type<'a, 'b>(
+        ctx: &'a ParseContext,
+        subs: &'a mut SubstitutionTable,
+        tail: IndexStr<'b>,
+    ) -> Result<(UnresolvedName, IndexStr<'b>)> {
+        let (ty, tail) = TypeHandle::parse(ctx, subs, tail)?;
+        let (name, tail) = BaseUnresolvedName::parse(ctx, subs, tail)?;
+        Ok((UnresolvedName::Type(ty, name), tail))
+    }
+
+    /// The grammar's forms after `sr`, as 0.4.5 parsed them.
+    fn parse_unresolved_type<'a, 'b>(
+        ctx: &'a ParseContext,
+        subs: &'a mut SubstitutionTable,
+        tail: IndexStr<'b>,
+    ) -> Result<(UnresolvedName, IndexStr<'b>)> {
         if tail.peek() == Some(b'N') {
             let tail = consume(b"N", tail).unwrap();
             let (ty, tail) = UnresolvedTypeHandle::parse(ctx, subs, tail)?;
@@ -6665,6 +6721,11 @@ where
         match *self {
             UnresolvedName::Name(ref name) => name.demangle(ctx, scope),
             UnresolvedName::Global(ref name) => {
+                write!(ctx, "::")?;
+                name.demangle(ctx, scope)
+            }
+            UnresolvedName::Type(ref ty, ref name) => {
+                ty.demangle(ctx, scope)?;
                 write!(ctx, "::")?;
                 name.demangle(ctx, scope)
             }
