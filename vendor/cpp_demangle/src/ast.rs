@@ -556,6 +556,10 @@ where
     //  argument pack.
     is_template_argument_pack: bool,
 
+    // Vendored patch (PATCHES.md): the element of an argument pack a pack expansion is
+    // printing its pattern for, as libiberty's `pack_index`: the pack prints only it.
+    pack_index: Option<usize>,
+
     // We are currently demangling an object with an explicit named parameter.
     is_explicit_obj_param: bool,
 
@@ -618,6 +622,7 @@ where
             is_template_prefix: false,
             is_template_prefix_in_nested_name: false,
             is_template_argument_pack: false,
+            pack_index: None,
             is_explicit_obj_param: false,
             show_params: !options.no_params,
             show_return_type: !options.no_return_type,
@@ -3902,12 +3907,56 @@ where
                 Ok(())
             }
             Type::PackExpansion(ref ty) => {
+                // Vendored patch (PATCHES.md): as libiberty's `d_print_comp` prints a
+                // pack expansion, the whole pattern once for each of the pack's
+                // elements (`DpOT_` of `<int, long>`: `int&&, long&&`, where the
+                // pattern's `&&` followed only the last).
+                if let Some(len) = pack_length(ty, ctx.subs, scope) {
+                    let outer = ctx.pack_index;
+                    for index in 0..len {
+                        if index > 0 {
+                            write!(ctx, ", ")?;
+                        }
+                        ctx.pack_index = Some(index);
+                        let printed = ty.demangle(ctx, scope);
+                        ctx.pack_index = outer;
+                        printed?;
+                    }
+                    ctx.is_template_argument_pack = true;
+                    return Ok(());
+                }
                 ty.demangle(ctx, scope)?;
                 if !ctx.is_template_argument_pack {
                     write!(ctx, "...")?;
                 }
                 Ok(())
             }
+        }
+    }
+}
+
+/// The number of elements of the argument pack a pack expansion's pattern `ty` expands:
+/// a template parameter under pointers, references and qualifiers whose argument is a
+/// pack (vendored patch, PATCHES.md). `None` for other patterns, printed as 0.4.5 did.
+fn pack_length<'subs, 'prev>(
+    ty: &'subs TypeHandle,
+    subs: &'subs SubstitutionTable,
+    scope: Option<ArgScopeStack<'prev, 'subs>>,
+) -> Option<usize> {
+    let mut ty = subs.get_type(ty)?;
+    loop {
+        match *ty {
+            Type::PointerTo(ref inner)
+            | Type::LvalueRef(ref inner)
+            | Type::RvalueRef(ref inner)
+            | Type::Qualified(_, ref inner) => ty = subs.get_type(inner)?,
+            Type::TemplateParam(ref param) => {
+                return match param.resolve(scope).ok()? {
+                    TemplateArg::ArgPack(ref args) => Some(args.len()),
+                    _ => None,
+                };
+            }
+            _ => return None,
         }
     }
 }
@@ -5646,6 +5695,16 @@ where
             TemplateArg::SimpleExpression(ref expr) => expr.demangle(ctx, scope),
             TemplateArg::ArgPack(ref args) => {
                 ctx.is_template_argument_pack = true;
+                // Vendored patch (PATCHES.md): inside a pack expansion, the element
+                // it is printing its pattern for.
+                if let Some(index) = ctx.pack_index.take() {
+                    let printed = match args.get(index) {
+                        Some(arg) => arg.demangle(ctx, scope),
+                        None => Err(fmt::Error),
+                    };
+                    ctx.pack_index = Some(index);
+                    return printed;
+                }
                 let mut need_comma = false;
                 for arg in &args[..] {
                     if need_comma {
