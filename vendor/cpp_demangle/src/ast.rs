@@ -2104,6 +2104,24 @@ impl NestedName {
     }
 }
 
+/// A nested name's qualifier (`X::A` of `X::A::B`), printed with the inner stack set
+/// aside (vendored patch, PATCHES.md): a qualifier that is a substitution for a nested
+/// type (`NS1_1BE`, `S1_` being `X::A`) is a `NestedName` too, whose printing ends by
+/// printing the innermost item, which belongs to the whole name (`RNS1_1BE` printed
+/// `X::A&::B`; libiberty prints `X::A::B&`).
+fn demangle_qualifier<'subs, 'prev, 'ctx, W, D>(
+    qualifier: &'subs D,
+    ctx: &'ctx mut DemangleContext<'subs, W>,
+    scope: Option<ArgScopeStack<'prev, 'subs>>,
+) -> fmt::Result
+where
+    W: 'subs + DemangleWrite,
+    D: Demangle<'subs, W>,
+{
+    inner_barrier!(ctx);
+    qualifier.demangle(ctx, scope)
+}
+
 impl<'subs, W> Demangle<'subs, W> for NestedName
 where
     W: 'subs + DemangleWrite,
@@ -2120,7 +2138,7 @@ where
             | NestedName::UnqualifiedExplicitObject(ref p, ref name, _) => {
                 ctx.push_demangle_node(DemangleNodeType::NestedName);
                 if let Some(p) = p.as_ref() {
-                    p.demangle(ctx, scope)?;
+                    demangle_qualifier(p, ctx, scope)?;
                     ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)?;
@@ -2454,20 +2472,20 @@ where
         let ret = match *self {
             Prefix::Unqualified(ref unqualified) => unqualified.demangle(ctx, scope),
             Prefix::Nested(ref prefix, ref unqualified) => {
-                prefix.demangle(ctx, scope)?;
+                demangle_qualifier(prefix, ctx, scope)?;
                 write!(ctx, "::")?;
                 unqualified.demangle(ctx, scope)
             }
             Prefix::Template(ref prefix, ref args) => {
                 ctx.is_template_prefix = true;
-                prefix.demangle(ctx, scope)?;
+                demangle_qualifier(prefix, ctx, scope)?;
                 ctx.is_template_prefix = false;
                 args.demangle(ctx, scope)
             }
             Prefix::TemplateParam(ref param) => param.demangle(ctx, scope),
             Prefix::Decltype(ref dt) => dt.demangle(ctx, scope),
             Prefix::DataMember(ref prefix, ref member) => {
-                prefix.demangle(ctx, scope)?;
+                demangle_qualifier(prefix, ctx, scope)?;
                 write!(ctx, "::")?;
                 member.demangle(ctx, scope)
             }
