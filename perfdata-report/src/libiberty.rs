@@ -45,7 +45,15 @@ pub(crate) fn restyle(mangled: &str, d: String) -> String {
     };
     let d = args::addresses_of_functions(&d, &with_returns);
     let d = args::trailing_empty_packs(&args::function_types(&d));
-    spelt_out(mangled, abbreviations(mangled, strip_qualifiers(words(&d))))
+    // libiberty drops a local entity's qualifiers (`f()::{lambda()#1}::operator()`)
+    // but not behind a default argument's scope (`{default arg#1}`), which its
+    // `d_encoding` does not look through.
+    let d = if mangled.starts_with("_ZZ") && d.contains("::{default arg#") {
+        words(&d)
+    } else {
+        strip_qualifiers(words(&d))
+    };
+    spelt_out(mangled, abbreviations(mangled, d))
 }
 
 /// cpp_demangle's `{vtable(X)}`, `{vtt(X)}` and `construction vtable for A-in-B` as

@@ -2104,13 +2104,18 @@ impl NestedName {
     }
 }
 
-/// A nested name's qualifier (`X::A` of `X::A::B`), printed with the inner stack set
-/// aside (vendored patch, PATCHES.md): a qualifier that is a substitution for a nested
-/// type (`NS1_1BE`, `S1_` being `X::A`) is a `NestedName` too, whose printing ends by
-/// printing the innermost item, which belongs to the whole name (`RNS1_1BE` printed
-/// `X::A&::B`; libiberty prints `X::A::B&`).
-fn demangle_qualifier<'subs, 'prev, 'ctx, W, D>(
-    qualifier: &'subs D,
+/// `item` printed with the inner stack set aside (vendored patch, PATCHES.md), for the
+/// parts of a name that libiberty prints self-contained:
+///
+/// - a nested name's qualifier (`X::A` of `X::A::B`): a qualifier that is a
+///   substitution for a nested type (`NS1_1BE`, `S1_` being `X::A`) is a `NestedName`
+///   too, whose printing ends by printing the innermost item, which belongs to the
+///   whole name (`RNS1_1BE` printed `X::A&::B`; libiberty prints `X::A::B&`);
+/// - a lambda's parameters, whose list ends by printing the inner items and whose `&&`
+///   merges with the next `&&` on the stack (`OZ1fvEUlOT_E_` printed
+///   `f()::{lambda(auto:1&&)#1}` without its own `&&`).
+fn demangle_set_apart<'subs, 'prev, 'ctx, W, D>(
+    item: &'subs D,
     ctx: &'ctx mut DemangleContext<'subs, W>,
     scope: Option<ArgScopeStack<'prev, 'subs>>,
 ) -> fmt::Result
@@ -2119,7 +2124,7 @@ where
     D: Demangle<'subs, W>,
 {
     inner_barrier!(ctx);
-    qualifier.demangle(ctx, scope)
+    item.demangle(ctx, scope)
 }
 
 impl<'subs, W> Demangle<'subs, W> for NestedName
@@ -2138,7 +2143,7 @@ where
             | NestedName::UnqualifiedExplicitObject(ref p, ref name, _) => {
                 ctx.push_demangle_node(DemangleNodeType::NestedName);
                 if let Some(p) = p.as_ref() {
-                    demangle_qualifier(p, ctx, scope)?;
+                    demangle_set_apart(p, ctx, scope)?;
                     ctx.write_str("::")?;
                 }
                 name.demangle(ctx, scope)?;
@@ -2472,20 +2477,20 @@ where
         let ret = match *self {
             Prefix::Unqualified(ref unqualified) => unqualified.demangle(ctx, scope),
             Prefix::Nested(ref prefix, ref unqualified) => {
-                demangle_qualifier(prefix, ctx, scope)?;
+                demangle_set_apart(prefix, ctx, scope)?;
                 write!(ctx, "::")?;
                 unqualified.demangle(ctx, scope)
             }
             Prefix::Template(ref prefix, ref args) => {
                 ctx.is_template_prefix = true;
-                demangle_qualifier(prefix, ctx, scope)?;
+                demangle_set_apart(prefix, ctx, scope)?;
                 ctx.is_template_prefix = false;
                 args.demangle(ctx, scope)
             }
             Prefix::TemplateParam(ref param) => param.demangle(ctx, scope),
             Prefix::Decltype(ref dt) => dt.demangle(ctx, scope),
             Prefix::DataMember(ref prefix, ref member) => {
-                demangle_qualifier(prefix, ctx, scope)?;
+                demangle_set_apart(prefix, ctx, scope)?;
                 write!(ctx, "::")?;
                 member.demangle(ctx, scope)
             }
@@ -7425,7 +7430,14 @@ where
                 write!(ctx, "::string literal")?;
                 Ok(())
             }
-            LocalName::Default(ref encoding, _, _) => encoding.demangle(ctx, scope),
+            // Vendored patch (PATCHES.md): the name in the default argument's scope, as
+            // libiberty prints it (`d_` is `{default arg#1}`, `d0_` `#2`); 0.4.5 printed
+            // the function alone.
+            LocalName::Default(ref encoding, param, ref name) => {
+                encoding.demangle(ctx, scope)?;
+                write!(ctx, "::{{default arg#{}}}::", param.map_or(1, |n| n + 2))?;
+                name.demangle(ctx, scope)
+            }
         };
         ctx.show_params = saved_show_params;
         ret
@@ -7543,7 +7555,7 @@ where
         let ctx = try_begin_demangle!(self, ctx, scope);
 
         write!(ctx, "{{lambda(")?;
-        self.0.demangle(ctx, scope)?;
+        demangle_set_apart(&self.0, ctx, scope)?;
         write!(ctx, ")#{}}}", self.1.map_or(1, |n| n + 2))?;
         Ok(())
     }
