@@ -560,6 +560,11 @@ where
     // printing its pattern for, as libiberty's `pack_index`: the pack prints only it.
     pack_index: Option<usize>,
 
+    // Vendored patch (PATCHES.md): the argument each template parameter under a
+    // reference stood for when first printed, by the parameter's substitution index,
+    // as libiberty's `d_save_scope` keeps the template scope of such a parameter.
+    saved_template_args: Vec<(usize, &'a TemplateArg)>,
+
     // We are currently demangling an object with an explicit named parameter.
     is_explicit_obj_param: bool,
 
@@ -623,6 +628,7 @@ where
             is_template_prefix_in_nested_name: false,
             is_template_argument_pack: false,
             pack_index: None,
+            saved_template_args: vec![],
             is_explicit_obj_param: false,
             show_params: !options.no_params,
             show_return_type: !options.no_return_type,
@@ -3902,7 +3908,18 @@ where
                 }
                 Ok(())
             }
-            Type::PointerTo(ref ty) | Type::LvalueRef(ref ty) | Type::RvalueRef(ref ty) => {
+            Type::LvalueRef(ref ty) | Type::RvalueRef(ref ty) => {
+                ctx.push_inner(self);
+                match template_arg_in_saved_scope(ty, ctx, scope) {
+                    Some(arg) => arg.demangle(ctx, scope)?,
+                    None => ty.demangle(ctx, scope)?,
+                }
+                if ctx.pop_inner_if(self) {
+                    self.demangle_as_inner(ctx, scope)?;
+                }
+                Ok(())
+            }
+            Type::PointerTo(ref ty) => {
                 ctx.push_inner(self);
                 ty.demangle(ctx, scope)?;
                 if ctx.pop_inner_if(self) {
@@ -3956,6 +3973,36 @@ where
             }
         }
     }
+}
+
+/// What a template parameter under a reference (`OT0_`) stands for as libiberty prints
+/// it (vendored patch, PATCHES.md): the argument it stood for when first printed, in
+/// the template scope it was printed in then. libiberty saves that scope
+/// (`d_save_scope`) and restores it when the parameter is printed again as a
+/// substitution elsewhere: node's `CallIntoModule<T, U>(T&&, SB_)`, `SB_` being the
+/// `T0_&&` of a lambda's enclosing `CallbackIntoModule<false, X>(T0_&&)`, prints `X&&`
+/// there. `None` for anything else, and inside a lambda's parameters (`auto:1`).
+fn template_arg_in_saved_scope<'subs, 'prev, W>(
+    ty: &'subs TypeHandle,
+    ctx: &mut DemangleContext<'subs, W>,
+    scope: Option<ArgScopeStack<'prev, 'subs>>,
+) -> Option<&'subs TemplateArg>
+where
+    W: 'subs + DemangleWrite,
+{
+    let index = ty.back_reference()?;
+    let Type::TemplateParam(ref param) = *ctx.subs.get_type(ty)? else {
+        return None;
+    };
+    if ctx.is_lambda_arg {
+        return None;
+    }
+    if let Some(&(_, arg)) = ctx.saved_template_args.iter().find(|(i, _)| *i == index) {
+        return Some(arg);
+    }
+    let arg = param.resolve(scope).ok()?;
+    ctx.saved_template_args.push((index, arg));
+    Some(arg)
 }
 
 /// The number of elements of the argument pack a pack expansion's pattern `ty` expands:
