@@ -14,7 +14,16 @@
 //!   parameters, as libiberty prints special names;
 //! - the standard abbreviations `Ss`, `Si`, `So`, `Sd` print as `std::string`,
 //!   `std::istream`, ... except before a constructor or destructor, where libiberty
-//!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`).
+//!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`);
+//! - transaction clones (`_ZGTt`) have their parameters and qualifiers, as thunks do;
+//! - the typeinfo of a function type has a space before its parameters, and a `const`
+//!   function type's `const` after them (`typeinfo for void (int) const`);
+//! - a local entity behind a default argument's scope keeps its qualifiers
+//!   (`f(int)::{default arg#1}::{lambda()#1}::operator() const`).
+//!
+//! What cpp_demangle parsed or printed wrongly (a type after `sr`, pack expansions,
+//! qualifiers of nested names, lambdas' parameters) is fixed in the parser itself:
+//! vendor/cpp_demangle/PATCHES.md.
 
 #[path = "libiberty_args.rs"]
 mod args;
@@ -189,7 +198,14 @@ fn spelt_out(mangled: &str, d: String) -> String {
                 .iter()
                 .any(|s| after.starts_with(s.as_str()));
             out.push_str(if structor { full } else { simple });
-            rest = after;
+            // libiberty puts a space between two `>` only: `f<std::iostream>`.
+            rest = match after.strip_prefix(" >") {
+                Some(closed) if !structor => {
+                    out.push('>');
+                    closed
+                }
+                _ => after,
+            };
         }
         out.push_str(rest);
         d = out;
@@ -236,7 +252,11 @@ fn const_function_typeinfo(mangled: &str) -> Option<String> {
     let unqualified = format!("{}F{}", &kind[..4], &mangled[kind.len()..]);
     let d = cpp_demangle::Symbol::new(unqualified.as_str())
         .ok()?
-        .demangle(&cpp_demangle::DemangleOptions::new().no_params().no_return_type())
+        .demangle(
+            &cpp_demangle::DemangleOptions::new()
+                .no_params()
+                .no_return_type(),
+        )
         .ok()?;
     let d = literals(&d.replace(", >", ">"));
     Some(format!(
