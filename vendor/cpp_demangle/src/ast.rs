@@ -6786,12 +6786,12 @@ impl Parse for UnresolvedName {
                 while subs.len() > before {
                     subs.pop();
                 }
-                let retry = if type_first {
+                // Where both fail, 0.4.5's error.
+                if type_first {
                     UnresolvedName::parse_unresolved_type(ctx, subs, tail)
                 } else {
-                    UnresolvedName::parse_type(ctx, subs, tail)
-                };
-                retry.map_err(|_| error)
+                    UnresolvedName::parse_type(ctx, subs, tail).map_err(|_| error)
+                }
             }
         }
     }
@@ -10668,24 +10668,35 @@ mod tests {
                         []
                     }
                     b"srNS_3abc3abcE3abc..." => {
-                        UnresolvedName::Nested1(
-                            UnresolvedTypeHandle::BackReference(0),
-                            vec![
-                                UnresolvedQualifierLevel(SimpleId(SourceName(Identifier {
-                                    start: 6,
-                                    end: 9,
-                                }), None)),
-                                UnresolvedQualifierLevel(SimpleId(SourceName(Identifier {
-                                    start: 10,
-                                    end: 13,
-                                }), None)),
-                            ],
+                        // Vendored patch (PATCHES.md, change 1): a type after `srN`, as
+                        // libiberty reads it, with its substitutions.
+                        UnresolvedName::Type(
+                            TypeHandle::BackReference(2),
                             BaseUnresolvedName::Name(SimpleId(SourceName(Identifier {
                                 start: 15,
                                 end: 18,
                             }), None))),
                         b"...",
-                        []
+                        [
+                            Substitutable::Prefix(Prefix::Nested(
+                                PrefixHandle::BackReference(0),
+                                UnqualifiedName::Source(
+                                    SourceName(Identifier { start: 6, end: 9 }),
+                                    AbiTags::default(),
+                                ),
+                            )),
+                            Substitutable::Type(Type::ClassEnum(ClassEnumType::Named(
+                                Name::Nested(NestedName::Unqualified(
+                                    CvQualifiers::default(),
+                                    None,
+                                    Some(PrefixHandle::BackReference(1)),
+                                    UnqualifiedName::Source(
+                                        SourceName(Identifier { start: 10, end: 13 }),
+                                        AbiTags::default(),
+                                    ),
+                                )),
+                            ))),
+                        ]
                     }
                     b"gssr3abcE3abc..." => {
                         UnresolvedName::GlobalNested2(
