@@ -199,6 +199,32 @@ fn printing_as_libiberty_prints() {
     }
 }
 
+/// Names of this machine's other C++ libraries (absl, libstdc++'s `std::call_once`, gflags)
+/// that 0.4.5 read or printed otherwise (vendored changes 7 to 9).
+#[test]
+fn more_names_as_libiberty_prints_them() {
+    for (mangled, filt) in [
+        // A lambda in a variable's initializer: `M` after the first component (change 7).
+        (
+            "_ZN15FLAGS_nofromenvMUlvE_4_FUNEv",
+            "FLAGS_nofromenv::{lambda()#1}::_FUN",
+        ),
+        // A pointer to member under `&&` (change 8).
+        (
+            "_ZZN4absl7debian313base_internal12CallOnceImplIMNS0_14flags_internal8FlagImplEFvvEJPS4_EEEvPSt6atomicIjENS1_14SchedulingModeEOT_DpOT0_E5trans",
+            "absl::debian3::base_internal::CallOnceImpl<void (absl::debian3::flags_internal::FlagImpl::*)(), absl::debian3::flags_internal::FlagImpl*>(std::atomic<unsigned int>*, absl::debian3::base_internal::SchedulingMode, void (absl::debian3::flags_internal::FlagImpl::*&&)(), absl::debian3::flags_internal::FlagImpl*&&)::trans",
+        ),
+        // A constructor template's parameters, no return type among them (change 9).
+        ("_ZZN1AC1IiEERiE1x", "A::A<int>(int&)::x"),
+        (
+            "_ZZNSt9once_flag18_Prepare_executionC4IZSt9call_onceIMSt6threadFvvEJPS3_EEvRS_OT_DpOT0_EUlvE_EERS8_ENUlvE_4_FUNEv",
+            "std::once_flag::_Prepare_execution::_Prepare_execution<std::call_once<void (std::thread::*)(), std::thread*>(std::once_flag&, void (std::thread::*&&)(), std::thread*&&)::{lambda()#1}>(void (std::thread::*&)())::{lambda()#1}::_FUN",
+        ),
+    ] {
+        assert_eq!(demangle(mangled), filt, "{mangled}");
+    }
+}
+
 /// Special names and standard abbreviations restyled as libiberty prints them.
 #[test]
 fn special_names_as_libiberty_prints_them() {

@@ -1570,6 +1570,13 @@ where
             let (scope, function_args) =
                 if let Some(template_args) = name.get_template_args(ctx.subs) {
                     let scope = scope.push(template_args);
+                    // Vendored patch (PATCHES.md): a constructor, destructor or
+                    // conversion template has no return type, as `demangle` above
+                    // knows: its first type is a parameter (`A::A<int>(int&)::x`).
+                    if name.is_ctor_dtor_conversion(ctx.subs) {
+                        let function_args = FunctionArgList::new(&fun_ty.0);
+                        return function_args.demangle_as_inner(ctx, scope);
+                    }
                     let function_args = FunctionArgListAndReturnType::new(&fun_ty.0);
                     (scope, function_args as &dyn DemangleAsInner<W>)
                 } else {
@@ -2119,7 +2126,8 @@ impl NestedName {
 ///   whole name (`RNS1_1BE` printed `X::A&::B`; libiberty prints `X::A::B&`);
 /// - a lambda's parameters, whose list ends by printing the inner items and whose `&&`
 ///   merges with the next `&&` on the stack (`OZ1fvEUlOT_E_` printed
-///   `f()::{lambda(auto:1&&)#1}` without its own `&&`).
+///   `f()::{lambda(auto:1&&)#1}` without its own `&&`);
+/// - the class of a pointer to member (`void (A::*&&)()` printed `void (A&&::*)()`).
 fn demangle_set_apart<'subs, 'prev, 'ctx, W, D>(
     item: &'subs D,
     ctx: &'ctx mut DemangleContext<'subs, W>,
@@ -2407,6 +2415,13 @@ impl Parse for PrefixHandle {
                     };
                     current = Some(save(subs, prefix, tail_tail));
                     tail = tail_tail;
+                }
+                Some(b'M') if current.is_some() => {
+                    // Vendored patch (PATCHES.md): the `M` of a data member's initializer
+                    // scope after the first component too (`N15FLAGS_nofromenvMUlvE_...`,
+                    // a lambda initialising a variable), which libiberty's `d_prefix`
+                    // skips after any prefix, the name staying a plain scope.
+                    tail = consume(b"M", tail).unwrap();
                 }
                 Some(_) => {
                     if let Some(handle) = current {
@@ -5387,7 +5402,9 @@ where
             ctx.ensure_space()?;
         }
 
-        self.0.demangle(ctx, scope)?;
+        // Vendored patch (PATCHES.md): the class is a qualifier, printed apart from
+        // what the pointer to member is under (`void (A::*&&)()`, not `A&&::*`).
+        demangle_set_apart(&self.0, ctx, scope)?;
         write!(ctx, "::*")?;
         Ok(())
     }
