@@ -43,6 +43,8 @@ mod convert_cases;
 mod convert_oracle;
 #[path = "convert_outputs.rs"]
 mod convert_outputs;
+#[path = "demangle_oracle.rs"]
+mod demangle_oracle;
 #[path = "diff_oracle.rs"]
 mod diff_oracle;
 #[path = "docs.rs"]

@@ -14,7 +14,16 @@
 //!   parameters, as libiberty prints special names;
 //! - the standard abbreviations `Ss`, `Si`, `So`, `Sd` print as `std::string`,
 //!   `std::istream`, ... except before a constructor or destructor, where libiberty
-//!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`).
+//!   spells them out (`std::basic_ostream<char, std::char_traits<char> >::basic_ostream`);
+//! - transaction clones (`_ZGTt`) have their parameters and qualifiers, as thunks do;
+//! - the typeinfo of a function type has a space before its parameters, and a `const`
+//!   function type's `const` after them (`typeinfo for void (int) const`);
+//! - a local entity behind a default argument's scope keeps its qualifiers
+//!   (`f(int)::{default arg#1}::{lambda()#1}::operator() const`).
+//!
+//! What cpp_demangle parsed or printed wrongly (a type after `sr`, pack expansions,
+//! qualifiers of nested names, lambdas' parameters) is fixed in the parser itself:
+//! vendor/cpp_demangle/PATCHES.md.
 
 #[path = "libiberty_args.rs"]
 mod args;
@@ -22,13 +31,17 @@ mod args;
 /// `d`, cpp_demangle's rendering of `mangled` without parameters or return type, as
 /// libiberty prints it.
 pub(crate) fn restyle(mangled: &str, d: String) -> String {
-    if let Some(t) = thunk(mangled) {
+    if let Some(t) = thunk(mangled).or_else(|| transaction_clone(mangled)) {
+        return t;
+    }
+    if let Some(t) = const_function_typeinfo(mangled) {
         return t;
     }
     let d = literals(&d.replace(", >", ">"));
     if let Some(s) = special_name(&d) {
-        return words(&s);
+        return spelt_out(mangled, words(&s));
     }
+    let d = function_typeinfo(mangled, d);
     // A template's return type, which libiberty prints in `&(int f<0>(int))`, is only
     // in cpp_demangle's text with return types: demangled again when one is there.
     let with_returns = || {
@@ -41,7 +54,15 @@ pub(crate) fn restyle(mangled: &str, d: String) -> String {
     };
     let d = args::addresses_of_functions(&d, &with_returns);
     let d = args::trailing_empty_packs(&args::function_types(&d));
-    abbreviations(mangled, strip_qualifiers(words(&d)))
+    // libiberty drops a local entity's qualifiers (`f()::{lambda()#1}::operator()`)
+    // but not behind a default argument's scope (`{default arg#1}`), which its
+    // `d_encoding` does not look through.
+    let d = if mangled.starts_with("_ZZ") && d.contains("::{default arg#") {
+        words(&d)
+    } else {
+        strip_qualifiers(words(&d))
+    };
+    spelt_out(mangled, abbreviations(mangled, d))
 }
 
 /// cpp_demangle's `{vtable(X)}`, `{vtt(X)}` and `construction vtable for A-in-B` as
@@ -157,6 +178,93 @@ fn abbreviations(mangled: &str, d: String) -> String {
     d
 }
 
+/// `std::istream` and `std::iostream` (`Si`, `Sd`), which cpp_demangle spells out
+/// everywhere and libiberty only before a constructor or destructor of theirs
+/// (`std::basic_istream<char, std::char_traits<char> >::~basic_istream`): simple
+/// elsewhere (`typeinfo for std::istream`, `f<std::istream>`). Only in a name that does
+/// not spell the class itself (`13basic_istream`), whose text libiberty prints in full.
+fn spelt_out(mangled: &str, d: String) -> String {
+    let mut d = d;
+    for (_, simple, full, class) in ABBREVIATIONS {
+        if !d.contains(full) || mangled.contains(&format!("{}{class}", class.len())) {
+            continue;
+        }
+        let mut out = String::with_capacity(d.len());
+        let mut rest = d.as_str();
+        while let Some(i) = rest.find(full) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + full.len()..];
+            let structor = [format!("::{class}"), format!("::~{class}")]
+                .iter()
+                .any(|s| after.starts_with(s.as_str()));
+            out.push_str(if structor { full } else { simple });
+            // libiberty puts a space between two `>` only: `f<std::iostream>`.
+            rest = match after.strip_prefix(" >") {
+                Some(closed) if !structor => {
+                    out.push('>');
+                    closed
+                }
+                _ => after,
+            };
+        }
+        out.push_str(rest);
+        d = out;
+    }
+    d
+}
+
+/// The typeinfo of a function type (`_ZTIFvRiE`, `_ZTSF...`) with a space between the
+/// return type and the parameters, as libiberty prints a function type
+/// (`typeinfo for llvm::Error (llvm::jitlink::LinkGraph&)`; cpp_demangle prints a space
+/// only after some return types).
+fn function_typeinfo(mangled: &str, d: String) -> String {
+    if !(mangled.starts_with("_ZTIF") || mangled.starts_with("_ZTSF")) || !d.ends_with(')') {
+        return d;
+    }
+    // The parameter list is the group the final `)` closes.
+    let mut depth = 0usize;
+    for (i, b) in d.bytes().enumerate().rev() {
+        match b {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    if i > 0 && d.as_bytes()[i - 1] != b' ' {
+                        return format!("{} {}", &d[..i], &d[i..]);
+                    }
+                    return d;
+                }
+            }
+            _ => {}
+        }
+    }
+    d
+}
+
+/// The typeinfo of a `const` function type (`_ZTIKFvvE`: `typeinfo for void () const`),
+/// which cpp_demangle prints with the `const` lost or on a parameter: the function
+/// type's own, and ` const`. Dropping the `K` renumbers no substitution a parameter can
+/// refer to (the qualified type is a candidate only after the function type).
+fn const_function_typeinfo(mangled: &str) -> Option<String> {
+    let kind = ["_ZTIKF", "_ZTSKF"]
+        .into_iter()
+        .find(|k| mangled.starts_with(k))?;
+    let unqualified = format!("{}F{}", &kind[..4], &mangled[kind.len()..]);
+    let d = cpp_demangle::Symbol::new(unqualified.as_str())
+        .ok()?
+        .demangle(
+            &cpp_demangle::DemangleOptions::new()
+                .no_params()
+                .no_return_type(),
+        )
+        .ok()?;
+    let d = literals(&d.replace(", >", ">"));
+    Some(format!(
+        "{} const",
+        function_typeinfo(&unqualified, words(&d))
+    ))
+}
+
 /// The trailing ` const`, ` volatile`, ` &`, ` &&` of a member function, gone.
 fn strip_qualifiers(mut d: String) -> String {
     loop {
@@ -239,6 +347,23 @@ fn thunk(mangled: &str) -> Option<String> {
         "{kind}{}",
         abbreviations(&format!("_Z{encoding}"), target)
     ))
+}
+
+/// A transaction clone (`_ZGTt`, GCC's `-fgnu-tm` copy) as libiberty names it, like a
+/// thunk: `transaction clone for X(params) const`, with parameters and qualifiers
+/// (cpp_demangle's text without parameters has neither).
+fn transaction_clone(mangled: &str) -> Option<String> {
+    if !mangled.starts_with("_ZGTt") {
+        return None;
+    }
+    let mangled = mangled.split('.').next().unwrap_or(mangled);
+    let opts = cpp_demangle::DemangleOptions::new().no_return_type();
+    let full = cpp_demangle::Symbol::new(mangled)
+        .ok()?
+        .demangle(&opts)
+        .ok()?;
+    let full = literals(&full.replace(", >", ">"));
+    Some(words(&args::trailing_empty_packs(&full)))
 }
 
 /// What follows a thunk's `count` call offsets, each `n`? digits and `_` (`n16_`,

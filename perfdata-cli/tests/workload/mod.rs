@@ -75,6 +75,17 @@ pub fn build_labels(dir: &Path) -> String {
     exe.to_str().expect("utf-8 path").to_string()
 }
 
+/// Compile tests/workload/swap.cpp (std::swap<int> hot, called: `-O0`) with
+/// `g++ -g -O0` into `dir/swap`; None when g++ is not installed.
+#[allow(dead_code)] // not every test that shares this module uses it
+pub fn build_swap(dir: &Path) -> Option<PathBuf> {
+    Command::new("g++").arg("--version").output().ok()?;
+    let exe = dir.join("swap");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/swap.cpp");
+    compile("g++", &src, "-O0", &exe);
+    Some(exe)
+}
+
 /// Compile tests/srcline/hot.cpp (C++ templates and references, for demangling) with
 /// `g++ -g -O1` into `dir/hotpp`; None when g++ is not installed.
 #[allow(dead_code)] // not every test that shares this module uses it

@@ -21,7 +21,8 @@ use proc_macro::TokenStream;
 
 /// Mark the test that follows ignored when what it needs is missing (see the crate's
 /// documentation): `perf`, `go`, `corpus`, `python_duckdb`, `python_pyarrow`,
-/// `python_datafusion`, `node`, `gxx` (g++), `addr2line` (binutils'), `parquet`, or several (the first missing one's reason).
+/// `python_datafusion`, `node`, `gxx` (g++), `addr2line`, `cxxfilt` (`c++filt`) and `nm`
+/// (binutils'), `parquet`, or several (the first missing one's reason).
 #[proc_macro_attribute]
 pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut reason = None;
@@ -37,6 +38,10 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
             "go" => (!runs("go", "version")).then_some("go is not installed"),
             "node" => (!runs("node", "--version")).then_some("node is not installed"),
             "gxx" => (!runs("g++", "--version")).then_some("g++ is not installed"),
+            "cxxfilt" => {
+                (!runs("c++filt", "--version")).then_some("binutils' c++filt is not installed")
+            }
+            "nm" => (!runs("nm", "--version")).then_some("binutils' nm is not installed"),
             "addr2line" => {
                 (!runs("addr2line", "--version")).then_some("binutils' addr2line is not installed")
             }
@@ -51,7 +56,7 @@ pub fn needs(attr: TokenStream, item: TokenStream) -> TokenStream {
                 .then_some("python3 cannot import datafusion (pip install datafusion)"),
             other => {
                 let msg = format!(
-                    "needs: {other:?} is not perf, go, node, gxx, addr2line, corpus, \
+                    "needs: {other:?} is not perf, go, node, gxx, addr2line, cxxfilt, nm, corpus, \
                      python_duckdb, python_pyarrow, python_datafusion or parquet"
                 );
                 return format!("compile_error!({msg:?});").parse().unwrap();
