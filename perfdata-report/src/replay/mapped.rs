@@ -1,7 +1,8 @@
 //! The samples of a regular file queued as keys ([`super::keys`]): which samples can
-//! be (those whose every field has a fixed place, so that whether their bytes parse is
-//! known from their length alone), where their time is, and, on the replaying thread,
-//! the sample read from the file's bytes when its turn comes.
+//! be (those whose every field has a fixed size but for the callchain, so that whether
+//! their bytes parse is known from their length and the chain's), where their time is,
+//! and, on the replaying thread, the sample read from the file's bytes when its turn
+//! comes.
 
 use std::sync::Arc;
 
@@ -13,11 +14,14 @@ use super::event::{plain_sample, PendingSample, PlainFields};
 use super::keys::{sample_word, word_sample};
 use super::SampleExtra;
 
-/// The fields a sample read from its key may have: those of a fixed size (the others
-/// are sized by the record, so a sample with one might not parse, and that must be
-/// found where the record is read, as perf finds it when it queues the sample).
+/// The fields a sample read from its key may have: those of a fixed size, and the
+/// callchain (its length first). The others are sized by the record or need more than
+/// its bytes (an LBR call stack, a stack to unwind), so a sample with one might not
+/// parse, and that must be found where the record is read, as perf finds it when it
+/// queues the sample.
 fn fixed_fields() -> SampleType {
-    SampleType::IDENTIFIER
+    SampleType::CALLCHAIN
+        | SampleType::IDENTIFIER
         | SampleType::IP
         | SampleType::TID
         | SampleType::TIME
@@ -41,8 +45,10 @@ fn fixed_fields() -> SampleType {
 #[derive(Clone, Copy)]
 struct Plan {
     time_at: Option<usize>,
-    /// The fewest bytes (header included) a sample parses in.
+    /// The fewest bytes (header included) a sample parses in, 8 more a callchain entry.
     min_len: usize,
+    /// Where the callchain's length is; the fields after it are as many words later.
+    chain_at: Option<usize>,
     ip: Option<usize>,
     tid: Option<usize>,
     cpu: Option<usize>,
@@ -108,7 +114,7 @@ impl Mapped {
         let endian = self.meta.endian;
         let e = self.meta.events().event_of(record, true, endian)?;
         let plan = (*self.plans.get(e)?)?;
-        if record.len() < plan.min_len {
+        if record.len() < plan.min_len + 8 * chain_len(&plan, record, endian)? {
             return None;
         }
         let word = sample_word(item.raw.offset, e)?;
@@ -140,21 +146,33 @@ impl Mapped {
         }
     }
 
-    /// The sample of key word `word`, read from the file: None where its bytes are not
-    /// one (they were checked by [`Mapped::key_of`]: never).
+    /// The sample of key word `word`, read from the file, its callchain's entries into
+    /// `chain`: None where its bytes are not one (they were checked by
+    /// [`Mapped::key_of`]: never).
     #[inline(always)]
-    pub(super) fn sample(&self, word: u64) -> Option<PendingSample> {
+    pub(super) fn sample(&self, word: u64, chain: &mut Vec<u64>) -> Option<PendingSample> {
         let (offset, event) = word_sample(word);
         let at = usize::try_from(offset).ok()?;
         let plan = self.plans.get(event)?.as_ref()?;
-        let record = self.bytes.get(at..at + plan.min_len)?;
-        read(plan, record, event, self.meta.endian, self.extra)
+        let record = self.bytes.get(at..)?;
+        read(plan, record, event, self.meta.endian, self.extra, chain)
     }
 }
 
-/// The sample of event `event` in `record` (its first [`Plan::min_len`] bytes at least),
-/// read where `plan` says its fields are, with what perf script prints beyond them if
-/// `extra`.
+/// The number of callchain entries of the sample in `record` laid out by `plan` (0
+/// without a callchain); None where it cannot be one (past the record's bytes).
+#[inline(always)]
+fn chain_len(plan: &Plan, record: &[u8], endian: perfdata_core::Endian) -> Option<usize> {
+    let Some(at) = plan.chain_at else {
+        return Some(0);
+    };
+    let n = perfdata_core::u64_at(record, at, endian)?;
+    usize::try_from(n).ok().filter(|&n| n <= record.len() / 8)
+}
+
+/// The sample of event `event` at the start of `record`, read where `plan` says its
+/// fields are, with what perf script prints beyond them if `extra`, its callchain's
+/// entries into `chain` (emptied first).
 #[inline(always)]
 fn read(
     plan: &Plan,
@@ -162,7 +180,22 @@ fn read(
     event: usize,
     endian: perfdata_core::Endian,
     extra: bool,
+    chain: &mut Vec<u64>,
 ) -> Option<PendingSample> {
+    chain.clear();
+    let entries = chain_len(plan, record, endian)?;
+    if let Some(at) = plan.chain_at {
+        let words = record.get(at + 8..at + 8 + 8 * entries)?;
+        chain.extend(words.chunks_exact(8).map(|w| {
+            let w = w.try_into().expect("8 bytes");
+            match endian {
+                perfdata_core::Endian::Little => u64::from_le_bytes(w),
+                perfdata_core::Endian::Big => u64::from_be_bytes(w),
+            }
+        }));
+    }
+    // The fields after the chain are its entries later.
+    let later = |o: Option<usize>| o.map(|o| o + 8 * entries);
     let u64_at = |o: Option<usize>| o.and_then(|o| perfdata_core::u64_at(record, o, endian));
     let u32_at = |o: usize| perfdata_core::u32_at(record, o, endian);
     let pair = |o: Option<usize>| o.and_then(|o| Some((u32_at(o)?, u32_at(o + 4)?)));
@@ -180,8 +213,8 @@ fn read(
         p.rare().extra = Some(SampleExtra {
             raw: None,
             addr: u64_at(plan.addr),
-            data_src: u64_at(plan.data_src),
-            weight: u64_at(plan.weight),
+            data_src: u64_at(later(plan.data_src)),
+            weight: u64_at(later(plan.weight)),
             meta: None,
         });
     }
@@ -205,15 +238,17 @@ fn plan(
     let min_len = (8..=zeros.len())
         .step_by(8)
         .find(|&len| SampleView::parse(&zeros[8..len], layout, endian, 0).is_ok())?;
-    // After the prefix, the fixed fields the parse reads one after the other: WEIGHT
-    // (or WEIGHT_STRUCT), then DATA_SRC.
+    // After the prefix, the fields the parse reads one after the other: the callchain
+    // (its length, then its entries), WEIGHT (or WEIGHT_STRUCT), then DATA_SRC.
     let p = layout.prefix();
-    let after = 8 + p.len;
+    let chain_at = st.contains(SampleType::CALLCHAIN).then_some(8 + p.len);
+    let after = 8 + p.len + if chain_at.is_some() { 8 } else { 0 };
     let has_weight = st.intersects(SampleType::WEIGHT | SampleType::WEIGHT_STRUCT);
     let data_src_at = after + if has_weight { 8 } else { 0 };
     Some(Plan {
         time_at: p.time,
         min_len,
+        chain_at,
         ip: p.ip,
         tid: p.tid,
         cpu: p.cpu,
@@ -271,10 +306,23 @@ mod tests {
                     ..Default::default()
                 });
                 let plan = plan(&layout, endian, 4000).expect("fixed fields only");
-                let bytes = record(plan.min_len, endian);
-                let got = read(&plan, &bytes, 0, endian, true).expect("reads");
+                // With a callchain, of three entries.
+                let entries = if plan.chain_at.is_some() { 3 } else { 0 };
+                let mut bytes = record(plan.min_len + 8 * entries, endian);
+                if let Some(at) = plan.chain_at {
+                    bytes[at..at + 8].copy_from_slice(&match endian {
+                        perfdata_core::Endian::Little => 3u64.to_le_bytes(),
+                        perfdata_core::Endian::Big => 3u64.to_be_bytes(),
+                    });
+                }
+                let mut chain = vec![7];
+                let got = read(&plan, &bytes, 0, endian, true, &mut chain).expect("reads");
                 let s = SampleView::parse(&bytes[8..], &layout, endian, 8).expect("parses");
                 let want = sample_event(&s, 0, 4000, 1, &EventIndex::default());
+                let want_chain: Vec<u64> =
+                    s.callchain.map(|c| c.iter().collect()).unwrap_or_default();
+                assert_eq!(chain, want_chain, "{st:?}");
+                assert_eq!(chain.len(), entries);
                 assert_eq!(
                     (
                         got.ip,
@@ -304,15 +352,15 @@ mod tests {
                     "{st:?}"
                 );
                 // One byte short, the sample does not parse (and is not queued as a key).
-                if plan.min_len > 8 {
-                    let short = &bytes[8..plan.min_len - 1];
+                if bytes.len() > 8 {
+                    let short = &bytes[8..bytes.len() - 1];
                     assert!(SampleView::parse(short, &layout, endian, 8).is_err());
                 }
             }
         }
         // A field of variable size: no plan.
         let layout = SampleLayout::new(EventFormat {
-            sample_type: SampleType::IP | SampleType::CALLCHAIN,
+            sample_type: SampleType::IP | SampleType::RAW,
             ..Default::default()
         });
         assert!(plan(&layout, perfdata_core::Endian::Little, 1).is_none());
@@ -352,6 +400,7 @@ mod file_tests {
             "file-sample-fields.data",
             "file-sample-identifier.data",
             "file-compressed.data",
+            "file-callgraph-fp.data",
         ] {
             let path = format!("{}/../fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
             let mut reader = PerfReader::open(&path).expect("opens");
@@ -384,8 +433,12 @@ mod file_tests {
                         ..SampleExtra::default()
                     });
                 }
-                let got = mapped.sample(word).expect("reads back");
+                let mut chain = Vec::new();
+                let got = mapped.sample(word, &mut chain).expect("reads back");
                 assert_eq!(fields(&got), fields(&want), "{name} at {}", item.raw.offset);
+                let want_chain: Vec<u64> =
+                    s.callchain.map(|c| c.iter().collect()).unwrap_or_default();
+                assert_eq!(chain, want_chain, "{name} at {}", item.raw.offset);
                 assert_eq!(time, s.time.filter(|&t| t != 0), "{name}");
             }
             keyed.push(n);
@@ -394,7 +447,7 @@ mod file_tests {
         // three events of multi-event; none where RAW and registers (sized by the
         // record) come with every sample; cpu-clock's 141 of sample-identifier, not
         // sched_switch's 7 (RAW); none of the compressed file (its records are not the
-        // file's bytes).
-        assert_eq!(keyed, [279, 648, 0, 141, 0]);
+        // file's bytes); every sample of callgraph-fp, with its chain.
+        assert_eq!(keyed, [279, 648, 0, 141, 0, 255]);
     }
 }

@@ -21,6 +21,8 @@ pub(super) fn replay_steps(
     let mut counters = Counters::default();
     let mut plain = SampleExtra::default();
     let mut spare = Spare::default();
+    // The callchain of the sample read from the file last.
+    let mut words = Vec::new();
     for mut batch in rx {
         let chains = &batch.chains;
         let mut events = batch.events.drain(..);
@@ -60,14 +62,14 @@ pub(super) fn replay_steps(
                     unwinder.as_mut(),
                     &mut on_sample,
                 );
-            } else if let Some(p) = keyed.and_then(|m| m.sample(word)) {
+            } else if let Some(p) = keyed.and_then(|m| m.sample(word, &mut words)) {
                 replay_sample(
                     &mut machine,
                     p,
                     &mut counters,
                     &mut plain,
                     &mut spare,
-                    chains,
+                    &words,
                     unwinder.as_mut(),
                     &mut on_sample,
                 );
@@ -142,13 +144,16 @@ pub(super) fn apply(
                 on_sample(machine, Delivered::Record(&record));
             }
         }
-        Event::Sample(p) => replay_sample(
-            machine, p, counters, plain, spare, chains, unwinder, on_sample,
-        ),
+        Event::Sample(p) => {
+            let chain = chain_words(chains, p.chain);
+            replay_sample(
+                machine, p, counters, plain, spare, chain, unwinder, on_sample,
+            )
+        }
     }
 }
 
-/// [`apply`] of a sample: made whole in `spare`'s, resolved, and delivered. Inlined
+/// [`apply`] of a sample (its callchain's entries `recorded`): made whole in `spare`'s, resolved, and delivered. Inlined
 /// where a sample read from the file is made (`super::mapped`), so that its fields go
 /// from the bytes to the sample delivered in registers: a sample returned through
 /// memory and moved into an event stalled on its stores (a tenth of script's cycles).
@@ -160,14 +165,14 @@ fn replay_sample(
     counters: &mut Counters,
     plain: &mut SampleExtra,
     spare: &mut Spare,
-    chains: &[u64],
+    recorded: &[u64],
     unwinder: Option<&mut Unwinder>,
     on_sample: &mut impl FnMut(&Machine, Delivered<'_>),
 ) {
     let mut rare = p.rare.take().map_or_else(Default::default, |r| *r);
     let mut unwound = 0;
-    let mut chain = chain_words(chains, p.chain);
     let with_frames;
+    let mut chain = recorded;
     if let (Some(unwinder), Some(user)) = (unwinder, rare.user.take()) {
         let thread = machine.findnew_thread(p.pid, p.tid);
         let frames = unwinder.unwind(machine, thread, &user);
