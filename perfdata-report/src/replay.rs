@@ -5,7 +5,8 @@
 //! than the latest time seen before the previous one, as perf 6.1 does; records without a
 //! time (or of time 0) go through at once. perf holds the queued records (about two
 //! rounds) in memory whatever their size; here past [`ReplayOptions::queue_bytes`] they
-//! wait on disk and come back merged in the same order (`replay/spill.rs`).
+//! wait on disk and come back merged in the same order (`replay/spill.rs`). A regular
+//! file's samples wait as keys, their time and place in the file (`replay/keys.rs`).
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::LostSamplesView;
@@ -161,9 +162,10 @@ impl Default for ReplayOptions {
 /// moment instead of keeping it ([`Delivered::sample`]), with its [`SampleExtra`] (empty
 /// unless [`ReplayOptions::extra`] is set), and among them the records of the types
 /// [`ReplayOptions::shown`] lists. The caller may watch the reading's progress
-/// ([`PerfReader::progress`]). Records are read and decoded on this thread and replayed
-/// on another: the two halves of the work take about as long. How (unwinding on or
-/// off, where binaries are) is `opts`.
+/// ([`PerfReader::progress`]). Records are read and put in order on this thread and
+/// replayed on another; a regular file's samples are queued as keys and read from the
+/// mapping there (`replay/keys.rs`). How (unwinding on or off, where binaries are) is
+/// `opts`.
 pub fn replay(
     mut reader: PerfReader,
     opts: &ReplayOptions,
