@@ -267,3 +267,26 @@ impl<R: Read> Read for Prefixed<R> {
         self.inner.read(buf)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_bytes_given_back_read_as_the_file_again() {
+        // What a reader of the bytes behind the walk (the replay's queue of keys)
+        // relies on: pages given back are the file's when touched again.
+        let path = std::env::temp_dir().join(format!("perfdata-release-{}", std::process::id()));
+        let want: Vec<u8> = (0..5 * 4096 + 100)
+            .map(|i: u32| (i * 7 % 251) as u8)
+            .collect();
+        std::fs::write(&path, &want).expect("writes");
+        let bytes = Bytes::map(&path).expect("maps");
+        std::fs::remove_file(&path).expect("removes");
+        assert_eq!(&bytes[..], &want[..]);
+        bytes.release(0, bytes.len());
+        let mut released = 0;
+        bytes.release_behind(&mut released, bytes.len());
+        assert_eq!(&bytes[..], &want[..]);
+    }
+}

@@ -104,4 +104,4 @@ pub use text::c_str_lossy;
 
 pub use meta::{ContainerKind, EventAttr, Metadata, Warning};
 pub use perf_data::{Entry, PerfData, ReadContainer};
-pub use reader::{PerfReader, Piece, ReadOptions, RecordRef};
+pub use reader::{InputBytes, PerfReader, Piece, ReadOptions, RecordRef};

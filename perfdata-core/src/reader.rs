@@ -63,6 +63,17 @@ fn junk_warning(len: u64) -> String {
     format!("{len} bytes after the last record are not a record (junk); ignored")
 }
 
+/// The bytes of a reader's one input ([`PerfReader::input_bytes`]), shared.
+#[derive(Clone)]
+pub struct InputBytes(Arc<Bytes>);
+
+impl std::ops::Deref for InputBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// A recording opened for reading.
 ///
 /// ```
@@ -249,6 +260,20 @@ impl PerfReader {
     pub fn input_file(&self) -> Option<&std::fs::File> {
         match self.sources.as_slice() {
             [only] => only.top.mapped_file(),
+            _ => None,
+        }
+    }
+
+    /// The bytes of the one input the records are read from, when they are all read
+    /// from one mapped file or buffer (not a directory or a stream), shared: a record
+    /// read as stored is these bytes at its [`offset`](crate::raw::RawRecord::offset).
+    /// For a caller that reads records again after the walk has passed them (the
+    /// replay's queue of keys). The walk gives the mapped pages behind it back to the
+    /// kernel (MADV_DONTNEED on a read-only file mapping), which reads them again when
+    /// touched: the bytes stay what they were while this is held.
+    pub fn input_bytes(&self) -> Option<InputBytes> {
+        match self.sources.as_slice() {
+            [only] => only.top.input_bytes().map(InputBytes),
             _ => None,
         }
     }

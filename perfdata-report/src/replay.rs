@@ -5,34 +5,41 @@
 //! than the latest time seen before the previous one, as perf 6.1 does; records without a
 //! time (or of time 0) go through at once. perf holds the queued records (about two
 //! rounds) in memory whatever their size; here past [`ReplayOptions::queue_bytes`] they
-//! wait on disk and come back merged in the same order (`replay/spill.rs`).
+//! wait on disk and come back merged in the same order (`replay/spill.rs`). A regular
+//! file's samples wait as keys, their time and place in the file (`replay/keys.rs`).
 
 use perfdata_core::feature::{Feature, FeatureId};
 use perfdata_core::record::LostSamplesView;
 use perfdata_core::record::{Mmap, RecordType, SampleView};
-use perfdata_core::{Metadata, PerfReader, Result};
+use perfdata_core::{Metadata, PerfReader, Piece, Result};
 
 use crate::jitdump::{self, JitCode};
 use crate::model::{EventGroup, Replay, ResolvedSample};
 use crate::process::Machine;
 use crate::sample_read::{deliver_read, Counters};
-use crate::unwind::{Arch, UnwindOptions, Unwinder, UserState};
+use crate::unwind::{Arch, UnwindOptions, Unwinder};
 
 mod chain;
 mod event;
+mod keys;
 mod lbr;
+mod mapped;
 mod order;
 mod queue_bytes;
 mod shown;
 mod spill;
 mod steps;
+mod user;
 pub(crate) use chain::with_user_frames;
 use chain::{resolve_chain, Spare};
 use event::{event_of, sample_event, Event};
 use lbr::CallStacks;
+use mapped::Mapped;
 use order::{chain_words, Batch, Ordering, Step, SPARE_USERS};
 pub use shown::ShownRecord;
 use steps::{apply, replay_steps};
+pub(crate) use user::user_state;
+use user::user_state_in;
 
 /// How a recording is replayed.
 #[derive(Debug, Clone)]
@@ -155,9 +162,10 @@ impl Default for ReplayOptions {
 /// moment instead of keeping it ([`Delivered::sample`]), with its [`SampleExtra`] (empty
 /// unless [`ReplayOptions::extra`] is set), and among them the records of the types
 /// [`ReplayOptions::shown`] lists. The caller may watch the reading's progress
-/// ([`PerfReader::progress`]). Records are read and decoded on this thread and replayed
-/// on another: the two halves of the work take about as long. How (unwinding on or
-/// off, where binaries are) is `opts`.
+/// ([`PerfReader::progress`]). Records are read and put in order on this thread and
+/// replayed on another; a regular file's samples are queued as keys and read from the
+/// mapping there (`replay/keys.rs`). How (unwinding on or off, where binaries are) is
+/// `opts`.
 pub fn replay(
     mut reader: PerfReader,
     opts: &ReplayOptions,
@@ -178,16 +186,20 @@ pub fn replay(
     // Batches handed back, emptied, to be filled again: no more are ever made than are
     // in flight at once.
     let (back, spare) = std::sync::mpsc::channel::<Batch>();
+    // A regular file's samples wait as keys, read on the replaying thread.
+    let mapped = Mapped::new(&reader, opts.extra);
+    let mapped = mapped.as_ref();
     let ((machine, unwinder), lost_samples) =
         std::thread::scope(|scope| -> Result<((Machine, Option<Unwinder>), u64)> {
-            let worker = scope.spawn(move || replay_steps(machine, unwinder, rx, back, on_sample));
-            let read = read_steps(
-                &mut reader,
-                Ordering::new(&tx, &spare, rounds, opts.queue_bytes),
-                unwind,
-                opts,
-                &mut warnings,
-            );
+            let worker =
+                scope.spawn(move || replay_steps(machine, unwinder, rx, back, mapped, on_sample));
+            let order = Ordering::new(&tx, &spare, rounds, opts.queue_bytes);
+            let order = if mapped.is_some() {
+                order.with_keys()
+            } else {
+                order
+            };
+            let read = read_steps(&mut reader, order, (unwind, mapped), opts, &mut warnings);
             // The replay ends when the reading does, with or without an error.
             drop(tx);
             let machine = worker
@@ -227,12 +239,13 @@ pub fn replay(
 }
 
 /// Read every record the replay uses and hand them over in perf's order, in batches
-/// (`order`), as `opts` asks; returns the samples LOST_SAMPLES records say were lost.
-/// After an error nothing more is handed over.
+/// (`order`), as `opts` asks, a sample `mapped` reads again queued as its key; returns
+/// the samples LOST_SAMPLES records say were lost. After an error nothing more is
+/// handed over.
 fn read_steps(
     reader: &mut PerfReader,
     mut order: Ordering<'_>,
-    unwind: bool,
+    (unwind, mapped): (bool, Option<&Mapped>),
     opts: &ReplayOptions,
     warnings: &mut Vec<String>,
 ) -> Result<u64> {
@@ -241,19 +254,14 @@ fn read_steps(
     let mut lost = 0u64;
     // The metadata the samples are handed with, and what it was copied at.
     let mut meta: Option<(std::sync::Arc<Metadata>, (usize, usize))> = None;
-    loop {
-        if order.out.gone {
-            return Ok(lost);
-        }
-        // Matched in place, not moved out: next_record has just stored the record's
-        // fields one by one, and a copy of the whole value right after waits for each
-        // store to land (a third of this loop's time).
-        let next = reader.next_record();
-        let item = match next {
-            Ok(Some(ref item)) => item,
-            Ok(None) => break,
-            Err(e) => return Err(e),
+    // The kernel's records of a mapped file come through the reader's fast lane.
+    let walked = reader.for_each(|piece| {
+        let Piece::Record(item) = piece else {
+            return Ok(false);
         };
+        if order.out.gone {
+            return Err(Halt::Gone);
+        }
         let kind = item.raw.record_type();
         // A sample before read past its record: these bytes are what perf read there.
         if let Some((held, words)) = lbr.feed(item.raw.bytes, item.raw.stream) {
@@ -268,7 +276,20 @@ fn read_steps(
         if kind == RecordType::LostSamples {
             let n = item.view::<LostSamplesView>().map_or(0, |v| v.lost());
             lost = lost.saturating_add(n);
-            continue;
+            return Ok(false);
+        }
+        if let Some((time, word)) = mapped
+            .filter(|_| kind == RecordType::Sample)
+            .and_then(|m| m.key_of(item))
+        {
+            if let Some(m) = meta_changed(&mut meta, item.meta).filter(|_| extra) {
+                order.out.emit(Event::Meta(m));
+            }
+            match time {
+                Some(t) => order.push_at(t, word),
+                None => order.out.emit_at(word),
+            }
+            return Ok(false);
         }
         // Only the records the process model or the tables use are decoded.
         let step = match kind {
@@ -306,12 +327,12 @@ fn read_steps(
                 if kind == RecordType::Sample
                     && push_sample(item, &mut order, &mut meta, (extra, unwind), &mut lbr)?
                 {
-                    continue;
+                    return Ok(false);
                 }
                 // A side-band record, or a sample no event describes (its decode
                 // fails, or gives nothing to replay).
                 let Some(ev) = event_of(item.decode()?) else {
-                    continue;
+                    return Ok(false);
                 };
                 // perf delivers a record without a time (or of time 0) at once.
                 match item.locate().time.filter(|&t| t != 0) {
@@ -319,7 +340,7 @@ fn read_steps(
                     None => Step::Now(ev),
                 }
             }
-            _ => continue,
+            _ => return Ok(false),
         };
         let jit = match &step {
             Step::Queued(_, ev) | Step::Now(ev) => match user_mmap(ev) {
@@ -332,6 +353,12 @@ fn read_steps(
         for c in jit {
             order.push(c.time, Event::JitCode(Box::new(c)));
         }
+        Ok(false)
+    });
+    match walked {
+        Ok(()) => {}
+        Err(Halt::Gone) => return Ok(lost),
+        Err(Halt::Failed(e)) => return Err(e),
     }
     if let Some(why) = order.finish().map_err(spill_error)? {
         warnings.push(format!(
@@ -340,6 +367,19 @@ fn read_steps(
         ));
     }
     Ok(lost)
+}
+
+/// Why [`read_steps`]'s walk stops before the end.
+enum Halt {
+    Failed(perfdata_core::Error),
+    /// The replaying thread is gone (it panicked, which its join reports).
+    Gone,
+}
+
+impl From<perfdata_core::Error> for Halt {
+    fn from(e: perfdata_core::Error) -> Self {
+        Halt::Failed(e)
+    }
 }
 
 /// An error of the time-order queue's temporary file. Its making failing leaves the
@@ -541,51 +581,6 @@ pub(crate) fn replay_sideband(
         );
     }
     Ok(())
-}
-
-/// The user registers and valid part of the stack copy of a sample that has both.
-pub(crate) fn user_state(item: &perfdata_core::RecordRef<'_>) -> Option<Box<UserState>> {
-    user_state_in(item, None)
-}
-
-/// [`user_state`], in `reuse` (its vectors filled again) if given.
-fn user_state_in(
-    item: &perfdata_core::RecordRef<'_>,
-    reuse: Option<Box<UserState>>,
-) -> Option<Box<UserState>> {
-    use perfdata_core::attr::SampleType;
-    let attr = &item.meta.attrs()[item.locate().event?].attr;
-    let both = SampleType::REGS_USER | SampleType::STACK_USER;
-    if !attr.sample_type.contains(both) {
-        return None;
-    }
-    // A sample whose fields do not parse was decoded (or refused) above; it is not
-    // unwound.
-    let view = item.sample().ok()??;
-    let (regs, stack) = (view.regs_user?, view.stack_user?);
-    let valid = stack
-        .dyn_size
-        .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let data = &stack.data[..valid.min(stack.data.len())];
-    Some(match reuse {
-        Some(mut u) => {
-            u.abi = regs.abi;
-            u.mask = attr.sample_regs_user;
-            u.regs.clear();
-            u.regs.extend(regs.regs.iter());
-            u.stack.clear();
-            u.stack.extend_from_slice(data);
-            u.stack_size = stack.data.len() as u64;
-            u
-        }
-        None => Box::new(UserState {
-            abi: regs.abi,
-            mask: attr.sample_regs_user,
-            regs: regs.regs.to_vec(),
-            stack: data.to_vec(),
-            stack_size: stack.data.len() as u64,
-        }),
-    })
 }
 
 /// The BUILD_ID feature's entries, known before any record.

@@ -94,6 +94,14 @@ impl Top {
         }
     }
 
+    /// The bytes the records are read from, if they are a slice of them.
+    pub(super) fn input_bytes(&self) -> Option<Arc<Bytes>> {
+        match self {
+            Top::Slice { records, .. } => Some(Arc::clone(&records.backing().0)),
+            Top::Stream(_) => None,
+        }
+    }
+
     /// The mapped file the records are read from, if they are.
     pub(super) fn mapped_file(&self) -> Option<&std::fs::File> {
         match self {

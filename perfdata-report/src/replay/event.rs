@@ -50,6 +50,9 @@ pub(super) enum Event {
     Meta(std::sync::Arc<Metadata>),
     /// A record handed over as it is replayed, and what it does to the machine.
     Shown(Box<(ShownRecord, Option<Event>)>),
+    /// A sample still in the mapped file, read when its turn comes: its key's word
+    /// (`super::keys::sample_word`). Only where a queued key goes to disk and comes back.
+    At(u64),
 }
 
 /// What the replay keeps of `record` (None for the records it does not use; SAMPLEs are
@@ -393,6 +396,41 @@ pub(super) fn sample_event(
                 ..Rare::default()
             })
         }),
+    }
+}
+
+/// The fields of a sample with nothing beyond them (no READ values, no chain).
+pub(super) struct PlainFields {
+    pub(super) event: usize,
+    /// pid and tid (0 and 0 without TID).
+    pub(super) task: (u32, u32),
+    pub(super) time: Option<u64>,
+    pub(super) cpu: Option<u32>,
+    /// The sample's, else the attr's.
+    pub(super) period: u64,
+    pub(super) ip: u64,
+    /// The record header's misc.
+    pub(super) misc: u16,
+}
+
+/// [`sample_event`] of a sample read field by field, not through a [`SampleView`]
+/// (whose every field a fixed-size sample read from the mapped file did not need: its
+/// making was most of that reading's time).
+#[inline(always)]
+pub(super) fn plain_sample(f: PlainFields) -> PendingSample {
+    PendingSample {
+        event: u32::try_from(f.event).unwrap_or(u32::MAX),
+        pid: f.task.0 as i32,
+        tid: f.task.1 as i32,
+        cpu: f.cpu.unwrap_or(0),
+        time: f.time.unwrap_or(0),
+        has: (f.time.is_some(), f.cpu.is_some()),
+        period: f.period,
+        ip: f.ip,
+        kernel: f.misc & misc::CPUMODE_MASK == misc::KERNEL,
+        chain: 0,
+        lbr: false,
+        rare: None,
     }
 }
 

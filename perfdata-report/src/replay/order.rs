@@ -8,6 +8,7 @@ use perfdata_core::ordered::OrderedQueue;
 
 use super::chain::Spare;
 use super::event::Event;
+use super::keys::{Keys, EVENT, KEY_BYTES};
 use super::spill::Spilled;
 
 /// A record as the reading loop sorts it out, in file order.
@@ -26,6 +27,10 @@ pub(super) enum Step {
 #[derive(Default)]
 pub(super) struct Batch {
     pub(super) events: Vec<Event>,
+    /// With keys ([`Ordering::with_keys`]), the order: each a sample's word
+    /// (`super::keys::sample_word`: read from the mapped file), or [`EVENT`] for the
+    /// next of `events`. Empty otherwise: `events` in order.
+    pub(super) keys: Vec<u64>,
     pub(super) chains: Vec<u64>,
     /// Samples' user states the replay is done with, handed back to be filled again
     /// (at most [`SPARE_USERS`]): an 8 KiB stack copy allocated on the reading thread and
@@ -42,6 +47,7 @@ impl Batch {
     fn new() -> Self {
         Batch {
             events: Vec::with_capacity(BATCH),
+            keys: Vec::new(),
             chains: Vec::new(),
             users: Vec::new(),
         }
@@ -67,6 +73,9 @@ pub(super) fn chain_words(chains: &[u64], id: u32) -> &[u64] {
 /// as rounds let them out: the order is perf's, the memory bounded.
 pub(super) struct Ordering<'a> {
     queue: OrderedQueue<Event>,
+    /// With keys ([`Ordering::with_keys`]): every record queued in memory, a sample as
+    /// its word, another record as [`EVENT`] for the next of `queue`.
+    keys: Keys,
     /// Records queued before those of `queue`, on disk.
     spilled: Spilled,
     /// Past this many bytes the queue goes to disk.
@@ -98,6 +107,9 @@ pub(super) struct Outbox<'a> {
     pub(super) held: Spare,
     /// The replaying thread is gone (it panicked, which its join reports).
     pub(super) gone: bool,
+    /// Records are ordered by keys ([`Ordering::with_keys`]): each record handed over
+    /// has one in the batch.
+    keyed: bool,
 }
 
 impl<'a> Ordering<'a> {
@@ -111,6 +123,7 @@ impl<'a> Ordering<'a> {
     ) -> Self {
         Ordering {
             queue: OrderedQueue::new(),
+            keys: Keys::default(),
             spilled: Spilled::default(),
             budget,
             next_flush: 0,
@@ -123,15 +136,36 @@ impl<'a> Ordering<'a> {
                 stack_bytes: 0,
                 held: Spare::default(),
                 gone: false,
+                keyed: false,
             },
             words: Vec::new(),
             in_memory: None,
         }
     }
 
+    /// Queue samples as keys ([`Ordering::push_at`]): the replaying thread reads them
+    /// from the mapped file (`super::keys`).
+    pub(super) fn with_keys(mut self) -> Self {
+        self.out.keyed = true;
+        self
+    }
+
     /// Whether nothing is queued, in memory or on disk.
     fn is_empty(&self) -> bool {
-        self.queue.is_empty() && self.spilled.is_empty()
+        self.queue.is_empty() && self.keys.is_empty() && self.spilled.is_empty()
+    }
+
+    /// Queue the sample of key word `word` (`super::keys::sample_word`) at `time`: only
+    /// [`Ordering::with_keys`].
+    #[inline]
+    pub(super) fn push_at(&mut self, time: u64, word: u64) {
+        debug_assert!(self.out.keyed && word != EVENT);
+        self.max_time = if self.is_empty() {
+            time
+        } else {
+            self.max_time.max(time)
+        };
+        self.keys.push(time, word);
     }
 
     /// Take `step` as perf's ordered events do: at once, queued, or a round let out.
@@ -154,6 +188,9 @@ impl<'a> Ordering<'a> {
         };
         // Worked out once: the queue keeps it with the record's key.
         let weight = weight(&ev, &self.out.held);
+        if self.out.keyed {
+            self.keys.push(time, EVENT);
+        }
         self.queue.push_weighed(time, ev, weight);
     }
 
@@ -162,7 +199,8 @@ impl<'a> Ordering<'a> {
     /// its held words are named by the reading loop until then.
     #[inline]
     pub(super) fn spill_if_full(&mut self) -> io::Result<()> {
-        if self.queue.weight() <= self.budget as u64 {
+        let keys = self.keys.len() as u64 * KEY_BYTES;
+        if self.queue.weight() + keys <= self.budget as u64 {
             return Ok(());
         }
         self.spill()
@@ -178,8 +216,8 @@ impl<'a> Ordering<'a> {
             self.in_memory = Some(e.to_string());
             return Ok(());
         }
-        self.spilled
-            .write_run(self.queue.until(u64::MAX), &mut self.out.held)?;
+        let memory = memory(&mut self.queue, &mut self.keys, self.out.keyed, u64::MAX);
+        self.spilled.write_run(memory, &mut self.out.held)?;
         Ok(())
     }
 
@@ -200,13 +238,26 @@ impl<'a> Ordering<'a> {
     /// The queued records up to `limit` go out, in time order (equal times in the
     /// order they were queued: those on disk first, the oldest run first).
     fn let_out(&mut self, limit: u64) -> io::Result<()> {
+        if self.spilled.is_empty() && self.out.keyed {
+            // The events come out of their queue in the keys' order.
+            let mut events = self.queue.until(limit);
+            for (_, word) in self.keys.until(limit) {
+                if word != EVENT {
+                    self.out.emit_at(word);
+                } else if let Some((_, ev)) = events.next() {
+                    self.out.emit(ev);
+                }
+            }
+            return Ok(());
+        }
         if self.spilled.is_empty() {
             for (_, ev) in self.queue.until(limit) {
                 self.out.emit(ev);
             }
             return Ok(());
         }
-        let mut memory = self.queue.until(limit).peekable();
+        let keyed = self.out.keyed;
+        let mut memory = memory(&mut self.queue, &mut self.keys, keyed, limit).peekable();
         loop {
             let disk = self.spilled.next_time(limit)?;
             let from_disk = match (disk, memory.peek()) {
@@ -245,6 +296,29 @@ impl<'a> Ordering<'a> {
     }
 }
 
+/// What waits in memory up to `limit`, in perf's order: `queue`'s events, merged with
+/// the samples of `keys` ([`Event::At`]) if `keyed`.
+fn memory<'q>(
+    queue: &'q mut OrderedQueue<Event>,
+    keys: &'q mut Keys,
+    keyed: bool,
+    limit: u64,
+) -> impl Iterator<Item = (u64, Event)> + 'q {
+    let mut events = queue.until(limit);
+    let mut keys = keyed.then(|| keys.until(limit));
+    std::iter::from_fn(move || {
+        let Some(keys) = keys.as_mut() else {
+            return events.next();
+        };
+        let (time, word) = keys.next()?;
+        if word == EVENT {
+            events.next()
+        } else {
+            Some((time, Event::At(word)))
+        }
+    })
+}
+
 /// About the bytes `ev` takes while it waits in the queue, its held chain words (in
 /// `held`) and user stack copy included: what [`Ordering`]'s budget counts (at most
 /// 4 GiB, as the queue keeps it).
@@ -275,6 +349,12 @@ impl Outbox<'_> {
     /// batch's words.
     #[inline]
     pub(super) fn emit(&mut self, mut ev: Event) {
+        if let Event::At(word) = ev {
+            return self.emit_at(word);
+        }
+        if self.keyed {
+            self.batch.keys.push(EVENT);
+        }
         if let Event::Sample(p) = &mut ev {
             if p.chain != 0 {
                 let words = self.held.release(p.chain);
@@ -290,6 +370,16 @@ impl Outbox<'_> {
         }
         self.batch.events.push(ev);
         if self.batch.events.len() >= BATCH || self.stack_bytes >= BATCH_STACK_BYTES {
+            self.send();
+        }
+    }
+
+    /// Hand the sample of key word `word` over after the records before it
+    /// ([`Ordering::with_keys`]).
+    #[inline]
+    pub(super) fn emit_at(&mut self, word: u64) {
+        self.batch.keys.push(word);
+        if self.batch.keys.len() >= BATCH {
             self.send();
         }
     }

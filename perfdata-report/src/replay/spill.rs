@@ -35,6 +35,8 @@ const DEAD_BYTES: u64 = 64 << 20;
 const SAMPLE: u8 = 0;
 /// A record held in memory ([`Spilled::held`]), its place following.
 const HELD: u8 = 1;
+/// A sample still in the mapped file ([`Event::At`]), its key's word following.
+const AT: u8 = 2;
 
 /// The queued records on disk: runs, each in time order.
 pub(super) struct Spilled {
@@ -179,6 +181,11 @@ impl Spilled {
                     }
                     done
                 }
+                Event::At(word) => {
+                    record.push(AT);
+                    record.extend_from_slice(&word.to_le_bytes());
+                    true
+                }
                 _ => false,
             };
             if !spilled {
@@ -305,6 +312,7 @@ impl Spilled {
             SAMPLE => {
                 Event::Sample(PendingSample::decode(item.body, words, reuse).ok_or_else(bad)?)
             }
+            AT => Event::At(u64::from_le_bytes(item.body.try_into().map_err(|_| bad())?)),
             _ => {
                 let place = u32::from_le_bytes(item.body.try_into().map_err(|_| bad())?);
                 let ev = self.held.get_mut(place as usize).and_then(Option::take);

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::replay::event::{test_sample, Rare};
+use crate::replay::keys::EVENT;
 use crate::unwind::UserState;
 
 /// A xorshift generator: the same records for a seed, on every machine.
@@ -93,16 +94,36 @@ fn perf_order(ops: &[Op], rounds: bool) -> Vec<u64> {
     out
 }
 
+/// Whether record `id` is, with keys, queued as one ([`Ordering::push_at`], its word
+/// `id`): a sample with nothing beyond its fields, as a mapped file's are.
+fn keyed_sample(id: u64) -> bool {
+    [2, 3, 5, 7].iter().all(|&d| !id.is_multiple_of(d))
+}
+
 /// The ids [`Ordering`] hands over for `ops` with `budget` bytes in memory, each
-/// record checked to come back whole.
-fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64) -> Vec<u64> {
+/// record checked to come back whole; with `keys`, the plain samples queued as keys.
+fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64, keys: bool) -> Vec<u64> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1024);
     let (_back, spare) = std::sync::mpsc::channel::<Batch>();
     let mut order = Ordering::new(&tx, &spare, rounds, budget);
+    if keys {
+        order = order.with_keys();
+    }
     order.spilled.rewrite_at(rewrite_at);
     for op in ops {
         // Where the reading loop looks, before each record.
         order.spill_if_full().expect("spills");
+        match *op {
+            Op::Push(id, t) if keys && keyed_sample(id) => {
+                order.push_at(t, id);
+                continue;
+            }
+            Op::Now(id) if keys && keyed_sample(id) => {
+                order.out.emit_at(id);
+                continue;
+            }
+            _ => {}
+        }
         let step = match *op {
             Op::Push(id, t) => Step::Queued(t, event(id, t, &mut order.out.held)),
             Op::Round => Step::Round,
@@ -114,7 +135,23 @@ fn spilled_order(ops: &[Op], rounds: bool, budget: usize, rewrite_at: u64) -> Ve
     drop(tx);
     let mut ids = Vec::new();
     for batch in rx {
-        for ev in &batch.events {
+        let mut events = batch.events.iter();
+        let order: Vec<Option<u64>> = if batch.keys.is_empty() {
+            vec![None; batch.events.len()]
+        } else {
+            batch
+                .keys
+                .iter()
+                .map(|&w| (w != EVENT).then_some(w))
+                .collect()
+        };
+        for key in order {
+            if let Some(id) = key {
+                assert!(keys && keyed_sample(id), "{id}");
+                ids.push(id);
+                continue;
+            }
+            let ev = events.next().expect("an event for each EVENT key");
             let id = match ev {
                 Event::Comm { pid, name, .. } => {
                     assert_eq!(*name, format!("c{pid}"));
@@ -162,15 +199,18 @@ fn records_on_disk_come_back_in_perfs_order() {
             // and nothing on disk.
             for budget in [0, 700, 20_000, usize::MAX] {
                 // The file written afresh whenever most of it was let out, or never.
-                let got = spilled_order(&ops, rounds, budget, seed % 2 * u64::MAX);
-                assert!(
-                    got == want,
-                    "seed {seed}, rounds {rounds}, budget {budget}: the first difference at {}",
-                    got.iter()
-                        .zip(&want)
-                        .position(|(a, b)| a != b)
-                        .unwrap_or(got.len().min(want.len()))
-                );
+                for keys in [false, true] {
+                    let got = spilled_order(&ops, rounds, budget, seed % 2 * u64::MAX, keys);
+                    assert!(
+                        got == want,
+                        "seed {seed}, rounds {rounds}, budget {budget}, keys {keys}: \
+                         the first difference at {}",
+                        got.iter()
+                            .zip(&want)
+                            .position(|(a, b)| a != b)
+                            .unwrap_or(got.len().min(want.len()))
+                    );
+                }
             }
         }
     }
