@@ -67,6 +67,15 @@ fn junk_warning(len: u64) -> String {
 #[derive(Clone)]
 pub struct InputBytes(Arc<Bytes>);
 
+impl InputBytes {
+    /// Give the mapped pages of `start..end` back to the kernel (nothing for bytes not
+    /// mapped from a file): for a reader of the bytes behind the walk, which touches
+    /// again pages the walk gave back. They are read again from the file if touched.
+    pub fn release(&self, start: usize, end: usize) {
+        self.0.release(start, end);
+    }
+}
+
 impl std::ops::Deref for InputBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -11,7 +11,11 @@ use perfdata_core::record::SampleView;
 use perfdata_core::{ContainerKind, InputBytes, Metadata, PerfReader, RecordRef};
 
 use super::event::{plain_sample, PendingSample, PlainFields};
-use super::keys::{sample_word, word_sample};
+use super::keys::{sample_word, word_sample, EVENT};
+
+/// How many bytes of the file go by before the replay gives their pages back
+/// ([`Mapped::release_before`]): as the walk does, a few megabytes at a time.
+const RELEASE_CHUNK: usize = 4 << 20;
 use super::SampleExtra;
 
 /// The fields a sample read from its key may have: those of a fixed size, and the
@@ -143,6 +147,27 @@ impl Mapped {
             }
             #[cfg(not(target_arch = "x86_64"))]
             let _ = byte;
+        }
+    }
+
+    /// Give back the mapped pages before the samples of `keys` (a batch just replayed),
+    /// once [`RELEASE_CHUNK`] bytes have gone by since `*released`. The walk gives back
+    /// the pages it passed, but the samples are read again after it, which maps their
+    /// pages anew: without this every page of the file holding a sample stayed resident
+    /// (131 MiB of a 400 MiB recording). A later key before the mark only reads its
+    /// page again.
+    pub(super) fn release_before(&self, keys: &[u64], released: &mut usize) {
+        let low = keys
+            .iter()
+            .filter(|&&w| w != EVENT)
+            .map(|&w| word_sample(w).0)
+            .min();
+        let Some(low) = low.and_then(|l| usize::try_from(l).ok()) else {
+            return;
+        };
+        if low >= *released + RELEASE_CHUNK {
+            self.bytes.release(*released, low);
+            *released = low / 4096 * 4096;
         }
     }
 

@@ -23,6 +23,8 @@ pub(super) fn replay_steps(
     let mut spare = Spare::default();
     // The callchain of the sample read from the file last.
     let mut words = Vec::new();
+    // The file's bytes before this were given back (`Mapped::release_before`).
+    let mut released = 0;
     for mut batch in rx {
         let chains = &batch.chains;
         let mut events = batch.events.drain(..);
@@ -76,6 +78,9 @@ pub(super) fn replay_steps(
             }
         }
         drop(events);
+        if let Some(mapped) = keyed {
+            mapped.release_before(&batch.keys, &mut released);
+        }
         batch.keys.clear();
         batch.chains.clear();
         spare.hand_back_users(&mut batch.users, SPARE_USERS);
