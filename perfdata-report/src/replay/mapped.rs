@@ -13,10 +13,11 @@ use perfdata_core::{ContainerKind, InputBytes, Metadata, PerfReader, RecordRef};
 use super::event::{plain_sample, PendingSample, PlainFields};
 use super::keys::{sample_word, word_sample, EVENT};
 
+use super::SampleExtra;
+
 /// How many bytes of the file go by before the replay gives their pages back
 /// ([`Mapped::release_before`]): as the walk does, a few megabytes at a time.
 const RELEASE_CHUNK: usize = 4 << 20;
-use super::SampleExtra;
 
 /// The fields a sample read from its key may have: those of a fixed size, and the
 /// callchain (its length first). The others are sized by the record or need more than
