@@ -12,7 +12,6 @@ use perfdata_core::{ContainerKind, InputBytes, Metadata, PerfReader, RecordRef};
 
 use super::event::{plain_sample, PendingSample, PlainFields};
 use super::keys::{sample_word, word_sample, EVENT};
-
 use super::SampleExtra;
 
 /// How many bytes of the file go by before the replay gives their pages back
