@@ -45,11 +45,7 @@ pub(crate) fn restyle(mangled: &str, d: String) -> String {
     // A template's return type, which libiberty prints in `&(int f<0>(int))`, is only
     // in cpp_demangle's text with return types: demangled again when one is there.
     let with_returns = || {
-        let opts = cpp_demangle::DemangleOptions::new().no_params();
-        let d = cpp_demangle::Symbol::new(mangled)
-            .ok()?
-            .demangle(&opts)
-            .ok()?;
+        let d = demangled(mangled, &cpp_demangle::DemangleOptions::new().no_params())?;
         Some(literals(&d.replace(", >", ">")))
     };
     let d = args::addresses_of_functions(&d, &with_returns);
@@ -250,19 +246,22 @@ fn const_function_typeinfo(mangled: &str) -> Option<String> {
         .into_iter()
         .find(|k| mangled.starts_with(k))?;
     let unqualified = format!("{}F{}", &kind[..4], &mangled[kind.len()..]);
-    let d = cpp_demangle::Symbol::new(unqualified.as_str())
-        .ok()?
-        .demangle(
-            &cpp_demangle::DemangleOptions::new()
-                .no_params()
-                .no_return_type(),
-        )
-        .ok()?;
+    let opts = cpp_demangle::DemangleOptions::new()
+        .no_params()
+        .no_return_type();
+    let d = demangled(&unqualified, &opts)?;
     let d = literals(&d.replace(", >", ">"));
     Some(format!(
         "{} const",
         function_typeinfo(&unqualified, words(&d))
     ))
+}
+
+/// cpp_demangle's text of `mangled` with `opts`, None where it does not parse or print:
+/// what [`restyle`] starts from, and the renderings some names are demangled again in
+/// (with parameters, with return types, of another encoding).
+pub(crate) fn demangled(mangled: &str, opts: &cpp_demangle::DemangleOptions) -> Option<String> {
+    cpp_demangle::Symbol::new(mangled).ok()?.demangle(opts).ok()
 }
 
 /// The trailing ` const`, ` volatile`, ` &`, ` &&` of a member function, gone.
@@ -328,11 +327,10 @@ fn thunk(mangled: &str) -> Option<String> {
     // A clone's suffix (`.llvm.N`, `.cold`) is not printed with `-p`; cpp_demangle
     // would print the thunk another way with it.
     let mangled = mangled.split('.').next().unwrap_or(mangled);
-    let opts = cpp_demangle::DemangleOptions::new().no_return_type();
-    let full = cpp_demangle::Symbol::new(mangled)
-        .ok()?
-        .demangle(&opts)
-        .ok()?;
+    let full = demangled(
+        mangled,
+        &cpp_demangle::DemangleOptions::new().no_return_type(),
+    )?;
     // `{virtual override thunk({offset(-8)}, TARGET)}`, the offset with no `}` in it.
     let inner = full
         .strip_prefix("{virtual override thunk({")?
@@ -357,11 +355,10 @@ fn transaction_clone(mangled: &str) -> Option<String> {
         return None;
     }
     let mangled = mangled.split('.').next().unwrap_or(mangled);
-    let opts = cpp_demangle::DemangleOptions::new().no_return_type();
-    let full = cpp_demangle::Symbol::new(mangled)
-        .ok()?
-        .demangle(&opts)
-        .ok()?;
+    let full = demangled(
+        mangled,
+        &cpp_demangle::DemangleOptions::new().no_return_type(),
+    )?;
     let full = literals(&full.replace(", >", ">"));
     Some(words(&args::trailing_empty_packs(&full)))
 }

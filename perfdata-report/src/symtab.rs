@@ -447,10 +447,7 @@ pub fn demangle(name: &str) -> String {
         let opts = cpp_demangle::DemangleOptions::new()
             .no_params()
             .no_return_type();
-        if let Some(d) = cpp_demangle::Symbol::new(name)
-            .ok()
-            .and_then(|sym| sym.demangle(&opts).ok())
-        {
+        if let Some(d) = crate::libiberty::demangled(name, &opts) {
             return crate::libiberty::restyle(name, d);
         }
     }

@@ -158,10 +158,11 @@ pub(super) fn apply(
     }
 }
 
-/// [`apply`] of a sample (its callchain's entries `recorded`): made whole in `spare`'s, resolved, and delivered. Inlined
-/// where a sample read from the file is made (`super::mapped`), so that its fields go
-/// from the bytes to the sample delivered in registers: a sample returned through
-/// memory and moved into an event stalled on its stores (a tenth of script's cycles).
+/// [`apply`] of a sample (its callchain's entries `recorded`): made whole in `spare`'s,
+/// resolved, and delivered. Inlined where a sample read from the file is made
+/// (`super::mapped`), so that its fields go from the bytes to the sample delivered in
+/// registers: a sample returned through memory and moved into an event stalled on its
+/// stores (a tenth of script's cycles).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn replay_sample(
